@@ -1,0 +1,45 @@
+// Package brain holds what a brain is: its identity (the display name every
+// letter names) and, with the brain store, its skeleton, blocks and receipts.
+package brain
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// DisplayName is the brain's name as letters carry it in brain_ref: `git
+// config m1nd.brain` when set, else the basename of the MAIN worktree's root
+// (also when called from a linked worktree), case-sensitive. A bare
+// repository is named after its folder without a ".git" suffix.
+func DisplayName(repo *gitstore.Repo) (string, error) {
+	if name, ok := repo.ConfigValue("m1nd", "brain"); ok {
+		name = strings.TrimSpace(name)
+		if err := checkName(name); err != nil {
+			return "", fmt.Errorf("git config m1nd.brain: %w", err)
+		}
+		return name, nil
+	}
+	root := repo.MainWorkTree()
+	name := filepath.Base(root)
+	if root == "" {
+		name = strings.TrimSuffix(filepath.Base(repo.CommonDir()), ".git")
+	}
+	if err := checkName(name); err != nil {
+		return "", fmt.Errorf("brain name from %s: %w (set one with git config m1nd.brain NAME)", root, err)
+	}
+	return name, nil
+}
+
+func checkName(name string) error {
+	switch {
+	case name == "" || name == "." || name == "/":
+		return errors.New("empty name")
+	case strings.ContainsAny(name, "/\\~\n\r\t"):
+		return fmt.Errorf("%q is not a bare name", name)
+	}
+	return nil
+}

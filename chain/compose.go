@@ -1,0 +1,110 @@
+package chain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// NewMission describes a mission to open.
+type NewMission struct {
+	BlockID    string
+	Seat       string // default "hand"
+	Capability string // default "hand-runner"
+	RunnerID   string // optional
+	Packet     []byte // optional mission packet markdown; its hash becomes packet_ref
+	Synthetic  bool
+	Agent      string
+	Now        time.Time
+}
+
+// PacketRef is "sha256:" + hex(sha256(markdown)).
+func PacketRef(markdown []byte) string {
+	sum := sha256.Sum256(markdown)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Timestamp formats t the way letters carry it: RFC 3339, UTC, seconds.
+func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// New opens a mission: a fresh id and its seq-1 judging letter, posted
+// through the same law as any other letter.
+func (m *Missions) New(ctx context.Context, req NewMission) (*PostResult, error) {
+	id, err := NewMissionID()
+	if err != nil {
+		return nil, err
+	}
+	if req.Seat == "" {
+		req.Seat = "hand"
+	}
+	if req.Capability == "" {
+		req.Capability = "hand-runner"
+	}
+	now := Timestamp(req.Now)
+	l := &Letter{
+		Schema:     LetterSchema,
+		MissionID:  id,
+		MissionSeq: 1,
+		BlockID:    req.BlockID,
+		BrainRef:   m.Brain,
+		Seat:       req.Seat,
+		Capability: req.Capability,
+		Phase:      PhaseJudging,
+		Synthetic:  req.Synthetic,
+		StartedAt:  now,
+		UpdatedAt:  now,
+	}
+	if req.RunnerID != "" {
+		l.RunnerID = &req.RunnerID
+	}
+	if req.Packet != nil {
+		ref := PacketRef(req.Packet)
+		l.PacketRef = &ref
+	}
+	return m.Post(ctx, PostRequest{Body: l.Canonical(), Agent: req.Agent})
+}
+
+// Next returns a copy of head that extends it: seq+1, prev_letter_id set
+// to headID, updated_at now. Callers then set the phase and evidence.
+func Next(head *Letter, headID string, now time.Time) *Letter {
+	next := *head
+	id := headID
+	next.MissionSeq = head.MissionSeq + 1
+	next.PrevLetterID = &id
+	next.UpdatedAt = Timestamp(now)
+	return &next
+}
+
+// Archive posts the human archive gesture on a merge_wait head: an
+// archived letter at seq+1 that sets the receipt candidate aside (it stays
+// on the superseded letter forever). origin must be on the human allow-list.
+func (m *Missions) Archive(ctx context.Context, missionID, agent, origin string, now time.Time) (*PostResult, error) {
+	if err := gates.RequireHumanOrigin(origin, "archived_via"); err != nil {
+		return nil, err
+	}
+	head, ok, err := m.HeadOf(missionID)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", missionID, err)
+	}
+	if !ok {
+		return nil, gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", missionID)
+	}
+	next := Next(head.Letter, head.HeadLetterID, now)
+	next.Phase = PhaseArchived
+	next.ReceiptCandidate = nil
+	next.Receipt = nil
+	return m.Post(ctx, PostRequest{Body: next.Canonical(), Agent: agent, Origin: origin})
+}
+
+// PhaseCounts counts heads per phase.
+func PhaseCounts(heads []*Head) map[string]int {
+	out := map[string]int{}
+	for _, h := range heads {
+		out[h.Letter.Phase]++
+	}
+	return out
+}

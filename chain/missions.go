@@ -1,0 +1,337 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// BlockGuard is the hook for post step 3: when the brain has a store, the
+// letter's block must exist and a candidate's scope must be current. It is
+// nil until the brain store exists; synthetic letters never reach it.
+type BlockGuard interface {
+	CheckLetterBlock(l *Letter) error
+}
+
+// Missions posts and reads the mission chains of one brain.
+type Missions struct {
+	Repo   *gitstore.Repo
+	Brain  string     // this brain's display name; letters must name it
+	Blocks BlockGuard // optional, see BlockGuard
+}
+
+// PostRequest is one letter submitted for posting.
+type PostRequest struct {
+	Body   []byte // the letter JSON as submitted
+	Agent  string // who posts; becomes the commit author
+	Origin string // the human-gesture token, if any (archived_via)
+}
+
+// PostResult is the reply to a successful post.
+type PostResult struct {
+	OK         bool   `json:"ok"`
+	MissionID  string `json:"mission_id"`
+	LetterID   string `json:"letter_id"`
+	MissionSeq int64  `json:"mission_seq"`
+	Phase      string `json:"phase"`
+	Deduped    bool   `json:"deduped"`
+	Ref        string `json:"ref"`
+	Commit     string `json:"commit"`
+}
+
+// Head is a mission's current letter.
+type Head struct {
+	MissionID       string          `json:"mission_id"`
+	HeadLetterID    string          `json:"head_letter_id"`
+	Head            json.RawMessage `json:"head"`
+	SupersededCount int64           `json:"superseded_count"`
+
+	Letter *Letter       `json:"-"`
+	Commit gitstore.Hash `json:"-"`
+}
+
+// Post runs the post law in order (DESIGN §4): the human gate on archive,
+// the brain guard, the block guard, validation, dedup of an identical
+// replay, the head CAS and the archive transition. A refusal is a
+// *gates.Refusal and nothing has been written.
+func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, error) {
+	// 1. The origin check comes before the input is parsed: only the phase is peeked.
+	var peek struct {
+		Phase string `json:"phase"`
+	}
+	if json.Unmarshal(req.Body, &peek) == nil && peek.Phase == PhaseArchived {
+		if err := gates.RequireHumanOrigin(req.Origin, "archived_via"); err != nil {
+			return nil, err
+		}
+	}
+	agentName, err := AgentRefName(req.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("post: %w", err)
+	}
+	l, err := DecodeLetter(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if l.Phase == PhaseArchived { // a case-variant key slipped past the peek
+		if err := gates.RequireHumanOrigin(req.Origin, "archived_via"); err != nil {
+			return nil, err
+		}
+	}
+	// 2. The brain guard.
+	if l.Schema == LetterSchema && l.BrainRef != m.Brain {
+		return nil, gates.Refusef(gates.BrainMismatch, "brain_ref", "the letter names brain %q but this is brain %q", clip(l.BrainRef), m.Brain)
+	}
+	// 3. The block guard, when the brain has a store.
+	if !l.Synthetic && m.Blocks != nil {
+		if err := m.Blocks.CheckLetterBlock(l); err != nil {
+			return nil, err
+		}
+	}
+	// 4. Validation.
+	if err := Validate(l); err != nil {
+		return nil, err
+	}
+	canonical := l.Canonical()
+	id := LetterID(canonical)
+	ref, _ := MissionRef(l.MissionID) // valid: checked by Validate
+	c := Chain{Repo: m.Repo, Ref: ref, File: LetterFile}
+	head, hasHead, err := c.Head()
+	if err != nil {
+		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
+	}
+	result := &PostResult{OK: true, MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
+	var headLetter *Letter
+	if hasHead {
+		if headLetter, err = decodeStored(head.Body); err != nil {
+			return nil, fmt.Errorf("post %s: head %s: %w", l.MissionID, head.Commit, err)
+		}
+		// 5. An identical replay is already in the chain at its own seq.
+		if dup, err := m.findLetter(c, head, headLetter, l.MissionSeq, id); err != nil {
+			return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
+		} else if !dup.IsZero() {
+			result.Deduped, result.Commit = true, dup.String()
+			return result, nil
+		}
+	}
+	// 6. The head CAS, as the letter states it.
+	if err := checkExtends(l, head, headLetter, hasHead); err != nil {
+		return nil, err
+	}
+	// 7. The board's first transition rule.
+	if l.Phase == PhaseArchived && (!hasHead || headLetter.Phase != PhaseMergeWait) {
+		from := "no head"
+		if hasHead {
+			from = "a " + headLetter.Phase + " head"
+		}
+		return nil, gates.Refusef(gates.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
+	}
+	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
+	commit, err := c.Append(ctx, head.Commit, canonical, Commit{
+		Author:  gitstore.Signature{Name: agentName, Email: agentName + "@m1nd", When: when},
+		Message: commitMessage(l, id, req),
+	})
+	if errors.Is(err, ErrLostRace) {
+		return nil, gates.Refusef(gates.StaleHead, "prev_letter_id", "another letter was appended to %s while this one was being written; read the head again and extend it", l.MissionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
+	}
+	result.Commit = commit.String()
+	return result, nil
+}
+
+func checkExtends(l *Letter, head Link, headLetter *Letter, hasHead bool) error {
+	if !hasHead {
+		if l.MissionSeq != 1 {
+			return gates.Refusef(gates.StaleHead, "mission_seq", "mission %s has no letters yet; the first letter is mission_seq 1", l.MissionID)
+		}
+		if l.PrevLetterID != nil {
+			return gates.Refusef(gates.StaleHead, "prev_letter_id", "mission %s has no letters yet; the first letter has no prev_letter_id", l.MissionID)
+		}
+		return nil
+	}
+	headID := LetterID(head.Body)
+	if l.MissionSeq != headLetter.MissionSeq+1 {
+		return gates.Refusef(gates.StaleHead, "mission_seq", "the head of %s is seq %d (letter %s); the next letter is mission_seq %d", l.MissionID, headLetter.MissionSeq, headID, headLetter.MissionSeq+1)
+	}
+	if l.PrevLetterID == nil || *l.PrevLetterID != headID {
+		return gates.Refusef(gates.StaleHead, "prev_letter_id", "the head of %s is letter %s; set prev_letter_id to it", l.MissionID, headID)
+	}
+	return nil
+}
+
+// findLetter looks for letter id at position seq of the chain. A letter's
+// seq is part of its bytes, so an identical letter can only sit there.
+func (m *Missions) findLetter(c Chain, head Link, headLetter *Letter, seq int64, id string) (gitstore.Hash, error) {
+	if seq > headLetter.MissionSeq {
+		return gitstore.ZeroHash, nil
+	}
+	var found gitstore.Hash
+	pos := headLetter.MissionSeq
+	err := c.Walk(head.Commit, func(link Link) error {
+		if pos == seq {
+			if LetterID(link.Body) == id {
+				found = link.Commit
+			}
+			return gitstore.ErrStopWalk
+		}
+		pos--
+		return nil
+	})
+	return found, err
+}
+
+// commitMessage makes `git log` on a mission ref read well: a subject naming
+// the mission, seq, phase and block, then trailers.
+func commitMessage(l *Letter, id string, req PostRequest) string {
+	msg := fmt.Sprintf("%s #%d %s %s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", l.MissionID, l.MissionSeq, l.Phase, l.BlockID, id, req.Agent)
+	if req.Origin == gates.OriginHumanUI {
+		msg += "M1nd-Origin: human-ui\n"
+	}
+	return msg
+}
+
+// decodeStored reads a letter already in a chain. It was checked strictly
+// when posted (and git hooks guard raw writes), so this is the plain, fast
+// decode the heads path needs.
+func decodeStored(body []byte) (*Letter, error) {
+	var l Letter
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, fmt.Errorf("stored letter: %w", err)
+	}
+	return &l, nil
+}
+
+// HeadOf returns a mission's current letter; ok is false when the mission
+// has no chain.
+func (m *Missions) HeadOf(missionID string) (*Head, bool, error) {
+	ref, err := MissionRef(missionID)
+	if err != nil {
+		return nil, false, err
+	}
+	link, ok, err := Chain{Repo: m.Repo, Ref: ref, File: LetterFile}.Head()
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	h, err := newHead(missionID, link.Commit, link.Body)
+	return h, err == nil, err
+}
+
+func newHead(missionID string, commit gitstore.Hash, body []byte) (*Head, error) {
+	l, err := decodeStored(body)
+	if err != nil {
+		return nil, fmt.Errorf("mission %s head %s: %w", missionID, commit, err)
+	}
+	return &Head{
+		MissionID:       missionID,
+		HeadLetterID:    LetterID(body),
+		Head:            json.RawMessage(body),
+		SupersededCount: l.MissionSeq - 1,
+		Letter:          l,
+		Commit:          commit,
+	}, nil
+}
+
+// Entry is one letter of a mission's log.
+type Entry struct {
+	LetterID string          `json:"letter_id"`
+	Commit   string          `json:"commit"`
+	Agent    string          `json:"agent"`
+	Letter   json.RawMessage `json:"letter"`
+
+	Decoded *Letter `json:"-"`
+}
+
+// Log returns a mission's letters, oldest first.
+func (m *Missions) Log(missionID string) ([]Entry, error) {
+	ref, err := MissionRef(missionID)
+	if err != nil {
+		return nil, err
+	}
+	c := Chain{Repo: m.Repo, Ref: ref, File: LetterFile}
+	headHash, ok, err := m.Repo.ReadRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", missionID)
+	}
+	var out []Entry
+	err = c.Walk(headHash, func(link Link) error {
+		l, err := decodeStored(link.Body)
+		if err != nil {
+			return fmt.Errorf("%s at %s: %w", missionID, link.Commit, err)
+		}
+		agent := link.Meta.Author.Name
+		if a, err := AgentFromRefName(agent); err == nil {
+			agent = a
+		}
+		out = append(out, Entry{LetterID: LetterID(link.Body), Commit: link.Commit.String(), Agent: agent, Letter: link.Body, Decoded: l})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// HeadsView is the reply of `mission heads`.
+type HeadsView struct {
+	ServedBrain string  `json:"served_brain"`
+	Missions    []*Head `json:"missions"`
+}
+
+// Heads returns every mission's head, ordered by mission id, optionally
+// only those in one phase. Heads are read in parallel: a brain may hold
+// thousands of missions.
+func (m *Missions) Heads(phase string) (*HeadsView, error) {
+	refs, err := m.Repo.ListRefs(MissionRefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	heads := make([]*Head, len(refs))
+	errs := make([]error, len(refs))
+	gitstore.Parallel(len(refs), func(i int) {
+		id := refs[i].Name[len(MissionRefPrefix):]
+		if !ValidMissionID(id) {
+			return // not ours: someone wrote a stray ref by hand
+		}
+		body, _, err := m.Repo.ReadFileAt(refs[i].Hash, LetterFile)
+		if err != nil {
+			errs[i] = fmt.Errorf("mission %s: %w", id, err)
+			return
+		}
+		heads[i], errs[i] = newHead(id, refs[i].Hash, body)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	view := &HeadsView{ServedBrain: m.Brain, Missions: make([]*Head, 0, len(heads))}
+	for _, h := range heads {
+		if h != nil && (phase == "" || h.Letter.Phase == phase) {
+			view.Missions = append(view.Missions, h)
+		}
+	}
+	sort.Slice(view.Missions, func(i, j int) bool { return view.Missions[i].MissionID < view.Missions[j].MissionID })
+	return view, nil
+}
+
+// LandingBell counts heads waiting for a human landing (phase merge_wait).
+func LandingBell(heads []*Head) int {
+	n := 0
+	for _, h := range heads {
+		if h.Letter.Phase == PhaseMergeWait {
+			n++
+		}
+	}
+	return n
+}

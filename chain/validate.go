@@ -1,0 +1,181 @@
+package chain
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// The closed enums of the v0 letter.
+var (
+	Seats        = []string{"oracle", "hand"}
+	Capabilities = []string{"build-runner", "naming-runner", "loop-runner", "hand-runner", "review-runner"}
+	Phases       = []string{"judging", "executing", "gate", "review", "merge_wait", "landed", "failed", "archived"}
+	Decisions    = []string{"APPROVE", "CHANGE", "REJECT"}
+)
+
+// Phase names used by the laws.
+const (
+	PhaseJudging   = "judging"
+	PhaseExecuting = "executing"
+	PhaseMergeWait = "merge_wait"
+	PhaseLanded    = "landed"
+	PhaseArchived  = "archived"
+)
+
+var (
+	sha256RefRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	driveRe     = regexp.MustCompile(`^[A-Za-z]:`)
+)
+
+func oneOf(v string, set []string) bool {
+	for _, s := range set {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate applies the v0 schema and the per-phase laws (DESIGN §4). It is
+// pure: it reads nothing but the letter. The first failure wins.
+func Validate(l *Letter) error {
+	if l.Schema != LetterSchema {
+		return gates.Refusef(gates.SchemaMismatch, "schema", "schema must be %q", LetterSchema)
+	}
+	if err := validateShape(l); err != nil {
+		return err
+	}
+	return validatePhaseLaws(l)
+}
+
+func invalid(field, format string, args ...any) error {
+	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+}
+
+func validateShape(l *Letter) error {
+	if !ValidMissionID(l.MissionID) {
+		return invalid("mission_id", "mission_id must be msn_ followed by 12 lowercase hex digits")
+	}
+	if l.MissionSeq < 1 {
+		return invalid("mission_seq", "mission_seq starts at 1 and counts the letters of the mission")
+	}
+	if l.PrevLetterID != nil && !letterIDRe.MatchString(*l.PrevLetterID) {
+		return invalid("prev_letter_id", "prev_letter_id is the previous letter's id: 12 lowercase hex digits (omit it for seq 1)")
+	}
+	if strings.TrimSpace(l.BlockID) == "" || hasControl(l.BlockID) {
+		return invalid("block_id", "block_id names the block the mission is about (sb_…, or the skeleton id)")
+	}
+	if err := checkBrainRef(l.BrainRef); err != nil {
+		return err
+	}
+	if !oneOf(l.Seat, Seats) {
+		return invalid("seat", "seat must be one of %s", strings.Join(Seats, ", "))
+	}
+	if l.RunnerID != nil && !ValidAgentID(*l.RunnerID) {
+		return invalid("runner_id", "runner_id is a pinned runner id: [a-z0-9][a-z0-9._-]{0,63} (omit it when no runner is involved)")
+	}
+	if !oneOf(l.Capability, Capabilities) {
+		return invalid("capability", "capability must be one of %s", strings.Join(Capabilities, ", "))
+	}
+	if !oneOf(l.Phase, Phases) {
+		return invalid("phase", "phase must be one of %s", strings.Join(Phases, ", "))
+	}
+	if v := l.Verdict; v != nil {
+		if !oneOf(v.Decision, Decisions) {
+			return invalid("verdict.decision", "verdict.decision must be one of %s", strings.Join(Decisions, ", "))
+		}
+		if hasControl(v.Gist) {
+			return invalid("verdict.gist", "verdict.gist is one line of plain text")
+		}
+	}
+	if l.PacketRef != nil && !sha256RefRe.MatchString(*l.PacketRef) {
+		return invalid("packet_ref", "packet_ref is sha256: followed by 64 lowercase hex digits of the packet markdown")
+	}
+	if l.TokensTotal != nil && *l.TokensTotal < 0 {
+		return invalid("tokens_total", "tokens_total cannot be negative")
+	}
+	if g := l.Gate; g != nil && hasControl(strings.ReplaceAll(g.Command, "\t", " ")) {
+		return invalid("gate.command", "gate.command is the command line, verbatim, on one line")
+	}
+	for _, ts := range []struct{ field, value string }{{"started_at", l.StartedAt}, {"updated_at", l.UpdatedAt}} {
+		if _, err := time.Parse(time.RFC3339, ts.value); err != nil {
+			return invalid(ts.field, "%s must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z", ts.field)
+		}
+	}
+	return nil
+}
+
+// checkBrainRef refuses anything that is not a bare display name: the
+// letter never carries a path (seed 1f).
+func checkBrainRef(ref string) error {
+	switch {
+	case strings.TrimSpace(ref) == "":
+		return invalid("brain_ref", "brain_ref is the brain's display name (the main worktree's folder name)")
+	case strings.ContainsAny(ref, `/\~`) || driveRe.MatchString(ref) || hasControl(ref) || ref == "." || ref == "..":
+		return invalid("brain_ref", "brain_ref is a bare display name, never a path")
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
+
+func validatePhaseLaws(l *Letter) error {
+	switch l.Phase {
+	case PhaseExecuting:
+		if l.Verdict != nil {
+			return gates.Refusef(gates.InvalidPhase, "verdict", "an executing letter carries no verdict; the verdict comes with judging or review")
+		}
+	case PhaseMergeWait:
+		if l.Gate == nil || blank(l.Gate.Command) {
+			return gates.Refusef(gates.IncompleteEvidence, "gate.command", "merge_wait needs the gate that proved the work: gate.command and gate.artifact_hash")
+		}
+	case PhaseLanded:
+		if l.Receipt == nil || !l.Receipt.Imported {
+			return gates.Refusef(gates.LandedLaw, "receipt.imported", "landed means the receipt is imported into the store; a green gate alone is merge_wait")
+		}
+		if l.Receipt.StoreVersion < 1 {
+			return gates.Refusef(gates.LandedLaw, "receipt.store_version", "landed names the store_version its receipt was imported at (1 or more)")
+		}
+	case PhaseArchived:
+		if l.Receipt != nil && l.Receipt.Imported {
+			return gates.Refusef(gates.LandedLaw, "receipt.imported", "an archived letter sets its receipt aside; it cannot claim an imported receipt")
+		}
+	}
+	if g := l.Gate; g != nil {
+		if blank(g.ArtifactHash) {
+			return gates.Refusef(gates.IncompleteEvidence, "gate.artifact_hash", "a gate carries the sha256 of its full log as artifact_hash")
+		}
+		if !sha256RefRe.MatchString(g.ArtifactHash) {
+			return invalid("gate.artifact_hash", "gate.artifact_hash is sha256: followed by 64 lowercase hex digits")
+		}
+	}
+	if c := l.ReceiptCandidate; c != nil {
+		if blank(c.BlockID) || blank(c.Type) {
+			return invalid("receipt_candidate.block_id", "a receipt candidate names its block_id and type")
+		}
+		if blank(c.Evidence.ArtifactHash) {
+			return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.artifact_hash", "a receipt candidate's evidence needs an artifact_hash")
+		}
+		if len(c.Evidence.EvidenceRefs) == 0 {
+			return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "a receipt candidate's evidence needs evidence_refs naming where it can be checked")
+		}
+		for _, ref := range c.Evidence.EvidenceRefs {
+			if blank(ref) {
+				return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "evidence_refs entries cannot be blank")
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// invocation is the state of one run: where output goes, whether it is
+// JSON, and the repository once opened.
+type invocation struct {
+	io      *IOStreams
+	jsonOut bool   // refusals print as a JSON envelope on stdout
+	cmdPath string // e.g. "m1nd mission post", for usage hints
+	dir     string // -C
+
+	repo *gitstore.Repo
+}
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func newApp(inv *invocation) *cli.App {
+	app := &cli.App{
+		Name:                 "m1nd",
+		Usage:                "shared memory and context for coding agents, stored in git refs",
+		Version:              version,
+		Reader:               inv.io.In,
+		Writer:               inv.io.Out,
+		ErrWriter:            inv.io.Err,
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run() maps errors to exit codes
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
+		},
+		Before: func(c *cli.Context) error {
+			inv.dir = c.String("C")
+			return nil
+		},
+		Commands: []*cli.Command{
+			initCommand(inv),
+			statusCommand(inv),
+			missionCommand(inv),
+		},
+		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
+documents. A mission is a chain of letters on refs/m1nd/missions/<id>;
+read it with plain git:
+
+   git log refs/m1nd/missions/<id>
+   git cat-file blob refs/m1nd/missions/<id>:letter.json
+
+Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
+(a refusal names its code and a one-line lesson).`,
+	}
+	app.Action = groupAction(inv)
+	wireUsage(inv, app.Commands, "m1nd")
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		inv.cmdPath = "m1nd"
+		return usagef("%v", err)
+	}
+	return app
+}
+
+// wireUsage makes every flag-parsing error an exit-2 usage error and every
+// unknown subcommand one too, and records the command path for hints.
+func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
+	for _, cmd := range cmds {
+		path := parent + " " + cmd.Name
+		cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+			inv.cmdPath = path
+			return usagef("%v", err)
+		}
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			inv.cmdPath = path
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+		if len(cmd.Subcommands) > 0 {
+			cmd.HideHelpCommand = true
+			if cmd.Action == nil {
+				cmd.Action = groupAction(inv)
+			}
+			wireUsage(inv, cmd.Subcommands, path)
+		}
+	}
+}
+
+// groupAction runs for a command group called without a known subcommand.
+func groupAction(inv *invocation) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.Args().Present() {
+			return usagef("unknown command %q", c.Args().First())
+		}
+		return cli.ShowSubcommandHelp(c)
+	}
+}
+
+// openRepo opens the repository at -C (or the working directory) once.
+func (inv *invocation) openRepo() (*gitstore.Repo, error) {
+	if inv.repo != nil {
+		return inv.repo, nil
+	}
+	dir := inv.dir
+	if dir == "" {
+		dir = "."
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, usagef("cannot change to %s: not a directory", dir)
+	}
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if err := repo.ConfigErr(); err != nil {
+		return nil, err
+	}
+	inv.repo = repo
+	return repo, nil
+}
+
+// missions opens the brain's mission chains.
+func (inv *invocation) missions() (*chain.Missions, error) {
+	repo, err := inv.openRepo()
+	if err != nil {
+		return nil, err
+	}
+	name, err := brain.DisplayName(repo)
+	if err != nil {
+		return nil, err
+	}
+	return &chain.Missions{Repo: repo, Brain: name}, nil
+}
+
+// agentFlag is shared by the verbs that write as an agent.
+var agentFlag = &cli.StringFlag{Name: "agent", Usage: "write as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent, owner)"}
+
+// jsonFlag is on every read verb.
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
+
+// agent resolves who is writing: --agent, $M1ND_AGENT, git config
+// m1nd.agent, else "owner".
+func (inv *invocation) agent(c *cli.Context) (string, error) {
+	id, from := c.String("agent"), "--agent"
+	if id == "" {
+		id, from = os.Getenv("M1ND_AGENT"), "M1ND_AGENT"
+	}
+	if id == "" {
+		if repo, err := inv.openRepo(); err == nil {
+			if v, ok := repo.ConfigValue("m1nd", "agent"); ok {
+				id, from = strings.TrimSpace(v), "git config m1nd.agent"
+			}
+		}
+	}
+	if id == "" {
+		return "owner", nil
+	}
+	if !chain.ValidAgentID(id) {
+		return "", usagef("agent id %q (from %s) is not valid: use [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:", id, from)
+	}
+	return id, nil
+}
+
+// oneArg returns the single positional argument a verb takes.
+func oneArg(c *cli.Context, what string) (string, error) {
+	switch c.NArg() {
+	case 0:
+		return "", usagef("missing %s", what)
+	case 1:
+		return c.Args().First(), nil
+	}
+	return "", usagef("too many arguments: want one %s, got %d", what, c.NArg())
+}
+
+// missionArg reads and validates a mission id argument.
+func missionArg(c *cli.Context) (string, error) {
+	id, err := oneArg(c, "mission id")
+	if err != nil {
+		return "", err
+	}
+	if !chain.ValidMissionID(id) {
+		return "", usagef("%q is not a mission id (msn_ followed by 12 lowercase hex digits)", id)
+	}
+	return id, nil
+}
+
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected argument %q", c.Args().First())
+	}
+	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// hoistFlags moves flags that follow positional arguments in front of them,
+// so `m1nd mission log ID --json` works as it would in git: urfave/cli v2
+// stops parsing flags at the first positional argument. Everything after
+// "--" stays positional.
+func hoistFlags(app *cli.App, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	out := []string{args[0]}
+	rest := args[1:]
+	cmds, flags := app.Commands, app.Flags
+	i := 0
+	takeFlag := func(dst []string) []string {
+		a := rest[i]
+		dst = append(dst, a)
+		i++
+		if !strings.Contains(a, "=") && takesValue(flags, a) && i < len(rest) {
+			dst = append(dst, rest[i])
+			i++
+		}
+		return dst
+	}
+	for i < len(rest) && len(cmds) > 0 {
+		a := rest[i]
+		if isFlagArg(a) {
+			out = takeFlag(out)
+			continue
+		}
+		cmd := findCommand(cmds, a)
+		if cmd == nil {
+			break
+		}
+		out = append(out, a)
+		i++
+		cmds, flags = cmd.Subcommands, cmd.Flags
+	}
+	var flagArgs, positional []string
+	for i < len(rest) {
+		if rest[i] == "--" {
+			positional = append(positional, rest[i:]...)
+			break
+		}
+		if isFlagArg(rest[i]) {
+			flagArgs = takeFlag(flagArgs)
+			continue
+		}
+		positional = append(positional, rest[i])
+		i++
+	}
+	return append(append(out, flagArgs...), positional...)
+}
+
+func isFlagArg(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" }
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+func takesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				_, isBool := f.(*cli.BoolFlag)
+				return !isBool
+			}
+		}
+	}
+	return false
+}

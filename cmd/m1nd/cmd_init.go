@@ -1,0 +1,64 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/runnerd"
+)
+
+type initReply struct {
+	OK         bool     `json:"ok"`
+	Brain      string   `json:"brain"`
+	RuntimeDir string   `json:"runtime_dir"`
+	Created    []string `json:"created"`
+}
+
+func initCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "prepare this repository for m1nd (idempotent)",
+		Description: `Creates the runtime folder $(git rev-parse --git-common-dir)/m1nd (never a
+ref, never pushed) and the runner daemon's shared secret in it (mode 0600).
+Running it again changes nothing.`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, err := inv.openRepo()
+			if err != nil {
+				return err
+			}
+			name, err := brain.DisplayName(repo)
+			if err != nil {
+				return err
+			}
+			reply := initReply{OK: true, Brain: name, RuntimeDir: repo.RuntimeDir(), Created: []string{}}
+			made, err := repo.EnsureRuntimeDir()
+			if err != nil {
+				return err
+			}
+			if made {
+				reply.Created = append(reply.Created, repo.RuntimeDir())
+			}
+			if made, err := runnerd.EnsureSecret(repo.RuntimeDir()); err != nil {
+				return err
+			} else if made {
+				reply.Created = append(reply.Created, runnerd.SecretFile)
+			}
+			if inv.jsonOut {
+				return inv.printJSON(reply)
+			}
+			inv.printf("brain %s\nruntime dir %s\n", reply.Brain, reply.RuntimeDir)
+			if len(reply.Created) == 0 {
+				inv.printf("already initialised; nothing changed\n")
+			}
+			for _, p := range reply.Created {
+				inv.printf("created %s\n", p)
+			}
+			return nil
+		},
+	}
+}

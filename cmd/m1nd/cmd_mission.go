@@ -1,0 +1,350 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// maxLetterBytes caps what `mission post` reads: a letter is a few hundred
+// bytes, and a runaway pipe should not fill memory.
+const maxLetterBytes = 1 << 20
+
+func missionCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "mission",
+		Usage: "open, post to and read mission chains (refs/m1nd/missions/<id>)",
+		Description: `A mission is a chain of letters (m1nd-mission-letter-v0): each letter is one
+commit on refs/m1nd/missions/<id> whose tree holds letter.json, its parent the
+previous letter. A new letter must extend the head: mission_seq = head + 1 and
+prev_letter_id = the head's letter id, or it is refused stale_head.`,
+		Subcommands: []*cli.Command{
+			missionNewCommand(inv),
+			missionPostCommand(inv),
+			missionShowCommand(inv),
+			missionLogCommand(inv),
+			missionHeadsCommand(inv),
+			missionArchiveCommand(inv),
+		},
+	}
+}
+
+func missionNewCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "new",
+		Usage:     "open a mission: post its first (judging) letter",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "block", Usage: "the block `ID` the mission is about (required)"},
+			&cli.StringFlag{Name: "seat", Value: "hand", Usage: "seat: oracle or hand"},
+			&cli.StringFlag{Name: "capability", Value: "hand-runner", Usage: "capability: " + strings.Join(chain.Capabilities, ", ")},
+			&cli.StringFlag{Name: "runner", Usage: "pinned runner `ID`, when a runner runs the mission"},
+			&cli.StringFlag{Name: "packet", Usage: "mission packet markdown `FILE`; its sha256 becomes packet_ref"},
+			&cli.BoolFlag{Name: "synthetic", Usage: "mark a probe or smoke test (skips the block check)"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if c.String("block") == "" {
+				return usagef("missing --block: name the block the mission is about")
+			}
+			req := chain.NewMission{
+				BlockID: c.String("block"), Seat: c.String("seat"), Capability: c.String("capability"),
+				RunnerID: c.String("runner"), Synthetic: c.Bool("synthetic"), Now: time.Now(),
+			}
+			if path := c.String("packet"); path != "" {
+				packet, err := os.ReadFile(path)
+				if err != nil {
+					return usagef("read packet: %v", err)
+				}
+				req.Packet = packet
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			req.Agent = agent
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			res, err := m.New(c.Context, req)
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(res)
+			}
+			inv.printf("opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
+			return nil
+		},
+	}
+}
+
+func missionPostCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "post",
+		Usage:     "post a letter (JSON from FILE or stdin); always replies in JSON",
+		ArgsUsage: "[FILE|-]",
+		Description: `Reads one m1nd-mission-letter-v0 document and appends it to its mission's
+chain. The reply is JSON on stdout: {"ok":true,"mission_id",…,"letter_id",
+"deduped"} on success, {"ok":false,"refused","field","lesson"} on refusal
+(exit 3). Posting the identical letter again is ok with "deduped":true.
+An archived letter is a human gesture: use 'm1nd mission archive'.`,
+		Flags: []cli.Flag{agentFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = true
+			if c.NArg() > 1 {
+				return usagef("too many arguments: want one FILE (or - for stdin)")
+			}
+			body, err := readLetter(c.Args().First(), inv.io.In)
+			if err != nil {
+				return err
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			res, err := m.Post(c.Context, chain.PostRequest{Body: body, Agent: agent})
+			if err != nil {
+				return err
+			}
+			return inv.printJSON(res)
+		},
+	}
+}
+
+func readLetter(path string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader = stdin
+	if path != "" && path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("read letter: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	body, err := io.ReadAll(io.LimitReader(r, maxLetterBytes+1))
+	if err != nil {
+		return nil, usagef("read letter: %v", err)
+	}
+	if len(body) > maxLetterBytes {
+		return nil, gates.Refusef(gates.InvalidLetter, "", "the letter is larger than %d bytes; a letter is a small JSON document", maxLetterBytes)
+	}
+	return body, nil
+}
+
+func missionShowCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show a mission's head letter",
+		ArgsUsage: "MISSION_ID",
+		Flags:     []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			head, ok, err := m.HeadOf(id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
+			}
+			if inv.jsonOut {
+				return inv.printJSON(head)
+			}
+			printLetter(inv, head.HeadLetterID, head.Letter)
+			inv.printf("superseded  %d earlier letter(s)\n", head.SupersededCount)
+			return nil
+		},
+	}
+}
+
+func printLetter(inv *invocation, id string, l *chain.Letter) {
+	inv.printf("mission     %s #%d  (letter %s)\n", l.MissionID, l.MissionSeq, id)
+	inv.printf("phase       %s\n", l.Phase)
+	inv.printf("block       %s  (brain %s)\n", l.BlockID, l.BrainRef)
+	role := l.Seat + " · " + l.Capability
+	if l.RunnerID != nil {
+		role += " · runner " + *l.RunnerID
+	}
+	inv.printf("seat        %s\n", role)
+	if v := l.Verdict; v != nil {
+		inv.printf("verdict     %s %s\n", v.Decision, v.Gist)
+	}
+	if g := l.Gate; g != nil {
+		line := g.Command
+		if g.ExitStatus != nil {
+			line += fmt.Sprintf(" · exit %d", *g.ExitStatus)
+		}
+		inv.printf("gate        %s\n", line)
+		if l.Phase == chain.PhaseMergeWait {
+			inv.printf("            gate green — receipt not landed\n")
+		}
+	}
+	if r := l.Receipt; r != nil && r.Imported {
+		inv.printf("receipt     ✓ store v%d\n", r.StoreVersion)
+	}
+	if l.PacketRef != nil {
+		inv.printf("packet      %s\n", *l.PacketRef)
+	}
+	if l.Synthetic {
+		inv.printf("synthetic   yes\n")
+	}
+	inv.printf("started     %s\nupdated     %s\n", l.StartedAt, l.UpdatedAt)
+}
+
+type logReply struct {
+	OK        bool          `json:"ok"`
+	MissionID string        `json:"mission_id"`
+	Letters   []chain.Entry `json:"letters"`
+}
+
+func missionLogCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "log",
+		Usage:     "list a mission's letters, oldest first",
+		ArgsUsage: "MISSION_ID",
+		Flags:     []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			entries, err := m.Log(id)
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(logReply{OK: true, MissionID: id, Letters: entries})
+			}
+			for _, e := range entries {
+				l := e.Decoded
+				gist := ""
+				if l.Verdict != nil {
+					gist = l.Verdict.Decision + " " + l.Verdict.Gist
+				}
+				inv.printf("#%-3d %-10s %s  %s  %-12s %s\n", l.MissionSeq, l.Phase, e.LetterID, l.UpdatedAt, e.Agent, gist)
+			}
+			return nil
+		},
+	}
+}
+
+func missionHeadsCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "heads",
+		Usage:     "list every mission's head letter, by mission id",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "phase", Usage: "only heads in phase `P`"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			phase := c.String("phase")
+			if phase != "" && !isPhase(phase) {
+				return usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
+			}
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			view, err := m.Heads(phase)
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(view)
+			}
+			if len(view.Missions) == 0 {
+				inv.printf("no missions yet — open one with: m1nd mission new --block ID\n")
+				return nil
+			}
+			for _, h := range view.Missions {
+				l := h.Letter
+				inv.printf("%s  #%-3d %-10s %-28s %s  %s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt)
+			}
+			return nil
+		},
+	}
+}
+
+func isPhase(p string) bool {
+	for _, q := range chain.Phases {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+func missionArchiveCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "archive",
+		Usage:     "archive a merge_wait mission (a human gesture: asks at the terminal)",
+		ArgsUsage: "MISSION_ID",
+		Description: `Posts an archived letter that supersedes a merge_wait head whose receipt will
+not be landed; the landing bell drops. This is a human gesture: it runs only
+at an interactive terminal and asks you to type the mission id. Agents cannot
+archive their own work.`,
+		Flags: []cli.Flag{agentFlag, jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			origin := ""
+			if inv.confirm(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id) {
+				origin = gates.OriginHumanUI
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			res, err := m.Archive(c.Context, id, agent, origin, time.Now())
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(res)
+			}
+			inv.printf("archived %s (letter %s, #%d)\n", res.MissionID, res.LetterID, res.MissionSeq)
+			return nil
+		},
+	}
+}

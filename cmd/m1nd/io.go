@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// IOStreams is where an invocation reads and writes. TTY detection lives
+// here and nowhere else.
+type IOStreams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+
+	// Interactive reports whether both stdin and stdout are terminals: the
+	// only setting in which the CLI may stamp a human gesture.
+	Interactive func() bool
+}
+
+func systemIO() *IOStreams {
+	return &IOStreams{
+		In:  os.Stdin,
+		Out: os.Stdout,
+		Err: os.Stderr,
+		Interactive: func() bool {
+			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+		},
+	}
+}
+
+// printJSON writes v as one line of JSON on stdout.
+func (inv *invocation) printJSON(v any) error {
+	w := bufio.NewWriterSize(inv.io.Out, 64*1024)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return w.Flush()
+}
+
+// printf writes human-readable output on stdout.
+func (inv *invocation) printf(format string, args ...any) {
+	fmt.Fprintf(inv.io.Out, format, args...)
+}
+
+// confirm asks the operator to type want at the terminal. It is the CLI's
+// half of a human gesture and refuses to ask when not interactive.
+func (inv *invocation) confirm(prompt, want string) bool {
+	if inv.io.Interactive == nil || !inv.io.Interactive() {
+		return false
+	}
+	fmt.Fprintf(inv.io.Out, "%s\nType %s to confirm: ", prompt, want)
+	line, _ := bufio.NewReader(inv.io.In).ReadString('\n')
+	return strings.TrimSpace(line) == want
+}

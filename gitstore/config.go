@@ -1,0 +1,92 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing/format/config"
+)
+
+// gitConfig holds the files git would read for `git config KEY`, most
+// specific first (repository, then global). System config and include
+// directives are not read: m1nd's own keys live in one of these two.
+type gitConfig []*config.Config
+
+// ConfigValue returns the last value of section.key the way `git config
+// section.key` would, reading the repository's config and then the user's
+// global config. Section and key are case-insensitive, as in git.
+func (r *Repo) ConfigValue(section, key string) (string, bool) {
+	cfgs, err := r.loadConfig()
+	if err != nil {
+		return "", false
+	}
+	for _, c := range cfgs {
+		if !c.HasSection(section) {
+			continue
+		}
+		opts := c.Section(section).Options
+		if opts.Has(key) {
+			all := opts.GetAll(key)
+			return all[len(all)-1], true
+		}
+	}
+	return "", false
+}
+
+// ConfigErr reports a config file that exists but could not be parsed, so a
+// caller can tell "unset" from "unreadable".
+func (r *Repo) ConfigErr() error {
+	_, err := r.loadConfig()
+	return err
+}
+
+func (r *Repo) loadConfig() (gitConfig, error) {
+	r.configOnce.Do(func() {
+		for _, path := range r.configFiles() {
+			c, err := readConfigFile(path)
+			if err != nil {
+				r.configErr = err
+				continue
+			}
+			if c != nil {
+				r.config = append(r.config, c)
+			}
+		}
+	})
+	return r.config, r.configErr
+}
+
+func (r *Repo) configFiles() []string {
+	files := []string{filepath.Join(r.commonDir, "config")}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		return append(files, g)
+	}
+	if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+		files = append(files, filepath.Join(xdg, "git", "config"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(home, ".gitconfig"))
+		if os.Getenv("XDG_CONFIG_HOME") == "" {
+			files = append(files, filepath.Join(home, ".config", "git", "config"))
+		}
+	}
+	return files
+}
+
+func readConfigFile(path string) (*config.Config, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read git config %s: %w", path, err)
+	}
+	defer f.Close()
+	c := config.New()
+	if err := config.NewDecoder(f).Decode(c); err != nil {
+		return nil, fmt.Errorf("parse git config %s: %w", path, err)
+	}
+	return c, nil
+}

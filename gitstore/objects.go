@@ -1,0 +1,364 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ErrObjectNotFound is returned when an object is neither loose nor in a pack.
+var ErrObjectNotFound = errors.New("object not found")
+
+// ObjectType names git's four object kinds.
+type ObjectType string
+
+// The object kinds m1nd reads and writes.
+const (
+	BlobObject   ObjectType = "blob"
+	TreeObject   ObjectType = "tree"
+	CommitObject ObjectType = "commit"
+	TagObject    ObjectType = "tag"
+)
+
+func (t ObjectType) plumbing() (plumbing.ObjectType, error) {
+	switch t {
+	case BlobObject:
+		return plumbing.BlobObject, nil
+	case TreeObject:
+		return plumbing.TreeObject, nil
+	case CommitObject:
+		return plumbing.CommitObject, nil
+	case TagObject:
+		return plumbing.TagObject, nil
+	}
+	return plumbing.InvalidObject, fmt.Errorf("unknown object type %q", t)
+}
+
+// WriteObject stores data as an object of type t and returns its name. Loose
+// objects are written to a temporary file and renamed into place, so a crash
+// never leaves a torn object behind.
+func (r *Repo) WriteObject(t ObjectType, data []byte) (Hash, error) {
+	pt, err := t.plumbing()
+	if err != nil {
+		return ZeroHash, err
+	}
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(pt)
+	if _, err := obj.Write(data); err != nil {
+		return ZeroHash, err
+	}
+	h := Hash(obj.Hash())
+	if _, err := os.Stat(r.loosePath(h)); err == nil {
+		return h, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := r.storage.SetEncodedObject(obj); err != nil {
+		return ZeroHash, fmt.Errorf("write %s %s: %w", t, h, err)
+	}
+	return h, nil
+}
+
+// WriteBlob stores data as a blob.
+func (r *Repo) WriteBlob(data []byte) (Hash, error) { return r.WriteObject(BlobObject, data) }
+
+// ReadObject returns an object's type and contents. It reads loose objects
+// directly (safe from many goroutines) and falls back to go-git for packed
+// ones, reloading the pack list once when an object is missing: someone may
+// have run `git gc` or `git repack` since the last look.
+func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
+	t, data, err := r.readLoose(h)
+	if !errors.Is(err, os.ErrNotExist) {
+		return t, data, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, data, err = r.readPacked(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		r.storage.ObjectStorage.Reindex()
+		t, data, err = r.readPacked(h)
+	}
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// The object may have been loosened (or written) meanwhile.
+		if t, data, err := r.readLoose(h); err == nil {
+			return t, data, nil
+		}
+		return "", nil, fmt.Errorf("read %s: %w", h, ErrObjectNotFound)
+	}
+	return t, data, err
+}
+
+// ReadTyped reads an object and checks its type.
+func (r *Repo) ReadTyped(want ObjectType, h Hash) ([]byte, error) {
+	t, data, err := r.ReadObject(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != want {
+		return nil, fmt.Errorf("object %s is a %s, not a %s", h, t, want)
+	}
+	return data, nil
+}
+
+func (r *Repo) loosePath(h Hash) string {
+	hex := h.String()
+	return filepath.Join(r.commonDir, "objects", hex[:2], hex[2:])
+}
+
+var zlibPool sync.Pool
+
+func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
+	f, err := os.Open(r.loosePath(h))
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 4096)
+	var zr io.ReadCloser
+	if pooled, ok := zlibPool.Get().(io.ReadCloser); ok {
+		if err := pooled.(zlib.Resetter).Reset(br, nil); err != nil {
+			return "", nil, fmt.Errorf("read loose object %s: %w", h, err)
+		}
+		zr = pooled
+	} else if zr, err = zlib.NewReader(br); err != nil {
+		return "", nil, fmt.Errorf("read loose object %s: %w", h, err)
+	}
+	defer zlibPool.Put(zr)
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return "", nil, fmt.Errorf("read loose object %s: %w", h, err)
+	}
+	nul := bytes.IndexByte(raw, 0)
+	if nul < 0 {
+		return "", nil, fmt.Errorf("loose object %s: no header", h)
+	}
+	typ, size, ok := strings.Cut(string(raw[:nul]), " ")
+	n, err := strconv.Atoi(size)
+	if !ok || err != nil || n != len(raw)-nul-1 {
+		return "", nil, fmt.Errorf("loose object %s: bad header %q", h, raw[:nul])
+	}
+	return ObjectType(typ), raw[nul+1:], nil
+}
+
+func (r *Repo) readPacked(h Hash) (ObjectType, []byte, error) {
+	obj, err := r.storage.EncodedObject(plumbing.AnyObject, plumbing.Hash(h))
+	if err != nil {
+		return "", nil, err
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", h, err)
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", h, err)
+	}
+	return ObjectType(obj.Type().String()), data, nil
+}
+
+// TreeEntry is one name in a tree.
+type TreeEntry struct {
+	Name string
+	Mode string // "100644" for a file, "40000" for a subtree
+	Hash Hash
+}
+
+// WriteTree stores a tree of entries, sorted the way git sorts them.
+func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
+	sorted := append([]TreeEntry(nil), entries...)
+	key := func(e TreeEntry) string {
+		if e.Mode == "40000" {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
+	var buf bytes.Buffer
+	for _, e := range sorted {
+		if e.Name == "" || strings.ContainsAny(e.Name, "/\x00") {
+			return ZeroHash, fmt.Errorf("write tree: bad entry name %q", e.Name)
+		}
+		buf.WriteString(e.Mode)
+		buf.WriteByte(' ')
+		buf.WriteString(e.Name)
+		buf.WriteByte(0)
+		buf.Write(e.Hash[:])
+	}
+	return r.WriteObject(TreeObject, buf.Bytes())
+}
+
+// ParseTree decodes a tree object's contents.
+func ParseTree(data []byte) ([]TreeEntry, error) {
+	var out []TreeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+21 {
+			return nil, errors.New("malformed tree")
+		}
+		var e TreeEntry
+		e.Mode = string(data[:sp])
+		e.Name = string(data[sp+1 : nul])
+		copy(e.Hash[:], data[nul+1:nul+21])
+		out = append(out, e)
+		data = data[nul+21:]
+	}
+	return out, nil
+}
+
+// Signature is a commit's author or committer.
+type Signature struct {
+	Name  string
+	Email string
+	When  time.Time
+}
+
+func (s Signature) encode() string {
+	_, off := s.When.Zone()
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	return fmt.Sprintf("%s <%s> %d %c%02d%02d", s.Name, s.Email, s.When.Unix(), sign, off/3600, off%3600/60)
+}
+
+func parseSignature(s string) (Signature, error) {
+	lt := strings.LastIndexByte(s, '<')
+	gt := strings.LastIndexByte(s, '>')
+	if lt < 0 || gt < lt {
+		return Signature{}, fmt.Errorf("malformed signature %q", s)
+	}
+	sig := Signature{Name: strings.TrimSpace(s[:lt]), Email: s[lt+1 : gt]}
+	fields := strings.Fields(s[gt+1:])
+	if len(fields) == 2 {
+		sec, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return sig, fmt.Errorf("malformed signature time %q", s)
+		}
+		tz, err := time.Parse("-0700", fields[1])
+		loc := time.UTC
+		if err == nil {
+			_, off := tz.Zone()
+			loc = time.FixedZone("", off)
+		}
+		sig.When = time.Unix(sec, 0).In(loc)
+	}
+	return sig, nil
+}
+
+// Commit is the part of a commit object m1nd reads and writes.
+type Commit struct {
+	Tree      Hash
+	Parents   []Hash
+	Author    Signature
+	Committer Signature
+	Message   string
+}
+
+// Encode returns the commit's raw object contents.
+func (c *Commit) Encode() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tree %s\n", c.Tree)
+	for _, p := range c.Parents {
+		fmt.Fprintf(&b, "parent %s\n", p)
+	}
+	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s", c.Author.encode(), c.Committer.encode(), c.Message)
+	return []byte(b.String())
+}
+
+// ParseCommit decodes a commit object's contents. Headers m1nd does not use
+// (gpgsig, encoding, mergetag) are skipped.
+func ParseCommit(data []byte) (*Commit, error) {
+	c := &Commit{}
+	header, msg, ok := bytes.Cut(data, []byte("\n\n"))
+	if !ok {
+		header, msg = bytes.TrimSuffix(data, []byte("\n")), nil
+	}
+	c.Message = string(msg)
+	sawTree := false
+	for _, line := range strings.Split(string(header), "\n") {
+		if strings.HasPrefix(line, " ") {
+			continue // continuation of a multi-line header
+		}
+		key, val, _ := strings.Cut(line, " ")
+		var err error
+		switch key {
+		case "tree":
+			c.Tree, err = ParseHash(val)
+			sawTree = true
+		case "parent":
+			var p Hash
+			p, err = ParseHash(val)
+			c.Parents = append(c.Parents, p)
+		case "author":
+			c.Author, err = parseSignature(val)
+		case "committer":
+			c.Committer, err = parseSignature(val)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parse commit: %w", err)
+		}
+	}
+	if !sawTree {
+		return nil, errors.New("parse commit: no tree")
+	}
+	return c, nil
+}
+
+// WriteCommit stores a commit.
+func (r *Repo) WriteCommit(c *Commit) (Hash, error) {
+	return r.WriteObject(CommitObject, c.Encode())
+}
+
+// ReadCommit reads and decodes a commit.
+func (r *Repo) ReadCommit(h Hash) (*Commit, error) {
+	data, err := r.ReadTyped(CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseCommit(data)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+// ErrNoSuchFile is returned by ReadFileAt when the commit's tree lacks the name.
+var ErrNoSuchFile = errors.New("no such file in tree")
+
+// ReadFileAt returns the contents of the top-level file name in commit h's
+// tree, like `git cat-file blob <h>:<name>`, together with the decoded commit.
+func (r *Repo) ReadFileAt(h Hash, name string) ([]byte, *Commit, error) {
+	c, err := r.ReadCommit(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := r.ReadTyped(TreeObject, c.Tree)
+	if err != nil {
+		return nil, c, err
+	}
+	entries, err := ParseTree(data)
+	if err != nil {
+		return nil, c, fmt.Errorf("tree %s: %w", c.Tree, err)
+	}
+	for _, e := range entries {
+		if e.Name == name {
+			blob, err := r.ReadTyped(BlobObject, e.Hash)
+			return blob, c, err
+		}
+	}
+	return nil, c, fmt.Errorf("%s:%s: %w", h, name, ErrNoSuchFile)
+}

@@ -1,0 +1,325 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// StaleRefError reports a compare-and-swap whose expected old value was not
+// the ref's value. It is never retried here: the caller decided on a head
+// that has since moved.
+type StaleRefError struct {
+	Ref      string
+	Expected Hash // ZeroHash: the caller expected the ref not to exist
+	Actual   Hash // ZeroHash: the ref does not exist
+}
+
+func (e *StaleRefError) Error() string {
+	return fmt.Sprintf("update %s: expected %s, found %s", e.Ref, describe(e.Expected), describe(e.Actual))
+}
+
+func describe(h Hash) string {
+	if h.IsZero() {
+		return "no ref"
+	}
+	return h.String()
+}
+
+// ErrRefLocked is returned when another writer held the ref's lock for
+// longer than the lock timeout.
+var ErrRefLocked = errors.New("ref is locked by another writer")
+
+// LockTimeout is how long UpdateRef waits for another writer's <ref>.lock to
+// go away. git's own default (core.filesRefLockTimeout) is 100 ms; m1nd waits
+// longer because agents post in bursts.
+const LockTimeout = 2 * time.Second
+
+// Ref is a name and the object it points at.
+type Ref struct {
+	Name string
+	Hash Hash
+}
+
+// ValidRefName applies the subset of git's check-ref-format rules that
+// matter for names m1nd builds: refs/ prefix, no empty or dot-leading
+// components, no "..", no ".lock" suffix, no control or special characters.
+func ValidRefName(name string) bool {
+	if !strings.HasPrefix(name, "refs/") || strings.HasSuffix(name, "/") || strings.Contains(name, "..") || strings.Contains(name, "@{") {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	for _, c := range name {
+		if c < 0x20 || c == 0x7f || strings.ContainsRune(" ~^:?*[\\", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadRef returns the value of a ref, looking at the loose file first and
+// then at packed-refs, in the same order as git so that a concurrent
+// `git pack-refs` never makes a ref vanish. ok is false when it does not exist.
+func (r *Repo) ReadRef(name string) (h Hash, ok bool, err error) {
+	if !ValidRefName(name) {
+		return ZeroHash, false, fmt.Errorf("read ref: invalid ref name %q", name)
+	}
+	h, ok, err = readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+	if err != nil || ok {
+		return h, ok, err
+	}
+	packed, err := r.readPackedRefs()
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	h, ok = packed[name]
+	return h, ok, nil
+}
+
+func readLooseRef(path string) (Hash, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
+		return ZeroHash, false, nil
+	}
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("read ref %s: %w", path, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(s, "ref:") {
+		return ZeroHash, false, fmt.Errorf("ref %s is symbolic; m1nd refs never are", path)
+	}
+	h, err := ParseHash(s)
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("ref %s: %w", path, err)
+	}
+	return h, true, nil
+}
+
+func (r *Repo) readPackedRefs() (map[string]Hash, error) {
+	f, err := os.Open(filepath.Join(r.commonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]Hash{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	defer f.Close()
+	out := map[string]Hash{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		hexPart, name, ok := bytes.Cut(line, []byte(" "))
+		if !ok {
+			return nil, fmt.Errorf("packed-refs: malformed line %q", line)
+		}
+		h, err := ParseHash(string(hexPart))
+		if err != nil {
+			return nil, fmt.Errorf("packed-refs: %w", err)
+		}
+		out[string(name)] = h
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateRef moves ref name from old to new with git's lockfile protocol:
+// create <ref>.lock exclusively (waiting while another writer holds it),
+// verify the current value (loose, else packed) equals old, write and fsync
+// the lock, rename it over the ref. old == ZeroHash means "must not exist".
+// A mismatch is a *StaleRefError and leaves the ref untouched; nothing else
+// is ever written beside the lock file, which is always removed.
+func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error {
+	if !ValidRefName(name) {
+		return fmt.Errorf("update ref: invalid ref name %q", name)
+	}
+	if new.IsZero() {
+		return fmt.Errorf("update %s: refusing to write the zero hash", name)
+	}
+	path := filepath.Join(r.commonDir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	lock, err := acquireLock(ctx, path+".lock")
+	if err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			lock.Close()
+			os.Remove(lock.Name())
+		}
+	}()
+	cur, ok, err := readLooseRef(path)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	if !ok {
+		packed, err := r.readPackedRefs()
+		if err != nil {
+			return fmt.Errorf("update %s: %w", name, err)
+		}
+		cur = packed[name]
+	}
+	if cur != old {
+		return &StaleRefError{Ref: name, Expected: old, Actual: cur}
+	}
+	if _, err := lock.WriteString(new.String() + "\n"); err != nil {
+		return fmt.Errorf("update %s: write lock: %w", name, err)
+	}
+	if err := lock.Sync(); err != nil {
+		return fmt.Errorf("update %s: sync lock: %w", name, err)
+	}
+	if err := lock.Close(); err != nil {
+		return fmt.Errorf("update %s: close lock: %w", name, err)
+	}
+	if err := os.Rename(lock.Name(), path); err != nil {
+		return fmt.Errorf("update %s: commit lock: %w", name, err)
+	}
+	committed = true
+	return nil
+}
+
+// acquireLock creates path exclusively, backing off with jitter while
+// another process holds it, up to LockTimeout.
+func acquireLock(ctx context.Context, path string) (*os.File, error) {
+	deadline := time.Now().Add(LockTimeout)
+	backoff := time.Millisecond
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create lock: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (%s exists; if no git or m1nd process is running, remove it)", ErrRefLocked, path)
+		}
+		sleep := backoff/2 + rand.N(backoff)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(sleep):
+		}
+		if backoff < 50*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// ListRefs returns every ref whose name starts with prefix (which should end
+// in "/"), loose refs overriding packed ones, sorted by name. Loose files are
+// read concurrently: with thousands of missions this is the heads hot path.
+func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
+	root := filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	var names []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(r.commonDir, path)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if strings.HasPrefix(name, prefix) && ValidRefName(name) {
+			names = append(names, name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	loose := make([]Ref, len(names))
+	errs := make([]error, len(names))
+	parallel(len(names), func(i int) {
+		h, ok, err := readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(names[i])))
+		if err == nil && ok {
+			loose[i] = Ref{Name: names[i], Hash: h}
+		}
+		errs[i] = err
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	packed, err := r.readPackedRefs()
+	if err != nil {
+		return nil, err
+	}
+	merged := make(map[string]Hash, len(names))
+	for name, h := range packed {
+		if strings.HasPrefix(name, prefix) {
+			merged[name] = h
+		}
+	}
+	for _, ref := range loose {
+		if ref.Name != "" { // a ref deleted between the walk and the read is gone
+			merged[ref.Name] = ref.Hash
+		}
+	}
+	out := make([]Ref, 0, len(merged))
+	for name, h := range merged {
+		out = append(out, Ref{Name: name, Hash: h})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Workers is how many goroutines parallel reads use: the machines m1nd runs
+// on have few cores, and file reads stop scaling soon after.
+const Workers = 4
+
+// parallel runs fn(0..n-1) on up to Workers goroutines.
+func parallel(n int, fn func(i int)) {
+	if n < 64 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := int(next.Add(1) - 1); j < n; j = int(next.Add(1) - 1) {
+				fn(j)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Parallel runs fn for every index in [0, n) on a few goroutines and
+// returns when all are done. Callers use it to read many objects at once.
+func Parallel(n int, fn func(i int)) { parallel(n, fn) }

@@ -1,0 +1,206 @@
+// Package gitstore is m1nd's only door to git's on-disk format. It opens a
+// repository from its root, a subfolder or a linked worktree, reads and writes
+// objects through go-git's filesystem storage, and moves refs with git's own
+// lockfile protocol so that it interoperates with concurrent git processes.
+//
+// It imports go-git's storage and plumbing subpackages only, never the root
+// package: the root's transports cost milliseconds of process start-up.
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+)
+
+// ErrNotRepository is returned by Open when no git repository encloses the
+// directory.
+var ErrNotRepository = errors.New("not a git repository (or any parent up to /)")
+
+// Repo is an open repository. Refs and objects always resolve in the common
+// git dir, so a Repo opened from a linked worktree writes where git (and
+// every other worktree) sees it. A Repo is safe for concurrent use.
+type Repo struct {
+	gitDir    string // this worktree's git dir (equals commonDir outside linked worktrees)
+	commonDir string // where refs, objects and config live
+	workTree  string // root of the worktree Open was called in; "" when bare
+
+	storage *filesystem.Storage
+	mu      sync.Mutex // serialises object writes and the pack reindex
+
+	configOnce sync.Once
+	config     gitConfig
+	configErr  error
+}
+
+// Open discovers the repository enclosing dir, like git does: it walks up
+// from dir looking for a .git directory or a .git file (a linked worktree or
+// submodule), or for dir being a git dir itself. GIT_DIR, when set, wins.
+func Open(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open repository at %s: %w", dir, err)
+	}
+	gitDir, workTree, err := discover(abs)
+	if err != nil {
+		return nil, err
+	}
+	commonDir, err := readCommonDir(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree}
+	fs := dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
+	// A small object cache: m1nd reads each object about once per process,
+	// and a large LRU only costs memory churn on the 10k-heads path.
+	r.storage = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(64*cache.KiByte), filesystem.Options{})
+	return r, nil
+}
+
+func discover(start string) (gitDir, workTree string, err error) {
+	if env := os.Getenv("GIT_DIR"); env != "" {
+		gd, err := filepath.Abs(env)
+		if err != nil {
+			return "", "", fmt.Errorf("GIT_DIR %s: %w", env, err)
+		}
+		if !isGitDir(gd) {
+			return "", "", fmt.Errorf("GIT_DIR %s: %w", env, ErrNotRepository)
+		}
+		wt := os.Getenv("GIT_WORK_TREE")
+		if wt == "" && filepath.Base(gd) == ".git" {
+			wt = filepath.Dir(gd)
+		}
+		return gd, wt, nil
+	}
+	for dir := start; ; {
+		dotGit := filepath.Join(dir, ".git")
+		fi, err := os.Stat(dotGit)
+		switch {
+		case err == nil && fi.IsDir() && isGitDir(dotGit):
+			return dotGit, dir, nil
+		case err == nil && fi.Mode().IsRegular():
+			gd, err := readGitFile(dotGit)
+			if err != nil {
+				return "", "", err
+			}
+			return gd, dir, nil
+		}
+		if isGitDir(dir) {
+			return dir, "", nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", "", fmt.Errorf("open %s: %w", start, ErrNotRepository)
+		}
+		dir = parent
+	}
+}
+
+// isGitDir applies git's own test: HEAD, objects/ and refs/ are present.
+func isGitDir(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		return false
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "objects")); err != nil || !fi.IsDir() {
+		// A linked worktree's git dir has no objects/ of its own.
+		if _, err := os.Stat(filepath.Join(dir, "commondir")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// readGitFile follows a ".git" file ("gitdir: <path>").
+func readGitFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	line := strings.TrimSpace(string(b))
+	target, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return "", fmt.Errorf("%s: not a gitdir file", path)
+	}
+	target = strings.TrimSpace(target)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	if !isGitDir(target) {
+		return "", fmt.Errorf("%s points to %s: %w", path, target, ErrNotRepository)
+	}
+	return filepath.Clean(target), nil
+}
+
+func readCommonDir(gitDir string) (string, error) {
+	if env := os.Getenv("GIT_COMMON_DIR"); env != "" {
+		return filepath.Abs(env)
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if errors.Is(err, os.ErrNotExist) {
+		return gitDir, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read commondir: %w", err)
+	}
+	cd := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(cd) {
+		cd = filepath.Join(gitDir, cd)
+	}
+	return filepath.Clean(cd), nil
+}
+
+// GitDir is the git dir of the worktree the repository was opened in.
+func (r *Repo) GitDir() string { return r.gitDir }
+
+// CommonDir is the git dir shared by all worktrees (`git rev-parse --git-common-dir`).
+func (r *Repo) CommonDir() string { return r.commonDir }
+
+// WorkTree is the root of the worktree the repository was opened in, or ""
+// for a bare repository.
+func (r *Repo) WorkTree() string { return r.workTree }
+
+// MainWorkTree is the root of the repository's main worktree, also when the
+// repository was opened from a linked worktree; "" for a bare repository.
+func (r *Repo) MainWorkTree() string {
+	if wt, ok := r.ConfigValue("core", "worktree"); ok && wt != "" {
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(r.commonDir, wt)
+		}
+		return filepath.Clean(wt)
+	}
+	if bare, _ := r.ConfigValue("core", "bare"); bare == "true" {
+		return ""
+	}
+	if filepath.Base(r.commonDir) == ".git" {
+		return filepath.Dir(r.commonDir)
+	}
+	return ""
+}
+
+// RuntimeDir is m1nd's private folder inside the common git dir: never a ref,
+// never pushed.
+func (r *Repo) RuntimeDir() string { return filepath.Join(r.commonDir, "m1nd") }
+
+// EnsureRuntimeDir creates the runtime folder (mode 0700) if it is missing
+// and reports whether it did.
+func (r *Repo) EnsureRuntimeDir() (bool, error) {
+	dir := r.RuntimeDir()
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return false, fmt.Errorf("%s exists and is not a folder", dir)
+		}
+		return false, nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return false, fmt.Errorf("create runtime dir: %w", err)
+	}
+	return true, nil
+}
