@@ -4,21 +4,51 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
 // MissionRefPrefix is where mission chains live.
 const MissionRefPrefix = "refs/m1nd/missions/"
 
-var (
-	missionIDRe = regexp.MustCompile(`^msn_[0-9a-f]{12}$`)
-	agentIDRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	letterIDRe  = regexp.MustCompile(`^[0-9a-f]{12}$`)
-)
+// The id checks are written out rather than as regular expressions:
+// compiling patterns at start-up costs a visible share of a CLI call.
+
+// isLowerHex reports whether s is exactly n lowercase hex digits.
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidMissionID reports whether id is "msn_" followed by 12 lowercase hex.
-func ValidMissionID(id string) bool { return missionIDRe.MatchString(id) }
+func ValidMissionID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "msn_")
+	return ok && isLowerHex(rest, 12)
+}
+
+// ValidLetterID reports whether id is 12 lowercase hex digits.
+func ValidLetterID(id string) bool { return isLowerHex(id, 12) }
+
+// validPlainAgent checks [a-z0-9][a-z0-9._-]{0,63}.
+func validPlainAgent(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := '0' <= c && c <= '9' || 'a' <= c && c <= 'z'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewMissionID returns a fresh random mission id.
 func NewMissionID() (string, error) {
@@ -47,9 +77,9 @@ const runnerPrefix = "runnerd:"
 // ([a-z0-9][a-z0-9._-]{0,63}) or "runnerd:" followed by one.
 func ValidAgentID(id string) bool {
 	if rest, ok := strings.CutPrefix(id, runnerPrefix); ok {
-		return agentIDRe.MatchString(rest)
+		return validPlainAgent(rest)
 	}
-	return agentIDRe.MatchString(id)
+	return validPlainAgent(id)
 }
 
 // AgentRefName maps a valid agent id to the ref-safe name used in ref paths

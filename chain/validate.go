@@ -1,7 +1,6 @@
 package chain
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
@@ -25,10 +24,16 @@ const (
 	PhaseArchived  = "archived"
 )
 
-var (
-	sha256RefRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	driveRe     = regexp.MustCompile(`^[A-Za-z]:`)
-)
+// validSHA256Ref checks "sha256:" followed by 64 lowercase hex digits.
+func validSHA256Ref(s string) bool {
+	rest, ok := strings.CutPrefix(s, "sha256:")
+	return ok && isLowerHex(rest, 64)
+}
+
+// hasDriveLetter reports a Windows drive prefix such as "C:".
+func hasDriveLetter(s string) bool {
+	return len(s) >= 2 && s[1] == ':' && ('a' <= s[0]|0x20 && s[0]|0x20 <= 'z')
+}
 
 func oneOf(v string, set []string) bool {
 	for _, s := range set {
@@ -62,7 +67,7 @@ func validateShape(l *Letter) error {
 	if l.MissionSeq < 1 {
 		return invalid("mission_seq", "mission_seq starts at 1 and counts the letters of the mission")
 	}
-	if l.PrevLetterID != nil && !letterIDRe.MatchString(*l.PrevLetterID) {
+	if l.PrevLetterID != nil && !ValidLetterID(*l.PrevLetterID) {
 		return invalid("prev_letter_id", "prev_letter_id is the previous letter's id: 12 lowercase hex digits (omit it for seq 1)")
 	}
 	if strings.TrimSpace(l.BlockID) == "" || hasControl(l.BlockID) {
@@ -91,7 +96,7 @@ func validateShape(l *Letter) error {
 			return invalid("verdict.gist", "verdict.gist is one line of plain text")
 		}
 	}
-	if l.PacketRef != nil && !sha256RefRe.MatchString(*l.PacketRef) {
+	if l.PacketRef != nil && !validSHA256Ref(*l.PacketRef) {
 		return invalid("packet_ref", "packet_ref is sha256: followed by 64 lowercase hex digits of the packet markdown")
 	}
 	if l.TokensTotal != nil && *l.TokensTotal < 0 {
@@ -114,7 +119,7 @@ func checkBrainRef(ref string) error {
 	switch {
 	case strings.TrimSpace(ref) == "":
 		return invalid("brain_ref", "brain_ref is the brain's display name (the main worktree's folder name)")
-	case strings.ContainsAny(ref, `/\~`) || driveRe.MatchString(ref) || hasControl(ref) || ref == "." || ref == "..":
+	case strings.ContainsAny(ref, `/\~`) || hasDriveLetter(ref) || hasControl(ref) || ref == "." || ref == "..":
 		return invalid("brain_ref", "brain_ref is a bare display name, never a path")
 	}
 	return nil
@@ -157,7 +162,7 @@ func validatePhaseLaws(l *Letter) error {
 		if blank(g.ArtifactHash) {
 			return gates.Refusef(gates.IncompleteEvidence, "gate.artifact_hash", "a gate carries the sha256 of its full log as artifact_hash")
 		}
-		if !sha256RefRe.MatchString(g.ArtifactHash) {
+		if !validSHA256Ref(g.ArtifactHash) {
 			return invalid("gate.artifact_hash", "gate.artifact_hash is sha256: followed by 64 lowercase hex digits")
 		}
 	}

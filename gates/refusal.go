@@ -6,7 +6,6 @@ package gates
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // Code names why something was refused. The set is closed (DESIGN §5).
@@ -120,13 +119,16 @@ func AsRefusal(err error) (*Refusal, bool) {
 	return r, ok
 }
 
-// HTTPStatus is the status code an HTTP surface answers a refusal with.
+// HTTPStatus is the status code an HTTP surface answers a refusal with:
+// 409 Conflict for races, 403 Forbidden for gates, 422 Unprocessable Entity
+// for the rest. (Numbers, not net/http constants: importing net/http here
+// would cost every CLI call its start-up.)
 func HTTPStatus(code Code) int {
 	switch code {
 	case StaleHead, StoreVersionConflict, StaleScope:
-		return http.StatusConflict
+		return 409
 	case HumanGestureRequired, ReadOnlyOwner, UnpinnedRunner, WorkspaceNotAllowed:
-		return http.StatusForbidden
+		return 403
 	}
-	return http.StatusUnprocessableEntity
+	return 422
 }

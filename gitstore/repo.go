@@ -61,7 +61,9 @@ func Open(dir string) (*Repo, error) {
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
 	// A small object cache: m1nd reads each object about once per process,
 	// and a large LRU only costs memory churn on the 10k-heads path.
-	r.storage = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(64*cache.KiByte), filesystem.Options{})
+	// Pack handles stay open between lookups (bounded), or go-git reopens
+	// the pack file for every object it reads from it.
+	r.storage = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(64*cache.KiByte), filesystem.Options{MaxOpenDescriptors: 16})
 	return r, nil
 }
 
@@ -155,6 +157,13 @@ func readCommonDir(gitDir string) (string, error) {
 		cd = filepath.Join(gitDir, cd)
 	}
 	return filepath.Clean(cd), nil
+}
+
+// Close releases open pack files.
+func (r *Repo) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.storage.Close()
 }
 
 // GitDir is the git dir of the worktree the repository was opened in.
