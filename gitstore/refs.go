@@ -3,11 +3,9 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
 
 // StaleRefError reports a compare-and-swap whose expected old value was not
@@ -37,15 +34,6 @@ func describe(h Hash) string {
 	}
 	return h.String()
 }
-
-// ErrRefLocked is returned when another writer held the ref's lock for
-// longer than the lock timeout.
-var ErrRefLocked = errors.New("ref is locked by another writer")
-
-// LockTimeout is how long UpdateRef waits for another writer's <ref>.lock to
-// go away. git's own default (core.filesRefLockTimeout) is 100 ms; m1nd waits
-// longer because agents post in bursts.
-const LockTimeout = 2 * time.Second
 
 // Ref is a name and the object it points at.
 type Ref struct {
@@ -142,92 +130,6 @@ func (r *Repo) readPackedRefs() (map[string]Hash, error) {
 		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
 	return out, nil
-}
-
-// UpdateRef moves ref name from old to new with git's lockfile protocol:
-// create <ref>.lock exclusively (waiting while another writer holds it),
-// verify the current value (loose, else packed) equals old, write and fsync
-// the lock, rename it over the ref. old == ZeroHash means "must not exist".
-// A mismatch is a *StaleRefError and leaves the ref untouched; nothing else
-// is ever written beside the lock file, which is always removed.
-func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error {
-	if !ValidRefName(name) {
-		return fmt.Errorf("update ref: invalid ref name %q", name)
-	}
-	if new.IsZero() {
-		return fmt.Errorf("update %s: refusing to write the zero hash", name)
-	}
-	path := filepath.Join(r.commonDir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return fmt.Errorf("update %s: %w", name, err)
-	}
-	lock, err := acquireLock(ctx, path+".lock")
-	if err != nil {
-		return fmt.Errorf("update %s: %w", name, err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			lock.Close()
-			os.Remove(lock.Name())
-		}
-	}()
-	cur, ok, err := readLooseRef(path)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", name, err)
-	}
-	if !ok {
-		packed, err := r.readPackedRefs()
-		if err != nil {
-			return fmt.Errorf("update %s: %w", name, err)
-		}
-		cur = packed[name]
-	}
-	if cur != old {
-		return &StaleRefError{Ref: name, Expected: old, Actual: cur}
-	}
-	if _, err := lock.WriteString(new.String() + "\n"); err != nil {
-		return fmt.Errorf("update %s: write lock: %w", name, err)
-	}
-	if err := lock.Sync(); err != nil {
-		return fmt.Errorf("update %s: sync lock: %w", name, err)
-	}
-	if err := lock.Close(); err != nil {
-		return fmt.Errorf("update %s: close lock: %w", name, err)
-	}
-	if err := os.Rename(lock.Name(), path); err != nil {
-		return fmt.Errorf("update %s: commit lock: %w", name, err)
-	}
-	committed = true
-	return nil
-}
-
-// acquireLock creates path exclusively, backing off with jitter while
-// another process holds it, up to LockTimeout.
-func acquireLock(ctx context.Context, path string) (*os.File, error) {
-	deadline := time.Now().Add(LockTimeout)
-	backoff := time.Millisecond
-	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create lock: %w", err)
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%w (%s exists; if no git or m1nd process is running, remove it)", ErrRefLocked, path)
-		}
-		sleep := backoff/2 + rand.N(backoff)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(sleep):
-		}
-		if backoff < 50*time.Millisecond {
-			backoff *= 2
-		}
-	}
 }
 
 // ListRefs returns every ref whose name starts with prefix (which should end

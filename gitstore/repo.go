@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -32,6 +33,9 @@ type Repo struct {
 	gitDir    string // this worktree's git dir (equals commonDir outside linked worktrees)
 	commonDir string // where refs, objects and config live
 	workTree  string // root of the worktree Open was called in; "" when bare
+
+	// LockTimeout bounds how long UpdateRef waits for a held ref lock.
+	LockTimeout time.Duration
 
 	storage *filesystem.Storage
 	mu      sync.Mutex // serialises object writes and the pack reindex
@@ -57,7 +61,7 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree}
+	r := &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, LockTimeout: DefaultLockTimeout}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
 	// A small object cache: m1nd reads each object about once per process,
 	// and a large LRU only costs memory churn on the 10k-heads path.

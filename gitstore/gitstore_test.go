@@ -1,0 +1,481 @@
+package gitstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+func open(t *testing.T, dir string) *gitstore.Repo {
+	t.Helper()
+	r, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestOpenFindsCommonDir(t *testing.T) {
+	g := gittest.Init(t, "Main-Repo")
+	sub := filepath.Join(g.Dir, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(filepath.Dir(g.Dir), "linked")
+	g.Git("worktree", "add", "-q", wt)
+	bare := filepath.Join(filepath.Dir(g.Dir), "bare.git")
+	g.Git("clone", "-q", "--bare", g.Dir, bare)
+	common := filepath.Join(g.Dir, ".git")
+
+	tests := []struct {
+		name, dir, wantCommon, wantMain, wantWorkTree string
+	}{
+		{"root", g.Dir, common, g.Dir, g.Dir},
+		{"subfolder", sub, common, g.Dir, g.Dir},
+		{"linked worktree", wt, common, g.Dir, wt},
+		{"bare", bare, bare, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := open(t, tt.dir)
+			if r.CommonDir() != tt.wantCommon {
+				t.Errorf("CommonDir = %s, want %s", r.CommonDir(), tt.wantCommon)
+			}
+			if got := r.MainWorkTree(); got != tt.wantMain {
+				t.Errorf("MainWorkTree = %q, want %q", got, tt.wantMain)
+			}
+			if got := r.WorkTree(); got != tt.wantWorkTree {
+				t.Errorf("WorkTree = %q, want %q", got, tt.wantWorkTree)
+			}
+		})
+	}
+}
+
+func TestOpenOutsideRepository(t *testing.T) {
+	_, err := gitstore.Open(t.TempDir())
+	if !errors.Is(err, gitstore.ErrNotRepository) {
+		t.Fatalf("err = %v, want ErrNotRepository", err)
+	}
+}
+
+func TestRefWrittenFromWorktreeIsSeenByGit(t *testing.T) {
+	g := gittest.Init(t, "main")
+	wt := filepath.Join(filepath.Dir(g.Dir), "wt")
+	g.Git("worktree", "add", "-q", wt)
+	r := open(t, wt)
+	blob, err := r.WriteBlob([]byte("hello\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only commits may sit under refs that git log walks; a blob ref is fine for for-each-ref.
+	if err := r.UpdateRef(context.Background(), "refs/m1nd/test/x", gitstore.ZeroHash, blob); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Git("for-each-ref", "--format=%(objectname)", "refs/m1nd/test/"); got != blob.String() {
+		t.Fatalf("main repo sees %q, want %s", got, blob)
+	}
+}
+
+func TestObjectsRoundTripWithGit(t *testing.T) {
+	g := gittest.Init(t, "objects")
+	r := open(t, g.Dir)
+	body := []byte(`{"hello":"world"}`)
+	blob, err := r.WriteBlob(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "body")
+	os.WriteFile(file, body, 0o644)
+	if want := g.Git("hash-object", file); want != blob.String() {
+		t.Fatalf("blob name %s, git computes %s", blob, want)
+	}
+	if got := g.Git("cat-file", "-p", blob.String()); got != string(body) {
+		t.Fatalf("git reads blob as %q", got)
+	}
+	tree, err := r.WriteTree([]gitstore.TreeEntry{
+		{Name: "b.json", Mode: "100644", Hash: blob},
+		{Name: "a.json", Mode: "100644", Hash: blob},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Git("ls-tree", "--name-only", tree.String()); got != "a.json\nb.json" {
+		t.Fatalf("ls-tree = %q", got)
+	}
+	when := time.Date(2026, 7, 9, 12, 0, 0, 0, time.FixedZone("", 2*3600))
+	sig := gitstore.Signature{Name: "agent-1", Email: "agent-1@m1nd", When: when}
+	parent := gitstore.Hash{}
+	var commits []gitstore.Hash
+	for i := 0; i < 3; i++ {
+		c := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "subject\n\nTrailer: x\n"}
+		if !parent.IsZero() {
+			c.Parents = []gitstore.Hash{parent}
+		}
+		h, err := r.WriteCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, h)
+		parent = h
+	}
+	if got := g.Git("log", "--format=%an <%ae> %aI %s", parent.String()); !strings.HasPrefix(got, "agent-1 <agent-1@m1nd> 2026-07-09T12:00:00+02:00 subject") {
+		t.Fatalf("git log = %q", got)
+	}
+	if got := g.Git("rev-list", "--count", parent.String()); got != "3" {
+		t.Fatalf("rev-list --count = %s", got)
+	}
+	g.Git("fsck", "--strict", "--no-dangling")
+
+	c, err := r.ReadCommit(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tree != tree || len(c.Parents) != 1 || c.Parents[0] != commits[1] || !c.Author.When.Equal(when) || c.Message != "subject\n\nTrailer: x\n" {
+		t.Fatalf("ReadCommit = %+v", c)
+	}
+	got, _, err := r.ReadFileAt(parent, "b.json")
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("ReadFileAt = %q, %v", got, err)
+	}
+	if _, _, err := r.ReadFileAt(parent, "missing.json"); !errors.Is(err, gitstore.ErrNoSuchFile) {
+		t.Fatalf("missing file err = %v", err)
+	}
+	var walked int
+	if err := r.WalkFirstParent(parent, func(gitstore.Hash, *gitstore.Commit) error { walked++; return nil }); err != nil || walked != 3 {
+		t.Fatalf("walk visited %d, err %v", walked, err)
+	}
+}
+
+func TestReadsObjectsWrittenByGit(t *testing.T) {
+	g := gittest.Init(t, "gitwrote")
+	r := open(t, g.Dir)
+	head := g.Git("rev-parse", "HEAD")
+	h, err := gitstore.ParseHash(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ReadCommit(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Message != "root\n" || c.Author.Name != "Test" {
+		t.Fatalf("commit = %+v", c)
+	}
+}
+
+func TestUpdateRefCompareAndSwap(t *testing.T) {
+	g := gittest.Init(t, "cas")
+	r := open(t, g.Dir)
+	ctx := context.Background()
+	a, _ := r.WriteBlob([]byte("a"))
+	b, _ := r.WriteBlob([]byte("b"))
+	const ref = "refs/m1nd/missions/msn_0123456789ab"
+	steps := []struct {
+		name     string
+		old, new gitstore.Hash
+		stale    bool
+		want     gitstore.Hash
+	}{
+		{"create", gitstore.ZeroHash, a, false, a},
+		{"create again is stale", gitstore.ZeroHash, b, true, a},
+		{"wrong old is stale", b, b, true, a},
+		{"right old moves", a, b, false, b},
+	}
+	for _, st := range steps {
+		err := r.UpdateRef(ctx, ref, st.old, st.new)
+		var stale *gitstore.StaleRefError
+		if st.stale != errors.As(err, &stale) {
+			t.Fatalf("%s: err = %v, stale want %v", st.name, err, st.stale)
+		}
+		if !st.stale && err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := g.Git("rev-parse", ref); got != st.want.String() {
+			t.Fatalf("%s: git sees %s, want %s", st.name, got, st.want)
+		}
+		if _, err := os.Stat(filepath.Join(g.Dir, ".git", ref+".lock")); !os.IsNotExist(err) {
+			t.Fatalf("%s: lock file left behind", st.name)
+		}
+	}
+}
+
+// A stale compare-and-swap on a ref that lives only in packed-refs must
+// leave no loose file behind: git must still see the packed value.
+func TestStaleCASOnPackedRefKeepsPackedValue(t *testing.T) {
+	g := gittest.Init(t, "packed")
+	r := open(t, g.Dir)
+	const ref = "refs/m1nd/missions/msn_00000000000a"
+	head := g.Git("rev-parse", "HEAD")
+	g.Git("update-ref", ref, head)
+	g.Git("pack-refs", "--all")
+	loose := filepath.Join(g.Dir, ".git", filepath.FromSlash(ref))
+	if _, err := os.Stat(loose); !os.IsNotExist(err) {
+		t.Fatal("ref still loose after pack-refs")
+	}
+	other, _ := r.WriteBlob([]byte("other"))
+	err := r.UpdateRef(context.Background(), ref, other, other)
+	var stale *gitstore.StaleRefError
+	if !errors.As(err, &stale) || stale.Actual.String() != head {
+		t.Fatalf("err = %v, want stale with actual %s", err, head)
+	}
+	if _, err := os.Stat(loose); !os.IsNotExist(err) {
+		t.Fatalf("stale CAS left a loose file: %v", err)
+	}
+	if got := g.Git("rev-parse", ref); got != head {
+		t.Fatalf("git sees %s, want packed %s", got, head)
+	}
+	// A right CAS over the packed value works and git sees it.
+	h, _ := gitstore.ParseHash(head)
+	if err := r.UpdateRef(context.Background(), ref, h, other); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Git("rev-parse", ref); got != other.String() {
+		t.Fatalf("git sees %s after CAS, want %s", got, other)
+	}
+}
+
+func TestUpdateRefWaitsForHeldLock(t *testing.T) {
+	g := gittest.Init(t, "lock")
+	r := open(t, g.Dir)
+	r.LockTimeout = 300 * time.Millisecond
+	a, _ := r.WriteBlob([]byte("a"))
+	const ref = "refs/m1nd/test/locked"
+	lock := filepath.Join(g.Dir, ".git", "refs", "m1nd", "test", "locked.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef(context.Background(), ref, gitstore.ZeroHash, a); !errors.Is(err, gitstore.ErrRefLocked) {
+		t.Fatalf("held lock: err = %v, want ErrRefLocked", err)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatal("the other writer's lock was removed")
+	}
+	// Released while we wait: the update goes through.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		os.Remove(lock)
+	}()
+	if err := r.UpdateRef(context.Background(), ref, gitstore.ZeroHash, a); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+}
+
+func TestListRefsMergesLooseAndPacked(t *testing.T) {
+	g := gittest.Init(t, "list")
+	r := open(t, g.Dir)
+	head := g.Git("rev-parse", "HEAD")
+	for _, id := range []string{"msn_000000000001", "msn_000000000002", "msn_000000000003"} {
+		g.Git("update-ref", "refs/m1nd/missions/"+id, head)
+	}
+	g.Git("update-ref", "refs/m1nd/other/x", head)
+	g.Git("pack-refs", "--all")
+	blob, _ := r.WriteBlob([]byte("newer"))
+	h, _ := gitstore.ParseHash(head)
+	if err := r.UpdateRef(context.Background(), "refs/m1nd/missions/msn_000000000002", h, blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef(context.Background(), "refs/m1nd/missions/msn_000000000004", gitstore.ZeroHash, blob); err != nil {
+		t.Fatal(err)
+	}
+	// A stray lock file is not a ref.
+	os.WriteFile(filepath.Join(g.Dir, ".git", "refs", "m1nd", "missions", "msn_000000000005.lock"), nil, 0o644)
+	refs, err := r.ListRefs("refs/m1nd/missions/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ref := range refs {
+		got = append(got, ref.Name[len("refs/m1nd/missions/"):]+"="+ref.Hash.String()[:7])
+	}
+	want := []string{"msn_000000000001=" + head[:7], "msn_000000000002=" + blob.String()[:7], "msn_000000000003=" + head[:7], "msn_000000000004=" + blob.String()[:7]}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("ListRefs = %v\nwant %v", got, want)
+	}
+	// git agrees.
+	if n := len(strings.Fields(g.Git("for-each-ref", "--format=%(refname)", "refs/m1nd/missions/"))); n != 4 {
+		t.Fatalf("git lists %d refs", n)
+	}
+}
+
+// A long-lived Repo must keep reading after someone else runs git gc and
+// git pack-refs behind its back: loose objects move into a new pack.
+func TestReadsSurviveGCBehindOurBack(t *testing.T) {
+	g := gittest.Init(t, "gc")
+	r := open(t, g.Dir)
+	ctx := context.Background()
+	var last gitstore.Hash
+	for i := 0; i < 5; i++ {
+		blob, _ := r.WriteBlob([]byte{byte('a' + i)})
+		tree, _ := r.WriteTree([]gitstore.TreeEntry{{Name: "letter.json", Mode: "100644", Hash: blob}})
+		sig := gitstore.Signature{Name: "t", Email: "t@m1nd", When: time.Unix(1700000000+int64(i), 0).UTC()}
+		c := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "x\n"}
+		if !last.IsZero() {
+			c.Parents = []gitstore.Hash{last}
+		}
+		h, err := r.WriteCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.UpdateRef(ctx, "refs/m1nd/missions/msn_0000000000aa", last, h); err != nil {
+			t.Fatal(err)
+		}
+		last = h
+	}
+	// Touch the pack machinery once so the pack index is loaded and cached.
+	if _, _, err := r.ReadFileAt(last, "letter.json"); err != nil {
+		t.Fatal(err)
+	}
+	g.Git("gc", "-q", "--prune=now")
+	if matches, _ := filepath.Glob(filepath.Join(g.Dir, ".git", "objects", "??")); len(matches) != 0 {
+		t.Fatalf("loose object dirs remain after gc: %v", matches)
+	}
+	for round := 0; round < 2; round++ {
+		got, _, err := r.ReadFileAt(last, "letter.json")
+		if err != nil || string(got) != "e" {
+			t.Fatalf("after gc: %q, %v", got, err)
+		}
+		h, ok, err := r.ReadRef("refs/m1nd/missions/msn_0000000000aa")
+		if err != nil || !ok || h != last {
+			t.Fatalf("ReadRef after pack-refs: %s %v %v", h, ok, err)
+		}
+		g.Git("repack", "-a", "-d", "-q") // a second pack swap
+	}
+	var n int
+	if err := r.WalkFirstParent(last, func(gitstore.Hash, *gitstore.Commit) error { n++; return nil }); err != nil || n != 5 {
+		t.Fatalf("walk after gc: %d, %v", n, err)
+	}
+	// And writing on top still works and git is happy.
+	blob, _ := r.WriteBlob([]byte("f"))
+	if err := r.UpdateRef(ctx, "refs/m1nd/missions/msn_0000000000bb", gitstore.ZeroHash, blob); err != nil {
+		t.Fatal(err)
+	}
+	g.Git("fsck", "--no-dangling")
+}
+
+func TestValidRefName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"refs/m1nd/missions/msn_0123456789ab", true},
+		{"refs/m1nd/mail/agent+x/owner", true},
+		{"refs/m1nd/store", true},
+		{"HEAD", false},
+		{"refs/", false},
+		{"refs/m1nd/../heads/main", false},
+		{"refs/m1nd/.hidden", false},
+		{"refs/m1nd/x.lock", false},
+		{"refs/m1nd/a b", false},
+		{"refs/m1nd/a~1", false},
+		{"refs/m1nd/a:b", false},
+		{"refs/m1nd/a\x00b", false},
+		{"refs/m1nd//x", false},
+		{"refs/m1nd/x/", false},
+		{"refs/m1nd/@{x}", false},
+	}
+	for _, tt := range tests {
+		if got := gitstore.ValidRefName(tt.name); got != tt.ok {
+			t.Errorf("ValidRefName(%q) = %v, want %v", tt.name, got, tt.ok)
+		}
+	}
+}
+
+func TestConfigValue(t *testing.T) {
+	g := gittest.Init(t, "cfg")
+	g.Git("config", "m1nd.brain", "Brain-X")
+	g.Git("config", "--add", "m1nd.agent", "first")
+	g.Git("config", "--add", "m1nd.agent", "second")
+	r := open(t, g.Dir)
+	if v, ok := r.ConfigValue("m1nd", "brain"); !ok || v != "Brain-X" {
+		t.Errorf("m1nd.brain = %q %v", v, ok)
+	}
+	if v, ok := r.ConfigValue("M1ND", "Agent"); !ok || v != "second" {
+		t.Errorf("m1nd.agent (last wins, case-insensitive) = %q %v", v, ok)
+	}
+	if _, ok := r.ConfigValue("m1nd", "missing"); ok {
+		t.Error("missing key reported present")
+	}
+}
+
+func TestParseHash(t *testing.T) {
+	if _, err := gitstore.ParseHash("xyz"); err == nil {
+		t.Error("short hash accepted")
+	}
+	if _, err := gitstore.ParseHash(strings.Repeat("g", 40)); err == nil {
+		t.Error("non-hex accepted")
+	}
+	h, err := gitstore.ParseHash(strings.Repeat("ab", 20))
+	if err != nil || h.String() != strings.Repeat("ab", 20) || h.IsZero() {
+		t.Errorf("ParseHash = %s, %v", h, err)
+	}
+}
+
+// A lock left by a killed m1nd process names its holder; the next writer
+// clears it. A live holder's lock, or a lock with a ref value in it (git's,
+// or ours in the last instant before the rename), is waited for.
+func TestDeadWritersLockIsCleared(t *testing.T) {
+	g := gittest.Init(t, "deadlock")
+	r := open(t, g.Dir)
+	r.LockTimeout = 200 * time.Millisecond
+	a, _ := r.WriteBlob([]byte("a"))
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer live.Process.Kill()
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	bootID := strings.TrimSpace(string(boot))
+	tests := []struct {
+		name    string
+		content string
+		cleared bool
+	}{
+		{"dead pid", fmt.Sprintf("m1nd-pid %d %s\n", dead.Process.Pid, bootID), true},
+		{"earlier boot", fmt.Sprintf("m1nd-pid %d not-this-boot\n", live.Process.Pid), true},
+		{"live pid", fmt.Sprintf("m1nd-pid %d %s\n", live.Process.Pid, bootID), false},
+		{"ref value", a.String() + "\n", false},
+		{"empty (git mid-write)", "", false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ref := fmt.Sprintf("refs/m1nd/test/r%d", i)
+			lock := filepath.Join(g.Dir, ".git", filepath.FromSlash(ref)+".lock")
+			os.MkdirAll(filepath.Dir(lock), 0o755)
+			if err := os.WriteFile(lock, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := r.UpdateRef(context.Background(), ref, gitstore.ZeroHash, a)
+			if tt.cleared && err != nil {
+				t.Fatalf("dead lock not cleared: %v", err)
+			}
+			if !tt.cleared && !errors.Is(err, gitstore.ErrRefLocked) {
+				t.Fatalf("err = %v, want ErrRefLocked", err)
+			}
+			_, statErr := os.Stat(lock)
+			if tt.cleared != os.IsNotExist(statErr) {
+				t.Fatalf("lock file present = %v after update", statErr == nil)
+			}
+			if _, err := os.Stat(strings.TrimSuffix(lock, ".lock") + ".break.lock"); !os.IsNotExist(err) {
+				t.Fatal("break lock left behind")
+			}
+		})
+	}
+}

@@ -1,0 +1,208 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrRefLocked is returned when another writer held the ref's lock for
+// longer than the lock timeout.
+var ErrRefLocked = errors.New("ref is locked by another writer")
+
+// DefaultLockTimeout is how long UpdateRef waits for another writer's
+// <ref>.lock to go away. git's own default (core.filesRefLockTimeout) is
+// 100 ms; m1nd waits longer because agents post in bursts.
+const DefaultLockTimeout = 2 * time.Second
+
+// UpdateRef moves ref name from old to new with git's lockfile protocol:
+// create <ref>.lock exclusively (waiting while another writer holds it),
+// verify the current value (loose, else packed) equals old, write the new
+// value into the lock and rename it over the ref. old == ZeroHash means
+// "must not exist". A mismatch is a *StaleRefError and leaves the ref
+// untouched; the lock is always removed.
+//
+// While m1nd holds a lock, the lock file says which process holds it
+// ("m1nd-pid <pid> <boot id>"); the ref value replaces that only just
+// before the rename. A lock left by an m1nd process that was killed is
+// therefore recognisable and is cleared by the next writer (git never reads
+// lock contents, so this stays compatible). The file is fsynced after the
+// rename and before UpdateRef returns: a post is durable when reported, and
+// the window in which a killed writer leaves an anonymous lock stays a few
+// syscalls wide.
+func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error {
+	if !ValidRefName(name) {
+		return fmt.Errorf("update ref: invalid ref name %q", name)
+	}
+	if new.IsZero() {
+		return fmt.Errorf("update %s: refusing to write the zero hash", name)
+	}
+	path := filepath.Join(r.commonDir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	lock, err := acquireLock(ctx, path+".lock", r.LockTimeout)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	renamed := false
+	defer func() {
+		lock.Close()
+		if !renamed {
+			os.Remove(lock.Name())
+		}
+	}()
+	cur, ok, err := readLooseRef(path)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	if !ok {
+		packed, err := r.readPackedRefs()
+		if err != nil {
+			return fmt.Errorf("update %s: %w", name, err)
+		}
+		cur = packed[name]
+	}
+	if cur != old {
+		return &StaleRefError{Ref: name, Expected: old, Actual: cur}
+	}
+	value := []byte(new.String() + "\n")
+	if _, err := lock.WriteAt(value, 0); err != nil {
+		return fmt.Errorf("update %s: write lock: %w", name, err)
+	}
+	if err := lock.Truncate(int64(len(value))); err != nil {
+		return fmt.Errorf("update %s: write lock: %w", name, err)
+	}
+	if err := os.Rename(lock.Name(), path); err != nil {
+		return fmt.Errorf("update %s: commit lock: %w", name, err)
+	}
+	renamed = true
+	if err := lock.Sync(); err != nil {
+		return fmt.Errorf("update %s: sync: %w", name, err)
+	}
+	return nil
+}
+
+// acquireLock creates path exclusively and stamps it with this process,
+// backing off with jitter while another writer holds it, up to timeout. A
+// lock stamped by an m1nd process that no longer runs is cleared.
+func acquireLock(ctx context.Context, path string, timeout time.Duration) (*os.File, error) {
+	deadline := time.Now().Add(timeout)
+	backoff := time.Millisecond
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			if _, err := f.WriteString(ownStamp()); err != nil {
+				f.Close()
+				os.Remove(path)
+				return nil, fmt.Errorf("stamp lock: %w", err)
+			}
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create lock: %w", err)
+		}
+		if cleared, err := clearDeadLock(path); err != nil {
+			return nil, err
+		} else if cleared {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (%s exists; if no git or m1nd process is running, remove it)", ErrRefLocked, path)
+		}
+		sleep := backoff/2 + rand.N(backoff)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(sleep):
+		}
+		if backoff < 50*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+const stampPrefix = "m1nd-pid "
+
+// ownStamp is what an m1nd-held lock says while it is held.
+func ownStamp() string {
+	return fmt.Sprintf("%s%d %s\n", stampPrefix, os.Getpid(), bootID())
+}
+
+// bootID distinguishes this boot from earlier ones, so a pid recorded
+// before a reboot is never mistaken for a live process.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "-"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// stampIsDead reports whether a lock's contents are an m1nd stamp of a
+// process that is not running on this boot.
+func stampIsDead(content []byte) bool {
+	rest, ok := bytes.CutPrefix(content, []byte(stampPrefix))
+	if !ok {
+		return false // git's lock, or ours after the value was written: not ours to judge
+	}
+	fields := strings.Fields(string(rest))
+	if len(fields) != 2 {
+		return false
+	}
+	pid, err := strconv.Atoi(fields[0])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if fields[1] != bootID() {
+		return true // stamped before a reboot
+	}
+	if pid == os.Getpid() {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// clearDeadLock removes path if it is an m1nd lock whose holder died.
+// Breakers serialise on <lock>.break.lock, so that two writers finding the
+// same dead lock cannot remove the live lock one of them then takes: while
+// the break lock is held, only the breaker removes path, and nobody can
+// create path while it exists.
+func clearDeadLock(path string) (bool, error) {
+	content, err := os.ReadFile(path)
+	if err != nil || !stampIsDead(content) {
+		return errors.Is(err, fs.ErrNotExist), nil // gone meanwhile: just retry
+	}
+	breakPath := strings.TrimSuffix(path, ".lock") + ".break.lock"
+	b, err := os.OpenFile(breakPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		if again, rerr := os.ReadFile(breakPath); rerr == nil && stampIsDead(again) {
+			os.Remove(breakPath) // a breaker died mid-break; at worst another breaker retries
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("break stale lock %s: %w", path, err)
+	}
+	defer os.Remove(breakPath)
+	_, werr := b.WriteString(ownStamp())
+	b.Close()
+	if werr != nil {
+		return false, nil
+	}
+	if again, err := os.ReadFile(path); err == nil && stampIsDead(again) {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("break stale lock %s: %w", path, err)
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,79 @@
+// Package gittest makes real git repositories in temporary folders for
+// tests and runs the real git binary against them. It is test support only:
+// no production package imports it.
+package gittest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Env is the hermetic environment every git call here runs with: no user
+// or system config, a fixed identity, main as the default branch.
+func Env(t testing.TB) []string {
+	t.Helper()
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append(os.Environ(),
+		"GIT_CONFIG_GLOBAL="+global,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+	)
+}
+
+// Repo is a repository made for one test.
+type Repo struct {
+	t   testing.TB
+	Dir string // the main worktree's root
+	env []string
+}
+
+// Init makes a new repository in a folder named name under a fresh temp
+// dir, with one commit on main so that worktrees can be added.
+func Init(t testing.TB, name string) *Repo {
+	t.Helper()
+	r := &Repo{t: t, Dir: filepath.Join(t.TempDir(), name), env: Env(t)}
+	r.Git("init", "-q", r.Dir)
+	r.Git("-C", r.Dir, "commit", "-q", "--allow-empty", "-m", "root")
+	return r
+}
+
+// Git runs git in the repository and returns its trimmed stdout, failing
+// the test on a non-zero exit.
+func (r *Repo) Git(args ...string) string {
+	r.t.Helper()
+	out, err := r.TryGit(args...)
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// TryGit runs git in the repository and returns its output and error.
+func (r *Repo) TryGit(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	if _, err := os.Stat(r.Dir); err == nil {
+		cmd.Dir = r.Dir
+	}
+	cmd.Env = r.env
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return strings.TrimSpace(string(out) + string(ee.Stderr)), err
+	}
+	return strings.TrimSpace(string(out)), err
+}
+
+// Command prepares git with the repository's environment, for callers
+// that need to start processes concurrently.
+func (r *Repo) Command(args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Dir
+	cmd.Env = r.env
+	return cmd
+}
