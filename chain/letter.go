@@ -127,9 +127,14 @@ func DecodeLetter(data []byte) (*Letter, error) {
 		}
 		return nil, jsonRefusal(err)
 	}
+	if top == nil {
+		return nil, gates.Refusef(gates.InvalidLetter, "", "a letter is a JSON object, not null")
+	}
 	var schema string
-	if raw, ok := top["schema"]; ok && json.Unmarshal(raw, &schema) == nil && schema != LetterSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "schema %q is not %q; this m1nd speaks only the v0 mission letter", clip(schema), LetterSchema)
+	if raw, ok := top["schema"]; !ok {
+		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "the letter has no \"schema\"; a mission letter says \"schema\":%q", LetterSchema)
+	} else if json.Unmarshal(raw, &schema) != nil || schema != LetterSchema {
+		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "schema %s is not %q; this m1nd speaks only the v0 mission letter", clip(string(raw)), LetterSchema)
 	}
 	if err := checkKeys(data, reflect.TypeOf(Letter{})); err != nil {
 		return nil, err

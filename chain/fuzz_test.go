@@ -1,0 +1,87 @@
+package chain
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// fuzzSeeds are letters from the tests: valid ones and near misses.
+var fuzzSeeds = []string{
+	baseLetter,
+	`{"schema":"m1nd-mission-letter-v0","mission_id":"msn_0123456789ab","mission_seq":4,"prev_letter_id":"0123456789ab","block_id":"sb_x","brain_ref":"b","seat":"hand","runner_id":"r1","capability":"build-runner","phase":"merge_wait","verdict":{"decision":"APPROVE","gist":"ok"},"gate":{"command":"go test ./...","exit_status":0,"artifact_hash":"sha256:abababababababababababababababababababababababababababababababab"},"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"sha256:ab","evidence_refs":["gate://msn_0123456789ab"]}},"packet_ref":"sha256:abababababababababababababababababababababababababababababababab","synthetic":true,"tokens_total":12,"started_at":"2026-07-09T12:00:00Z","updated_at":"2026-07-09T12:00:00Z"}`,
+	`{"schema":"m1nd-mission-letter-v0","phase":"landed","receipt":{"imported":true,"store_version":3}}`,
+	`{"Phase":"archived"}`,
+	`{"schema":"x"}`,
+	`[]`, `null`, `{`, `{"a":1,"a":2}`,
+}
+
+// FuzzDecodeLetter: decoding never panics; anything accepted has canonical
+// bytes that decode to the same canonical bytes (so the letter id is
+// stable), and validation of it never panics and refuses only with a
+// known code.
+func FuzzDecodeLetter(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := DecodeLetter(data)
+		if err != nil {
+			r, ok := gates.AsRefusal(err)
+			if !ok || !gates.Known(r.Code) {
+				t.Fatalf("decode error is not a known refusal: %v", err)
+			}
+			return
+		}
+		canon := l.Canonical()
+		again, err := DecodeLetter(canon)
+		if err != nil {
+			t.Fatalf("canonical bytes do not decode: %v\n%s", err, canon)
+		}
+		if !bytes.Equal(again.Canonical(), canon) {
+			t.Fatalf("canonical bytes are not a fixed point:\n%s\n%s", canon, again.Canonical())
+		}
+		if err := Validate(l); err != nil {
+			if r, ok := gates.AsRefusal(err); !ok || !gates.Known(r.Code) {
+				t.Fatalf("validate error is not a known refusal: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzAgentID: every valid agent id maps to a ref-safe name and back.
+func FuzzAgentID(f *testing.F) {
+	for _, s := range []string{"owner", "runnerd:r1", "a.b_c-d", "Runnerd:x", "runnerd:runnerd:x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		name, err := AgentRefName(id)
+		if err != nil {
+			return
+		}
+		if bytes.ContainsAny([]byte(name), ":/ \\~^?*[") {
+			t.Fatalf("ref name %q is not ref-safe", name)
+		}
+		back, err := AgentFromRefName(name)
+		if err != nil || back != id {
+			t.Fatalf("round trip %q -> %q -> %q (%v)", id, name, back, err)
+		}
+	})
+}
+
+// FuzzMissionID: an accepted mission id is always a safe ref component.
+func FuzzMissionID(f *testing.F) {
+	for _, s := range []string{"msn_0123456789ab", "msn_../../../x", "msn_0123456789AB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		ref, err := MissionRef(id)
+		if err != nil {
+			return
+		}
+		if len(id) != 16 || bytes.ContainsAny([]byte(id), "./\\") || ref != MissionRefPrefix+id {
+			t.Fatalf("accepted %q", id)
+		}
+	})
+}

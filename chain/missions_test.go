@@ -1,0 +1,306 @@
+package chain_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+const hash = "sha256:abababababababababababababababababababababababababababababababab"
+
+var t0 = time.Date(2026, 7, 9, 12, 0, 0, 0, time.UTC)
+
+func newMissions(t *testing.T, name string) (*chain.Missions, *gittest.Repo) {
+	t.Helper()
+	g := gittest.Init(t, name)
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return &chain.Missions{Repo: repo, Brain: name}, g
+}
+
+func first(brain, id string) *chain.Letter {
+	return &chain.Letter{
+		Schema: chain.LetterSchema, MissionID: id, MissionSeq: 1, BlockID: "sb_x_core",
+		BrainRef: brain, Seat: "hand", Capability: "build-runner", Phase: chain.PhaseJudging,
+		StartedAt: chain.Timestamp(t0), UpdatedAt: chain.Timestamp(t0),
+	}
+}
+
+func post(t *testing.T, m *chain.Missions, l *chain.Letter, origin string) (*chain.PostResult, error) {
+	t.Helper()
+	return m.Post(context.Background(), chain.PostRequest{Body: l.Canonical(), Agent: "agent-1", Origin: origin})
+}
+
+func mustPost(t *testing.T, m *chain.Missions, l *chain.Letter) *chain.PostResult {
+	t.Helper()
+	res, err := post(t, m, l, "")
+	if err != nil {
+		t.Fatalf("post #%d %s: %v", l.MissionSeq, l.Phase, err)
+	}
+	return res
+}
+
+func next(l *chain.Letter, phase string) *chain.Letter {
+	n := chain.Next(l, l.ID(), t0.Add(time.Duration(l.MissionSeq)*time.Minute))
+	n.Phase = phase
+	n.Verdict = nil
+	return n
+}
+
+func withGate(l *chain.Letter) *chain.Letter {
+	exit := int64(0)
+	l.Gate = &chain.Gate{Command: "go test ./...", ExitStatus: &exit, ArtifactHash: hash}
+	return l
+}
+
+// chainTo posts judging → executing → gate → merge_wait and returns the head letter.
+func chainTo(t *testing.T, m *chain.Missions, id string) *chain.Letter {
+	t.Helper()
+	l := first(m.Brain, id)
+	mustPost(t, m, l)
+	l = next(l, "executing")
+	mustPost(t, m, l)
+	l = withGate(next(l, "gate"))
+	mustPost(t, m, l)
+	l = next(l, chain.PhaseMergeWait)
+	mustPost(t, m, l)
+	return l
+}
+
+func refValue(t *testing.T, g *gittest.Repo) string {
+	t.Helper()
+	return g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/")
+}
+
+func wantRefusal(t *testing.T, err error, code gates.Code, field string) {
+	t.Helper()
+	r, ok := gates.AsRefusal(err)
+	if !ok || r.Code != code || (field != "" && r.Field != field) {
+		t.Fatalf("got %v, want refusal %s (%s)", err, code, field)
+	}
+}
+
+func TestFullChainAndHeads(t *testing.T) {
+	m, g := newMissions(t, "Repo-B1")
+	head := chainTo(t, m, "msn_0000000000aa")
+	view, err := m.Heads("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Missions) != 1 || view.ServedBrain != "Repo-B1" {
+		t.Fatalf("heads = %+v", view)
+	}
+	h := view.Missions[0]
+	if h.HeadLetterID != head.ID() || h.SupersededCount != 3 || h.Letter.Phase != chain.PhaseMergeWait {
+		t.Fatalf("head = %+v", h)
+	}
+	if string(h.Head) != string(head.Canonical()) {
+		t.Fatalf("head bytes differ")
+	}
+	if chain.LandingBell(view.Missions) != 1 {
+		t.Fatal("landing bell should ring for one merge_wait head")
+	}
+	subjects := g.Git("log", "--format=%s", "refs/m1nd/missions/msn_0000000000aa")
+	want := "msn_0000000000aa #4 merge_wait sb_x_core\nmsn_0000000000aa #3 gate sb_x_core\nmsn_0000000000aa #2 executing sb_x_core\nmsn_0000000000aa #1 judging sb_x_core"
+	if subjects != want {
+		t.Fatalf("git log subjects:\n%s", subjects)
+	}
+	if body := g.Git("log", "-1", "--format=%b", "refs/m1nd/missions/msn_0000000000aa"); !strings.Contains(body, "M1nd-Letter: "+head.ID()) || !strings.Contains(body, "M1nd-Agent: agent-1") || strings.Contains(body, "M1nd-Origin") {
+		t.Fatalf("trailers:\n%s", body)
+	}
+	log, err := m.Log("msn_0000000000aa")
+	if err != nil || len(log) != 4 || log[0].Decoded.MissionSeq != 1 || log[3].LetterID != head.ID() || log[0].Agent != "agent-1" {
+		t.Fatalf("log = %+v, %v", log, err)
+	}
+	g.Git("fsck", "--strict")
+}
+
+func TestPostOrderAndNothingWritten(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	head := chainTo(t, m, "msn_0000000000aa")
+	judging := first("brain", "msn_0000000000bb")
+	mustPost(t, m, judging)
+	before := refValue(t, g)
+
+	archivedOnMergeWait := next(head, chain.PhaseArchived)
+	tests := []struct {
+		name   string
+		letter *chain.Letter
+		origin string
+		code   gates.Code
+		field  string
+	}{
+		// 1 before 2: an agent's archive of another brain's letter is still a gesture refusal first.
+		{"archive without origin wins over brain", func() *chain.Letter { l := next(head, chain.PhaseArchived); l.BrainRef = "other"; return l }(), "", gates.HumanGestureRequired, "archived_via"},
+		{"archive with forged origin", archivedOnMergeWait, "runnerd", gates.HumanGestureRequired, "archived_via"},
+		{"archive with empty origin", archivedOnMergeWait, "", gates.HumanGestureRequired, "archived_via"},
+		// 2 before 4: the brain guard comes before validation.
+		{"brain before validation", func() *chain.Letter { l := next(head, "executing"); l.BrainRef = "other"; l.Seat = "chair"; return l }(), "", gates.BrainMismatch, "brain_ref"},
+		// 4 before 6: an invalid letter at a stale position is invalid, not stale.
+		{"validation before CAS", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.Phase = "landed"; return l }(), "", gates.LandedLaw, ""},
+		{"stale seq", func() *chain.Letter { l := next(head, "executing"); l.MissionSeq = 9; return l }(), "", gates.StaleHead, "mission_seq"},
+		{"stale prev", func() *chain.Letter { l := next(head, "executing"); p := "000000000000"; l.PrevLetterID = &p; return l }(), "", gates.StaleHead, "prev_letter_id"},
+		{"seq 2 on empty mission", func() *chain.Letter { l := next(head, "executing"); l.MissionID = "msn_0000000000cc"; return l }(), "", gates.StaleHead, "mission_seq"},
+		{"seq 1 with prev on empty mission", func() *chain.Letter {
+			l := first("brain", "msn_0000000000cc")
+			p := "000000000000"
+			l.PrevLetterID = &p
+			return l
+		}(), "", gates.StaleHead, "prev_letter_id"},
+		{"seq 1 on existing mission, different letter", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.BlockID = "sb_other"; return l }(), "", gates.StaleHead, "mission_seq"},
+		// 7: archive only supersedes merge_wait.
+		{"archive a judging head", next(judging, chain.PhaseArchived), gates.OriginHumanUI, gates.InvalidTransition, "phase"},
+		{"archive a fresh mission", func() *chain.Letter { l := first("brain", "msn_0000000000dd"); l.Phase = chain.PhaseArchived; return l }(), gates.OriginHumanUI, gates.InvalidTransition, "phase"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := post(t, m, tt.letter, tt.origin)
+			wantRefusal(t, err, tt.code, tt.field)
+			if after := refValue(t, g); after != before {
+				t.Fatalf("refs changed on refusal:\n%s\nwas\n%s", after, before)
+			}
+		})
+	}
+}
+
+func TestIdenticalReplayIsDeduped(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	l1 := first("brain", "msn_0000000000aa")
+	r1 := mustPost(t, m, l1)
+	l2 := next(l1, "executing")
+	r2 := mustPost(t, m, l2)
+	for _, tt := range []struct {
+		letter *chain.Letter
+		want   *chain.PostResult
+	}{{l1, r1}, {l2, r2}} {
+		res := mustPost(t, m, tt.letter)
+		if !res.Deduped || res.Commit != tt.want.Commit || res.LetterID != tt.want.LetterID {
+			t.Fatalf("replay of #%d = %+v, want dedup of %+v", tt.letter.MissionSeq, res, tt.want)
+		}
+	}
+	if n := g.Git("rev-list", "--count", "refs/m1nd/missions/msn_0000000000aa"); n != "2" {
+		t.Fatalf("chain has %s letters after replays", n)
+	}
+}
+
+func TestArchiveDropsTheBell(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	head := chainTo(t, m, "msn_0000000000aa")
+	if _, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", "", t0); err == nil {
+		t.Fatal("archive without origin accepted")
+	}
+	res, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanUI, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MissionSeq != head.MissionSeq+1 || res.Phase != chain.PhaseArchived {
+		t.Fatalf("archive = %+v", res)
+	}
+	view, _ := m.Heads("")
+	if chain.LandingBell(view.Missions) != 0 {
+		t.Fatal("bell still rings after archive")
+	}
+	if body := g.Git("log", "-1", "--format=%b", "refs/m1nd/missions/msn_0000000000aa"); !strings.Contains(body, "M1nd-Origin: human-ui") {
+		t.Fatalf("archive commit lacks origin trailer:\n%s", body)
+	}
+	// Nothing follows an archived head but another valid letter, and archive twice is a transition error.
+	_, err = m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanUI, t0.Add(2*time.Hour))
+	wantRefusal(t, err, gates.InvalidTransition, "phase")
+}
+
+type refuseBlocks struct{ calls int }
+
+func (r *refuseBlocks) CheckLetterBlock(l *chain.Letter) error {
+	r.calls++
+	if l.BlockID != "sb_known" {
+		return gates.Refuse(gates.UnknownBlock, "block_id")
+	}
+	return nil
+}
+
+func TestBlockGuardHookAndSynthetic(t *testing.T) {
+	m, _ := newMissions(t, "brain")
+	guard := &refuseBlocks{}
+	m.Blocks = guard
+	l := first("brain", "msn_0000000000aa")
+	_, err := post(t, m, l, "")
+	wantRefusal(t, err, gates.UnknownBlock, "block_id")
+	// The guard runs before validation.
+	bad := first("brain", "msn_0000000000aa")
+	bad.Seat = "chair"
+	_, err = post(t, m, bad, "")
+	wantRefusal(t, err, gates.UnknownBlock, "block_id")
+	l.Synthetic = true
+	mustPost(t, m, l)
+	if guard.calls != 2 {
+		t.Fatalf("guard called %d times, want 2 (never for synthetic)", guard.calls)
+	}
+	known := first("brain", "msn_0000000000bb")
+	known.BlockID = "sb_known"
+	mustPost(t, m, known)
+}
+
+func TestSameLetterSameParentSameCommit(t *testing.T) {
+	m1, _ := newMissions(t, "brain")
+	m2, _ := newMissions(t, "brain")
+	l := first("brain", "msn_0000000000aa")
+	a, b := mustPost(t, m1, l), mustPost(t, m2, l)
+	if a.Commit != b.Commit {
+		t.Fatalf("commits differ: %s vs %s", a.Commit, b.Commit)
+	}
+}
+
+func TestHeadsFilterOrderAndStrayRefs(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	chainTo(t, m, "msn_0000000000cc")
+	mustPost(t, m, first("brain", "msn_0000000000aa"))
+	mustPost(t, m, first("brain", "msn_0000000000bb"))
+	// A stray ref under the prefix that is not a mission id is skipped.
+	g.Git("update-ref", "refs/m1nd/missions/not-a-mission", g.Git("rev-parse", "HEAD"))
+	view, err := m.Heads("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range view.Missions {
+		ids = append(ids, h.MissionID)
+	}
+	if strings.Join(ids, ",") != "msn_0000000000aa,msn_0000000000bb,msn_0000000000cc" {
+		t.Fatalf("order = %v", ids)
+	}
+	mw, _ := m.Heads(chain.PhaseMergeWait)
+	if len(mw.Missions) != 1 || mw.Missions[0].MissionID != "msn_0000000000cc" {
+		t.Fatalf("merge_wait filter = %+v", mw.Missions)
+	}
+	counts := chain.PhaseCounts(view.Missions)
+	if counts["judging"] != 2 || counts["merge_wait"] != 1 {
+		t.Fatalf("counts = %v", counts)
+	}
+}
+
+func TestNewMission(t *testing.T) {
+	m, _ := newMissions(t, "brain")
+	res, err := m.New(context.Background(), chain.NewMission{BlockID: "sb_x", Agent: "owner", Now: t0, Packet: []byte("# Mission packet — x\n"), RunnerID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, ok, err := m.HeadOf(res.MissionID)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	l := head.Letter
+	if l.Phase != chain.PhaseJudging || l.MissionSeq != 1 || l.BrainRef != "brain" || *l.PacketRef != chain.PacketRef([]byte("# Mission packet — x\n")) || *l.RunnerID != "r1" || l.Seat != "hand" {
+		t.Fatalf("first letter = %s", head.Head)
+	}
+	_, err = m.New(context.Background(), chain.NewMission{BlockID: "sb_x", Seat: "chair", Agent: "owner", Now: t0})
+	wantRefusal(t, err, gates.InvalidLetter, "seat")
+}
