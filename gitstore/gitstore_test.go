@@ -453,6 +453,7 @@ func TestDeadWritersLockIsCleared(t *testing.T) {
 		{"live pid", fmt.Sprintf("m1nd-pid %d %s\n", live.Process.Pid, bootID), false},
 		{"ref value", a.String() + "\n", false},
 		{"empty (git mid-write)", "", false},
+		{"empty and old", "", true},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -461,6 +462,10 @@ func TestDeadWritersLockIsCleared(t *testing.T) {
 			os.MkdirAll(filepath.Dir(lock), 0o755)
 			if err := os.WriteFile(lock, []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			if tt.name == "empty and old" {
+				old := time.Now().Add(-time.Minute)
+				os.Chtimes(lock, old, old)
 			}
 			err := r.UpdateRef(context.Background(), ref, gitstore.ZeroHash, a)
 			if tt.cleared && err != nil {

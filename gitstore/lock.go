@@ -94,7 +94,7 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 
 // acquireLock creates path exclusively and stamps it with this process,
 // backing off with jitter while another writer holds it, up to timeout. A
-// lock stamped by an m1nd process that no longer runs is cleared.
+// lock abandoned by a killed writer is cleared (see lockIsDead).
 func acquireLock(ctx context.Context, path string, timeout time.Duration) (*os.File, error) {
 	deadline := time.Now().Add(timeout)
 	backoff := time.Millisecond
@@ -148,6 +148,33 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
+// emptyLockAge is how old an empty lock must be to count as abandoned:
+// git and m1nd both write into a lock right after creating it, so only a
+// writer killed in between leaves one empty for long.
+const emptyLockAge = time.Second
+
+// lockIsDead reports whether the lock at path was abandoned: an m1nd stamp
+// of a process that is not running on this boot, or an empty lock older
+// than emptyLockAge. A lock holding a ref value may belong to a live git
+// transaction and is never judged dead.
+func lockIsDead(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	var buf [256]byte
+	n, _ := f.Read(buf[:])
+	if n == 0 {
+		return fi.Size() == 0 && time.Since(fi.ModTime()) > emptyLockAge
+	}
+	return stampIsDead(buf[:n])
+}
+
 // stampIsDead reports whether a lock's contents are an m1nd stamp of a
 // process that is not running on this boot.
 func stampIsDead(content []byte) bool {
@@ -172,20 +199,22 @@ func stampIsDead(content []byte) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-// clearDeadLock removes path if it is an m1nd lock whose holder died.
+// clearDeadLock removes path if it was abandoned (see lockIsDead).
 // Breakers serialise on <lock>.break.lock, so that two writers finding the
 // same dead lock cannot remove the live lock one of them then takes: while
 // the break lock is held, only the breaker removes path, and nobody can
 // create path while it exists.
 func clearDeadLock(path string) (bool, error) {
-	content, err := os.ReadFile(path)
-	if err != nil || !stampIsDead(content) {
-		return errors.Is(err, fs.ErrNotExist), nil // gone meanwhile: just retry
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return true, nil // gone meanwhile: just retry
+	}
+	if !lockIsDead(path) {
+		return false, nil
 	}
 	breakPath := strings.TrimSuffix(path, ".lock") + ".break.lock"
 	b, err := os.OpenFile(breakPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
-		if again, rerr := os.ReadFile(breakPath); rerr == nil && stampIsDead(again) {
+		if lockIsDead(breakPath) {
 			os.Remove(breakPath) // a breaker died mid-break; at worst another breaker retries
 		}
 		return false, nil
@@ -199,7 +228,7 @@ func clearDeadLock(path string) (bool, error) {
 	if werr != nil {
 		return false, nil
 	}
-	if again, err := os.ReadFile(path); err == nil && stampIsDead(again) {
+	if lockIsDead(path) {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, fmt.Errorf("break stale lock %s: %w", path, err)
 		}

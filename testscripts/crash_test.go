@@ -1,0 +1,164 @@
+package testscripts
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+// TestKillNineWhilePosting kills `m1nd mission post` and `m1nd mission new`
+// processes with SIGKILL at random moments. After every kill, git fsck must
+// be clean, every mission ref must be a valid chain, and m1nd must be able
+// to extend it.
+func TestKillNineWhilePosting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	const rounds = 60
+	g := gittest.Init(t, "crash")
+	bin := filepath.Join(binDir, "m1nd")
+	env := gittest.Env(t)
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = g.Dir
+		cmd.Env = env
+		return cmd.CombinedOutput()
+	}
+	if out, err := run("mission", "new", "--block", "sb_crash_core", "--agent", "crash"); err != nil {
+		t.Fatalf("mission new: %v\n%s", err, out)
+	}
+	work := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	var killedEarly, killedLate, anonymousLocks int
+	for round := 0; round < rounds; round++ {
+		// Half the rounds extend an existing chain, half open a new mission
+		// (the create-a-ref path).
+		args := []string{"mission", "new", "--block", "sb_crash_core", "--agent", "crash"}
+		if round%2 == 0 {
+			file := filepath.Join(work, "next.json")
+			if err := os.WriteFile(file, nextLetter(t, g.Dir), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = []string{"mission", "post", "--agent", "crash", file}
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = g.Dir
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(9000)) * time.Microsecond)
+		cmd.Process.Kill()
+		if err := cmd.Wait(); err != nil {
+			killedEarly++
+		} else {
+			killedLate++ // it finished before the kill
+		}
+
+		if out, err := g.TryGit("fsck", "--no-progress"); err != nil || strings.Contains(out, "error") || strings.Contains(out, "missing") || strings.Contains(out, "broken") {
+			t.Fatalf("round %d: git fsck: %v\n%s", round, err, out)
+		}
+		checkChains(t, g.Dir, round)
+
+		// m1nd extends the chain. A kill in the last few syscalls before
+		// the rename leaves a lock holding a ref value and no owner: git's
+		// own crash artefact, which m1nd names and the operator removes.
+		file := filepath.Join(work, "extend.json")
+		if err := os.WriteFile(file, nextLetter(t, g.Dir), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := run("mission", "post", "--agent", "crash", file)
+		if err != nil && bytes.Contains(out, []byte("locked by another writer")) {
+			lock := anonymousLock(t, g.Dir)
+			anonymousLocks++
+			t.Logf("round %d: kill left an anonymous lock %s; removing it as the message says", round, lock)
+			os.Remove(lock)
+			out, err = run("mission", "post", "--agent", "crash", file)
+		}
+		if err != nil {
+			t.Fatalf("round %d: m1nd cannot extend after the kill: %v\n%s", round, err, out)
+		}
+	}
+	if anonymousLocks > rounds/10 {
+		t.Errorf("%d of %d kills left an anonymous lock; the window should be a few syscalls wide", anonymousLocks, rounds)
+	}
+	checkChains(t, g.Dir, rounds)
+	t.Logf("%d rounds: %d killed mid-run, %d finished first, %d anonymous locks", rounds, killedEarly, killedLate, anonymousLocks)
+}
+
+// anonymousLock returns the lock file left under refs/m1nd, which must hold
+// a ref value (an m1nd-stamped lock of a dead process is cleared by m1nd).
+func anonymousLock(t *testing.T, dir string) string {
+	t.Helper()
+	locks, _ := filepath.Glob(filepath.Join(dir, ".git", "refs", "m1nd", "missions", "*.lock"))
+	if len(locks) != 1 {
+		for _, l := range locks {
+			c, _ := os.ReadFile(l)
+			t.Logf("%s: %q", l, c)
+		}
+		t.Fatalf("lock error but %d lock files: %v", len(locks), locks)
+	}
+	content, _ := os.ReadFile(locks[0])
+	if _, err := gitstore.ParseHash(strings.TrimSpace(string(content))); err != nil {
+		t.Fatalf("m1nd refused over a lock it should have cleared: %q", content)
+	}
+	return locks[0]
+}
+
+// nextLetter builds the letter that extends the first mission's head.
+func nextLetter(t *testing.T, dir string) []byte {
+	t.Helper()
+	m := missions(t, dir)
+	view, err := m.Heads("")
+	if err != nil || len(view.Missions) == 0 {
+		t.Fatalf("heads: %v", err)
+	}
+	head := view.Missions[0]
+	l := chain.Next(head.Letter, head.HeadLetterID, time.Unix(1752062400+head.Letter.MissionSeq, 0))
+	l.Phase = "executing"
+	return l.Canonical()
+}
+
+func missions(t *testing.T, dir string) *chain.Missions {
+	t.Helper()
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return &chain.Missions{Repo: repo, Brain: filepath.Base(dir)}
+}
+
+// checkChains walks every mission ref: contiguous seqs, each letter naming
+// its predecessor, every letter well-formed.
+func checkChains(t *testing.T, dir string, round int) {
+	t.Helper()
+	m := missions(t, dir)
+	view, err := m.Heads("")
+	if err != nil {
+		t.Fatalf("round %d: heads: %v", round, err)
+	}
+	for _, h := range view.Missions {
+		log, err := m.Log(h.MissionID)
+		if err != nil {
+			t.Fatalf("round %d: %s: %v", round, h.MissionID, err)
+		}
+		for i, e := range log {
+			if err := chain.Validate(e.Decoded); err != nil {
+				t.Fatalf("round %d: %s letter %d invalid: %v", round, h.MissionID, i, err)
+			}
+			if e.Decoded.MissionSeq != int64(i+1) || (i > 0 && *e.Decoded.PrevLetterID != log[i-1].LetterID) {
+				t.Fatalf("round %d: %s letter %d breaks the chain", round, h.MissionID, i)
+			}
+		}
+	}
+}
