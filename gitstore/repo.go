@@ -8,9 +8,11 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -216,4 +218,21 @@ func (r *Repo) EnsureRuntimeDir() (bool, error) {
 		return false, fmt.Errorf("create runtime dir: %w", err)
 	}
 	return true, nil
+}
+
+// InitWithCommit creates a repository at dir with git itself (`git init`),
+// then commits whatever files dir holds, as "m1nd <m1nd@localhost>" unless
+// the environment names an identity.
+func InitWithCommit(ctx context.Context, dir, message string) error {
+	steps := [][]string{
+		{"init", "-q", "-b", "main", dir},
+		{"-C", dir, "add", "-A"},
+		{"-C", dir, "-c", "user.name=m1nd", "-c", "user.email=m1nd@localhost", "commit", "-q", "--allow-empty", "-m", message},
+	}
+	for _, args := range steps {
+		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
 }

@@ -48,6 +48,7 @@ func newApp(inv *invocation) *cli.App {
 			initCommand(inv),
 			statusCommand(inv),
 			missionCommand(inv),
+			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
 documents. A mission is a chain of letters on refs/m1nd/missions/<id>;

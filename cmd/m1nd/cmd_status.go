@@ -29,45 +29,50 @@ green and waits for a human to land its receipt. In --json it appears as
 "landing_bell":{"merge_wait":N} only when N > 0.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			m, err := inv.missions()
-			if err != nil {
-				return err
-			}
-			version, _, err := brain.StoreVersion(m.Repo)
-			if err != nil {
-				return err
-			}
-			heads, err := m.Heads("")
-			if err != nil {
-				return err
-			}
-			reply := statusReply{OK: true, Brain: m.Brain, StoreVersion: version, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
-			if n := chain.LandingBell(heads.Missions); n > 0 {
-				reply.LandingBell = &landingBell{MergeWait: n}
-			}
-			if inv.jsonOut {
-				return inv.printJSON(reply)
-			}
-			inv.printf("brain    %s\n", reply.Brain)
-			if version == 0 {
-				inv.printf("store    none yet\n")
-			} else {
-				inv.printf("store    version %d\n", version)
-			}
-			inv.printf("missions %d\n", reply.Missions)
-			for _, phase := range chain.Phases {
-				if n := reply.Phases[phase]; n > 0 {
-					inv.printf("  %-10s %d\n", phase, n)
-				}
-			}
-			if reply.LandingBell != nil {
-				inv.printf("landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", plural(reply.LandingBell.MergeWait, "mission"))
-			}
-			return nil
+			return printStatus(inv, c.Bool("json"))
 		},
 	}
+}
+
+// printStatus prints the status of the repository the invocation names.
+func printStatus(inv *invocation, asJSON bool) error {
+	inv.jsonOut = asJSON
+	m, err := inv.missions()
+	if err != nil {
+		return err
+	}
+	version, _, err := brain.StoreVersion(m.Repo)
+	if err != nil {
+		return err
+	}
+	heads, err := m.Heads("")
+	if err != nil {
+		return err
+	}
+	reply := statusReply{OK: true, Brain: m.Brain, StoreVersion: version, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
+	if n := chain.LandingBell(heads.Missions); n > 0 {
+		reply.LandingBell = &landingBell{MergeWait: n}
+	}
+	if asJSON {
+		return inv.printJSON(reply)
+	}
+	inv.printf("brain    %s\n", reply.Brain)
+	if version == 0 {
+		inv.printf("store    none yet\n")
+	} else {
+		inv.printf("store    version %d\n", version)
+	}
+	inv.printf("missions %d\n", reply.Missions)
+	for _, phase := range chain.Phases {
+		if n := reply.Phases[phase]; n > 0 {
+			inv.printf("  %-10s %d\n", phase, n)
+		}
+	}
+	if reply.LandingBell != nil {
+		inv.printf("landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", plural(reply.LandingBell.MergeWait, "mission"))
+	}
+	return nil
 }
