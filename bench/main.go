@@ -231,11 +231,15 @@ func benchHeads(work, bin string, n, runs int) error {
 	stages := []struct {
 		name  string
 		setup []string
+		cold  bool // remove m1nd's head cache before every m1nd run
 	}{
-		{"loose refs, loose objects", nil},
-		{"packed refs, loose objects", []string{"pack-refs", "--all"}},
-		{"packed refs, packed objects", []string{"gc", "-q"}},
+		{"loose refs, loose objects", nil, false},
+		{"loose refs, loose objects, no head cache", nil, true},
+		{"packed refs, loose objects", []string{"pack-refs", "--all"}, false},
+		{"packed refs, packed objects", []string{"gc", "-q"}, false},
+		{"packed refs, packed objects, no head cache", nil, true},
 	}
+	cacheFile := filepath.Join(repoDir, ".git", "m1nd", "cache", "heads-v1")
 	fmt.Printf("\n(b) read every mission head, %d missions, %d runs per side\n", n, runs)
 	for _, st := range stages {
 		if st.setup != nil {
@@ -246,6 +250,9 @@ func benchHeads(work, bin string, n, runs int) error {
 		var m1ndTimes, gitTimes []time.Duration
 		var m1ndBytes, gitBytes int
 		for r := 0; r < runs+1; r++ { // the first run of each side warms the page cache
+			if st.cold {
+				os.Remove(cacheFile)
+			}
 			start := time.Now()
 			cmd := exec.Command(bin, "mission", "heads", "--json")
 			cmd.Dir = repoDir

@@ -298,28 +298,46 @@ func (m *Missions) Heads(phase string) (*HeadsView, error) {
 	if err != nil {
 		return nil, err
 	}
+	cache := loadHeadCache(m.Repo)
 	heads := make([]*Head, len(refs))
+	bodies := make([][]byte, len(refs))
+	missed := make([]bool, len(refs))
 	errs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
 		id := refs[i].Name[len(MissionRefPrefix):]
 		if !ValidMissionID(id) {
 			return // not ours: someone wrote a stray ref by hand
 		}
-		body, _, err := m.Repo.ReadFileAt(refs[i].Hash, LetterFile)
-		if err != nil {
-			errs[i] = fmt.Errorf("mission %s: %w", id, err)
-			return
+		body, ok := cache.entries[refs[i].Hash]
+		if !ok {
+			var err error
+			if body, _, err = m.Repo.ReadFileAt(refs[i].Hash, LetterFile); err != nil {
+				errs[i] = fmt.Errorf("mission %s: %w", id, err)
+				return
+			}
+			missed[i] = true
 		}
+		bodies[i] = body
 		heads[i], errs[i] = newHead(id, refs[i].Hash, body)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	view := &HeadsView{ServedBrain: m.Brain, Missions: make([]*Head, 0, len(heads))}
-	for _, h := range heads {
-		if h != nil && (phase == "" || h.Letter.Phase == phase) {
+	current := make(map[gitstore.Hash][]byte, len(heads))
+	rewrite := false
+	for i, h := range heads {
+		if h == nil {
+			continue
+		}
+		current[refs[i].Hash] = bodies[i]
+		rewrite = rewrite || missed[i]
+		if phase == "" || h.Letter.Phase == phase {
 			view.Missions = append(view.Missions, h)
 		}
+	}
+	if rewrite || len(cache.entries) != len(current) {
+		cache.store(current)
 	}
 	sort.Slice(view.Missions, func(i, j int) bool { return view.Missions[i].MissionID < view.Missions[j].MissionID })
 	return view, nil

@@ -2,6 +2,8 @@ package chain_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -303,4 +305,45 @@ func TestNewMission(t *testing.T) {
 	}
 	_, err = m.New(context.Background(), chain.NewMission{BlockID: "sb_x", Seat: "chair", Agent: "owner", Now: t0})
 	wantRefusal(t, err, gates.InvalidLetter, "seat")
+}
+
+// The heads cache is keyed by commit: refs moved by plain git, a damaged
+// cache file or a missing one never change what Heads answers.
+func TestHeadsCacheFollowsPlainGit(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	l1 := first("brain", "msn_0000000000aa")
+	r1 := mustPost(t, m, l1)
+	l2 := next(l1, "executing")
+	mustPost(t, m, l2)
+	headID := func() string {
+		t.Helper()
+		view, err := m.Heads("")
+		if err != nil || len(view.Missions) != 1 {
+			t.Fatalf("heads: %v", err)
+		}
+		return view.Missions[0].HeadLetterID
+	}
+	if headID() != l2.ID() || headID() != l2.ID() { // cold, then warm
+		t.Fatal("head is not letter 2")
+	}
+	cache := filepath.Join(g.Dir, ".git", "m1nd", "cache", "heads-v1")
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("no cache written: %v", err)
+	}
+	// Someone rewinds the ref with plain git.
+	g.Git("update-ref", "refs/m1nd/missions/msn_0000000000aa", r1.Commit)
+	if got := headID(); got != l1.ID() {
+		t.Fatalf("after git update-ref, head = %s, want %s", got, l1.ID())
+	}
+	// A damaged cache is ignored.
+	os.WriteFile(cache, []byte("garbage\nmore"), 0o600)
+	if got := headID(); got != l1.ID() {
+		t.Fatalf("with a damaged cache, head = %s", got)
+	}
+	// After gc the cache still answers, and so do the objects.
+	g.Git("gc", "-q")
+	os.Remove(cache)
+	if got := headID(); got != l1.ID() {
+		t.Fatalf("after gc, head = %s", got)
+	}
 }
