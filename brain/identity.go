@@ -3,11 +3,11 @@
 package brain
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -35,11 +35,8 @@ func DisplayName(repo *gitstore.Repo) (string, error) {
 }
 
 func checkName(name string) error {
-	switch {
-	case name == "" || name == "." || name == "/":
-		return errors.New("empty name")
-	case strings.ContainsAny(name, "/\\~\n\r\t"):
-		return fmt.Errorf("%q is not a bare name", name)
+	if problem := gates.DisplayNameProblem(name); problem != "" {
+		return fmt.Errorf("%q cannot name a brain: %s", name, problem)
 	}
 	return nil
 }

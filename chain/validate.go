@@ -30,11 +30,6 @@ func validSHA256Ref(s string) bool {
 	return ok && isLowerHex(rest, 64)
 }
 
-// hasDriveLetter reports a Windows drive prefix such as "C:".
-func hasDriveLetter(s string) bool {
-	return len(s) >= 2 && s[1] == ':' && ('a' <= s[0]|0x20 && s[0]|0x20 <= 'z')
-}
-
 func oneOf(v string, set []string) bool {
 	for _, s := range set {
 		if v == s {
@@ -116,11 +111,8 @@ func validateShape(l *Letter) error {
 // checkBrainRef refuses anything that is not a bare display name: the
 // letter never carries a path (seed 1f).
 func checkBrainRef(ref string) error {
-	switch {
-	case strings.TrimSpace(ref) == "":
-		return invalid("brain_ref", "brain_ref is the brain's display name (the main worktree's folder name)")
-	case strings.ContainsAny(ref, `/\~`) || hasDriveLetter(ref) || hasControl(ref) || ref == "." || ref == "..":
-		return invalid("brain_ref", "brain_ref is a bare display name, never a path")
+	if problem := gates.DisplayNameProblem(ref); problem != "" {
+		return invalid("brain_ref", "brain_ref is the brain's bare display name (the main worktree's folder name), never a path: this one is %s", problem)
 	}
 	return nil
 }

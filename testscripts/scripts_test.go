@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,8 +99,8 @@ func checkJSONObj(data []byte, keys []string) error {
 	if obj == nil {
 		return fmt.Errorf("not a JSON object: null")
 	}
-	if dec.More() {
-		return fmt.Errorf("more than one JSON value")
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("something after the object")
 	}
 	for _, k := range keys {
 		if _, ok := obj[k]; !ok {

@@ -137,7 +137,7 @@ func (inv *invocation) missions() (*chain.Missions, error) {
 	}
 	name, err := brain.DisplayName(repo)
 	if err != nil {
-		return nil, err
+		return nil, usagef("%v", err) // a configuration the operator fixes
 	}
 	return &chain.Missions{Repo: repo, Brain: name}, nil
 }
@@ -244,10 +244,10 @@ func hoistFlags(app *cli.App, args []string) []string {
 		i++
 		cmds, flags = cmd.Subcommands, cmd.Flags
 	}
-	var flagArgs, positional []string
+	var flagArgs, positional, afterDashes []string
 	for i < len(rest) {
 		if rest[i] == "--" {
-			positional = append(positional, rest[i:]...)
+			afterDashes = rest[i:] // keeps the "--" itself, so flag parsing ends there
 			break
 		}
 		if isFlagArg(rest[i]) {
@@ -257,7 +257,11 @@ func hoistFlags(app *cli.App, args []string) []string {
 		positional = append(positional, rest[i])
 		i++
 	}
-	return append(append(out, flagArgs...), positional...)
+	out = append(out, flagArgs...)
+	if len(afterDashes) > 0 {
+		return append(append(append(out, "--"), positional...), afterDashes[1:]...)
+	}
+	return append(out, positional...)
 }
 
 func isFlagArg(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" }

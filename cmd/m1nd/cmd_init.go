@@ -33,7 +33,7 @@ Running it again changes nothing.`,
 			}
 			name, err := brain.DisplayName(repo)
 			if err != nil {
-				return err
+				return usagef("%v", err)
 			}
 			reply := initReply{OK: true, Brain: name, RuntimeDir: repo.RuntimeDir(), Created: []string{}}
 			made, err := repo.EnsureRuntimeDir()

@@ -286,6 +286,10 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if inv.jsonOut {
 				return inv.printJSON(view)
 			}
+			if len(view.Missions) == 0 && phase != "" {
+				inv.printf("no mission heads in phase %s\n", phase)
+				return nil
+			}
 			if len(view.Missions) == 0 {
 				inv.printf("no missions yet — open one with: m1nd mission new --block ID\n")
 				return nil

@@ -1,0 +1,59 @@
+package brain
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+func TestDisplayName(t *testing.T) {
+	g := gittest.Init(t, "Repo-B1")
+	wt := filepath.Join(filepath.Dir(g.Dir), "feature-wt")
+	g.Git("worktree", "add", "-q", wt)
+	bare := filepath.Join(filepath.Dir(g.Dir), "Shared.git")
+	g.Git("clone", "-q", "--bare", g.Dir, bare)
+
+	name := func(dir string) (string, error) {
+		r, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		return DisplayName(r)
+	}
+	for _, tt := range []struct{ label, dir, want string }{
+		{"main worktree", g.Dir, "Repo-B1"},
+		{"linked worktree names the main one", wt, "Repo-B1"},
+		{"bare repository", bare, "Shared"},
+	} {
+		if got, err := name(tt.dir); err != nil || got != tt.want {
+			t.Errorf("%s: %q, %v; want %q", tt.label, got, err, tt.want)
+		}
+	}
+	g.Git("config", "m1nd.brain", "Other")
+	if got, _ := name(wt); got != "Other" {
+		t.Errorf("config override: %q", got)
+	}
+	g.Git("config", "m1nd.brain", "C:evil")
+	if _, err := name(g.Dir); err == nil {
+		t.Error("a drive-letter brain name was accepted")
+	}
+}
+
+func TestStoreVersionWithoutStore(t *testing.T) {
+	g := gittest.Init(t, "nostore")
+	r, _ := gitstore.Open(g.Dir)
+	defer r.Close()
+	v, ok, err := StoreVersion(r)
+	if err != nil || ok || v != 0 {
+		t.Fatalf("StoreVersion = %d %v %v", v, ok, err)
+	}
+	// The version is the length of the store's first-parent chain.
+	head := g.Git("rev-parse", "HEAD")
+	g.Git("update-ref", StoreRef, head)
+	if v, ok, err := StoreVersion(r); err != nil || !ok || v != 1 {
+		t.Fatalf("StoreVersion = %d %v %v", v, ok, err)
+	}
+}

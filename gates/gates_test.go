@@ -1,0 +1,69 @@
+package gates
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestEveryCodeHasAOneLineLesson(t *testing.T) {
+	for code, lesson := range defaultLessons {
+		if lesson == "" || strings.ContainsAny(lesson, "\n\r") {
+			t.Errorf("%s: lesson %q must be one non-empty line", code, lesson)
+		}
+	}
+	if len(defaultLessons) != 22 {
+		t.Errorf("%d codes, DESIGN §5 lists 22", len(defaultLessons))
+	}
+}
+
+func TestEnvelopeShape(t *testing.T) {
+	b, err := json.Marshal(Refuse(StaleHead, "prev_letter_id").Envelope())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"ok":false,"refused":"stale_head","field":"prev_letter_id","lesson":"` + Lesson(StaleHead) + `"}`
+	if string(b) != want {
+		t.Fatalf("envelope = %s\nwant %s", b, want)
+	}
+	b, _ = json.Marshal(Refuse(NoStore, "").Envelope())
+	if strings.Contains(string(b), "field") {
+		t.Fatalf("empty field must be absent: %s", b)
+	}
+}
+
+func TestHTTPStatus(t *testing.T) {
+	for code, want := range map[Code]int{
+		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409,
+		HumanGestureRequired: 403, ReadOnlyOwner: 403, UnpinnedRunner: 403, WorkspaceNotAllowed: 403,
+		InvalidLetter: 422, SchemaMismatch: 422, LandedLaw: 422, UnknownMission: 422,
+	} {
+		if got := HTTPStatus(code); got != want {
+			t.Errorf("HTTPStatus(%s) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+func TestRequireHumanOrigin(t *testing.T) {
+	for origin, ok := range map[string]bool{"human-ui": true, "": false, "runnerd": false, "Human-UI": false, "human-touchid": false, "human-ui ": false} {
+		err := RequireHumanOrigin(origin, "archived_via")
+		if (err == nil) != ok {
+			t.Errorf("origin %q: err = %v", origin, err)
+		}
+		if r, isRefusal := AsRefusal(err); err != nil && (!isRefusal || r.Code != HumanGestureRequired || r.Field != "archived_via") {
+			t.Errorf("origin %q: refusal = %+v", origin, r)
+		}
+	}
+}
+
+func TestDisplayNameProblem(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"Repo-B1": true, "m1nd": true, "my repo": true, "C": true,
+		"": false, "  ": false, ".": false, "..": false, "a/b": false, `a\b`: false, "~x": false,
+		"C:repo": false, "c:": false, "a\tb": false, "a\x7fb": false,
+	} {
+		if got := DisplayNameProblem(name) == ""; got != ok {
+			t.Errorf("DisplayNameProblem(%q) ok = %v, want %v", name, got, ok)
+		}
+	}
+}
