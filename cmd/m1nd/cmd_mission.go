@@ -31,6 +31,7 @@ prev_letter_id = the head's letter id, or it is refused stale_head.`,
 			missionShowCommand(inv),
 			missionLogCommand(inv),
 			missionHeadsCommand(inv),
+			missionNextCommand(inv),
 			missionArchiveCommand(inv),
 		},
 	}
@@ -349,6 +350,49 @@ archive their own work.`,
 			}
 			inv.printf("archived %s (letter %s, #%d)\n", res.MissionID, res.LetterID, res.MissionSeq)
 			return nil
+		},
+	}
+}
+
+func missionNextCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "next",
+		Usage:     "print the letter that would extend a mission's head (posts nothing)",
+		ArgsUsage: "MISSION_ID",
+		Description: `Prints the head letter moved one step on: mission_seq + 1, prev_letter_id set
+to the head's id, updated_at now, and --phase if given. Edit it (add a verdict,
+a gate, …) and post it, or pipe it straight in:
+
+   m1nd mission next msn_0123456789ab --phase executing | m1nd mission post`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "phase", Usage: "the next letter's phase `P`"},
+		},
+		Action: func(c *cli.Context) error {
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			phase := c.String("phase")
+			if phase != "" && !isPhase(phase) {
+				return usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
+			}
+			m, err := inv.missions()
+			if err != nil {
+				return err
+			}
+			head, ok, err := m.HeadOf(id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
+			}
+			next := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+			if phase != "" {
+				next.Phase = phase
+			}
+			_, err = inv.io.Out.Write(append(next.Canonical(), '\n'))
+			return err
 		},
 	}
 }
