@@ -86,12 +86,9 @@ func (m *Missions) Archive(ctx context.Context, missionID, agent, origin string,
 	if err := gates.RequireHumanOrigin(origin, "archived_via"); err != nil {
 		return nil, err
 	}
-	head, ok, err := m.HeadOf(missionID)
+	head, err := m.Current(missionID)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", missionID, err)
-	}
-	if !ok {
-		return nil, gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", missionID)
 	}
 	next := Next(head.Letter, head.HeadLetterID, now)
 	next.Phase = PhaseArchived

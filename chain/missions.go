@@ -223,6 +223,23 @@ func (m *Missions) HeadOf(missionID string) (*Head, bool, error) {
 	return h, err == nil, err
 }
 
+// Current returns a mission's head letter, refusing unknown_mission when
+// the brain has no such mission.
+func (m *Missions) Current(missionID string) (*Head, error) {
+	head, ok, err := m.HeadOf(missionID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, unknownMission(missionID)
+	}
+	return head, nil
+}
+
+func unknownMission(id string) error {
+	return gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
+}
+
 func newHead(missionID string, commit gitstore.Hash, body []byte) (*Head, error) {
 	l, err := decodeStored(body)
 	if err != nil {
@@ -260,7 +277,7 @@ func (m *Missions) Log(missionID string) ([]Entry, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", missionID)
+		return nil, unknownMission(missionID)
 	}
 	var out []Entry
 	err = c.Walk(headHash, func(link Link) error {

@@ -165,12 +165,9 @@ func missionShowCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			head, ok, err := m.HeadOf(id)
+			head, err := m.Current(id)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				return gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(head)
@@ -272,9 +269,9 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			phase := c.String("phase")
-			if phase != "" && !isPhase(phase) {
-				return usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
+			phase, err := phaseFlag(c)
+			if err != nil {
+				return err
 			}
 			m, err := inv.missions()
 			if err != nil {
@@ -304,13 +301,18 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 	}
 }
 
-func isPhase(p string) bool {
-	for _, q := range chain.Phases {
-		if p == q {
-			return true
+// phaseFlag reads and checks --phase ("" when unset).
+func phaseFlag(c *cli.Context) (string, error) {
+	phase := c.String("phase")
+	if phase == "" {
+		return "", nil
+	}
+	for _, p := range chain.Phases {
+		if p == phase {
+			return phase, nil
 		}
 	}
-	return false
+	return "", usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
 }
 
 func missionArchiveCommand(inv *invocation) *cli.Command {
@@ -372,20 +374,17 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			phase := c.String("phase")
-			if phase != "" && !isPhase(phase) {
-				return usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
+			phase, err := phaseFlag(c)
+			if err != nil {
+				return err
 			}
 			m, err := inv.missions()
 			if err != nil {
 				return err
 			}
-			head, ok, err := m.HeadOf(id)
+			head, err := m.Current(id)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				return gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
 			}
 			next := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 			if phase != "" {
