@@ -79,13 +79,27 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) { return r.WriteObject(BlobO
 // ones, reloading the pack list once when an object is missing: someone may
 // have run `git gc` or `git repack` since the last look.
 func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
+	// After a gc most objects are packed: once a read was answered by a
+	// pack, ask the packs first and spare the failing open of a loose file.
+	if r.packFirst.Load() {
+		r.mu.Lock()
+		t, data, err := r.readPacked(h)
+		r.mu.Unlock()
+		if err == nil {
+			return t, data, nil
+		}
+	}
 	t, data, err := r.readLoose(h)
 	if !errors.Is(err, os.ErrNotExist) {
+		r.packFirst.Store(false)
 		return t, data, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, data, err = r.readPacked(h)
+	if err == nil {
+		r.packFirst.Store(true)
+	}
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		r.storage.ObjectStorage.Reindex()
 		t, data, err = r.readPacked(h)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -39,8 +40,9 @@ type Repo struct {
 	// LockTimeout bounds how long UpdateRef waits for a held ref lock.
 	LockTimeout time.Duration
 
-	storage *filesystem.Storage
-	mu      sync.Mutex // serialises object writes and the pack reindex
+	storage   *filesystem.Storage
+	mu        sync.Mutex  // serialises go-git's object storage, which is not safe for concurrent use
+	packFirst atomic.Bool // the last object read came from a pack
 
 	configOnce sync.Once
 	config     gitConfig
@@ -65,11 +67,10 @@ func Open(dir string) (*Repo, error) {
 	}
 	r := &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, LockTimeout: DefaultLockTimeout}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
-	// A small object cache: m1nd reads each object about once per process,
-	// and a large LRU only costs memory churn on the 10k-heads path.
+	// The object cache mostly holds delta bases while reading packs.
 	// Pack handles stay open between lookups (bounded), or go-git reopens
 	// the pack file for every object it reads from it.
-	r.storage = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(64*cache.KiByte), filesystem.Options{MaxOpenDescriptors: 16})
+	r.storage = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(4*cache.MiByte), filesystem.Options{MaxOpenDescriptors: 16})
 	return r, nil
 }
 
