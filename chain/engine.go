@@ -49,29 +49,12 @@ func (c Chain) read(h gitstore.Hash) (Link, error) {
 // returns gitstore.ErrStopWalk or an error.
 func (c Chain) Walk(from gitstore.Hash, fn func(Link) error) error {
 	return c.Repo.WalkFirstParent(from, func(h gitstore.Hash, meta *gitstore.Commit) error {
-		body, err := c.fileOf(meta)
+		body, err := c.Repo.ReadFileInTree(meta.Tree, c.File)
 		if err != nil {
 			return fmt.Errorf("%s at %s: %w", c.Ref, h, err)
 		}
 		return fn(Link{Commit: h, Body: body, Meta: meta})
 	})
-}
-
-func (c Chain) fileOf(meta *gitstore.Commit) ([]byte, error) {
-	data, err := c.Repo.ReadTyped(gitstore.TreeObject, meta.Tree)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := gitstore.ParseTree(data)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		if e.Name == c.File {
-			return c.Repo.ReadTyped(gitstore.BlobObject, e.Hash)
-		}
-	}
-	return nil, fmt.Errorf("no %s in tree %s", c.File, meta.Tree)
 }
 
 // Commit describes the commit Append writes around a document.

@@ -360,19 +360,27 @@ func (r *Repo) ReadFileAt(h Hash, name string) ([]byte, *Commit, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := r.ReadTyped(TreeObject, c.Tree)
+	blob, err := r.ReadFileInTree(c.Tree, name)
 	if err != nil {
-		return nil, c, err
+		return nil, c, fmt.Errorf("%s:%s: %w", h, name, err)
+	}
+	return blob, c, nil
+}
+
+// ReadFileInTree returns the contents of the top-level file name in tree.
+func (r *Repo) ReadFileInTree(tree Hash, name string) ([]byte, error) {
+	data, err := r.ReadTyped(TreeObject, tree)
+	if err != nil {
+		return nil, err
 	}
 	entries, err := ParseTree(data)
 	if err != nil {
-		return nil, c, fmt.Errorf("tree %s: %w", c.Tree, err)
+		return nil, fmt.Errorf("tree %s: %w", tree, err)
 	}
 	for _, e := range entries {
 		if e.Name == name {
-			blob, err := r.ReadTyped(BlobObject, e.Hash)
-			return blob, c, err
+			return r.ReadTyped(BlobObject, e.Hash)
 		}
 	}
-	return nil, c, fmt.Errorf("%s:%s: %w", h, name, ErrNoSuchFile)
+	return nil, ErrNoSuchFile
 }

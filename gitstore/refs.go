@@ -163,7 +163,7 @@ func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
 	}
 	loose := make([]Ref, len(names))
 	errs := make([]error, len(names))
-	parallel(len(names), func(i int) {
+	Parallel(len(names), func(i int) {
 		h, ok, err := readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(names[i])))
 		if err == nil && ok {
 			loose[i] = Ref{Name: names[i], Hash: h}
@@ -200,8 +200,10 @@ func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
 // on have few cores, and file reads stop scaling soon after.
 const Workers = 4
 
-// parallel runs fn(0..n-1) on up to Workers goroutines.
-func parallel(n int, fn func(i int)) {
+// Parallel runs fn for every index in [0, n) on up to Workers goroutines
+// and returns when all are done; small n runs inline. Callers use it to
+// read many refs or objects at once.
+func Parallel(n int, fn func(i int)) {
 	if n < 64 {
 		for i := 0; i < n; i++ {
 			fn(i)
@@ -221,7 +223,3 @@ func parallel(n int, fn func(i int)) {
 	}
 	wg.Wait()
 }
-
-// Parallel runs fn for every index in [0, n) on a few goroutines and
-// returns when all are done. Callers use it to read many objects at once.
-func Parallel(n int, fn func(i int)) { parallel(n, fn) }
