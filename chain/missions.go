@@ -78,13 +78,10 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if l.Phase == PhaseArchived { // a case-variant key slipped past the peek
-		if err := gates.RequireHumanOrigin(req.Origin, "archived_via"); err != nil {
-			return nil, err
-		}
-	}
-	// 2. The brain guard.
-	if l.Schema == LetterSchema && l.BrainRef != m.Brain {
+	// 2. The brain guard. (The peek above matches keys case-insensitively,
+	// and DecodeLetter refuses case variants and duplicates, so no archived
+	// letter gets this far without the origin check.)
+	if l.BrainRef != m.Brain {
 		return nil, gates.Refusef(gates.BrainMismatch, "brain_ref", "the letter names brain %q but this is brain %q", clip(l.BrainRef), m.Brain)
 	}
 	// 3. The block guard, when the brain has a store.
@@ -172,9 +169,18 @@ func (m *Missions) findLetter(c Chain, head Link, headLetter *Letter, seq int64,
 	if seq > headLetter.MissionSeq {
 		return gitstore.ZeroHash, nil
 	}
+	if seq == headLetter.MissionSeq { // the common replay: the head itself, already read
+		if LetterID(head.Body) == id {
+			return head.Commit, nil
+		}
+		return gitstore.ZeroHash, nil
+	}
+	if len(head.Meta.Parents) == 0 {
+		return gitstore.ZeroHash, nil // a chain cut short by hand: nothing older to match
+	}
 	var found gitstore.Hash
-	pos := headLetter.MissionSeq
-	err := c.Walk(head.Commit, func(link Link) error {
+	pos := headLetter.MissionSeq - 1
+	err := c.Walk(head.Meta.Parents[0], func(link Link) error {
 		if pos == seq {
 			if LetterID(link.Body) == id {
 				found = link.Commit
