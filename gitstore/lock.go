@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -139,14 +140,15 @@ func ownStamp() string {
 }
 
 // bootID distinguishes this boot from earlier ones, so a pid recorded
-// before a reboot is never mistaken for a live process.
-func bootID() string {
+// before a reboot is never mistaken for a live process. It is read once per
+// process: it cannot change while the process runs.
+var bootID = sync.OnceValue(func() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "-"
 	}
 	return strings.TrimSpace(string(b))
-}
+})
 
 // emptyLockAge is how old an empty lock must be to count as abandoned:
 // git and m1nd both write into a lock right after creating it, so only a
