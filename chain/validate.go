@@ -65,7 +65,7 @@ func validateShape(l *Letter) error {
 	if l.PrevLetterID != nil && !ValidLetterID(*l.PrevLetterID) {
 		return invalid("prev_letter_id", "prev_letter_id is the previous letter's id: 12 lowercase hex digits (omit it for seq 1)")
 	}
-	if strings.TrimSpace(l.BlockID) == "" || hasControl(l.BlockID) {
+	if strings.TrimSpace(l.BlockID) == "" || gates.HasControl(l.BlockID) {
 		return invalid("block_id", "block_id names the block the mission is about (sb_…, or the skeleton id)")
 	}
 	if err := checkBrainRef(l.BrainRef); err != nil {
@@ -87,7 +87,7 @@ func validateShape(l *Letter) error {
 		if !oneOf(v.Decision, Decisions) {
 			return invalid("verdict.decision", "verdict.decision must be one of %s", strings.Join(Decisions, ", "))
 		}
-		if hasControl(v.Gist) {
+		if gates.HasControl(v.Gist) {
 			return invalid("verdict.gist", "verdict.gist is one line of plain text")
 		}
 	}
@@ -97,7 +97,7 @@ func validateShape(l *Letter) error {
 	if l.TokensTotal != nil && *l.TokensTotal < 0 {
 		return invalid("tokens_total", "tokens_total cannot be negative")
 	}
-	if g := l.Gate; g != nil && hasControl(strings.ReplaceAll(g.Command, "\t", " ")) {
+	if g := l.Gate; g != nil && gates.HasControl(strings.ReplaceAll(g.Command, "\t", " ")) {
 		return invalid("gate.command", "gate.command is the command line, verbatim, on one line")
 	}
 	for _, ts := range []struct{ field, value string }{{"started_at", l.StartedAt}, {"updated_at", l.UpdatedAt}} {
@@ -115,15 +115,6 @@ func checkBrainRef(ref string) error {
 		return invalid("brain_ref", "brain_ref is the brain's bare display name (the main worktree's folder name), never a path: this one is %s", problem)
 	}
 	return nil
-}
-
-func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return true
-		}
-	}
-	return false
 }
 
 func blank(s string) bool { return strings.TrimSpace(s) == "" }

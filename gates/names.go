@@ -16,10 +16,19 @@ func DisplayNameProblem(name string) string {
 	case len(name) >= 2 && name[1] == ':' && ('a' <= name[0]|0x20 && name[0]|0x20 <= 'z'):
 		return "starts with a drive letter"
 	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return "contains a control character"
-		}
+	if HasControl(name) {
+		return "contains a control character"
 	}
 	return ""
+}
+
+// HasControl reports whether s holds an ASCII control character (C0 or DEL):
+// text that must stay on one line, or never reach a terminal raw.
+func HasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
 }
