@@ -157,11 +157,7 @@ func missionShowCommand(inv *invocation) *cli.Command {
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
-			id, err := missionArg(c)
-			if err != nil {
-				return err
-			}
-			m, err := inv.missions()
+			m, id, err := inv.missionFor(c)
 			if err != nil {
 				return err
 			}
@@ -173,7 +169,7 @@ func missionShowCommand(inv *invocation) *cli.Command {
 				return inv.printJSON(head)
 			}
 			printLetter(inv, head.HeadLetterID, head.Letter)
-			inv.printf("superseded  %d earlier letter(s)\n", head.SupersededCount)
+			inv.printf("superseded  %s\n", plural(int(head.SupersededCount), "earlier letter"))
 			return nil
 		},
 	}
@@ -227,11 +223,7 @@ func missionLogCommand(inv *invocation) *cli.Command {
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
-			id, err := missionArg(c)
-			if err != nil {
-				return err
-			}
-			m, err := inv.missions()
+			m, id, err := inv.missionFor(c)
 			if err != nil {
 				return err
 			}
@@ -327,21 +319,17 @@ archive their own work.`,
 		Flags: []cli.Flag{agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
-			id, err := missionArg(c)
+			m, id, err := inv.missionFor(c)
+			if err != nil {
+				return err
+			}
+			agent, err := inv.agent(c)
 			if err != nil {
 				return err
 			}
 			origin := ""
 			if inv.confirm(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id) {
 				origin = gates.OriginHumanUI
-			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			m, err := inv.missions()
-			if err != nil {
-				return err
 			}
 			res, err := m.Archive(c.Context, id, agent, origin, time.Now())
 			if err != nil {
@@ -370,15 +358,11 @@ a gate, …) and post it, or pipe it straight in:
 			&cli.StringFlag{Name: "phase", Usage: "the next letter's phase `P`"},
 		},
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
-			if err != nil {
-				return err
-			}
 			phase, err := phaseFlag(c)
 			if err != nil {
 				return err
 			}
-			m, err := inv.missions()
+			m, id, err := inv.missionFor(c)
 			if err != nil {
 				return err
 			}
