@@ -64,7 +64,20 @@ func setupGitEnv(env *testscript.Env) error {
 	return nil
 }
 
+// dependOnCLISources reads cmd/m1nd's sources inside a test. This package
+// cannot import cmd/m1nd (nothing can), so without it go test's cache would
+// not notice a change there and would report a stale pass.
+func dependOnCLISources(t *testing.T) {
+	sources, _ := filepath.Glob(filepath.Join("..", "cmd", "m1nd", "*.go"))
+	for _, src := range sources {
+		if _, err := os.ReadFile(src); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestScripts(t *testing.T) {
+	dependOnCLISources(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		Setup:               setupGitEnv,
