@@ -251,13 +251,7 @@ func TestUpdateRefWaitsForHeldLock(t *testing.T) {
 	r.LockTimeout = 300 * time.Millisecond
 	a, _ := r.WriteBlob([]byte("a"))
 	const ref = "refs/m1nd/test/locked"
-	lock := filepath.Join(g.Dir, ".git", "refs", "m1nd", "test", "locked.lock")
-	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lock := plantLock(t, g, ref, "")
 	if err := r.UpdateRef(context.Background(), ref, gitstore.ZeroHash, a); !errors.Is(err, gitstore.ErrRefLocked) {
 		t.Fatalf("held lock: err = %v, want ErrRefLocked", err)
 	}
@@ -458,11 +452,7 @@ func TestDeadWritersLockIsCleared(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := fmt.Sprintf("refs/m1nd/test/r%d", i)
-			lock := filepath.Join(g.Dir, ".git", filepath.FromSlash(ref)+".lock")
-			os.MkdirAll(filepath.Dir(lock), 0o755)
-			if err := os.WriteFile(lock, []byte(tt.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			lock := plantLock(t, g, ref, tt.content)
 			if tt.name == "empty and old" {
 				old := time.Now().Add(-time.Minute)
 				os.Chtimes(lock, old, old)
@@ -483,4 +473,17 @@ func TestDeadWritersLockIsCleared(t *testing.T) {
 			}
 		})
 	}
+}
+
+// plantLock leaves <ref>.lock with content, as another writer would.
+func plantLock(t *testing.T, g *gittest.Repo, ref, content string) string {
+	t.Helper()
+	lock := filepath.Join(g.Dir, ".git", filepath.FromSlash(ref)+".lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }
