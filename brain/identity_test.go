@@ -41,19 +41,3 @@ func TestDisplayName(t *testing.T) {
 		t.Error("a drive-letter brain name was accepted")
 	}
 }
-
-func TestStoreVersionWithoutStore(t *testing.T) {
-	g := gittest.Init(t, "nostore")
-	r, _ := gitstore.Open(g.Dir)
-	defer r.Close()
-	v, ok, err := StoreVersion(r)
-	if err != nil || ok || v != 0 {
-		t.Fatalf("StoreVersion = %d %v %v", v, ok, err)
-	}
-	// The version is the length of the store's first-parent chain.
-	head := g.Git("rev-parse", "HEAD")
-	g.Git("update-ref", StoreRef, head)
-	if v, ok, err := StoreVersion(r); err != nil || !ok || v != 1 {
-		t.Fatalf("StoreVersion = %d %v %v", v, ok, err)
-	}
-}

@@ -1,21 +1,326 @@
 package brain
 
-import "github.com/m1nd/m1nd/gitstore"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
 
 // StoreRef is the ref whose commits are the brain store's snapshots.
 const StoreRef = "refs/m1nd/store"
 
-// StoreVersion returns the store's version: each accepted mutation is one
-// commit on StoreRef, so the version is the length of its first-parent
-// chain. ok is false when the brain has no store yet.
+// Files in a store commit's tree.
+const (
+	storeFile = "store.json"
+	blocksDir = "blocks"
+)
+
+// Store is one brain's block store. Every mutation is one commit on
+// StoreRef that adds exactly 1 to store_version, checked against the
+// caller's expected version and moved by compare-and-swap: a writer that
+// lost the race is refused store_version_conflict and nothing is applied.
+type Store struct {
+	Repo  *gitstore.Repo
+	Brain string // the brain's display name; block ids are spelled after it
+}
+
+// StoreVersion returns the current store version, read from the newest
+// snapshot (never by walking history). ok is false when the brain has no
+// store yet.
 func StoreVersion(repo *gitstore.Repo) (version int64, ok bool, err error) {
-	head, ok, err := repo.ReadRef(StoreRef)
+	snap, ok, err := (&Store{Repo: repo}).snapshot(false)
 	if err != nil || !ok {
 		return 0, ok, err
 	}
-	err = repo.WalkFirstParent(head, func(gitstore.Hash, *gitstore.Commit) error {
-		version++
-		return nil
+	return snap.StoreVersion, true, nil
+}
+
+// Snapshot reads the current store; ok is false when there is none.
+func (s *Store) Snapshot() (*Snapshot, bool, error) { return s.snapshot(true) }
+
+// snapshot reads store.json and, when withBlocks, every block file.
+func (s *Store) snapshot(withBlocks bool) (*Snapshot, bool, error) {
+	head, ok, err := s.Repo.ReadRef(StoreRef)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	snap, err := s.readSnapshot(head, withBlocks)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at %s: %w", StoreRef, head, err)
+	}
+	return snap, true, nil
+}
+
+func (s *Store) readSnapshot(head gitstore.Hash, withBlocks bool) (*Snapshot, error) {
+	c, err := s.Repo.ReadCommit(head)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.readStoreDoc(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	snap.Commit = head
+	if !withBlocks {
+		return snap, nil
+	}
+	entries, err := s.blockEntries(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	snap.Blocks = make([]*Block, len(entries))
+	errs := make([]error, len(entries))
+	gitstore.Parallel(len(entries), func(i int) {
+		body, err := s.Repo.ReadTyped(gitstore.BlobObject, entries[i].Hash)
+		if err == nil {
+			snap.Blocks[i], err = s.readBlockBody(strings.TrimSuffix(entries[i].Name, ".json"), body)
+		}
+		errs[i] = err
 	})
-	return version, err == nil, err
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sortBlocks(snap)
+	return snap, nil
+}
+
+// readStoreDoc decodes store.json of a store tree.
+func (s *Store) readStoreDoc(tree gitstore.Hash) (*Snapshot, error) {
+	body, err := s.Repo.ReadFileInTree(tree, storeFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", storeFile, err)
+	}
+	snap := &Snapshot{}
+	if err := json.Unmarshal(body, snap); err != nil {
+		return nil, fmt.Errorf("%s: %w", storeFile, err)
+	}
+	if snap.Schema != StoreSchema {
+		return nil, fmt.Errorf("%s: schema %q, this m1nd reads %q", storeFile, snap.Schema, StoreSchema)
+	}
+	return snap, nil
+}
+
+func (s *Store) blockEntries(root gitstore.Hash) ([]gitstore.TreeEntry, error) {
+	entries, err := s.Repo.TreeEntries(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Name == blocksDir && e.Mode == "40000" {
+			return s.Repo.TreeEntries(e.Hash)
+		}
+	}
+	return nil, nil
+}
+
+// readBlockBody decodes blocks/<id>.json and checks it holds block id.
+func (s *Store) readBlockBody(id string, body []byte) (*Block, error) {
+	b := &Block{}
+	if err := json.Unmarshal(body, b); err != nil {
+		return nil, fmt.Errorf("%s/%s.json: %w", blocksDir, id, err)
+	}
+	if b.BlockID != id {
+		return nil, fmt.Errorf("%s/%s.json holds block %q", blocksDir, id, b.BlockID)
+	}
+	// The file is indented for people reading it with git; a receipt is
+	// handed out in the compact bytes it was imported as.
+	for i, r := range b.Receipts {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, r.Receipt); err != nil {
+			return nil, fmt.Errorf("%s/%s.json receipt %d: %w", blocksDir, id, i, err)
+		}
+		b.Receipts[i].Receipt = buf.Bytes()
+	}
+	return b, nil
+}
+
+// mutation is one change to the store.
+type mutation struct {
+	expected  int64 // the store_version the caller read; 0 for "no store yet"
+	needStore bool  // refuse no_store when there is none
+	agent     string
+	origin    string // the human-gesture token, stamped as a trailer
+	now       time.Time
+	// apply changes the snapshot (a private copy) and returns what the
+	// commit subject says after "store vN: ", or errUnchanged.
+	apply func(next *Snapshot) (subject string, err error)
+}
+
+// errUnchanged is returned by an apply that found nothing to change: no
+// commit is written and the version stays.
+var errUnchanged = errors.New("store unchanged")
+
+// MutationResult is the outcome of a store write.
+type MutationResult struct {
+	OK           bool   `json:"ok"`
+	StoreVersion int64  `json:"store_version"`
+	Changed      bool   `json:"changed"`
+	Subject      string `json:"subject,omitempty"`
+	Commit       string `json:"commit,omitempty"`
+}
+
+// mutate runs the store's OCC law around one change: read the head, check
+// the expected version, apply the change to a copy, write the new snapshot
+// and move the ref by compare-and-swap. A refusal or failure writes nothing
+// the ref can reach.
+func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationResult, error) {
+	if err := checkAuthor(m.agent); err != nil {
+		return nil, nil, err
+	}
+	cur, ok, err := s.Snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	var version int64
+	if ok {
+		version = cur.StoreVersion
+	} else if m.needStore {
+		return nil, nil, gates.Refuse(gates.NoStore, "")
+	}
+	if m.expected != version {
+		return nil, nil, conflict(m.expected, version)
+	}
+	next := cur.clone()
+	subject, err := m.apply(next)
+	if errors.Is(err, errUnchanged) {
+		return cur, &MutationResult{OK: true, StoreVersion: version}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	next.Schema = StoreSchema
+	next.StoreVersion = version + 1
+	sortBlocks(next)
+	parent := gitstore.ZeroHash
+	if ok {
+		parent = cur.Commit
+	}
+	if m.now.IsZero() {
+		m.now = time.Now()
+	}
+	commit, err := s.write(ctx, parent, next, m, subject)
+	var stale *gitstore.StaleRefError
+	if errors.As(err, &stale) {
+		return nil, nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
+			"another writer moved the store while this change was being written; read it again and resend")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store v%d: %s: %w", next.StoreVersion, subject, err)
+	}
+	next.Commit = commit
+	return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Changed: true,
+		Subject: fmt.Sprintf("store v%d: %s", next.StoreVersion, subject), Commit: commit.String()}, nil
+}
+
+func conflict(expected, actual int64) error {
+	if actual == 0 {
+		return gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
+			"this brain has no store yet (version 0), not version %d", expected)
+	}
+	return gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
+		"the store is at version %d, not %d; read it again and resend with the new version", actual, expected)
+}
+
+// checkAuthor keeps the agent id usable as a commit identity.
+func checkAuthor(agent string) error {
+	if agent == "" || gates.HasControl(agent) || strings.ContainsAny(agent, "<>") {
+		return fmt.Errorf("store write: %q cannot author a commit", agent)
+	}
+	return nil
+}
+
+// clone deep-copies a snapshot so a mutation can fail halfway through
+// without touching what was read; nil clones to an empty store.
+func (s *Snapshot) clone() *Snapshot {
+	out := &Snapshot{}
+	if s == nil {
+		return out
+	}
+	b, err := json.Marshal(s)
+	if err == nil {
+		err = json.Unmarshal(b, out)
+	}
+	blocks, err2 := json.Marshal(s.Blocks)
+	if err2 == nil {
+		err2 = json.Unmarshal(blocks, &out.Blocks)
+	}
+	if err != nil || err2 != nil {
+		panic(fmt.Sprintf("brain: snapshot does not round-trip through JSON: %v %v", err, err2))
+	}
+	return out
+}
+
+func sortBlocks(s *Snapshot) {
+	sort.Slice(s.Blocks, func(i, j int) bool { return s.Blocks[i].BlockID < s.Blocks[j].BlockID })
+	s.index()
+}
+
+// encode writes a document the way the store keeps it: indented, so `git
+// show refs/m1nd/store:store.json` and `git diff` read well.
+func encode(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n'), err
+}
+
+// write stores the snapshot's objects and then moves the ref from parent;
+// a crash before the ref moves leaves only unreachable objects.
+func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot, m mutation, subject string) (gitstore.Hash, error) {
+	blockEntries := make([]gitstore.TreeEntry, 0, len(snap.Blocks))
+	for _, b := range snap.Blocks {
+		if !ValidBlockID(b.BlockID) {
+			return gitstore.ZeroHash, fmt.Errorf("block id %q is not valid", b.BlockID)
+		}
+		body, err := encode(b)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		h, err := s.Repo.WriteBlob(body)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		blockEntries = append(blockEntries, gitstore.TreeEntry{Name: b.BlockID + ".json", Mode: "100644", Hash: h})
+	}
+	root := make([]gitstore.TreeEntry, 0, 2)
+	if len(blockEntries) > 0 {
+		blocks, err := s.Repo.WriteTree(blockEntries)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		root = append(root, gitstore.TreeEntry{Name: blocksDir, Mode: "40000", Hash: blocks})
+	}
+	body, err := encode(snap)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	doc, err := s.Repo.WriteBlob(body)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	root = append(root, gitstore.TreeEntry{Name: storeFile, Mode: "100644", Hash: doc})
+	tree, err := s.Repo.WriteTree(root)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	sig := gitstore.Signature{Name: m.agent, Email: strings.ReplaceAll(m.agent, ":", "+") + "@m1nd", When: m.now.UTC().Truncate(time.Second)}
+	msg := fmt.Sprintf("store v%d: %s\n\nM1nd-Store-Version: %d\nM1nd-Agent: %s\n", snap.StoreVersion, subject, snap.StoreVersion, m.agent)
+	if m.origin != "" {
+		msg += "M1nd-Origin: " + m.origin + "\n"
+	}
+	commit := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
+	if !parent.IsZero() {
+		commit.Parents = []gitstore.Hash{parent}
+	}
+	h, err := s.Repo.WriteCommit(commit)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return h, s.Repo.UpdateRef(ctx, StoreRef, parent, h)
 }

@@ -61,47 +61,9 @@ type Gate struct {
 
 // ReceiptCandidate is evidence proposed for import into the brain store.
 // Only a human's receipt import turns it into a receipt; it never colours a
-// block by itself (law 1c).
-type ReceiptCandidate struct {
-	BlockID  string    `json:"block_id"`
-	Type     string    `json:"type"`
-	Emitter  *Emitter  `json:"emitter,omitempty"`
-	Scope    Scope     `json:"scope"`
-	Evidence Evidence  `json:"evidence"`
-	Validity *Validity `json:"validity,omitempty"`
-}
-
-// Emitter names who produced a receipt.
-type Emitter struct {
-	Kind string `json:"kind"`
-	ID   string `json:"id"`
-}
-
-// Scope pins evidence to the block's boundary and contract versions.
-type Scope struct {
-	BlockID         string `json:"block_id,omitempty"`
-	BoundaryVersion int64  `json:"boundary_version"`
-	ContractVersion int64  `json:"contract_version"`
-	ResolutionHash  string `json:"resolution_hash,omitempty"`
-}
-
-// Evidence is what a receipt rests on. A test receipt also carries the run.
-type Evidence struct {
-	ArtifactHash string   `json:"artifact_hash"`
-	EvidenceRefs []string `json:"evidence_refs"`
-	Command      string   `json:"command,omitempty"`
-	Cwd          string   `json:"cwd,omitempty"`
-	ExitStatus   *int64   `json:"exit_status,omitempty"`
-	StartedAt    string   `json:"started_at,omitempty"`
-	EndedAt      string   `json:"ended_at,omitempty"`
-	Excerpt      []string `json:"excerpt,omitempty"`
-}
-
-// Validity says when a receipt stops counting.
-type Validity struct {
-	ExpiresOn string   `json:"expires_on,omitempty"`
-	StalesOn  []string `json:"stales_on,omitempty"`
-}
+// block by itself (law 1c). Its shape and evidence contract are the store's
+// receipt, so both live in gates.
+type ReceiptCandidate = gates.Receipt
 
 // Receipt records that the candidate was imported into the store.
 type Receipt struct {
@@ -134,7 +96,7 @@ func DecodeLetter(data []byte) (*Letter, error) {
 	if raw, ok := top["schema"]; !ok {
 		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "the letter has no \"schema\"; a mission letter says \"schema\":%q", LetterSchema)
 	} else if json.Unmarshal(raw, &schema) != nil || schema != LetterSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "schema %s is not %q; this m1nd speaks only the v0 mission letter", clip(string(raw)), LetterSchema)
+		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "schema %s is not %q; this m1nd speaks only the v0 mission letter", gates.Clip(string(raw)), LetterSchema)
 	}
 	if err := checkKeys(data, reflect.TypeOf(Letter{})); err != nil {
 		return nil, err
@@ -227,10 +189,10 @@ func walkValue(dec *json.Decoder, t reflect.Type, path string) error {
 			field := strings.TrimPrefix(path+"."+key, ".")
 			ft, known := fields[key]
 			if fields != nil && !known {
-				return gates.Refusef(gates.InvalidLetter, field, "unknown field %q; a v0 letter has only the fields of the schema, spelt exactly", clip(field))
+				return gates.Refusef(gates.InvalidLetter, field, "unknown field %q; a v0 letter has only the fields of the schema, spelt exactly", gates.Clip(field))
 			}
 			if seen[key] {
-				return gates.Refusef(gates.InvalidLetter, field, "field %q appears twice", clip(field))
+				return gates.Refusef(gates.InvalidLetter, field, "field %q appears twice", gates.Clip(field))
 			}
 			seen[key] = true
 			if err := walkValue(dec, ft, field); err != nil {
@@ -257,19 +219,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// clip keeps echoed input short and on one line.
-func clip(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
-}
 
 // Canonical returns the letter's canonical bytes: compact JSON in schema
 // key order, optional fields absent when unset, no HTML escaping.

@@ -12,11 +12,12 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// BlockGuard is the hook for post step 3: when the brain has a store, the
-// letter's block must exist and a candidate's scope must be current. It is
-// nil until the brain store exists; synthetic letters never reach it.
+// BlockGuard is post step 3: when the brain has a store, the letter's
+// block must exist (the skeleton id is a valid anchor) and a receipt
+// candidate must be scoped to its block's current boundary. The brain store
+// implements it; synthetic letters never reach it.
 type BlockGuard interface {
-	CheckLetterBlock(l *Letter) error
+	CheckLetterBlock(blockID string, candidate *ReceiptCandidate) error
 }
 
 // Missions posts and reads the mission chains of one brain.
@@ -82,11 +83,11 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	// and DecodeLetter refuses case variants and duplicates, so no archived
 	// letter gets this far without the origin check.)
 	if l.BrainRef != m.Brain {
-		return nil, gates.Refusef(gates.BrainMismatch, "brain_ref", "the letter names brain %q but this is brain %q", clip(l.BrainRef), m.Brain)
+		return nil, gates.Refusef(gates.BrainMismatch, "brain_ref", "the letter names brain %q but this is brain %q", gates.Clip(l.BrainRef), m.Brain)
 	}
 	// 3. The block guard, when the brain has a store.
 	if !l.Synthetic && m.Blocks != nil {
-		if err := m.Blocks.CheckLetterBlock(l); err != nil {
+		if err := m.Blocks.CheckLetterBlock(l.BlockID, l.ReceiptCandidate); err != nil {
 			return nil, err
 		}
 	}

@@ -221,9 +221,9 @@ func TestArchiveDropsTheBell(t *testing.T) {
 
 type refuseBlocks struct{ calls int }
 
-func (r *refuseBlocks) CheckLetterBlock(l *chain.Letter) error {
+func (r *refuseBlocks) CheckLetterBlock(blockID string, _ *chain.ReceiptCandidate) error {
 	r.calls++
-	if l.BlockID != "sb_known" {
+	if blockID != "sb_known" {
 		return gates.Refuse(gates.UnknownBlock, "block_id")
 	}
 	return nil

@@ -153,16 +153,8 @@ func validatePhaseLaws(l *Letter) error {
 		if blank(c.BlockID) || blank(c.Type) {
 			return invalid("receipt_candidate.block_id", "a receipt candidate names its block_id and type")
 		}
-		if blank(c.Evidence.ArtifactHash) {
-			return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.artifact_hash", "a receipt candidate's evidence needs an artifact_hash")
-		}
-		if len(c.Evidence.EvidenceRefs) == 0 {
-			return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "a receipt candidate's evidence needs evidence_refs naming where it can be checked")
-		}
-		for _, ref := range c.Evidence.EvidenceRefs {
-			if blank(ref) {
-				return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "evidence_refs entries cannot be blank")
-			}
+		if err := gates.CheckBaseEvidence(c.Evidence, "receipt_candidate.evidence"); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -32,3 +32,18 @@ func HasControl(s string) bool {
 	}
 	return false
 }
+
+// Clip makes submitted text safe to quote in a lesson: control characters
+// become "?" and anything past 60 characters is cut, on a rune boundary.
+func Clip(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:57]) + "..."
+	}
+	return s
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -486,4 +487,50 @@ func plantLock(t *testing.T, g *gittest.Repo, ref, content string) string {
 		t.Fatal(err)
 	}
 	return lock
+}
+
+func TestMainHeadAndListFilesAgreeWithGit(t *testing.T) {
+	g := gittest.Init(t, "files")
+	r := open(t, g.Dir)
+	g.CommitFiles("files", map[string]string{
+		"README.md": "hi\n", "core/a.go": "package core\n", "core/deep/b.go": "package deep\n", "core-x/c": "c\n",
+	})
+	wt := filepath.Join(filepath.Dir(g.Dir), "wt")
+	g.Git("worktree", "add", "-q", "--detach", wt, "HEAD~1")
+	fromWorktree := open(t, wt)
+	for _, repo := range []*gitstore.Repo{r, fromWorktree} {
+		head, ok, err := repo.MainHead()
+		if err != nil || !ok || head.String() != g.Git("rev-parse", "HEAD") {
+			t.Fatalf("MainHead = %s %v %v", head, ok, err)
+		}
+		files, err := repo.ListFiles(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Split(g.Git("ls-tree", "-r", "--name-only", "HEAD"), "\n")
+		sort.Strings(want)
+		if strings.Join(files, ",") != strings.Join(want, ",") {
+			t.Fatalf("ListFiles = %v, want %v", files, want)
+		}
+		c, _ := repo.ReadCommit(head)
+		body, err := repo.ReadFileInTree(c.Tree, "core/deep/b.go")
+		if err != nil || string(body) != "package deep\n" {
+			t.Fatalf("nested read = %q %v", body, err)
+		}
+		for _, missing := range []string{"core", "core/deep", "core/nope.go", "README.md/x"} {
+			if _, err := repo.ReadFileInTree(c.Tree, missing); !errors.Is(err, gitstore.ErrNoSuchFile) {
+				t.Errorf("ReadFileInTree(%q) = %v, want ErrNoSuchFile", missing, err)
+			}
+		}
+	}
+	unborn := gittest.Env(t)
+	dir := filepath.Join(t.TempDir(), "unborn")
+	cmd := exec.Command("git", "init", "-q", dir)
+	cmd.Env = unborn
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if _, ok, err := open(t, dir).MainHead(); ok || err != nil {
+		t.Fatalf("unborn HEAD: ok=%v err=%v", ok, err)
+	}
 }

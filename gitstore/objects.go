@@ -367,8 +367,28 @@ func (r *Repo) ReadFileAt(h Hash, name string) ([]byte, *Commit, error) {
 	return blob, c, nil
 }
 
-// ReadFileInTree returns the contents of the top-level file name in tree.
+// ReadFileInTree returns the contents of the file at name in tree; name may
+// be a slash-separated path ("blocks/sb_x.json").
 func (r *Repo) ReadFileInTree(tree Hash, name string) ([]byte, error) {
+	dir, base, nested := strings.Cut(name, "/")
+	entries, err := r.TreeEntries(tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		switch {
+		case e.Name != dir:
+		case nested && e.Mode == "40000":
+			return r.ReadFileInTree(e.Hash, base)
+		case !nested && e.Mode != "40000":
+			return r.ReadTyped(BlobObject, e.Hash)
+		}
+	}
+	return nil, ErrNoSuchFile
+}
+
+// TreeEntries reads and decodes one tree object.
+func (r *Repo) TreeEntries(tree Hash) ([]TreeEntry, error) {
 	data, err := r.ReadTyped(TreeObject, tree)
 	if err != nil {
 		return nil, err
@@ -377,10 +397,38 @@ func (r *Repo) ReadFileInTree(tree Hash, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", tree, err)
 	}
-	for _, e := range entries {
-		if e.Name == name {
-			return r.ReadTyped(BlobObject, e.Hash)
-		}
+	return entries, nil
+}
+
+// ListFiles returns the path of every file in commit h's tree, recursively
+// and sorted, like `git ls-tree -r --name-only`. Symlinks and submodules
+// count as files.
+func (r *Repo) ListFiles(h Hash) ([]string, error) {
+	c, err := r.ReadCommit(h)
+	if err != nil {
+		return nil, err
 	}
-	return nil, ErrNoSuchFile
+	var out []string
+	var walk func(tree Hash, prefix string) error
+	walk = func(tree Hash, prefix string) error {
+		entries, err := r.TreeEntries(tree)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Mode == "40000" {
+				if err := walk(e.Hash, prefix+e.Name+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			out = append(out, prefix+e.Name)
+		}
+		return nil
+	}
+	if err := walk(c.Tree, ""); err != nil {
+		return nil, fmt.Errorf("list files of %s: %w", h, err)
+	}
+	sort.Strings(out)
+	return out, nil
 }

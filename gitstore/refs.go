@@ -80,6 +80,25 @@ func (r *Repo) ReadRef(name string) (h Hash, ok bool, err error) {
 	return h, ok, nil
 }
 
+// MainHead returns the commit the main worktree's HEAD names (the common
+// HEAD of a bare repository), following one level of symbolic ref. ok is
+// false on an unborn branch.
+func (r *Repo) MainHead() (h Hash, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(r.commonDir, "HEAD"))
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("read HEAD: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if target, symbolic := strings.CutPrefix(s, "ref:"); symbolic {
+		return r.ReadRef(strings.TrimSpace(target))
+	}
+	h, err = ParseHash(s)
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("HEAD: %w", err)
+	}
+	return h, true, nil
+}
+
 func readLooseRef(path string) (Hash, bool, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {

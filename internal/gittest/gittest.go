@@ -77,3 +77,21 @@ func (r *Repo) Command(args ...string) *exec.Cmd {
 	cmd.Env = r.env
 	return cmd
 }
+
+// CommitFiles writes files (slash paths relative to the worktree root) and
+// commits them all with message, returning the new HEAD.
+func (r *Repo) CommitFiles(message string, files map[string]string) string {
+	r.t.Helper()
+	for name, body := range files {
+		path := filepath.Join(r.Dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.Git("add", "-A")
+	r.Git("commit", "-q", "-m", message)
+	return r.Git("rev-parse", "HEAD")
+}

@@ -1,0 +1,116 @@
+package brain
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// ImportRequest is a receipt submitted for import into a block.
+type ImportRequest struct {
+	WriteRequest
+	BlockID string
+	Receipt []byte // the receipt JSON, kept exactly (compacted) as submitted
+	Origin  string // imported_via: the human-gesture token
+}
+
+// ImportResult is the reply to an accepted import.
+type ImportResult struct {
+	OK           bool   `json:"ok"`
+	StoreVersion int64  `json:"store_version"`
+	BlockID      string `json:"block_id"`
+	ReceiptCount int    `json:"receipt_count"`
+	Commit       string `json:"commit"`
+}
+
+// ImportReceipt is the receipt_import law, checks in order: the human
+// origin (before anything is parsed), a store exists, the expected store
+// version, the block exists, the receipt's scope equals the block's current
+// boundary and contract, the evidence contract of its type, and its
+// window. The receipt is stored as submitted: nothing re-dates it.
+func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportResult, error) {
+	if err := gates.RequireHumanOrigin(req.Origin, "imported_via"); err != nil {
+		return nil, err
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	res := &ImportResult{OK: true, BlockID: req.BlockID}
+	snap, _, err := s.mutate(ctx, mutation{
+		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, now: now,
+		apply: func(next *Snapshot) (string, error) {
+			b := next.Block(req.BlockID)
+			if b == nil {
+				return "", gates.Refusef(gates.UnknownBlock, "block_id", "this store has no block %s; `m1nd blocks` lists them", gates.Clip(req.BlockID))
+			}
+			r, compact, err := DecodeReceipt(req.Receipt)
+			if err != nil {
+				return "", err
+			}
+			if err := checkScope(b, r); err != nil {
+				return "", err
+			}
+			if err := gates.CheckReceipt(r, now); err != nil {
+				return "", err
+			}
+			b.Receipts = append(b.Receipts, StoredReceipt{
+				Receipt: compact, StoreVersion: next.StoreVersion + 1, ImportedBy: req.Agent,
+				ImportedVia: req.Origin, ImportedAt: now.UTC().Format(gates.WindowLayout),
+			})
+			res.ReceiptCount = len(b.Receipts)
+			return fmt.Sprintf("receipt_import %s %s", b.BlockID, r.Type), nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.StoreVersion, res.Commit = snap.StoreVersion, snap.Commit.String()
+	return res, nil
+}
+
+// checkScope is the anti-poison law: evidence counts only for the block,
+// boundary and contract it was proved at.
+func checkScope(b *Block, r *gates.Receipt) error {
+	for _, id := range []struct{ field, value string }{{"block_id", r.BlockID}, {"scope.block_id", r.Scope.BlockID}} {
+		if id.value != "" && id.value != b.BlockID {
+			return gates.Refusef(gates.StaleScope, id.field, "the receipt is about block %s, not %s", gates.Clip(id.value), b.BlockID)
+		}
+	}
+	if r.Scope.BoundaryVersion != b.BoundaryVersion {
+		return gates.Refusef(gates.StaleScope, "scope.boundary_version",
+			"the receipt was proved at boundary v%d; %s is at boundary v%d now", r.Scope.BoundaryVersion, b.BlockID, b.BoundaryVersion)
+	}
+	if r.Scope.ContractVersion != b.ContractVersion {
+		return gates.Refusef(gates.StaleScope, "scope.contract_version",
+			"the receipt was proved at contract v%d; %s is at contract v%d now", r.Scope.ContractVersion, b.BlockID, b.ContractVersion)
+	}
+	return nil
+}
+
+// DecodeReceipt parses a submitted receipt strictly (one JSON object, no
+// unknown fields) and returns it with its compact bytes, which are what
+// the store keeps. A malformed receipt is refused incomplete_evidence.
+func DecodeReceipt(data []byte) (*gates.Receipt, []byte, error) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt is not valid JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(compact.Bytes()))
+	dec.DisallowUnknownFields()
+	r := &gates.Receipt{}
+	if err := dec.Decode(r); err != nil {
+		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt is not a receipt document: %s", gates.Clip(err.Error()))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt must be one JSON object")
+	}
+	return r, compact.Bytes(), nil
+}
+
