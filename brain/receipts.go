@@ -113,4 +113,3 @@ func DecodeReceipt(data []byte) (*gates.Receipt, []byte, error) {
 	}
 	return r, compact.Bytes(), nil
 }
-

@@ -2,8 +2,8 @@ package brain
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -40,11 +40,11 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	before := g.Git("rev-parse", StoreRef)
 	good := testReceipt("sb_shop_core", 1, 0)
 	for _, tt := range []struct {
-		label   string
-		req     ImportRequest
-		code    gates.Code
-		field   string
-		lesson  string
+		label  string
+		req    ImportRequest
+		code   gates.Code
+		field  string
+		lesson string
 	}{
 		{"stale expected version", importReq(5, "sb_shop_core", "{garbage", gates.OriginHumanUI), gates.StoreVersionConflict, "expected_store_version", ""},
 		{"unknown block", importReq(1, "sb_shop_nope", "{garbage", gates.OriginHumanUI), gates.UnknownBlock, "block_id", ""},

@@ -219,7 +219,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-
 // Canonical returns the letter's canonical bytes: compact JSON in schema
 // key order, optional fields absent when unset, no HTML escaping.
 func (l *Letter) Canonical() []byte {
