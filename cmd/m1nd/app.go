@@ -9,6 +9,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -48,6 +49,9 @@ func newApp(inv *invocation) *cli.App {
 			initCommand(inv),
 			statusCommand(inv),
 			missionCommand(inv),
+			skeletonCommand(inv),
+			blocksCommand(inv),
+			receiptCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
@@ -129,17 +133,51 @@ func (inv *invocation) openRepo() (*gitstore.Repo, error) {
 	return repo, nil
 }
 
-// missions opens the brain's mission chains.
-func (inv *invocation) missions() (*chain.Missions, error) {
+// brain opens the repository and names its brain.
+func (inv *invocation) brain() (*gitstore.Repo, string, error) {
 	repo, err := inv.openRepo()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	name, err := brain.DisplayName(repo)
 	if err != nil {
-		return nil, usagef("%v", err) // a configuration the operator fixes
+		return nil, "", usagef("%v", err) // a configuration the operator fixes
 	}
-	return &chain.Missions{Repo: repo, Brain: name}, nil
+	return repo, name, nil
+}
+
+// missions opens the brain's mission chains, guarded by its block store.
+func (inv *invocation) missions() (*chain.Missions, error) {
+	repo, name, err := inv.brain()
+	if err != nil {
+		return nil, err
+	}
+	return &chain.Missions{Repo: repo, Brain: name, Blocks: &brain.Store{Repo: repo, Brain: name}}, nil
+}
+
+// store opens the brain's block store.
+func (inv *invocation) store() (*brain.Store, error) {
+	repo, name, err := inv.brain()
+	if err != nil {
+		return nil, err
+	}
+	return &brain.Store{Repo: repo, Brain: name}, nil
+}
+
+// snapshot reads the current store, refusing no_store when there is none.
+func (inv *invocation) snapshot() (*brain.Store, *brain.Snapshot, error) {
+	s, err := inv.store()
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, ok, err := s.Snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, gates.Refuse(gates.NoStore, "")
+	}
+	return s, snap, nil
 }
 
 // agentFlag is shared by the verbs that write as an agent.

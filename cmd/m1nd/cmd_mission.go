@@ -13,9 +13,10 @@ import (
 	"github.com/m1nd/m1nd/gates"
 )
 
-// maxLetterBytes caps what `mission post` reads: a letter is a few hundred
-// bytes, and a runaway pipe should not fill memory.
-const maxLetterBytes = 1 << 20
+// maxDocumentBytes caps what a verb reads as a submitted document (a
+// letter, a receipt, an ops file): each is a few hundred bytes to a few
+// kilobytes, and a runaway pipe should not fill memory.
+const maxDocumentBytes = 1 << 20
 
 func missionCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
@@ -130,21 +131,28 @@ An archived letter is a human gesture: use 'm1nd mission archive'.`,
 }
 
 func readLetter(path string, stdin io.Reader) ([]byte, error) {
+	return readDocument(path, stdin, "letter", gates.Refusef(gates.InvalidLetter, "",
+		"the letter is larger than %d bytes; a letter is a small JSON document", maxDocumentBytes))
+}
+
+// readDocument reads a submitted JSON document from path, or stdin for ""
+// and "-", refusing with tooBig anything over maxDocumentBytes.
+func readDocument(path string, stdin io.Reader, what string, tooBig error) ([]byte, error) {
 	var r io.Reader = stdin
 	if path != "" && path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usagef("read letter: %v", err)
+			return nil, usagef("read %s: %v", what, err)
 		}
 		defer f.Close()
 		r = f
 	}
-	body, err := io.ReadAll(io.LimitReader(r, maxLetterBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r, maxDocumentBytes+1))
 	if err != nil {
-		return nil, usagef("read letter: %v", err)
+		return nil, usagef("read %s: %v", what, err)
 	}
-	if len(body) > maxLetterBytes {
-		return nil, gates.Refusef(gates.InvalidLetter, "", "the letter is larger than %d bytes; a letter is a small JSON document", maxLetterBytes)
+	if len(body) > maxDocumentBytes {
+		return nil, tooBig
 	}
 	return body, nil
 }

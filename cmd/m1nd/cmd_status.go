@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
@@ -11,9 +13,16 @@ type statusReply struct {
 	OK           bool           `json:"ok"`
 	Brain        string         `json:"brain"`
 	StoreVersion int64          `json:"store_version"`
+	Skeleton     *skeletonState `json:"skeleton,omitempty"`
+	Blocks       map[string]int `json:"blocks"`
 	Missions     int            `json:"missions"`
 	Phases       map[string]int `json:"phases"`
 	LandingBell  *landingBell   `json:"landing_bell,omitempty"`
+}
+
+type skeletonState struct {
+	SkeletonID string `json:"skeleton_id"`
+	State      string `json:"state"`
 }
 
 type landingBell struct {
@@ -44,7 +53,11 @@ func printStatus(inv *invocation, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	version, _, err := brain.StoreVersion(m.Repo)
+	s, err := inv.store()
+	if err != nil {
+		return err
+	}
+	snap, hasStore, err := s.Snapshot()
 	if err != nil {
 		return err
 	}
@@ -52,7 +65,15 @@ func printStatus(inv *invocation, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	reply := statusReply{OK: true, Brain: m.Brain, StoreVersion: version, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
+	reply := statusReply{OK: true, Brain: m.Brain, Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
+	if hasStore {
+		reply.StoreVersion = snap.StoreVersion
+		reply.Skeleton = &skeletonState{SkeletonID: snap.Skeleton.SkeletonID, State: snap.Skeleton.State}
+		now := time.Now()
+		for _, b := range snap.Blocks {
+			reply.Blocks[string(b.Colour(now).Colour)]++
+		}
+	}
 	if n := chain.LandingBell(heads.Missions); n > 0 {
 		reply.LandingBell = &landingBell{MergeWait: n}
 	}
@@ -60,15 +81,21 @@ func printStatus(inv *invocation, asJSON bool) error {
 		return inv.printJSON(reply)
 	}
 	inv.printf("brain    %s\n", reply.Brain)
-	if version == 0 {
-		inv.printf("store    none yet\n")
+	if !hasStore {
+		inv.printf("store    none yet (m1nd skeleton scan creates it)\n")
 	} else {
-		inv.printf("store    version %d\n", version)
+		inv.printf("store    version %d, skeleton %s %s\n", reply.StoreVersion, snap.Skeleton.SkeletonID, snap.Skeleton.State)
+		inv.printf("blocks   %d\n", len(snap.Blocks))
+		for _, colour := range brain.Colours {
+			if n := reply.Blocks[string(colour)]; n > 0 {
+				inv.printf("  %-16s %d\n", colour, n)
+			}
+		}
 	}
 	inv.printf("missions %d\n", reply.Missions)
 	for _, phase := range chain.Phases {
 		if n := reply.Phases[phase]; n > 0 {
-			inv.printf("  %-10s %d\n", phase, n)
+			inv.printf("  %-16s %d\n", phase, n)
 		}
 	}
 	if reply.LandingBell != nil {

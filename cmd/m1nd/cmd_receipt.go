@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+func receiptCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:        "receipt",
+		Usage:       "import receipts into the brain store",
+		Subcommands: []*cli.Command{receiptImportCommand(inv)},
+	}
+}
+
+func receiptImportCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "import a receipt into a block (a human gesture: asks at the terminal)",
+		ArgsUsage: "RECEIPT.json",
+		Description: `A receipt is evidence about one block:
+
+   {"block_id":ID,"type":"test","emitter":{"kind":"verb","id":"…"},
+    "scope":{"block_id":ID,"boundary_version":N,"contract_version":N},
+    "evidence":{"artifact_hash":"sha256:…","evidence_refs":["…"],
+                "command":"go test ./...","cwd":".","exit_status":0,
+                "started_at":"2026-11-30T10:00:00Z","ended_at":"2026-11-30T10:01:00Z"}}
+
+Checked in order: the store version you read, the block exists, the scope is
+the block's current boundary and contract (else stale_scope), the evidence
+contract of the type (every type: artifact_hash and evidence_refs; test also
+command, cwd, exit_status and its window), and the window: UTC spelled as
+above, started before ended, nothing in the future, at most 24 hours. The
+receipt is kept exactly as written. Importing is a human gesture: it runs
+only at an interactive terminal and asks you to type the block id.`,
+		Flags: []cli.Flag{
+			expectedVersionFlag,
+			&cli.StringFlag{Name: "block", Usage: "the block `ID` the receipt proves (required)"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			path, err := oneArg(c, "receipt file")
+			if err != nil {
+				return err
+			}
+			if path == "-" {
+				return usagef("the receipt comes from a file: stdin is the terminal that confirms the import")
+			}
+			block := c.String("block")
+			if block == "" {
+				return usagef("missing --block: name the block the receipt proves")
+			}
+			s, err := inv.store()
+			if err != nil {
+				return err
+			}
+			req, err := inv.writeRequest(c, s, true)
+			if err != nil {
+				return err
+			}
+			body, err := readDocument(path, nil, "receipt", gates.Refusef(gates.IncompleteEvidence, "receipt",
+				"the receipt is larger than %d bytes", maxDocumentBytes))
+			if err != nil {
+				return err
+			}
+			origin := ""
+			if inv.confirm(fmt.Sprintf("Import the receipt in %s into %s at store v%d?", path, block, req.ExpectedStoreVersion), block) {
+				origin = gates.OriginHumanUI
+			}
+			res, err := s.ImportReceipt(c.Context, brain.ImportRequest{WriteRequest: req, BlockID: block, Receipt: body, Origin: origin})
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(res)
+			}
+			inv.printf("store v%d: receipt imported into %s (%s)\n", res.StoreVersion, res.BlockID, plural(res.ReceiptCount, "receipt"))
+			return nil
+		},
+	}
+}
