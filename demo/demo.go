@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
@@ -59,9 +58,18 @@ func Build(ctx context.Context, dir string, now time.Time) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &chain.Missions{Repo: repo, Brain: name}
+	// The skeleton first, so every mission names a real block.
+	store := &brain.Store{Repo: repo, Brain: name}
+	scan, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now.Add(-time.Hour)})
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if _, err := store.Reconcile(ctx, brain.WriteRequest{ExpectedStoreVersion: scan.StoreVersion, Agent: "owner", Now: now.Add(-time.Hour)}); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	m := &chain.Missions{Repo: repo, Brain: name, Blocks: store}
 	res := &Result{Dir: dir, Brain: name}
-	block := func(dir string) string { return "sb_" + slug(name) + "_" + dir }
+	block := func(dir string) string { return "sb_" + brain.Slug(name) + "_" + dir }
 
 	start := now.Add(-42 * time.Minute)
 	opened, err := m.New(ctx, chain.NewMission{BlockID: block("core"), Seat: "hand", Capability: "build-runner", RunnerID: "build-1",
@@ -102,21 +110,4 @@ func Build(ctx context.Context, dir string, now time.Time) (*Result, error) {
 	}
 	res.Missions = []string{opened.MissionID, second.MissionID}
 	return res, nil
-}
-
-// slug lowercases name and turns every run of other characters into "_",
-// the way block ids spell a repository.
-func slug(name string) string {
-	var b strings.Builder
-	under := false
-	for _, r := range strings.ToLower(name) {
-		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
-			b.WriteRune(r)
-			under = false
-		} else if !under && b.Len() > 0 {
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	return strings.TrimSuffix(b.String(), "_")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 )
@@ -34,10 +35,15 @@ func TestBuild(t *testing.T) {
 	if chain.LandingBell(view.Missions) != 1 || len(view.Missions) != 2 {
 		t.Fatalf("heads = %d, bell = %d", len(view.Missions), chain.LandingBell(view.Missions))
 	}
+	// Every mission names a block of the demo's scanned skeleton.
+	store := &brain.Store{Repo: repo, Brain: res.Brain}
 	for _, h := range view.Missions {
-		if !strings.HasPrefix(h.Letter.BlockID, "sb_demo_brain_") {
-			t.Errorf("block id %s", h.Letter.BlockID)
+		if err := store.CheckLetterBlock(h.Letter.BlockID, nil); err != nil || !strings.HasPrefix(h.Letter.BlockID, "sb_demo_brain_") {
+			t.Errorf("block id %s: %v", h.Letter.BlockID, err)
 		}
+	}
+	if v, ok, err := brain.StoreVersion(repo); err != nil || !ok || v != 2 {
+		t.Errorf("store version %d %v %v, want 2 (scan, reconcile)", v, ok, err)
 	}
 	out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput()
 	if err != nil {
@@ -45,13 +51,5 @@ func TestBuild(t *testing.T) {
 	}
 	if _, err := Build(context.Background(), dir, time.Now()); err == nil {
 		t.Fatal("building over an existing folder succeeded")
-	}
-}
-
-func TestSlug(t *testing.T) {
-	for in, want := range map[string]string{"Repo-B1": "repo_b1", "demo-brain": "demo_brain", "--x--": "x", "A  b": "a_b"} {
-		if got := slug(in); got != want {
-			t.Errorf("slug(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

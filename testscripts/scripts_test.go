@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -64,15 +66,25 @@ func setupGitEnv(env *testscript.Env) error {
 	return nil
 }
 
-// dependOnCLISources reads cmd/m1nd's sources inside a test. This package
-// cannot import cmd/m1nd (nothing can), so without it go test's cache would
-// not notice a change there and would report a stale pass.
+// dependOnCLISources reads every Go source the m1nd binary is built from
+// inside a test. This package cannot import cmd/m1nd (nothing can), so
+// without it go test's cache would not notice a change there, or in a
+// package only the binary uses, and would report a stale pass.
 func dependOnCLISources(t *testing.T) {
-	sources, _ := filepath.Glob(filepath.Join("..", "cmd", "m1nd", "*.go"))
-	for _, src := range sources {
-		if _, err := os.ReadFile(src); err != nil {
-			t.Fatal(err)
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata" || d.Name() == "out"):
+			return filepath.SkipDir
+		case d.IsDir() || !(strings.HasSuffix(path, ".go") || d.Name() == "go.mod" || d.Name() == "go.sum"):
+			return nil
 		}
+		_, err = os.ReadFile(path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
