@@ -5,7 +5,11 @@
 //	    (hash-object, mktree, commit-tree, update-ref) appending the same letters;
 //	(b) `m1nd mission heads --json` over many missions vs
 //	    `git for-each-ref | git cat-file --batch` of the head letters,
-//	    with loose refs, then packed refs, then packed objects (git gc).
+//	    with loose refs, then packed refs, then packed objects (git gc);
+//	(c) the brain store: one store write (`m1nd skeleton edit`, a rename) vs
+//	    the same snapshot written with git's plumbing as a bash script; a
+//	    whole-store read (`m1nd blocks --json`) vs `git ls-tree -r | git
+//	    cat-file --batch`; and `m1nd mission post` on a brain with a store.
 //
 // Run it with `go run ./bench` (flags: -posts, -missions, -runs). It builds
 // m1nd itself unless -m1nd names a binary. Nothing here asserts a time.
@@ -34,14 +38,15 @@ func main() {
 	runs := flag.Int("runs", 9, "timed runs per side in the heads benchmark")
 	bin := flag.String("m1nd", "", "m1nd binary to measure (default: build ./cmd/m1nd)")
 	dir := flag.String("dir", "out", "folder for the scratch repositories (on the disk where repositories live; some sandboxes make /tmp slower)")
+	blocks := flag.Int("blocks", 50, "top-level directories (so blocks) in the store benchmark")
 	flag.Parse()
-	if err := run(*posts, *missions, *runs, *bin, *dir); err != nil {
+	if err := run(*posts, *missions, *runs, *blocks, *bin, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(posts, missions, runs int, bin, dir string) error {
+func run(posts, missions, runs, blocks int, bin, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -65,7 +70,10 @@ func run(posts, missions, runs int, bin, dir string) error {
 	if err := benchPost(work, bin, posts); err != nil {
 		return err
 	}
-	return benchHeads(work, bin, missions, runs)
+	if err := benchHeads(work, bin, missions, runs); err != nil {
+		return err
+	}
+	return benchStore(work, bin, blocks, posts/4)
 }
 
 // newRepo makes a git repository named name under work.

@@ -32,6 +32,7 @@ func (s *Store) headFiles() (gitstore.Hash, []string, error) {
 	if !ok {
 		return gitstore.ZeroHash, nil, ErrNoHead
 	}
+
 	files, err := s.Repo.ListFiles(head)
 	return head, files, err
 }
@@ -202,7 +203,14 @@ func (s *Store) Reconcile(ctx context.Context, req WriteRequest) (*ReconcileResu
 			if len(res.Baselined)+len(res.Bumped) == 0 {
 				return "", errUnchanged
 			}
-			return fmt.Sprintf("reconcile (%s bumped, %s baselined)", count(len(res.Bumped), "boundary"), count(len(res.Baselined), "block")), nil
+			var parts []string
+			if len(res.Bumped) > 0 {
+				parts = append(parts, "bumped "+listIDs(res.Bumped))
+			}
+			if len(res.Baselined) > 0 {
+				parts = append(parts, "baselined "+count(len(res.Baselined), "block"))
+			}
+			return "reconcile: " + strings.Join(parts, "; "), nil
 		},
 	})
 	if err != nil {

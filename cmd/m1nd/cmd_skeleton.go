@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -82,12 +83,14 @@ leaves the ratified blocks alone.`,
 			}
 			res, err := s.Scan(c.Context, req)
 			if err != nil {
-				return err
+				return headErr(err)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
 			}
 			switch {
+			case !res.Changed && res.StoreVersion == 0:
+				inv.printf("no store written: HEAD has no tracked files to make blocks of\n")
 			case !res.Changed:
 				inv.printf("store v%d unchanged: the scan found nothing new\n", res.StoreVersion)
 			case res.Revision > 0:
@@ -136,7 +139,7 @@ covers, and files several blocks claim, are listed.`,
 			}
 			res, err := s.Reconcile(c.Context, req)
 			if err != nil {
-				return err
+				return headErr(err)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
@@ -199,7 +202,7 @@ func skeletonShowCommand(inv *invocation) *cli.Command {
 			}
 			layout, err := s.Layout(snap)
 			if err != nil {
-				return err
+				return headErr(err)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
@@ -285,7 +288,7 @@ most 40 characters, purpose at most 120.`,
 			}
 			res, err := s.Edit(c.Context, brain.EditRequest{WriteRequest: req, Seat: seat, Ops: ops})
 			if err != nil {
-				return err
+				return headErr(err)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
@@ -358,6 +361,15 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 			return nil
 		},
 	}
+}
+
+// headErr makes "HEAD has no commit" the operator's to fix (exit 2), not
+// an internal failure.
+func headErr(err error) error {
+	if errors.Is(err, brain.ErrNoHead) {
+		return usagef("%v", err)
+	}
+	return err
 }
 
 func nonNil(s []string) []string {
