@@ -49,7 +49,7 @@ to try next. Nothing outside DIR is touched.`,
 			if err := printStatus(inv, false); err != nil {
 				return err
 			}
-			inv.printf("\nTry:\n  cd %s\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n  git cat-file blob refs/m1nd/missions/%s:letter.json\n",
+			inv.printf("\nTry:\n  cd %s\n  m1nd blocks\n  m1nd skeleton show\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n  git cat-file blob refs/m1nd/missions/%s:letter.json\n",
 				res.Dir, res.Missions[0], res.Missions[0], res.Missions[0])
 			return nil
 		},
