@@ -55,11 +55,7 @@ only at an interactive terminal and asks you to type the block id.`,
 			if block == "" {
 				return usagef("missing --block: name the block the receipt proves")
 			}
-			s, err := inv.store()
-			if err != nil {
-				return err
-			}
-			req, err := inv.writeRequest(c, s, true)
+			s, req, err := inv.storeWriter(c, true)
 			if err != nil {
 				return err
 			}

@@ -38,24 +38,30 @@ with an edit, then ratify at a terminal.`,
 
 var expectedVersionFlag = &cli.Int64Flag{Name: "expected-store-version", Value: -1, Usage: "the store version `N` you read; refused store_version_conflict when the store moved"}
 
-// writeRequest builds the common part of a store write: who writes and
-// the version the caller read (the current one when --expected-store-version
-// is not given and the verb does not require it).
-func (inv *invocation) writeRequest(c *cli.Context, s *brain.Store, required bool) (brain.WriteRequest, error) {
+// storeWriter opens the store for a writing verb and builds the common
+// part of its request: who writes and the version the caller read (the
+// current one when --expected-store-version is not given and the verb does
+// not require it).
+func (inv *invocation) storeWriter(c *cli.Context, versionRequired bool) (*brain.Store, brain.WriteRequest, error) {
+	req := brain.WriteRequest{ExpectedStoreVersion: c.Int64("expected-store-version"), Now: time.Now()}
+	if req.ExpectedStoreVersion < 0 && versionRequired {
+		return nil, req, usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
+	}
 	agent, err := inv.agent(c)
 	if err != nil {
-		return brain.WriteRequest{}, err
+		return nil, req, err
 	}
-	req := brain.WriteRequest{ExpectedStoreVersion: c.Int64("expected-store-version"), Agent: agent, Now: time.Now()}
+	req.Agent = agent
+	s, err := inv.store()
+	if err != nil {
+		return nil, req, err
+	}
 	if req.ExpectedStoreVersion < 0 {
-		if required {
-			return req, usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
-		}
 		if req.ExpectedStoreVersion, _, err = brain.StoreVersion(s.Repo); err != nil {
-			return req, err
+			return nil, req, err
 		}
 	}
-	return req, nil
+	return s, req, nil
 }
 
 func skeletonScanCommand(inv *invocation) *cli.Command {
@@ -73,11 +79,7 @@ leaves the ratified blocks alone.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			s, err := inv.store()
-			if err != nil {
-				return err
-			}
-			req, err := inv.writeRequest(c, s, false)
+			s, req, err := inv.storeWriter(c, false)
 			if err != nil {
 				return err
 			}
@@ -129,11 +131,7 @@ covers, and files several blocks claim, are listed.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			s, err := inv.store()
-			if err != nil {
-				return err
-			}
-			req, err := inv.writeRequest(c, s, false)
+			s, req, err := inv.storeWriter(c, false)
 			if err != nil {
 				return err
 			}
@@ -273,11 +271,7 @@ most 40 characters, purpose at most 120.`,
 			if seat != brain.SeatOwner && seat != brain.SeatRunner {
 				return usagef("--seat %q: want owner or runner", seat)
 			}
-			s, err := inv.store()
-			if err != nil {
-				return err
-			}
-			req, err := inv.writeRequest(c, s, true)
+			s, req, err := inv.storeWriter(c, true)
 			if err != nil {
 				return err
 			}
@@ -322,11 +316,7 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			s, err := inv.store()
-			if err != nil {
-				return err
-			}
-			req, err := inv.writeRequest(c, s, false)
+			s, req, err := inv.storeWriter(c, false)
 			if err != nil {
 				return err
 			}
