@@ -126,7 +126,7 @@ func decodeOp(r json.RawMessage) (Op, error) {
 	}
 	spec, ok := opFields[kind]
 	if !ok {
-		return Op{}, fmt.Errorf("unknown op %q (want rename, merge, split, move_member, resolve_seam or assign_unmapped)", gates.Clip(kind))
+		return Op{}, fmt.Errorf("unknown op %q (want rename, merge, split, move_member, resolve_seam or assign_unmapped)", gates.Echo(kind))
 	}
 	allowed := map[string]bool{"op": true}
 	for _, f := range append(append([]string(nil), spec.required...), spec.optional...) {
@@ -134,7 +134,7 @@ func decodeOp(r json.RawMessage) (Op, error) {
 	}
 	for f := range fields {
 		if !allowed[f] {
-			return Op{}, fmt.Errorf("%s takes no field %q", kind, gates.Clip(f))
+			return Op{}, fmt.Errorf("%s takes no field %q", kind, gates.Echo(f))
 		}
 	}
 	for _, f := range spec.required {
@@ -146,7 +146,7 @@ func decodeOp(r json.RawMessage) (Op, error) {
 	dec := json.NewDecoder(bytes.NewReader(r))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&op); err != nil {
-		return Op{}, fmt.Errorf("%s: %s", kind, gates.Clip(err.Error()))
+		return Op{}, fmt.Errorf("%s: %s", kind, jsonProblem(err))
 	}
 	if kind == OpRename && op.Name == nil && op.Purpose == nil {
 		return Op{}, errors.New("rename needs a name, a purpose or both")
@@ -185,7 +185,7 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	if err != nil {
 		return nil, fmt.Errorf("candidate_edit: %w", err)
 	}
-	res := &EditResult{}
+	res := &EditResult{Blocks: []string{}}
 	_, mres, err := s.mutate(ctx, mutation{
 		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.Now,
 		apply: func(next *Snapshot) (string, error) {
@@ -196,9 +196,13 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 			if err != nil {
 				return "", err
 			}
+			before, _ := json.Marshal(next.Blocks)
 			e := &editor{snap: next, files: files, seat: req.Seat, touched: map[string]bool{}, created: map[string]bool{}, renamed: map[string]bool{}}
 			if err := e.run(ops); err != nil {
 				return "", err
+			}
+			if after, _ := json.Marshal(next.Blocks); bytes.Equal(before, after) {
+				return "", errUnchanged // every op restated what the store already says
 			}
 			res.Applied = len(ops)
 			res.Blocks, res.Removed = e.changed(), e.removed
@@ -261,7 +265,7 @@ func (e *editor) apply(op Op) error {
 func (e *editor) block(id string) (*Block, error) {
 	b := e.snap.Block(id)
 	if b == nil {
-		return nil, fmt.Errorf("no block %s", gates.Clip(id))
+		return nil, fmt.Errorf("no block %s", gates.Echo(id))
 	}
 	if b.State == StateRatified {
 		return nil, fmt.Errorf("block %s is ratified", id)
@@ -384,7 +388,7 @@ func (e *editor) split(op Op) error {
 		}
 		for _, p := range globs {
 			if problem := memberPatternProblem(p); problem != "" {
-				return fmt.Errorf("split path %q: %s", gates.Clip(p), problem)
+				return fmt.Errorf("split path %q: %s", gates.Echo(p), problem)
 			}
 		}
 	}
@@ -397,12 +401,12 @@ func (e *editor) split(op Op) error {
 				continue
 			}
 			if in >= 0 {
-				return fmt.Errorf("the split groups are not disjoint: %s is in groups %d and %d", gates.Clip(f), in+1, g+1)
+				return fmt.Errorf("the split groups are not disjoint: %s is in groups %d and %d", gates.Echo(f), in+1, g+1)
 			}
 			in = g
 		}
 		if in < 0 {
-			return fmt.Errorf("the split groups do not cover every member: %s is in none", gates.Clip(f))
+			return fmt.Errorf("the split groups do not cover every member: %s is in none", gates.Echo(f))
 		}
 		hits[in]++
 	}
@@ -415,7 +419,7 @@ func (e *editor) split(op Op) error {
 	for g, globs := range groups {
 		id := fmt.Sprintf("%s_split%d", parent.BlockID, g+1)
 		if !ValidBlockID(id) || e.snap.Block(id) != nil {
-			return fmt.Errorf("cannot name the new block %s: the id is taken or too long", gates.Clip(id))
+			return fmt.Errorf("cannot name the new block %s: the id is taken or too long", gates.Echo(id))
 		}
 		child := &Block{
 			BlockID: id, Name: fmt.Sprintf("%s part %d", parent.Name, g+1), Purpose: parent.Purpose,
@@ -475,7 +479,7 @@ func (e *editor) moveMember(op Op) error {
 		return errors.New("from and to are the same block")
 	}
 	if problem := memberPatternProblem(op.Path); problem != "" {
-		return fmt.Errorf("path %q: %s", gates.Clip(op.Path), problem)
+		return fmt.Errorf("path %q: %s", gates.Echo(op.Path), problem)
 	}
 	if i := from.entry(op.Path); i >= 0 && from.Membership[i].Role != RoleExcluded {
 		m := from.Membership[i]
@@ -487,7 +491,7 @@ func (e *editor) moveMember(op Op) error {
 		from.Membership = appendMember(removeEntry(from.Membership, op.Path), Member{Path: op.Path, Role: RoleExcluded})
 		to.Membership = appendMember(removeEntry(to.Membership, op.Path), Member{Path: op.Path, Role: RolePrimary})
 	} else {
-		return fmt.Errorf("%s is not a member of %s", gates.Clip(op.Path), from.BlockID)
+		return fmt.Errorf("%s is not a member of %s", gates.Echo(op.Path), from.BlockID)
 	}
 	e.touched[from.BlockID], e.touched[to.BlockID] = true, true
 	return nil
@@ -496,7 +500,7 @@ func (e *editor) moveMember(op Op) error {
 func (e *editor) resolveSeam(op Op) error {
 	owners := ownership(e.snap.Blocks, e.files).Owners[op.Path]
 	if len(owners) < 2 {
-		return fmt.Errorf("%s is not a seam: it belongs to %s", gates.Clip(op.Path), count(len(owners), "block"))
+		return fmt.Errorf("%s is not a seam: it belongs to %s", gates.Echo(op.Path), count(len(owners), "block"))
 	}
 	blocks := make([]*Block, len(owners))
 	for i, id := range owners {
@@ -513,7 +517,7 @@ func (e *editor) resolveSeam(op Op) error {
 		}
 	case isPrimary:
 		if !contains(owners, primary) {
-			return fmt.Errorf("primary %s is not one of the blocks holding %s", gates.Clip(primary), gates.Clip(op.Path))
+			return fmt.Errorf("primary %s is not one of the blocks holding %s", gates.Echo(primary), gates.Echo(op.Path))
 		}
 		for _, b := range blocks {
 			role := RoleExcluded
@@ -537,7 +541,7 @@ func (e *editor) assignUnmapped(op Op) error {
 		return err
 	}
 	if problem := memberPatternProblem(op.Path); problem != "" {
-		return fmt.Errorf("path %q: %s", gates.Clip(op.Path), problem)
+		return fmt.Errorf("path %q: %s", gates.Echo(op.Path), problem)
 	}
 	own := ownership(e.snap.Blocks, e.files)
 	matched := 0
@@ -546,12 +550,12 @@ func (e *editor) assignUnmapped(op Op) error {
 			continue
 		}
 		if owners := own.Owners[f]; len(owners) > 0 {
-			return fmt.Errorf("%s is not unmapped: %s holds it", gates.Clip(f), owners[0])
+			return fmt.Errorf("%s is not unmapped: %s holds it", gates.Echo(f), owners[0])
 		}
 		matched++
 	}
 	if matched == 0 {
-		return fmt.Errorf("no file at HEAD matches %s", gates.Clip(op.Path))
+		return fmt.Errorf("no file at HEAD matches %s", gates.Echo(op.Path))
 	}
 	b.Membership = appendMember(b.Membership, Member{Path: op.Path, Role: RolePrimary})
 	e.touched[b.BlockID] = true
@@ -573,19 +577,22 @@ func (e *editor) finalChecks(contestedBefore map[string]bool) error {
 	for _, b := range e.snap.Blocks {
 		for _, s := range b.Sockets {
 			if e.snap.Block(s.To) == nil {
-				return final("block %s would keep a socket to %s, which does not exist", b.BlockID, gates.Clip(s.To))
+				return final("block %s would keep a socket to %s, which does not exist", b.BlockID, gates.Echo(s.To))
 			}
 		}
 	}
 	for _, f := range ownership(e.snap.Blocks, e.files).Contested {
 		if !contestedBefore[f] {
-			return final("%s would belong to several blocks that do not share it (resolve_seam decides)", gates.Clip(f))
+			return final("%s would belong to several blocks that do not share it (resolve_seam decides)", gates.Echo(f))
 		}
 	}
-	for id := range e.touched {
-		if b := e.snap.Block(id); b != nil && !e.created[id] {
+	// A changed membership is a new boundary, with this HEAD its baseline.
+	for _, b := range e.snap.Blocks {
+		if e.touched[b.BlockID] && !e.created[b.BlockID] {
 			b.BoundaryVersion++
-			b.Fingerprint = "" // the next reconcile records the new baseline
+		}
+		if e.touched[b.BlockID] || e.created[b.BlockID] {
+			b.Fingerprint = fingerprint(b.resolve(e.files))
 		}
 	}
 	return nil

@@ -229,3 +229,35 @@ func TestMergeRewritesSocketsAndDanglingSocketsAreRefused(t *testing.T) {
 		t.Fatalf("merged block keeps a socket to itself: %+v", got)
 	}
 }
+
+// Whatever a runner's op carries, a rejection repeats only plain ids and
+// paths: no link, markup or override goes back to the proposer.
+func TestRejectionsDoNotEchoHostileFields(t *testing.T) {
+	s, _ := newStore(t)
+	mustScan(t, s)
+	for _, ops := range []string{
+		`[{"op":"rename","block_id":"see https://evil.example/x \u202e <b>","name":"x"}]`,
+		`[{"op":"assign_unmapped","path":"<img src=x onerror=alert(1)>","block_id":"sb_shop_core"}]`,
+		`[{"op":"https://evil.example/pwn"}]`,
+		`[{"op":"rename","block_id":"sb_shop_core","<script>":1}]`,
+		`[{"op":"merge","into":"sb_shop_core","block_ids":["javascript:alert(1)"]}]`,
+	} {
+		_, err := edit(t, s, SeatRunner, ops)
+		r := wantRefusal(t, err, gates.CandidateEditRejected, "*")
+		for _, bad := range []string{"http", "<", "\u202e", "javascript", "script"} {
+			if strings.Contains(r.Lesson, bad) {
+				t.Errorf("lesson %q echoes %q", r.Lesson, bad)
+			}
+		}
+	}
+}
+
+func TestAnEditThatChangesNothingWritesNothing(t *testing.T) {
+	s, _ := newStore(t)
+	mustScan(t, s)
+	mustEdit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]`)
+	res := mustEdit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]`)
+	if res.Changed || res.StoreVersion != 2 {
+		t.Fatalf("restating edit = %+v", res)
+	}
+}

@@ -47,7 +47,7 @@ func (s *Store) CheckLetterBlock(blockID string, candidate *gates.Receipt) error
 // lookup reads one block from the store tree; with skeletonOK the
 // skeleton's own id is accepted too (and nil returned).
 func (s *Store) lookup(tree gitstore.Hash, id string, skeletonOK bool) (*Block, error) {
-	unknown := gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s; use an id from `m1nd blocks`, the skeleton id, or mark a probe synthetic", gates.Clip(id))
+	unknown := gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s; use an id from `m1nd blocks`, the skeleton id, or mark a probe synthetic", gates.Echo(id))
 	if ValidBlockID(id) {
 		body, err := s.Repo.ReadFileInTree(tree, blocksDir+"/"+id+".json")
 		if errors.Is(err, gitstore.ErrNoSuchFile) {

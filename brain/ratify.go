@@ -98,7 +98,7 @@ func ratifyTargets(snap *Snapshot, ids []string) ([]*Block, error) {
 	for _, id := range ids {
 		b := snap.Block(id)
 		if b == nil {
-			return nil, gates.Refusef(gates.UnknownBlock, "block_ids", "this store has no block %s; nothing was ratified", gates.Clip(id))
+			return nil, gates.Refusef(gates.UnknownBlock, "block_ids", "this store has no block %s; nothing was ratified", gates.Echo(id))
 		}
 		if !seen[id] && b.State != StateRatified {
 			targets = append(targets, b)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
@@ -48,7 +49,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 		apply: func(next *Snapshot) (string, error) {
 			b := next.Block(req.BlockID)
 			if b == nil {
-				return "", gates.Refusef(gates.UnknownBlock, "block_id", "this store has no block %s; `m1nd blocks` lists them", gates.Clip(req.BlockID))
+				return "", gates.Refusef(gates.UnknownBlock, "block_id", "this store has no block %s; `m1nd blocks` lists them", gates.Echo(req.BlockID))
 			}
 			r, compact, err := DecodeReceipt(req.Receipt)
 			if err != nil {
@@ -80,7 +81,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 func checkScope(b *Block, r *gates.Receipt) error {
 	for _, id := range []struct{ field, value string }{{"block_id", r.BlockID}, {"scope.block_id", r.Scope.BlockID}} {
 		if id.value != "" && id.value != b.BlockID {
-			return gates.Refusef(gates.StaleScope, id.field, "the receipt is about block %s, not %s", gates.Clip(id.value), b.BlockID)
+			return gates.Refusef(gates.StaleScope, id.field, "the receipt is about block %s, not %s", gates.Echo(id.value), b.BlockID)
 		}
 	}
 	if r.Scope.BoundaryVersion != b.BoundaryVersion {
@@ -106,10 +107,37 @@ func DecodeReceipt(data []byte) (*gates.Receipt, []byte, error) {
 	dec.DisallowUnknownFields()
 	r := &gates.Receipt{}
 	if err := dec.Decode(r); err != nil {
-		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt is not a receipt document: %s", gates.Clip(err.Error()))
+		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt is not a receipt document: %s", jsonProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt must be one JSON object")
 	}
 	return r, compact.Bytes(), nil
+}
+
+// jsonProblem says what was wrong with a submitted document without
+// repeating it: the field at fault and what it should be.
+func jsonProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Sprintf("%s must be %s", gates.Echo(typeErr.Field), jsonType(typeErr.Type.String()))
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown field " + gates.Echo(strings.Trim(field, `"`))
+	}
+	return "malformed JSON"
+}
+
+func jsonType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "*int"):
+		return "a number"
+	case goType == "bool":
+		return "true or false"
+	}
+	return "an object"
 }

@@ -91,23 +91,22 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 	s, g := newStore(t)
 	ctx := context.Background()
 	mustScan(t, s)
+	// The scan recorded every block's baseline: nothing to reconcile yet.
 	rec, err := s.Reconcile(ctx, write(1))
-	if err != nil || len(rec.Baselined) != 4 || len(rec.Bumped) != 0 || rec.StoreVersion != 2 {
+	if err != nil || rec.Changed || len(rec.Baselined)+len(rec.Bumped) != 0 || rec.StoreVersion != 1 {
 		t.Fatalf("first reconcile = %+v %v", rec, err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != NeedsEvidence || p.Why != "no test receipt yet" {
 		t.Fatalf("before any receipt: %+v", p)
 	}
-	if _, err := s.ImportReceipt(ctx, importReq(2, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanUI)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanUI)); err != nil {
 		t.Fatal(err)
 	}
-	// Nothing changed at HEAD: reconcile writes nothing.
-	if same, err := s.Reconcile(ctx, write(3)); err != nil || same.Changed {
-		t.Fatalf("idle reconcile = %+v %v", same, err)
-	}
+	// A file added before any reconcile still counts against the scan's
+	// baseline.
 	g.CommitFiles("grow core", map[string]string{"core/new.go": "package core\n"})
-	rec, err = s.Reconcile(ctx, write(3))
-	if err != nil || strings.Join(rec.Bumped, ",") != "sb_shop_core" || rec.StoreVersion != 4 {
+	rec, err = s.Reconcile(ctx, write(2))
+	if err != nil || strings.Join(rec.Bumped, ",") != "sb_shop_core" || rec.StoreVersion != 3 {
 		t.Fatalf("reconcile after adding a file = %+v %v", rec, err)
 	}
 	core := snap(t, s).Block("sb_shop_core")
@@ -116,16 +115,20 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 		t.Fatalf("after the bump: boundary %d, %+v", core.BoundaryVersion, p)
 	}
 	// The old receipt no longer imports; one at the new boundary does.
-	_, err = s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanUI))
+	_, err = s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanUI))
 	wantRefusal(t, err, gates.StaleScope, "scope.boundary_version")
-	if _, err := s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanUI)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanUI)); err != nil {
 		t.Fatal(err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != EvidenceBacked {
 		t.Fatalf("after a fresh receipt: %+v", p)
 	}
+	// Nothing changed at HEAD since: reconcile writes nothing.
+	if same, err := s.Reconcile(ctx, write(4)); err != nil || same.Changed {
+		t.Fatalf("idle reconcile = %+v %v", same, err)
+	}
 	// A failing run is evidence too: it turns the block broken.
-	if _, err := s.ImportReceipt(ctx, importReq(5, "sb_shop_core", testReceipt("sb_shop_core", 2, 1), gates.OriginHumanUI)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 2, 1), gates.OriginHumanUI)); err != nil {
 		t.Fatal(err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != Broken {

@@ -82,6 +82,9 @@ func (s *Store) Scan(ctx context.Context, req WriteRequest) (*ScanResult, error)
 				return "", errUnchanged
 			}
 			for _, b := range proposed {
+				// The scan's HEAD is the block's baseline: a file that
+				// changes before the next reconcile is a boundary change.
+				b.Fingerprint = fingerprint(b.resolve(files))
 				next.Blocks = append(next.Blocks, b)
 				res.Added = append(res.Added, b.BlockID)
 			}
@@ -174,8 +177,9 @@ type ReconcileResult struct {
 // Reconcile re-resolves every block's membership at HEAD. The membership
 // fingerprint is sha256 of the sorted resolved paths; when it changed the
 // block's boundary_version goes up by one (receipts proved at the old
-// boundary stop counting). A block's first reconcile only records the
-// baseline.
+// boundary stop counting). The scan and every edit of a block's membership
+// record its fingerprint at their HEAD; a block without one (a store
+// written by an older m1nd or by hand) only gets its baseline recorded.
 func (s *Store) Reconcile(ctx context.Context, req WriteRequest) (*ReconcileResult, error) {
 	_, files, err := s.headFiles()
 	if err != nil {

@@ -137,7 +137,7 @@ func TestStoreVersionConflictAppliesNothing(t *testing.T) {
 func TestReadingTheStoreDoesNotWalkHistory(t *testing.T) {
 	s, g := newStore(t)
 	mustScan(t, s)
-	if _, err := s.Reconcile(context.Background(), write(1)); err != nil {
+	if _, err := s.Edit(context.Background(), EditRequest{WriteRequest: write(1), Seat: SeatOwner, Ops: []byte(`[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]`)}); err != nil {
 		t.Fatal(err)
 	}
 	// Cut the history: the parent of v2 is gone, yet v2 reads.

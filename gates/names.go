@@ -34,16 +34,34 @@ func HasControl(s string) bool {
 }
 
 // Clip makes submitted text safe to quote in a lesson: control characters
-// become "?" and anything past 60 characters is cut, on a rune boundary.
+// and bidirectional overrides become "?" and anything past 60 characters
+// is cut, on a rune boundary.
 func Clip(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if isControlOrBidi(r) {
 			return '?'
 		}
 		return r
 	}, s)
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:57]) + "..."
+	}
+	return s
+}
+
+// Echo returns an id or path for a lesson when it is plain — letters,
+// digits and . _ - / * ? [ ], at most 100 bytes — and a neutral stand-in
+// otherwise. Lessons answering machine-proposed input (a runner's ops, an
+// agent's letter) use it, so a refusal never carries markup, a link or an
+// override back into the proposer's context.
+func Echo(s string) string {
+	if s == "" || len(s) > 100 {
+		return "(a value not repeated here)"
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-/*?[]", r)) {
+			return "(a value not repeated here)"
+		}
 	}
 	return s
 }

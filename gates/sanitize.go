@@ -70,13 +70,15 @@ func sanitize(field, value string, limit int) error {
 // and paragraph separators) and the bidirectional overrides that make text
 // display other than it reads.
 func hasControlOrBidi(s string) bool {
-	for _, r := range s {
-		switch {
-		case unicode.IsControl(r), r == '\u2028', r == '\u2029':
-			return true
-		case '\u202a' <= r && r <= '\u202e', '\u2066' <= r && r <= '\u2069', r == '\u200e', r == '\u200f':
-			return true
-		}
+	return strings.IndexFunc(s, isControlOrBidi) >= 0
+}
+
+func isControlOrBidi(r rune) bool {
+	switch {
+	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
+		return true
+	case '\u202a' <= r && r <= '\u202e', '\u2066' <= r && r <= '\u2069', r == '\u200e', r == '\u200f':
+		return true
 	}
 	return false
 }

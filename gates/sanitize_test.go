@@ -124,3 +124,22 @@ func FuzzSanitize(f *testing.F) {
 		}
 	})
 }
+
+func TestEchoRepeatsOnlyPlainIDs(t *testing.T) {
+	for in, want := range map[string]string{
+		"sb_shop_core":                 "sb_shop_core",
+		"core/deep/*.go":               "core/deep/*.go",
+		"see https://evil.example/x":   "(a value not repeated here)",
+		"<img src=x onerror=alert(1)>": "(a value not repeated here)",
+		"sb_x\u202e":                   "(a value not repeated here)",
+		"":                             "(a value not repeated here)",
+		strings.Repeat("a", 101):       "(a value not repeated here)",
+	} {
+		if got := Echo(in); got != want {
+			t.Errorf("Echo(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Clip("a\u202eb\u0085c"); got != "a?b?c" {
+		t.Errorf("Clip = %q", got)
+	}
+}

@@ -24,8 +24,9 @@ time. Read it with plain git:
    git show refs/m1nd/store:store.json
    git show refs/m1nd/store:blocks/<block_id>.json
 
-A new brain: scan, reconcile (records each block's baseline), name the blocks
-with an edit, then ratify at a terminal.`,
+A new brain: scan (which also records each block's baseline), name the blocks
+with an edit, then ratify at a terminal. After commits, reconcile notices the
+blocks whose files changed.`,
 		Subcommands: []*cli.Command{
 			skeletonScanCommand(inv),
 			skeletonReconcileCommand(inv),
@@ -109,7 +110,7 @@ leaves the ratified blocks alone.`,
 				for _, id := range res.Added {
 					inv.printf("  + %s\n", id)
 				}
-				inv.printf("next: m1nd skeleton reconcile; name blocks with m1nd skeleton edit; then m1nd skeleton ratify\n")
+				inv.printf("next: name the blocks (m1nd skeleton edit), then m1nd skeleton ratify; after commits, m1nd skeleton reconcile\n")
 			}
 			return nil
 		},
@@ -123,8 +124,9 @@ func skeletonReconcileCommand(inv *invocation) *cli.Command {
 		Description: `Each block's membership fingerprint is sha256 of its resolved member paths at
 HEAD. When it changed, the block's boundary_version goes up by one and
 receipts proved at the old boundary stop counting (the block needs evidence
-again). A block's first reconcile only records its baseline. Files no block
-covers, and files several blocks claim, are listed.`,
+again). The scan and every membership edit record a block's baseline, so the
+first reconcile already compares. Files no block covers, and files several
+blocks claim, are listed.`,
 		Flags: []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
@@ -286,6 +288,10 @@ most 40 characters, purpose at most 120.`,
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
+			}
+			if !res.Changed {
+				inv.printf("store v%d unchanged: the batch restates what the store already says\n", res.StoreVersion)
+				return nil
 			}
 			inv.printf("%s\n", res.Subject)
 			for _, id := range res.Blocks {
