@@ -12,51 +12,40 @@ import (
 // benchStore measures the brain store on a repository with nBlocks
 // top-level directories, rounds times per side.
 func benchStore(work, bin string, nBlocks, rounds int) error {
-	repo, err := newRepo(work, "store")
+	repo, err := partsRepo(work, "store", nBlocks)
 	if err != nil {
 		return err
 	}
-	for i := 0; i < nBlocks; i++ {
-		dir := filepath.Join(repo, fmt.Sprintf("part%03d", i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		for f := 0; f < 5; f++ {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), []byte("package p\n"), 0o644); err != nil {
-				return err
-			}
-		}
+	// A twin without a store: the same post, without the block guard.
+	twin, err := partsRepo(work, "nostore", nBlocks)
+	if err != nil {
+		return err
 	}
-	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "parts"}} {
-		if _, err := gitOut(repo, nil, args...); err != nil {
-			return err
-		}
-	}
-	m1nd := func(args ...string) ([]byte, error) {
+	m1nd := func(dir string, args ...string) ([]byte, error) {
 		cmd := exec.Command(bin, args...)
-		cmd.Dir = repo
+		cmd.Dir = dir
 		out, err := cmd.Output()
 		if err != nil {
 			return out, fmt.Errorf("m1nd %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 		return out, nil
 	}
-	if _, err := m1nd("skeleton", "scan"); err != nil {
+	if _, err := m1nd(repo, "skeleton", "scan"); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "store: %d blocks, %d rounds per side …\n", nBlocks, rounds)
 	ops := filepath.Join(work, "rename.json")
 	blockFile := filepath.Join(work, "block.json")
 	storeFile := filepath.Join(work, "store.json")
-	var m1ndWrite, gitWrite, m1ndRead, gitRead, m1ndPost []time.Duration
+	var m1ndWrite, gitWrite, m1ndRead, gitRead, guarded, unguarded []time.Duration
 	for r := 0; r < rounds; r++ {
-		version := 2*r + 1 // each round writes twice: once by m1nd, once by git
+		version := 2*r + 1 // each round writes twice: m1nd makes version+1, git version+2
 		body := fmt.Sprintf(`[{"op":"rename","block_id":"sb_store_part000","name":"part zero %d"}]`, r)
 		if err := os.WriteFile(ops, []byte(body), 0o644); err != nil {
 			return err
 		}
 		start := time.Now()
-		if _, err := m1nd("skeleton", "edit", "--expected-store-version", fmt.Sprint(version), ops); err != nil {
+		if _, err := m1nd(repo, "skeleton", "edit", "--expected-store-version", fmt.Sprint(version), ops); err != nil {
 			return err
 		}
 		m1ndWrite = append(m1ndWrite, time.Since(start))
@@ -64,17 +53,17 @@ func benchStore(work, bin string, nBlocks, rounds int) error {
 		// The same kind of write by hand: a changed block file and
 		// store.json (prepared outside the timing, as m1nd computes them
 		// inside), both trees, the commit and the ref CAS.
-		if err := prepareSnapshot(repo, blockFile, storeFile, version+1); err != nil {
+		if err := prepareSnapshot(repo, blockFile, storeFile, version+2); err != nil {
 			return err
 		}
 		start = time.Now()
-		if err := scriptStoreWrite(repo, blockFile, storeFile, version+1); err != nil {
+		if err := scriptStoreWrite(repo, blockFile, storeFile, version+2); err != nil {
 			return err
 		}
 		gitWrite = append(gitWrite, time.Since(start))
 
 		start = time.Now()
-		if _, err := m1nd("blocks", "--json"); err != nil {
+		if _, err := m1nd(repo, "blocks", "--json"); err != nil {
 			return err
 		}
 		m1ndRead = append(m1ndRead, time.Since(start))
@@ -84,11 +73,17 @@ func benchStore(work, bin string, nBlocks, rounds int) error {
 		}
 		gitRead = append(gitRead, time.Since(start))
 
+		block := fmt.Sprintf("sb_store_part%03d", r%nBlocks)
 		start = time.Now()
-		if _, err := m1nd("mission", "new", "--block", fmt.Sprintf("sb_store_part%03d", r%nBlocks)); err != nil {
+		if _, err := m1nd(repo, "mission", "new", "--block", block); err != nil {
 			return err
 		}
-		m1ndPost = append(m1ndPost, time.Since(start))
+		guarded = append(guarded, time.Since(start))
+		start = time.Now()
+		if _, err := m1nd(twin, "mission", "new", "--block", block); err != nil {
+			return err
+		}
+		unguarded = append(unguarded, time.Since(start))
 	}
 	fmt.Printf("\n(c) the brain store, %d blocks, %d rounds per side\n", nBlocks, rounds)
 	printRow("m1nd skeleton edit (one rename)", m1ndWrite)
@@ -97,8 +92,35 @@ func benchStore(work, bin string, nBlocks, rounds int) error {
 	printRow("m1nd blocks --json (whole store + colours)", m1ndRead)
 	printRow("git ls-tree -r | git cat-file --batch", gitRead)
 	fmt.Printf("    ratio m1nd/git (median): %.2fx\n", float64(median(m1ndRead))/float64(median(gitRead)))
-	printRow("m1nd mission new (post with the block guard)", m1ndPost)
+	printRow("m1nd mission new, brain with a store", guarded)
+	printRow("m1nd mission new, brain without one", unguarded)
+	fmt.Printf("    the block guard's share (median): %.2fx\n", float64(median(guarded))/float64(median(unguarded)))
 	return nil
+}
+
+// partsRepo makes a repository with n top-level directories of five files.
+func partsRepo(work, name string, n int) (string, error) {
+	repo, err := newRepo(work, name)
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(repo, fmt.Sprintf("part%03d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		for f := 0; f < 5; f++ {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), []byte("package p\n"), 0o644); err != nil {
+				return "", err
+			}
+		}
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "parts"}} {
+		if _, err := gitOut(repo, nil, args...); err != nil {
+			return "", err
+		}
+	}
+	return repo, nil
 }
 
 // prepareSnapshot writes the block and store documents the plumbing

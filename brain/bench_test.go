@@ -66,3 +66,15 @@ func BenchmarkCheckLetterBlock(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEdit: one candidate_edit batch (a rename) on a store of 50 blocks.
+func BenchmarkEdit(b *testing.B) {
+	s := benchStore(b, 50)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ops := fmt.Sprintf(`[{"op":"rename","block_id":"sb_bench_part007","name":"part %d"}]`, i)
+		if _, err := s.Edit(context.Background(), EditRequest{WriteRequest: write(int64(i + 1)), Seat: SeatOwner, Ops: []byte(ops)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
