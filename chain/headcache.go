@@ -1,7 +1,6 @@
 package chain
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -48,25 +47,15 @@ func loadHeadCache(repo *gitstore.Repo) *headCache {
 // store writes the cache for exactly the given heads, replacing the file
 // atomically. Bodies with a newline (not canonical) are left out.
 func (c *headCache) store(heads map[gitstore.Hash][]byte) {
-	dir := filepath.Dir(c.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, headCacheFile+".tmp-")
-	if err != nil {
-		return
-	}
-	w := bufio.NewWriterSize(tmp, 256*1024)
+	var buf bytes.Buffer
 	for h, body := range heads {
 		if bytes.IndexByte(body, '\n') >= 0 {
 			continue
 		}
-		w.WriteString(h.String())
-		w.WriteByte(' ')
-		w.Write(body)
-		w.WriteByte('\n')
+		buf.WriteString(h.String())
+		buf.WriteByte(' ')
+		buf.Write(body)
+		buf.WriteByte('\n')
 	}
-	if w.Flush() != nil || tmp.Close() != nil || os.Rename(tmp.Name(), c.path) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = gitstore.WriteFileAtomic(c.path, buf.Bytes(), 0o600) // a cache that cannot be written is skipped
 }

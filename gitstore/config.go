@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/config"
 )
@@ -15,8 +16,11 @@ import (
 type gitConfig []*config.Config
 
 // ConfigValue returns the last value of section.key the way `git config
-// section.key` would, reading the repository's config and then the user's
-// global config. Section and key are case-insensitive, as in git.
+// section.key` would, reading the worktree's config.worktree (when
+// extensions.worktreeConfig is on), the repository's config and then the
+// user's global config. Section and key are case-insensitive, as in git.
+// Per-worktree config is how two agents in two worktrees of one repository
+// carry two identities (`git config --worktree m1nd.agent NAME`).
 func (r *Repo) ConfigValue(section, key string) (string, bool) {
 	cfgs, err := r.loadConfig()
 	if err != nil {
@@ -52,6 +56,15 @@ func (r *Repo) loadConfig() (gitConfig, error) {
 			}
 			if c != nil {
 				r.config = append(r.config, c)
+			}
+		}
+		if len(r.config) > 0 && r.config[0].HasSection("extensions") &&
+			strings.EqualFold(r.config[0].Section("extensions").Options.Get("worktreeconfig"), "true") {
+			c, err := readConfigFile(filepath.Join(r.gitDir, "config.worktree"))
+			if err != nil {
+				r.configErr = err
+			} else if c != nil {
+				r.config = append(gitConfig{c}, r.config...)
 			}
 		}
 	})

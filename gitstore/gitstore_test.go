@@ -404,6 +404,17 @@ func TestConfigValue(t *testing.T) {
 	if _, ok := r.ConfigValue("m1nd", "missing"); ok {
 		t.Error("missing key reported present")
 	}
+	// Per-worktree config, as git reads it: each worktree its own agent.
+	wt := filepath.Join(filepath.Dir(g.Dir), "wt")
+	g.Git("worktree", "add", "-q", "--detach", wt)
+	g.Git("config", "extensions.worktreeConfig", "true")
+	g.Git("-C", wt, "config", "--worktree", "m1nd.agent", "bob")
+	if v, _ := open(t, wt).ConfigValue("m1nd", "agent"); v != g.Git("-C", wt, "config", "m1nd.agent") || v != "bob" {
+		t.Errorf("worktree agent = %q", v)
+	}
+	if v, _ := open(t, g.Dir).ConfigValue("m1nd", "agent"); v != "second" {
+		t.Errorf("main worktree agent = %q", v)
+	}
 }
 
 func TestParseHash(t *testing.T) {

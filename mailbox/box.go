@@ -1,0 +1,285 @@
+package mailbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// RefPrefix is where every mail ref lives.
+const RefPrefix = "refs/m1nd/mail/"
+
+// Ref names the ref a writer's letters to a recipient are appended to.
+func Ref(recipient, writer string) (string, error) {
+	to := recipient
+	if recipient != ToAll {
+		var err error
+		if to, err = chain.AgentRefName(recipient); err != nil {
+			return "", fmt.Errorf("recipient: %w", err)
+		}
+	}
+	from, err := chain.AgentRefName(writer)
+	if err != nil {
+		return "", fmt.Errorf("writer: %w", err)
+	}
+	return RefPrefix + to + "/" + from, nil
+}
+
+// parseRef splits a mail ref into recipient and writer ids; ok is false
+// for anything else under the prefix.
+func parseRef(ref string) (recipient, writer string, ok bool) {
+	rest, found := strings.CutPrefix(ref, RefPrefix)
+	to, from, two := strings.Cut(rest, "/")
+	if !found || !two || strings.Contains(from, "/") {
+		return "", "", false
+	}
+	if to != ToAll {
+		var err error
+		if to, err = chain.AgentFromRefName(to); err != nil {
+			return "", "", false
+		}
+	}
+	from, err := chain.AgentFromRefName(from)
+	if err != nil {
+		return "", "", false
+	}
+	return to, from, true
+}
+
+// Mailbox is one brain's mail.
+type Mailbox struct {
+	Repo    *gitstore.Repo
+	Brain   string   // this brain's display name; letters carry it
+	Foreign []string // tools outside this brain: letters about them are "external"
+}
+
+// SendResult is the reply to a sent letter.
+type SendResult struct {
+	OK      bool   `json:"ok"`
+	ID      string `json:"id"`
+	To      string `json:"to"`
+	Ref     string `json:"ref"`
+	Commit  string `json:"commit"`
+	Deduped bool   `json:"deduped"`
+}
+
+// sendAttempts bounds how often Send re-appends after losing a race to
+// another process of the same writer. A mail letter does not name the
+// head it extends (unlike a mission letter, whose moved head is the
+// caller's stale_head), so appending it after the newer head changes
+// nothing it says.
+const sendAttempts = 5
+
+// Send validates a letter and appends it to its writer's ref for its
+// recipient. The identical letter already there is ok with deduped.
+func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
+	if l.Brain != b.Brain {
+		return nil, gates.Refusef(gates.BrainMismatch, "brain", "the letter names brain %q but this is brain %q", gates.Clip(l.Brain), b.Brain)
+	}
+	if err := Validate(l); err != nil {
+		return nil, err
+	}
+	ref, err := Ref(l.To, l.Agent)
+	if err != nil {
+		return nil, err
+	}
+	body := l.Canonical()
+	id := chain.LetterID(body)
+	c := chain.Chain{Repo: b.Repo, Ref: ref, File: File}
+	when, _ := time.Parse(time.RFC3339, l.TS)
+	author, _ := chain.AgentRefName(l.Agent)
+	for attempt := 0; ; attempt++ {
+		head, hasHead, err := c.Head()
+		if err != nil {
+			return nil, fmt.Errorf("send %s: %w", id, err)
+		}
+		if hasHead {
+			if dup, err := find(b.Repo, ref, head.Commit, id); err != nil {
+				return nil, fmt.Errorf("send %s: %w", id, err)
+			} else if !dup.IsZero() {
+				return &SendResult{OK: true, ID: id, To: l.To, Ref: ref, Commit: dup.String(), Deduped: true}, nil
+			}
+		}
+		commit, err := c.Append(ctx, head.Commit, body, chain.Commit{
+			Author:  gitstore.Signature{Name: author, Email: author + "@m1nd", When: when},
+			Message: fmt.Sprintf("mail %s %s to %s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", id, l.Class, l.To, id, l.Agent),
+		})
+		if errors.Is(err, chain.ErrLostRace) && attempt+1 < sendAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("send %s: %w", id, err)
+		}
+		return &SendResult{OK: true, ID: id, To: l.To, Ref: ref, Commit: commit.String()}, nil
+	}
+}
+
+// find looks for the letter id on one ref, through its index.
+func find(repo *gitstore.Repo, ref string, head gitstore.Hash, id string) (gitstore.Hash, error) {
+	entries, err := letters(repo, ref, head)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	for _, e := range entries {
+		if e.ID == id {
+			return e.Commit, nil
+		}
+	}
+	return gitstore.ZeroHash, nil
+}
+
+// Stored is a letter as read from the mailbox.
+type Stored struct {
+	ID     string        `json:"id"`
+	Letter *Letter       `json:"letter"`
+	Ref    string        `json:"ref"`
+	Commit gitstore.Hash `json:"-"`
+}
+
+// All returns every letter in the mailbox, oldest first by ts (ties by
+// id). Letters that do not decode (written by hand) are skipped.
+func (b *Mailbox) All() ([]Stored, error) {
+	refs, err := b.Repo.ListRefs(RefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stored
+	for _, r := range refs {
+		if _, _, ok := parseRef(r.Name); !ok {
+			continue
+		}
+		entries, err := letters(b.Repo, r.Name, r.Hash)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			l, err := Decode(e.Body)
+			if err != nil {
+				continue
+			}
+			out = append(out, Stored{ID: e.ID, Letter: l, Ref: r.Name, Commit: e.Commit})
+		}
+	}
+	sortStored(out)
+	return out, nil
+}
+
+func sortStored(s []Stored) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].Letter.TS != s[j].Letter.TS {
+			return s[i].Letter.TS < s[j].Letter.TS
+		}
+		return s[i].ID < s[j].ID
+	})
+}
+
+// addressedTo reports whether a letter on ref is for agent: sent to the
+// agent or to all, and not written by the agent itself.
+func addressedTo(ref, agent string) bool {
+	to, from, ok := parseRef(ref)
+	return ok && from != agent && (to == agent || to == ToAll)
+}
+
+// The fates of a letter, derived when read and never stored.
+const (
+	FateExternal  = "external"   // about a tool outside this brain
+	FateFiredClay = "fired_clay" // answered by a triage letter: settled
+	FateInFlight  = "in_flight"  // answered by some other letter
+	FateWetInk    = "wet_ink"    // not answered yet
+)
+
+// Fates maps every letter id to its fate.
+func (b *Mailbox) Fates(all []Stored) map[string]string {
+	answeredBy := map[string][]*Letter{}
+	for _, s := range all {
+		for _, id := range s.Letter.Answers {
+			answeredBy[id] = append(answeredBy[id], s.Letter)
+		}
+	}
+	foreign := map[string]bool{}
+	for _, t := range b.Foreign {
+		foreign[t] = true
+	}
+	fates := make(map[string]string, len(all))
+	for _, s := range all {
+		fate := FateWetInk
+		switch {
+		case s.Letter.Tool != "" && foreign[s.Letter.Tool]:
+			fate = FateExternal
+		case len(answeredBy[s.ID]) > 0:
+			fate = FateInFlight
+			for _, a := range answeredBy[s.ID] {
+				if a.Class == ClassTriage {
+					fate = FateFiredClay
+				}
+			}
+		}
+		fates[s.ID] = fate
+	}
+	return fates
+}
+
+// Open reports whether a fate still wants attention.
+func Open(fate string) bool { return fate == FateWetInk || fate == FateInFlight }
+
+// Entry is one letter in an agent's inbox.
+type Entry struct {
+	Stored
+	Fate string `json:"fate"`
+	Read bool   `json:"read"` // delivered into the agent's session (or marked read)
+}
+
+// Inbox lists the letters for agent, newest first, with fate and whether
+// they were delivered.
+func (b *Mailbox) Inbox(agent string) ([]Entry, error) {
+	all, err := b.All()
+	if err != nil {
+		return nil, err
+	}
+	fates := b.Fates(all)
+	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	delivered := map[string]map[gitstore.Hash]bool{}
+	var out []Entry
+	for i := len(all) - 1; i >= 0; i-- {
+		s := all[i]
+		if !addressedTo(s.Ref, agent) {
+			continue
+		}
+		if delivered[s.Ref] == nil {
+			if delivered[s.Ref], err = b.deliveredSet(s.Ref, cur.Refs[s.Ref]); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, Entry{Stored: s, Fate: fates[s.ID], Read: delivered[s.Ref][s.Commit]})
+	}
+	return out, nil
+}
+
+// Find returns the letter with id (or a unique prefix of at least 6 hex
+// digits); ok is false when there is none.
+func (b *Mailbox) Find(id string) (Stored, string, bool, error) {
+	all, err := b.All()
+	if err != nil {
+		return Stored{}, "", false, err
+	}
+	var hit []Stored
+	for _, s := range all {
+		if s.ID == id || len(id) >= 6 && strings.HasPrefix(s.ID, id) {
+			hit = append(hit, s)
+		}
+	}
+	if len(hit) != 1 {
+		return Stored{}, "", false, nil
+	}
+	return hit[0], b.Fates(all)[hit[0].ID], true, nil
+}

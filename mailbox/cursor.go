@@ -1,0 +1,224 @@
+package mailbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// cursor records, per mail ref, the newest commit already delivered to one
+// agent. Refs are append-only chains, so everything up to that commit has
+// been delivered and everything after it has not. It lives in the runtime
+// dir (never a ref, never pushed): delivery is about this machine's
+// sessions.
+type cursor struct {
+	Refs map[string]string `json:"refs"`
+}
+
+// cursorLockTimeout is how long a delivery waits for another delivery to
+// the same agent (Claude Code runs matching hooks in parallel).
+const cursorLockTimeout = 10 * time.Second
+
+func cursorPath(repo *gitstore.Repo, agent string) (string, error) {
+	name, err := chain.AgentRefName(agent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(repo.RuntimeDir(), "mail", "cursors", name+".json"), nil
+}
+
+func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
+	path, err := cursorPath(repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	cur := &cursor{Refs: map[string]string{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cur, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read delivery cursor: %w", err)
+	}
+	if err := json.Unmarshal(data, cur); err != nil {
+		return nil, fmt.Errorf("delivery cursor %s is damaged (remove it to deliver everything again): %w", path, err)
+	}
+	if cur.Refs == nil {
+		cur.Refs = map[string]string{}
+	}
+	return cur, nil
+}
+
+// deliveredSet returns the commits of ref delivered up to through.
+func (b *Mailbox) deliveredSet(ref, through string) (map[gitstore.Hash]bool, error) {
+	set := map[gitstore.Hash]bool{}
+	if through == "" {
+		return set, nil
+	}
+	head, ok, err := b.Repo.ReadRef(ref)
+	if err != nil || !ok {
+		return set, err
+	}
+	entries, err := letters(b.Repo, ref, head)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		set[e.Commit] = true
+		if e.Commit.String() == through {
+			return set, nil
+		}
+	}
+	return map[gitstore.Hash]bool{}, nil // the cursor left the history: nothing counts as delivered
+}
+
+// Budget bounds one delivery. At least one letter is always delivered when
+// any is waiting, whatever its size.
+type Budget struct {
+	Letters int // at most this many letters
+	Bytes   int // at most this many bytes of letter text
+}
+
+// Size is what a letter costs against a Budget's bytes.
+func Size(l *Letter) int { return len(l.What) + len(l.Snippet) + len(l.Expected) + 80 }
+
+// Delivery is what one call put into an agent's session.
+type Delivery struct {
+	Letters   []Stored // oldest first
+	Remaining int      // letters still waiting for the next call
+}
+
+// queue is one ref's undelivered letters, oldest first.
+type queue struct {
+	ref     string
+	letters []Stored
+	skipTo  gitstore.Hash // the newest entry, so undecodable ones are passed over too
+}
+
+// pending collects the letters addressed to agent that come after its
+// cursor, per ref.
+func (b *Mailbox) pending(agent string, cur *cursor) ([]*queue, int, error) {
+	refs, err := b.Repo.ListRefs(RefPrefix)
+	if err != nil {
+		return nil, 0, err
+	}
+	var queues []*queue
+	total := 0
+	for _, r := range refs {
+		through := cur.Refs[r.Name]
+		if !addressedTo(r.Name, agent) || through == r.Hash.String() {
+			continue
+		}
+		entries, err := letters(b.Repo, r.Name, r.Hash)
+		if err != nil {
+			return nil, 0, err
+		}
+		start := 0
+		for i, e := range entries {
+			if e.Commit.String() == through {
+				start = i + 1
+				break
+			}
+		}
+		q := &queue{ref: r.Name, skipTo: r.Hash}
+		for _, e := range entries[start:] {
+			if l, err := Decode(e.Body); err == nil {
+				q.letters = append(q.letters, Stored{ID: e.ID, Letter: l, Ref: r.Name, Commit: e.Commit})
+			}
+		}
+		total += len(q.letters)
+		queues = append(queues, q)
+	}
+	return queues, total, nil
+}
+
+// Pending counts the letters waiting for agent, claiming nothing.
+func (b *Mailbox) Pending(agent string) (int, error) {
+	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return 0, err
+	}
+	_, total, err := b.pending(agent, cur)
+	return total, err
+}
+
+// Deliver claims the letters waiting for agent, oldest first across all
+// its refs, within budget, and moves the agent's cursor past them. The
+// claim holds the cursor's lock, so concurrent deliveries (parallel hook
+// processes) each get different letters and every letter is delivered
+// exactly once. A letter is claimed before the caller shows it: a process
+// killed in between loses that letter from the session, never doubles it.
+func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*Delivery, error) {
+	path, err := cursorPath(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	queues, total, err := b.pending(agent, cur)
+	if err != nil || len(queues) == 0 {
+		return &Delivery{}, err
+	}
+	d := &Delivery{}
+	used := 0
+	for {
+		// The oldest waiting letter of any ref; each ref is taken in its
+		// own order, so its cursor stays a prefix.
+		var next *queue
+		for _, q := range queues {
+			if len(q.letters) > 0 && (next == nil || older(q.letters[0], next.letters[0])) {
+				next = q
+			}
+		}
+		if next == nil {
+			break
+		}
+		s := next.letters[0]
+		if len(d.Letters) > 0 && (len(d.Letters) >= budget.Letters || used+Size(s.Letter) > budget.Bytes) {
+			break
+		}
+		d.Letters = append(d.Letters, s)
+		used += Size(s.Letter)
+		next.letters = next.letters[1:]
+		cur.Refs[next.ref] = s.Commit.String()
+		if len(next.letters) == 0 {
+			cur.Refs[next.ref] = next.skipTo.String()
+		}
+	}
+	d.Remaining = total - len(d.Letters)
+	for _, q := range queues {
+		if len(q.letters) == 0 {
+			cur.Refs[q.ref] = q.skipTo.String() // only undecodable entries were left
+		}
+	}
+	data, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	if err := gitstore.WriteFileAtomic(path, data, 0o600); err != nil {
+		return nil, fmt.Errorf("deliver to %s: %w", agent, err)
+	}
+	return d, nil
+}
+
+func older(a, b Stored) bool {
+	if a.Letter.TS != b.Letter.TS {
+		return a.Letter.TS < b.Letter.TS
+	}
+	return a.ID < b.ID
+}

@@ -1,0 +1,148 @@
+// Package mailbox keeps the letters agents send each other: one ref per
+// recipient and writer (refs/m1nd/mail/<recipient>/<writer>), so writers
+// never race one another; fates derived when read, never stored; and
+// delivery cursors that put each letter into an agent's live session
+// exactly once.
+package mailbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// File is the one file in a mail commit's tree.
+const File = "mail.json"
+
+// ToAll addresses a letter to every agent of the brain.
+const ToAll = "all"
+
+// Classes with a meaning of their own; any other class is plain mail.
+const (
+	ClassTriage = "triage" // answering with triage fires the clay: the matter is settled
+	ClassPacket = "packet" // a mission packet delivered to an agent's inbox
+	ClassNote   = "note"
+)
+
+// Limits on a letter's text, in bytes.
+const (
+	MaxWhat     = 16 << 10
+	MaxExpected = 1000
+	MaxSnippet  = 4000
+	MaxAnswers  = 32
+)
+
+// Letter is one mail letter. Field order is the canonical key order; its id
+// is the first 12 hex digits of the sha256 of its canonical bytes, which
+// are what the commit's mail.json holds.
+type Letter struct {
+	TS       string   `json:"ts"`
+	Agent    string   `json:"agent"` // the writer
+	To       string   `json:"to"`    // an agent id, or "all"
+	Class    string   `json:"class"`
+	Brain    string   `json:"brain"`
+	Tool     string   `json:"tool,omitempty"`
+	What     string   `json:"what"`
+	Expected string   `json:"expected,omitempty"`
+	Snippet  string   `json:"snippet,omitempty"`
+	Answers  []string `json:"answers,omitempty"` // ids of the letters this one answers
+}
+
+// Canonical returns the letter's canonical bytes: compact JSON in key
+// order, optional fields absent, no HTML escaping.
+func (l *Letter) Canonical() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l); err != nil {
+		panic(fmt.Sprintf("mailbox: encode letter: %v", err)) // strings and slices always encode
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// ID is the letter's content id.
+func (l *Letter) ID() string { return chain.LetterID(l.Canonical()) }
+
+var (
+	classPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	toolPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+)
+
+func invalid(field, format string, args ...any) error {
+	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+}
+
+// Decode parses a stored or submitted mail letter strictly: one JSON
+// object, no unknown fields.
+func Decode(data []byte) (*Letter, error) {
+	if !utf8.Valid(data) {
+		return nil, invalid("", "the letter is not valid UTF-8 text")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	l := &Letter{}
+	if err := dec.Decode(l); err != nil {
+		return nil, invalid("", "the letter is not a mail letter document")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, invalid("", "the letter must be one JSON object")
+	}
+	return l, nil
+}
+
+// Validate applies the mail laws: a UTC timestamp, valid agent ids (the
+// recipient may be "all"), a class, a bare brain name, an optional tool
+// name, non-empty text within bounds and on no control characters but new
+// lines and tabs, and answers that are letter ids.
+func Validate(l *Letter) error {
+	if _, err := time.Parse(time.RFC3339, l.TS); err != nil {
+		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z")
+	}
+	if !chain.ValidAgentID(l.Agent) {
+		return invalid("agent", "agent is the writer's id: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:")
+	}
+	if l.To != ToAll && !chain.ValidAgentID(l.To) {
+		return invalid("to", `to is an agent id or "all"`)
+	}
+	if !classPattern.MatchString(l.Class) {
+		return invalid("class", "class is a short lowercase word such as note, ask, triage or packet")
+	}
+	if problem := gates.DisplayNameProblem(l.Brain); problem != "" {
+		return invalid("brain", "brain is the brain's bare display name: this one is %s", problem)
+	}
+	if l.Tool != "" && !toolPattern.MatchString(l.Tool) {
+		return invalid("tool", "tool is a short lowercase name such as m1nd, github or jira")
+	}
+	for _, f := range []struct {
+		field, value string
+		max          int
+		required     bool
+	}{{"what", l.What, MaxWhat, true}, {"expected", l.Expected, MaxExpected, false}, {"snippet", l.Snippet, MaxSnippet, false}} {
+		switch {
+		case f.required && strings.TrimSpace(f.value) == "":
+			return invalid(f.field, "what says what the letter is about; it cannot be blank")
+		case len(f.value) > f.max:
+			return invalid(f.field, "%s is longer than %d bytes", f.field, f.max)
+		case gates.HasControl(strings.NewReplacer("\n", "", "\t", "").Replace(f.value)):
+			return invalid(f.field, "%s holds a control character", f.field)
+		}
+	}
+	if len(l.Answers) > MaxAnswers {
+		return invalid("answers", "a letter answers at most %d letters", MaxAnswers)
+	}
+	for _, id := range l.Answers {
+		if !chain.ValidLetterID(id) {
+			return invalid("answers", "answers holds letter ids: 12 lowercase hex digits")
+		}
+	}
+	return nil
+}

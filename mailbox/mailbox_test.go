@@ -1,0 +1,238 @@
+package mailbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func newBox(t testing.TB) (*Mailbox, *gittest.Repo) {
+	t.Helper()
+	g := gittest.Init(t, "brain")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return &Mailbox{Repo: repo, Brain: "brain", Foreign: []string{"jira"}}, g
+}
+
+func letter(from, to, class, what string, i int, answers ...string) *Letter {
+	return &Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: from, To: to, Class: class, Brain: "brain", What: what, Answers: answers}
+}
+
+func send(t testing.TB, b *Mailbox, l *Letter) *SendResult {
+	t.Helper()
+	res, err := b.Send(context.Background(), l)
+	if err != nil {
+		t.Fatalf("send %+v: %v", l, err)
+	}
+	return res
+}
+
+func TestSendWritesOneRefPerRecipientAndWriter(t *testing.T) {
+	b, g := newBox(t)
+	l := letter("alice", "bob", "note", "the ledger test is flaky", 1)
+	res := send(t, b, l)
+	if res.Ref != "refs/m1nd/mail/bob/alice" || res.ID != l.ID() || res.Deduped {
+		t.Fatalf("send = %+v", res)
+	}
+	// The blob is the canonical bytes: sha256 gives the id.
+	body := g.Git("cat-file", "blob", res.Ref+":mail.json")
+	if body != string(l.Canonical()) || !strings.HasPrefix(body, `{"ts":"2026-11-30T12:00:01Z","agent":"alice","to":"bob","class":"note","brain":"brain","what":`) {
+		t.Fatalf("blob %s", body)
+	}
+	if subj := g.Git("log", "-1", "--format=%s", res.Ref); subj != "mail "+res.ID+" note to bob" {
+		t.Fatalf("subject %q", subj)
+	}
+	again := send(t, b, l)
+	if !again.Deduped || again.Commit != res.Commit {
+		t.Fatalf("replay = %+v", again)
+	}
+	if n := g.Git("rev-list", "--count", res.Ref); n != "1" {
+		t.Fatalf("%s commits after a replay", n)
+	}
+	runner := send(t, b, letter("runnerd:build-1", ToAll, "note", "gate green", 2))
+	if runner.Ref != "refs/m1nd/mail/all/runnerd+build-1" {
+		t.Fatalf("ref %s", runner.Ref)
+	}
+}
+
+func TestSendRefusesBadLetters(t *testing.T) {
+	b, g := newBox(t)
+	for _, tt := range []struct {
+		edit  func(l *Letter)
+		code  gates.Code
+		field string
+	}{
+		{func(l *Letter) { l.Brain = "other" }, gates.BrainMismatch, "brain"},
+		{func(l *Letter) { l.TS = "yesterday" }, gates.InvalidLetter, "ts"},
+		{func(l *Letter) { l.Agent = "Alice" }, gates.InvalidLetter, "agent"},
+		{func(l *Letter) { l.To = "../bob" }, gates.InvalidLetter, "to"},
+		{func(l *Letter) { l.Class = "Note!" }, gates.InvalidLetter, "class"},
+		{func(l *Letter) { l.What = "  " }, gates.InvalidLetter, "what"},
+		{func(l *Letter) { l.What = "a\x1b[31m" }, gates.InvalidLetter, "what"},
+		{func(l *Letter) { l.What = strings.Repeat("x", MaxWhat+1) }, gates.InvalidLetter, "what"},
+		{func(l *Letter) { l.Answers = []string{"nope"} }, gates.InvalidLetter, "answers"},
+		{func(l *Letter) { l.Tool = "Jira Cloud" }, gates.InvalidLetter, "tool"},
+	} {
+		l := letter("alice", "bob", "note", "hello", 1)
+		tt.edit(l)
+		_, err := b.Send(context.Background(), l)
+		if r, ok := gates.AsRefusal(err); !ok || r.Code != tt.code || r.Field != tt.field {
+			t.Errorf("%+v: got %v, want %s on %s", l, err, tt.code, tt.field)
+		}
+	}
+	if refs := g.Git("for-each-ref", "refs/m1nd/"); refs != "" {
+		t.Fatalf("a refused letter wrote %s", refs)
+	}
+}
+
+func TestFates(t *testing.T) {
+	b, _ := newBox(t)
+	ask := send(t, b, letter("alice", "bob", "ask", "why is the gate red?", 1))
+	settled := send(t, b, letter("alice", "bob", "ask", "is the store ratified?", 2))
+	open := send(t, b, letter("alice", "bob", "ask", "who owns web/?", 3))
+	ext := &Letter{TS: t0.Format(time.RFC3339), Agent: "alice", To: "bob", Class: "note", Brain: "brain", Tool: "jira", What: "JIRA-12 moved"}
+	external := send(t, b, ext)
+	send(t, b, letter("bob", "alice", "note", "looking", 4, ask.ID))
+	send(t, b, letter("bob", "alice", ClassTriage, "yes, v3", 5, settled.ID))
+	all, err := b.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fates := b.Fates(all)
+	for id, want := range map[string]string{ask.ID: FateInFlight, settled.ID: FateFiredClay, open.ID: FateWetInk, external.ID: FateExternal} {
+		if fates[id] != want {
+			t.Errorf("fate of %s = %s, want %s", id, fates[id], want)
+		}
+	}
+	if !Open(FateWetInk) || !Open(FateInFlight) || Open(FateFiredClay) || Open(FateExternal) {
+		t.Error("open = wet_ink + in_flight")
+	}
+}
+
+func TestDeliverOnceOldestFirstWithinBudget(t *testing.T) {
+	b, g := newBox(t)
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		send(t, b, letter("alice", "bob", "note", fmt.Sprintf("from alice %d", i), 2*i))
+		send(t, b, letter("carol", ToAll, "note", fmt.Sprintf("from carol %d", i), 2*i+1))
+	}
+	send(t, b, letter("bob", ToAll, "note", "bob's own letter is not delivered to bob", 20))
+	send(t, b, letter("alice", "dave", "note", "not for bob", 21))
+	if n, _ := b.Pending("bob"); n != 10 {
+		t.Fatalf("pending = %d, want 10", n)
+	}
+	d, err := b.Deliver(ctx, "bob", Budget{Letters: 4, Bytes: 1 << 20})
+	if err != nil || len(d.Letters) != 4 || d.Remaining != 6 {
+		t.Fatalf("first delivery: %d letters, %d remaining, %v", len(d.Letters), d.Remaining, err)
+	}
+	var order []string
+	for _, s := range d.Letters {
+		order = append(order, s.Letter.What)
+	}
+	if strings.Join(order, "|") != "from alice 0|from carol 0|from alice 1|from carol 1" {
+		t.Fatalf("order %v", order)
+	}
+	d, _ = b.Deliver(ctx, "bob", Budget{Letters: 100, Bytes: 1 << 20})
+	if len(d.Letters) != 6 || d.Remaining != 0 {
+		t.Fatalf("second delivery: %d, %d remaining", len(d.Letters), d.Remaining)
+	}
+	if d, _ = b.Deliver(ctx, "bob", Budget{Letters: 100, Bytes: 1 << 20}); len(d.Letters) != 0 {
+		t.Fatalf("third delivery repeated %d letters", len(d.Letters))
+	}
+	// A byte budget still lets one big letter through.
+	send(t, b, letter("alice", "bob", "note", strings.Repeat("x", 5000), 30))
+	if d, _ = b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 100}); len(d.Letters) != 1 {
+		t.Fatalf("a big letter was held back: %d", len(d.Letters))
+	}
+	// Inbox: newest first, every letter for bob read now.
+	inbox, err := b.Inbox("bob")
+	if err != nil || len(inbox) != 11 || !strings.HasPrefix(inbox[0].Letter.What, "xxx") {
+		t.Fatalf("inbox %d %v", len(inbox), err)
+	}
+	for _, e := range inbox {
+		if !e.Read {
+			t.Errorf("%s unread after delivery", e.ID)
+		}
+	}
+	// Cursors are runtime state, never refs.
+	if refs := g.Git("for-each-ref", "--format=%(refname)", "refs/m1nd/"); strings.Contains(refs, "cursor") {
+		t.Fatalf("a cursor became a ref: %s", refs)
+	}
+}
+
+// Concurrent deliveries from separate handles (as parallel hook processes
+// are) each claim different letters; together they deliver each once.
+func TestConcurrentDeliveriesClaimEachLetterOnce(t *testing.T) {
+	b, g := newBox(t)
+	const n = 120
+	for i := 0; i < n; i++ {
+		send(t, b, letter(fmt.Sprintf("w%d", i%3), "bob", "note", fmt.Sprintf("letter %d", i), i))
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			repo, err := gitstore.Open(g.Dir)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer repo.Close()
+			box := &Mailbox{Repo: repo, Brain: "brain"}
+			for {
+				d, err := box.Deliver(context.Background(), "bob", Budget{Letters: 7, Bytes: 1 << 20})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(d.Letters) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, s := range d.Letters {
+					seen[s.ID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("%d distinct letters delivered, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("%s delivered %d times", id, c)
+		}
+	}
+}
+
+func TestIndexFollowsRefsMovedByPlainGit(t *testing.T) {
+	b, g := newBox(t)
+	first := send(t, b, letter("alice", "bob", "note", "one", 1))
+	send(t, b, letter("alice", "bob", "note", "two", 2))
+	if all, _ := b.All(); len(all) != 2 {
+		t.Fatalf("%d letters", len(all))
+	}
+	// Rewind the ref with git: the cache is rebuilt, not trusted.
+	g.Git("update-ref", first.Ref, first.Commit)
+	all, err := b.All()
+	if err != nil || len(all) != 1 || all[0].Letter.What != "one" {
+		t.Fatalf("after a rewind: %d %v", len(all), err)
+	}
+}
