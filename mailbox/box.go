@@ -283,3 +283,18 @@ func (b *Mailbox) Find(id string) (Stored, string, bool, error) {
 	}
 	return hit[0], b.Fates(all)[hit[0].ID], true, nil
 }
+
+// SendPacket delivers a mission packet to an agent's inbox as a letter of
+// class packet (direct delivery): the packet markdown is the letter's text
+// and the mission id names it. Delivery is not execution: the agent reads
+// it at its next tool call and decides.
+func (b *Mailbox) SendPacket(ctx context.Context, from, to, missionID string, packet []byte, now time.Time) (*SendResult, error) {
+	what := string(packet)
+	if strings.TrimSpace(what) == "" {
+		what = fmt.Sprintf("Mission %s is yours; it came without a packet: m1nd mission show %s", missionID, missionID)
+	}
+	return b.Send(ctx, &Letter{
+		TS: chain.Timestamp(now), Agent: from, To: to, Class: ClassPacket, Brain: b.Brain, Tool: "m1nd",
+		What: what, Expected: fmt.Sprintf("post the next letter of %s (m1nd mission next %s)", missionID, missionID),
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
 )
 
 // invocation is the state of one run: where output goes, whether it is
@@ -52,6 +53,8 @@ func newApp(inv *invocation) *cli.App {
 			skeletonCommand(inv),
 			blocksCommand(inv),
 			receiptCommand(inv),
+			mailCommand(inv),
+			hookCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
@@ -153,6 +156,24 @@ func (inv *invocation) missions() (*chain.Missions, error) {
 		return nil, err
 	}
 	return &chain.Missions{Repo: repo, Brain: name, Blocks: &brain.Store{Repo: repo, Brain: name}}, nil
+}
+
+// mailbox opens the brain's mail; git config m1nd.foreignTools (comma
+// separated) names the tools whose letters are external.
+func (inv *invocation) mailbox() (*mailbox.Mailbox, error) {
+	repo, name, err := inv.brain()
+	if err != nil {
+		return nil, err
+	}
+	box := &mailbox.Mailbox{Repo: repo, Brain: name}
+	if v, ok := repo.ConfigValue("m1nd", "foreignTools"); ok {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				box.Foreign = append(box.Foreign, t)
+			}
+		}
+	}
+	return box, nil
 }
 
 // store opens the brain's block store.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/mailbox"
 )
 
 // maxDocumentBytes caps what a verb reads as a submitted document (a
@@ -50,6 +51,7 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			&cli.StringFlag{Name: "runner", Usage: "pinned runner `ID`, when a runner runs the mission"},
 			&cli.StringFlag{Name: "packet", Usage: "mission packet markdown `FILE`; its sha256 becomes packet_ref"},
 			&cli.BoolFlag{Name: "synthetic", Usage: "mark a probe or smoke test (skips the block check)"},
+			&cli.StringFlag{Name: "deliver-to", Usage: "deliver the packet to agent `ID`'s inbox as a packet letter (direct delivery)"},
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -80,14 +82,40 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
+			to := c.String("deliver-to")
+			if to != "" && !chain.ValidAgentID(to) {
+				return usagef("--deliver-to %q is not an agent id", to)
+			}
+			if to != "" && len(req.Packet) > mailbox.MaxWhat {
+				return usagef("the packet is %d bytes; a delivered packet is at most %d", len(req.Packet), mailbox.MaxWhat)
+			}
 			res, err := m.New(c.Context, req)
 			if err != nil {
 				return err
 			}
+			var delivered *mailbox.SendResult
+			if to != "" {
+				box, err := inv.mailbox()
+				if err != nil {
+					return err
+				}
+				if delivered, err = box.SendPacket(c.Context, agent, to, res.MissionID, req.Packet, req.Now); err != nil {
+					return fmt.Errorf("mission %s is open, but its packet was not delivered to %s: %w", res.MissionID, to, err)
+				}
+			}
 			if inv.jsonOut {
-				return inv.printJSON(res)
+				if delivered == nil {
+					return inv.printJSON(res)
+				}
+				return inv.printJSON(struct {
+					*chain.PostResult
+					Delivered *mailbox.SendResult `json:"delivered"`
+				}{res, delivered})
 			}
 			inv.printf("opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
+			if delivered != nil {
+				inv.printf("delivered to %s's inbox as letter %s — delivery is not execution\n", to, delivered.ID)
+			}
 			return nil
 		},
 	}

@@ -53,6 +53,10 @@ func (inv *invocation) finish(err error) int {
 	if err == nil {
 		return exitOK
 	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		return int(status)
+	}
 	if r, ok := gates.AsRefusal(err); ok {
 		if inv.jsonOut {
 			inv.printJSON(r.Envelope())

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/hooks"
+)
+
+func hookCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "hook",
+		Usage: "agent-session hooks for Claude Code and Codex: letters dropped into a live session",
+		Description: `Claude Code and Codex run these between tool calls. Each reads the host's hook
+JSON on stdin and answers JSON on stdout, always exiting 0 (a hook never
+breaks the agent's session):
+
+   SessionStart                 the agent's open missions and unread letters (≤ 4 KB)
+   PostToolUse, PostToolBatch   letters that arrived since the last call, once each
+   UserPromptSubmit             the same; after a compaction, the rehydration again
+   Stop                         keeps the session going while letters wait
+   PreCompact, PostCompact      marks the compaction (--block-auto-compact blocks auto)
+
+Wire them in with 'm1nd hook install claude' (or codex). The agent is --agent,
+else $M1ND_AGENT, else git config m1nd.agent (per worktree with
+'git config --worktree'), else owner.`,
+		Subcommands: []*cli.Command{
+			hookRunCommand(inv, hooks.HostClaude),
+			hookRunCommand(inv, hooks.HostCodex),
+			hookInstallCommand(inv, true),
+			hookInstallCommand(inv, false),
+		},
+	}
+}
+
+// exitStatus ends a run with a given status and nothing more printed.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func hookRunCommand(inv *invocation, host string) *cli.Command {
+	return &cli.Command{
+		Name:      host,
+		Usage:     "answer one " + host + " hook event (JSON on stdin, JSON on stdout)",
+		ArgsUsage: "EVENT",
+		Flags: []cli.Flag{
+			agentFlag,
+			&cli.IntFlag{Name: "budget", Value: hooks.DefaultBudget, Usage: "at most `BYTES` of context per call"},
+			&cli.BoolFlag{Name: "block-auto-compact", Usage: "PreCompact with trigger auto exits 2, blocking the host's summary"},
+		},
+		Action: func(c *cli.Context) error {
+			event, err := oneArg(c, "hook event")
+			if err != nil {
+				return err
+			}
+			res := runHook(inv, c, host, event)
+			if len(res.Stdout) > 0 {
+				inv.io.Out.Write(append(res.Stdout, '\n'))
+			}
+			if res.Stderr != "" {
+				fmt.Fprintln(inv.io.Err, res.Stderr)
+			}
+			if res.Exit != 0 {
+				return exitStatus(res.Exit)
+			}
+			return nil
+		},
+	}
+}
+
+// runHook turns every failure into one stderr line: a hook must never
+// break the agent's session.
+func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
+	fail := func(format string, args ...any) hooks.Result {
+		return hooks.Result{Stderr: fmt.Sprintf("m1nd hook %s %s: %s", host, event, fmt.Sprintf(format, args...))}
+	}
+	data, err := io.ReadAll(io.LimitReader(inv.io.In, hooks.MaxInput+1))
+	if err != nil {
+		return fail("read stdin: %v", err)
+	}
+	if len(data) > hooks.MaxInput {
+		return fail("stdin is larger than %d bytes; nothing injected", hooks.MaxInput)
+	}
+	in, err := hooks.DecodeInput(data)
+	if err != nil {
+		return fail("%v; nothing injected", err)
+	}
+	if in.Cwd != "" && inv.dir == "" {
+		if fi, err := os.Stat(in.Cwd); err == nil && fi.IsDir() {
+			inv.dir = in.Cwd
+		}
+	}
+	agent, err := inv.agent(c)
+	if err != nil {
+		return fail("%v", err)
+	}
+	box, err := inv.mailbox()
+	if err != nil {
+		return fail("%v", err)
+	}
+	m, err := inv.missions()
+	if err != nil {
+		return fail("%v", err)
+	}
+	s := &hooks.Session{Box: box, Missions: m, Agent: agent, Host: host, Budget: c.Int("budget"),
+		BlockAutoCompact: c.Bool("block-auto-compact"), Now: time.Now()}
+	return s.Handle(c.Context, event, in)
+}
+
+func hookInstallCommand(inv *invocation, install bool) *cli.Command {
+	name, usage := "install", "merge m1nd's hooks into .claude/settings.json or .codex/hooks.json"
+	if !install {
+		name, usage = "uninstall", "remove m1nd's hooks from .claude/settings.json or .codex/hooks.json"
+	}
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: "claude|codex",
+		Description: `Adds (or removes) one entry per event m1nd answers, leaving every other setting
+and hook as it was; running it twice changes nothing. --user edits the user's
+own settings (~/.claude/settings.json, ~/.codex/hooks.json) instead of the
+project's.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "user", Usage: "edit the user's settings, not the project's"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			host, err := oneArg(c, "host (claude or codex)")
+			if err != nil {
+				return err
+			}
+			if host != hooks.HostClaude && host != hooks.HostCodex {
+				return usagef("unknown host %q: want claude or codex", host)
+			}
+			root := ""
+			if !c.Bool("user") {
+				repo, err := inv.openRepo()
+				if err != nil {
+					return err
+				}
+				if root = repo.WorkTree(); root == "" {
+					return usagef("a bare repository has no project settings; use --user")
+				}
+			}
+			path, err := hooks.SettingsPath(host, root, c.Bool("user"))
+			if err != nil {
+				return err
+			}
+			var changed bool
+			if install {
+				changed, err = hooks.Install(path, host, hookCommandName())
+			} else {
+				changed, err = hooks.Uninstall(path, host)
+			}
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(map[string]any{"ok": true, "path": path, "changed": changed})
+			}
+			switch {
+			case !changed:
+				inv.printf("%s: nothing to change\n", path)
+			case install:
+				inv.printf("%s: m1nd's %s hooks installed\n", path, host)
+			default:
+				inv.printf("%s: m1nd's %s hooks removed\n", path, host)
+			}
+			return nil
+		},
+	}
+}
+
+// hookCommandName is how a host should run m1nd: by name when the m1nd on
+// PATH is this binary, else by this binary's absolute path (but never a
+// go run build, which disappears).
+func hookCommandName() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "m1nd"
+	}
+	self, _ = filepath.EvalSymlinks(self)
+	if onPath, err := exec.LookPath("m1nd"); err == nil {
+		if resolved, _ := filepath.EvalSymlinks(onPath); resolved == self {
+			return "m1nd"
+		}
+	}
+	if strings.Contains(self, string(filepath.Separator)+"go-build") {
+		return "m1nd"
+	}
+	return self
+}

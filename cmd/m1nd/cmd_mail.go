@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/mailbox"
+)
+
+func mailCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "mail",
+		Usage: "letters between agents (refs/m1nd/mail/<recipient>/<writer>)",
+		Description: `Each writer appends to its own ref per recipient, so writers never race.
+A letter's id is the first 12 hex digits of the sha256 of its canonical bytes:
+
+   git cat-file blob refs/m1nd/mail/<to>/<from>:mail.json | sha256sum
+
+Fates are worked out when read, never stored: external (about a tool named in
+git config m1nd.foreignTools), fired_clay (answered by a triage letter),
+in_flight (answered by any other letter), wet_ink (not answered). Open means
+wet_ink or in_flight. With the agent-session hooks installed
+('m1nd hook install claude'), letters drop into the recipient's live session
+at its next tool call, exactly once.`,
+		Subcommands: []*cli.Command{
+			mailSendCommand(inv),
+			mailInboxCommand(inv),
+			mailShowCommand(inv),
+			mailFatesCommand(inv),
+		},
+	}
+}
+
+func mailSendCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "send",
+		Usage: "send a letter to an agent, or to all",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "to", Usage: "the recipient agent `ID`, or all (required)"},
+			&cli.StringFlag{Name: "class", Value: mailbox.ClassNote, Usage: "the letter's `CLASS`: note, ask, triage (settles what it answers), packet, …"},
+			&cli.StringFlag{Name: "what", Usage: "the letter's `TEXT` (required)"},
+			&cli.StringFlag{Name: "expected", Usage: "what you expect back"},
+			&cli.StringFlag{Name: "snippet", Usage: "an excerpt the letter is about"},
+			&cli.StringFlag{Name: "tool", Usage: "the tool the letter is about (letters about foreign tools are external)"},
+			&cli.StringSliceFlag{Name: "answers", Usage: "the letter `ID` this one answers (repeatable)"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if c.String("to") == "" || c.String("what") == "" {
+				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			box, err := inv.mailbox()
+			if err != nil {
+				return err
+			}
+			l := &mailbox.Letter{
+				TS: chain.Timestamp(time.Now()), Agent: agent, To: c.String("to"), Class: c.String("class"), Brain: box.Brain,
+				Tool: c.String("tool"), What: c.String("what"), Expected: c.String("expected"), Snippet: c.String("snippet"),
+				Answers: c.StringSlice("answers"),
+			}
+			res, err := box.Send(c.Context, l)
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(res)
+			}
+			if res.Deduped {
+				inv.printf("letter %s was already sent (%s)\n", res.ID, res.Ref)
+			} else {
+				inv.printf("sent letter %s to %s (%s)\n", res.ID, res.To, res.Ref)
+			}
+			return nil
+		},
+	}
+}
+
+type inboxReply struct {
+	OK      bool            `json:"ok"`
+	Agent   string          `json:"agent"`
+	Unread  int             `json:"unread"`
+	Letters []mailbox.Entry `json:"letters"`
+}
+
+func mailInboxCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "inbox",
+		Usage: "the letters for an agent, newest first, read or unread",
+		Description: `Lists the letters sent to the agent or to all (not its own), newest first,
+each with its fate and whether it was read: delivered into the agent's session
+by a hook, or marked read here. --mark-read marks everything listed as read,
+so the hooks will not deliver it again.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "unread", Usage: "only unread letters"},
+			&cli.BoolFlag{Name: "mark-read", Usage: "mark every letter for the agent read"},
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` letters (0: all)"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			box, err := inv.mailbox()
+			if err != nil {
+				return err
+			}
+			entries, err := box.Inbox(agent)
+			if err != nil {
+				return err
+			}
+			if c.Bool("mark-read") {
+				if err := markRead(c.Context, box, agent); err != nil {
+					return err
+				}
+			}
+			reply := inboxReply{OK: true, Agent: agent, Letters: []mailbox.Entry{}}
+			for _, e := range entries {
+				if !e.Read {
+					reply.Unread++
+				}
+				if (c.Bool("unread") && e.Read) || (c.Int("limit") > 0 && len(reply.Letters) >= c.Int("limit")) {
+					continue
+				}
+				reply.Letters = append(reply.Letters, e)
+			}
+			if inv.jsonOut {
+				return inv.printJSON(reply)
+			}
+			inv.printf("inbox of %s: %s, %d unread\n", agent, plural(len(entries), "letter"), reply.Unread)
+			for _, e := range reply.Letters {
+				mark := " "
+				if !e.Read {
+					mark = "*"
+				}
+				inv.printf("%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
+			}
+			if n := len(entries) - len(reply.Letters); n > 0 && !c.Bool("unread") {
+				inv.printf("… %d older (--limit 0 shows all)\n", n)
+			}
+			return nil
+		},
+	}
+}
+
+// markRead claims everything waiting for agent, the way a hook delivery
+// does, without showing it.
+func markRead(ctx context.Context, box *mailbox.Mailbox, agent string) error {
+	_, err := box.Deliver(ctx, agent, mailbox.Budget{Letters: math.MaxInt, Bytes: math.MaxInt})
+	return err
+}
+
+type showReply struct {
+	OK bool `json:"ok"`
+	mailbox.Stored
+	Fate string `json:"fate"`
+}
+
+func mailShowCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show one letter in full",
+		ArgsUsage: "LETTER_ID",
+		Flags:     []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			id, err := oneArg(c, "letter id")
+			if err != nil {
+				return err
+			}
+			box, err := inv.mailbox()
+			if err != nil {
+				return err
+			}
+			s, fate, ok, err := box.Find(id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
+			}
+			if inv.jsonOut {
+				return inv.printJSON(showReply{OK: true, Stored: s, Fate: fate})
+			}
+			l := s.Letter
+			inv.printf("letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
+			if l.Tool != "" {
+				inv.printf("tool %s\n", l.Tool)
+			}
+			if len(l.Answers) > 0 {
+				inv.printf("answers %s\n", strings.Join(l.Answers, ", "))
+			}
+			inv.printf("\n%s\n", l.What)
+			if l.Expected != "" {
+				inv.printf("\nexpected: %s\n", l.Expected)
+			}
+			if l.Snippet != "" {
+				inv.printf("\n%s\n", l.Snippet)
+			}
+			return nil
+		},
+	}
+}
+
+type fatesReply struct {
+	OK     bool              `json:"ok"`
+	Counts map[string]int    `json:"counts"`
+	Open   int               `json:"open"`
+	Fates  map[string]string `json:"fates"`
+}
+
+func mailFatesCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "fates",
+		Usage: "every letter's fate, and how many are open",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			box, err := inv.mailbox()
+			if err != nil {
+				return err
+			}
+			all, err := box.All()
+			if err != nil {
+				return err
+			}
+			fates := box.Fates(all)
+			reply := fatesReply{OK: true, Counts: map[string]int{}, Fates: fates}
+			for _, f := range fates {
+				reply.Counts[f]++
+				if mailbox.Open(f) {
+					reply.Open++
+				}
+			}
+			if inv.jsonOut {
+				return inv.printJSON(reply)
+			}
+			inv.printf("%s, %d open\n", plural(len(all), "letter"), reply.Open)
+			for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
+				inv.printf("  %-10s %d\n", f, reply.Counts[f])
+			}
+			for i := len(all) - 1; i >= 0; i-- {
+				s := all[i]
+				if mailbox.Open(fates[s.ID]) {
+					inv.printf("  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, clipText(firstLine(s.Letter.What), 50))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
