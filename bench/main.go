@@ -9,7 +9,9 @@
 //	(c) the brain store: one store write (`m1nd skeleton edit`, a rename) vs
 //	    the same snapshot written with git's plumbing as a bash script; a
 //	    whole-store read (`m1nd blocks --json`) vs `git ls-tree -r | git
-//	    cat-file --batch`; and `m1nd mission post` on a brain with a store.
+//	    cat-file --batch`; and `m1nd mission post` on a brain with a store;
+//	(d) the PostToolUse hook on a mailbox of many letters, nothing new and
+//	    one new letter, beside `git for-each-ref` over the same refs.
 //
 // Run it with `go run ./bench` (flags: -posts, -missions, -runs). It builds
 // m1nd itself unless -m1nd names a binary. Nothing here asserts a time.
@@ -39,14 +41,15 @@ func main() {
 	bin := flag.String("m1nd", "", "m1nd binary to measure (default: build ./cmd/m1nd)")
 	dir := flag.String("dir", "out", "folder for the scratch repositories (on the disk where repositories live; some sandboxes make /tmp slower)")
 	blocks := flag.Int("blocks", 50, "top-level directories (so blocks) in the store benchmark")
+	letters := flag.Int("letters", 10000, "letters in the mailbox for the hook benchmark")
 	flag.Parse()
-	if err := run(*posts, *missions, *runs, *blocks, *bin, *dir); err != nil {
+	if err := run(*posts, *missions, *runs, *blocks, *letters, *bin, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(posts, missions, runs, blocks int, bin, dir string) error {
+func run(posts, missions, runs, blocks, letters int, bin, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -73,7 +76,10 @@ func run(posts, missions, runs, blocks int, bin, dir string) error {
 	if err := benchHeads(work, bin, missions, runs); err != nil {
 		return err
 	}
-	return benchStore(work, bin, blocks, posts/4)
+	if err := benchStore(work, bin, blocks, posts/4); err != nil {
+		return err
+	}
+	return benchMail(work, bin, letters, max(runs, 15))
 }
 
 // newRepo makes a git repository named name under work.
