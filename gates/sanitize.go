@@ -73,6 +73,16 @@ func hasControlOrBidi(s string) bool {
 	return strings.IndexFunc(s, isControlOrBidi) >= 0
 }
 
+// HasUnsafeText reports text that must not reach a session or a terminal
+// raw: invalid UTF-8, control characters other than new line and tab, and
+// bidirectional overrides. Multi-line prose passes.
+func HasUnsafeText(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	return strings.IndexFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && isControlOrBidi(r) }) >= 0
+}
+
 func isControlOrBidi(r rune) bool {
 	switch {
 	case unicode.IsControl(r), r == '\u2028', r == '\u2029':

@@ -47,11 +47,14 @@ const hookTimeout = 10
 // there is not added twice. command is how the host runs m1nd ("m1nd" or
 // an absolute path). changed is false when nothing had to be added.
 func Install(path, host, command string) (changed bool, err error) {
-	return editSettings(path, func(hooks map[string]any) bool {
+	return editSettings(path, func(hooks map[string]any) (bool, error) {
 		changed := false
 		for _, event := range hostEvents[host] {
 			cmd := fmt.Sprintf("%s hook %s %s", command, host, event)
-			groups, _ := hooks[event].([]any)
+			groups, ok := hooks[event].([]any)
+			if hooks[event] != nil && !ok {
+				return false, fmt.Errorf(`%s: hooks.%s is not a list, so m1nd leaves the file alone`, path, event)
+			}
 			if findOurs(groups, host) {
 				continue
 			}
@@ -62,14 +65,14 @@ func Install(path, host, command string) (changed bool, err error) {
 			hooks[event] = append(groups, group)
 			changed = true
 		}
-		return changed
+		return changed, nil
 	})
 }
 
 // Uninstall removes m1nd's entries for host from the settings file and
 // every hooks list or event left empty by that; other entries stay.
 func Uninstall(path, host string) (changed bool, err error) {
-	return editSettings(path, func(hooks map[string]any) bool {
+	return editSettings(path, func(hooks map[string]any) (bool, error) {
 		changed := false
 		for event, v := range hooks {
 			groups, ok := v.([]any)
@@ -103,7 +106,7 @@ func Uninstall(path, host string) (changed bool, err error) {
 				hooks[event] = kept
 			}
 		}
-		return changed
+		return changed, nil
 	})
 }
 
@@ -132,7 +135,7 @@ func isOurs(h any, host string) bool {
 // editSettings reads a settings file (a missing one is {}), lets edit
 // change its "hooks" object, and writes it back atomically when edit says
 // it changed something.
-func editSettings(path string, edit func(hooks map[string]any) bool) (bool, error) {
+func editSettings(path string, edit func(hooks map[string]any) (bool, error)) (bool, error) {
 	settings := map[string]any{}
 	data, err := os.ReadFile(path)
 	switch {
@@ -151,8 +154,8 @@ func editSettings(path string, edit func(hooks map[string]any) bool) (bool, erro
 	if hooks == nil {
 		hooks = map[string]any{}
 	}
-	if !edit(hooks) {
-		return false, nil
+	if changed, err := edit(hooks); err != nil || !changed {
+		return false, err
 	}
 	if len(hooks) == 0 {
 		delete(settings, "hooks")

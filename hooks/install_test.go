@@ -65,6 +65,14 @@ func TestInstallLeavesBrokenSettingsAlone(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != "{not json" {
 		t.Fatal("the file was changed")
 	}
+	odd := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(odd, []byte(`{"hooks":{"Stop":"my-own-stop-script"}}`), 0o644)
+	if _, err := Install(odd, HostClaude, "m1nd"); err == nil {
+		t.Fatal("installed over an event that is not a list")
+	}
+	if data, _ := os.ReadFile(odd); string(data) != `{"hooks":{"Stop":"my-own-stop-script"}}` {
+		t.Fatalf("the file was changed: %s", data)
+	}
 	fresh := filepath.Join(t.TempDir(), ".claude", "settings.json")
 	if changed, err := Install(fresh, HostClaude, "m1nd"); err != nil || !changed {
 		t.Fatalf("install into a missing file: %v %v", changed, err)

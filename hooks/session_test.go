@@ -83,23 +83,36 @@ func TestPostToolUseDeliversOnceAsData(t *testing.T) {
 func TestContextStaysWithinBudget(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
 	for i := 0; i < 40; i++ {
-		mail(t, s, "alice", "bob", strings.Repeat(fmt.Sprintf("letter %d ", i), 60), i)
+		l := &mailbox.Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: "alice", To: "bob", Class: "note", Brain: "brain",
+			What: strings.Repeat(fmt.Sprintf("letter %d ", i), 60*(i%3)) + "end", Expected: strings.Repeat("e", 500*(i%2))}
+		for j := 0; j < 32*(i%2); j++ {
+			l.Answers = append(l.Answers, fmt.Sprintf("%012x", j))
+		}
+		if _, err := s.Box.Send(context.Background(), l); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	delivered := 0
+	s.Budget = MinBudget
 	for call := 0; call < 100; call++ {
 		res := s.Handle(ctx, EventPostToolUse, &Input{})
 		if len(res.Stdout) == 0 {
 			break
 		}
 		text := contextOf(t, res, EventPostToolUse)
-		if len(text) > DefaultBudget {
+		if len(text) > MinBudget {
 			t.Fatalf("call %d: %d bytes of context", call, len(text))
 		}
 		if call == 0 && !strings.Contains(text, "more will arrive at your next tool calls") {
 			t.Fatalf("a cut delivery does not say more wait:\n%s", text)
 		}
-		delivered += strings.Count(text, "\n- letter ")
+		// Every letter the header counts is shown: nothing claimed is cut.
+		n := strings.Count(text, "\n- letter ")
+		if !strings.Contains(text, fmt.Sprintf("m1nd mail for bob: %s from", count(n, "letter"))) {
+			t.Fatalf("call %d shows %d letters under another count:\n%s", call, n, text)
+		}
+		delivered += n
 	}
 	if delivered != 40 {
 		t.Fatalf("%d letters delivered over all calls, want 40", delivered)

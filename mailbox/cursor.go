@@ -81,14 +81,18 @@ func (b *Mailbox) deliveredSet(ref, through string) (map[gitstore.Hash]bool, err
 }
 
 // Budget bounds one delivery. At least one letter is always delivered when
-// any is waiting, whatever its size.
+// any is waiting, whatever it costs.
 type Budget struct {
-	Letters int // at most this many letters
-	Bytes   int // at most this many bytes of letter text
+	Letters int                // at most this many letters
+	Bytes   int                // at most this many bytes, as Cost counts them
+	Cost    func(s Stored) int // what a letter costs; Size when nil
 }
 
-// Size is what a letter costs against a Budget's bytes.
-func Size(l *Letter) int { return len(l.What) + len(l.Snippet) + len(l.Expected) + 80 }
+// Size is a letter's text size: what it costs when the caller shows it whole.
+func Size(s Stored) int {
+	l := s.Letter
+	return len(l.What) + len(l.Snippet) + len(l.Expected) + 80
+}
 
 // Delivery is what one call put into an agent's session.
 type Delivery struct {
@@ -176,6 +180,10 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 	}
 	d := &Delivery{}
 	used := 0
+	cost := budget.Cost
+	if cost == nil {
+		cost = Size
+	}
 	for {
 		// The oldest waiting letter of any ref; each ref is taken in its
 		// own order, so its cursor stays a prefix.
@@ -189,11 +197,11 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 			break
 		}
 		s := next.letters[0]
-		if len(d.Letters) > 0 && (len(d.Letters) >= budget.Letters || used+Size(s.Letter) > budget.Bytes) {
+		if len(d.Letters) > 0 && (len(d.Letters) >= budget.Letters || used+cost(s) > budget.Bytes) {
 			break
 		}
 		d.Letters = append(d.Letters, s)
-		used += Size(s.Letter)
+		used += cost(s)
 		next.letters = next.letters[1:]
 		cur.Refs[next.ref] = s.Commit.String()
 		if len(next.letters) == 0 {

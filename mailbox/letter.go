@@ -107,11 +107,14 @@ func Validate(l *Letter) error {
 	if _, err := time.Parse(time.RFC3339, l.TS); err != nil {
 		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z")
 	}
-	if !chain.ValidAgentID(l.Agent) {
-		return invalid("agent", "agent is the writer's id: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:")
+	if !chain.ValidAgentID(l.Agent) || l.Agent == ToAll {
+		return invalid("agent", `agent is the writer's id: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:, and not "all"`)
 	}
 	if l.To != ToAll && !chain.ValidAgentID(l.To) {
 		return invalid("to", `to is an agent id or "all"`)
+	}
+	if l.To == l.Agent {
+		return invalid("to", "a letter to yourself reaches no one: write to another agent or to all")
 	}
 	if !classPattern.MatchString(l.Class) {
 		return invalid("class", "class is a short lowercase word such as note, ask, triage or packet")
@@ -132,8 +135,8 @@ func Validate(l *Letter) error {
 			return invalid(f.field, "what says what the letter is about; it cannot be blank")
 		case len(f.value) > f.max:
 			return invalid(f.field, "%s is longer than %d bytes", f.field, f.max)
-		case gates.HasControl(strings.NewReplacer("\n", "", "\t", "").Replace(f.value)):
-			return invalid(f.field, "%s holds a control character", f.field)
+		case gates.HasUnsafeText(f.value):
+			return invalid(f.field, "%s holds invalid UTF-8, a control character or a bidirectional override", f.field)
 		}
 	}
 	if len(l.Answers) > MaxAnswers {

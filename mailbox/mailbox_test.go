@@ -84,9 +84,21 @@ func TestSendRefusesBadLetters(t *testing.T) {
 		{func(l *Letter) { l.What = strings.Repeat("x", MaxWhat+1) }, gates.InvalidLetter, "what"},
 		{func(l *Letter) { l.Answers = []string{"nope"} }, gates.InvalidLetter, "answers"},
 		{func(l *Letter) { l.Tool = "Jira Cloud" }, gates.InvalidLetter, "tool"},
+		{func(l *Letter) { l.To = "alice" }, gates.InvalidLetter, "to"},
+		{func(l *Letter) { l.Agent = "all" }, gates.InvalidLetter, "agent"},
+		{func(l *Letter) { l.What = "bad \xff byte" }, gates.InvalidLetter, "what"},
+		{func(l *Letter) { l.What = "csi \u009b2J" }, gates.InvalidLetter, "what"},
+		{func(l *Letter) { l.Snippet = "exe\u202etxt.sh" }, gates.InvalidLetter, "snippet"},
+		{func(l *Letter) { l.What = "two\nlines\tand a tab" }, "", ""},
 	} {
 		l := letter("alice", "bob", "note", "hello", 1)
 		tt.edit(l)
+		if tt.code == "" {
+			if err := Validate(l); err != nil {
+				t.Errorf("%+v refused: %v", l, err)
+			}
+			continue
+		}
 		_, err := b.Send(context.Background(), l)
 		if r, ok := gates.AsRefusal(err); !ok || r.Code != tt.code || r.Field != tt.field {
 			t.Errorf("%+v: got %v, want %s on %s", l, err, tt.code, tt.field)

@@ -204,6 +204,9 @@ func (inv *invocation) snapshot() (*brain.Store, *brain.Snapshot, error) {
 // agentFlag is shared by the verbs that write as an agent.
 var agentFlag = &cli.StringFlag{Name: "agent", Usage: "write as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent, owner)"}
 
+// asAgentFlag is agentFlag for the verbs that read as an agent.
+var asAgentFlag = &cli.StringFlag{Name: "agent", Usage: "as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent, owner)"}
+
 // jsonFlag is on every read verb.
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
 

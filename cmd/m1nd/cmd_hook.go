@@ -51,16 +51,19 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 		Usage:     "answer one " + host + " hook event (JSON on stdin, JSON on stdout)",
 		ArgsUsage: "EVENT",
 		Flags: []cli.Flag{
-			agentFlag,
-			&cli.IntFlag{Name: "budget", Value: hooks.DefaultBudget, Usage: "at most `BYTES` of context per call"},
+			asAgentFlag,
+			&cli.IntFlag{Name: "budget", Value: hooks.DefaultBudget, Usage: fmt.Sprintf("at most `BYTES` of context per call (at least %d)", hooks.MinBudget)},
 			&cli.BoolFlag{Name: "block-auto-compact", Usage: "PreCompact with trigger auto exits 2, blocking the host's summary"},
 		},
 		Action: func(c *cli.Context) error {
-			event, err := oneArg(c, "hook event")
-			if err != nil {
-				return err
+			// Even a misconfigured hook entry must not break the session:
+			// a host may read exit 2 as "block".
+			var res hooks.Result
+			if c.NArg() != 1 {
+				res.Stderr = fmt.Sprintf("m1nd hook %s: want exactly one EVENT argument, got %d; nothing done", host, c.NArg())
+			} else {
+				res = runHook(inv, c, host, c.Args().First())
 			}
-			res := runHook(inv, c, host, event)
 			if len(res.Stdout) > 0 {
 				inv.io.Out.Write(append(res.Stdout, '\n'))
 			}

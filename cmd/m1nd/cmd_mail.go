@@ -108,7 +108,7 @@ so the hooks will not deliver it again.`,
 			&cli.BoolFlag{Name: "unread", Usage: "only unread letters"},
 			&cli.BoolFlag{Name: "mark-read", Usage: "mark every letter for the agent read"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` letters (0: all)"},
-			agentFlag, jsonFlag,
+			asAgentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
@@ -130,6 +130,9 @@ so the hooks will not deliver it again.`,
 			if c.Bool("mark-read") {
 				if err := markRead(c.Context, box, agent); err != nil {
 					return err
+				}
+				for i := range entries {
+					entries[i].Read = true // what is listed is the state after marking
 				}
 			}
 			reply := inboxReply{OK: true, Agent: agent, Letters: []mailbox.Entry{}}

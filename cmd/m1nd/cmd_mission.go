@@ -86,6 +86,9 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			if to != "" && !chain.ValidAgentID(to) {
 				return usagef("--deliver-to %q is not an agent id", to)
 			}
+			if to != "" && to == agent {
+				return usagef("--deliver-to %s: that is you; deliver to another agent", to)
+			}
 			if to != "" && len(req.Packet) > mailbox.MaxWhat {
 				return usagef("the packet is %d bytes; a delivered packet is at most %d", len(req.Packet), mailbox.MaxWhat)
 			}
