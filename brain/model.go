@@ -2,7 +2,9 @@ package brain
 
 import (
 	"encoding/json"
-	"regexp"
+	"strings"
+
+	"github.com/m1nd/m1nd/gates"
 
 	"github.com/m1nd/m1nd/gitstore"
 )
@@ -135,18 +137,19 @@ type StoredReceipt struct {
 	ImportedAt   string          `json:"imported_at"`
 }
 
-var (
-	blockIDPattern    = regexp.MustCompile(`^sb_[a-z0-9][a-z0-9_]{0,95}$`)
-	skeletonIDPattern = regexp.MustCompile(`^sk_[a-z0-9][a-z0-9_]{0,95}$`)
-)
-
 // ValidBlockID reports whether id can name a block: sb_ then lowercase
 // letters, digits and underscores. Block ids become file names in the
 // store's tree, so nothing else is let through.
-func ValidBlockID(id string) bool { return blockIDPattern.MatchString(id) }
+func ValidBlockID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "sb_")
+	return ok && gates.IsToken(rest, true, "_", 96)
+}
 
 // ValidSkeletonID reports whether id can name a skeleton.
-func ValidSkeletonID(id string) bool { return skeletonIDPattern.MatchString(id) }
+func ValidSkeletonID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "sk_")
+	return ok && gates.IsToken(rest, true, "_", 96)
+}
 
 // Block returns the block with id, or nil.
 func (s *Snapshot) Block(id string) *Block {

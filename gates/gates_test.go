@@ -67,3 +67,28 @@ func TestDisplayNameProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestIsToken(t *testing.T) {
+	for _, tt := range []struct {
+		s          string
+		digitFirst bool
+		extra      string
+		max        int
+		want       bool
+	}{
+		{"note", false, "_-", 32, true},
+		{"9note", false, "_-", 32, false},
+		{"9note", true, "_-", 32, true},
+		{"a_b-c", false, "_-", 32, true},
+		{"a.b", false, "_-", 32, false},
+		{"Note", false, "_-", 32, false},
+		{"", false, "", 32, false},
+		{"abcd", false, "", 3, false},
+		{"jira.cloud", true, "._-", 64, true},
+		{"é", false, "", 8, false},
+	} {
+		if got := IsToken(tt.s, tt.digitFirst, tt.extra, tt.max); got != tt.want {
+			t.Errorf("IsToken(%q, %v, %q, %d) = %v", tt.s, tt.digitFirst, tt.extra, tt.max, got)
+		}
+	}
+}

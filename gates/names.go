@@ -65,3 +65,26 @@ func Echo(s string) string {
 	}
 	return s
 }
+
+// IsToken reports whether s is a short lowercase token: first a letter
+// or digit from first's class ("a" letters only, "a0" letters or digits),
+// then up to max-1 characters that are lowercase letters, digits or one of
+// extra. Ids and names that become ref names, file names or enum-like
+// fields are checked with it (a hand-written check: regexps compiled at
+// start-up would cost every CLI call).
+func IsToken(s string, digitFirst bool, extra string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		lower, digit := 'a' <= c && c <= 'z', '0' <= c && c <= '9'
+		switch {
+		case i == 0 && !(lower || digit && digitFirst):
+			return false
+		case i > 0 && !(lower || digit || strings.IndexByte(extra, c) >= 0):
+			return false
+		}
+	}
+	return true
+}

@@ -242,3 +242,37 @@ func Parallel(n int, fn func(i int)) {
 	}
 	wg.Wait()
 }
+
+// RefsStamp summarises, cheaply, the state of every ref under prefix: the
+// modification times of the folders that hold its loose refs and of
+// packed-refs. A ref written by m1nd or by git (a lock renamed into place,
+// a packing) changes the stamp; an unchanged stamp means no ref under the
+// prefix moved, so a watcher lists refs only when it differs.
+func (r *Repo) RefsStamp(prefix string) (string, error) {
+	var b strings.Builder
+	root := filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile: the next stamp sees it
+		}
+		fmt.Fprintf(&b, "%s %d\n", path, fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(filepath.Join(r.commonDir, "packed-refs")); err == nil {
+		fmt.Fprintf(&b, "packed-refs %d %d\n", fi.ModTime().UnixNano(), fi.Size())
+	}
+	return b.String(), nil
+}

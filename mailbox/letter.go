@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -72,11 +71,6 @@ func (l *Letter) Canonical() []byte {
 // ID is the letter's content id.
 func (l *Letter) ID() string { return chain.LetterID(l.Canonical()) }
 
-var (
-	classPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	toolPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-)
-
 func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
 }
@@ -116,13 +110,13 @@ func Validate(l *Letter) error {
 	if l.To == l.Agent {
 		return invalid("to", "a letter to yourself reaches no one: write to another agent or to all")
 	}
-	if !classPattern.MatchString(l.Class) {
+	if !gates.IsToken(l.Class, false, "_-", 32) {
 		return invalid("class", "class is a short lowercase word such as note, ask, triage or packet")
 	}
 	if problem := gates.DisplayNameProblem(l.Brain); problem != "" {
 		return invalid("brain", "brain is the brain's bare display name: this one is %s", problem)
 	}
-	if l.Tool != "" && !toolPattern.MatchString(l.Tool) {
+	if l.Tool != "" && !gates.IsToken(l.Tool, true, "._-", 64) {
 		return invalid("tool", "tool is a short lowercase name such as m1nd, github or jira")
 	}
 	for _, f := range []struct {

@@ -55,6 +55,7 @@ func newApp(inv *invocation) *cli.App {
 			receiptCommand(inv),
 			mailCommand(inv),
 			hookCommand(inv),
+			serveCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON

@@ -1,0 +1,92 @@
+package brain
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// Files returns the files at HEAD the block covers, sorted.
+func (s *Store) Files(b *Block) ([]string, error) {
+	_, files, err := s.headFiles()
+	if err != nil {
+		return nil, err
+	}
+	return b.resolve(files), nil
+}
+
+// maxPacketFiles bounds the "Likely files" list of a packet.
+const maxPacketFiles = 40
+
+// ComposePacket writes the mission packet for block b: the markdown an
+// agent receives (clipboard, direct delivery or a runner), whose sha256 is
+// the mission's packet_ref. It is a pure function of its inputs.
+func ComposePacket(brainName string, snap *Snapshot, b *Block, files []string, ask string, now time.Time) string {
+	var w strings.Builder
+	paint := b.Colour(now)
+	fmt.Fprintf(&w, "# Mission packet — %s\n\n", b.Name)
+	fmt.Fprintf(&w, "Block `%s` (%s, %s) · boundary v%d · contract v%d · %s: %s · store v%d\n\n",
+		b.BlockID, b.Kind, b.State, b.BoundaryVersion, b.ContractVersion, paint.Colour, paint.Why, snap.StoreVersion)
+	w.WriteString("## What should change?\n\n")
+	if ask = strings.TrimSpace(ask); ask == "" {
+		ask = "(the owner has not said yet: ask before changing anything)"
+	}
+	w.WriteString(ask + "\n\n")
+	if len(files) > 0 {
+		fmt.Fprintf(&w, "## Likely files (%d)\n\n", len(files))
+		for i, f := range files {
+			if i == maxPacketFiles {
+				fmt.Fprintf(&w, "- … and %d more\n", len(files)-maxPacketFiles)
+				break
+			}
+			fmt.Fprintf(&w, "- %s\n", f)
+		}
+		w.WriteString("\n")
+	}
+	w.WriteString("## Receipts & evidence state\n\n")
+	fmt.Fprintf(&w, "- required: %s\n", orNone(strings.Join(b.ReceiptContract.Required, ", ")))
+	for _, stored := range b.Receipts {
+		var r gates.Receipt
+		if json.Unmarshal(stored.Receipt, &r) != nil {
+			continue
+		}
+		status := "passed"
+		if failing(&r) {
+			status = fmt.Sprintf("failed (exit %d)", *r.Evidence.ExitStatus)
+		}
+		fmt.Fprintf(&w, "- %s receipt at boundary v%d, %s, imported at store v%d\n", r.Type, r.Scope.BoundaryVersion, status, stored.StoreVersion)
+	}
+	if len(b.Receipts) == 0 {
+		w.WriteString("- no receipt yet\n")
+	}
+	w.WriteString("\n## Connected systems\n\n")
+	if len(b.Sockets) == 0 {
+		w.WriteString("- none recorded\n")
+	}
+	for _, sk := range b.Sockets {
+		name := sk.To
+		if to := snap.Block(sk.To); to != nil {
+			name = fmt.Sprintf("%s (%s)", sk.To, to.Name)
+		}
+		fmt.Fprintf(&w, "- %s\n", name)
+	}
+	w.WriteString("\n## Block details\n\n")
+	if b.Purpose != "" {
+		w.WriteString(b.Purpose + "\n\n")
+	}
+	for _, m := range b.Membership {
+		fmt.Fprintf(&w, "- %s `%s`\n", m.Role, m.Path)
+	}
+	fmt.Fprintf(&w, "\n---\n\nProve the change with the block's receipt contract; a green gate is merge_wait, never landed.\nComposed by m1nd for brain %s at store v%d, %s.\n", brainName, snap.StoreVersion, now.UTC().Format(time.RFC3339))
+	return w.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/tray"
+)
+
+func serveCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the owner: the loopback API and the tray, the web view where a human lands work",
+		Description: `Serves one brain on a loopback address only. The API answers JSON
+(GET /api/mailbox?kind=mission, GET /api/system_blocks, POST /api/mission_post,
+/api/receipt_import, /api/system_blocks_ratify, /api/candidate_edit, and
+GET /api/events, a stream of the refs/m1nd refs that moved — also when plain
+git moved them). Requests must name the loopback host; writes must be JSON
+from the tray's own page. --read-only refuses every write (read_only_owner).
+The address and pid are recorded in .git/m1nd/serve.json while it runs.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: tray.DefaultAddr, Usage: "listen on loopback `HOST:PORT` (port 0 picks a free one)"},
+			&cli.BoolFlag{Name: "read-only", Usage: "refuse every write"},
+			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, name, err := inv.brain()
+			if err != nil {
+				return err
+			}
+			return serve(inv, c, repo, name, c.String("addr"), c.Bool("read-only"), c.Bool("open"))
+		},
+	}
+}
+
+// serve runs the owner until the context ends (Ctrl-C).
+func serve(inv *invocation, c *cli.Context, repo *gitstore.Repo, brainName, addr string, readOnly, open bool) error {
+	ln, err := tray.Listen(addr)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	record := filepath.Join(repo.RuntimeDir(), "serve.json")
+	data, _ := json.Marshal(map[string]any{"addr": ln.Addr().String(), "pid": os.Getpid(), "brain": brainName, "read_only": readOnly})
+	if err := gitstore.WriteFileAtomic(record, data, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	defer os.Remove(record)
+	mode := ""
+	if readOnly {
+		mode = " (read-only)"
+	}
+	fmt.Fprintf(inv.io.Out, "m1nd owner for brain %s%s: %s\n(Ctrl-C stops it)\n", brainName, mode, url)
+	if open {
+		if err := exec.Command("xdg-open", url).Start(); err != nil {
+			fmt.Fprintf(inv.io.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
+		}
+	}
+	return tray.New(repo, brainName, readOnly).Serve(c.Context, ln)
+}

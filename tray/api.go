@@ -1,0 +1,336 @@
+package tray
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/mailbox"
+)
+
+// decodeRequest parses a write's JSON body strictly into v: one object, no
+// unknown fields. A bad body is refused invalid_letter naming the problem.
+func decodeRequest(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return gates.Refusef(gates.InvalidLetter, "", "the request is not the JSON object this endpoint takes: %s", gates.Clip(err.Error()))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return gates.Refusef(gates.InvalidLetter, "", "the request must be one JSON object")
+	}
+	return nil
+}
+
+// checkBrain refuses a ?brain= selector naming another brain: this owner
+// serves one brain (multi-brain aggregation is out of scope).
+func (s *Server) checkBrain(r *http.Request) error {
+	if b := r.URL.Query().Get("brain"); b != "" && b != s.Missions.Brain {
+		return gates.Refusef(gates.BrainMismatch, "brain", "this owner serves brain %q, not %q", s.Missions.Brain, gates.Clip(b))
+	}
+	return nil
+}
+
+type mailboxReply struct {
+	OK          bool            `json:"ok"`
+	ServedBrain string          `json:"served_brain"`
+	Letters     []mailboxLetter `json:"letters"`
+	Fates       map[string]int  `json:"fates"`
+	Open        int             `json:"open"`
+}
+
+type mailboxLetter struct {
+	mailbox.Stored
+	Fate string `json:"fate"`
+}
+
+// getMailbox answers kind=mission with every mission head (DESIGN §4) and
+// otherwise with the mail letters and their fate counts.
+func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkBrain(r); err != nil {
+		writeErr(w, err)
+		return
+	}
+	switch kind := r.URL.Query().Get("kind"); kind {
+	case "mission":
+		view, err := s.Missions.Heads(r.URL.Query().Get("phase"))
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct {
+			*chain.HeadsView
+			LandingBell int `json:"landing_bell"`
+		}{view, chain.LandingBell(view.Missions)})
+	case "":
+		all, err := s.Box.All()
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		fates := s.Box.Fates(all)
+		reply := mailboxReply{OK: true, ServedBrain: s.Box.Brain, Letters: []mailboxLetter{}, Fates: map[string]int{}}
+		for i := len(all) - 1; i >= 0; i-- {
+			f := fates[all[i].ID]
+			reply.Letters = append(reply.Letters, mailboxLetter{Stored: all[i], Fate: f})
+			reply.Fates[f]++
+			if mailbox.Open(f) {
+				reply.Open++
+			}
+		}
+		writeJSON(w, http.StatusOK, reply)
+	default:
+		writeErr(w, gates.Refusef(gates.InvalidLetter, "kind", "kind is mission, or absent for mail letters"))
+	}
+}
+
+type blockView struct {
+	*brain.Block
+	Colour brain.Colour `json:"colour"`
+	Why    string       `json:"why"`
+}
+
+type blocksReply struct {
+	OK           bool            `json:"ok"`
+	ServedBrain  string          `json:"served_brain"`
+	StoreVersion int64           `json:"store_version"`
+	Skeleton     *brain.Skeleton `json:"skeleton"`
+	Blocks       []blockView     `json:"blocks"`
+}
+
+func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkBrain(r); err != nil {
+		writeErr(w, err)
+		return
+	}
+	reply := blocksReply{OK: true, ServedBrain: s.Store.Brain, Blocks: []blockView{}}
+	snap, ok, err := s.Store.Snapshot()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if ok {
+		reply.StoreVersion, reply.Skeleton = snap.StoreVersion, &snap.Skeleton
+		now := s.now()
+		for _, b := range snap.Blocks {
+			p := b.Colour(now)
+			reply.Blocks = append(reply.Blocks, blockView{Block: b, Colour: p.Colour, Why: p.Why})
+		}
+	}
+	writeJSON(w, http.StatusOK, reply)
+}
+
+// Compose modes and whether this owner offers them.
+type policyReply struct {
+	OK       bool            `json:"ok"`
+	Brain    string          `json:"brain"`
+	ReadOnly bool            `json:"read_only"`
+	Modes    map[string]mode `json:"modes"`
+}
+
+type mode struct {
+	Available bool   `json:"available"`
+	Why       string `json:"why,omitempty"` // why not, when not
+}
+
+// getPolicy says which compose modes this owner allows (seed §4d):
+// read-only → clipboard only; no runner daemon → clipboard and direct.
+func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
+	modes := map[string]mode{
+		"clipboard": {Available: true},
+		"direct":    {Available: true},
+		"spawn":     {Available: false, Why: "no runner daemon is registered with this owner (m1nd runnerd)"},
+	}
+	if s.ReadOnly {
+		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}
+		modes["spawn"] = mode{Why: "this owner is read-only: it posts nothing"}
+	}
+	writeJSON(w, http.StatusOK, policyReply{OK: true, Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes})
+}
+
+// getPacket composes the mission packet for ?block_id= with ?ask=.
+func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
+	snap, ok, err := s.Store.Snapshot()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if !ok {
+		writeErr(w, gates.Refuse(gates.NoStore, ""))
+		return
+	}
+	b := snap.Block(r.URL.Query().Get("block_id"))
+	if b == nil {
+		writeErr(w, gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s", gates.Echo(r.URL.Query().Get("block_id"))))
+		return
+	}
+	files, err := s.Store.Files(b)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	md := brain.ComposePacket(s.Store.Brain, snap, b, files, r.URL.Query().Get("ask"), s.now())
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": b.BlockID, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
+}
+
+type missionPostRequest struct {
+	AgentID     string          `json:"agent_id"`
+	Letter      json.RawMessage `json:"letter"`
+	ArchivedVia string          `json:"archived_via,omitempty"`
+}
+
+func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
+	var req missionPostRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	if !chain.ValidAgentID(req.AgentID) {
+		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:")
+	}
+	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID, Origin: req.ArchivedVia})
+}
+
+type missionNewRequest struct {
+	BlockID   string `json:"block_id"`
+	AgentID   string `json:"agent_id"`
+	Packet    string `json:"packet_markdown"`
+	DeliverTo string `json:"deliver_to,omitempty"`
+}
+
+// postMissionNew is the compose panel's direct mode: the seq-1 judging
+// letter with the packet's ref, and the packet delivered to an agent's
+// inbox. Delivery is not execution.
+func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
+	var req missionNewRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	if !chain.ValidAgentID(req.AgentID) {
+		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who opens the mission")
+	}
+	if req.DeliverTo != "" && (!chain.ValidAgentID(req.DeliverTo) || req.DeliverTo == req.AgentID) {
+		return nil, gates.Refusef(gates.InvalidLetter, "deliver_to", "deliver_to is another agent's id")
+	}
+	if len(req.Packet) > mailbox.MaxWhat {
+		return nil, gates.Refusef(gates.InvalidLetter, "packet_markdown", "a delivered packet is at most %d bytes", mailbox.MaxWhat)
+	}
+	now := s.now()
+	res, err := s.Missions.New(r.Context(), chain.NewMission{BlockID: req.BlockID, Packet: []byte(req.Packet), Agent: req.AgentID, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	reply := map[string]any{"ok": true, "mission": res}
+	if req.DeliverTo != "" {
+		sent, err := s.Box.SendPacket(r.Context(), req.AgentID, req.DeliverTo, res.MissionID, []byte(req.Packet), now)
+		if err != nil {
+			return nil, fmt.Errorf("mission %s is open, but its packet was not delivered: %w", res.MissionID, err)
+		}
+		reply["delivered"] = sent
+		reply["note"] = "posted to the agent's inbox — delivery is not execution"
+	}
+	return reply, nil
+}
+
+type receiptImportRequest struct {
+	ExpectedStoreVersion *int64          `json:"expected_store_version"`
+	BlockID              string          `json:"block_id"`
+	Receipt              json.RawMessage `json:"receipt"`
+	ImportedVia          string          `json:"imported_via,omitempty"`
+	Importer             string          `json:"importer,omitempty"`
+}
+
+func (s *Server) postReceiptImport(r *http.Request, body []byte) (any, error) {
+	// The origin is checked before the request is parsed.
+	if err := gates.RequireHumanOrigin(peekString(body, "imported_via"), "imported_via"); err != nil {
+		return nil, err
+	}
+	var req receiptImportRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	if req.ExpectedStoreVersion == nil {
+		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
+	}
+	return s.Store.ImportReceipt(r.Context(), brain.ImportRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agentOr(req.Importer, "owner"), Now: s.now()},
+		BlockID:      req.BlockID, Receipt: req.Receipt, Origin: req.ImportedVia,
+	})
+}
+
+type ratifyRequest struct {
+	ExpectedStoreVersion *int64   `json:"expected_store_version"`
+	BlockIDs             []string `json:"block_ids,omitempty"`
+	Ratifier             string   `json:"ratifier"`
+	RatifiedVia          string   `json:"ratified_via,omitempty"`
+}
+
+func (s *Server) postRatify(r *http.Request, body []byte) (any, error) {
+	if err := gates.RequireHumanOrigin(peekString(body, "ratified_via"), "ratified_via"); err != nil {
+		return nil, err
+	}
+	var req ratifyRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	if req.ExpectedStoreVersion == nil {
+		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
+	}
+	return s.Store.Ratify(r.Context(), brain.RatifyRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agentOr(req.Ratifier, "owner"), Now: s.now()},
+		BlockIDs:     req.BlockIDs, Origin: req.RatifiedVia,
+	})
+}
+
+type candidateEditRequest struct {
+	ExpectedStoreVersion *int64          `json:"expected_store_version"`
+	By                   string          `json:"by"`
+	Ops                  json.RawMessage `json:"ops"`
+}
+
+func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
+	var req candidateEditRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	if req.ExpectedStoreVersion == nil {
+		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
+	}
+	if req.By != brain.SeatOwner && req.By != brain.SeatRunner {
+		return nil, gates.Refusef(gates.CandidateEditRejected, "by", "candidate_edit rejected: by is owner or runner")
+	}
+	agent := "owner"
+	if req.By == brain.SeatRunner {
+		agent = "runner"
+	}
+	return s.Store.Edit(r.Context(), brain.EditRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
+		Seat:         req.By, Ops: req.Ops,
+	})
+}
+
+// peekString reads one top-level string field without judging the rest
+// of the body: the human-origin check comes before the input is parsed.
+func peekString(body []byte, field string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(m[field], &v) != nil {
+		return ""
+	}
+	return v
+}
+
+func agentOr(id, def string) string {
+	if chain.ValidAgentID(id) {
+		return id
+	}
+	return def
+}

@@ -1,0 +1,155 @@
+package tray
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// refPrefix is what the owner watches: every m1nd ref.
+const refPrefix = "refs/m1nd/"
+
+// hub watches refs/m1nd/ and tells every subscriber which refs moved,
+// whoever moved them (m1nd, another process, plain git). It polls a cheap
+// stamp of the ref folders and lists refs only when the stamp changed, on
+// the poll after a change (a second write in the same clock tick leaves
+// the stamp as it was) and every few seconds as a safety net.
+type hub struct {
+	repo     *gitstore.Repo
+	interval time.Duration
+
+	mu   sync.Mutex
+	subs map[chan []string]bool
+	once sync.Once
+}
+
+func newHub(repo *gitstore.Repo, interval time.Duration) *hub {
+	return &hub{repo: repo, interval: interval, subs: map[chan []string]bool{}}
+}
+
+// start runs the watcher once, until ctx ends.
+func (h *hub) start(ctx context.Context) { h.once.Do(func() { go h.run(ctx) }) }
+
+func (h *hub) subscribe() chan []string {
+	ch := make(chan []string, 16)
+	h.mu.Lock()
+	h.subs[ch] = true
+	h.mu.Unlock()
+	return ch
+}
+
+func (h *hub) unsubscribe(ch chan []string) {
+	h.mu.Lock()
+	delete(h.subs, ch)
+	h.mu.Unlock()
+}
+
+func (h *hub) run(ctx context.Context) {
+	last, _ := h.list()
+	stamp, _ := h.repo.RefsStamp(refPrefix)
+	settle := false
+	tick := time.NewTicker(h.interval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now, err := h.repo.RefsStamp(refPrefix)
+		if err != nil {
+			continue
+		}
+		changed := now != stamp
+		if !changed && !settle && n%20 != 0 {
+			continue
+		}
+		stamp, settle = now, changed
+		refs, err := h.list()
+		if err != nil {
+			continue
+		}
+		if moved := diff(last, refs); len(moved) > 0 {
+			h.broadcast(moved)
+		}
+		last = refs
+	}
+}
+
+func (h *hub) list() (map[string]gitstore.Hash, error) {
+	refs, err := h.repo.ListRefs(refPrefix)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]gitstore.Hash, len(refs))
+	for _, r := range refs {
+		m[r.Name] = r.Hash
+	}
+	return m, nil
+}
+
+func diff(a, b map[string]gitstore.Hash) []string {
+	var moved []string
+	for name, h := range b {
+		if a[name] != h {
+			moved = append(moved, name)
+		}
+	}
+	for name := range a {
+		if _, ok := b[name]; !ok {
+			moved = append(moved, name)
+		}
+	}
+	sort.Strings(moved)
+	return moved
+}
+
+func (h *hub) broadcast(moved []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- moved:
+		default: // a slow tab misses a beat; its next event makes it refetch anyway
+		}
+	}
+}
+
+// getEvents streams server-sent events: one `data: {"refs":[…]}` per
+// change of refs/m1nd/, and a comment every 15 s to keep the line open.
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeJSON(w, http.StatusInternalServerError, httpError("internal", "streaming is not supported here"))
+		return
+	}
+	s.events.start(context.Background())
+	ch := s.events.subscribe()
+	defer s.events.unsubscribe(ch)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": m1nd owner events\n\n")
+	flusher.Flush()
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case moved := <-ch:
+			data, _ := json.Marshal(map[string][]string{"refs": moved})
+			fmt.Fprintf(w, "event: refs\ndata: %s\n\n", data)
+			flusher.Flush()
+		case <-keepAlive.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			flusher.Flush()
+		}
+	}
+}

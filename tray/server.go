@@ -1,0 +1,217 @@
+// Package tray is the owner: a loopback HTTP API over the brain's missions,
+// store and mail, server-sent events when any refs/m1nd ref moves, and the
+// embedded web view (the tray) where a human lands work. The owner never
+// spawns agents.
+package tray
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
+)
+
+// DefaultAddr is where `m1nd serve` listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:7420"
+
+// MaxBody caps every request body.
+const MaxBody = 1 << 20
+
+// Server is one brain's owner.
+type Server struct {
+	Missions *chain.Missions
+	Store    *brain.Store
+	Box      *mailbox.Mailbox
+	ReadOnly bool
+	// Now is the server's clock (tests set it); time.Now when nil.
+	Now func() time.Time
+
+	port   string
+	events *hub
+}
+
+// New builds the owner of the brain in repo.
+func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
+	store := &brain.Store{Repo: repo, Brain: brainName}
+	return &Server{
+		Missions: &chain.Missions{Repo: repo, Brain: brainName, Blocks: store},
+		Store:    store,
+		Box:      &mailbox.Mailbox{Repo: repo, Brain: brainName},
+		ReadOnly: readOnly,
+		events:   newHub(repo, 250*time.Millisecond),
+	}
+}
+
+// Listen binds addr, refusing anything but a loopback address: the owner
+// answers only this machine.
+func Listen(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if !isLoopback(host) {
+		return nil, fmt.Errorf("--addr %q: the owner binds only a loopback address (127.0.0.1, ::1 or localhost)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return ln, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve answers on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.port = port
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: /api/events streams for as long as the tab is open.
+	}
+	s.events.start(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// SetPort tells a server that is not started by Serve (tests with
+// httptest) which port its Host header must carry.
+func (s *Server) SetPort(port string) { s.port = port }
+
+// Handler is the owner's whole HTTP surface.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/mailbox", s.getMailbox)
+	mux.HandleFunc("GET /api/system_blocks", s.getSystemBlocks)
+	mux.HandleFunc("GET /api/policy", s.getPolicy)
+	mux.HandleFunc("GET /api/packet", s.getPacket)
+	mux.HandleFunc("GET /api/events", s.getEvents)
+	mux.HandleFunc("POST /api/mission_post", s.write(s.postMission))
+	mux.HandleFunc("POST /api/mission_new", s.write(s.postMissionNew))
+	mux.HandleFunc("POST /api/receipt_import", s.write(s.postReceiptImport))
+	mux.HandleFunc("POST /api/system_blocks_ratify", s.write(s.postRatify))
+	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
+	mux.Handle("GET /", staticHandler())
+	return s.checkHost(mux)
+}
+
+// checkHost refuses a request whose Host is not this server's loopback
+// name and port: a page on another origin that rebinds its DNS name to
+// 127.0.0.1 still sends its own name.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, port, err := net.SplitHostPort(r.Host)
+		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]") {
+			writeJSON(w, http.StatusMisdirectedRequest, httpError("bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
+			return
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// write wraps a write endpoint: JSON content type, a same-origin or absent
+// Origin, a capped body, and the read-only switch.
+func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
+			writeJSON(w, http.StatusForbidden, httpError("bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
+			return
+		}
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+			writeJSON(w, http.StatusUnsupportedMediaType, httpError("bad_content_type", "writes are JSON: send Content-Type: application/json"))
+			return
+		}
+		if s.ReadOnly {
+			writeRefusal(w, gates.Refuse(gates.ReadOnlyOwner, ""))
+			return
+		}
+		body, err := readBody(w, r)
+		if err != nil {
+			writeJSON(w, http.StatusRequestEntityTooLarge, httpError("body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
+			return
+		}
+		out, err := h(r, body)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	return io.ReadAll(r.Body)
+}
+
+type httpErr struct {
+	OK     bool   `json:"ok"`
+	Error  string `json:"error"`
+	Lesson string `json:"lesson"`
+}
+
+func httpError(code, lesson string) httpErr { return httpErr{OK: false, Error: code, Lesson: lesson} }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeRefusal(w http.ResponseWriter, r *gates.Refusal) {
+	writeJSON(w, gates.HTTPStatus(r.Code), r.Envelope())
+}
+
+// writeErr answers a refusal with its status and envelope, anything else
+// as an internal failure.
+func writeErr(w http.ResponseWriter, err error) {
+	if r, ok := gates.AsRefusal(err); ok {
+		writeRefusal(w, r)
+		return
+	}
+	writeJSON(w, http.StatusInternalServerError, httpError("internal", err.Error()))
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
