@@ -1,0 +1,256 @@
+package tray
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	t    *testing.T
+	g    *gittest.Repo
+	srv  *Server
+	http *httptest.Server
+	host string
+}
+
+// newFixture serves a scanned brain named shop over a real loopback socket.
+func newFixture(t *testing.T, readOnly bool) *fixture {
+	t.Helper()
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n", "README.md": "x\n"})
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	srv := New(repo, "shop", readOnly)
+	srv.Now = func() time.Time { return testNow }
+	if _, err := srv.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: testNow}); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	u, _ := url.Parse(hs.URL)
+	srv.SetPort(u.Port())
+	return &fixture{t: t, g: g, srv: srv, http: hs, host: u.Host}
+}
+
+// do sends a request and decodes the JSON reply.
+func (f *fixture) do(method, path, body string, header map[string]string) (int, map[string]any) {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &out); err != nil {
+		f.t.Fatalf("%s %s: %d %q is not JSON", method, path, resp.StatusCode, data)
+	}
+	return resp.StatusCode, out
+}
+
+func judging(id string) *chain.Letter {
+	ts := chain.Timestamp(testNow)
+	return &chain.Letter{Schema: chain.LetterSchema, MissionID: id, MissionSeq: 1, BlockID: "sb_shop_core", BrainRef: "shop",
+		Seat: "hand", Capability: "build-runner", Phase: "judging", StartedAt: ts, UpdatedAt: ts}
+}
+
+func TestEveryStatusAndRefusal(t *testing.T) {
+	f := newFixture(t, false)
+	post := func(l *chain.Letter, extra string) string {
+		return fmt.Sprintf(`{"agent_id":"owner","letter":%s%s}`, l.Canonical(), extra)
+	}
+	first := judging("msn_0000000000aa")
+	for _, tt := range []struct {
+		label  string
+		method string
+		path   string
+		body   string
+		header map[string]string
+		status int
+		code   string // refused or error
+	}{
+		{"heads", "GET", "/api/mailbox?brain=shop&kind=mission", "", nil, 200, ""},
+		{"another brain", "GET", "/api/mailbox?brain=other&kind=mission", "", nil, 422, "brain_mismatch"},
+		{"mail letters", "GET", "/api/mailbox", "", nil, 200, ""},
+		{"blocks", "GET", "/api/system_blocks", "", nil, 200, ""},
+		{"policy", "GET", "/api/policy", "", nil, 200, ""},
+		{"packet", "GET", "/api/packet?block_id=sb_shop_core&ask=refuse+negatives", "", nil, 200, ""},
+		{"packet of no block", "GET", "/api/packet?block_id=sb_shop_nope", "", nil, 422, "unknown_block"},
+		{"post", "POST", "/api/mission_post", post(first, ""), nil, 200, ""},
+		{"post again: deduped", "POST", "/api/mission_post", post(first, ""), nil, 200, ""},
+		{"stale head", "POST", "/api/mission_post", post(func() *chain.Letter { l := judging("msn_0000000000aa"); l.Phase = "executing"; return l }(), ""), nil, 409, "stale_head"},
+		{"unknown block", "POST", "/api/mission_post", post(func() *chain.Letter { l := judging("msn_0000000000bb"); l.BlockID = "sb_shop_nope"; return l }(), ""), nil, 422, "unknown_block"},
+		{"archive without the gesture", "POST", "/api/mission_post", post(func() *chain.Letter { l := judging("msn_0000000000cc"); l.Phase = "archived"; return l }(), ""), nil, 403, "human_gesture_required"},
+		{"unknown request field", "POST", "/api/mission_post", `{"agent_id":"owner","letter":{},"extra":1}`, nil, 422, "invalid_letter"},
+		{"bad agent", "POST", "/api/mission_post", `{"agent_id":"Owner!","letter":{}}`, nil, 422, "invalid_letter"},
+		{"import without the gesture", "POST", "/api/receipt_import", `{"garbage`, nil, 403, "human_gesture_required"},
+		{"import at an old version", "POST", "/api/receipt_import", `{"expected_store_version":9,"block_id":"sb_shop_core","receipt":{},"imported_via":"human-ui"}`, nil, 409, "store_version_conflict"},
+		{"ratify without the gesture", "POST", "/api/system_blocks_ratify", `{"expected_store_version":1,"ratifier":"owner"}`, nil, 403, "human_gesture_required"},
+		{"ratify unnamed", "POST", "/api/system_blocks_ratify", `{"expected_store_version":1,"ratifier":"owner","ratified_via":"human-ui"}`, nil, 422, "needs_owner_naming"},
+		{"runner edit, hostile", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"runner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"a/b"}]}`, nil, 422, "candidate_edit_rejected"},
+		{"owner edit", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]}`, nil, 200, ""},
+		{"edit at an old version", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core 2"}]}`, nil, 409, "store_version_conflict"},
+		{"another host", "GET", "/api/policy", "", map[string]string{"Host": "evil.example:" + f.srv.port}, 421, "bad_host"},
+		{"another port", "GET", "/api/policy", "", map[string]string{"Host": "127.0.0.1:1"}, 421, "bad_host"},
+		{"localhost is fine", "GET", "/api/policy", "", map[string]string{"Host": "localhost:" + f.srv.port}, 200, ""},
+		{"a write from another origin", "POST", "/api/mission_post", post(first, ""), map[string]string{"Origin": "http://evil.example"}, 403, "bad_origin"},
+		{"a write from the tray's origin", "POST", "/api/mission_post", post(first, ""), map[string]string{"Origin": "http://" + f.host}, 200, ""},
+		{"a write that is not JSON", "POST", "/api/mission_post", post(first, ""), map[string]string{"Content-Type": "text/plain"}, 415, "bad_content_type"},
+		{"a body over 1 MiB", "POST", "/api/mission_post", `{"agent_id":"owner","letter":"` + strings.Repeat("x", MaxBody) + `"}`, nil, 413, "body_too_large"},
+	} {
+		status, out := f.do(tt.method, tt.path, tt.body, tt.header)
+		code, _ := out["refused"].(string)
+		if code == "" {
+			code, _ = out["error"].(string)
+		}
+		if status != tt.status || code != tt.code {
+			t.Errorf("%s: %d %v, want %d %q", tt.label, status, out, tt.status, tt.code)
+		}
+		if status >= 400 && out["lesson"] == "" {
+			t.Errorf("%s: no lesson", tt.label)
+		}
+	}
+}
+
+func TestReadOnlyRefusesEveryWrite(t *testing.T) {
+	f := newFixture(t, true)
+	for _, path := range []string{"/api/mission_post", "/api/mission_new", "/api/receipt_import", "/api/system_blocks_ratify", "/api/candidate_edit"} {
+		status, out := f.do("POST", path, `{}`, nil)
+		if status != 403 || out["refused"] != string(gates.ReadOnlyOwner) {
+			t.Errorf("%s: %d %v", path, status, out)
+		}
+	}
+	_, policy := f.do("GET", "/api/policy", "", nil)
+	modes := policy["modes"].(map[string]any)
+	if modes["clipboard"].(map[string]any)["available"] != true || modes["direct"].(map[string]any)["available"] != false ||
+		!strings.Contains(modes["direct"].(map[string]any)["why"].(string), "read-only") {
+		t.Fatalf("policy on a read-only owner: %v", modes)
+	}
+	if refs := f.g.Git("for-each-ref", "refs/m1nd/missions/"); refs != "" {
+		t.Fatalf("a read-only owner wrote %s", refs)
+	}
+}
+
+// The tray's landing: import the merge_wait letter's candidate, then post
+// the landed letter naming the store version.
+func TestLandingThroughTheAPI(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	m := f.srv.Missions
+	open, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: testNow.Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := m.Current(open.MissionID)
+	mw := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-10*time.Minute))
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
+	res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	candidate, _ := json.Marshal(mw.ReceiptCandidate)
+	status, out := f.do("POST", "/api/receipt_import", fmt.Sprintf(`{"expected_store_version":1,"block_id":"sb_shop_core","receipt":%s,"imported_via":"human-ui"}`, candidate), nil)
+	if status != 200 || out["store_version"] != 2.0 {
+		t.Fatalf("import: %d %v", status, out)
+	}
+	landed := chain.Next(mw, res.LetterID, testNow)
+	landed.Phase = chain.PhaseLanded
+	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: 2}
+	status, out = f.do("POST", "/api/mission_post", fmt.Sprintf(`{"agent_id":"owner","letter":%s}`, landed.Canonical()), nil)
+	if status != 200 || out["phase"] != "landed" {
+		t.Fatalf("landed: %d %v", status, out)
+	}
+	_, blocks := f.do("GET", "/api/system_blocks", "", nil)
+	for _, b := range blocks["blocks"].([]any) {
+		if bm := b.(map[string]any); bm["block_id"] == "sb_shop_core" && bm["colour"] != "evidence-backed" {
+			t.Fatalf("core after landing: %v", bm["colour"])
+		}
+	}
+}
+
+// Events name the refs that moved, also when plain git moved them.
+func TestEventsSeePlainGitWrites(t *testing.T) {
+	f := newFixture(t, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.srv.events.interval = 20 * time.Millisecond
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/api/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the watcher has its first listing
+	f.g.Git("update-ref", "refs/m1nd/missions/msn_00000000beef", f.g.Git("rev-parse", "HEAD"))
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case line := <-lines:
+			if strings.HasPrefix(line, "data: ") && strings.Contains(line, "refs/m1nd/missions/msn_00000000beef") {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no event for a ref moved by git")
+		}
+	}
+}
+
+func TestListenRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:0", ":0", "example.com:0"} {
+		if ln, err := Listen(addr); err == nil {
+			ln.Close()
+			t.Errorf("Listen(%q) bound", addr)
+		}
+	}
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+}
