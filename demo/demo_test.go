@@ -19,7 +19,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Brain != "Demo-Brain" || len(res.Missions) != 2 {
+	if res.Brain != "Demo-Brain" || len(res.Missions) != 9 {
 		t.Fatalf("result = %+v", res)
 	}
 	repo, err := gitstore.Open(dir)
@@ -32,7 +32,13 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if chain.LandingBell(view.Missions) != 1 || len(view.Missions) != 2 {
+	phases := chain.PhaseCounts(view.Missions)
+	for _, p := range chain.Phases {
+		if phases[p] == 0 {
+			t.Errorf("no mission in phase %s: %v", p, phases)
+		}
+	}
+	if chain.LandingBell(view.Missions) != 1 || len(view.Missions) != 9 {
 		t.Fatalf("heads = %d, bell = %d", len(view.Missions), chain.LandingBell(view.Missions))
 	}
 	// Every mission names a block of the demo's scanned skeleton.
@@ -42,8 +48,8 @@ func TestBuild(t *testing.T) {
 			t.Errorf("block id %s: %v", h.Letter.BlockID, err)
 		}
 	}
-	if v, ok, err := brain.StoreVersion(repo); err != nil || !ok || v != 1 {
-		t.Errorf("store version %d %v %v, want 1 (the scan)", v, ok, err)
+	if v, ok, err := brain.StoreVersion(repo); err != nil || !ok || v != 2 {
+		t.Errorf("store version %d %v %v, want 2 (the scan, the landed receipt)", v, ok, err)
 	}
 	out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput()
 	if err != nil {

@@ -7,25 +7,38 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/demo"
+	"github.com/m1nd/m1nd/tray"
 )
 
 func demoCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
-		Usage:     "build a demo brain (a small git repository with missions) and show it",
+		Usage:     "build a demo brain and open its tray: the main command to try m1nd",
 		ArgsUsage: "[DIR]",
-		Description: `Creates DIR (default: a new folder under the system temp dir) as a git
-repository with a few files, opens two missions in it — one carried through
-judging, executing, gate and merge_wait, one just opened — and prints what
-to try next. Nothing outside DIR is touched.`,
-		Flags: []cli.Flag{jsonFlag},
+		Description: `Creates DIR (--dir, or a new folder under the system temp dir) as a git
+repository with a few files, scans its skeleton, posts one mission in every
+phase (one waits in merge_wait: the landing bell rings), then serves the tray
+on loopback and prints its URL. Open it, and land the merge_wait mission with
+"import this receipt". Ctrl-C stops the server; the demo repository stays.
+Nothing outside DIR is touched.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Usage: "build the demo brain in `DIR` (must not exist)"},
+			&cli.StringFlag{Name: "addr", Value: tray.DefaultAddr, Usage: "serve the tray on loopback `HOST:PORT` (a busy default falls back to a free port)"},
+			&cli.BoolFlag{Name: "no-serve", Usage: "build the demo brain and stop"},
+			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
+			jsonFlag,
+		},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
-			if c.NArg() > 1 {
-				return usagef("too many arguments: want at most one DIR")
+			if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
+				return usagef("name the folder once: --dir DIR or DIR")
 			}
-			dir := c.Args().First()
+			dir := c.String("dir")
+			if dir == "" {
+				dir = c.Args().First()
+			}
 			if dir == "" {
 				parent, err := os.MkdirTemp("", "m1nd-demo-")
 				if err != nil {
@@ -41,17 +54,39 @@ to try next. Nothing outside DIR is touched.`,
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			inv.printf("demo brain %q built in %s\n\n", res.Brain, res.Dir)
 			inv.dir = res.Dir
-			if err := printStatus(inv, false); err != nil {
+			if inv.jsonOut {
+				if err := inv.printJSON(res); err != nil {
+					return err
+				}
+			} else {
+				inv.printf("demo brain %q built in %s\n\n", res.Brain, res.Dir)
+				if err := printStatus(inv, false); err != nil {
+					return err
+				}
+				mw := res.Missions["merge_wait"]
+				inv.printf("\nTry, in another terminal:\n  cd %s\n  m1nd blocks\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n\n", res.Dir, mw, mw)
+			}
+			if c.Bool("no-serve") {
+				return nil
+			}
+			repo, err := inv.openRepo()
+			if err != nil {
 				return err
 			}
-			inv.printf("\nTry:\n  cd %s\n  m1nd blocks\n  m1nd skeleton show\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n  git cat-file blob refs/m1nd/missions/%s:letter.json\n",
-				res.Dir, res.Missions[0], res.Missions[0], res.Missions[0])
-			return nil
+			name, err := brain.DisplayName(repo)
+			if err != nil {
+				return err
+			}
+			addr := c.String("addr")
+			if !c.IsSet("addr") {
+				if ln, err := tray.Listen(addr); err != nil {
+					addr = "127.0.0.1:0" // 7420 is taken (another owner?): any free port
+				} else {
+					ln.Close()
+				}
+			}
+			return serve(inv, c, repo, name, addr, false, c.Bool("open"))
 		},
 	}
 }

@@ -1,0 +1,348 @@
+// The tray: the brain's blocks, and the right-edge fixed tray of mission
+// cards where a human lands work. Every write stamps the human origin
+// ("human-ui") only from a click here, and only the human's gestures.
+'use strict';
+
+const PHASES = {
+  judging: { glyph: '⚖', label: 'judging', accent: 'blue' },
+  executing: { glyph: '▶', label: 'executing', accent: 'blue' },
+  gate: { glyph: '⚙', label: 'gate', accent: 'amber' },
+  review: { glyph: '⊙', label: 'review', accent: 'amber' },
+  merge_wait: { glyph: '⏳', label: 'merge wait', accent: 'amber' },
+  landed: { glyph: '✓', label: 'landed', accent: 'sage' },
+  failed: { glyph: '✗', label: 'failed', accent: 'clay' },
+  archived: { glyph: '▪', label: 'archived', accent: 'muted' },
+};
+const PHASE_ORDER = Object.keys(PHASES);
+const HUMAN = 'human-ui';
+const STAGNANT_MS = 24 * 3600 * 1000;
+const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
+
+const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '' };
+
+// ---- small helpers -------------------------------------------------------
+
+const $ = (sel) => document.querySelector(sel);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+async function getJSON(path) {
+  const res = await fetch(path, { headers: { Accept: 'application/json' } });
+  return res.json();
+}
+
+async function postJSON(path, body) {
+  const res = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  return res.json();
+}
+
+function say(text, isError) {
+  const box = $('#status');
+  const msg = el('div', { class: 'msg' + (isError ? ' error' : ''), text });
+  box.append(msg);
+  setTimeout(() => msg.remove(), isError ? 12000 : 6000);
+}
+
+function refusal(out) {
+  return out.refused ? `refused: ${out.refused}: ${out.lesson}` : (out.lesson || out.error || 'failed');
+}
+
+function nowStamp() { return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'); }
+
+function elapsed(from, to) {
+  let s = Math.max(0, Math.round((to - from) / 1000));
+  if (s < 60) return s + 's';
+  s = Math.round(s / 60); if (s < 60) return s + 'm';
+  s = Math.round(s / 60); if (s < 48) return s + 'h';
+  return Math.round(s / 24) + 'd';
+}
+
+function blockById(id) { return state.blocks.find((b) => b.block_id === id); }
+
+// Dismissals are browser-local and hold for one head only: a head that
+// moves shows again.
+function dismissKey(m) { return `m1nd.dismissed.${state.brain}.${m.mission_id}`; }
+function isDismissed(m) { return localStorage.getItem(dismissKey(m)) === m.head_letter_id; }
+function dismiss(m) { localStorage.setItem(dismissKey(m), m.head_letter_id); render(); }
+
+function confirmDialog(title, text, okLabel) {
+  return new Promise((resolve) => {
+    const d = $('#confirm');
+    $('#confirm-title').textContent = title;
+    $('#confirm-text').textContent = text;
+    $('#confirm-ok').textContent = okLabel || 'confirm';
+    d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
+    d.returnValue = '';
+    d.showModal();
+  });
+}
+
+// ---- loading -------------------------------------------------------------
+
+async function refresh() {
+  const [heads, blocks] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks')]);
+  state.heads = heads.missions || [];
+  state.brain = heads.served_brain || blocks.served_brain || '';
+  state.blocks = blocks.blocks || [];
+  state.storeVersion = blocks.store_version || 0;
+  state.skeleton = blocks.skeleton;
+  render();
+}
+
+// ---- rendering -----------------------------------------------------------
+
+function render() {
+  $('#brain-name').textContent = state.brain;
+  $('#store-line').textContent = state.skeleton
+    ? `store v${state.storeVersion} · skeleton ${state.skeleton.skeleton_id} ${state.skeleton.state} · ${state.blocks.length} blocks`
+    : 'no store yet';
+  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait').length;
+  $('#bell').hidden = bell === 0;
+  $('#bell').textContent = `⏳ landing bell: ${bell} waiting in merge wait`;
+  renderBlocks();
+  renderTray();
+  renderComposeBlocks();
+}
+
+function renderBlocks() {
+  const box = $('#blocks');
+  box.replaceChildren();
+  $('#blocks-empty').hidden = state.blocks.length > 0;
+  for (const b of state.blocks) {
+    const receipts = el('ul', {});
+    for (const r of b.receipts || []) {
+      const rc = r.receipt || {};
+      const exit = rc.evidence && rc.evidence.exit_status !== undefined ? ` · exit ${rc.evidence.exit_status}` : '';
+      receipts.append(el('li', { text: `${rc.type} receipt · boundary v${rc.scope ? rc.scope.boundary_version : '?'}${exit} · store v${r.store_version}` }));
+    }
+    if (!(b.receipts || []).length) receipts.append(el('li', { class: 'muted', text: 'no receipts' }));
+    box.append(el('article', { class: 'block', id: 'block-' + b.block_id, 'data-colour': b.colour, tabindex: '0' },
+      el('h3', { text: b.name }),
+      el('div', { class: 'id', text: `${b.block_id} · ${b.state} · boundary v${b.boundary_version}` }),
+      el('div', { class: 'colour', text: b.colour }),
+      el('div', { class: 'muted', text: b.why }),
+      receipts));
+  }
+}
+
+function renderTray() {
+  const now = Date.now();
+  const strip = $('#tray-strip');
+  strip.replaceChildren();
+  const counts = {};
+  for (const m of state.heads) counts[m.head.phase] = (counts[m.head.phase] || 0) + 1;
+  for (const p of PHASE_ORDER) {
+    if (!counts[p]) continue;
+    strip.append(el('div', { class: 'strip-phase', title: PHASES[p].label, 'data-phase': p },
+      el('span', { text: PHASES[p].glyph }), el('span', { class: 'count', text: String(counts[p]) })));
+  }
+  const cards = $('#cards');
+  cards.replaceChildren();
+  const visible = state.heads.filter((m) => !isDismissed(m));
+  $('#tray-empty').hidden = state.heads.length > 0;
+  // Failed first (pinned until dismissed), then the newest.
+  visible.sort((a, b) => {
+    const fa = a.head.phase === 'failed' ? 0 : 1, fb = b.head.phase === 'failed' ? 0 : 1;
+    if (fa !== fb) return fa - fb;
+    return (b.head.updated_at || '').localeCompare(a.head.updated_at || '');
+  });
+  for (const m of visible) cards.append(card(m, now));
+}
+
+function card(m, now) {
+  const l = m.head;
+  const meta = PHASES[l.phase] || { glyph: '?', label: l.phase, accent: 'muted' };
+  const block = blockById(l.block_id);
+  const started = Date.parse(l.started_at), updated = Date.parse(l.updated_at);
+  const terminal = ['landed', 'failed', 'archived'].includes(l.phase);
+  const c = el('article', { class: 'card' + (l.phase === 'failed' ? ' pinned' : ''), 'data-mission': m.mission_id, 'data-phase': l.phase, 'data-accent': meta.accent, tabindex: '0' });
+  c.append(el('div', {},
+    el('button', { type: 'button', class: 'link block-link', text: block ? block.name : l.block_id, onclick: () => showBlock(l.block_id) }),
+    el('span', { class: 'muted', text: ` · ${m.mission_id}` })));
+  c.append(el('div', { class: 'meta', text: [l.seat, l.capability, l.runner_id].filter(Boolean).join(' · ') }));
+  c.append(el('div', { class: 'phase', text: `${meta.glyph} ${meta.label}` },
+    el('span', { class: 'muted', text: ` · ${elapsed(started, terminal ? updated : now)} · #${l.mission_seq}` })));
+  if (l.verdict && l.verdict.gist) c.append(el('div', { class: 'gist', text: `${l.verdict.decision}: ${l.verdict.gist}` }));
+  if (l.gate) {
+    const exit = l.gate.exit_status === undefined ? '' : ` · exit ${l.gate.exit_status}`;
+    c.append(el('div', { class: 'gate', text: `${l.gate.command}${exit}` }));
+  }
+  const actions = el('div', { class: 'actions' });
+  if (l.phase === 'merge_wait') {
+    c.append(el('div', { class: 'muted', text: 'gate green — receipt not landed' }));
+    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary import', text: 'import this receipt', onclick: () => land(m) }));
+    if (canWrite()) actions.append(el('button', { type: 'button', class: 'archive', text: 'archive…', onclick: () => archive(m) }));
+  }
+  if (l.phase === 'landed' && l.receipt) {
+    c.append(el('div', { class: 'receipt', text: `receipt ✓ store v${l.receipt.store_version}` }));
+    c.append(el('details', { class: 'provenance' },
+      el('summary', { text: 'provenance' }),
+      el('ol', {},
+        el('li', { text: `packet ${l.packet_ref || '(none)'}` }),
+        el('li', { text: `runner ${l.runner_id || '(none)'}` }),
+        el('li', { text: `gate ${l.gate ? l.gate.artifact_hash : '(none)'}` }),
+        el('li', { text: `receipt store v${l.receipt.store_version}` }))));
+  }
+  if (l.phase === 'failed') actions.append(el('button', { type: 'button', class: 'dismiss', text: 'dismiss', onclick: () => dismiss(m) }));
+  if ((l.phase === 'judging' || l.phase === 'executing') && now - updated > STAGNANT_MS) {
+    c.append(el('div', { class: 'muted', text: `no movement for ${elapsed(updated, now)}` }));
+    actions.append(el('button', { type: 'button', class: 'dismiss-stagnant', text: 'dismiss…', onclick: async () => {
+      if (await confirmDialog('Dismiss this stagnant mission?', STAGNANT_CONFIRM, 'dismiss')) dismiss(m);
+    } }));
+  }
+  if (actions.childElementCount) c.append(actions);
+  return c;
+}
+
+function canWrite() { return state.policy && !state.policy.read_only; }
+
+function showBlock(id) {
+  const node = document.getElementById('block-' + id);
+  if (!node) { say(`block ${id} is not in this brain's store`, true); return; }
+  for (const h of document.querySelectorAll('.block.highlight')) h.classList.remove('highlight');
+  node.classList.add('highlight');
+  node.scrollIntoView({ block: 'center' });
+  node.focus();
+}
+
+// ---- the human gestures --------------------------------------------------
+
+function extend(m, phase) {
+  const next = Object.assign({}, m.head, { mission_seq: m.head.mission_seq + 1, prev_letter_id: m.head_letter_id, phase, updated_at: nowStamp() });
+  delete next.receipt_candidate;
+  delete next.receipt;
+  return next;
+}
+
+// Import the merge_wait letter's candidate exactly as it was proposed, at
+// the store version read now, then post the landed letter naming it.
+async function land(m) {
+  const blocks = await getJSON('/api/system_blocks');
+  const cand = m.head.receipt_candidate;
+  const imp = await postJSON('/api/receipt_import', { expected_store_version: blocks.store_version, block_id: cand.block_id, receipt: cand, imported_via: HUMAN });
+  if (!imp.ok) { say(refusal(imp), true); await refresh(); return; }
+  const landed = extend(m, 'landed');
+  landed.receipt = { imported: true, store_version: imp.store_version };
+  const post = await postJSON('/api/mission_post', { agent_id: 'owner', letter: landed });
+  if (!post.ok) say(`the receipt is in store v${imp.store_version}, but the landed letter was ${refusal(post)}`, true);
+  else say(`landed ${m.mission_id}: receipt ✓ store v${imp.store_version}`);
+  await refresh();
+}
+
+// Archive sets a merge_wait head aside. The confirm compares, live, the
+// boundary the candidate was proved at with the block's boundary now.
+async function archive(m) {
+  const blocks = await getJSON('/api/system_blocks');
+  const cand = m.head.receipt_candidate;
+  const block = (blocks.blocks || []).find((b) => b.block_id === (cand ? cand.block_id : m.head.block_id));
+  let text;
+  if (!cand || !block) text = 'This mission carries no receipt to import. Archive it?';
+  else if (cand.scope.boundary_version !== block.boundary_version || cand.scope.contract_version !== block.contract_version)
+    text = `proved at boundary v${cand.scope.boundary_version} — the block is at v${block.boundary_version}. Archiving sets the receipt aside and drops the landing bell.`;
+  else text = `still importable — proved at boundary v${cand.scope.boundary_version}, the block's boundary now. Archive anyway?`;
+  if (!(await confirmDialog(`Archive ${m.mission_id}?`, text, 'archive'))) return;
+  const out = await postJSON('/api/mission_post', { agent_id: 'owner', letter: extend(m, 'archived'), archived_via: HUMAN });
+  if (!out.ok) say(refusal(out), true); else say(`archived ${m.mission_id}`);
+  await refresh();
+}
+
+// ---- compose ------------------------------------------------------------
+
+function renderComposeBlocks() {
+  const sel = $('#compose-block');
+  const keep = sel.value;
+  sel.replaceChildren(...state.blocks.map((b) => el('option', { value: b.block_id, text: `${b.name} (${b.block_id})` })));
+  if (keep) sel.value = keep;
+}
+
+function renderPolicy() {
+  const modes = state.policy.modes;
+  for (const input of document.querySelectorAll('input[name="mode"]')) {
+    const mode = modes[input.value];
+    input.disabled = !mode.available;
+    document.querySelector(`[data-why="${input.value}"]`).textContent = mode.available ? '' : `— ${mode.why}`;
+    if (input.checked && input.disabled) $('input[value="clipboard"]').checked = true;
+  }
+  updateComposeNote();
+}
+
+function mode() { return document.querySelector('input[name="mode"]:checked').value; }
+
+function updateComposeNote() {
+  const m = mode();
+  $('#compose-agent-label').hidden = m !== 'direct';
+  $('#compose-note').textContent = {
+    clipboard: 'clipboard: the packet is composed and copied; nothing is posted.',
+    direct: "direct: posted to the agent's inbox — delivery is not execution.",
+    spawn: 'spawn: a pinned runner runs the mission in its own worktree.',
+  }[m];
+  $('#compose-go').textContent = m === 'clipboard' ? 'compose and copy' : m === 'direct' ? 'post and deliver' : 'spawn';
+}
+
+function openCompose() {
+  $('#compose').hidden = false;
+  $('#compose-block').focus();
+}
+
+async function compose() {
+  const blockID = $('#compose-block').value;
+  if (!blockID) { say('no block to compose for: scan the skeleton first', true); return; }
+  const packet = await getJSON(`/api/packet?block_id=${encodeURIComponent(blockID)}&ask=${encodeURIComponent($('#compose-ask').value)}`);
+  if (!packet.ok) { say(refusal(packet), true); return; }
+  $('#compose-packet').value = packet.markdown;
+  const m = mode();
+  if (m === 'clipboard') {
+    const area = $('#compose-packet');
+    try { await navigator.clipboard.writeText(packet.markdown); } catch (e) { area.select(); document.execCommand('copy'); }
+    say(`packet copied (${packet.packet_ref.slice(0, 19)}…); nothing was posted`);
+    return;
+  }
+  if (m === 'direct') {
+    const to = $('#compose-agent').value.trim();
+    if (!to) { say('direct delivery needs the agent to deliver to', true); return; }
+    const out = await postJSON('/api/mission_new', { block_id: blockID, agent_id: 'owner', packet_markdown: packet.markdown, deliver_to: to });
+    if (!out.ok) { say(refusal(out), true); return; }
+    say(`opened ${out.mission.mission_id}; posted to ${to}'s inbox — delivery is not execution`);
+    await refresh();
+  }
+}
+
+// ---- start ---------------------------------------------------------------
+
+function setTray(open) {
+  $('#tray').classList.toggle('collapsed', !open);
+  document.body.classList.toggle('tray-collapsed', !open);
+  $('#tray-toggle').setAttribute('aria-expanded', String(open));
+  $('#tray-toggle').textContent = open ? '⟩' : '⟨';
+  $('#tray-toggle').title = open ? 'collapse the tray' : 'expand the tray';
+  localStorage.setItem('m1nd.tray.open', open ? '1' : '0');
+}
+
+async function start() {
+  $('#tray-toggle').addEventListener('click', () => setTray($('#tray').classList.contains('collapsed')));
+  setTray(localStorage.getItem('m1nd.tray.open') !== '0');
+  for (const b of [$('#open-compose'), $('#empty-compose')]) b.addEventListener('click', openCompose);
+  $('#compose-close').addEventListener('click', () => { $('#compose').hidden = true; });
+  $('#compose-go').addEventListener('click', compose);
+  for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener('change', updateComposeNote);
+  state.policy = await getJSON('/api/policy');
+  renderPolicy();
+  await refresh();
+  document.body.dataset.ready = 'true';
+  const events = new EventSource('/api/events');
+  events.addEventListener('refs', () => refresh());
+  setInterval(() => renderTray(), 30000); // elapsed times move on
+}
+
+start().catch((e) => say(`the tray could not start: ${e}`, true));
