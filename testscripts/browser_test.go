@@ -1,0 +1,327 @@
+package testscripts
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+// The tray in a real headless Chromium against the real `m1nd serve`, on a
+// demo brain built by the real `m1nd demo`. Without Chromium these tests
+// skip on a developer's machine and fail under CI (CI set), where .ci/run
+// installs Debian's chromium.
+
+// chromiumPath finds the browser, or says why not.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("M1ND_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no chromium on PATH: the browser tests must run under CI (.ci/run installs Debian's chromium)")
+	}
+	t.Skip("no chromium on PATH (apt-get install chromium); the browser tests run in CI")
+	return ""
+}
+
+type owner struct {
+	t   *testing.T
+	dir string // the demo brain
+	url string
+	env []string
+}
+
+// demoOwner builds a demo brain with the real binary and serves it.
+func demoOwner(t *testing.T, readOnly bool) *owner {
+	t.Helper()
+	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	args := []string{"serve", "--addr", "127.0.0.1:0"}
+	if readOnly {
+		args = append(args, "--read-only")
+	}
+	cmd := exec.Command(filepath.Join(binDir, "m1nd"), args...)
+	cmd.Dir, cmd.Env = o.dir, o.env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("m1nd serve said nothing: %v", err)
+	}
+	m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(line)
+	if m == "" {
+		t.Fatalf("m1nd serve printed %q", line)
+	}
+	o.url = m
+	return o
+}
+
+// m1nd runs the real binary in the demo brain.
+func (o *owner) m1nd(args ...string) string {
+	o.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "m1nd"), args...)
+	cmd.Dir, cmd.Env = filepath.Dir(o.dir), o.env
+	if _, err := os.Stat(o.dir); err == nil {
+		cmd.Dir = o.dir
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		o.t.Fatalf("m1nd %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// browser opens a headless Chromium at 1280×800.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	return bctx
+}
+
+func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		screenshot(t, ctx, "failed")
+		t.Fatal(err)
+	}
+}
+
+// click clicks the element a CSS selector names.
+func click(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	run(t, ctx, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// until polls a JavaScript condition in the page.
+func until(t *testing.T, ctx context.Context, what, js string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		screenshot(t, ctx, "failed")
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(t.ArtifactDir(), name+".png")
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+func open(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	run(t, ctx, chromedp.Navigate(url))
+	until(t, ctx, "the tray to start", `document.body.dataset.ready === 'true'`)
+}
+
+const cardSel = `#cards .card`
+
+func cardOf(phase string) string { return fmt.Sprintf(`#cards .card[data-phase=%q]`, phase) }
+
+func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	if n := eval[int](t, ctx, `document.querySelectorAll('#cards .card').length`); n != 9 {
+		t.Fatalf("%d cards, want the demo's 9 heads", n)
+	}
+	// Failed first, pinned; the landing bell rings for the merge_wait head.
+	if first := eval[string](t, ctx, `document.querySelector('#cards .card').dataset.phase`); first != "failed" {
+		t.Fatalf("the first card is %s, want failed", first)
+	}
+	if bell := eval[string](t, ctx, `document.querySelector('#bell').hidden ? '' : document.querySelector('#bell').textContent`); !strings.Contains(bell, "1 waiting") {
+		t.Fatalf("bell %q", bell)
+	}
+	mw := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').textContent`)
+	for _, want := range []string{"⏳ merge wait", "go test ./core/... · exit 0", "gate green — receipt not landed", "hand · build-runner · build-1", "APPROVE: gate green"} {
+		if !strings.Contains(mw, want) {
+			t.Errorf("merge_wait card lacks %q: %s", want, mw)
+		}
+	}
+	if c := eval[string](t, ctx, `document.querySelector('#block-sb_demo_brain_core').dataset.colour`); c != "needs-evidence" {
+		t.Fatalf("core is %s before landing", c)
+	}
+	screenshot(t, ctx, "before-landing")
+	id := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').dataset.mission`)
+	click(t, ctx, cardOf("merge_wait")+` button.import`)
+	landed := fmt.Sprintf(`#cards .card[data-mission=%q][data-phase="landed"]`, id)
+	until(t, ctx, "the mission to land", `!!document.querySelector('`+landed+`')`)
+	if text := eval[string](t, ctx, `document.querySelector('`+landed+` .receipt').textContent`); text != "receipt ✓ store v3" {
+		t.Fatalf("landed card says %q", text)
+	}
+	until(t, ctx, "core to turn evidence-backed", `document.querySelector('#block-sb_demo_brain_core').dataset.colour === 'evidence-backed'`)
+	// The provenance chain on the landed card.
+	click(t, ctx, landed+` details summary`)
+	prov := eval[string](t, ctx, `document.querySelector('`+landed+` details').textContent`)
+	for _, want := range []string{"packet sha256:", "runner build-1", "gate sha256:", "receipt store v3"} {
+		if !strings.Contains(prov, want) {
+			t.Errorf("provenance lacks %q: %s", want, prov)
+		}
+	}
+	if !eval[bool](t, ctx, `document.querySelector('#bell').hidden`) {
+		t.Error("the landing bell still rings")
+	}
+	screenshot(t, ctx, "after-landing")
+	// In git: the landed letter extends the chain, as the human's gesture
+	// imported the receipt.
+	log := o.m1nd("mission", "show", id, "--json")
+	if !strings.Contains(log, `"phase":"landed"`) || !strings.Contains(log, `"receipt":{"imported":true,"store_version":3}`) {
+		t.Fatalf("mission show: %s", log)
+	}
+}
+
+func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	click(t, ctx, cardOf("merge_wait")+` button.archive`)
+	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
+	if text := eval[string](t, ctx, `document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "still importable") {
+		t.Fatalf("confirm says %q", text)
+	}
+	screenshot(t, ctx, "archive-confirm")
+	click(t, ctx, `#confirm-cancel`)
+	until(t, ctx, "the confirm to close", `!document.querySelector('#confirm').open`)
+	time.Sleep(300 * time.Millisecond)
+	if n := eval[int](t, ctx, `document.querySelectorAll('`+cardOf("archived")+`').length`); n != 1 {
+		t.Fatalf("cancel archived something: %d archived cards", n)
+	}
+	// After a boundary bump the confirm shows both boundaries.
+	if err := os.WriteFile(filepath.Join(o.dir, "core", "extra.go"), []byte("package core\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "grow core"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = o.dir, o.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	o.m1nd("skeleton", "reconcile")
+	click(t, ctx, cardOf("merge_wait")+` button.archive`)
+	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
+	if text := eval[string](t, ctx, `document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "proved at boundary v1 — the block is at v2") {
+		t.Fatalf("confirm after the bump says %q", text)
+	}
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the archived head", `document.querySelectorAll('`+cardOf("archived")+`').length === 2 && !document.querySelector('`+cardOf("merge_wait")+`')`)
+	screenshot(t, ctx, "archived")
+}
+
+func TestBrowserFailedPinnedUntilDismissedAndStagnantConfirm(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	click(t, ctx, cardOf("failed")+` button.dismiss`)
+	until(t, ctx, "the failed card to go", `!document.querySelector('`+cardOf("failed")+`')`)
+	// Dismissal is browser-local and survives a reload.
+	open(t, ctx, o.url)
+	if n := eval[int](t, ctx, `document.querySelectorAll('`+cardOf("failed")+`').length`); n != 0 {
+		t.Fatal("a dismissed failed card came back on reload")
+	}
+	// A stagnant judging head hides only behind the honest confirm.
+	stagnant := `#cards .card button.dismiss-stagnant`
+	click(t, ctx, stagnant)
+	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
+	if text := eval[string](t, ctx, `document.querySelector('#confirm-text').textContent`); text != "hides from the tray; the letter itself stays on the mailbox — a contract transition is future work." {
+		t.Fatalf("stagnant confirm says %q", text)
+	}
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the stagnant card to go", `!document.querySelector('`+stagnant+`')`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('#cards .card').length`); n != 7 {
+		t.Fatalf("%d cards after two dismissals, want 7", n)
+	}
+	// Collapsed, the tray shows per-phase counts.
+	click(t, ctx, `#tray-toggle`)
+	until(t, ctx, "the strip", `document.querySelector('#tray').classList.contains('collapsed') && getComputedStyle(document.querySelector('#tray-strip')).display !== 'none'`)
+	if n := eval[string](t, ctx, `document.querySelector('#tray-strip [data-phase="judging"] .count').textContent`); n != "2" {
+		t.Fatalf("strip says %s judging", n)
+	}
+	screenshot(t, ctx, "collapsed")
+}
+
+func TestBrowserReadOnlyOffersClipboardOnly(t *testing.T) {
+	o := demoOwner(t, true)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	click(t, ctx, `#open-compose`)
+	for mode, disabled := range map[string]bool{"clipboard": false, "direct": true, "spawn": true} {
+		if got := eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('input[value=%q]').disabled`, mode)); got != disabled {
+			t.Errorf("%s disabled = %v", mode, got)
+		}
+	}
+	if why := eval[string](t, ctx, `document.querySelector('[data-why="direct"]').textContent`); !strings.Contains(why, "read-only") {
+		t.Errorf("direct's disabled state says %q", why)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('button.import, button.archive').length`); n != 0 {
+		t.Errorf("a read-only tray offers %d write gestures", n)
+	}
+	click(t, ctx, `#compose-go`)
+	until(t, ctx, "the packet", `document.querySelector('#compose-packet').value.startsWith('# Mission packet — ')`)
+	screenshot(t, ctx, "read-only-compose")
+}
+
+func TestBrowserCLIPostAppearsWithoutReload(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	eval[bool](t, ctx, `window.__sameDocument = true`)
+	out := o.m1nd("mission", "new", "--block", "sb_demo_brain_core", "--agent", "cli-agent", "--json")
+	id := regexp.MustCompile(`msn_[0-9a-f]{12}`).FindString(out)
+	until(t, ctx, "the new card", fmt.Sprintf(`!!document.querySelector('#cards .card[data-mission=%q]')`, id))
+	if !eval[bool](t, ctx, `window.__sameDocument === true`) {
+		t.Fatal("the page reloaded")
+	}
+	// Clicking a card's block name shows the block in the main view.
+	click(t, ctx, fmt.Sprintf(`#cards .card[data-mission=%q] .block-link`, id))
+	until(t, ctx, "the block highlighted", `document.querySelector('#block-sb_demo_brain_core').classList.contains('highlight')`)
+	screenshot(t, ctx, "cli-post")
+}
