@@ -52,10 +52,22 @@ func demoOwner(t *testing.T, readOnly bool) *owner {
 	t.Helper()
 	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
-	args := []string{"serve", "--addr", "127.0.0.1:0"}
-	if readOnly {
-		args = append(args, "--read-only")
+	o.url = o.serve(readOnlyFlag(readOnly)...)
+	return o
+}
+
+func readOnlyFlag(on bool) []string {
+	if on {
+		return []string{"--read-only"}
 	}
+	return nil
+}
+
+// serve starts the real `m1nd serve` in the brain and returns its URL.
+func (o *owner) serve(extra ...string) string {
+	t := o.t
+	t.Helper()
+	args := append([]string{"serve", "--addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(filepath.Join(binDir, "m1nd"), args...)
 	cmd.Dir, cmd.Env = o.dir, o.env
 	out, err := cmd.StdoutPipe()
@@ -74,8 +86,7 @@ func demoOwner(t *testing.T, readOnly bool) *owner {
 	if m == "" {
 		t.Fatalf("m1nd serve printed %q", line)
 	}
-	o.url = m
-	return o
+	return m
 }
 
 // m1nd runs the real binary in the demo brain.
@@ -324,4 +335,69 @@ func TestBrowserCLIPostAppearsWithoutReload(t *testing.T) {
 	click(t, ctx, fmt.Sprintf(`#cards .card[data-mission=%q] .block-link`, id))
 	until(t, ctx, "the block highlighted", `document.querySelector('#block-sb_demo_brain_core').classList.contains('highlight')`)
 	screenshot(t, ctx, "cli-post")
+}
+
+// A brain with no missions shows the empty state, and the page works from
+// the keyboard: Tab reaches the compose button, Enter opens the panel.
+func TestBrowserEmptyStateAndKeyboard(t *testing.T) {
+	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "quiet"), env: gittest.Env(t)}
+	g := exec.Command("git", "init", "-q", o.dir)
+	g.Env = o.env
+	if out, err := g.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(o.dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = o.dir, o.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	o.m1nd("skeleton", "scan")
+	o.url = o.serve()
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	if text := eval[string](t, ctx, `document.querySelector('#tray-empty').hidden ? '' : document.querySelector('#tray-empty').textContent`); text != "no missions yet — point an agent at a block" {
+		t.Fatalf("empty state %q", text)
+	}
+	// Tab until the compose button has the focus, then Enter.
+	for i := 0; i < 10 && eval[string](t, ctx, `document.activeElement ? document.activeElement.id : ''`) != "open-compose"; i++ {
+		run(t, ctx, chromedp.KeyEvent("\t"))
+	}
+	if id := eval[string](t, ctx, `document.activeElement.id`); id != "open-compose" {
+		t.Fatalf("Tab never reached the compose button (focus on %q)", id)
+	}
+	run(t, ctx, chromedp.KeyEvent("\r"))
+	until(t, ctx, "the compose panel", `!document.querySelector('#compose').hidden`)
+	screenshot(t, ctx, "empty")
+}
+
+// Direct mode posts the judging letter and delivers the packet to an
+// agent's inbox; delivery is not execution.
+func TestBrowserComposeDirect(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	click(t, ctx, `#open-compose`)
+	run(t, ctx, chromedp.SetValue(chromedp.CSS(`#compose-block`), "sb_demo_brain_core"),
+		chromedp.SendKeys(chromedp.CSS(`#compose-ask`), "reject negative entries"))
+	click(t, ctx, `input[value="direct"]`)
+	if note := eval[string](t, ctx, `document.querySelector('#compose-note').textContent`); note != "direct: posted to the agent's inbox — delivery is not execution." {
+		t.Fatalf("direct note %q", note)
+	}
+	if why := eval[string](t, ctx, `document.querySelector('[data-why="spawn"]').textContent`); !strings.Contains(why, "no runner daemon") {
+		t.Fatalf("spawn's disabled state says %q", why)
+	}
+	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#compose-agent`), "bob"))
+	before := eval[int](t, ctx, `document.querySelectorAll('#cards .card').length`)
+	click(t, ctx, `#compose-go`)
+	until(t, ctx, "the new mission", fmt.Sprintf(`document.querySelectorAll('#cards .card').length === %d`, before+1))
+	inbox := o.m1nd("mail", "inbox", "--agent", "bob", "--json")
+	if !strings.Contains(inbox, `"class":"packet"`) || !strings.Contains(inbox, `reject negative entries`) {
+		t.Fatalf("bob's inbox: %s", inbox)
+	}
+	screenshot(t, ctx, "direct")
 }
