@@ -90,3 +90,48 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// maxNamingPaths bounds the member paths a naming packet shows.
+const maxNamingPaths = 40
+
+// NamingPacket is what a naming-runner reads to name one block: its id,
+// current name and purpose and its member paths (at most 40) — never a
+// file's contents. The answer is one line: {"name","purpose"}.
+func NamingPacket(b *Block, files []string) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "# Name this block\n\nBlock %s, now called %q (%s).\n", b.BlockID, b.Name, b.Purpose)
+	fmt.Fprintf(&w, "\n## Member paths (%d)\n\n", len(files))
+	for i, f := range files {
+		if i == maxNamingPaths {
+			fmt.Fprintf(&w, "- … and %d more\n", len(files)-maxNamingPaths)
+			break
+		}
+		fmt.Fprintf(&w, "- %s\n", f)
+	}
+	w.WriteString("\n## Answer\n\nPrint one JSON line last: {\"name\":\"<at most 40 characters>\",\"purpose\":\"<at most 120 characters>\"}.\nPlain prose only: no markup, links, paths, e-mail addresses or keys.\n")
+	return w.String()
+}
+
+// CurationPacket is what a hand-runner reads to propose candidate_edit ops
+// for the whole skeleton.
+func CurationPacket(snap *Snapshot, ask string) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "# Curate skeleton %s (store v%d)\n\n", snap.Skeleton.SkeletonID, snap.StoreVersion)
+	if ask = strings.TrimSpace(ask); ask != "" {
+		fmt.Fprintf(&w, "The owner asks: %s\n\n", ask)
+	}
+	w.WriteString("## Blocks\n\n")
+	for _, b := range snap.Blocks {
+		fmt.Fprintf(&w, "- %s %q (%s):", b.BlockID, b.Name, b.State)
+		for i, m := range b.Membership {
+			if i == maxNamingPaths {
+				w.WriteString(" …")
+				break
+			}
+			fmt.Fprintf(&w, " %s `%s`", m.Role, m.Path)
+		}
+		w.WriteString("\n")
+	}
+	w.WriteString("\n## Answer\n\nPrint one JSON line last: an array of candidate_edit ops (rename, merge, split, move_member, resolve_seam, assign_unmapped). They are applied all or none, and every name and purpose passes the o5 sanitizer.\n")
+	return w.String()
+}

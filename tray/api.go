@@ -132,6 +132,8 @@ type policyReply struct {
 	Brain    string          `json:"brain"`
 	ReadOnly bool            `json:"read_only"`
 	Modes    map[string]mode `json:"modes"`
+	// BuildRunners are the live pinned build-runners spawn can use.
+	BuildRunners []string `json:"build_runners"`
 }
 
 type mode struct {
@@ -145,13 +147,22 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 	modes := map[string]mode{
 		"clipboard": {Available: true},
 		"direct":    {Available: true},
-		"spawn":     {Available: false, Why: "no runner daemon is registered with this owner (m1nd runnerd)"},
+		"spawn":     {Available: false, Why: "no live pinned build-runner: pin one in runners.toml and start m1nd runnerd"},
+	}
+	live := []string{}
+	if _, _, err := s.liveRunner("", "build-runner"); err == nil {
+		modes["spawn"] = mode{Available: true}
+		for _, st := range s.status() {
+			if st.Capability == "build-runner" && !st.Lost {
+				live = append(live, st.RunnerID)
+			}
+		}
 	}
 	if s.ReadOnly {
 		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}
 		modes["spawn"] = mode{Why: "this owner is read-only: it posts nothing"}
 	}
-	writeJSON(w, http.StatusOK, policyReply{OK: true, Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes})
+	writeJSON(w, http.StatusOK, policyReply{OK: true, Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
 }
 
 // getPacket composes the mission packet for ?block_id= with ?ask=.

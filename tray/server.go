@@ -34,11 +34,13 @@ type Server struct {
 	Store    *brain.Store
 	Box      *mailbox.Mailbox
 	ReadOnly bool
+	Pins     Pins // runners.toml and runnerd.secret, as the operator set them
 	// Now is the server's clock (tests set it); time.Now when nil.
 	Now func() time.Time
 
-	port   string
-	events *hub
+	port    string
+	events  *hub
+	runners registry
 }
 
 // New builds the owner of the brain in repo.
@@ -50,6 +52,7 @@ func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 		Box:      &mailbox.Mailbox{Repo: repo, Brain: brainName},
 		ReadOnly: readOnly,
 		events:   newHub(repo, 250*time.Millisecond),
+		runners:  registry{seen: map[string]runnerSeen{}},
 	}
 }
 
@@ -123,6 +126,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/receipt_import", s.write(s.postReceiptImport))
 	mux.HandleFunc("POST /api/system_blocks_ratify", s.write(s.postRatify))
 	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
+	mux.HandleFunc("POST /api/naming", s.write(s.postNaming))
+	mux.HandleFunc("POST /api/curate", s.write(s.postCurate))
+	mux.HandleFunc("POST /api/mission_spawn", s.writeRaw(s.postSpawn))
+	mux.HandleFunc("POST /api/runnerd/announce", s.postAnnounce)
+	mux.HandleFunc("GET /api/runnerd/status", s.getRunnerStatus)
 	mux.Handle("GET /", staticHandler())
 	return s.checkHost(mux)
 }
@@ -146,6 +154,18 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 // write wraps a write endpoint: JSON content type, a same-origin or absent
 // Origin, a capped body, and the read-only switch.
 func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.HandlerFunc {
+	return s.writeRaw(func(w http.ResponseWriter, r *http.Request, body []byte) {
+		out, err := h(r, body)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+}
+
+// writeRaw is write for a handler that answers by itself.
+func (s *Server) writeRaw(h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
 			writeJSON(w, http.StatusForbidden, httpError("bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
@@ -164,12 +184,7 @@ func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.H
 			writeJSON(w, http.StatusRequestEntityTooLarge, httpError("body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
 			return
 		}
-		out, err := h(r, body)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, out)
+		h(w, r, body)
 	}
 }
 

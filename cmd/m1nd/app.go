@@ -56,6 +56,9 @@ func newApp(inv *invocation) *cli.App {
 			mailCommand(inv),
 			hookCommand(inv),
 			serveCommand(inv),
+			runnerdCommand(inv),
+			spawnCommand(inv),
+			worktreesCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON

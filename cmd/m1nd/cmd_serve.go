@@ -66,5 +66,7 @@ func serve(inv *invocation, c *cli.Context, repo *gitstore.Repo, brainName, addr
 			fmt.Fprintf(inv.io.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
-	return tray.New(repo, brainName, readOnly).Serve(c.Context, ln)
+	owner := tray.New(repo, brainName, readOnly)
+	owner.Pins = loadPins(inv, repo)
+	return owner.Serve(c.Context, ln)
 }

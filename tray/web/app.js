@@ -91,7 +91,9 @@ function confirmDialog(title, text, okLabel) {
 // ---- loading -------------------------------------------------------------
 
 async function refresh() {
-  const [heads, blocks] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks')]);
+  const [heads, blocks, policy] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy')]);
+  state.policy = policy;
+  renderPolicy();
   state.heads = heads.missions || [];
   state.brain = heads.served_brain || blocks.served_brain || '';
   state.blocks = blocks.blocks || [];
@@ -285,9 +287,14 @@ function updateComposeNote() {
   $('#compose-note').textContent = {
     clipboard: 'clipboard: the packet is composed and copied; nothing is posted.',
     direct: "direct: posted to the agent's inbox — delivery is not execution.",
-    spawn: 'spawn: a pinned runner runs the mission in its own worktree.',
+    spawn: `spawn: runner ${runnerForSpawn() || '?'} runs the mission in a sibling worktree, up to merge wait; you land it here.`,
   }[m];
   $('#compose-go').textContent = m === 'clipboard' ? 'compose and copy' : m === 'direct' ? 'post and deliver' : 'spawn';
+}
+
+function runnerForSpawn() {
+  const live = (state.policy && state.policy.build_runners) || [];
+  return live[0] || '';
 }
 
 function openCompose() {
@@ -306,6 +313,15 @@ async function compose() {
     const area = $('#compose-packet');
     try { await navigator.clipboard.writeText(packet.markdown); } catch (e) { area.select(); document.execCommand('copy'); }
     say(`packet copied (${packet.packet_ref.slice(0, 19)}…); nothing was posted`);
+    return;
+  }
+  if (m === 'spawn') {
+    const res = await fetch('/api/mission_spawn', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ runner_id: runnerForSpawn(), block_id: blockID, packet_markdown: packet.markdown }) });
+    const out = await res.json();
+    if (!out.accepted) { say(out.refused ? refusal(out) : `spawn refused: ${out.error || ''} ${out.detail || ''}`, true); return; }
+    say(`runner ${out.runner_id} accepted ${out.mission_id}`);
+    await refresh();
     return;
   }
   if (m === 'direct') {
@@ -336,8 +352,6 @@ async function start() {
   $('#compose-close').addEventListener('click', () => { $('#compose').hidden = true; });
   $('#compose-go').addEventListener('click', compose);
   for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener('change', updateComposeNote);
-  state.policy = await getJSON('/api/policy');
-  renderPolicy();
   await refresh();
   document.body.dataset.ready = 'true';
   const events = new EventSource('/api/events');

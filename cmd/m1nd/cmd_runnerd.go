@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/tray"
+)
+
+func runnerdCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "runnerd",
+		Usage: "run the runner daemon: pinned runners, a sibling worktree per mission, the gate",
+		Description: `The only process that spawns agents. Runners are pinned by the operator in
+.git/m1nd/runners.toml:
+
+   [[runner]]
+   id = "build-1"
+   capability = "build-runner"          # or naming-runner, hand-runner
+   command = ["my-agent", "{packet_file}"]
+   gate_command = "go test ./..."
+   workspace_allowlist = ["/home/me/src"]
+   # setup_command = "npm ci"; timeout_secs = 1800
+
+A mission runs in <parent of the repo>/<repo>.m1nd/<mission_id> on branch
+m1nd/<mission_id>: runnerd posts executing, runs the agent, posts gate, runs
+the gate and posts merge_wait with a complete receipt candidate, or failed
+saying why. It never imports receipts and never posts landed. It announces
+its runners to the owner (m1nd serve) every 30 s, authenticated by
+.git/m1nd/runnerd.secret (m1nd init makes it).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "runners `FILE` (default .git/m1nd/runners.toml)"},
+			&cli.StringFlag{Name: "addr", Value: runnerd.DefaultAddr, Usage: "listen on loopback `HOST:PORT`"},
+			&cli.StringFlag{Name: "owner-url", Usage: "the owner's `URL` (default: found in .git/m1nd/serve.json)"},
+			&cli.DurationFlag{Name: "announce-interval", Value: runnerd.AnnounceInterval, Usage: "how often to announce to the owner"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, name, err := inv.brain()
+			if err != nil {
+				return err
+			}
+			path := c.String("config")
+			if path == "" {
+				path = filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
+			}
+			cfg, err := runnerd.LoadConfig(path)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			secret, err := runnerd.LoadSecret(filepath.Join(repo.RuntimeDir(), runnerd.SecretFile))
+			if err != nil {
+				return usagef("runnerd secret: %v (m1nd init creates it)", err)
+			}
+			ln, err := runnerd.Listen(c.String("addr"))
+			if err != nil {
+				return usagef("%v", err)
+			}
+			logger := log.New(inv.io.Err, "m1nd runnerd: ", log.LstdFlags)
+			var ids []string
+			for _, r := range cfg.Runners {
+				ids = append(ids, r.ID+" ("+r.Capability+")")
+			}
+			fmt.Fprintf(inv.io.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
+			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, Secret: secret, OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
+				Announce: c.Duration("announce-interval"), Logf: logger.Printf}
+			return d.Serve(c.Context, ln)
+		},
+	}
+}
+
+func orNoneText(s string) string {
+	if s == "" {
+		return "none pinned"
+	}
+	return s
+}
+
+// loadPins reads what the owner trusts about runners: the operator's pins
+// and the shared secret. A missing secret leaves runners unable to talk to
+// this owner, which says so.
+func loadPins(inv *invocation, repo *gitstore.Repo) tray.Pins {
+	pins := tray.Pins{Capabilities: map[string]string{}}
+	cfg, err := runnerd.LoadConfig(filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile))
+	if err != nil {
+		fmt.Fprintf(inv.io.Err, "m1nd: %v; no runner is pinned\n", err)
+		return pins
+	}
+	for _, r := range cfg.Runners {
+		pins.Capabilities[r.ID] = r.Capability
+	}
+	if secret, err := runnerd.LoadSecret(filepath.Join(repo.RuntimeDir(), runnerd.SecretFile)); err == nil {
+		pins.Secret = secret
+	} else if len(cfg.Runners) > 0 {
+		fmt.Fprintf(inv.io.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)
+	}
+	return pins
+}
+
+func spawnCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "spawn",
+		Usage: "hand a mission to a pinned build-runner (through the owner)",
+		Description: `Asks the owner (m1nd serve) to hand a mission on the block to the runner;
+the owner passes it to m1nd runnerd, the only process that spawns. Without
+--packet the owner composes the packet for the block.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "runner", Usage: "the pinned build-runner `ID` (required)"},
+			&cli.StringFlag{Name: "block", Usage: "the block `ID` (required)"},
+			&cli.StringFlag{Name: "packet", Usage: "mission packet markdown `FILE`"},
+			&cli.StringFlag{Name: "ask", Usage: "what should change, for a composed packet"},
+			&cli.StringFlag{Name: "owner-url", Usage: "the owner's `URL` (default: found in .git/m1nd/serve.json)"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if c.String("runner") == "" || c.String("block") == "" {
+				return usagef("spawn needs --runner ID and --block ID")
+			}
+			repo, err := inv.openRepo()
+			if err != nil {
+				return err
+			}
+			owner := strings.TrimSuffix(c.String("owner-url"), "/")
+			if owner == "" {
+				if owner = runnerd.FindOwner(repo.RuntimeDir()); owner == "" {
+					return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
+				}
+			}
+			packet := ""
+			if path := c.String("packet"); path != "" {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return usagef("read packet: %v", err)
+				}
+				packet = string(b)
+			} else {
+				var composed struct {
+					OK       bool   `json:"ok"`
+					Markdown string `json:"markdown"`
+					Lesson   string `json:"lesson"`
+				}
+				if err := ownerCall(owner, "GET", "/api/packet?block_id="+urlQuery(c.String("block"))+"&ask="+urlQuery(c.String("ask")), nil, &composed); err != nil {
+					return err
+				}
+				if !composed.OK {
+					return fmt.Errorf("compose the packet: %s", composed.Lesson)
+				}
+				packet = composed.Markdown
+			}
+			var reply map[string]any
+			err = ownerCall(owner, "POST", "/api/mission_spawn", map[string]any{"runner_id": c.String("runner"), "block_id": c.String("block"), "packet_markdown": packet}, &reply)
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(reply)
+			}
+			if reply["accepted"] == true {
+				inv.printf("runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply["runner_id"], reply["mission_id"], reply["mission_id"])
+				return nil
+			}
+			return fmt.Errorf("spawn refused: %v", reply)
+		},
+	}
+}
+
+// ownerCall talks to the owner's API as a local client (no Origin header).
+func ownerCall(owner, method, path string, in any, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, _ := json.Marshal(in)
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, owner+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("the owner at %s did not answer: %w", owner, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("the owner answered %d: %s", resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return nil
+}
+
+func urlQuery(s string) string {
+	r := strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "+", "#", "%23", "?", "%3F", "=", "%3D")
+	return r.Replace(s)
+}
+
+func worktreesCommand(inv *invocation) *cli.Command {
+	list := func(c *cli.Context) error {
+		inv.jsonOut = c.Bool("json")
+		m, err := inv.missions()
+		if err != nil {
+			return err
+		}
+		wts, err := runnerd.Worktrees(c.Context, m.Repo, m)
+		if err != nil {
+			return err
+		}
+		if inv.jsonOut {
+			return inv.printJSON(map[string]any{"ok": true, "worktrees": wts})
+		}
+		if len(wts) == 0 {
+			inv.printf("no mission worktrees\n")
+		}
+		for _, w := range wts {
+			state := "removed"
+			if w.Present {
+				state = "clean"
+				if !w.Clean {
+					state = "uncommitted changes"
+				}
+			}
+			inv.printf("%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, plural(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
+		}
+		return nil
+	}
+	return &cli.Command{
+		Name:  "worktrees",
+		Usage: "list mission worktrees with phase and disk use; prune the clean ones",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return list(c)
+		},
+		Subcommands: []*cli.Command{{
+			Name:  "prune",
+			Usage: "remove the mission worktrees with nothing to lose (clean, not running); branches stay",
+			Flags: []cli.Flag{jsonFlag},
+			Action: func(c *cli.Context) error {
+				inv.jsonOut = c.Bool("json")
+				m, err := inv.missions()
+				if err != nil {
+					return err
+				}
+				removed, err := runnerd.Prune(c.Context, m.Repo, m)
+				if err != nil {
+					return err
+				}
+				if inv.jsonOut {
+					return inv.printJSON(map[string]any{"ok": true, "removed": removed})
+				}
+				inv.printf("removed %s\n", plural(len(removed), "worktree"))
+				for _, id := range removed {
+					inv.printf("  %s\n", id)
+				}
+				return nil
+			},
+		}},
+	}
+}

@@ -1,0 +1,210 @@
+package runnerd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ConfigFile is the runners' pin file inside the runtime dir.
+const ConfigFile = "runners.toml"
+
+// The capabilities a runner may be pinned to.
+const (
+	CapBuild  = "build-runner"
+	CapNaming = "naming-runner"
+	CapHand   = "hand-runner"
+)
+
+// PacketPlaceholder is replaced in a runner's command by the packet's path.
+const PacketPlaceholder = "{packet_file}"
+
+// Defaults, in seconds.
+const (
+	DefaultTimeout         = 1800
+	DefaultNamingTimeout   = 20
+	DefaultCurationTimeout = 300
+)
+
+// Runner is one pinned runner: what the operator allows it to do. The
+// owner trusts this file, never an announce.
+type Runner struct {
+	ID                  string   `toml:"id"`
+	Capability          string   `toml:"capability"`
+	Command             []string `toml:"command"`
+	GateCommand         string   `toml:"gate_command"`
+	WorkspaceAllowlist  []string `toml:"workspace_allowlist"`
+	SetupCommand        string   `toml:"setup_command"`
+	TimeoutSecs         int      `toml:"timeout_secs"`
+	NamingTimeoutSecs   int      `toml:"naming_timeout_secs"`
+	CurationTimeoutSecs int      `toml:"curation_timeout_secs"`
+}
+
+// Timeout is how long the agent (and then the gate) may run.
+func (r *Runner) Timeout() time.Duration { return time.Duration(r.TimeoutSecs) * time.Second }
+
+// NamingTimeout bounds one naming call.
+func (r *Runner) NamingTimeout() time.Duration {
+	return time.Duration(r.NamingTimeoutSecs) * time.Second
+}
+
+// Config is runners.toml.
+type Config struct {
+	Runners []*Runner `toml:"runner"`
+}
+
+// Runner returns the pinned runner id, or nil.
+func (c *Config) Runner(id string) *Runner {
+	for _, r := range c.Runners {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// ConfigError names the table and the field at fault.
+type ConfigError struct {
+	Path  string
+	Table string // e.g. `[[runner]] #2 (id "build-1")`
+	Field string
+	What  string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Table == "":
+		return fmt.Sprintf("%s: %s", e.Path, e.What)
+	case e.Field == "":
+		return fmt.Sprintf("%s: %s: %s", e.Path, e.Table, e.What)
+	}
+	return fmt.Sprintf("%s: %s, field %s: %s", e.Path, e.Table, e.Field, e.What)
+}
+
+// LoadConfig reads and checks runners.toml. A missing file is an empty
+// configuration (no runner pinned); anything wrong in one is one error
+// naming the table and field.
+func LoadConfig(path string) (*Config, error) {
+	c := &Config{}
+	md, err := toml.DecodeFile(path, c)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, &ConfigError{Path: path, What: oneLine(err.Error())}
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		return nil, &ConfigError{Path: path, What: fmt.Sprintf("unknown key %s (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs)", undecoded[0])}
+	}
+	seen := map[string]bool{}
+	for i, r := range c.Runners {
+		table := fmt.Sprintf("[[runner]] #%d", i+1)
+		if r.ID != "" {
+			table += fmt.Sprintf(" (id %q)", r.ID)
+		}
+		fail := func(field, format string, args ...any) error {
+			return &ConfigError{Path: path, Table: table, Field: field, What: fmt.Sprintf(format, args...)}
+		}
+		if err := checkRunner(r, fail); err != nil {
+			return nil, err
+		}
+		if seen[r.ID] {
+			return nil, fail("id", "the id %q is pinned twice", r.ID)
+		}
+		seen[r.ID] = true
+		for field, v := range map[string]*int{"timeout_secs": &r.TimeoutSecs, "naming_timeout_secs": &r.NamingTimeoutSecs, "curation_timeout_secs": &r.CurationTimeoutSecs} {
+			if *v < 0 {
+				return nil, fail(field, "must be positive")
+			}
+		}
+		if r.TimeoutSecs == 0 {
+			r.TimeoutSecs = DefaultTimeout
+		}
+		if r.NamingTimeoutSecs == 0 {
+			r.NamingTimeoutSecs = DefaultNamingTimeout
+		}
+		if r.CurationTimeoutSecs == 0 {
+			r.CurationTimeoutSecs = DefaultCurationTimeout
+		}
+	}
+	return c, nil
+}
+
+func checkRunner(r *Runner, fail func(field, format string, args ...any) error) error {
+	if !validRunnerID(r.ID) {
+		return fail("id", "want [a-z0-9][a-z0-9._-]{0,63}")
+	}
+	switch r.Capability {
+	case CapBuild, CapNaming, CapHand:
+	case "loop-runner", "review-runner":
+		return fail("capability", "%s is not a runnerd capability yet (build-runner, naming-runner or hand-runner)", r.Capability)
+	default:
+		return fail("capability", "want build-runner, naming-runner or hand-runner")
+	}
+	if len(r.Command) == 0 || strings.TrimSpace(r.Command[0]) == "" {
+		return fail("command", "name the agent to run, as an argv array: command = [\"my-agent\", \"{packet_file}\"]")
+	}
+	if r.Capability != CapBuild {
+		return nil
+	}
+	hasPacket := false
+	for _, a := range r.Command {
+		hasPacket = hasPacket || strings.Contains(a, PacketPlaceholder)
+	}
+	if !hasPacket {
+		return fail("command", "a build runner's command must contain %s, where the packet's path goes", PacketPlaceholder)
+	}
+	if strings.TrimSpace(r.GateCommand) == "" {
+		return fail("gate_command", "a build runner needs the gate that proves its work, e.g. gate_command = \"go test ./...\"")
+	}
+	if len(r.WorkspaceAllowlist) == 0 {
+		return fail("workspace_allowlist", "a build runner needs the absolute folders it may work in")
+	}
+	for _, w := range r.WorkspaceAllowlist {
+		if !filepath.IsAbs(w) {
+			return fail("workspace_allowlist", "%q is not an absolute path", w)
+		}
+	}
+	return nil
+}
+
+func validRunnerID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || i > 0 && strings.IndexByte("._-", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WorkspaceAllowed reports whether dir lies inside one of the runner's
+// allowed folders, both with symlinks resolved: a link inside an allowed
+// folder that points out of it does not count.
+func (r *Runner) WorkspaceAllowed(dir string) bool {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	for _, w := range r.WorkspaceAllowlist {
+		root, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,319 @@
+package runnerd
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// SecretHeader carries the shared local secret between runnerd and the owner.
+const SecretHeader = "x-runnerd-secret"
+
+// DefaultAddr is where runnerd listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:7421"
+
+// AnnounceInterval is how often runnerd tells the owner it is alive.
+const AnnounceInterval = 30 * time.Second
+
+// Daemon is the runner daemon of one brain: the only process that spawns
+// agents. It never imports receipts and never posts landed.
+type Daemon struct {
+	Repo     *gitstore.Repo
+	Brain    string
+	Config   *Config
+	Secret   string
+	OwnerURL string        // "" finds the owner in serve.json
+	Announce time.Duration // AnnounceInterval when 0
+	Logf     func(format string, args ...any)
+	Now      func() time.Time
+
+	missions *chain.Missions
+	store    *brain.Store
+	port     string
+	running  sync.WaitGroup
+	locks    sync.Map // runner id → *sync.Mutex: one mission at a time per runner
+
+	trustMu      sync.Mutex
+	ownerRefused bool // an owner answered a wrong echo: no more announces to it
+}
+
+func (d *Daemon) init() {
+	d.store = &brain.Store{Repo: d.Repo, Brain: d.Brain}
+	d.missions = &chain.Missions{Repo: d.Repo, Brain: d.Brain, Blocks: d.store}
+	if d.Logf == nil {
+		d.Logf = func(string, ...any) {}
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Announce == 0 {
+		d.Announce = AnnounceInterval
+	}
+}
+
+func (d *Daemon) agent(r *Runner) string { return "runnerd:" + r.ID }
+
+// Listen binds a loopback address only.
+func Listen(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("--addr %q: runnerd binds only a loopback address", addr)
+	}
+	return net.Listen("tcp", addr)
+}
+
+// Serve recovers missions a previous runnerd left mid-run, then answers on
+// ln and announces itself to the owner until ctx ends. Missions running at
+// shutdown are waited for.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
+	d.init()
+	_, d.port, _ = net.SplitHostPort(ln.Addr().String())
+	d.recover(ctx)
+	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
+	go d.announceLoop(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+		d.running.Wait()
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Handler is runnerd's HTTP surface; every endpoint needs the secret.
+func (d *Daemon) Handler() http.Handler {
+	if d.missions == nil {
+		d.init()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /run", d.authed(d.postRun))
+	mux.HandleFunc("POST /name", d.authed(d.postName))
+	mux.HandleFunc("POST /curate", d.authed(d.postCurate))
+	mux.HandleFunc("GET /status", d.authed(d.getStatus))
+	return mux
+}
+
+// authed answers 401 with no body unless the request carries the secret
+// (compared in constant time).
+func (d *Daemon) authed(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !SecretMatches(d.Secret, r.Header.Get(SecretHeader)) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+		h(w, r)
+	}
+}
+
+// SecretMatches compares a presented secret with the real one in constant
+// time; an empty secret never matches.
+func SecretMatches(secret, presented string) bool {
+	return secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(presented)) == 1
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// forbid is runnerd's 403: {error, detail}.
+func forbid(w http.ResponseWriter, code, detail string) {
+	writeJSON(w, http.StatusForbidden, map[string]string{"error": code, "detail": detail})
+}
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// RunRequest asks runnerd to run a mission.
+type RunRequest struct {
+	RunnerID       string `json:"runner_id"`
+	PacketMarkdown string `json:"packet_markdown"`
+	BlockID        string `json:"block_id"`
+	BrainRef       string `json:"brain_ref"`
+	MissionID      string `json:"mission_id,omitempty"`
+}
+
+func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
+	var req RunRequest
+	if err := decode(r, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": gates.Clip(err.Error())})
+		return
+	}
+	runner := d.Config.Runner(req.RunnerID)
+	if runner == nil || runner.Capability != CapBuild {
+		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
+		forbid(w, string(gates.UnpinnedRunner), fmt.Sprintf("runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
+		return
+	}
+	main := d.Repo.MainWorkTree()
+	if main == "" || !runner.WorkspaceAllowed(main) {
+		forbid(w, string(gates.WorkspaceNotAllowed), fmt.Sprintf("this brain's repository is outside runner %s's workspace_allowlist", runner.ID))
+		return
+	}
+	if req.BrainRef != "" && req.BrainRef != d.Brain {
+		writeJSON(w, http.StatusUnprocessableEntity, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain).Envelope())
+		return
+	}
+	id, err := d.open(r.Context(), runner, req)
+	if err != nil {
+		if ref, ok := gates.AsRefusal(err); ok {
+			writeJSON(w, gates.HTTPStatus(ref.Code), ref.Envelope())
+			return
+		}
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal", "detail": err.Error()})
+		return
+	}
+	d.running.Add(1)
+	go func() {
+		defer d.running.Done()
+		lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
+		lock.(*sync.Mutex).Lock()
+		defer lock.(*sync.Mutex).Unlock()
+		d.run(context.WithoutCancel(r.Context()), runner, id, req)
+	}()
+	writeJSON(w, http.StatusOK, map[string]any{"mission_id": id, "accepted": true, "runner_id": runner.ID})
+}
+
+// open posts the seq-1 judging letter of a new mission (or checks the
+// named one exists) and returns its id.
+func (d *Daemon) open(ctx context.Context, runner *Runner, req RunRequest) (string, error) {
+	if req.MissionID != "" {
+		if _, err := d.missions.Current(req.MissionID); err != nil {
+			return "", err
+		}
+		return req.MissionID, nil
+	}
+	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: CapBuild, RunnerID: runner.ID,
+		Packet: []byte(req.PacketMarkdown), Agent: d.agent(runner), Now: d.Now()})
+	if err != nil {
+		return "", err
+	}
+	return res.MissionID, nil
+}
+
+func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {
+	var ids []string
+	for _, rn := range d.Config.Runners {
+		ids = append(ids, rn.ID)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "brain": d.Brain, "runner_ids": ids})
+}
+
+// announceLoop tells the owner which runners are alive, every interval.
+// An owner that echoes the challenge wrong is not trusted again.
+func (d *Daemon) announceLoop(ctx context.Context) {
+	tick := time.NewTicker(d.Announce)
+	defer tick.Stop()
+	for {
+		d.announceOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// AnnounceReply is what the owner answers an announce with.
+type AnnounceReply struct {
+	OK         bool     `json:"ok"`
+	Echo       string   `json:"echo"`
+	Registered []string `json:"registered"`
+}
+
+func (d *Daemon) announceOnce(ctx context.Context) {
+	d.trustMu.Lock()
+	refused := d.ownerRefused
+	d.trustMu.Unlock()
+	if refused {
+		return
+	}
+	owner := d.OwnerURL
+	if owner == "" {
+		owner = FindOwner(d.Repo.RuntimeDir())
+	}
+	if owner == "" {
+		return // no owner running: nothing to announce to
+	}
+	var challenge [8]byte
+	rand.Read(challenge[:])
+	var ids []string
+	for _, rn := range d.Config.Runners {
+		ids = append(ids, rn.ID)
+	}
+	body, _ := json.Marshal(map[string]any{"runner_ids": ids, "port": d.port, "boot_challenge": hex.EncodeToString(challenge[:])})
+	req, err := http.NewRequestWithContext(ctx, "POST", owner+"/api/runnerd/announce", bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SecretHeader, d.Secret)
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		d.Logf("announce to %s: %v", owner, err)
+		return
+	}
+	defer resp.Body.Close()
+	var reply AnnounceReply
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&reply); err != nil || resp.StatusCode != http.StatusOK {
+		d.Logf("announce to %s: status %d", owner, resp.StatusCode)
+		return
+	}
+	if reply.Echo != hex.EncodeToString(challenge[:]) {
+		d.trustMu.Lock()
+		d.ownerRefused = true
+		d.trustMu.Unlock()
+		d.Logf("the owner at %s echoed a wrong challenge: runnerd no longer trusts it", owner)
+		return
+	}
+	d.Logf("announced %v to %s; registered %v", ids, owner, reply.Registered)
+}
+
+// FindOwner reads the owner's address from serve.json in the runtime dir.
+func FindOwner(runtimeDir string) string {
+	data, err := os.ReadFile(filepath.Join(runtimeDir, "serve.json"))
+	if err != nil {
+		return ""
+	}
+	var rec struct {
+		Addr string `json:"addr"`
+	}
+	if json.Unmarshal(data, &rec) != nil || rec.Addr == "" {
+		return ""
+	}
+	return "http://" + rec.Addr
+}

@@ -1,0 +1,167 @@
+package runnerd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// NameRequest asks the naming lane to name blocks.
+type NameRequest struct {
+	RunnerID string        `json:"runner_id,omitempty"`
+	Blocks   []NamingBlock `json:"blocks"`
+}
+
+// NamingBlock is one block to name and the packet that describes it
+// (member paths and symbols, never file bodies).
+type NamingBlock struct {
+	BlockID string `json:"block_id"`
+	Packet  string `json:"packet"`
+}
+
+// NameResult is one naming-runner answer, already through the o5 sanitizer.
+type NameResult struct {
+	BlockID string `json:"block_id"`
+	OK      bool   `json:"ok"`
+	Name    string `json:"name,omitempty"`
+	Purpose string `json:"purpose,omitempty"`
+	Refused string `json:"refused,omitempty"` // "<field>: <class>", or why the runner gave nothing
+}
+
+// namingParallel is how many naming runs go at once.
+const namingParallel = 4
+
+// maxNamingBlocks bounds one naming request.
+const maxNamingBlocks = 200
+
+func (d *Daemon) pick(id, capability string) *Runner {
+	for _, r := range d.Config.Runners {
+		if r.Capability == capability && (id == "" || r.ID == id) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
+	var req NameRequest
+	if err := decode(r, &req); err != nil || len(req.Blocks) == 0 || len(req.Blocks) > maxNamingBlocks {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": fmt.Sprintf("want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks)})
+		return
+	}
+	runner := d.pick(req.RunnerID, CapNaming)
+	if runner == nil {
+		forbid(w, string(gates.UnpinnedRunner), "no naming-runner with that id is pinned in "+ConfigFile)
+		return
+	}
+	results := make([]NameResult, len(req.Blocks))
+	sem := make(chan struct{}, namingParallel)
+	var wg sync.WaitGroup
+	for i, b := range req.Blocks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = d.nameOne(r.Context(), runner, b)
+		}()
+	}
+	wg.Wait()
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "results": results})
+}
+
+// nameOne runs the naming runner with the packet on stdin; its last
+// non-empty stdout line must be {"name","purpose"}, and both pass the o5
+// sanitizer or the block stays unnamed.
+func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b NamingBlock) NameResult {
+	res := NameResult{BlockID: b.BlockID}
+	out, err := runStdin(ctx, d.Repo.MainWorkTree(), runner.Command, b.Packet, runner.NamingTimeout())
+	if err != nil {
+		res.Refused = err.Error()
+		return res
+	}
+	var answer struct {
+		Name    string `json:"name"`
+		Purpose string `json:"purpose"`
+	}
+	if err := json.Unmarshal([]byte(lastNonEmpty(out)), &answer); err != nil {
+		res.Refused = `the runner's last line was not {"name","purpose"}`
+		return res
+	}
+	if err := gates.SanitizeName(answer.Name); err != nil {
+		res.Refused = err.Error()
+		return res
+	}
+	if err := gates.SanitizePurpose(answer.Purpose); err != nil {
+		res.Refused = err.Error()
+		return res
+	}
+	res.OK, res.Name, res.Purpose = true, answer.Name, answer.Purpose
+	return res
+}
+
+// CurateRequest asks a hand-runner to propose candidate_edit ops.
+type CurateRequest struct {
+	RunnerID string `json:"runner_id,omitempty"`
+	Packet   string `json:"packet"`
+}
+
+// postCurate runs the curation lane: the hand-runner reads the packet on
+// stdin and its last non-empty stdout line is a JSON array of
+// candidate_edit ops. runnerd only returns them as data: the owner
+// sanitizes (runner seat) and applies them.
+func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
+	var req CurateRequest
+	if err := decode(r, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": "want {runner_id?, packet}"})
+		return
+	}
+	runner := d.pick(req.RunnerID, CapHand)
+	if runner == nil {
+		forbid(w, string(gates.UnpinnedRunner), "no hand-runner with that id is pinned in "+ConfigFile)
+		return
+	}
+	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, time.Duration(runner.CurationTimeoutSecs)*time.Second)
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": err.Error()})
+		return
+	}
+	var ops []json.RawMessage
+	if err := json.Unmarshal([]byte(lastNonEmpty(out)), &ops); err != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": "the runner's last line was not a JSON array of ops"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "ops": ops})
+}
+
+// runStdin runs argv with input on stdin in its own process group and
+// returns stdout.
+func runStdin(ctx context.Context, dir string, argv []string, input string, limit time.Duration) (string, error) {
+	res := runProcess(ctx, dir, os.Environ(), limit, "", strings.NewReader(input), true, argv[0], argv[1:]...)
+	switch {
+	case res.err != nil:
+		return "", fmt.Errorf("runner could not run: %s", oneLine(res.err.Error()))
+	case res.timedOut:
+		return "", fmt.Errorf("runner timed out after %s — killed", limit)
+	case res.exit != 0:
+		return "", fmt.Errorf("runner exited %d", res.exit)
+	}
+	return string(res.log), nil
+}
+
+func lastNonEmpty(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if s := strings.TrimSpace(lines[i]); s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,417 @@
+package runnerd
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// PacketFile is the packet's name inside a mission worktree.
+const PacketFile = "m1nd-mission-packet.md"
+
+// Side is the owner-runtime side record of a mission run: host-local
+// detail (the worktree's absolute path) that never enters a letter or a
+// ref (seed 1f).
+type Side struct {
+	MissionID string `json:"mission_id"`
+	RunnerID  string `json:"runner_id"`
+	Worktree  string `json:"worktree"`
+	Branch    string `json:"branch"`
+	Base      string `json:"base"` // the commit the worktree started from
+	Created   string `json:"created_at"`
+	Removed   bool   `json:"removed,omitempty"`
+}
+
+// SideDir is where side records live in the runtime dir.
+func SideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
+
+func sidePath(runtimeDir, missionID string) string {
+	return filepath.Join(SideDir(runtimeDir), missionID+".json")
+}
+
+// WriteSide records a side record (0600: it names local paths).
+func WriteSide(runtimeDir string, s *Side) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return gitstore.WriteFileAtomic(sidePath(runtimeDir, s.MissionID), append(data, '\n'), 0o600)
+}
+
+// ReadSides lists every side record.
+func ReadSides(runtimeDir string) ([]*Side, error) {
+	paths, err := filepath.Glob(filepath.Join(SideDir(runtimeDir), "msn_*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*Side
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := &Side{}
+		if json.Unmarshal(data, s) == nil && chain.ValidMissionID(s.MissionID) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// WorktreePath is where a mission's worktree goes: a sibling of the main
+// worktree, <parent>/<repo>.m1nd/<mission_id>, never inside the repository.
+func WorktreePath(mainWorktree, missionID string) string {
+	return filepath.Join(filepath.Dir(mainWorktree), filepath.Base(mainWorktree)+".m1nd", missionID)
+}
+
+// run carries one mission from executing to merge_wait or failed. Every
+// path ends in a letter: never silence.
+func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req RunRequest) {
+	fail := func(gist string, gate *chain.Gate) {
+		if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) {
+			l.Phase = "failed"
+			l.Gate = gate
+			l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: gist}
+		}); err != nil {
+			d.Logf("mission %s: could not post failed (%s): %v", missionID, gist, err)
+		}
+	}
+	main := d.Repo.MainWorkTree()
+	if main == "" {
+		fail("no workspace: the brain is a bare repository", nil)
+		return
+	}
+	wt := WorktreePath(main, missionID)
+	branch := "m1nd/" + missionID
+	base, err := gitOutput(ctx, main, "rev-parse", "HEAD")
+	if err != nil {
+		fail("not a git repo with a commit to start from", nil)
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+		fail("worktree add failed: "+oneLine(err.Error()), nil)
+		return
+	}
+	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "-b", branch, wt, base); err != nil {
+		fail("worktree add failed: "+lastLine(err.Error()), nil)
+		return
+	}
+	side := &Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Created: chain.Timestamp(d.Now())}
+	if err := WriteSide(d.Repo.RuntimeDir(), side); err != nil {
+		d.Logf("mission %s: side record: %v", missionID, err)
+	}
+	// From here on the worktree exists: a failure says what became of it.
+	failTidy := func(gist string, gate *chain.Gate) { fail(gist+d.tidy(ctx, side), gate) }
+	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.Phase = chain.PhaseExecuting; l.Verdict = nil }); err != nil {
+		d.Logf("mission %s: could not post executing: %v", missionID, err)
+		return
+	}
+	if err := excludePacket(d.Repo.CommonDir()); err != nil {
+		d.Logf("mission %s: info/exclude: %v", missionID, err)
+	}
+	packet := filepath.Join(wt, PacketFile)
+	if err := os.WriteFile(packet, []byte(req.PacketMarkdown), 0o644); err != nil {
+		failTidy("packet write failed: "+oneLine(err.Error()), nil)
+		return
+	}
+	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+req.BlockID)
+	logs := filepath.Join(SideDir(d.Repo.RuntimeDir()), missionID)
+	if runner.SetupCommand != "" {
+		res := runGroup(ctx, wt, env, runner.Timeout(), logs+".setup.log", "sh", "-c", runner.SetupCommand)
+		if res.err != nil || res.timedOut || res.exit != 0 {
+			failTidy("setup failed: "+res.describe("setup"), nil)
+			return
+		}
+	}
+	argv := make([]string, len(runner.Command))
+	for i, a := range runner.Command {
+		argv[i] = strings.ReplaceAll(a, PacketPlaceholder, packet)
+	}
+	agent := runGroup(ctx, wt, env, runner.Timeout(), logs+".agent.log", argv[0], argv[1:]...)
+	switch {
+	case agent.err != nil:
+		failTidy("agent could not run: "+oneLine(agent.err.Error()), nil)
+		return
+	case agent.timedOut:
+		failTidy(fmt.Sprintf("agent timed out after %s — killed", runner.Timeout()), nil)
+		return
+	}
+	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.Phase = "gate" }); err != nil {
+		d.Logf("mission %s: could not post gate: %v", missionID, err)
+		return
+	}
+	// The window is spelled to the second: it starts at the second the
+	// gate started and ends at the next whole second after it ended, and
+	// the letter waits for that second to pass, so the window is never in
+	// the future and always runs forward.
+	started := d.Now().UTC().Truncate(time.Second)
+	gate := runGroup(ctx, wt, env, runner.Timeout(), logs+".gate.log", "sh", "-c", runner.GateCommand)
+	ended := d.Now().UTC().Truncate(time.Second).Add(time.Second)
+	if wait := time.Until(ended); wait > 0 {
+		time.Sleep(wait)
+	}
+	sum := sha256.Sum256(gate.log)
+	artifact := "sha256:" + hex.EncodeToString(sum[:])
+	exit := int64(gate.exit)
+	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: artifact}
+	switch {
+	case gate.err != nil:
+		failTidy("gate could not run: "+oneLine(gate.err.Error()), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
+		return
+	case gate.timedOut:
+		failTidy(fmt.Sprintf("gate timed out after %s — killed", runner.Timeout()), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
+		return
+	case gate.exit != 0:
+		failTidy(fmt.Sprintf("gate exited %d", gate.exit), gateLine)
+		return
+	}
+	kept := d.tidy(ctx, side)
+	err = d.advance(ctx, runner, missionID, func(l *chain.Letter) {
+		l.Phase = chain.PhaseMergeWait
+		l.Gate = gateLine
+		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green" + kept}
+		l.ReceiptCandidate = d.candidate(runner, missionID, req.BlockID, gateLine, started, ended, gate.log)
+	})
+	if err != nil {
+		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)
+	}
+}
+
+// candidate is the complete receipt candidate of a green gate, scoped from
+// a fresh store snapshot.
+func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte) *gates.Receipt {
+	boundary, contract := int64(1), int64(1)
+	if snap, ok, err := d.store.Snapshot(); err == nil && ok {
+		if b := snap.Block(blockID); b != nil {
+			boundary, contract = b.BoundaryVersion, b.ContractVersion
+		}
+	}
+	return &gates.Receipt{
+		BlockID: blockID, Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: runner.ID},
+		Scope: gates.Scope{BlockID: blockID, BoundaryVersion: boundary, ContractVersion: contract},
+		Evidence: gates.Evidence{
+			ArtifactHash: g.ArtifactHash, EvidenceRefs: []string{"gate://" + missionID},
+			Command: g.Command, Cwd: ".", ExitStatus: g.ExitStatus,
+			StartedAt: started.Format(gates.WindowLayout), EndedAt: ended.Format(gates.WindowLayout),
+			Excerpt: excerpt(log, 12),
+		},
+	}
+}
+
+// advance posts the next letter of a mission: its head moved one step on
+// and changed by edit. A head that moved under the run (someone else
+// posted) is the run's stale_head: it stops, never retries silently.
+func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, edit func(l *chain.Letter)) error {
+	head, err := d.missions.Current(missionID)
+	if err != nil {
+		return err
+	}
+	next := chain.Next(head.Letter, head.HeadLetterID, d.Now())
+	next.RunnerID = &runner.ID
+	edit(next)
+	_, err = d.missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: d.agent(runner)})
+	return err
+}
+
+// tidy removes the mission's worktree only when nothing in it would be
+// lost: no uncommitted change. The branch keeps the agent's commits. It
+// returns what the letter should say about it.
+func (d *Daemon) tidy(ctx context.Context, side *Side) string {
+	status, err := gitOutput(ctx, side.Worktree, "status", "--porcelain")
+	commits := "0"
+	if n, cerr := gitOutput(ctx, side.Worktree, "rev-list", "--count", side.Base+".."+side.Branch); cerr == nil {
+		commits = n
+	}
+	what := fmt.Sprintf("%s on %s", plural(commits, "commit"), side.Branch)
+	if err != nil || status != "" {
+		return "; " + what + "; worktree kept: uncommitted changes (m1nd worktrees)"
+	}
+	main := d.Repo.MainWorkTree()
+	if _, err := gitOutput(ctx, main, "worktree", "remove", side.Worktree); err != nil {
+		return "; " + what + "; worktree kept (m1nd worktrees)"
+	}
+	side.Removed = true
+	WriteSide(d.Repo.RuntimeDir(), side)
+	return "; " + what + "; worktree removed"
+}
+
+func plural(n, word string) string {
+	if n == "1" {
+		return "1 " + word
+	}
+	return n + " " + word + "s"
+}
+
+// recover posts failed "runner restarted" for every mission this runnerd's
+// runners left executing or at the gate: a restarted daemon cannot finish
+// them, and a silent head would look alive forever.
+func (d *Daemon) recover(ctx context.Context) {
+	sides, err := ReadSides(d.Repo.RuntimeDir())
+	if err != nil {
+		return
+	}
+	for _, s := range sides {
+		runner := d.Config.Runner(s.RunnerID)
+		if runner == nil {
+			continue
+		}
+		head, err := d.missions.Current(s.MissionID)
+		if err != nil || (head.Letter.Phase != chain.PhaseExecuting && head.Letter.Phase != "gate") {
+			continue
+		}
+		gist := "runner restarted" + d.tidy(ctx, s)
+		if err := d.advance(ctx, runner, s.MissionID, func(l *chain.Letter) {
+			l.Phase = "failed"
+			l.Gate = nil
+			l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: gist}
+		}); err != nil {
+			d.Logf("mission %s: could not post runner restarted: %v", s.MissionID, err)
+		}
+	}
+}
+
+// result is how a process ended.
+type result struct {
+	exit     int
+	timedOut bool
+	err      error // could not start
+	log      []byte
+}
+
+func (r result) describe(what string) string {
+	switch {
+	case r.err != nil:
+		return what + " could not run: " + oneLine(r.err.Error())
+	case r.timedOut:
+		return what + " timed out — killed"
+	}
+	return fmt.Sprintf("%s exited %d", what, r.exit)
+}
+
+// runGroup runs a command in its own process group, stdout and stderr
+// together into one log (kept at logPath), killing the whole group when
+// the limit passes.
+func runGroup(ctx context.Context, dir string, env []string, limit time.Duration, logPath, name string, args ...string) result {
+	return runProcess(ctx, dir, env, limit, logPath, nil, false, name, args...)
+}
+
+// runProcess is runGroup with stdin and, for answers read off stdout, the
+// choice to keep stderr out of the log.
+func runProcess(ctx context.Context, dir string, env []string, limit time.Duration, logPath string, stdin io.Reader, stdoutOnly bool, name string, args ...string) result {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if stdoutOnly {
+		cmd.Stderr = nil
+	}
+	if err := cmd.Start(); err != nil {
+		return result{err: err}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	res := result{}
+	var err error
+	select {
+	case err = <-done:
+	case <-timer.C:
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+		res.timedOut = true
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+		res.timedOut = true
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		res.exit = exitErr.ExitCode()
+	}
+	res.log = log.Bytes()
+	if logPath != "" {
+		os.MkdirAll(filepath.Dir(logPath), 0o700)
+		os.WriteFile(logPath, res.log, 0o600)
+	}
+	return res
+}
+
+// excerpt is the last n non-empty lines of a log, printable and bounded.
+func excerpt(log []byte, n int) []string {
+	var lines []string
+	for _, l := range strings.Split(string(log), "\n") {
+		l = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, strings.TrimRight(l, "\r"))
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if len(l) > 200 {
+			l = l[:200]
+		}
+		lines = append(lines, strings.ToValidUTF8(l, "?"))
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// excludePacket keeps the packet file out of `git status` in every worktree.
+func excludePacket(commonDir string) error {
+	path := filepath.Join(commonDir, "info", "exclude")
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "/"+PacketFile {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	data = append(data, []byte("# m1nd: mission packets are not part of the work\n/"+PacketFile+"\n")...)
+	return gitstore.WriteFileAtomic(path, data, 0o644)
+}
+
+// gitOutput runs the git CLI (worktrees are the git CLI's job).
+func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return oneLine(lines[len(lines)-1])
+}

@@ -1,0 +1,302 @@
+package tray
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// Pins is what the owner knows of runners from runners.toml (the
+// operator's pins) and runnerd.secret: an announce proves liveness, never
+// grants a capability.
+type Pins struct {
+	Secret       string            // the shared local secret; "" refuses every runner call
+	Capabilities map[string]string // pinned runner id → capability
+}
+
+// lostAfter is how long a runner may be silent before it counts as lost.
+const lostAfter = 90 * time.Second
+
+// runnerSeen is a live runner's last announce.
+type runnerSeen struct {
+	port     int
+	lastSeen time.Time
+}
+
+type registry struct {
+	mu   sync.Mutex
+	seen map[string]runnerSeen
+}
+
+func (s *Server) secretOK(r *http.Request) bool {
+	return s.Pins.Secret != "" && subtle.ConstantTimeCompare([]byte(s.Pins.Secret), []byte(r.Header.Get("x-runnerd-secret"))) == 1
+}
+
+// postAnnounce registers the pinned runner ids of an announce and echoes
+// its challenge; unpinned ids are refused and logged.
+func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
+	if !s.secretOK(r) {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var req struct {
+		RunnerIDs     []string `json:"runner_ids"`
+		Port          string   `json:"port"`
+		BootChallenge string   `json:"boot_challenge"`
+	}
+	body, err := readBody(w, r)
+	if err == nil {
+		err = decodeRequest(body, &req)
+	}
+	port, perr := strconv.Atoi(req.Port)
+	if err != nil || perr != nil || port <= 0 || port > 65535 {
+		writeJSON(w, http.StatusBadRequest, httpError("bad_request", "want {runner_ids, port, boot_challenge}"))
+		return
+	}
+	registered := []string{}
+	s.runners.mu.Lock()
+	for _, id := range req.RunnerIDs {
+		if _, pinned := s.Pins.Capabilities[id]; !pinned {
+			log.Printf("m1nd owner: refused the announce of runner %q: not pinned in runners.toml", gates.Clip(id))
+			continue
+		}
+		s.runners.seen[id] = runnerSeen{port: port, lastSeen: s.now()}
+		registered = append(registered, id)
+	}
+	s.runners.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "echo": req.BootChallenge, "registered": registered})
+}
+
+type runnerStatus struct {
+	RunnerID   string `json:"runner_id"`
+	Capability string `json:"capability"`
+	LastSeen   string `json:"last_seen,omitempty"`
+	Lost       bool   `json:"lost"`
+}
+
+// status lists every pinned runner: when it last announced, and lost after
+// 90 s of silence (or when it never did).
+func (s *Server) status() []runnerStatus {
+	s.runners.mu.Lock()
+	defer s.runners.mu.Unlock()
+	out := []runnerStatus{}
+	for id, capability := range s.Pins.Capabilities {
+		st := runnerStatus{RunnerID: id, Capability: capability, Lost: true}
+		if seen, ok := s.runners.seen[id]; ok {
+			st.LastSeen = chain.Timestamp(seen.lastSeen)
+			st.Lost = s.now().Sub(seen.lastSeen) > lostAfter
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RunnerID < out[j].RunnerID })
+	return out
+}
+
+func (s *Server) getRunnerStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runners": s.status()})
+}
+
+// liveRunner returns the port of a live pinned runner of capability (the
+// given id, or any), or why there is none.
+func (s *Server) liveRunner(id, capability string) (string, int, error) {
+	for _, st := range s.status() {
+		if (id != "" && st.RunnerID != id) || st.Capability != capability {
+			continue
+		}
+		if st.Lost {
+			return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is pinned but has not announced in 90 s: start m1nd runnerd", st.RunnerID)
+		}
+		s.runners.mu.Lock()
+		port := s.runners.seen[st.RunnerID].port
+		s.runners.mu.Unlock()
+		return st.RunnerID, port, nil
+	}
+	if id == "" {
+		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no %s is pinned in runners.toml", capability)
+	}
+	return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is not pinned as a %s in runners.toml", gates.Echo(id), capability)
+}
+
+// callRunner posts JSON to the runner daemon on port with the secret and
+// returns its status and body.
+func (s *Server) callRunner(port int, path string, v any, timeout time.Duration) (int, []byte, error) {
+	body, _ := json.Marshal(v)
+	req, err := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d%s", port, path), bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-runnerd-secret", s.Pins.Secret)
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("the runner daemon did not answer: %w", err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, out, err
+}
+
+// postSpawn hands a mission to a live pinned build-runner. The owner never
+// spawns: it proxies to runnerd, which does.
+func (s *Server) postSpawn(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		RunnerID       string `json:"runner_id"`
+		BlockID        string `json:"block_id"`
+		PacketMarkdown string `json:"packet_markdown"`
+		MissionID      string `json:"mission_id,omitempty"`
+	}
+	if err := decodeRequest(body, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	id, port, err := s.liveRunner(req.RunnerID, "build-runner")
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	status, out, err := s.callRunner(port, "/run", map[string]any{"runner_id": id, "packet_markdown": req.PacketMarkdown,
+		"block_id": req.BlockID, "brain_ref": s.Missions.Brain, "mission_id": req.MissionID}, 15*time.Second)
+	if err != nil {
+		writeJSON(w, http.StatusBadGateway, httpError("runner_unreachable", err.Error()))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(out)
+}
+
+// postNaming asks a live naming-runner to name blocks (all that still need
+// the owner's naming, or block_ids) and applies the names that passed the
+// o5 sanitizer as one runner-seat candidate_edit.
+func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
+	var req struct {
+		RunnerID string   `json:"runner_id,omitempty"`
+		BlockIDs []string `json:"block_ids,omitempty"`
+	}
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	snap, ok, err := s.Store.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, gates.Refuse(gates.NoStore, "")
+	}
+	id, port, err := s.liveRunner(req.RunnerID, "naming-runner")
+	if err != nil {
+		return nil, err
+	}
+	type block struct {
+		BlockID string `json:"block_id"`
+		Packet  string `json:"packet"`
+	}
+	var blocks []block
+	want := map[string]bool{}
+	for _, b := range req.BlockIDs {
+		want[b] = true
+	}
+	for _, b := range snap.Blocks {
+		if (len(want) > 0 && !want[b.BlockID]) || (len(want) == 0 && !b.CandidateMeta.NeedsOwnerNaming) {
+			continue
+		}
+		files, err := s.Store.Files(b)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, block{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files)})
+	}
+	if len(blocks) == 0 {
+		return map[string]any{"ok": true, "applied": []string{}, "results": []any{}}, nil
+	}
+	status, out, err := s.callRunner(port, "/name", map[string]any{"runner_id": id, "blocks": blocks}, 10*time.Minute)
+	if err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("naming lane: status %d: %v %s", status, err, out)
+	}
+	var reply struct {
+		Results []struct {
+			BlockID string `json:"block_id"`
+			OK      bool   `json:"ok"`
+			Name    string `json:"name"`
+			Purpose string `json:"purpose"`
+			Refused string `json:"refused"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &reply); err != nil {
+		return nil, fmt.Errorf("naming lane: %w", err)
+	}
+	var ops []map[string]string
+	applied := []string{}
+	for _, res := range reply.Results {
+		if res.OK {
+			ops = append(ops, map[string]string{"op": "rename", "block_id": res.BlockID, "name": res.Name, "purpose": res.Purpose})
+			applied = append(applied, res.BlockID)
+		}
+	}
+	reply2 := map[string]any{"ok": true, "runner_id": id, "results": reply.Results, "applied": applied}
+	if len(ops) == 0 {
+		return reply2, nil
+	}
+	opsJSON, _ := json.Marshal(ops)
+	edit, err := s.Store.Edit(r.Context(), brain.EditRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: "runnerd:" + id, Now: s.now()},
+		Seat:         brain.SeatRunner, Ops: opsJSON,
+	})
+	if err != nil {
+		return nil, err
+	}
+	reply2["store_version"] = edit.StoreVersion
+	return reply2, nil
+}
+
+// postCurate asks a live hand-runner to propose candidate_edit ops for the
+// skeleton and applies them under the runner seat: the o5 sanitizer and the
+// batch's atomicity hold as for any runner edit.
+func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
+	var req struct {
+		RunnerID string `json:"runner_id,omitempty"`
+		Ask      string `json:"ask,omitempty"`
+	}
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	snap, ok, err := s.Store.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, gates.Refuse(gates.NoStore, "")
+	}
+	id, port, err := s.liveRunner(req.RunnerID, "hand-runner")
+	if err != nil {
+		return nil, err
+	}
+	status, out, err := s.callRunner(port, "/curate", map[string]any{"runner_id": id, "packet": brain.CurationPacket(snap, req.Ask)}, 10*time.Minute)
+	if err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("curation lane: status %d: %v %s", status, err, out)
+	}
+	var reply struct {
+		OK     bool            `json:"ok"`
+		Ops    json.RawMessage `json:"ops"`
+		Detail string          `json:"detail"`
+	}
+	if err := json.Unmarshal(out, &reply); err != nil || !reply.OK {
+		return nil, fmt.Errorf("curation lane proposed nothing usable: %s", reply.Detail)
+	}
+	return s.Store.Edit(r.Context(), brain.EditRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: "runnerd:" + id, Now: s.now()},
+		Seat:         brain.SeatRunner, Ops: reply.Ops,
+	})
+}
