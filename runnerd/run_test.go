@@ -1,0 +1,284 @@
+package runnerd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+type rig struct {
+	t    *testing.T
+	g    *gittest.Repo
+	d    *Daemon
+	http *httptest.Server
+	dir  string // scripts
+}
+
+// newRig makes a scanned brain "shop" and a daemon whose runners run the
+// given shell scripts (agent and gate), through the real /run endpoint.
+func newRig(t *testing.T, agent, gate string, timeout int) *rig {
+	t.Helper()
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", "Agent"}, {"GIT_AUTHOR_EMAIL", "agent@x"}, {"GIT_COMMITTER_NAME", "Agent"}, {"GIT_COMMITTER_EMAIL", "agent@x"}} {
+		t.Setenv(kv[0], kv[1])
+	}
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	if _, err := (&brain.Store{Repo: repo, Brain: "shop"}).Scan(context.Background(), brain.WriteRequest{Agent: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	scripts := t.TempDir()
+	script := filepath.Join(scripts, "agent.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\n"+agent+"\n"), 0o755)
+	namer := filepath.Join(scripts, "namer.sh")
+	os.WriteFile(namer, []byte("#!/bin/sh\ncat >/dev/null\necho thinking\necho \"$NAME_ANSWER\"\n"), 0o755)
+	cfg := &Config{Runners: []*Runner{
+		{ID: "build-1", Capability: CapBuild, Command: []string{script, PacketPlaceholder}, GateCommand: gate,
+			WorkspaceAllowlist: []string{filepath.Dir(g.Dir)}, TimeoutSecs: timeout},
+		{ID: "namer", Capability: CapNaming, Command: []string{namer}, NamingTimeoutSecs: 5},
+		{ID: "elsewhere", Capability: CapBuild, Command: []string{script, PacketPlaceholder}, GateCommand: "true",
+			WorkspaceAllowlist: []string{scripts}, TimeoutSecs: timeout},
+	}}
+	d := &Daemon{Repo: repo, Brain: "shop", Config: cfg, Secret: testSecret}
+	hs := httptest.NewServer(d.Handler())
+	t.Cleanup(func() { hs.Close(); d.running.Wait() })
+	return &rig{t: t, g: g, d: d, http: hs, dir: scripts}
+}
+
+func (r *rig) post(path, secret string, body any) (int, map[string]any) {
+	r.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", r.http.URL+path, bytes.NewReader(b))
+	req.Header.Set(SecretHeader, secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// spawn runs a mission on the core block and waits for its run to end.
+func (r *rig) spawn() *chain.Head {
+	r.t.Helper()
+	status, out := r.post("/run", testSecret, RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
+	if status != 200 || out["accepted"] != true {
+		r.t.Fatalf("/run: %d %v", status, out)
+	}
+	r.d.running.Wait()
+	head, err := r.d.missions.Current(out["mission_id"].(string))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return head
+}
+
+func phases(t *testing.T, d *Daemon, id string) string {
+	log, err := d.missions.Log(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []string
+	for _, e := range log {
+		ps = append(ps, e.Decoded.Phase)
+	}
+	return strings.Join(ps, ">")
+}
+
+func TestRunToMergeWaitWithACompleteCandidate(t *testing.T) {
+	r := newRig(t, `test -f "$1" && test "$M1ND_AGENT" = runnerd:build-1 && test -n "$M1ND_MISSION" && test "$M1ND_BLOCK" = sb_shop_core || exit 7
+echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ core/a.go && echo proved`, 30)
+	head := r.spawn()
+	l := head.Letter
+	if got := phases(t, r.d, head.MissionID); got != "judging>executing>gate>merge_wait" {
+		t.Fatalf("phases %s (gist %v)", got, l.Verdict)
+	}
+	if l.Verdict.Decision != "APPROVE" || !strings.Contains(l.Verdict.Gist, "1 commit on m1nd/"+head.MissionID+"; worktree removed") {
+		t.Fatalf("verdict %+v", l.Verdict)
+	}
+	c := l.ReceiptCandidate
+	if c == nil || c.Type != "test" || c.Scope.BoundaryVersion != 1 || c.Evidence.Cwd != "." || c.Evidence.EvidenceRefs[0] != "gate://"+head.MissionID ||
+		c.Evidence.Excerpt[len(c.Evidence.Excerpt)-1] != "proved" || c.Emitter.Kind != "runnerd" {
+		t.Fatalf("candidate %+v", c)
+	}
+	// The candidate is importable as it stands: evidence contract and window.
+	if err := gates.CheckReceipt(c, time.Now()); err != nil {
+		t.Fatalf("the candidate would not import: %v", err)
+	}
+	log, _ := os.ReadFile(filepath.Join(SideDir(r.d.Repo.RuntimeDir()), head.MissionID+".gate.log"))
+	if c.Evidence.ArtifactHash != chain.PacketRef(log) || l.Gate.ArtifactHash != c.Evidence.ArtifactHash {
+		t.Fatal("artifact hash is not sha256 of the gate log")
+	}
+	// The work is on the branch; the clean worktree is gone; its path is
+	// only in the side record.
+	if msg := r.g.Git("log", "-1", "--format=%s", "m1nd/"+head.MissionID); msg != "work" {
+		t.Fatalf("branch head %q", msg)
+	}
+	wt := WorktreePath(r.g.Dir, head.MissionID)
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Fatalf("clean worktree kept: %v", err)
+	}
+	if refs := r.g.Git("log", "-p", "refs/m1nd/missions/"+head.MissionID); strings.Contains(refs, wt) || strings.Contains(refs, r.g.Dir) {
+		t.Fatal("an absolute path reached a letter")
+	}
+}
+
+func TestEveryFailureEndsInALetter(t *testing.T) {
+	for _, tt := range []struct {
+		label, agent, gate, gist string
+		timeout                  int
+	}{
+		{"gate fails", `echo x >> core/a.go; git commit -qam work`, `echo FAIL; exit 3`, "gate exited 3; 1 commit on", 30},
+		{"agent cannot run", ``, `true`, "agent could not run", 30},
+		{"dirty worktree kept", `echo wip >> core/a.go`, `exit 1`, "gate exited 1; 0 commits on", 30},
+		{"agent times out", `sleep 300 & echo $! > "$PIDFILE"; wait`, `true`, "agent timed out after 1s — killed", 1},
+	} {
+		t.Run(tt.label, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			t.Setenv("PIDFILE", pidfile)
+			r := newRig(t, tt.agent, tt.gate, tt.timeout)
+			if tt.label == "agent cannot run" {
+				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), PacketPlaceholder}
+			}
+			head := r.spawn()
+			if head.Letter.Phase != "failed" || head.Letter.Verdict.Decision != "REJECT" || !strings.Contains(head.Letter.Verdict.Gist, tt.gist) {
+				t.Fatalf("head %s %+v, want failed with %q", head.Letter.Phase, head.Letter.Verdict, tt.gist)
+			}
+			if tt.label == "dirty worktree kept" {
+				if !strings.Contains(head.Letter.Verdict.Gist, "worktree kept: uncommitted changes") {
+					t.Fatalf("gist %q", head.Letter.Verdict.Gist)
+				}
+				if _, err := os.Stat(filepath.Join(WorktreePath(r.g.Dir, head.MissionID), "core", "a.go")); err != nil {
+					t.Fatal("the dirty worktree was removed")
+				}
+				wts, _ := Worktrees(context.Background(), r.d.Repo, r.d.missions)
+				if len(wts) != 1 || wts[0].Clean || !wts[0].Present {
+					t.Fatalf("worktrees %+v", wts)
+				}
+				if removed, _ := Prune(context.Background(), r.d.Repo, r.d.missions); len(removed) != 0 {
+					t.Fatal("prune removed a dirty worktree")
+				}
+			}
+			if tt.label == "agent times out" {
+				data, _ := os.ReadFile(pidfile)
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+				if pid == 0 {
+					t.Fatal("the agent never started its child")
+				}
+				time.Sleep(50 * time.Millisecond)
+				if alive(pid) {
+					t.Fatalf("the agent's child %d survived the kill", pid)
+				}
+			}
+		})
+	}
+}
+
+func TestRunRefusals(t *testing.T) {
+	r := newRig(t, `true`, `true`, 30)
+	req := RunRequest{RunnerID: "build-1", BlockID: "sb_shop_core", BrainRef: "shop"}
+	if status, _ := r.post("/run", "", req); status != 401 {
+		t.Errorf("no secret: %d", status)
+	}
+	if status, _ := r.post("/run", strings.Repeat("0", 64), req); status != 401 {
+		t.Errorf("wrong secret: %d", status)
+	}
+	req.RunnerID = "ghost"
+	if status, out := r.post("/run", testSecret, req); status != 403 || out["error"] != "unpinned_runner" {
+		t.Errorf("unpinned: %d %v", status, out)
+	}
+	req.RunnerID = "namer" // pinned, but not a build-runner
+	if status, out := r.post("/run", testSecret, req); status != 403 || out["error"] != "unpinned_runner" {
+		t.Errorf("naming runner asked to build: %d %v", status, out)
+	}
+	req.RunnerID = "elsewhere"
+	if status, out := r.post("/run", testSecret, req); status != 403 || out["error"] != "workspace_not_allowed" {
+		t.Errorf("outside the allowlist: %d %v", status, out)
+	}
+	req.RunnerID, req.BlockID = "build-1", "sb_shop_nope"
+	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "unknown_block" {
+		t.Errorf("unknown block: %d %v", status, out)
+	}
+	if refs := r.g.Git("for-each-ref", "refs/m1nd/missions/"); refs != "" {
+		t.Fatalf("a refused run wrote %s", refs)
+	}
+}
+
+func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
+	r := newRig(t, `true`, `true`, 30)
+	ctx := context.Background()
+	runner := r.d.Config.Runners[0]
+	id, err := r.d.open(ctx, runner, RunRequest{BlockID: "sb_shop_core"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.advance(ctx, runner, id, func(l *chain.Letter) { l.Phase = chain.PhaseExecuting }); err != nil {
+		t.Fatal(err)
+	}
+	WriteSide(r.d.Repo.RuntimeDir(), &Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
+	r.d.recover(ctx)
+	head, _ := r.d.missions.Current(id)
+	if head.Letter.Phase != "failed" || !strings.HasPrefix(head.Letter.Verdict.Gist, "runner restarted") {
+		t.Fatalf("after restart: %s %+v", head.Letter.Phase, head.Letter.Verdict)
+	}
+}
+
+func TestNamingLaneSanitizes(t *testing.T) {
+	for answer, want := range map[string]string{
+		`{"name":"Ledger core","purpose":"sums the entries"}`:    "",
+		`{"name":"see https://x.example","purpose":"p"}`:         "name: URL",
+		`{"name":"ok","purpose":"key AKIA1234567890ABCDEFGHIJ"}`: "purpose: token-like string",
+		`not json`: `the runner's last line was not {"name","purpose"}`,
+	} {
+		t.Setenv("NAME_ANSWER", answer)
+		r := newRig(t, `true`, `true`, 30)
+		status, out := r.post("/name", testSecret, NameRequest{Blocks: []NamingBlock{{BlockID: "sb_shop_core", Packet: "# Name this block\n"}}})
+		if status != 200 {
+			t.Fatalf("/name: %d %v", status, out)
+		}
+		res := out["results"].([]any)[0].(map[string]any)
+		if want == "" && (res["ok"] != true || res["name"] != "Ledger core") || want != "" && (res["ok"] == true || res["refused"] != want) {
+			t.Errorf("answer %s: %v", answer, res)
+		}
+		if want != "" && strings.Contains(res["refused"].(string), "x.example") {
+			t.Error("a refusal echoed the runner's text")
+		}
+	}
+}
+
+// alive reports a process that exists and is not a zombie (killed, not yet
+// reaped by whoever inherited it).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
