@@ -76,6 +76,9 @@ func (f *fixture) do(method, path, body string, header map[string]string) (int, 
 	defer resp.Body.Close()
 	var out map[string]any
 	data, _ := io.ReadAll(resp.Body)
+	if len(data) == 0 && resp.StatusCode == http.StatusUnauthorized {
+		return resp.StatusCode, nil // a bare 401, as runner endpoints answer
+	}
 	if err := json.Unmarshal(data, &out); err != nil {
 		f.t.Fatalf("%s %s: %d %q is not JSON", method, path, resp.StatusCode, data)
 	}
@@ -253,4 +256,66 @@ func TestListenRefusesNonLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.Close()
+}
+
+// Runners: an announce proves liveness for pinned ids only; spawn is
+// offered only with a live pinned build-runner and is proxied to runnerd.
+func TestRunnerAnnounceStatusAndSpawn(t *testing.T) {
+	f := newFixture(t, false)
+	secret := strings.Repeat("ab", 32)
+	f.srv.Pins = Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner", "namer": "naming-runner"}}
+	// A fake runnerd that records what the owner proxies to it.
+	var got map[string]any
+	runner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/run" || r.Header.Get("x-runnerd-secret") != secret {
+			w.WriteHeader(401)
+			return
+		}
+		json.NewDecoder(r.Body).Decode(&got)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"mission_id":"msn_00000000feed","accepted":true,"runner_id":"build-1"}`))
+	}))
+	defer runner.Close()
+	ru, _ := url.Parse(runner.URL)
+
+	_, policy := f.do("GET", "/api/policy", "", nil)
+	if spawn := policy["modes"].(map[string]any)["spawn"].(map[string]any); spawn["available"] != false || !strings.Contains(spawn["why"].(string), "no live pinned build-runner") {
+		t.Fatalf("spawn before any announce: %v", spawn)
+	}
+	status, _ := f.do("POST", "/api/mission_spawn", `{"runner_id":"build-1","block_id":"sb_shop_core","packet_markdown":"x"}`, nil)
+	if status != 403 {
+		t.Fatalf("spawn to a silent runner: %d", status)
+	}
+	announce := fmt.Sprintf(`{"runner_ids":["build-1","ghost"],"port":%q,"boot_challenge":"c0ffee"}`, ru.Port())
+	if status, _ := f.do("POST", "/api/runnerd/announce", announce, map[string]string{"x-runnerd-secret": "wrong"}); status != 401 {
+		t.Fatalf("announce with a wrong secret: %d", status)
+	}
+	status, out := f.do("POST", "/api/runnerd/announce", announce, map[string]string{"x-runnerd-secret": secret})
+	if status != 200 || out["echo"] != "c0ffee" || fmt.Sprint(out["registered"]) != "[build-1]" {
+		t.Fatalf("announce: %d %v", status, out)
+	}
+	_, st := f.do("GET", "/api/runnerd/status", "", nil)
+	runners := st["runners"].([]any)
+	if len(runners) != 2 || runners[0].(map[string]any)["runner_id"] != "build-1" || runners[0].(map[string]any)["lost"] != false ||
+		runners[1].(map[string]any)["lost"] != true {
+		t.Fatalf("status: %v", runners)
+	}
+	_, policy = f.do("GET", "/api/policy", "", nil)
+	if spawn := policy["modes"].(map[string]any)["spawn"].(map[string]any); spawn["available"] != true || fmt.Sprint(policy["build_runners"]) != "[build-1]" {
+		t.Fatalf("spawn after an announce: %v", policy)
+	}
+	status, out = f.do("POST", "/api/mission_spawn", `{"runner_id":"build-1","block_id":"sb_shop_core","packet_markdown":"# p"}`, nil)
+	if status != 200 || out["accepted"] != true || got["brain_ref"] != "shop" || got["block_id"] != "sb_shop_core" {
+		t.Fatalf("spawn: %d %v, runnerd got %v", status, out, got)
+	}
+	status, out = f.do("POST", "/api/mission_spawn", `{"runner_id":"ghost","block_id":"sb_shop_core","packet_markdown":"# p"}`, nil)
+	if status != 403 || out["refused"] != "unpinned_runner" {
+		t.Fatalf("spawn to an unpinned runner: %d %v", status, out)
+	}
+	// 90 s of silence and the runner is lost again.
+	f.srv.Now = func() time.Time { return testNow.Add(91 * time.Second) }
+	_, st = f.do("GET", "/api/runnerd/status", "", nil)
+	if st["runners"].([]any)[0].(map[string]any)["lost"] != true {
+		t.Fatal("a runner silent for 91 s is not lost")
+	}
 }
