@@ -401,3 +401,57 @@ func TestBrowserComposeDirect(t *testing.T) {
 	}
 	screenshot(t, ctx, "direct")
 }
+
+// The issue's "done when": pin a runner, press spawn in the tray, watch the
+// mission walk to merge_wait in a sibling worktree, land it with one click.
+func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
+	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	o.m1nd("init")
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\ntest -f \"$1\" || exit 9\necho '// spawned' >> core/ledger.go\ngit commit -qam 'agent work'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pins := fmt.Sprintf("[[runner]]\nid = \"build-1\"\ncapability = \"build-runner\"\ncommand = [%q, \"{packet_file}\"]\ngate_command = \"grep -q spawned core/ledger.go && echo proved\"\nworkspace_allowlist = [%q]\ntimeout_secs = 60\n", agent, filepath.Dir(o.dir))
+	if err := os.WriteFile(filepath.Join(o.dir, ".git", "m1nd", "runners.toml"), []byte(pins), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.url = o.serve()
+	runnerd := exec.Command(filepath.Join(binDir, "m1nd"), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms")
+	runnerd.Dir, runnerd.Env = o.dir, o.env
+	if err := runnerd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runnerd.Process.Kill(); runnerd.Wait() })
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	// The announce moves no ref: the policy is read again on the next refresh.
+	until(t, ctx, "spawn to be offered", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available)`)
+	open(t, ctx, o.url)
+	click(t, ctx, `#open-compose`)
+	run(t, ctx, chromedp.SetValue(chromedp.CSS(`#compose-block`), "sb_demo_brain_core"))
+	if disabled := eval[bool](t, ctx, `document.querySelector('input[value="spawn"]').disabled`); disabled {
+		t.Fatal("spawn is disabled with a live pinned runner")
+	}
+	click(t, ctx, `input[value="spawn"]`)
+	before := eval[int](t, ctx, `document.querySelectorAll('#cards .card').length`)
+	click(t, ctx, `#compose-go`)
+	until(t, ctx, "the spawned mission at merge wait", fmt.Sprintf(`document.querySelectorAll('#cards .card').length === %d && [...document.querySelectorAll('#cards .card[data-phase="merge_wait"]')].some(c => c.textContent.includes('grep -q spawned'))`, before+1))
+	screenshot(t, ctx, "spawned-merge-wait")
+	id := eval[string](t, ctx, `[...document.querySelectorAll('#cards .card[data-phase="merge_wait"]')].find(c => c.textContent.includes('grep -q spawned')).dataset.mission`)
+	click(t, ctx, fmt.Sprintf(`#cards .card[data-mission=%q] button.import`, id))
+	until(t, ctx, "the spawned mission landed", fmt.Sprintf(`!!document.querySelector('#cards .card[data-mission=%q][data-phase="landed"]')`, id))
+	screenshot(t, ctx, "spawned-landed")
+	// The work sits on the mission's branch, made in a sibling worktree.
+	branch := exec.Command("git", "log", "-1", "--format=%s", "m1nd/"+id)
+	branch.Dir, branch.Env = o.dir, o.env
+	if out, err := branch.Output(); err != nil || strings.TrimSpace(string(out)) != "agent work" {
+		t.Fatalf("branch m1nd/%s: %q %v", id, out, err)
+	}
+	log := o.m1nd("mission", "log", id)
+	for _, phase := range []string{"judging", "executing", "gate", "merge_wait", "landed"} {
+		if !strings.Contains(log, phase) {
+			t.Errorf("mission log lacks %s:\n%s", phase, log)
+		}
+	}
+}
