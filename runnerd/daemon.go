@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,6 +20,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // SecretHeader carries the shared local secret between runnerd and the owner.
@@ -91,21 +91,9 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	d.recover(ctx)
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
 	go d.announceLoop(ctx)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		srv.Shutdown(shut)
-		d.running.Wait()
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
+	err := serve.Run(ctx, srv, ln)
+	d.running.Wait()
+	return err
 }
 
 // Handler is runnerd's HTTP surface; every endpoint needs the secret.

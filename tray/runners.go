@@ -177,6 +177,20 @@ func (s *Server) postSpawn(w http.ResponseWriter, r *http.Request, body []byte) 
 	w.Write(out)
 }
 
+// lane starts a runner lane: the current store (refused no_store when
+// there is none) and a live pinned runner of capability.
+func (s *Server) lane(runnerID, capability string) (*brain.Snapshot, string, int, error) {
+	snap, ok, err := s.Store.Snapshot()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	if !ok {
+		return nil, "", 0, gates.Refuse(gates.NoStore, "")
+	}
+	id, port, err := s.liveRunner(runnerID, capability)
+	return snap, id, port, err
+}
+
 // postNaming asks a live naming-runner to name blocks (all that still need
 // the owner's naming, or block_ids) and applies the names that passed the
 // o5 sanitizer as one runner-seat candidate_edit.
@@ -188,14 +202,7 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	snap, ok, err := s.Store.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, gates.Refuse(gates.NoStore, "")
-	}
-	id, port, err := s.liveRunner(req.RunnerID, "naming-runner")
+	snap, id, port, err := s.lane(req.RunnerID, "naming-runner")
 	if err != nil {
 		return nil, err
 	}
@@ -272,14 +279,7 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	snap, ok, err := s.Store.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, gates.Refuse(gates.NoStore, "")
-	}
-	id, port, err := s.liveRunner(req.RunnerID, "hand-runner")
+	snap, id, port, err := s.lane(req.RunnerID, "hand-runner")
 	if err != nil {
 		return nil, err
 	}
