@@ -282,3 +282,41 @@ func alive(pid int) bool {
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
 }
+
+// An owner that echoes the boot challenge wrong is not announced to again.
+func TestAnnounceStopsTrustingAWrongEcho(t *testing.T) {
+	r := newRig(t, `true`, `true`, 30)
+	calls := 0
+	echo := func(right bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, req *http.Request) {
+			calls++
+			var in map[string]any
+			json.NewDecoder(req.Body).Decode(&in)
+			if req.Header.Get(SecretHeader) != testSecret || in["port"] == "" {
+				w.WriteHeader(401)
+				return
+			}
+			reply := in["boot_challenge"].(string)
+			if !right {
+				reply = "not-the-challenge"
+			}
+			json.NewEncoder(w).Encode(map[string]any{"ok": true, "echo": reply, "registered": in["runner_ids"]})
+		}
+	}
+	good := httptest.NewServer(echo(true))
+	defer good.Close()
+	r.d.OwnerURL, r.d.port = good.URL, "7421"
+	r.d.announceOnce(context.Background())
+	r.d.announceOnce(context.Background())
+	if calls != 2 || r.d.ownerRefused {
+		t.Fatalf("a good owner: %d calls, refused %v", calls, r.d.ownerRefused)
+	}
+	bad := httptest.NewServer(echo(false))
+	defer bad.Close()
+	r.d.OwnerURL, calls = bad.URL, 0
+	r.d.announceOnce(context.Background())
+	r.d.announceOnce(context.Background())
+	if calls != 1 || !r.d.ownerRefused {
+		t.Fatalf("a wrong echo: %d calls, refused %v", calls, r.d.ownerRefused)
+	}
+}
