@@ -370,18 +370,23 @@ func (r *Repo) ReadFileAt(h Hash, name string) ([]byte, *Commit, error) {
 // ReadFileInTree returns the contents of the file at name in tree; name may
 // be a slash-separated path ("blocks/sb_x.json").
 func (r *Repo) ReadFileInTree(tree Hash, name string) ([]byte, error) {
+	return fileInTree(tree, name, r.TreeEntries, func(h Hash) ([]byte, error) { return r.ReadTyped(BlobObject, h) })
+}
+
+// fileInTree finds name (a slash path) below tree with the given readers.
+func fileInTree(tree Hash, name string, entries func(Hash) ([]TreeEntry, error), blob func(Hash) ([]byte, error)) ([]byte, error) {
 	dir, base, nested := strings.Cut(name, "/")
-	entries, err := r.TreeEntries(tree)
+	list, err := entries(tree)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
+	for _, e := range list {
 		switch {
 		case e.Name != dir:
 		case nested && e.Mode == "40000":
-			return r.ReadFileInTree(e.Hash, base)
+			return fileInTree(e.Hash, base, entries, blob)
 		case !nested && e.Mode != "40000":
-			return r.ReadTyped(BlobObject, e.Hash)
+			return blob(e.Hash)
 		}
 	}
 	return nil, ErrNoSuchFile

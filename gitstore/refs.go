@@ -276,3 +276,21 @@ func (r *Repo) RefsStamp(prefix string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// PackedRef returns name's value in packed-refs, if it is there.
+func (r *Repo) PackedRef(name string) (Hash, bool, error) {
+	packed, err := r.readPackedRefs()
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	h, ok := packed[name]
+	return h, ok, nil
+}
+
+// LooseRef returns name's value in its loose file, if there is one.
+func (r *Repo) LooseRef(name string) (Hash, bool, error) {
+	if !ValidRefName(name) {
+		return ZeroHash, false, fmt.Errorf("read ref: invalid ref name %q", name)
+	}
+	return readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+}

@@ -59,6 +59,8 @@ func newApp(inv *invocation) *cli.App {
 			runnerdCommand(inv),
 			spawnCommand(inv),
 			worktreesCommand(inv),
+			gitHooksCommand(inv),
+			verifyCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"path/filepath"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/hooks"
 	"github.com/m1nd/m1nd/runnerd"
 )
 
@@ -19,8 +22,10 @@ func initCommand(inv *invocation) *cli.Command {
 		Name:  "init",
 		Usage: "prepare this repository for m1nd (idempotent)",
 		Description: `Creates the runtime folder $(git rev-parse --git-common-dir)/m1nd (never a
-ref, never pushed) and the runner daemon's shared secret in it (mode 0600).
-Running it again changes nothing.`,
+ref, never pushed), the runner daemon's shared secret in it (mode 0600), and
+the reference-transaction git hook that keeps raw git writes to refs/m1nd/
+honest (an existing hook is kept and runs first). Running it again changes
+nothing.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = c.Bool("json")
@@ -47,6 +52,12 @@ Running it again changes nothing.`,
 				return err
 			} else if made {
 				reply.Created = append(reply.Created, runnerd.SecretFile)
+			}
+			dir := hooks.HooksDir(repo)
+			if made, err := hooks.InstallGitHook(dir, hooks.GitHookReferenceTransaction, hookCommandName()); err != nil {
+				return err
+			} else if made {
+				reply.Created = append(reply.Created, filepath.Join(dir, hooks.GitHookReferenceTransaction))
 			}
 			if inv.jsonOut {
 				return inv.printJSON(reply)

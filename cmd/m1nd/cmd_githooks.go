@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/hooks"
+)
+
+func gitHooksCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "git hooks that keep raw git writes to refs/m1nd/ honest",
+		Description: `go-git never runs hooks, so m1nd's own writes are checked by m1nd; these
+hooks check what plain git does. reference-transaction (installed by m1nd
+init) refuses, for refs under refs/m1nd/: deleting a mission, store, memory or
+atlas ref; a rewrite (non-fast-forward); a mission commit whose letter does not
+validate or does not extend its chain; an archived letter without
+M1nd-Origin: human-ui; a store commit that does not add exactly 1 to
+store_version. On a bare remote, 'm1nd hooks install --bare' installs the
+same laws as a pre-receive hook. An existing hook is kept and runs first.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "install",
+				Usage: "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"}, jsonFlag},
+				Action: func(c *cli.Context) error {
+					return installHooks(inv, c, true)
+				},
+			},
+			{
+				Name:  "uninstall",
+				Usage: "remove m1nd's git hooks (a chained earlier hook goes back in place)",
+				Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					return installHooks(inv, c, false)
+				},
+			},
+			{
+				Name:      "run",
+				Usage:     "run a git hook (git calls this; you do not)",
+				ArgsUsage: "reference-transaction STATE | pre-receive",
+				Hidden:    false,
+				Action: func(c *cli.Context) error {
+					return runGitHook(inv, c)
+				},
+			},
+		},
+	}
+}
+
+func installHooks(inv *invocation, c *cli.Context, install bool) error {
+	inv.jsonOut = c.Bool("json")
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	repo, err := inv.openRepo()
+	if err != nil {
+		return err
+	}
+	dir := hooks.HooksDir(repo)
+	names := []string{hooks.GitHookReferenceTransaction}
+	if c.Bool("bare") {
+		names = []string{hooks.GitHookPreReceive}
+	}
+	if !install {
+		names = []string{hooks.GitHookReferenceTransaction, hooks.GitHookPreReceive}
+	}
+	changed := []string{}
+	for _, name := range names {
+		var did bool
+		if install {
+			did, err = hooks.InstallGitHook(dir, name, hookCommandName())
+		} else {
+			did, err = hooks.UninstallGitHook(dir, name)
+		}
+		if err != nil {
+			return err
+		}
+		if did {
+			changed = append(changed, filepath.Join(dir, name))
+		}
+	}
+	if inv.jsonOut {
+		return inv.printJSON(map[string]any{"ok": true, "hooks_dir": dir, "changed": changed})
+	}
+	if len(changed) == 0 {
+		inv.printf("%s: nothing to change\n", dir)
+	}
+	verb := "installed"
+	if !install {
+		verb = "removed"
+	}
+	for _, p := range changed {
+		inv.printf("%s %s\n", verb, p)
+	}
+	return nil
+}
+
+// runGitHook is what git runs. A refusal prints each fault's code and
+// lesson and exits 1, which makes git abort the transaction or the push.
+func runGitHook(inv *invocation, c *cli.Context) error {
+	name := c.Args().First()
+	updates, err := hooks.ParseUpdates(inv.io.In)
+	if err != nil {
+		return err
+	}
+	var faults []*hooks.RefFault
+	switch name {
+	case hooks.GitHookReferenceTransaction:
+		if c.Args().Get(1) != "prepared" {
+			return nil // committed and aborted transactions are past judging
+		}
+		repo, err := inv.openRepo()
+		if err != nil {
+			return err
+		}
+		faults = hooks.CheckTransaction(repo, updates)
+	case hooks.GitHookPreReceive:
+		dir, _ := os.Getwd()
+		if faults, err = hooks.CheckPush(dir, updates); err != nil {
+			return err
+		}
+	default:
+		return usagef("unknown git hook %q: want reference-transaction or pre-receive", name)
+	}
+	for _, f := range faults {
+		fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s (%s)\n", f.Code, f.Lesson, f.Ref)
+	}
+	if len(faults) > 0 {
+		return exitStatus(1)
+	}
+	return nil
+}
+
+func verifyCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "check every chain and the store under refs/m1nd/ (ids, seq, prev, schema, store versions)",
+		Description: `Walks every mission chain, the store and every mail ref from its root and
+checks each commit as the git hooks would have. Exit 0 when clean, 3 with the
+list of faults — for history written with the hooks bypassed.`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, err := inv.openRepo()
+			if err != nil {
+				return err
+			}
+			faults, checked, err := hooks.Verify(repo)
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				if faults == nil {
+					faults = []*hooks.RefFault{}
+				}
+				if err := inv.printJSON(map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults}); err != nil {
+					return err
+				}
+			} else {
+				for _, f := range faults {
+					inv.printf("fault %s\n", f.Error())
+				}
+				inv.printf("%s checked, %s\n", plural(checked, "ref"), plural(len(faults), "fault"))
+			}
+			if len(faults) > 0 {
+				return exitStatus(exitRefused)
+			}
+			return nil
+		},
+	}
+}

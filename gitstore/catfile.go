@@ -1,0 +1,107 @@
+package gitstore
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// CatFile reads objects through one `git cat-file --batch` process. A git
+// hook uses it: objects pushed to a repository wait in a quarantine that
+// only git's own environment (GIT_OBJECT_DIRECTORY, ...) points at.
+type CatFile struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// NewCatFile starts `git cat-file --batch` in dir with this process's
+// environment.
+func NewCatFile(dir string) (*CatFile, error) {
+	cmd := exec.Command("git", "cat-file", "--batch")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	return &CatFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64*1024)}, nil
+}
+
+// Close ends the git process.
+func (c *CatFile) Close() error {
+	c.in.Close()
+	return c.cmd.Wait()
+}
+
+// ReadObject returns an object's type and contents.
+func (c *CatFile) ReadObject(h Hash) (ObjectType, []byte, error) {
+	if _, err := fmt.Fprintln(c.in, h.String()); err != nil {
+		return "", nil, err
+	}
+	header, err := c.out.ReadString('\n')
+	if err != nil {
+		return "", nil, err
+	}
+	fields := strings.Fields(header)
+	if len(fields) == 2 && fields[1] == "missing" {
+		return "", nil, fmt.Errorf("%s: %w", h, ErrObjectNotFound)
+	}
+	if len(fields) != 3 {
+		return "", nil, fmt.Errorf("git cat-file: unexpected header %q", header)
+	}
+	size, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return "", nil, err
+	}
+	data := make([]byte, size+1) // the contents and a new line
+	if _, err := io.ReadFull(c.out, data); err != nil {
+		return "", nil, err
+	}
+	return ObjectType(fields[1]), data[:size], nil
+}
+
+func (c *CatFile) readTyped(want ObjectType, h Hash) ([]byte, error) {
+	t, data, err := c.ReadObject(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != want {
+		return nil, fmt.Errorf("%s is a %s, not a %s", h, t, want)
+	}
+	return data, nil
+}
+
+// ReadCommit reads and decodes a commit.
+func (c *CatFile) ReadCommit(h Hash) (*Commit, error) {
+	data, err := c.readTyped(CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommit(data)
+}
+
+// ReadFileInTree returns the file at name (a slash path) in tree.
+func (c *CatFile) ReadFileInTree(tree Hash, name string) ([]byte, error) {
+	return fileInTree(tree, name, c.TreeEntries, func(h Hash) ([]byte, error) { return c.readTyped(BlobObject, h) })
+}
+
+// TreeEntries reads one tree.
+func (c *CatFile) TreeEntries(tree Hash) ([]TreeEntry, error) {
+	data, err := c.readTyped(TreeObject, tree)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTree(data)
+}

@@ -1,0 +1,201 @@
+package hooks
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// The git hooks m1nd installs.
+const (
+	GitHookReferenceTransaction = "reference-transaction"
+	GitHookPreReceive           = "pre-receive"
+)
+
+// hookMarker marks a hook script as m1nd's own.
+const hookMarker = "# m1nd-hook"
+
+// chainedSuffix names a hook that was there before m1nd's: it still runs,
+// first.
+const chainedSuffix = ".m1nd-chained"
+
+// HooksDir is where git looks for hooks: core.hooksPath (relative to the
+// worktree root, or to the repository when bare) or the common dir's hooks.
+func HooksDir(repo *gitstore.Repo) string {
+	if p, ok := repo.ConfigValue("core", "hooksPath"); ok && strings.TrimSpace(p) != "" {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(home, p[2:])
+			}
+		}
+		if !filepath.IsAbs(p) {
+			base := repo.WorkTree()
+			if base == "" {
+				base = repo.CommonDir()
+			}
+			p = filepath.Join(base, p)
+		}
+		return p
+	}
+	return filepath.Join(repo.CommonDir(), "hooks")
+}
+
+// hookScript runs a chained earlier hook first (with the same input), then
+// m1nd, and only when the input names an m1nd ref: plain git work stays as
+// fast as it was.
+func hookScript(name, command string) string {
+	return fmt.Sprintf(`#!/bin/sh
+%s: keeps raw git writes to refs/m1nd/ honest. 'm1nd hooks uninstall' removes it.
+input=$(cat)
+chained="$(dirname "$0")/%s%s"
+if [ -x "$chained" ]; then
+	printf '%%s\n' "$input" | "$chained" "$@" || exit $?
+fi
+case "$input" in
+*" refs/m1nd/"*) printf '%%s\n' "$input" | %s hooks run %s "$@"; exit $? ;;
+esac
+exit 0
+`, hookMarker, name, chainedSuffix, shellQuote(command), name)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func isOurHook(path string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(data), hookMarker)
+}
+
+// InstallGitHook writes m1nd's hook name into dir. A hook that was there
+// is kept and chained (renamed name.m1nd-chained, run first); installing
+// again only refreshes m1nd's script. changed is false when nothing moved.
+func InstallGitHook(dir, name, command string) (changed bool, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	path := filepath.Join(dir, name)
+	script := hookScript(name, command)
+	if old, err := os.ReadFile(path); err == nil {
+		if string(old) == script {
+			return false, nil
+		}
+		if !strings.Contains(string(old), hookMarker) {
+			chained := path + chainedSuffix
+			if _, err := os.Stat(chained); err == nil {
+				return false, fmt.Errorf("%s exists and so does %s: m1nd will not overwrite either; move one away", path, chained)
+			}
+			if err := os.Rename(path, chained); err != nil {
+				return false, err
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	return true, gitstore.WriteFileAtomic(path, []byte(script), 0o755)
+}
+
+// UninstallGitHook removes m1nd's hook and puts a chained one back.
+func UninstallGitHook(dir, name string) (changed bool, err error) {
+	path := filepath.Join(dir, name)
+	if !isOurHook(path) {
+		return false, nil
+	}
+	if err := os.Remove(path); err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(path + chainedSuffix); err == nil {
+		if err := os.Rename(path+chainedSuffix, path); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// ParseUpdates reads "<old> <new> <ref>" lines (the reference-transaction
+// and pre-receive input) for refs under refs/m1nd/.
+func ParseUpdates(r io.Reader) ([]Update, error) {
+	var out []Update
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("unexpected hook input line %q", sc.Text())
+		}
+		if !strings.HasPrefix(f[2], "refs/m1nd/") {
+			continue
+		}
+		old, err1 := gitstore.ParseHash(f[0])
+		new, err2 := gitstore.ParseHash(f[1])
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("hook input line %q: %w", sc.Text(), err)
+		}
+		out = append(out, Update{Old: old, New: new, Ref: f[2]})
+	}
+	return out, sc.Err()
+}
+
+// CheckTransaction is the reference-transaction hook in its prepared
+// state: every m1nd ref the transaction moves must keep its chain's laws.
+//
+// git reports the old value as zero when the writer gave none (`git
+// update-ref REF NEW`), so a zero old value is read from the repository.
+// `git pack-refs` shows up as a write of each ref's own value to
+// packed-refs and then a deletion, with its old value, of a loose file that
+// packed-refs now holds; a real deletion of that ref is refused.
+func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
+	packing := func(u Update) bool {
+		loose, inLoose, err1 := repo.LooseRef(u.Ref)
+		packed, inPacked, err2 := repo.PackedRef(u.Ref)
+		return err1 == nil && err2 == nil && inLoose && inPacked && loose == u.Old && packed == u.Old
+	}
+	var faults []*RefFault
+	for _, u := range updates {
+		stated := u.Old
+		if u.Old.IsZero() {
+			if cur, ok, err := repo.ReadRef(u.Ref); err == nil && ok {
+				u.Old = cur
+			}
+		}
+		isPacking := func(u Update) bool { return !stated.IsZero() && packing(u) }
+		if f := CheckUpdate(repo, u, isPacking); f != nil {
+			faults = append(faults, f)
+		}
+	}
+	return faults
+}
+
+// CheckPush is the pre-receive hook: the pushed objects are read through
+// git (they wait in its quarantine) and every m1nd ref must keep its laws.
+func CheckPush(dir string, updates []Update) ([]*RefFault, error) {
+	if len(updates) == 0 {
+		return nil, nil
+	}
+	objs, err := gitstore.NewCatFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer objs.Close()
+	var faults []*RefFault
+	for _, u := range updates {
+		if f := CheckUpdate(objs, u, noPacked); f != nil {
+			faults = append(faults, f)
+		}
+	}
+	return faults, nil
+}

@@ -1,0 +1,296 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
+)
+
+// Objects reads what the ref laws look at: a gitstore.Repo (m1nd verify)
+// or a gitstore.CatFile (a git hook, whose pushed objects wait in git's
+// quarantine).
+type Objects interface {
+	ReadCommit(h gitstore.Hash) (*gitstore.Commit, error)
+	ReadFileInTree(tree gitstore.Hash, name string) ([]byte, error)
+}
+
+// Update is one ref moving from Old to New (ZeroHash for none).
+type Update struct {
+	Old, New gitstore.Hash
+	Ref      string
+}
+
+// Kinds of m1nd ref, by what their commits hold.
+const (
+	kindMission = "mission"
+	kindStore   = "store"
+	kindMail    = "mail"
+	kindMemory  = "memory"
+	kindAtlas   = "atlas"
+	kindOther   = "other" // conflicts and refs of later issues: not judged here
+)
+
+func kindOf(ref string) string {
+	switch {
+	case strings.HasPrefix(ref, chain.MissionRefPrefix):
+		return kindMission
+	case ref == brain.StoreRef:
+		return kindStore
+	case strings.HasPrefix(ref, mailbox.RefPrefix):
+		return kindMail
+	case strings.HasPrefix(ref, "refs/m1nd/memory/"):
+		return kindMemory
+	case strings.HasPrefix(ref, "refs/m1nd/atlas/"):
+		return kindAtlas
+	}
+	return kindOther
+}
+
+// RefFault is a ref law broken at one commit.
+type RefFault struct {
+	Ref    string `json:"ref"`
+	Commit string `json:"commit,omitempty"`
+	Code   string `json:"refused"`
+	Lesson string `json:"lesson"`
+}
+
+func (f *RefFault) Error() string {
+	at := ""
+	if f.Commit != "" {
+		at = " at " + f.Commit[:12]
+	}
+	return fmt.Sprintf("%s%s: %s: %s", f.Ref, at, f.Code, f.Lesson)
+}
+
+func fault(u Update, commit gitstore.Hash, code gates.Code, format string, args ...any) *RefFault {
+	f := &RefFault{Ref: u.Ref, Code: string(code), Lesson: fmt.Sprintf(format, args...)}
+	if !commit.IsZero() {
+		f.Commit = commit.String()
+	}
+	return f
+}
+
+// CheckUpdate applies the laws of m1nd history to one raw ref update:
+// chains are append-only (no deletion of a mission, store, memory or
+// atlas ref; no rewrite), and every new commit must be a valid link of its
+// chain. packing says whether a deletion is `git pack-refs` removing the
+// loose copy of a ref that lives on in packed-refs — no deletion at all.
+func CheckUpdate(objs Objects, u Update, packing func(Update) bool) *RefFault {
+	kind := kindOf(u.Ref)
+	if kind == kindOther || (u.Old == u.New && !u.New.IsZero()) {
+		return nil
+	}
+	if u.New.IsZero() {
+		if packing(u) || kind == kindMail {
+			return nil
+		}
+		return fault(u, gitstore.ZeroHash, gates.InvalidTransition, "m1nd history is append-only: deleting %s would bury its letters", u.Ref)
+	}
+	fresh, err := newCommits(objs, u)
+	if err != nil {
+		return err
+	}
+	// Oldest first, each checked against its parent.
+	for i := len(fresh) - 1; i >= 0; i-- {
+		if f := checkLink(objs, u, kind, fresh[i]); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// newCommits lists the commits from New back to (not including) Old along
+// first parents; Old must be on that line, or the update rewrites history.
+func newCommits(objs Objects, u Update) ([]gitstore.Hash, *RefFault) {
+	var out []gitstore.Hash
+	for h := u.New; !h.IsZero(); {
+		if h == u.Old {
+			return out, nil
+		}
+		c, err := objs.ReadCommit(h)
+		if err != nil {
+			return nil, fault(u, h, gates.InvalidLetter, "the commit cannot be read: %v", err)
+		}
+		if len(c.Parents) > 1 {
+			return nil, fault(u, h, gates.InvalidLetter, "an m1nd chain has one parent per commit; this one has %d", len(c.Parents))
+		}
+		out = append(out, h)
+		if len(out) > 1_000_000 {
+			return nil, fault(u, h, gates.InvalidLetter, "the chain is too long to check")
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		h = c.Parents[0]
+	}
+	if !u.Old.IsZero() {
+		return nil, fault(u, u.New, gates.InvalidTransition, "this update rewrites %s: m1nd history only grows (the old head is not an ancestor of the new one)", u.Ref)
+	}
+	return out, nil
+}
+
+// checkLink checks one new commit of a chain against its parent.
+func checkLink(objs Objects, u Update, kind string, h gitstore.Hash) *RefFault {
+	c, err := objs.ReadCommit(h)
+	if err != nil {
+		return fault(u, h, gates.InvalidLetter, "the commit cannot be read: %v", err)
+	}
+	var parent *gitstore.Commit
+	if len(c.Parents) == 1 {
+		if parent, err = objs.ReadCommit(c.Parents[0]); err != nil {
+			return fault(u, h, gates.InvalidLetter, "the parent commit cannot be read: %v", err)
+		}
+	}
+	switch kind {
+	case kindMission:
+		return checkLetterLink(objs, u, h, c, parent)
+	case kindStore:
+		return checkStoreLink(objs, u, h, c, parent)
+	case kindMail:
+		return checkMailLink(objs, u, h, c)
+	}
+	return nil
+}
+
+func onlyFile(objs Objects, c *gitstore.Commit, name string) ([]byte, error) {
+	return objs.ReadFileInTree(c.Tree, name)
+}
+
+func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
+	body, err := onlyFile(objs, c, chain.LetterFile)
+	if err != nil {
+		return fault(u, h, gates.InvalidLetter, "a mission commit holds %s: %v", chain.LetterFile, err)
+	}
+	l, err := chain.DecodeLetter(body)
+	if err == nil {
+		err = chain.Validate(l)
+	}
+	if r, ok := gates.AsRefusal(err); ok {
+		return fault(u, h, r.Code, "%s", r.Lesson)
+	}
+	id := strings.TrimPrefix(u.Ref, chain.MissionRefPrefix)
+	if l.MissionID != id {
+		return fault(u, h, gates.InvalidLetter, "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
+	}
+	if parent == nil {
+		if l.MissionSeq != 1 || l.PrevLetterID != nil {
+			return fault(u, h, gates.StaleHead, "the first letter of a chain has mission_seq 1 and no prev_letter_id")
+		}
+	} else {
+		pbody, err := onlyFile(objs, parent, chain.LetterFile)
+		if err != nil {
+			return fault(u, h, gates.InvalidLetter, "the previous commit holds no letter")
+		}
+		prev, err := chain.DecodeLetter(pbody)
+		if err != nil {
+			return fault(u, h, gates.InvalidLetter, "the previous letter does not decode")
+		}
+		if l.MissionSeq != prev.MissionSeq+1 || l.PrevLetterID == nil || *l.PrevLetterID != chain.LetterID(pbody) {
+			return fault(u, h, gates.StaleHead, "the letter does not extend its chain: mission_seq must be %d and prev_letter_id %s", prev.MissionSeq+1, chain.LetterID(pbody))
+		}
+		if l.Phase == chain.PhaseArchived && prev.Phase != chain.PhaseMergeWait {
+			return fault(u, h, gates.InvalidTransition, "archived only supersedes a merge_wait head")
+		}
+	}
+	if l.Phase == chain.PhaseArchived && !hasTrailer(c.Message, "M1nd-Origin", gates.OriginHumanUI) {
+		return fault(u, h, gates.HumanGestureRequired, "an archived letter is a human gesture: its commit carries M1nd-Origin: human-ui (the tray or m1nd mission archive makes it)")
+	}
+	return nil
+}
+
+func hasTrailer(message, key, value string) bool {
+	for _, line := range strings.Split(message, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), key) && strings.TrimSpace(v) == value {
+			return true
+		}
+	}
+	return false
+}
+
+func storeVersionAt(objs Objects, c *gitstore.Commit) (int64, error) {
+	body, err := onlyFile(objs, c, "store.json")
+	if err != nil {
+		return 0, err
+	}
+	var doc struct {
+		Schema       string `json:"schema"`
+		StoreVersion int64  `json:"store_version"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return 0, err
+	}
+	if doc.Schema != brain.StoreSchema {
+		return 0, fmt.Errorf("schema %q", doc.Schema)
+	}
+	return doc.StoreVersion, nil
+}
+
+func checkStoreLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
+	v, err := storeVersionAt(objs, c)
+	if err != nil {
+		return fault(u, h, gates.SchemaMismatch, "a store commit holds store.json of %s: %v", brain.StoreSchema, err)
+	}
+	want := int64(1)
+	if parent != nil {
+		pv, err := storeVersionAt(objs, parent)
+		if err != nil {
+			return fault(u, h, gates.SchemaMismatch, "the previous store commit does not read: %v", err)
+		}
+		want = pv + 1
+	}
+	if v != want {
+		return fault(u, h, gates.StoreVersionConflict, "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
+	}
+	return nil
+}
+
+func checkMailLink(objs Objects, u Update, h gitstore.Hash, c *gitstore.Commit) *RefFault {
+	body, err := onlyFile(objs, c, mailbox.File)
+	if err != nil {
+		return fault(u, h, gates.InvalidLetter, "a mail commit holds %s: %v", mailbox.File, err)
+	}
+	l, err := mailbox.Decode(body)
+	if err == nil {
+		err = mailbox.Validate(l)
+	}
+	if r, ok := gates.AsRefusal(err); ok {
+		return fault(u, h, r.Code, "%s", r.Lesson)
+	}
+	if want, err := mailbox.Ref(l.To, l.Agent); err != nil || want != u.Ref {
+		return fault(u, h, gates.InvalidLetter, "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
+	}
+	return nil
+}
+
+// Verify checks every chain under refs/m1nd/ from its root, as the hooks
+// would have checked each update. It returns the faults found.
+func Verify(repo *gitstore.Repo) ([]*RefFault, int, error) {
+	refs, err := repo.ListRefs("refs/m1nd/")
+	if err != nil {
+		return nil, 0, err
+	}
+	var faults []*RefFault
+	checked := 0
+	for _, r := range refs {
+		if kindOf(r.Name) == kindOther {
+			continue
+		}
+		checked++
+		if kindOf(r.Name) == kindMission && !chain.ValidMissionID(strings.TrimPrefix(r.Name, chain.MissionRefPrefix)) {
+			faults = append(faults, &RefFault{Ref: r.Name, Code: string(gates.InvalidLetter), Lesson: "not a mission id"})
+			continue
+		}
+		if f := CheckUpdate(repo, Update{New: r.Hash, Ref: r.Name}, noPacked); f != nil {
+			faults = append(faults, f)
+		}
+	}
+	return faults, checked, nil
+}
+
+func noPacked(Update) bool { return false }
