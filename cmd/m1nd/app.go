@@ -61,6 +61,7 @@ func newApp(inv *invocation) *cli.App {
 			worktreesCommand(inv),
 			gitHooksCommand(inv),
 			verifyCommand(inv),
+			syncCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON

@@ -64,7 +64,8 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	dir := hooks.HooksDir(repo)
 	names := []string{hooks.GitHookReferenceTransaction}
 	if c.Bool("bare") {
-		names = []string{hooks.GitHookPreReceive}
+		// The remote's laws for pushes, and for local writes on it too.
+		names = []string{hooks.GitHookPreReceive, hooks.GitHookReferenceTransaction}
 	}
 	if !install {
 		names = []string{hooks.GitHookReferenceTransaction, hooks.GitHookPreReceive}

@@ -1,0 +1,303 @@
+// Package gitsync carries a brain's refs/m1nd/ across machines through any
+// git remote: fetch into a tracking namespace, fast-forward what the remote
+// has that is new, push what is new here in one atomic push with a lease
+// per ref, and park — never drop — local letters that lost a race.
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/hooks"
+)
+
+// Prefix is what sync carries.
+const Prefix = "refs/m1nd/"
+
+// ConflictsPrefix is where local history that lost a race is kept. It is
+// never pushed.
+const ConflictsPrefix = "refs/m1nd/conflicts/"
+
+// TrackingPrefix is where a remote's m1nd refs are fetched to: outside
+// refs/m1nd/, so fetching never touches the brain's own refs.
+func TrackingPrefix(remote string) string { return "refs/m1nd-sync/" + remote + "/" }
+
+// Conflict is a ref whose local and remote chains forked: the remote's
+// chain is kept, the local one is parked under ParkedRef.
+type Conflict struct {
+	Ref       string   `json:"ref"`
+	ParkedRef string   `json:"parked_ref"`
+	Letters   []string `json:"letters"` // the local commits after the fork, oldest first
+	Code      string   `json:"refused"`
+	Lesson    string   `json:"lesson"`
+}
+
+// Report says what a sync did.
+type Report struct {
+	OK            bool              `json:"ok"`
+	Remote        string            `json:"remote"`
+	FastForwarded []string          `json:"fast_forwarded"`
+	Created       []string          `json:"created"`
+	Pushed        []string          `json:"pushed"`
+	Unchanged     int               `json:"unchanged"`
+	Conflicts     []Conflict        `json:"conflicts"`
+	RefusedRemote []*hooks.RefFault `json:"refused_remote"` // remote history that breaks the laws: not taken
+	PushError     string            `json:"push_error,omitempty"`
+	progress      io.Writer
+}
+
+func (r *Report) say(format string, args ...any) {
+	if r.progress != nil {
+		fmt.Fprintf(r.progress, "m1nd sync: "+format+"\n", args...)
+	}
+}
+
+// ValidRemote reports whether name can be a remote's name here (it becomes
+// part of a ref name).
+func ValidRemote(name string) bool {
+	if name == "" || len(name) > 100 || strings.HasPrefix(name, "-") || strings.HasPrefix(name, ".") {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c)) {
+			return false
+		}
+	}
+	return gitstore.ValidRefName(TrackingPrefix(name) + "x")
+}
+
+// Sync runs one sync of repo's refs/m1nd/ with remote, writing progress
+// lines to progress. Local refs move only by compare-and-swap; the push is
+// atomic with an explicit lease per ref; nothing accepted locally is
+// dropped.
+func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
+	rep := &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{},
+		Conflicts: []Conflict{}, RefusedRemote: []*hooks.RefFault{}, progress: progress}
+	if !ValidRemote(remote) {
+		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
+	}
+	dir := gitDir(repo)
+	tracking := TrackingPrefix(remote)
+	rep.say("fetching %s", remote)
+	if _, err := git(ctx, dir, "fetch", "--quiet", "--no-tags", "--prune", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
+		return nil, err
+	}
+	local, err := refMap(repo, Prefix)
+	if err != nil {
+		return nil, err
+	}
+	remoteRefs, err := refMap(repo, tracking)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for name := range local {
+		if !strings.HasPrefix(name, ConflictsPrefix) {
+			names[name] = true
+		}
+	}
+	for name := range remoteRefs {
+		if !strings.HasPrefix(Prefix+name, ConflictsPrefix) {
+			names[Prefix+name] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	type lease struct{ ref, expected string }
+	var push []lease
+	for _, ref := range sorted {
+		l, hasL := local[ref]
+		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
+		switch {
+		case hasL && !hasR:
+			push = append(push, lease{ref, ""})
+		case hasR && !hasL:
+			if f := hooks.CheckUpdate(repo, hooks.Update{New: r, Ref: ref}, noPacking); f != nil {
+				rep.RefusedRemote = append(rep.RefusedRemote, f)
+				continue
+			}
+			if err := repo.UpdateRef(ctx, ref, gitstore.ZeroHash, r); err != nil {
+				return nil, fmt.Errorf("create %s: %w", ref, err)
+			}
+			rep.Created = append(rep.Created, ref)
+		case l == r:
+			rep.Unchanged++
+		default:
+			fork, lAfter, err := forkPoint(repo, l, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ref, err)
+			}
+			switch {
+			case fork == r: // the remote is behind: push
+				push = append(push, lease{ref, r.String()})
+			case fork == l: // we are behind: fast-forward after checking the new links
+				if f := hooks.CheckUpdate(repo, hooks.Update{Old: l, New: r, Ref: ref}, noPacking); f != nil {
+					rep.RefusedRemote = append(rep.RefusedRemote, f)
+					continue
+				}
+				if err := repo.UpdateRef(ctx, ref, l, r); err != nil {
+					return nil, fmt.Errorf("fast-forward %s: %w", ref, err)
+				}
+				rep.FastForwarded = append(rep.FastForwarded, ref)
+			default:
+				c, err := park(ctx, repo, ref, l, r, lAfter)
+				if err != nil {
+					return nil, err
+				}
+				rep.Conflicts = append(rep.Conflicts, *c)
+			}
+		}
+	}
+	rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
+		count(len(rep.FastForwarded), "ref"), count(len(rep.Created), "ref"), count(len(rep.Conflicts), "ref"), count(len(push), "ref"))
+	if len(push) > 0 {
+		args := []string{"push", "--atomic", "--porcelain", "--quiet", remote}
+		for _, p := range push {
+			args = append(args, "--force-with-lease="+p.ref+":"+p.expected)
+		}
+		for _, p := range push {
+			args = append(args, p.ref+":"+p.ref)
+		}
+		if out, err := git(ctx, dir, args...); err != nil {
+			rep.PushError = lastLines(err.Error()+"\n"+out, 6)
+			rep.OK = false
+			rep.say("push refused: %s", rep.PushError)
+		} else {
+			for _, p := range push {
+				rep.Pushed = append(rep.Pushed, p.ref)
+			}
+		}
+	}
+	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 {
+		rep.OK = false
+	}
+	return rep, nil
+}
+
+func noPacking(hooks.Update) bool { return false }
+
+// forkPoint finds where two first-parent chains meet: the newest commit of
+// b's line that is on a's line, and a's commits after it (oldest first).
+func forkPoint(repo *gitstore.Repo, a, b gitstore.Hash) (gitstore.Hash, []gitstore.Hash, error) {
+	var line []gitstore.Hash
+	onA := map[gitstore.Hash]int{}
+	err := repo.WalkFirstParent(a, func(h gitstore.Hash, _ *gitstore.Commit) error {
+		onA[h] = len(line)
+		line = append(line, h)
+		return nil
+	})
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
+	}
+	fork := gitstore.ZeroHash
+	err = repo.WalkFirstParent(b, func(h gitstore.Hash, _ *gitstore.Commit) error {
+		if _, ok := onA[h]; ok {
+			fork = h
+			return gitstore.ErrStopWalk
+		}
+		return nil
+	})
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
+	}
+	end := len(line)
+	if !fork.IsZero() {
+		end = onA[fork]
+	}
+	after := make([]gitstore.Hash, 0, end)
+	for i := end - 1; i >= 0; i-- {
+		after = append(after, line[i])
+	}
+	return fork, after, nil
+}
+
+// park keeps the local chain under refs/m1nd/conflicts/ and moves the ref
+// to the remote's chain, after checking the remote's links.
+func park(ctx context.Context, repo *gitstore.Repo, ref string, l, r gitstore.Hash, after []gitstore.Hash) (*Conflict, error) {
+	if f := hooks.CheckUpdate(repo, hooks.Update{New: r, Ref: ref}, noPacking); f != nil {
+		return nil, fmt.Errorf("the remote's %s breaks the laws (%s): not taken; local kept", ref, f.Error())
+	}
+	parked := ConflictsPrefix + strings.TrimPrefix(ref, Prefix) + "/" + l.String()[:12]
+	if err := repo.UpdateRef(ctx, parked, gitstore.ZeroHash, l); err != nil {
+		var stale *gitstore.StaleRefError
+		if !errors.As(err, &stale) {
+			return nil, fmt.Errorf("park %s: %w", ref, err)
+		}
+	}
+	if err := repo.UpdateRef(ctx, ref, l, r); err != nil {
+		return nil, fmt.Errorf("take the remote's %s: %w", ref, err)
+	}
+	c := &Conflict{Ref: ref, ParkedRef: parked, Letters: []string{}, Code: string(gates.StaleHead)}
+	for _, h := range after {
+		c.Letters = append(c.Letters, h.String())
+	}
+	what := "re-post them"
+	if id, ok := strings.CutPrefix(ref, chain.MissionRefPrefix); ok {
+		what = fmt.Sprintf("re-post them on the new head (m1nd mission next %s)", id)
+	}
+	c.Lesson = fmt.Sprintf("another clone extended %s first; its chain is kept, and your commits after the fork (%d) are parked at %s: %s", ref, len(after), parked, what)
+	return c, nil
+}
+
+func refMap(repo *gitstore.Repo, prefix string) (map[string]gitstore.Hash, error) {
+	refs, err := repo.ListRefs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]gitstore.Hash, len(refs))
+	for _, r := range refs {
+		name := r.Name
+		if prefix != Prefix {
+			name = strings.TrimPrefix(name, prefix)
+		}
+		m[name] = r.Hash
+	}
+	return m, nil
+}
+
+func gitDir(repo *gitstore.Repo) string {
+	if wt := repo.WorkTree(); wt != "" {
+		return wt
+	}
+	return repo.CommonDir()
+}
+
+// git runs the git CLI: transport (fetch, push) is git's job, with its ssh,
+// credentials and helpers.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out.String(), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
+}
+
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
