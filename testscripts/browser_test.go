@@ -388,7 +388,7 @@ func TestBrowserComposeDirect(t *testing.T) {
 	if note := eval[string](t, ctx, `document.querySelector('#compose-note').textContent`); note != "direct: posted to the agent's inbox — delivery is not execution." {
 		t.Fatalf("direct note %q", note)
 	}
-	if why := eval[string](t, ctx, `document.querySelector('[data-why="spawn"]').textContent`); !strings.Contains(why, "no runner daemon") {
+	if why := eval[string](t, ctx, `document.querySelector('[data-why="spawn"]').textContent`); !strings.Contains(why, "no live pinned build-runner") {
 		t.Fatalf("spawn's disabled state says %q", why)
 	}
 	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#compose-agent`), "bob"))
