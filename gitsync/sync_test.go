@@ -1,0 +1,145 @@
+package gitsync
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+type clone struct {
+	g    *gittest.Repo
+	repo *gitstore.Repo
+	m    *chain.Missions
+}
+
+// twoClones makes a bare remote and two clones of it, brain "shop".
+func twoClones(t *testing.T) (*clone, *clone) {
+	t.Helper()
+	seed := gittest.Init(t, "seed")
+	bare := filepath.Join(t.TempDir(), "shop.git")
+	seed.Git("clone", "-q", "--bare", seed.Dir, bare)
+	var out []*clone
+	for _, name := range []string{"a", "b"} {
+		dir := filepath.Join(t.TempDir(), name)
+		seed.Git("clone", "-q", bare, dir)
+		g := &gittest.Repo{}
+		*g = *seed
+		g.Dir = dir
+		repo, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { repo.Close() })
+		out = append(out, &clone{g: g, repo: repo, m: &chain.Missions{Repo: repo, Brain: "shop"}})
+	}
+	return out[0], out[1]
+}
+
+func (c *clone) sync(t *testing.T) *Report {
+	t.Helper()
+	rep, err := Sync(context.Background(), c.repo, "origin", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func (c *clone) extend(t *testing.T, id, agent string, at time.Time) {
+	t.Helper()
+	head, err := c.m.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := chain.Next(head.Letter, head.HeadLetterID, at)
+	next.Phase = chain.PhaseExecuting
+	if _, err := c.m.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: agent}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSyncPushesFastForwardsAndParksForks(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	res, err := a.m.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ref := res.MissionID, res.Ref
+	if rep := a.sync(t); !rep.OK || strings.Join(rep.Pushed, ",") != ref {
+		t.Fatalf("a's first sync: %+v", rep)
+	}
+	if rep := b.sync(t); !rep.OK || strings.Join(rep.Created, ",") != ref {
+		t.Fatalf("b's first sync: %+v", rep)
+	}
+	// Both extend the same head; a syncs first and wins.
+	a.extend(t, id, "alice", now.Add(time.Minute))
+	b.extend(t, id, "bob", now.Add(2*time.Minute))
+	bHead, _, _ := b.repo.ReadRef(ref)
+	if rep := a.sync(t); !rep.OK || len(rep.Pushed) != 1 {
+		t.Fatalf("a pushes: %+v", rep)
+	}
+	rep := b.sync(t)
+	if rep.OK || len(rep.Conflicts) != 1 {
+		t.Fatalf("b's conflict: %+v", rep)
+	}
+	c := rep.Conflicts[0]
+	if c.Code != "stale_head" || len(c.Letters) != 1 || c.Letters[0] != bHead.String() || !strings.Contains(c.Lesson, "m1nd mission next "+id) {
+		t.Fatalf("conflict %+v", c)
+	}
+	// Nothing accepted locally is dropped: bob's letter is parked, the
+	// mission follows a's chain.
+	if parked, ok, _ := b.repo.ReadRef(c.ParkedRef); !ok || parked != bHead {
+		t.Fatalf("parked %s = %s", c.ParkedRef, parked)
+	}
+	aHead, _, _ := a.repo.ReadRef(ref)
+	if now, _, _ := b.repo.ReadRef(ref); now != aHead {
+		t.Fatal("b does not follow the remote's chain")
+	}
+	// Conflicts stay local.
+	if rep := b.sync(t); !rep.OK || len(rep.Pushed) != 0 {
+		t.Fatalf("b's next sync: %+v", rep)
+	}
+	if remote := a.g.Git("ls-remote", "origin", "refs/m1nd/conflicts/*"); remote != "" {
+		t.Fatalf("a conflict was pushed: %s", remote)
+	}
+}
+
+// Syncs from both clones at the same time leave every ref equal on both
+// sides after one more round, with no letter lost.
+func TestConcurrentSyncsStayConsistent(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for i := 0; i < 6; i++ {
+		for _, c := range []*clone{a, b} {
+			if _, err := c.m.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "x", Now: now.Add(time.Duration(i) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for round := 0; round < 3; round++ {
+		for _, c := range []*clone{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				Sync(context.Background(), c.repo, "origin", io.Discard) // a lost push is retried next round
+			}()
+		}
+		wg.Wait()
+	}
+	a.sync(t)
+	b.sync(t)
+	la := a.g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/missions/")
+	lb := b.g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/missions/")
+	if la != lb || strings.Count(la, "\n")+1 != 12 {
+		t.Fatalf("clones differ after syncing:\n%s\n---\n%s", la, lb)
+	}
+}

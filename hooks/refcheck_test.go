@@ -1,0 +1,170 @@
+package hooks
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+type chainRig struct {
+	t    *testing.T
+	g    *gittest.Repo
+	repo *gitstore.Repo
+	m    *chain.Missions
+}
+
+func newChainRig(t *testing.T) *chainRig {
+	g := gittest.Init(t, "brain")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return &chainRig{t: t, g: g, repo: repo, m: &chain.Missions{Repo: repo, Brain: "brain"}}
+}
+
+// commit writes one file into a commit on parent, the way raw git could.
+func (r *chainRig) commit(parent gitstore.Hash, file string, body []byte, message string) gitstore.Hash {
+	r.t.Helper()
+	blob, _ := r.repo.WriteBlob(body)
+	tree, _ := r.repo.WriteTree([]gitstore.TreeEntry{{Name: file, Mode: "100644", Hash: blob}})
+	sig := gitstore.Signature{Name: "forger", Email: "f@x", When: time.Unix(1, 0)}
+	c := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: message}
+	if !parent.IsZero() {
+		c.Parents = []gitstore.Hash{parent}
+	}
+	h, err := r.repo.WriteCommit(c)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return h
+}
+
+// mergeWait makes a mission whose head is merge_wait and returns it.
+func (r *chainRig) mergeWait() (*chain.Head, string) {
+	r.t.Helper()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	res, err := r.m.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "a", Now: now})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	head, _ := r.m.Current(res.MissionID)
+	next := chain.Next(head.Letter, head.HeadLetterID, now)
+	next.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	next.Gate = &chain.Gate{Command: "true", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("a", 64)}
+	if _, err := r.m.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: "a"}); err != nil {
+		r.t.Fatal(err)
+	}
+	head, _ = r.m.Current(res.MissionID)
+	return head, chain.MissionRefPrefix + res.MissionID
+}
+
+func TestCheckUpdateLaws(t *testing.T) {
+	r := newChainRig(t)
+	head, ref := r.mergeWait()
+	archived := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+	archived.Phase = chain.PhaseArchived
+	forged := r.commit(head.Commit, chain.LetterFile, archived.Canonical(), "archived without the gesture\n")
+	honest := r.commit(head.Commit, chain.LetterFile, archived.Canonical(), "archived\n\nM1nd-Origin: human-ui\n")
+	skipped := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+	skipped.MissionSeq += 1
+	gap := r.commit(head.Commit, chain.LetterFile, skipped.Canonical(), "gap\n")
+	notALetter := r.commit(head.Commit, "notes.txt", []byte("hi"), "junk\n")
+	root := r.commit(gitstore.ZeroHash, chain.LetterFile, []byte("{}"), "root\n")
+	first, _ := r.repo.ReadCommit(head.Commit)
+	never := func(Update) bool { return false }
+	for _, tt := range []struct {
+		label string
+		u     Update
+		code  gates.Code // "" = allowed
+	}{
+		{"extend with a human archive", Update{Old: head.Commit, New: honest, Ref: ref}, ""},
+		{"a forged archive", Update{Old: head.Commit, New: forged, Ref: ref}, gates.HumanGestureRequired},
+		{"a seq gap", Update{Old: head.Commit, New: gap, Ref: ref}, gates.StaleHead},
+		{"not a letter", Update{Old: head.Commit, New: notALetter, Ref: ref}, gates.InvalidLetter},
+		{"a rewrite", Update{Old: head.Commit, New: first.Parents[0], Ref: ref}, gates.InvalidTransition},
+		{"another history", Update{Old: head.Commit, New: root, Ref: ref}, gates.InvalidTransition},
+		{"a deletion", Update{Old: head.Commit, Ref: ref}, gates.InvalidTransition},
+		{"a deletion with no old value", Update{Ref: ref}, gates.InvalidTransition},
+		{"a store deletion", Update{Old: head.Commit, Ref: brain.StoreRef}, gates.InvalidTransition},
+		{"a memory deletion", Update{Old: head.Commit, Ref: "refs/m1nd/memory/a"}, gates.InvalidTransition},
+		{"a mail deletion", Update{Old: head.Commit, Ref: "refs/m1nd/mail/b/a"}, ""},
+		{"a conflicts ref", Update{Old: head.Commit, Ref: "refs/m1nd/conflicts/x/y"}, ""},
+		{"a branch is none of m1nd's business", Update{Old: head.Commit, Ref: "refs/heads/main"}, ""},
+		{"no move", Update{Old: head.Commit, New: head.Commit, Ref: ref}, ""},
+	} {
+		f := CheckUpdate(r.repo, tt.u, never)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
+	}
+	// pack-refs removing a loose copy is no deletion.
+	if f := CheckUpdate(r.repo, Update{Old: head.Commit, Ref: ref}, func(Update) bool { return true }); f != nil {
+		t.Errorf("pack-refs noise refused: %v", f)
+	}
+}
+
+func TestStoreLinksAddExactlyOne(t *testing.T) {
+	r := newChainRig(t)
+	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	store := &brain.Store{Repo: r.repo, Brain: "brain"}
+	if _, err := store.Scan(context.Background(), brain.WriteRequest{Agent: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	v1, _, _ := r.repo.ReadRef(brain.StoreRef)
+	jump := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":3}`), "store v3\n")
+	step := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":2}`), "store v2\n")
+	never := func(Update) bool { return false }
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: jump, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.StoreVersionConflict) {
+		t.Errorf("a jump of 2: %v", f)
+	}
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: step, Ref: brain.StoreRef}, never); f != nil {
+		t.Errorf("a step of 1: %v", f)
+	}
+}
+
+func TestVerifyFindsACorruptedChain(t *testing.T) {
+	r := newChainRig(t)
+	head, ref := r.mergeWait()
+	if faults, checked, err := Verify(r.repo); err != nil || len(faults) != 0 || checked != 1 {
+		t.Fatalf("clean brain: %v %d %v", faults, checked, err)
+	}
+	bad := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+	bad.MissionSeq = 9
+	r.g.Git("update-ref", ref, r.commit(head.Commit, chain.LetterFile, bad.Canonical(), "forged\n").String()) // no hook here
+	faults, _, err := Verify(r.repo)
+	if err != nil || len(faults) != 1 || faults[0].Ref != ref || faults[0].Code != string(gates.StaleHead) {
+		t.Fatalf("faults %v %v", faults, err)
+	}
+}
+
+func FuzzParseUpdates(f *testing.F) {
+	z := strings.Repeat("0", 40)
+	a := strings.Repeat("a", 40)
+	for _, s := range []string{z + " " + a + " refs/m1nd/missions/msn_0123456789ab\n", a + " " + z + " refs/heads/main\n", "garbage\n", "", "x y z\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		updates, err := ParseUpdates(strings.NewReader(input))
+		if err != nil {
+			return
+		}
+		for _, u := range updates {
+			if !strings.HasPrefix(u.Ref, "refs/m1nd/") {
+				t.Fatalf("kept %q", u.Ref)
+			}
+		}
+	})
+}
