@@ -99,7 +99,11 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, &ConfigError{Path: path, What: oneLine(err.Error())}
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		return nil, &ConfigError{Path: path, What: fmt.Sprintf("unknown key %s (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs)", undecoded[0])}
+		key := undecoded[0].String()
+		if field, ok := strings.CutPrefix(key, "runner."); ok {
+			return nil, &ConfigError{Path: path, Table: "[[runner]]", Field: field, What: "unknown key (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs)"}
+		}
+		return nil, &ConfigError{Path: path, What: fmt.Sprintf("unknown key %s (the file holds [[runner]] tables)", key)}
 	}
 	seen := map[string]bool{}
 	for i, r := range c.Runners {

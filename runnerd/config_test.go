@@ -32,7 +32,7 @@ func TestLoadConfig(t *testing.T) {
 		{"no allowlist", strings.Replace(goodRunner, `workspace_allowlist = ["/src"]`, "", 1), "field workspace_allowlist"},
 		{"bad id", strings.Replace(goodRunner, `"build-1"`, `"Build 1"`, 1), "field id"},
 		{"duplicate id", goodRunner + goodRunner, `[[runner]] #2 (id "build-1"), field id: the id "build-1" is pinned twice`},
-		{"unknown key", goodRunner + "colour = \"red\"\n", "unknown key runner.colour"},
+		{"unknown key", goodRunner + "colour = \"red\"\n", "[[runner]], field colour: unknown key"},
 		{"negative timeout", goodRunner + "timeout_secs = -1\n", "field timeout_secs"},
 		{"not toml", "[[runner]\n", "runners.toml: "},
 	} {

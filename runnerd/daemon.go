@@ -52,6 +52,10 @@ type Daemon struct {
 
 	trustMu      sync.Mutex
 	ownerRefused bool // an owner answered a wrong echo: no more announces to it
+
+	// life ends when the daemon stops: running agents and gates are killed
+	// with their process groups, and their missions end in a letter.
+	life context.Context
 }
 
 func (d *Daemon) init() {
@@ -65,6 +69,9 @@ func (d *Daemon) init() {
 	}
 	if d.Announce == 0 {
 		d.Announce = AnnounceInterval
+	}
+	if d.life == nil {
+		d.life = context.Background()
 	}
 }
 
@@ -87,6 +94,7 @@ func Listen(addr string) (net.Listener, error) {
 // shutdown are waited for.
 func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	d.init()
+	d.life = ctx
 	_, d.port, _ = net.SplitHostPort(ln.Addr().String())
 	d.recover(ctx)
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
@@ -190,7 +198,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
 		lock.(*sync.Mutex).Lock()
 		defer lock.(*sync.Mutex).Unlock()
-		d.run(context.WithoutCancel(r.Context()), runner, id, req)
+		d.run(d.life, runner, id, req)
 	}()
 	writeJSON(w, http.StatusOK, map[string]any{"mission_id": id, "accepted": true, "runner_id": runner.ID})
 }

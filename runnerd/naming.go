@@ -144,10 +144,12 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 // runStdin runs argv with input on stdin in its own process group and
 // returns stdout.
 func runStdin(ctx context.Context, dir string, argv []string, input string, limit time.Duration) (string, error) {
-	res := runProcess(ctx, dir, os.Environ(), limit, "", strings.NewReader(input), true, argv[0], argv[1:]...)
+	res := runProcess(ctx, dir, os.Environ(), limit, "", strings.NewReader(input), true, nil, argv[0], argv[1:]...)
 	switch {
 	case res.err != nil:
-		return "", fmt.Errorf("runner could not run: %s", oneLine(res.err.Error()))
+		return "", fmt.Errorf("runner could not run: %s", startProblem(res.err))
+	case res.stopped:
+		return "", fmt.Errorf("runner stopped")
 	case res.timedOut:
 		return "", fmt.Errorf("runner timed out after %s — killed", limit)
 	case res.exit != 0:

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +37,9 @@ type Side struct {
 	Base      string `json:"base"` // the commit the worktree started from
 	Created   string `json:"created_at"`
 	Removed   bool   `json:"removed,omitempty"`
+	// AgentPGID is the running agent's process group, so a restarted
+	// runnerd can stop what a killed one left behind.
+	AgentPGID int `json:"agent_pgid,omitempty"`
 }
 
 // SideDir is where side records live in the runtime dir.
@@ -133,7 +138,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 	logs := filepath.Join(SideDir(d.Repo.RuntimeDir()), missionID)
 	if runner.SetupCommand != "" {
 		res := runGroup(ctx, wt, env, runner.Timeout(), logs+".setup.log", "sh", "-c", runner.SetupCommand)
-		if res.err != nil || res.timedOut || res.exit != 0 {
+		if res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
 			failTidy("setup failed: "+res.describe("setup"), nil)
 			return
 		}
@@ -142,13 +147,24 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 	for i, a := range runner.Command {
 		argv[i] = strings.ReplaceAll(a, PacketPlaceholder, packet)
 	}
-	agent := runGroup(ctx, wt, env, runner.Timeout(), logs+".agent.log", argv[0], argv[1:]...)
+	agent := runProcess(ctx, wt, env, runner.Timeout(), logs+".agent.log", nil, false, func(pid int) {
+		side.AgentPGID = pid
+		WriteSide(d.Repo.RuntimeDir(), side)
+	}, argv[0], argv[1:]...)
+	side.AgentPGID = 0
+	WriteSide(d.Repo.RuntimeDir(), side)
 	switch {
 	case agent.err != nil:
-		failTidy("agent could not run: "+oneLine(agent.err.Error()), nil)
+		failTidy("agent could not run: "+startProblem(agent.err), nil)
+		return
+	case agent.stopped:
+		failTidy("runner stopped — agent killed", nil)
 		return
 	case agent.timedOut:
 		failTidy(fmt.Sprintf("agent timed out after %s — killed", runner.Timeout()), nil)
+		return
+	case agent.exit != 0:
+		failTidy(fmt.Sprintf("agent exited %d", agent.exit), nil)
 		return
 	}
 	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.Phase = "gate" }); err != nil {
@@ -171,7 +187,10 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: artifact}
 	switch {
 	case gate.err != nil:
-		failTidy("gate could not run: "+oneLine(gate.err.Error()), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
+		failTidy("gate could not run: "+startProblem(gate.err), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
+		return
+	case gate.stopped:
+		failTidy("runner stopped — gate killed", &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
 		return
 	case gate.timedOut:
 		failTidy(fmt.Sprintf("gate timed out after %s — killed", runner.Timeout()), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
@@ -217,6 +236,9 @@ func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.G
 // and changed by edit. A head that moved under the run (someone else
 // posted) is the run's stale_head: it stops, never retries silently.
 func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, edit func(l *chain.Letter)) error {
+	// A stopping daemon still writes the letter that ends the mission.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	head, err := d.missions.Current(missionID)
 	if err != nil {
 		return err
@@ -232,6 +254,10 @@ func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, 
 // lost: no uncommitted change. The branch keeps the agent's commits. It
 // returns what the letter should say about it.
 func (d *Daemon) tidy(ctx context.Context, side *Side) string {
+	ctx = context.WithoutCancel(ctx)
+	if fi, err := os.Stat(side.Worktree); err != nil || !fi.IsDir() {
+		return fmt.Sprintf("; %s holds the work; the worktree is gone", side.Branch)
+	}
 	status, err := gitOutput(ctx, side.Worktree, "status", "--porcelain")
 	commits := "0"
 	if n, cerr := gitOutput(ctx, side.Worktree, "rev-list", "--count", side.Base+".."+side.Branch); cerr == nil {
@@ -274,6 +300,7 @@ func (d *Daemon) recover(ctx context.Context) {
 		if err != nil || (head.Letter.Phase != chain.PhaseExecuting && head.Letter.Phase != "gate") {
 			continue
 		}
+		stopOrphan(s)
 		gist := "runner restarted" + d.tidy(ctx, s)
 		if err := d.advance(ctx, runner, s.MissionID, func(l *chain.Letter) {
 			l.Phase = "failed"
@@ -285,18 +312,51 @@ func (d *Daemon) recover(ctx context.Context) {
 	}
 }
 
+// stopOrphan kills the process group a killed runnerd left running in a
+// mission's worktree — checked by the group leader's working directory, so
+// a reused pid is never hit.
+func stopOrphan(s *Side) {
+	if s.AgentPGID <= 0 {
+		return
+	}
+	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(s.AgentPGID), "cwd"))
+	if err != nil {
+		return
+	}
+	wt, err := filepath.EvalSymlinks(s.Worktree)
+	if err != nil || (cwd != wt && !strings.HasPrefix(cwd, wt+string(filepath.Separator))) {
+		return
+	}
+	syscall.Kill(-s.AgentPGID, syscall.SIGKILL)
+}
+
 // result is how a process ended.
 type result struct {
 	exit     int
 	timedOut bool
+	stopped  bool  // the daemon stopped: killed
 	err      error // could not start
 	log      []byte
+}
+
+// startProblem says why a command could not start without naming a host
+// path: letters carry no absolute paths.
+func startProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
+		return "command not found"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return "it could not start"
 }
 
 func (r result) describe(what string) string {
 	switch {
 	case r.err != nil:
-		return what + " could not run: " + oneLine(r.err.Error())
+		return what + " could not run: " + startProblem(r.err)
+	case r.stopped:
+		return what + " killed: the runner stopped"
 	case r.timedOut:
 		return what + " timed out — killed"
 	}
@@ -307,12 +367,12 @@ func (r result) describe(what string) string {
 // together into one log (kept at logPath), killing the whole group when
 // the limit passes.
 func runGroup(ctx context.Context, dir string, env []string, limit time.Duration, logPath, name string, args ...string) result {
-	return runProcess(ctx, dir, env, limit, logPath, nil, false, name, args...)
+	return runProcess(ctx, dir, env, limit, logPath, nil, false, nil, name, args...)
 }
 
 // runProcess is runGroup with stdin and, for answers read off stdout, the
 // choice to keep stderr out of the log.
-func runProcess(ctx context.Context, dir string, env []string, limit time.Duration, logPath string, stdin io.Reader, stdoutOnly bool, name string, args ...string) result {
+func runProcess(ctx context.Context, dir string, env []string, limit time.Duration, logPath string, stdin io.Reader, stdoutOnly bool, started func(pid int), name string, args ...string) result {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -323,6 +383,9 @@ func runProcess(ctx context.Context, dir string, env []string, limit time.Durati
 	}
 	if err := cmd.Start(); err != nil {
 		return result{err: err}
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -339,7 +402,7 @@ func runProcess(ctx context.Context, dir string, env []string, limit time.Durati
 	case <-ctx.Done():
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-done
-		res.timedOut = true
+		res.stopped = true
 	}
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {

@@ -152,7 +152,8 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 		timeout                  int
 	}{
 		{"gate fails", `echo x >> core/a.go; git commit -qam work`, `echo FAIL; exit 3`, "gate exited 3; 1 commit on", 30},
-		{"agent cannot run", ``, `true`, "agent could not run", 30},
+		{"agent cannot run", ``, `true`, "agent could not run: command not found", 30},
+		{"agent fails", `exit 7`, `true`, "agent exited 7", 30},
 		{"dirty worktree kept", `echo wip >> core/a.go`, `exit 1`, "gate exited 1; 0 commits on", 30},
 		{"agent times out", `sleep 300 & echo $! > "$PIDFILE"; wait`, `true`, "agent timed out after 1s — killed", 1},
 	} {
@@ -181,6 +182,9 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 				if removed, _ := Prune(context.Background(), r.d.Repo, r.d.missions); len(removed) != 0 {
 					t.Fatal("prune removed a dirty worktree")
 				}
+			}
+			if strings.Contains(head.Letter.Verdict.Gist, r.dir) || strings.Contains(head.Letter.Verdict.Gist, r.g.Dir) {
+				t.Fatalf("a host path reached the letter: %q", head.Letter.Verdict.Gist)
 			}
 			if tt.label == "agent times out" {
 				data, _ := os.ReadFile(pidfile)

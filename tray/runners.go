@@ -213,6 +213,9 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	var blocks []block
 	want := map[string]bool{}
 	for _, b := range req.BlockIDs {
+		if snap.Block(b) == nil {
+			return nil, gates.Refusef(gates.UnknownBlock, "block_ids", "this store has no block %s", gates.Echo(b))
+		}
 		want[b] = true
 	}
 	for _, b := range snap.Blocks {

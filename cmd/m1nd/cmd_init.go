@@ -49,7 +49,7 @@ nothing.`,
 				reply.Created = append(reply.Created, repo.RuntimeDir())
 			}
 			if made, err := runnerd.EnsureSecret(repo.RuntimeDir()); err != nil {
-				return err
+				return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
 			} else if made {
 				reply.Created = append(reply.Created, runnerd.SecretFile)
 			}

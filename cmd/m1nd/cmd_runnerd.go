@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"os"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/tray"
@@ -63,8 +66,11 @@ its runners to the owner (m1nd serve) every 30 s, authenticated by
 				return usagef("%v", err)
 			}
 			secret, err := runnerd.LoadSecret(filepath.Join(repo.RuntimeDir(), runnerd.SecretFile))
-			if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
 				return usagef("runnerd secret: %v (m1nd init creates it)", err)
+			}
+			if err != nil {
+				return usagef("runnerd secret: %v", err)
 			}
 			ln, err := runnerd.Listen(c.String("addr"))
 			if err != nil {
@@ -152,34 +158,54 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 				}
 				packet = string(b)
 			} else {
-				var composed struct {
-					OK       bool   `json:"ok"`
-					Markdown string `json:"markdown"`
-					Lesson   string `json:"lesson"`
-				}
+				var composed map[string]any
 				if err := ownerCall(owner, "GET", "/api/packet?block_id="+urlQuery(c.String("block"))+"&ask="+urlQuery(c.String("ask")), nil, &composed); err != nil {
 					return err
 				}
-				if !composed.OK {
-					return fmt.Errorf("compose the packet: %s", composed.Lesson)
+				if r := replyRefusal(composed); r != nil {
+					return r
 				}
-				packet = composed.Markdown
+				packet, _ = composed["markdown"].(string)
 			}
 			var reply map[string]any
 			err = ownerCall(owner, "POST", "/api/mission_spawn", map[string]any{"runner_id": c.String("runner"), "block_id": c.String("block"), "packet_markdown": packet}, &reply)
 			if err != nil {
 				return err
 			}
+			if r := replyRefusal(reply); r != nil {
+				return r
+			}
+			if reply["accepted"] != true {
+				return fmt.Errorf("the owner answered without accepting: %s", compactJSON(reply))
+			}
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}
-			if reply["accepted"] == true {
-				inv.printf("runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply["runner_id"], reply["mission_id"], reply["mission_id"])
-				return nil
-			}
-			return fmt.Errorf("spawn refused: %v", reply)
+			inv.printf("runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply["runner_id"], reply["mission_id"], reply["mission_id"])
+			return nil
 		},
 	}
+}
+
+// replyRefusal turns a refusal the owner or runnerd answered — the
+// envelope {refused, lesson} or runnerd's {error, detail} — back into a
+// refusal, so the CLI prints and exits as for its own.
+func replyRefusal(reply map[string]any) *gates.Refusal {
+	if code, ok := reply["refused"].(string); ok {
+		lesson, _ := reply["lesson"].(string)
+		field, _ := reply["field"].(string)
+		return &gates.Refusal{Code: gates.Code(code), Field: field, Lesson: lesson}
+	}
+	if code, ok := reply["error"].(string); ok && gates.Known(gates.Code(code)) {
+		detail, _ := reply["detail"].(string)
+		return &gates.Refusal{Code: gates.Code(code), Lesson: detail}
+	}
+	return nil
+}
+
+func compactJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // ownerCall talks to the owner's API as a local client (no Origin header).
