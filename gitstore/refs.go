@@ -109,7 +109,7 @@ func readLooseRef(path string) (Hash, bool, error) {
 	}
 	s := strings.TrimSpace(string(b))
 	if strings.HasPrefix(s, "ref:") {
-		return ZeroHash, false, fmt.Errorf("ref %s is symbolic; m1nd refs never are", path)
+		return ZeroHash, false, fmt.Errorf("ref %s: %w", path, ErrSymbolicRef)
 	}
 	h, err := ParseHash(s)
 	if err != nil {
@@ -151,10 +151,26 @@ func (r *Repo) readPackedRefs() (map[string]Hash, error) {
 	return out, nil
 }
 
+// ErrSymbolicRef is wrapped when a ref m1nd reads is a symbolic ref: m1nd
+// refs never are, and only plain git can make one.
+var ErrSymbolicRef = errors.New("a symbolic ref, which m1nd refs never are")
+
 // ListRefs returns every ref whose name starts with prefix (which should end
 // in "/"), loose refs overriding packed ones, sorted by name. Loose files are
 // read concurrently: with thousands of missions this is the heads hot path.
+// Symbolic refs are left out (SymbolicRefs lists them).
 func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
+	refs, _, err := r.listRefs(prefix)
+	return refs, err
+}
+
+// SymbolicRefs lists the symbolic refs under prefix.
+func (r *Repo) SymbolicRefs(prefix string) ([]string, error) {
+	_, symbolic, err := r.listRefs(prefix)
+	return symbolic, err
+}
+
+func (r *Repo) listRefs(prefix string) ([]Ref, []string, error) {
 	root := filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
 	var names []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -178,23 +194,33 @@ func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
 	loose := make([]Ref, len(names))
 	errs := make([]error, len(names))
+	symbolic := make([]bool, len(names))
 	Parallel(len(names), func(i int) {
 		h, ok, err := readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(names[i])))
+		if errors.Is(err, ErrSymbolicRef) {
+			symbolic[i], err = true, nil
+		}
 		if err == nil && ok {
 			loose[i] = Ref{Name: names[i], Hash: h}
 		}
 		errs[i] = err
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	var symbolicNames []string
+	for i, sym := range symbolic {
+		if sym {
+			symbolicNames = append(symbolicNames, names[i])
+		}
 	}
 	packed, err := r.readPackedRefs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	merged := make(map[string]Hash, len(names))
 	for name, h := range packed {
@@ -207,12 +233,15 @@ func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
 			merged[ref.Name] = ref.Hash
 		}
 	}
+	for _, name := range symbolicNames {
+		delete(merged, name) // the loose symbolic ref hides a packed value, as in git
+	}
 	out := make([]Ref, 0, len(merged))
 	for name, h := range merged {
 		out = append(out, Ref{Name: name, Hash: h})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, symbolicNames, nil
 }
 
 // Workers is how many goroutines parallel reads use: the machines m1nd runs

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -174,6 +175,9 @@ func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstor
 	if r, ok := gates.AsRefusal(err); ok {
 		return fault(u, h, r.Code, "%s", r.Lesson)
 	}
+	if !bytes.Equal(l.Canonical(), body) {
+		return fault(u, h, gates.InvalidLetter, "letter.json must hold the letter's canonical bytes (compact JSON in schema order), so its id is the sha256 of the file")
+	}
 	id := strings.TrimPrefix(u.Ref, chain.MissionRefPrefix)
 	if l.MissionID != id {
 		return fault(u, h, gates.InvalidLetter, "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
@@ -262,6 +266,9 @@ func checkMailLink(objs Objects, u Update, h gitstore.Hash, c *gitstore.Commit) 
 	if r, ok := gates.AsRefusal(err); ok {
 		return fault(u, h, r.Code, "%s", r.Lesson)
 	}
+	if !bytes.Equal(l.Canonical(), body) {
+		return fault(u, h, gates.InvalidLetter, "mail.json must hold the letter's canonical bytes, so its id is the sha256 of the file")
+	}
 	if want, err := mailbox.Ref(l.To, l.Agent); err != nil || want != u.Ref {
 		return fault(u, h, gates.InvalidLetter, "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
 	}
@@ -276,7 +283,14 @@ func Verify(repo *gitstore.Repo) ([]*RefFault, int, error) {
 		return nil, 0, err
 	}
 	var faults []*RefFault
-	checked := 0
+	symbolic, err := repo.SymbolicRefs("refs/m1nd/")
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, name := range symbolic {
+		faults = append(faults, &RefFault{Ref: name, Code: string(gates.InvalidLetter), Lesson: "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"})
+	}
+	checked := len(symbolic)
 	for _, r := range refs {
 		if kindOf(r.Name) == kindOther {
 			continue

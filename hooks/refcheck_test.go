@@ -79,6 +79,7 @@ func TestCheckUpdateLaws(t *testing.T) {
 	skipped.MissionSeq += 1
 	gap := r.commit(head.Commit, chain.LetterFile, skipped.Canonical(), "gap\n")
 	notALetter := r.commit(head.Commit, "notes.txt", []byte("hi"), "junk\n")
+	pretty := r.commit(head.Commit, chain.LetterFile, append(archived.Canonical(), '\n'), "archived\n\nM1nd-Origin: human-ui\n")
 	root := r.commit(gitstore.ZeroHash, chain.LetterFile, []byte("{}"), "root\n")
 	first, _ := r.repo.ReadCommit(head.Commit)
 	never := func(Update) bool { return false }
@@ -91,6 +92,7 @@ func TestCheckUpdateLaws(t *testing.T) {
 		{"a forged archive", Update{Old: head.Commit, New: forged, Ref: ref}, gates.HumanGestureRequired},
 		{"a seq gap", Update{Old: head.Commit, New: gap, Ref: ref}, gates.StaleHead},
 		{"not a letter", Update{Old: head.Commit, New: notALetter, Ref: ref}, gates.InvalidLetter},
+		{"not canonical bytes", Update{Old: head.Commit, New: pretty, Ref: ref}, gates.InvalidLetter},
 		{"a rewrite", Update{Old: head.Commit, New: first.Parents[0], Ref: ref}, gates.InvalidTransition},
 		{"another history", Update{Old: head.Commit, New: root, Ref: ref}, gates.InvalidTransition},
 		{"a deletion", Update{Old: head.Commit, Ref: ref}, gates.InvalidTransition},
@@ -147,6 +149,12 @@ func TestVerifyFindsACorruptedChain(t *testing.T) {
 	faults, _, err := Verify(r.repo)
 	if err != nil || len(faults) != 1 || faults[0].Ref != ref || faults[0].Code != string(gates.StaleHead) {
 		t.Fatalf("faults %v %v", faults, err)
+	}
+	// A symbolic ref (git writes one without any hook) is a fault, not a crash.
+	r.g.Git("symbolic-ref", "refs/m1nd/missions/msn_00000000dead", "refs/heads/main")
+	faults, checked, err := Verify(r.repo)
+	if err != nil || len(faults) != 2 || checked != 2 || faults[0].Ref != "refs/m1nd/missions/msn_00000000dead" {
+		t.Fatalf("with a symbolic ref: %v %d %v", faults, checked, err)
 	}
 }
 

@@ -413,6 +413,9 @@ a gate, …) and post it, or pipe it straight in:
 			if phase != "" {
 				next.Phase = phase
 			}
+			if next.Phase == chain.PhaseExecuting {
+				next.Verdict = nil // an executing letter carries no verdict
+			}
 			_, err = inv.io.Out.Write(append(next.Canonical(), '\n'))
 			return err
 		},
