@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/memory"
 )
 
 // The git hooks m1nd installs.
@@ -173,7 +174,8 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 			}
 		}
 		isPacking := func(u Update) bool { return !stated.IsZero() && packing(u) }
-		if f := CheckUpdate(repo, u, isPacking); f != nil {
+		laws := Laws{Packing: isPacking, Keys: &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}
+		if f := laws.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
 	}

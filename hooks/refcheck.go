@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 )
 
 // Objects reads what the ref laws look at: a gitstore.Repo (m1nd verify)
@@ -83,6 +84,23 @@ func fault(u Update, commit gitstore.Hash, code gates.Code, format string, args 
 // chain. packing says whether a deletion is `git pack-refs` removing the
 // loose copy of a ref that lives on in packed-refs — no deletion at all.
 func CheckUpdate(objs Objects, u Update, packing func(Update) bool) *RefFault {
+	return Laws{Packing: packing}.Check(objs, u)
+}
+
+// Laws are the ref laws with what this machine knows: which deletions are
+// pack-refs at work, and the agent keys that prove shared documents'
+// publishers (a proof is checked where its publisher's key is present).
+type Laws struct {
+	Packing func(Update) bool
+	Keys    *memory.Keys
+}
+
+// Check applies the laws to one update (see CheckUpdate).
+func (laws Laws) Check(objs Objects, u Update) *RefFault {
+	packing := laws.Packing
+	if packing == nil {
+		packing = noPacked
+	}
 	kind := kindOf(u.Ref)
 	if kind == kindOther || (u.Old == u.New && !u.New.IsZero()) {
 		return nil
@@ -99,7 +117,7 @@ func CheckUpdate(objs Objects, u Update, packing func(Update) bool) *RefFault {
 	}
 	// Oldest first, each checked against its parent.
 	for i := len(fresh) - 1; i >= 0; i-- {
-		if f := checkLink(objs, u, kind, fresh[i]); f != nil {
+		if f := laws.checkLink(objs, u, kind, fresh[i]); f != nil {
 			return f
 		}
 	}
@@ -137,7 +155,7 @@ func newCommits(objs Objects, u Update) ([]gitstore.Hash, *RefFault) {
 }
 
 // checkLink checks one new commit of a chain against its parent.
-func checkLink(objs Objects, u Update, kind string, h gitstore.Hash) *RefFault {
+func (laws Laws) checkLink(objs Objects, u Update, kind string, h gitstore.Hash) *RefFault {
 	c, err := objs.ReadCommit(h)
 	if err != nil {
 		return fault(u, h, gates.InvalidLetter, "the commit cannot be read: %v", err)
@@ -155,6 +173,40 @@ func checkLink(objs Objects, u Update, kind string, h gitstore.Hash) *RefFault {
 		return checkStoreLink(objs, u, h, c, parent)
 	case kindMail:
 		return checkMailLink(objs, u, h, c)
+	case kindAtlas:
+		return laws.checkDocLink(objs, u, h, c, parent)
+	}
+	return nil
+}
+
+func (laws Laws) checkDocLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
+	body, err := onlyFile(objs, c, memory.AtlasFile)
+	if err != nil {
+		return fault(u, h, gates.InvalidLetter, "an atlas commit holds %s: %v", memory.AtlasFile, err)
+	}
+	d, err := memory.DecodeDoc(body)
+	if err != nil || "refs/m1nd/atlas/"+d.DocID != u.Ref {
+		return fault(u, h, gates.InvalidLetter, "%s does not hold this ref's document", memory.AtlasFile)
+	}
+	want := int64(1)
+	if parent != nil {
+		pbody, err := onlyFile(objs, parent, memory.AtlasFile)
+		prev, derr := memory.DecodeDoc(pbody)
+		if err != nil || derr != nil {
+			return fault(u, h, gates.InvalidLetter, "the previous version does not read")
+		}
+		if prev.Publisher != d.Publisher {
+			return fault(u, h, gates.NotPublisher, "%s was published by %s; a version by %s is refused", d.DocID, prev.Publisher, gates.Echo(d.Publisher))
+		}
+		want = prev.Version + 1
+	}
+	if d.Version != want {
+		return fault(u, h, gates.InvalidLetter, "each version adds 1: this one says %d, want %d", d.Version, want)
+	}
+	if laws.Keys != nil {
+		if proof, err := laws.Keys.CheckProof(d); err == nil && proof == memory.ProofBad {
+			return fault(u, h, gates.BadPublisherProof, "the proof of %s v%d does not verify with %s's key", d.DocID, d.Version, d.Publisher)
+		}
 	}
 	return nil
 }
@@ -300,7 +352,8 @@ func Verify(repo *gitstore.Repo) ([]*RefFault, int, error) {
 			faults = append(faults, &RefFault{Ref: r.Name, Code: string(gates.InvalidLetter), Lesson: "not a mission id"})
 			continue
 		}
-		if f := CheckUpdate(repo, Update{New: r.Hash, Ref: r.Name}, noPacked); f != nil {
+		laws := Laws{Keys: &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}
+		if f := laws.Check(repo, Update{New: r.Hash, Ref: r.Name}); f != nil {
 			faults = append(faults, f)
 		}
 	}

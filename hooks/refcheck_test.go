@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/memory"
 )
 
 type chainRig struct {
@@ -175,4 +176,37 @@ func FuzzParseUpdates(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestVerifyChecksPublisherProofs(t *testing.T) {
+	r := newChainRig(t)
+	ctx := context.Background()
+	keys := memory.Keys{Dir: memory.KeysDir(r.repo.RuntimeDir())}
+	keys.Create("alice")
+	a := &memory.Atlas{Repo: r.repo, Keys: keys}
+	d, err := a.Publish(ctx, "alice", "plan", "ship it", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if faults, _, _ := Verify(r.repo); len(faults) != 0 {
+		t.Fatalf("a proven document: %v", faults)
+	}
+	ref := memory.DocRef(d.DocID)
+	head, _, _ := r.repo.ReadRef(ref)
+	forged := strings.Replace(string(mustRead(t, r.repo, head)), `"version":1`, `"version":2`, 1)
+	forged = strings.Replace(forged, "ship it", "ship nothing", 1)
+	r.g.Git("update-ref", ref, r.commit(head, memory.AtlasFile, []byte(forged), "forged\n").String())
+	faults, _, _ := Verify(r.repo)
+	if len(faults) != 1 || faults[0].Code != string(gates.BadPublisherProof) {
+		t.Fatalf("a forged version: %v", faults)
+	}
+}
+
+func mustRead(t *testing.T, repo *gitstore.Repo, h gitstore.Hash) []byte {
+	t.Helper()
+	body, _, err := repo.ReadFileAt(h, memory.AtlasFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 )
 
 // Hosts are the agent CLIs m1nd hooks into.
@@ -88,6 +89,7 @@ func DecodeInput(data []byte) (*Input, error) {
 type Session struct {
 	Box              *mailbox.Mailbox
 	Missions         *chain.Missions
+	Book             *memory.Book // optional: follow-ups and memories for the rehydration
 	Agent            string
 	Host             string
 	Budget           int  // bytes of context per call; DefaultBudget when 0
@@ -289,6 +291,9 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 			b.WriteString(line)
 		}
 	}
+	if err := s.writeMemory(&b); err != nil {
+		return "", err
+	}
 	footer := answerLine + " All mail: m1nd mail inbox.\n"
 	room := s.Budget - b.Len() - len(footer) - 120
 	if room < minLetter {
@@ -316,6 +321,69 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 		writeLetters(&b, newestFirst, room)
 	}
 	return b.String() + footer, nil
+}
+
+// writeMemory adds what the agent must not forget across sessions: its
+// open follow-ups, its open asks and its newest decisions and commitments,
+// within a third of the budget.
+func (s *Session) writeMemory(b *strings.Builder) error {
+	if s.Book == nil {
+		return nil
+	}
+	if s.Missions != nil {
+		if _, err := s.Book.CloseEnded(context.Background(), s.Missions, s.Now); err != nil {
+			return err
+		}
+	}
+	v, err := s.Book.View()
+	if err != nil {
+		return err
+	}
+	limit := b.Len() + s.Budget/3
+	line := func(text string) bool {
+		if b.Len()+len(text) > limit {
+			return false
+		}
+		b.WriteString(text)
+		return true
+	}
+	var open []*memory.Followup
+	for _, f := range v.Followups {
+		if f.Owner == s.Agent && f.State == memory.StateOpen {
+			open = append(open, f)
+		}
+	}
+	if len(open) > 0 {
+		line(fmt.Sprintf("Open follow-ups you owe (%d):\n", len(open)))
+		for i := len(open) - 1; i >= 0; i-- {
+			if !line(fmt.Sprintf("- %s from %s: %s\n", open[i].ID, open[i].Opener, oneLine(clipTo(open[i].Brief, 200)))) {
+				break
+			}
+		}
+	}
+	for _, sorts := range [][]string{{"asked"}, {"decided", "committed"}} {
+		var picked []*memory.Memory
+		for i := len(v.Memories) - 1; i >= 0 && len(picked) < 5; i-- {
+			m := v.Memories[i]
+			if m.Agent == s.Agent && m.State == memory.StateInForce && (m.Sort == sorts[0] || len(sorts) > 1 && m.Sort == sorts[1]) {
+				picked = append(picked, m)
+			}
+		}
+		if len(picked) == 0 {
+			continue
+		}
+		title := "Open asks"
+		if sorts[0] == "decided" {
+			title = "Newest decisions and commitments"
+		}
+		line(fmt.Sprintf("%s (%d):\n", title, len(picked)))
+		for _, m := range picked {
+			if !line(fmt.Sprintf("- %s %s %s: %s\n", m.ID, m.Sort, m.TS, oneLine(clipTo(m.Text, 200)))) {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // openMissions are the heads not yet landed, archived or failed whose

@@ -62,6 +62,10 @@ func newApp(inv *invocation) *cli.App {
 			gitHooksCommand(inv),
 			verifyCommand(inv),
 			syncCommand(inv),
+			memoryCommand(inv),
+			followupCommand(inv),
+			atlasCommand(inv),
+			agentCommand(inv),
 			demoCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/hooks"
+	"github.com/m1nd/m1nd/memory"
 )
 
 func hookCommand(inv *invocation) *cli.Command {
@@ -112,7 +113,7 @@ func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	s := &hooks.Session{Box: box, Missions: m, Agent: agent, Host: host, Budget: c.Int("budget"),
+	s := &hooks.Session{Box: box, Missions: m, Book: &memory.Book{Repo: m.Repo}, Agent: agent, Host: host, Budget: c.Int("budget"),
 		BlockAutoCompact: c.Bool("block-auto-compact"), Now: time.Now()}
 	return s.Handle(c.Context, event, in)
 }

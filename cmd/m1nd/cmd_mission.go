@@ -52,6 +52,7 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			&cli.StringFlag{Name: "packet", Usage: "mission packet markdown `FILE`; its sha256 becomes packet_ref"},
 			&cli.BoolFlag{Name: "synthetic", Usage: "mark a probe or smoke test (skips the block check)"},
 			&cli.StringFlag{Name: "deliver-to", Usage: "deliver the packet to agent `ID`'s inbox as a packet letter (direct delivery)"},
+			&cli.StringFlag{Name: "followup", Usage: "the follow-up `ID` this mission carries: its end closes it"},
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -95,6 +96,15 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			res, err := m.New(c.Context, req)
 			if err != nil {
 				return err
+			}
+			if fu := c.String("followup"); fu != "" {
+				b, err := inv.book()
+				if err != nil {
+					return err
+				}
+				if _, err := b.Link(c.Context, agent, fu, res.MissionID, req.Now); err != nil {
+					return fmt.Errorf("mission %s is open, but not linked to follow-up %s: %w", res.MissionID, fu, err)
+				}
 			}
 			var delivered *mailbox.SendResult
 			if to != "" {

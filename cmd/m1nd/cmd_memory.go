@@ -1,0 +1,466 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/memory"
+)
+
+func (inv *invocation) book() (*memory.Book, error) {
+	repo, err := inv.openRepo()
+	if err != nil {
+		return nil, err
+	}
+	return &memory.Book{Repo: repo}, nil
+}
+
+func memoryCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "memory",
+		Usage: "typed memories of an agent (refs/m1nd/memory/<agent>): memory is the truth, a session its cache",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "add",
+				Usage:     "record a memory",
+				ArgsUsage: "TEXT",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "sort", Usage: "what it is: " + strings.Join(memory.Sorts, ", ") + " (required)"},
+					&cli.StringSliceFlag{Name: "about", Usage: "an `ID` it is about: a mission, a block, a letter (repeatable)"},
+					&cli.StringSliceFlag{Name: "source", Usage: "an `ID` it rests on (repeatable)"},
+					&cli.BoolFlag{Name: "private", Usage: "only this agent recalls it"},
+					&cli.StringFlag{Name: "supersedes", Usage: "an older memory `ID` this decided/learned memory replaces (it stays in history, superseded)"},
+					agentFlag, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					text, err := oneArg(c, "memory text")
+					if err != nil {
+						return err
+					}
+					if c.String("sort") == "" {
+						return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
+					}
+					agent, err := inv.agent(c)
+					if err != nil {
+						return err
+					}
+					b, err := inv.book()
+					if err != nil {
+						return err
+					}
+					id, err := b.Add(c.Context, memory.AddRequest{Agent: agent, Sort: c.String("sort"), Text: text, About: c.StringSlice("about"),
+						Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes"), Now: time.Now()})
+					if err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "id": id, "agent": agent})
+					}
+					inv.printf("memory %s recorded (%s)\n", id, c.String("sort"))
+					return nil
+				},
+			},
+			{
+				Name:  "recall",
+				Usage: "in-force memories, ranked by query match then recency, bounded",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "about", Usage: "only memories about `ID`"},
+					&cli.StringFlag{Name: "sort", Usage: "only this sort"},
+					&cli.StringFlag{Name: "query", Usage: "words to rank by"},
+					&cli.IntFlag{Name: "limit", Value: 20, Usage: "at most `N` memories"},
+					&cli.IntFlag{Name: "max-bytes", Value: 4096, Usage: "at most `B` bytes of memory text"},
+					asAgentFlag, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					agent, err := inv.agent(c)
+					if err != nil {
+						return err
+					}
+					b, err := inv.book()
+					if err != nil {
+						return err
+					}
+					ms, cut, err := b.Recall(memory.RecallRequest{Agent: agent, About: c.String("about"), Sort: c.String("sort"),
+						Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")})
+					if err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						if ms == nil {
+							ms = []*memory.Memory{}
+						}
+						return inv.printJSON(map[string]any{"ok": true, "memories": ms, "cut": cut})
+					}
+					for _, m := range ms {
+						inv.printf("%s  %-9s %s  %s: %s\n", m.ID, m.Sort, m.TS, m.Agent, m.Text)
+					}
+					if cut > 0 {
+						inv.printf("… %s more matched but were cut (--limit, --max-bytes)\n", plural(cut, "memory"))
+					}
+					if len(ms) == 0 {
+						inv.printf("no memory matches\n")
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "resolve",
+				Usage:     "settle one of your memories: recorded, withdrawn or deferred (to a follow-up)",
+				ArgsUsage: "ID",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "as", Usage: "recorded, withdrawn or deferred (required)"},
+					&cli.StringFlag{Name: "rationale", Usage: "why (required)"},
+					agentFlag, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					id, err := oneArg(c, "memory id")
+					if err != nil {
+						return err
+					}
+					if c.String("as") == "" || c.String("rationale") == "" {
+						return usagef("memory resolve needs --as and --rationale")
+					}
+					agent, err := inv.agent(c)
+					if err != nil {
+						return err
+					}
+					b, err := inv.book()
+					if err != nil {
+						return err
+					}
+					rid, err := b.Resolve(c.Context, agent, id, c.String("as"), c.String("rationale"), time.Now())
+					if err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "id": id, "resolution": rid, "as": c.String("as")})
+					}
+					inv.printf("memory %s %s\n", id, c.String("as"))
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func followupCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "followup",
+		Usage: "briefs someone owes an answer to; a brief is closed by its result",
+		Description: `A follow-up linked to a mission (open --mission, or mission new --followup)
+is resolved recorded, with the mission's result, when that mission ends in
+merge_wait, landed or failed.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "open",
+				Usage:     "open a follow-up for an owner",
+				ArgsUsage: "BRIEF",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "owner", Usage: "the agent who owes the answer (required)"},
+					&cli.StringFlag{Name: "mission", Usage: "the mission `ID` whose end closes it"},
+					agentFlag, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					brief, err := oneArg(c, "brief")
+					if err != nil {
+						return err
+					}
+					if c.String("owner") == "" {
+						return usagef("missing --owner")
+					}
+					agent, err := inv.agent(c)
+					if err != nil {
+						return err
+					}
+					b, err := inv.book()
+					if err != nil {
+						return err
+					}
+					id, err := b.OpenFollowup(c.Context, agent, c.String("owner"), brief, c.String("mission"), time.Now())
+					if err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "id": id})
+					}
+					inv.printf("follow-up %s opened for %s\n", id, c.String("owner"))
+					return nil
+				},
+			},
+			{
+				Name:      "resolve",
+				Usage:     "close a follow-up with its result, or withdraw it",
+				ArgsUsage: "ID",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "recorded", Usage: "the `RESULT`"},
+					&cli.StringFlag{Name: "withdrawn", Usage: "`WHY` it no longer matters"},
+					agentFlag, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					id, err := oneArg(c, "follow-up id")
+					if err != nil {
+						return err
+					}
+					as, text := "recorded", c.String("recorded")
+					if c.String("withdrawn") != "" {
+						as, text = "withdrawn", c.String("withdrawn")
+					}
+					if (c.String("recorded") == "") == (c.String("withdrawn") == "") {
+						return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
+					}
+					agent, err := inv.agent(c)
+					if err != nil {
+						return err
+					}
+					b, err := inv.book()
+					if err != nil {
+						return err
+					}
+					if _, err := b.ResolveFollowup(c.Context, agent, id, as, text, time.Now()); err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "id": id, "state": as})
+					}
+					inv.printf("follow-up %s %s\n", id, as)
+					return nil
+				},
+			},
+			{
+				Name:  "list",
+				Usage: "follow-ups, with their state (closing those whose mission ended)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "owner", Usage: "only those owed by `AGENT`"},
+					&cli.BoolFlag{Name: "open", Usage: "only open ones"},
+					jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					b, err := inv.book()
+					if err != nil {
+						return err
+					}
+					m, err := inv.missions()
+					if err != nil {
+						return err
+					}
+					if _, err := b.CloseEnded(c.Context, m, time.Now()); err != nil {
+						return err
+					}
+					v, err := b.View()
+					if err != nil {
+						return err
+					}
+					out := []*memory.Followup{}
+					for _, f := range v.Followups {
+						if (c.String("owner") != "" && f.Owner != c.String("owner")) || (c.Bool("open") && f.State != memory.StateOpen) {
+							continue
+						}
+						out = append(out, f)
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "followups": out})
+					}
+					for _, f := range out {
+						inv.printf("%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
+						if f.Result != "" {
+							inv.printf("    → %s\n", clipText(firstLine(f.Result), 100))
+						}
+					}
+					if len(out) == 0 {
+						inv.printf("no follow-ups\n")
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func atlasCommand(inv *invocation) *cli.Command {
+	atlas := func() (*memory.Atlas, error) {
+		repo, err := inv.openRepo()
+		if err != nil {
+			return nil, err
+		}
+		return &memory.Atlas{Repo: repo, Keys: memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}, nil
+	}
+	show := func(d *memory.Doc, proof string) {
+		inv.printf("%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
+	}
+	amend := func(resolve bool) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			inv.jsonOut = c.Bool("json")
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return usagef("want a document ID and, to amend, the new TEXT")
+			}
+			if !resolve && c.NArg() != 2 {
+				return usagef("atlas amend ID TEXT")
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			a, err := atlas()
+			if err != nil {
+				return err
+			}
+			d, err := a.Amend(c.Context, agent, c.Args().Get(0), c.Args().Get(1), resolve, time.Now())
+			if err != nil {
+				return err
+			}
+			if inv.jsonOut {
+				return inv.printJSON(map[string]any{"ok": true, "doc": d})
+			}
+			inv.printf("%s v%d (%s)\n", d.DocID, d.Version, d.State)
+			return nil
+		}
+	}
+	return &cli.Command{
+		Name:  "atlas",
+		Usage: "shared documents owned by their publisher, proven by the publisher's agent key",
+		Description: `Each document (refs/m1nd/atlas/<doc_id>) records its publisher and carries an
+HMAC-SHA256 over its bytes made with the publisher's agent key (m1nd agent key
+create NAME). Only the publisher may amend or resolve it (not_publisher); a
+proof that does not verify is refused on write and flagged on read.`,
+		Subcommands: []*cli.Command{
+			{
+				Name: "publish", Usage: "publish a document", ArgsUsage: "TEXT",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "kind", Usage: strings.Join(memory.DocKinds, ", ") + " (required)"}, agentFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					text, err := oneArg(c, "document text")
+					if err != nil {
+						return err
+					}
+					if c.String("kind") == "" {
+						return usagef("missing --kind: one of %s", strings.Join(memory.DocKinds, ", "))
+					}
+					agent, err := inv.agent(c)
+					if err != nil {
+						return err
+					}
+					a, err := atlas()
+					if err != nil {
+						return err
+					}
+					d, err := a.Publish(c.Context, agent, c.String("kind"), text, time.Now())
+					if err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "doc": d})
+					}
+					inv.printf("published %s (%s)\n", d.DocID, d.Kind)
+					return nil
+				},
+			},
+			{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}, Action: amend(false)},
+			{Name: "resolve", Usage: "mark your document resolved", ArgsUsage: "ID", Flags: []cli.Flag{agentFlag, jsonFlag}, Action: amend(true)},
+			{
+				Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					id, err := oneArg(c, "document id")
+					if err != nil {
+						return err
+					}
+					a, err := atlas()
+					if err != nil {
+						return err
+					}
+					d, _, err := a.Read(id)
+					if err != nil {
+						return err
+					}
+					proof, err := a.Keys.CheckProof(d)
+					if err != nil {
+						return err
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "doc": d, "proof": proof})
+					}
+					show(d, proof)
+					return nil
+				},
+			},
+			{
+				Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					a, err := atlas()
+					if err != nil {
+						return err
+					}
+					docs, err := a.List()
+					if err != nil {
+						return err
+					}
+					type row struct {
+						*memory.Doc
+						ProofState string `json:"proof_state"`
+					}
+					rows := []row{}
+					for _, d := range docs {
+						p, _ := a.Keys.CheckProof(d)
+						rows = append(rows, row{d, p})
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "docs": rows})
+					}
+					for _, r := range rows {
+						inv.printf("%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func agentCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "agent",
+		Usage: "agent keys: what proves a shared document's publisher",
+		Subcommands: []*cli.Command{{
+			Name: "key", Usage: "agent keys",
+			Subcommands: []*cli.Command{{
+				Name: "create", Usage: "create NAME's key (0600, in .git/m1nd/keys; never a ref, never pushed)", ArgsUsage: "NAME",
+				Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					inv.jsonOut = c.Bool("json")
+					name, err := oneArg(c, "agent name")
+					if err != nil {
+						return err
+					}
+					repo, err := inv.openRepo()
+					if err != nil {
+						return err
+					}
+					path, err := memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}.Create(name)
+					if err != nil {
+						return usagef("%v", err)
+					}
+					if inv.jsonOut {
+						return inv.printJSON(map[string]any{"ok": true, "agent": name, "path": path})
+					}
+					inv.printf("key for %s: %s (mode 0600)\n", name, path)
+					return nil
+				},
+			}},
+		}},
+	}
+}

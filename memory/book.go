@@ -1,0 +1,327 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// Memory is a memory as it stands now: its state derived from the events
+// after it (resolutions, a newer memory superseding it), never stored.
+type Memory struct {
+	ID           string   `json:"id"`
+	Agent        string   `json:"agent"`
+	Sort         string   `json:"sort"`
+	Text         string   `json:"text"`
+	About        []string `json:"about,omitempty"`
+	Source       []string `json:"source,omitempty"`
+	Private      bool     `json:"private,omitempty"`
+	TS           string   `json:"ts"`
+	State        string   `json:"state"`
+	Supersedes   string   `json:"supersedes,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
+	Rationale    string   `json:"rationale,omitempty"`
+	Followup     string   `json:"followup,omitempty"`
+}
+
+// Followup is a brief someone owes an answer to, closed by its result.
+type Followup struct {
+	ID         string `json:"id"`
+	Opener     string `json:"opener"`
+	Owner      string `json:"owner"`
+	Brief      string `json:"brief"`
+	TS         string `json:"ts"`
+	Mission    string `json:"mission,omitempty"`
+	State      string `json:"state"`
+	Result     string `json:"result,omitempty"`
+	ResolvedBy string `json:"resolved_by,omitempty"`
+	ResolvedAt string `json:"resolved_at,omitempty"`
+}
+
+// View is every memory and follow-up with its state.
+type View struct {
+	Memories  []*Memory
+	Followups []*Followup
+	byID      map[string]*Memory
+	fuByID    map[string]*Followup
+}
+
+// Derive replays events (oldest first) into the current view.
+func Derive(events []Stored) *View {
+	v := &View{byID: map[string]*Memory{}, fuByID: map[string]*Followup{}}
+	for _, s := range events {
+		e := s.Event
+		switch e.Kind {
+		case KindMemory:
+			m := &Memory{ID: s.ID, Agent: e.Agent, Sort: e.Sort, Text: e.Text, About: e.About, Source: e.Source,
+				Private: e.Private, TS: e.TS, State: StateInForce, Supersedes: e.Supersedes}
+			if old := v.byID[e.Supersedes]; old != nil && old.Agent == e.Agent && old.State == StateInForce {
+				old.State, old.SupersededBy = StateSuperseded, s.ID
+			}
+			v.Memories = append(v.Memories, m)
+			v.byID[s.ID] = m
+		case KindFollowup:
+			f := &Followup{ID: s.ID, Opener: e.Agent, Owner: e.Owner, Brief: e.Text, TS: e.TS, Mission: e.Mission, State: StateOpen}
+			v.Followups = append(v.Followups, f)
+			v.fuByID[s.ID] = f
+		case KindLink:
+			if f := v.fuByID[e.Target]; f != nil && (e.Agent == f.Opener || e.Agent == f.Owner) {
+				f.Mission = e.Mission
+			}
+		case KindResolution:
+			if m := v.byID[e.Target]; m != nil && m.Agent == e.Agent && m.State == StateInForce {
+				m.State, m.Rationale, m.Followup = e.As, e.Rationale, e.Followup
+			}
+			if f := v.fuByID[e.Target]; f != nil && f.State == StateOpen && (e.Agent == f.Opener || e.Agent == f.Owner) {
+				f.State, f.Result, f.ResolvedBy, f.ResolvedAt = e.As, e.Rationale, e.Agent, e.TS
+			}
+		}
+	}
+	return v
+}
+
+// View reads the brain's memory refs and derives their state.
+func (b *Book) View() (*View, error) {
+	events, err := b.All()
+	if err != nil {
+		return nil, err
+	}
+	return Derive(events), nil
+}
+
+// AddRequest is a new memory.
+type AddRequest struct {
+	Agent, Sort, Text string
+	About, Source     []string
+	Private           bool
+	Supersedes        string
+	Now               time.Time
+}
+
+// Add records a memory. A decided or learned memory may supersede an older
+// in-force memory of the same agent: the old one stays in history, marked
+// superseded, never overwritten.
+func (b *Book) Add(ctx context.Context, req AddRequest) (string, error) {
+	if req.Supersedes != "" {
+		v, err := b.View()
+		if err != nil {
+			return "", err
+		}
+		old := v.byID[req.Supersedes]
+		if old == nil || old.Agent != req.Agent {
+			return "", invalid("supersedes", "%s is not one of your memories", gates.Echo(req.Supersedes))
+		}
+		if old.State != StateInForce {
+			return "", invalid("supersedes", "memory %s is %s already", old.ID, old.State)
+		}
+	}
+	return b.Append(ctx, &Event{TS: chain.Timestamp(req.Now), Agent: req.Agent, Kind: KindMemory, Sort: req.Sort, Text: req.Text,
+		About: req.About, Source: req.Source, Private: req.Private, Supersedes: req.Supersedes})
+}
+
+// Resolve settles one of the agent's in-force memories: recorded,
+// withdrawn, or deferred — which opens a follow-up owned by the agent
+// whose brief is the rationale.
+func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now time.Time) (string, error) {
+	v, err := b.View()
+	if err != nil {
+		return "", err
+	}
+	m := v.byID[id]
+	if m == nil || m.Agent != agent {
+		return "", invalid("id", "%s is not one of your memories", gates.Echo(id))
+	}
+	if m.State != StateInForce {
+		return "", invalid("id", "memory %s is %s already", id, m.State)
+	}
+	e := &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: rationale}
+	if as == StateDeferred {
+		fid, err := b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindFollowup, Owner: agent, Text: cutRunes(rationale, MaxBrief)})
+		if err != nil {
+			return "", err
+		}
+		e.Followup = fid
+	}
+	return b.Append(ctx, e)
+}
+
+// RecallRequest asks for memories.
+type RecallRequest struct {
+	Agent    string // who asks: their own memories and others' shared ones
+	About    string
+	Sort     string
+	Query    string
+	Limit    int
+	MaxBytes int
+}
+
+// Recall is the in-force memories an agent may see, ranked by how many
+// query words they hold, then newest first, bounded by count and bytes.
+// cut says how many matching memories were left out.
+func (b *Book) Recall(req RecallRequest) (out []*Memory, cut int, err error) {
+	v, err := b.View()
+	if err != nil {
+		return nil, 0, err
+	}
+	words := strings.Fields(strings.ToLower(req.Query))
+	type ranked struct {
+		m     *Memory
+		score int
+	}
+	var hits []ranked
+	for _, m := range v.Memories {
+		if m.State != StateInForce || (m.Private && m.Agent != req.Agent) {
+			continue
+		}
+		if req.Sort != "" && m.Sort != req.Sort {
+			continue
+		}
+		if req.About != "" && !oneOf(req.About, m.About) {
+			continue
+		}
+		score := 0
+		text := strings.ToLower(m.Text + " " + strings.Join(m.About, " "))
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				score++
+			}
+		}
+		if len(words) > 0 && score == 0 {
+			continue
+		}
+		hits = append(hits, ranked{m, score})
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].m.TS > hits[j].m.TS
+	})
+	used := 0
+	for _, h := range hits {
+		size := len(h.m.Text) + 80
+		if (req.Limit > 0 && len(out) >= req.Limit) || (req.MaxBytes > 0 && used+size > req.MaxBytes && len(out) > 0) {
+			cut++
+			continue
+		}
+		out = append(out, h.m)
+		used += size
+	}
+	return out, cut, nil
+}
+
+// OpenFollowup records a brief someone owes an answer to.
+func (b *Book) OpenFollowup(ctx context.Context, opener, owner, brief, mission string, now time.Time) (string, error) {
+	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: opener, Kind: KindFollowup, Owner: owner, Text: brief, Mission: mission})
+}
+
+// Link records that a mission carries a follow-up: the mission's end
+// closes it.
+func (b *Book) Link(ctx context.Context, agent, followup, mission string, now time.Time) (string, error) {
+	v, err := b.View()
+	if err != nil {
+		return "", err
+	}
+	f := v.fuByID[followup]
+	if f == nil || (f.Opener != agent && f.Owner != agent) {
+		return "", gates.Refusef(gates.NotPublisher, "followup", "only the opener or the owner of follow-up %s links it to a mission", gates.Echo(followup))
+	}
+	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindLink, Target: followup, Mission: mission})
+}
+
+// ResolveFollowup closes a follow-up: recorded with its result, or
+// withdrawn with why. Only its opener or owner may.
+func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
+	v, err := b.View()
+	if err != nil {
+		return "", err
+	}
+	f := v.fuByID[id]
+	if f == nil {
+		return "", invalid("id", "no follow-up %s", gates.Echo(id))
+	}
+	if f.Opener != agent && f.Owner != agent {
+		return "", gates.Refusef(gates.NotPublisher, "id", "only the opener (%s) or the owner (%s) resolves follow-up %s", f.Opener, f.Owner, id)
+	}
+	if f.State != StateOpen {
+		return "", invalid("id", "follow-up %s is %s already", id, f.State)
+	}
+	if as != StateRecorded && as != StateWithdrawn {
+		return "", invalid("as", "a follow-up is resolved recorded or withdrawn")
+	}
+	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: cutBytes(text, MaxResult)})
+}
+
+// CloseEnded resolves, recorded, every open follow-up whose mission has
+// ended (merge_wait, landed or failed), with the mission's result cut at
+// MaxResult bytes on a character boundary: a brief is closed by its result.
+// It returns the follow-ups it closed.
+func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time) ([]string, error) {
+	v, err := b.View()
+	if err != nil {
+		return nil, err
+	}
+	var closed []string
+	for _, f := range v.Followups {
+		if f.State != StateOpen || f.Mission == "" {
+			continue
+		}
+		head, ok, err := m.HeadOf(f.Mission)
+		if err != nil || !ok {
+			continue
+		}
+		l := head.Letter
+		if l.Phase != chain.PhaseMergeWait && l.Phase != chain.PhaseLanded && l.Phase != "failed" {
+			continue
+		}
+		if _, err := b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: f.Opener, Kind: KindResolution, Target: f.ID,
+			As: StateRecorded, Rationale: cutBytes(missionResult(l), MaxResult)}); err != nil {
+			return closed, err
+		}
+		closed = append(closed, f.ID)
+	}
+	return closed, nil
+}
+
+// missionResult is what a mission's end says, for the follow-up it closes.
+func missionResult(l *chain.Letter) string {
+	parts := []string{fmt.Sprintf("mission %s ended %s on %s", l.MissionID, l.Phase, l.BlockID)}
+	if l.Verdict != nil {
+		parts = append(parts, fmt.Sprintf("%s: %s", l.Verdict.Decision, l.Verdict.Gist))
+	}
+	if l.Gate != nil {
+		g := "gate " + l.Gate.Command
+		if l.Gate.ExitStatus != nil {
+			g += fmt.Sprintf(" · exit %d", *l.Gate.ExitStatus)
+		}
+		parts = append(parts, g)
+	}
+	if l.Receipt != nil && l.Receipt.Imported {
+		parts = append(parts, fmt.Sprintf("receipt ✓ store v%d", l.Receipt.StoreVersion))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cutBytes cuts s to at most n bytes on a character boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func cutRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}

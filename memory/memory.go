@@ -1,0 +1,276 @@
+// Package memory keeps what agents learn beyond their transcripts: typed
+// memories on one ref per agent (refs/m1nd/memory/<agent>), follow-ups that
+// a result closes, and shared documents whose publisher is proven by a key.
+// Memory is the truth; a session is a cache of it.
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// RefPrefix is where every agent's memory ref lives.
+const RefPrefix = "refs/m1nd/memory/"
+
+// File is the one file in a memory commit's tree.
+const File = "memory.json"
+
+// Sorts of memory.
+var Sorts = []string{"asked", "decided", "committed", "learned", "did", "idea", "rapport"}
+
+// Kinds of event on a memory ref.
+const (
+	KindMemory     = "memory"
+	KindResolution = "resolution"
+	KindFollowup   = "followup"
+	KindLink       = "link" // a follow-up carried by a mission
+)
+
+// States of a memory or follow-up.
+const (
+	StateInForce    = "in_force"
+	StateOpen       = "open"
+	StateRecorded   = "recorded"
+	StateWithdrawn  = "withdrawn"
+	StateDeferred   = "deferred"
+	StateSuperseded = "superseded"
+)
+
+// Limits, in bytes.
+const (
+	MaxText   = 8000
+	MaxBrief  = 1000 // a follow-up's brief, in characters
+	MaxResult = 3800 // a result recorded on a follow-up, cut on a character boundary
+)
+
+// Event is one commit of a memory ref. Field order is the canonical key
+// order; its id is the first 12 hex of sha256 of the canonical bytes.
+type Event struct {
+	TS         string   `json:"ts"`
+	Agent      string   `json:"agent"`
+	Kind       string   `json:"kind"`
+	Target     string   `json:"target,omitempty"` // resolution, link: the memory or follow-up id
+	Sort       string   `json:"sort,omitempty"`
+	Text       string   `json:"text,omitempty"` // a memory's text, a follow-up's brief
+	About      []string `json:"about,omitempty"`
+	Source     []string `json:"source,omitempty"`
+	Private    bool     `json:"private,omitempty"`
+	Supersedes string   `json:"supersedes,omitempty"`
+	Owner      string   `json:"owner,omitempty"`   // follow-up
+	Mission    string   `json:"mission,omitempty"` // follow-up, link
+	As         string   `json:"as,omitempty"`      // resolution: recorded | withdrawn | deferred
+	Rationale  string   `json:"rationale,omitempty"`
+	Followup   string   `json:"followup,omitempty"` // resolution deferred to this follow-up
+}
+
+// Canonical returns the event's canonical bytes.
+func (e *Event) Canonical() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		panic(fmt.Sprintf("memory: encode: %v", err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// ID is the event's content id.
+func (e *Event) ID() string { return chain.LetterID(e.Canonical()) }
+
+func invalid(field, format string, args ...any) error {
+	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+}
+
+// Decode parses a stored event strictly.
+func Decode(data []byte) (*Event, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	e := &Event{}
+	if err := dec.Decode(e); err != nil {
+		return nil, invalid("", "not a memory document")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, invalid("", "one JSON object")
+	}
+	return e, nil
+}
+
+func validID(id string) bool { return chain.ValidLetterID(id) }
+
+// Validate applies the memory laws to one event.
+func Validate(e *Event) error {
+	if _, err := time.Parse(time.RFC3339, e.TS); err != nil {
+		return invalid("ts", "ts is an RFC 3339 timestamp")
+	}
+	if !chain.ValidAgentID(e.Agent) {
+		return invalid("agent", "agent is the writer's id")
+	}
+	for _, f := range []struct{ name, value string }{{"text", e.Text}, {"rationale", e.Rationale}} {
+		if len(f.value) > MaxText {
+			return invalid(f.name, "%s is longer than %d bytes", f.name, MaxText)
+		}
+		if gates.HasUnsafeText(f.value) {
+			return invalid(f.name, "%s holds invalid UTF-8, a control character or a bidirectional override", f.name)
+		}
+	}
+	for _, ref := range append(append([]string{}, e.About...), e.Source...) {
+		if strings.TrimSpace(ref) == "" || len(ref) > 200 || gates.HasControl(ref) {
+			return invalid("about", "about and source name ids: a mission, a block, a letter, a memory")
+		}
+	}
+	switch e.Kind {
+	case KindMemory:
+		if !oneOf(e.Sort, Sorts) {
+			return invalid("sort", "sort is one of %s", strings.Join(Sorts, ", "))
+		}
+		if strings.TrimSpace(e.Text) == "" {
+			return invalid("text", "a memory says something: text cannot be blank")
+		}
+		if e.Supersedes != "" && (!validID(e.Supersedes) || (e.Sort != "decided" && e.Sort != "learned")) {
+			return invalid("supersedes", "only a decided or learned memory supersedes, and it names a memory id")
+		}
+	case KindFollowup:
+		if strings.TrimSpace(e.Text) == "" || utf8.RuneCountInString(e.Text) > MaxBrief {
+			return invalid("text", "a follow-up's brief is 1 to %d characters", MaxBrief)
+		}
+		if !chain.ValidAgentID(e.Owner) {
+			return invalid("owner", "owner is the agent the follow-up is for")
+		}
+		if e.Mission != "" && !chain.ValidMissionID(e.Mission) {
+			return invalid("mission", "mission is a mission id")
+		}
+	case KindResolution:
+		if !validID(e.Target) {
+			return invalid("target", "a resolution names the memory or follow-up it resolves")
+		}
+		if !oneOf(e.As, []string{StateRecorded, StateWithdrawn, StateDeferred}) {
+			return invalid("as", "as is recorded, withdrawn or deferred")
+		}
+		if strings.TrimSpace(e.Rationale) == "" {
+			return invalid("rationale", "a resolution says why")
+		}
+	case KindLink:
+		if !validID(e.Target) || !chain.ValidMissionID(e.Mission) {
+			return invalid("mission", "a link names a follow-up and the mission that carries it")
+		}
+	default:
+		return invalid("kind", "kind is memory, followup, resolution or link")
+	}
+	return nil
+}
+
+func oneOf(v string, set []string) bool {
+	for _, s := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Ref names an agent's memory ref.
+func Ref(agent string) (string, error) {
+	name, err := chain.AgentRefName(agent)
+	if err != nil {
+		return "", err
+	}
+	return RefPrefix + name, nil
+}
+
+// Book is a brain's memories, follow-ups and their resolutions.
+type Book struct {
+	Repo *gitstore.Repo
+}
+
+// appendAttempts bounds re-appends after racing another process of the same
+// agent: an event names no head, so appending it after the newer one
+// changes nothing it says.
+const appendAttempts = 5
+
+// Append validates an event and appends it to its agent's memory ref.
+func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
+	if err := Validate(e); err != nil {
+		return "", err
+	}
+	ref, err := Ref(e.Agent)
+	if err != nil {
+		return "", err
+	}
+	body := e.Canonical()
+	id := chain.LetterID(body)
+	when, _ := time.Parse(time.RFC3339, e.TS)
+	author, _ := chain.AgentRefName(e.Agent)
+	c := chain.Chain{Repo: b.Repo, Ref: ref, File: File}
+	for attempt := 0; ; attempt++ {
+		head, _, err := c.Head()
+		if err != nil {
+			return "", err
+		}
+		subject := fmt.Sprintf("memory %s %s", id, e.Kind)
+		if e.Sort != "" {
+			subject += " " + e.Sort
+		}
+		_, err = c.Append(ctx, head.Commit, body, chain.Commit{
+			Author:  gitstore.Signature{Name: author, Email: author + "@m1nd", When: when},
+			Message: fmt.Sprintf("%s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", subject, id, e.Agent),
+		})
+		if errors.Is(err, chain.ErrLostRace) && attempt+1 < appendAttempts {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("memory %s: %w", id, err)
+		}
+		return id, nil
+	}
+}
+
+// Stored is an event as read, with its id.
+type Stored struct {
+	ID    string `json:"id"`
+	Event *Event `json:"event"`
+}
+
+// All reads every event of every memory ref, oldest first.
+func (b *Book) All() ([]Stored, error) {
+	refs, err := b.Repo.ListRefs(RefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stored
+	for _, r := range refs {
+		var events []Stored
+		c := chain.Chain{Repo: b.Repo, Ref: r.Name, File: File}
+		err := c.Walk(r.Hash, func(l chain.Link) error {
+			if e, err := Decode(l.Body); err == nil {
+				events = append(events, Stored{ID: chain.LetterID(l.Body), Event: e})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := len(events) - 1; i >= 0; i-- {
+			out = append(out, events[i])
+		}
+	}
+	sortByTS(out)
+	return out, nil
+}
+
+// sortByTS orders events by time; within one agent's ref the chain order
+// already holds, and the stable sort keeps it for equal times.
+func sortByTS(s []Stored) {
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Event.TS < s[j].Event.TS })
+}
