@@ -55,7 +55,12 @@ type View struct {
 // Derive replays events (oldest first) into the current view.
 func Derive(events []Stored) *View {
 	v := &View{byID: map[string]*Memory{}, fuByID: map[string]*Followup{}}
+	seen := map[string]bool{}
 	for _, s := range events {
+		if seen[s.ID] {
+			continue // an identical replay says nothing new
+		}
+		seen[s.ID] = true
 		e := s.Event
 		switch e.Kind {
 		case KindMemory:

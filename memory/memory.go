@@ -214,9 +214,25 @@ func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
 	author, _ := chain.AgentRefName(e.Agent)
 	c := chain.Chain{Repo: b.Repo, Ref: ref, File: File}
 	for attempt := 0; ; attempt++ {
-		head, _, err := c.Head()
+		head, hasHead, err := c.Head()
 		if err != nil {
 			return "", err
+		}
+		if hasHead {
+			dup := false
+			err := c.Walk(head.Commit, func(l chain.Link) error {
+				if chain.LetterID(l.Body) == id {
+					dup = true
+					return gitstore.ErrStopWalk
+				}
+				return nil
+			})
+			if err != nil {
+				return "", err
+			}
+			if dup {
+				return id, nil // an identical replay: already recorded
+			}
 		}
 		subject := fmt.Sprintf("memory %s %s", id, e.Kind)
 		if e.Sort != "" {
