@@ -100,6 +100,7 @@ func TestCheckUpdateLaws(t *testing.T) {
 		{"a deletion with no old value", Update{Ref: ref}, gates.InvalidTransition},
 		{"a store deletion", Update{Old: head.Commit, Ref: brain.StoreRef}, gates.InvalidTransition},
 		{"a memory deletion", Update{Old: head.Commit, Ref: "refs/m1nd/memory/a"}, gates.InvalidTransition},
+		{"an atlas deletion", Update{Old: head.Commit, Ref: "refs/m1nd/atlas/atl_0123456789ab"}, gates.InvalidTransition},
 		{"a mail deletion", Update{Old: head.Commit, Ref: "refs/m1nd/mail/b/a"}, ""},
 		{"a conflicts ref", Update{Old: head.Commit, Ref: "refs/m1nd/conflicts/x/y"}, ""},
 		{"a branch is none of m1nd's business", Update{Old: head.Commit, Ref: "refs/heads/main"}, ""},
