@@ -9,6 +9,16 @@ import (
 	"github.com/m1nd/m1nd/memory"
 )
 
+// bookAs opens the memory book for a verb that acts as an agent.
+func (inv *invocation) bookAs(c *cli.Context) (*memory.Book, string, error) {
+	agent, err := inv.agent(c)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := inv.book()
+	return b, agent, err
+}
+
 func (inv *invocation) book() (*memory.Book, error) {
 	repo, err := inv.openRepo()
 	if err != nil {
@@ -43,11 +53,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if c.String("sort") == "" {
 						return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
 					}
-					agent, err := inv.agent(c)
-					if err != nil {
-						return err
-					}
-					b, err := inv.book()
+					b, agent, err := inv.bookAs(c)
 					if err != nil {
 						return err
 					}
@@ -79,11 +85,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					agent, err := inv.agent(c)
-					if err != nil {
-						return err
-					}
-					b, err := inv.book()
+					b, agent, err := inv.bookAs(c)
 					if err != nil {
 						return err
 					}
@@ -128,11 +130,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if c.String("as") == "" || c.String("rationale") == "" {
 						return usagef("memory resolve needs --as and --rationale")
 					}
-					agent, err := inv.agent(c)
-					if err != nil {
-						return err
-					}
-					b, err := inv.book()
+					b, agent, err := inv.bookAs(c)
 					if err != nil {
 						return err
 					}
@@ -177,11 +175,7 @@ merge_wait, landed or failed.`,
 					if c.String("owner") == "" {
 						return usagef("missing --owner")
 					}
-					agent, err := inv.agent(c)
-					if err != nil {
-						return err
-					}
-					b, err := inv.book()
+					b, agent, err := inv.bookAs(c)
 					if err != nil {
 						return err
 					}
@@ -218,11 +212,7 @@ merge_wait, landed or failed.`,
 					if (c.String("recorded") == "") == (c.String("withdrawn") == "") {
 						return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
 					}
-					agent, err := inv.agent(c)
-					if err != nil {
-						return err
-					}
-					b, err := inv.book()
+					b, agent, err := inv.bookAs(c)
 					if err != nil {
 						return err
 					}
