@@ -221,13 +221,18 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 
 // Canonical returns the letter's canonical bytes: compact JSON in schema
 // key order, optional fields absent when unset, no HTML escaping.
-func (l *Letter) Canonical() []byte {
+func (l *Letter) Canonical() []byte { return CanonicalJSON(l) }
+
+// CanonicalJSON is the one encoding of every document m1nd chains (letters,
+// mail, memories, shared documents): compact JSON in the struct's field
+// order, no HTML escaping, no trailing new line. v must be a struct of
+// strings, integers, bools and slices, which always encode.
+func CanonicalJSON(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
-		// A Letter holds only strings, integers, bools, slices and structs.
-		panic(fmt.Sprintf("encode letter: %v", err))
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("encode %T: %v", v, err))
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -58,15 +57,7 @@ type Letter struct {
 
 // Canonical returns the letter's canonical bytes: compact JSON in key
 // order, optional fields absent, no HTML escaping.
-func (l *Letter) Canonical() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
-		panic(fmt.Sprintf("mailbox: encode letter: %v", err)) // strings and slices always encode
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
+func (l *Letter) Canonical() []byte { return chain.CanonicalJSON(l) }
 
 // ID is the letter's content id.
 func (l *Letter) ID() string { return chain.LetterID(l.Canonical()) }

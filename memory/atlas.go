@@ -49,11 +49,7 @@ func (d *Doc) canonical(withProof bool) []byte {
 	if !withProof {
 		c.Proof = ""
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(&c)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return chain.CanonicalJSON(&c)
 }
 
 // Keys are agent keys in the runtime dir: never a ref, never pushed.

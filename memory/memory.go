@@ -76,15 +76,7 @@ type Event struct {
 }
 
 // Canonical returns the event's canonical bytes.
-func (e *Event) Canonical() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		panic(fmt.Sprintf("memory: encode: %v", err))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
+func (e *Event) Canonical() []byte { return chain.CanonicalJSON(e) }
 
 // ID is the event's content id.
 func (e *Event) ID() string { return chain.LetterID(e.Canonical()) }
