@@ -207,7 +207,7 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 			res.Applied = len(ops)
 			res.Blocks, res.Removed = e.changed(), e.removed
 			next.Skeleton.Version++
-			return fmt.Sprintf("candidate_edit %s (%s)", count(len(ops), "op"), req.Seat), nil
+			return fmt.Sprintf("candidate_edit %s (%s)", gates.Count(len(ops), "op"), req.Seat), nil
 		},
 	})
 	if err != nil {
@@ -500,7 +500,7 @@ func (e *editor) moveMember(op Op) error {
 func (e *editor) resolveSeam(op Op) error {
 	owners := ownership(e.snap.Blocks, e.files).Owners[op.Path]
 	if len(owners) < 2 {
-		return fmt.Errorf("%s is not a seam: it belongs to %s", gates.Echo(op.Path), count(len(owners), "block"))
+		return fmt.Errorf("%s is not a seam: it belongs to %s", gates.Echo(op.Path), gates.Count(len(owners), "block"))
 	}
 	blocks := make([]*Block, len(owners))
 	for i, id := range owners {

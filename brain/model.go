@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/gates"
-
 	"github.com/m1nd/m1nd/gitstore"
 )
 

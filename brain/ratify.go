@@ -72,7 +72,7 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 				StoreVersion: next.StoreVersion + 1, BlockIDs: res.Ratified,
 			}
 			res.SkeletonState = next.Skeleton.State
-			return fmt.Sprintf("ratify %s (%s)", next.Skeleton.SkeletonID, count(len(targets), "block")), nil
+			return fmt.Sprintf("ratify %s (%s)", next.Skeleton.SkeletonID, gates.Count(len(targets), "block")), nil
 		},
 	})
 	if err != nil {

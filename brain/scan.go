@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/m1nd/m1nd/gates"
 	"reflect"
 	"sort"
 	"strings"
@@ -92,7 +93,7 @@ func (s *Store) Scan(ctx context.Context, req WriteRequest) (*ScanResult, error)
 			if len(next.Blocks) > len(proposed) {
 				next.Skeleton.Version++
 			}
-			return fmt.Sprintf("scan %s (%s)", next.Skeleton.SkeletonID, count(len(proposed), "new block")), nil
+			return fmt.Sprintf("scan %s (%s)", next.Skeleton.SkeletonID, gates.Count(len(proposed), "new block")), nil
 		},
 	})
 	if err != nil {
@@ -212,7 +213,7 @@ func (s *Store) Reconcile(ctx context.Context, req WriteRequest) (*ReconcileResu
 				parts = append(parts, "bumped "+listIDs(res.Bumped))
 			}
 			if len(res.Baselined) > 0 {
-				parts = append(parts, "baselined "+count(len(res.Baselined), "block"))
+				parts = append(parts, "baselined "+gates.Count(len(res.Baselined), "block"))
 			}
 			return "reconcile: " + strings.Join(parts, "; "), nil
 		},
@@ -248,14 +249,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func count(n int, word string) string {
-	switch {
-	case n == 1:
-		return fmt.Sprintf("1 %s", word)
-	case word[len(word)-1] == 'y':
-		return fmt.Sprintf("%d %sies", n, word[:len(word)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

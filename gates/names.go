@@ -1,6 +1,9 @@
 package gates
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // DisplayNameProblem says why name cannot be a brain's display name (the
 // brain_ref every letter carries), or "" when it can: a bare, non-empty
@@ -88,3 +91,18 @@ func IsToken(s string, digitFirst bool, extra string, max int) bool {
 	}
 	return true
 }
+
+// Count spells a number of things: "1 block", "3 blocks", "2 memories".
+func Count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if l := len(word); l > 1 && word[l-1] == 'y' && !strings.ContainsRune("aeiou", rune(word[l-2])) {
+		return fmt.Sprintf("%d %sies", n, word[:l-1])
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// OneLine collapses every run of white space, new lines included, to one
+// space: text bound for a one-line message.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -161,7 +161,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 	}
 	rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
-		count(len(rep.FastForwarded), "ref"), count(len(rep.Created), "ref"), count(len(rep.Conflicts), "ref"), count(len(push), "ref"))
+		gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Conflicts), "ref"), gates.Count(len(push), "ref"))
 	if len(push) > 0 {
 		args := []string{"push", "--atomic", "--porcelain", "--quiet", remote}
 		for _, p := range push {
@@ -293,11 +293,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "; ")
-}
-
-func count(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
@@ -109,7 +110,7 @@ func TestContextStaysWithinBudget(t *testing.T) {
 		}
 		// Every letter the header counts is shown: nothing claimed is cut.
 		n := strings.Count(text, "\n- letter ")
-		if !strings.Contains(text, fmt.Sprintf("m1nd mail for bob: %s from", count(n, "letter"))) {
+		if !strings.Contains(text, fmt.Sprintf("m1nd mail for bob: %s from", gates.Count(n, "letter"))) {
 			t.Fatalf("call %d shows %d letters under another count:\n%s", call, n, text)
 		}
 		delivered += n

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/m1nd/m1nd/gates"
 )
 
 // ConfigFile is the runners' pin file inside the runtime dir.
@@ -96,7 +98,7 @@ func LoadConfig(path string) (*Config, error) {
 		return c, nil
 	}
 	if err != nil {
-		return nil, &ConfigError{Path: path, What: oneLine(err.Error())}
+		return nil, &ConfigError{Path: path, What: gates.OneLine(err.Error())}
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := undecoded[0].String()
@@ -190,8 +192,6 @@ func validRunnerID(id string) bool {
 	}
 	return true
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // WorkspaceAllowed reports whether dir lies inside one of the runner's
 // allowed folders, both with symlinks resolved: a link inside an allowed

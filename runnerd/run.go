@@ -109,7 +109,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
-		fail("worktree add failed: "+oneLine(err.Error()), nil)
+		fail("worktree add failed: "+gates.OneLine(err.Error()), nil)
 		return
 	}
 	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "-b", branch, wt, base); err != nil {
@@ -131,7 +131,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 	}
 	packet := filepath.Join(wt, PacketFile)
 	if err := os.WriteFile(packet, []byte(req.PacketMarkdown), 0o644); err != nil {
-		failTidy("packet write failed: "+oneLine(err.Error()), nil)
+		failTidy("packet write failed: "+gates.OneLine(err.Error()), nil)
 		return
 	}
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+req.BlockID)
@@ -263,7 +263,7 @@ func (d *Daemon) tidy(ctx context.Context, side *Side) string {
 	if n, cerr := gitOutput(ctx, side.Worktree, "rev-list", "--count", side.Base+".."+side.Branch); cerr == nil {
 		commits = n
 	}
-	what := fmt.Sprintf("%s on %s", plural(commits, "commit"), side.Branch)
+	what := fmt.Sprintf("%s on %s", gates.Count(atoi(commits), "commit"), side.Branch)
 	if err != nil || status != "" {
 		return "; " + what + "; worktree kept: uncommitted changes (m1nd worktrees)"
 	}
@@ -274,13 +274,6 @@ func (d *Daemon) tidy(ctx context.Context, side *Side) string {
 	side.Removed = true
 	WriteSide(d.Repo.RuntimeDir(), side)
 	return "; " + what + "; worktree removed"
-}
-
-func plural(n, word string) string {
-	if n == "1" {
-		return "1 " + word
-	}
-	return n + " " + word + "s"
 }
 
 // recover posts failed "runner restarted" for every mission this runnerd's
@@ -476,5 +469,10 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return oneLine(lines[len(lines)-1])
+	return gates.OneLine(lines[len(lines)-1])
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

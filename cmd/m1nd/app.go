@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -283,13 +282,6 @@ func noArgs(c *cli.Context) error {
 		return usagef("unexpected argument %q", c.Args().First())
 	}
 	return nil
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // hoistFlags moves flags that follow positional arguments in front of them,

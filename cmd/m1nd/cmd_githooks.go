@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/hooks"
 )
 
@@ -169,7 +170,7 @@ list of faults — for history written with the hooks bypassed.`,
 				for _, f := range faults {
 					inv.printf("fault %s\n", f.Error())
 				}
-				inv.printf("%s checked, %s\n", plural(checked, "ref"), plural(len(faults), "fault"))
+				inv.printf("%s checked, %s\n", gates.Count(checked, "ref"), gates.Count(len(faults), "fault"))
 			}
 			if len(faults) > 0 {
 				return exitStatus(exitRefused)

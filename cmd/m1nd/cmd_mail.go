@@ -148,7 +148,7 @@ so the hooks will not deliver it again.`,
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}
-			inv.printf("inbox of %s: %s, %d unread\n", agent, plural(len(entries), "letter"), reply.Unread)
+			inv.printf("inbox of %s: %s, %d unread\n", agent, gates.Count(len(entries), "letter"), reply.Unread)
 			for _, e := range reply.Letters {
 				mark := " "
 				if !e.Read {
@@ -259,7 +259,7 @@ func mailFatesCommand(inv *invocation) *cli.Command {
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}
-			inv.printf("%s, %d open\n", plural(len(all), "letter"), reply.Open)
+			inv.printf("%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
 			for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
 				inv.printf("  %-10s %d\n", f, reply.Counts[f])
 			}

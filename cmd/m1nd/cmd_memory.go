@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/memory"
 )
 
@@ -104,7 +105,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 						inv.printf("%s  %-9s %s  %s: %s\n", m.ID, m.Sort, m.TS, m.Agent, m.Text)
 					}
 					if cut > 0 {
-						inv.printf("… %s more matched but were cut (--limit, --max-bytes)\n", plural(cut, "memory"))
+						inv.printf("… %s more matched but were cut (--limit, --max-bytes)\n", gates.Count(cut, "memory"))
 					}
 					if len(ms) == 0 {
 						inv.printf("no memory matches\n")

@@ -218,7 +218,7 @@ func missionShowCommand(inv *invocation) *cli.Command {
 				return inv.printJSON(head)
 			}
 			printLetter(inv, head.HeadLetterID, head.Letter)
-			inv.printf("superseded  %s\n", plural(int(head.SupersededCount), "earlier letter"))
+			inv.printf("superseded  %s\n", gates.Count(int(head.SupersededCount), "earlier letter"))
 			return nil
 		},
 	}

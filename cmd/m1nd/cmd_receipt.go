@@ -75,7 +75,7 @@ only at an interactive terminal and asks you to type the block id.`,
 			if inv.jsonOut {
 				return inv.printJSON(res)
 			}
-			inv.printf("store v%d: receipt imported into %s (%s)\n", res.StoreVersion, res.BlockID, plural(res.ReceiptCount, "receipt"))
+			inv.printf("store v%d: receipt imported into %s (%s)\n", res.StoreVersion, res.BlockID, gates.Count(res.ReceiptCount, "receipt"))
 			return nil
 		},
 	}

@@ -267,7 +267,7 @@ func worktreesCommand(inv *invocation) *cli.Command {
 					state = "uncommitted changes"
 				}
 			}
-			inv.printf("%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, plural(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
+			inv.printf("%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, gates.Count(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
 		}
 		return nil
 	}
@@ -298,7 +298,7 @@ func worktreesCommand(inv *invocation) *cli.Command {
 				if inv.jsonOut {
 					return inv.printJSON(map[string]any{"ok": true, "removed": removed})
 				}
-				inv.printf("removed %s\n", plural(len(removed), "worktree"))
+				inv.printf("removed %s\n", gates.Count(len(removed), "worktree"))
 				for _, id := range removed {
 					inv.printf("  %s\n", id)
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 )
 
 type statusReply struct {
@@ -99,7 +100,7 @@ func printStatus(inv *invocation, asJSON bool) error {
 		}
 	}
 	if reply.LandingBell != nil {
-		inv.printf("landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", plural(reply.LandingBell.MergeWait, "mission"))
+		inv.printf("landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", gates.Count(reply.LandingBell.MergeWait, "mission"))
 	}
 	return nil
 }

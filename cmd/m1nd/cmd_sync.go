@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitsync"
 )
 
@@ -45,7 +46,7 @@ remote too: 'm1nd hooks install --bare' in the bare repository.`,
 				}
 			} else {
 				inv.printf("sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
-					plural(len(rep.FastForwarded), "ref"), plural(len(rep.Created), "ref"), plural(len(rep.Pushed), "ref"))
+					gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Pushed), "ref"))
 				for _, c := range rep.Conflicts {
 					inv.printf("stale_head: %s\n", c.Lesson)
 				}
