@@ -108,12 +108,16 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 		fail("not a git repo with a commit to start from", nil)
 		return
 	}
+	// Details of a failure name host paths: they go to runnerd's log, and
+	// the letter says what failed.
 	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
-		fail("worktree add failed: "+gates.OneLine(err.Error()), nil)
+		d.Logf("mission %s: %v", missionID, err)
+		fail("worktree add failed: its folder could not be made (runnerd's log says why)", nil)
 		return
 	}
 	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "-b", branch, wt, base); err != nil {
-		fail("worktree add failed: "+lastLine(err.Error()), nil)
+		d.Logf("mission %s: %v", missionID, err)
+		fail("worktree add failed (runnerd's log says why)", nil)
 		return
 	}
 	side := &Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Created: chain.Timestamp(d.Now())}
@@ -131,7 +135,8 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 	}
 	packet := filepath.Join(wt, PacketFile)
 	if err := os.WriteFile(packet, []byte(req.PacketMarkdown), 0o644); err != nil {
-		failTidy("packet write failed: "+gates.OneLine(err.Error()), nil)
+		d.Logf("mission %s: %v", missionID, err)
+		failTidy("packet write failed (runnerd's log says why)", nil)
 		return
 	}
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+req.BlockID)
@@ -465,11 +470,6 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(out.String()), nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return gates.OneLine(lines[len(lines)-1])
 }
 
 func atoi(s string) int {

@@ -201,6 +201,20 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 	}
 }
 
+// A worktree that cannot be made fails the mission without naming a path.
+func TestWorktreeAddFailureNamesNoPath(t *testing.T) {
+	r := newRig(t, `true`, `true`, 30)
+	// Where every mission's worktree would go, a file stands.
+	if err := os.WriteFile(filepath.Dir(WorktreePath(r.g.Dir, "msn_000000000000")), []byte("in the way"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := r.spawn()
+	gist := head.Letter.Verdict.Gist
+	if head.Letter.Phase != "failed" || !strings.HasPrefix(gist, "worktree add failed") || strings.Contains(gist, "/") {
+		t.Fatalf("head %s, gist %q", head.Letter.Phase, gist)
+	}
+}
+
 func TestRunRefusals(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
 	req := RunRequest{RunnerID: "build-1", BlockID: "sb_shop_core", BrainRef: "shop"}
