@@ -165,6 +165,11 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 	if err != nil {
 		return nil, err
 	}
+	// Most calls find nothing new: say so without taking the lock (a
+	// letter that lands meanwhile goes with the next call).
+	if n, err := b.Pending(agent); err != nil || n == 0 {
+		return &Delivery{}, err
+	}
 	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
 	if err != nil {
 		return nil, err
