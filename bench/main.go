@@ -64,7 +64,8 @@ func run(posts, missions, runs, blocks, letters int, bin, dir string) error {
 	if bin == "" {
 		bin = filepath.Join(work, "m1nd")
 		fmt.Fprintln(os.Stderr, "building m1nd …")
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/m1nd").CombinedOutput(); err != nil {
+		// Built as the README installs it.
+		if out, err := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "./cmd/m1nd").CombinedOutput(); err != nil {
 			return fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	}
