@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -24,7 +21,7 @@ import (
 )
 
 // SecretHeader carries the shared local secret between runnerd and the owner.
-const SecretHeader = "x-runnerd-secret"
+const SecretHeader = serve.SecretHeader
 
 // DefaultAddr is where runnerd listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7421"
@@ -77,18 +74,6 @@ func (d *Daemon) init() {
 
 func (d *Daemon) agent(r *Runner) string { return "runnerd:" + r.ID }
 
-// Listen binds a loopback address only.
-func Listen(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--addr %q: runnerd binds only a loopback address", addr)
-	}
-	return net.Listen("tcp", addr)
-}
-
 // Serve recovers missions a previous runnerd left mid-run, then answers on
 // ln and announces itself to the owner until ctx ends. Missions running at
 // shutdown are waited for.
@@ -121,7 +106,7 @@ func (d *Daemon) Handler() http.Handler {
 // (compared in constant time).
 func (d *Daemon) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !SecretMatches(d.Secret, r.Header.Get(SecretHeader)) {
+		if !serve.SecretMatches(d.Secret, r.Header.Get(SecretHeader)) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -130,21 +115,9 @@ func (d *Daemon) authed(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// SecretMatches compares a presented secret with the real one in constant
-// time; an empty secret never matches.
-func SecretMatches(secret, presented string) bool {
-	return secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(presented)) == 1
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 // forbid is runnerd's 403: {error, detail}.
 func forbid(w http.ResponseWriter, code, detail string) {
-	writeJSON(w, http.StatusForbidden, map[string]string{"error": code, "detail": detail})
+	serve.WriteJSON(w, http.StatusForbidden, map[string]string{"error": code, "detail": detail})
 }
 
 func decode(r *http.Request, v any) error {
@@ -165,7 +138,7 @@ type RunRequest struct {
 func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 	var req RunRequest
 	if err := decode(r, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": gates.Clip(err.Error())})
+		serve.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": gates.Clip(err.Error())})
 		return
 	}
 	runner := d.Config.Runner(req.RunnerID)
@@ -180,16 +153,16 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.BrainRef != "" && req.BrainRef != d.Brain {
-		writeJSON(w, http.StatusUnprocessableEntity, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain).Envelope())
+		serve.WriteJSON(w, http.StatusUnprocessableEntity, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain).Envelope())
 		return
 	}
 	id, err := d.open(r.Context(), runner, req)
 	if err != nil {
 		if ref, ok := gates.AsRefusal(err); ok {
-			writeJSON(w, gates.HTTPStatus(ref.Code), ref.Envelope())
+			serve.WriteJSON(w, gates.HTTPStatus(ref.Code), ref.Envelope())
 			return
 		}
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal", "detail": err.Error()})
+		serve.WriteJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal", "detail": err.Error()})
 		return
 	}
 	d.running.Add(1)
@@ -200,7 +173,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		defer lock.(*sync.Mutex).Unlock()
 		d.run(d.life, runner, id, req)
 	}()
-	writeJSON(w, http.StatusOK, map[string]any{"mission_id": id, "accepted": true, "runner_id": runner.ID})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"mission_id": id, "accepted": true, "runner_id": runner.ID})
 }
 
 // open posts the seq-1 judging letter of a new mission (or checks the
@@ -225,7 +198,7 @@ func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {
 	for _, rn := range d.Config.Runners {
 		ids = append(ids, rn.ID)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "brain": d.Brain, "runner_ids": ids})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "brain": d.Brain, "runner_ids": ids})
 }
 
 // announceLoop tells the owner which runners are alive, every interval.
@@ -259,7 +232,7 @@ func (d *Daemon) announceOnce(ctx context.Context) {
 	}
 	owner := d.OwnerURL
 	if owner == "" {
-		owner = FindOwner(d.Repo.RuntimeDir())
+		owner = serve.FindOwner(d.Repo.RuntimeDir())
 	}
 	if owner == "" {
 		return // no owner running: nothing to announce to
@@ -299,17 +272,5 @@ func (d *Daemon) announceOnce(ctx context.Context) {
 	d.Logf("announced %v to %s; registered %v", ids, owner, reply.Registered)
 }
 
-// FindOwner reads the owner's address from serve.json in the runtime dir.
-func FindOwner(runtimeDir string) string {
-	data, err := os.ReadFile(filepath.Join(runtimeDir, "serve.json"))
-	if err != nil {
-		return ""
-	}
-	var rec struct {
-		Addr string `json:"addr"`
-	}
-	if json.Unmarshal(data, &rec) != nil || rec.Addr == "" {
-		return ""
-	}
-	return "http://" + rec.Addr
-}
+// Listen binds a loopback address only.
+func Listen(addr string) (net.Listener, error) { return serve.Listen(addr, "runnerd") }

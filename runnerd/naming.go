@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // NameRequest asks the naming lane to name blocks.
@@ -53,7 +54,7 @@ func (d *Daemon) pick(id, capability string) *Runner {
 func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 	var req NameRequest
 	if err := decode(r, &req); err != nil || len(req.Blocks) == 0 || len(req.Blocks) > maxNamingBlocks {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": fmt.Sprintf("want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks)})
+		serve.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": fmt.Sprintf("want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks)})
 		return
 	}
 	runner := d.pick(req.RunnerID, CapNaming)
@@ -74,7 +75,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "results": results})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "results": results})
 }
 
 // nameOne runs the naming runner with the packet on stdin; its last
@@ -120,7 +121,7 @@ type CurateRequest struct {
 func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	var req CurateRequest
 	if err := decode(r, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": "want {runner_id?, packet}"})
+		serve.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": "want {runner_id?, packet}"})
 		return
 	}
 	runner := d.pick(req.RunnerID, CapHand)
@@ -130,15 +131,15 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, time.Duration(runner.CurationTimeoutSecs)*time.Second)
 	if err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": err.Error()})
+		serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": err.Error()})
 		return
 	}
 	var ops []json.RawMessage
 	if err := json.Unmarshal([]byte(lastNonEmpty(out)), &ops); err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": "the runner's last line was not a JSON array of ops"})
+		serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": "the runner's last line was not a JSON array of ops"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "ops": ops})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "ops": ops})
 }
 
 // runStdin runs argv with input on stdin in its own process group and

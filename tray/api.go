@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/mailbox"
 )
 
@@ -64,7 +65,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, struct {
+		serve.WriteJSON(w, http.StatusOK, struct {
 			*chain.HeadsView
 			LandingBell int `json:"landing_bell"`
 		}{view, chain.LandingBell(view.Missions)})
@@ -84,7 +85,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 				reply.Open++
 			}
 		}
-		writeJSON(w, http.StatusOK, reply)
+		serve.WriteJSON(w, http.StatusOK, reply)
 	default:
 		writeErr(w, gates.Refusef(gates.InvalidLetter, "kind", "kind is mission, or absent for mail letters"))
 	}
@@ -123,7 +124,7 @@ func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
 			reply.Blocks = append(reply.Blocks, blockView{Block: b, Colour: p.Colour, Why: p.Why})
 		}
 	}
-	writeJSON(w, http.StatusOK, reply)
+	serve.WriteJSON(w, http.StatusOK, reply)
 }
 
 // Compose modes and whether this owner offers them.
@@ -162,7 +163,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}
 		modes["spawn"] = mode{Why: "this owner is read-only: it posts nothing"}
 	}
-	writeJSON(w, http.StatusOK, policyReply{OK: true, Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
+	serve.WriteJSON(w, http.StatusOK, policyReply{OK: true, Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
 }
 
 // getPacket composes the mission packet for ?block_id= with ?ask=.
@@ -187,7 +188,7 @@ func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	md := brain.ComposePacket(s.Store.Brain, snap, b, files, r.URL.Query().Get("ask"), s.now())
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": b.BlockID, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": b.BlockID, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
 }
 
 type missionPostRequest struct {

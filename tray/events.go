@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // refPrefix is what the owner watches: every m1nd ref.
@@ -126,7 +127,7 @@ func (h *hub) broadcast(moved []string) {
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeJSON(w, http.StatusInternalServerError, httpError("internal", "streaming is not supported here"))
+		serve.WriteJSON(w, http.StatusInternalServerError, httpError("internal", "streaming is not supported here"))
 		return
 	}
 	s.events.start(context.Background())

@@ -2,7 +2,6 @@ package tray
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // Pins is what the owner knows of runners from runners.toml (the
@@ -41,7 +41,7 @@ type registry struct {
 }
 
 func (s *Server) secretOK(r *http.Request) bool {
-	return s.Pins.Secret != "" && subtle.ConstantTimeCompare([]byte(s.Pins.Secret), []byte(r.Header.Get("x-runnerd-secret"))) == 1
+	return serve.SecretMatches(s.Pins.Secret, r.Header.Get(serve.SecretHeader))
 }
 
 // postAnnounce registers the pinned runner ids of an announce and echoes
@@ -62,7 +62,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 	}
 	port, perr := strconv.Atoi(req.Port)
 	if err != nil || perr != nil || port <= 0 || port > 65535 {
-		writeJSON(w, http.StatusBadRequest, httpError("bad_request", "want {runner_ids, port, boot_challenge}"))
+		serve.WriteJSON(w, http.StatusBadRequest, httpError("bad_request", "want {runner_ids, port, boot_challenge}"))
 		return
 	}
 	registered := []string{}
@@ -76,7 +76,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		registered = append(registered, id)
 	}
 	s.runners.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "echo": req.BootChallenge, "registered": registered})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "echo": req.BootChallenge, "registered": registered})
 }
 
 type runnerStatus struct {
@@ -105,7 +105,7 @@ func (s *Server) status() []runnerStatus {
 }
 
 func (s *Server) getRunnerStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runners": s.status()})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "runners": s.status()})
 }
 
 // liveRunner returns the port of a live pinned runner of capability (the
@@ -138,7 +138,7 @@ func (s *Server) callRunner(port int, path string, v any, timeout time.Duration)
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-runnerd-secret", s.Pins.Secret)
+	req.Header.Set(serve.SecretHeader, s.Pins.Secret)
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("the runner daemon did not answer: %w", err)
@@ -169,7 +169,7 @@ func (s *Server) postSpawn(w http.ResponseWriter, r *http.Request, body []byte) 
 	status, out, err := s.callRunner(port, "/run", map[string]any{"runner_id": id, "packet_markdown": req.PacketMarkdown,
 		"block_id": req.BlockID, "brain_ref": s.Missions.Brain, "mission_id": req.MissionID}, 15*time.Second)
 	if err != nil {
-		writeJSON(w, http.StatusBadGateway, httpError("runner_unreachable", err.Error()))
+		serve.WriteJSON(w, http.StatusBadGateway, httpError("runner_unreachable", err.Error()))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -6,7 +6,6 @@ package tray
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -58,28 +57,7 @@ func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 
 // Listen binds addr, refusing anything but a loopback address: the owner
 // answers only this machine.
-func Listen(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	if !isLoopback(host) {
-		return nil, fmt.Errorf("--addr %q: the owner binds only a loopback address (127.0.0.1, ::1 or localhost)", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return ln, nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func Listen(addr string) (net.Listener, error) { return serve.Listen(addr, "the owner") }
 
 // Serve answers on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -129,7 +107,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
 		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]") {
-			writeJSON(w, http.StatusMisdirectedRequest, httpError("bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
+			serve.WriteJSON(w, http.StatusMisdirectedRequest, httpError("bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -147,7 +125,7 @@ func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.H
 			writeErr(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, out)
+		serve.WriteJSON(w, http.StatusOK, out)
 	})
 }
 
@@ -155,11 +133,11 @@ func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.H
 func (s *Server) writeRaw(h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
-			writeJSON(w, http.StatusForbidden, httpError("bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
+			serve.WriteJSON(w, http.StatusForbidden, httpError("bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
 			return
 		}
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-			writeJSON(w, http.StatusUnsupportedMediaType, httpError("bad_content_type", "writes are JSON: send Content-Type: application/json"))
+			serve.WriteJSON(w, http.StatusUnsupportedMediaType, httpError("bad_content_type", "writes are JSON: send Content-Type: application/json"))
 			return
 		}
 		if s.ReadOnly {
@@ -168,7 +146,7 @@ func (s *Server) writeRaw(h func(w http.ResponseWriter, r *http.Request, body []
 		}
 		body, err := readBody(w, r)
 		if err != nil {
-			writeJSON(w, http.StatusRequestEntityTooLarge, httpError("body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
+			serve.WriteJSON(w, http.StatusRequestEntityTooLarge, httpError("body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
 			return
 		}
 		h(w, r, body)
@@ -188,17 +166,8 @@ type httpErr struct {
 
 func httpError(code, lesson string) httpErr { return httpErr{OK: false, Error: code, Lesson: lesson} }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-}
-
 func writeRefusal(w http.ResponseWriter, r *gates.Refusal) {
-	writeJSON(w, gates.HTTPStatus(r.Code), r.Envelope())
+	serve.WriteJSON(w, gates.HTTPStatus(r.Code), r.Envelope())
 }
 
 // writeErr answers a refusal with its status and envelope, anything else
@@ -208,7 +177,7 @@ func writeErr(w http.ResponseWriter, err error) {
 		writeRefusal(w, r)
 		return
 	}
-	writeJSON(w, http.StatusInternalServerError, httpError("internal", err.Error()))
+	serve.WriteJSON(w, http.StatusInternalServerError, httpError("internal", err.Error()))
 }
 
 func (s *Server) now() time.Time {

@@ -86,7 +86,7 @@ Nothing outside DIR is touched.`,
 					ln.Close()
 				}
 			}
-			return serve(inv, c, repo, name, addr, false, c.Bool("open"))
+			return runOwner(inv, c, repo, name, addr, false, c.Bool("open"))
 		},
 	}
 }

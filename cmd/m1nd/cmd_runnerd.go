@@ -18,6 +18,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/tray"
 )
@@ -146,7 +147,7 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			}
 			owner := strings.TrimSuffix(c.String("owner-url"), "/")
 			if owner == "" {
-				if owner = runnerd.FindOwner(repo.RuntimeDir()); owner == "" {
+				if owner = serve.FindOwner(repo.RuntimeDir()); owner == "" {
 					return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
 				}
 			}

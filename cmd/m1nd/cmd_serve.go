@@ -1,15 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -37,25 +36,24 @@ The address and pid are recorded in .git/m1nd/serve.json while it runs.`,
 			if err != nil {
 				return err
 			}
-			return serve(inv, c, repo, name, c.String("addr"), c.Bool("read-only"), c.Bool("open"))
+			return runOwner(inv, c, repo, name, c.String("addr"), c.Bool("read-only"), c.Bool("open"))
 		},
 	}
 }
 
-// serve runs the owner until the context ends (Ctrl-C).
-func serve(inv *invocation, c *cli.Context, repo *gitstore.Repo, brainName, addr string, readOnly, open bool) error {
+// runOwner runs the owner until the context ends (Ctrl-C).
+func runOwner(inv *invocation, c *cli.Context, repo *gitstore.Repo, brainName, addr string, readOnly, open bool) error {
 	ln, err := tray.Listen(addr)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	record := filepath.Join(repo.RuntimeDir(), "serve.json")
-	data, _ := json.Marshal(map[string]any{"addr": ln.Addr().String(), "pid": os.Getpid(), "brain": brainName, "read_only": readOnly})
-	if err := gitstore.WriteFileAtomic(record, data, 0o600); err != nil {
+	removeRecord, err := serve.WriteRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
+	if err != nil {
 		ln.Close()
 		return err
 	}
-	defer os.Remove(record)
+	defer removeRecord()
 	mode := ""
 	if readOnly {
 		mode = " (read-only)"
