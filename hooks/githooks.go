@@ -166,6 +166,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 		return err1 == nil && err2 == nil && inLoose && inPacked && loose == u.Old && packed == u.Old
 	}
 	var faults []*RefFault
+	keys := &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}
 	for _, u := range updates {
 		stated := u.Old
 		if u.Old.IsZero() {
@@ -174,7 +175,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 			}
 		}
 		isPacking := func(u Update) bool { return !stated.IsZero() && packing(u) }
-		laws := Laws{Packing: isPacking, Keys: &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}
+		laws := Laws{Packing: isPacking, Keys: keys}
 		if f := laws.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}

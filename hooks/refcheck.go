@@ -343,6 +343,7 @@ func Verify(repo *gitstore.Repo) ([]*RefFault, int, error) {
 		faults = append(faults, &RefFault{Ref: name, Code: string(gates.InvalidLetter), Lesson: "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"})
 	}
 	checked := len(symbolic)
+	laws := Laws{Keys: &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}
 	for _, r := range refs {
 		if kindOf(r.Name) == kindOther {
 			continue
@@ -352,7 +353,6 @@ func Verify(repo *gitstore.Repo) ([]*RefFault, int, error) {
 			faults = append(faults, &RefFault{Ref: r.Name, Code: string(gates.InvalidLetter), Lesson: "not a mission id"})
 			continue
 		}
-		laws := Laws{Keys: &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}
 		if f := laws.Check(repo, Update{New: r.Hash, Ref: r.Name}); f != nil {
 			faults = append(faults, f)
 		}

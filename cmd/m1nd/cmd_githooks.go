@@ -103,7 +103,8 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 }
 
 // runGitHook is what git runs. A refusal prints each fault's code and
-// lesson and exits 1, which makes git abort the transaction or the push.
+// lesson and exits 3, as every m1nd refusal does; git aborts the
+// transaction or the push on any non-zero status.
 func runGitHook(inv *invocation, c *cli.Context) error {
 	name := c.Args().First()
 	updates, err := hooks.ParseUpdates(inv.io.In)
@@ -133,7 +134,7 @@ func runGitHook(inv *invocation, c *cli.Context) error {
 		fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s (%s)\n", f.Code, f.Lesson, f.Ref)
 	}
 	if len(faults) > 0 {
-		return exitStatus(1)
+		return exitStatus(exitRefused)
 	}
 	return nil
 }
