@@ -79,6 +79,16 @@ func Next(head *Letter, headID string, now time.Time) *Letter {
 	return &next
 }
 
+// SetPhase moves a letter to phase and drops what that phase cannot carry
+// (an executing letter has no verdict), so a letter moved on from a judged
+// head validates.
+func (l *Letter) SetPhase(phase string) {
+	l.Phase = phase
+	if phase == PhaseExecuting {
+		l.Verdict = nil
+	}
+}
+
 // Archive posts the human archive gesture on a merge_wait head: an
 // archived letter at seq+1 that sets the receipt candidate aside (it stays
 // on the superseded letter forever). origin must be on the human allow-list.

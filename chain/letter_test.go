@@ -213,3 +213,15 @@ func TestIDs(t *testing.T) {
 		t.Fatal("MissionRef accepted a path")
 	}
 }
+
+func TestSetPhaseDropsWhatThePhaseCannotCarry(t *testing.T) {
+	l := &Letter{Phase: "judging", Verdict: &Verdict{Decision: "APPROVE", Gist: "go"}}
+	l.SetPhase("review")
+	if l.Verdict == nil {
+		t.Fatal("review keeps its verdict")
+	}
+	l.SetPhase(PhaseExecuting)
+	if l.Phase != PhaseExecuting || l.Verdict != nil {
+		t.Fatalf("executing: %+v", l)
+	}
+}

@@ -126,7 +126,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 	}
 	// From here on the worktree exists: a failure says what became of it.
 	failTidy := func(gist string, gate *chain.Gate) { fail(gist+d.tidy(ctx, side), gate) }
-	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.Phase = chain.PhaseExecuting; l.Verdict = nil }); err != nil {
+	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.SetPhase(chain.PhaseExecuting) }); err != nil {
 		d.Logf("mission %s: could not post executing: %v", missionID, err)
 		return
 	}

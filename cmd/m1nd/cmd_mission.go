@@ -421,10 +421,7 @@ a gate, …) and post it, or pipe it straight in:
 			}
 			next := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 			if phase != "" {
-				next.Phase = phase
-			}
-			if next.Phase == chain.PhaseExecuting {
-				next.Verdict = nil // an executing letter carries no verdict
+				next.SetPhase(phase)
 			}
 			_, err = inv.io.Out.Write(append(next.Canonical(), '\n'))
 			return err
