@@ -17,7 +17,7 @@ import (
 func testReceipt(block string, boundary int64, exit int) string {
 	return fmt.Sprintf(`{"block_id":%q,"type":"test","emitter":{"kind":"verb","id":"human-tray-landing"},
 	  "scope":{"block_id":%q,"boundary_version":%d,"contract_version":1},
-	  "evidence":{"artifact_hash":"sha256:ab","evidence_refs":["gate://msn_0123456789ab"],"command":"go test ./core/...",
+	  "evidence":{"artifact_hash":"sha256:ab","evidence_refs":["gate://msn_0123456789ab"],"command":"go vet ./core/... && go test ./core/... 2>&1 | tee <out>",
 	  "cwd":"core","exit_status":%d,"started_at":"2026-11-30T10:00:00Z","ended_at":"2026-11-30T10:01:00Z"}}`, block, block, boundary, exit)
 }
 
@@ -53,7 +53,7 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 		{"another block's receipt", importReq(1, "sb_shop_cmd", good, gates.OriginHumanUI), gates.StaleScope, "block_id", ""},
 		{"old boundary", importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanUI), gates.StaleScope, "scope.boundary_version", "boundary v2"},
 		{"other contract", importReq(1, "sb_shop_core", strings.Replace(good, `"contract_version":1`, `"contract_version":3`, 1), gates.OriginHumanUI), gates.StaleScope, "scope.contract_version", ""},
-		{"no command", importReq(1, "sb_shop_core", strings.Replace(good, `"command":"go test ./core/...",`, "", 1), gates.OriginHumanUI), gates.IncompleteEvidence, "evidence.command", ""},
+		{"no command", importReq(1, "sb_shop_core", strings.Replace(good, `"command":"go vet ./core/... && go test ./core/... 2>&1 | tee <out>",`, "", 1), gates.OriginHumanUI), gates.IncompleteEvidence, "evidence.command", ""},
 		{"future window", importReq(1, "sb_shop_core", strings.Replace(good, "2026-11-30T10:01:00Z", "2026-11-30T12:00:01Z", 1), gates.OriginHumanUI), gates.IncompleteEvidence, "evidence.ended_at", ""},
 	} {
 		_, err := s.ImportReceipt(ctx, tt.req)
@@ -73,12 +73,13 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	if !strings.HasPrefix(log, "store v2: receipt_import sb_shop_core test") || !strings.Contains(log, "M1nd-Origin: human-ui") {
 		t.Fatalf("commit message:\n%s", log)
 	}
-	// Stored as submitted (compacted), never re-dated.
+	// Stored as submitted (compacted), never re-dated, and never re-escaped:
+	// the command's & and < come back as they went in.
 	core := snap(t, s).Block("sb_shop_core")
 	var compact bytes.Buffer
 	_ = json.Compact(&compact, []byte(good))
 	if !bytes.Equal(core.Receipts[0].Receipt, compact.Bytes()) || core.Receipts[0].StoreVersion != 2 || core.Receipts[0].ImportedVia != "human-ui" {
-		t.Fatalf("stored receipt %+v", core.Receipts[0])
+		t.Fatalf("stored receipt %s (%+v)", core.Receipts[0].Receipt, core.Receipts[0])
 	}
 	if p := core.Colour(testNow); p.Colour != EvidenceBacked {
 		t.Fatalf("colour after import = %+v", p)

@@ -244,11 +244,11 @@ func (s *Snapshot) clone() *Snapshot {
 	if s == nil {
 		return out
 	}
-	b, err := json.Marshal(s)
+	b, err := encode(s)
 	if err == nil {
 		err = json.Unmarshal(b, out)
 	}
-	blocks, err2 := json.Marshal(s.Blocks)
+	blocks, err2 := encode(s.Blocks)
 	if err2 == nil {
 		err2 = json.Unmarshal(blocks, &out.Blocks)
 	}
@@ -264,10 +264,16 @@ func sortBlocks(s *Snapshot) {
 }
 
 // encode writes a document the way the store keeps it: indented, so `git
-// show refs/m1nd/store:store.json` and `git diff` read well.
+// show refs/m1nd/store:store.json` and `git diff` read well, and without
+// HTML escaping, so a stored receipt keeps its bytes (a command's && is not
+// re-spelled \u0026\u0026 on the way in or on any later write).
 func encode(v any) ([]byte, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	return append(b, '\n'), err
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(v)
+	return buf.Bytes(), err
 }
 
 // write stores the snapshot's objects and then moves the ref from parent;

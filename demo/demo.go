@@ -4,7 +4,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,7 +194,7 @@ func (b *builder) landed(dir string, start time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	candidate, _ := json.Marshal(mw.ReceiptCandidate)
+	candidate := chain.CanonicalJSON(mw.ReceiptCandidate)
 	imp, err := b.store.ImportReceipt(b.ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: v, Agent: "owner", Now: b.now},
 		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: gates.OriginHumanUI,
