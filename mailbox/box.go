@@ -289,12 +289,24 @@ func (b *Mailbox) Find(id string) (Stored, string, bool, error) {
 // and the mission id names it. Delivery is not execution: the agent reads
 // it at its next tool call and decides.
 func (b *Mailbox) SendPacket(ctx context.Context, from, to, missionID string, packet []byte, now time.Time) (*SendResult, error) {
+	return b.Send(ctx, b.packetLetter(from, to, missionID, packet, now))
+}
+
+// CheckPacket refuses, before the mission is opened, a packet its delivery
+// would refuse (a bad recipient, the sender itself, a packet too long or
+// with unsafe text), so a mission is never opened with a packet that
+// cannot follow it. The letter is checked with a stand-in mission id.
+func (b *Mailbox) CheckPacket(from, to string, packet []byte, now time.Time) error {
+	return Validate(b.packetLetter(from, to, "msn_000000000000", packet, now))
+}
+
+func (b *Mailbox) packetLetter(from, to, missionID string, packet []byte, now time.Time) *Letter {
 	what := string(packet)
 	if strings.TrimSpace(what) == "" {
 		what = fmt.Sprintf("Mission %s is yours; it came without a packet: m1nd mission show %s", missionID, missionID)
 	}
-	return b.Send(ctx, &Letter{
+	return &Letter{
 		TS: chain.Timestamp(now), Agent: from, To: to, Class: ClassPacket, Brain: b.Brain, Tool: "m1nd",
 		What: what, Expected: fmt.Sprintf("post the next letter of %s (m1nd mission next %s)", missionID, missionID),
-	})
+	}
 }

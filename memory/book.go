@@ -229,15 +229,24 @@ func (b *Book) OpenFollowup(ctx context.Context, opener, owner, brief, mission s
 // Link records that a mission carries a follow-up: the mission's end
 // closes it.
 func (b *Book) Link(ctx context.Context, agent, followup, mission string, now time.Time) (string, error) {
-	v, err := b.View()
-	if err != nil {
+	if err := b.CheckLink(agent, followup); err != nil {
 		return "", err
 	}
-	f := v.fuByID[followup]
-	if f == nil || (f.Opener != agent && f.Owner != agent) {
-		return "", gates.Refusef(gates.NotPublisher, "followup", "only the opener or the owner of follow-up %s links it to a mission", gates.Echo(followup))
-	}
 	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindLink, Target: followup, Mission: mission})
+}
+
+// CheckLink refuses what Link would: a follow-up that does not exist, or
+// one the agent neither opened nor owes. Callers that open the mission
+// first ask it before, so a refused link leaves no mission behind.
+func (b *Book) CheckLink(agent, followup string) error {
+	v, err := b.View()
+	if err != nil {
+		return err
+	}
+	if f := v.fuByID[followup]; f == nil || (f.Opener != agent && f.Owner != agent) {
+		return gates.Refusef(gates.NotPublisher, "followup", "only the opener or the owner of follow-up %s links it to a mission", gates.Echo(followup))
+	}
+	return nil
 }
 
 // ResolveFollowup closes a follow-up: recorded with its result, or

@@ -226,13 +226,16 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if !chain.ValidAgentID(req.AgentID) {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who opens the mission")
 	}
-	if req.DeliverTo != "" && (!chain.ValidAgentID(req.DeliverTo) || req.DeliverTo == req.AgentID) {
-		return nil, gates.Refusef(gates.InvalidLetter, "deliver_to", "deliver_to is another agent's id")
-	}
-	if len(req.Packet) > mailbox.MaxWhat {
-		return nil, gates.Refusef(gates.InvalidLetter, "packet_markdown", "a delivered packet is at most %d bytes", mailbox.MaxWhat)
-	}
 	now := s.now()
+	if req.DeliverTo != "" {
+		// Refused before the mission is opened, so nothing is half-written.
+		if err := s.Box.CheckPacket(req.AgentID, req.DeliverTo, []byte(req.Packet), now); err != nil {
+			if r, ok := gates.AsRefusal(err); ok {
+				return nil, gates.Refusef(gates.InvalidLetter, "deliver_to", "the packet cannot be delivered: %s", r.Lesson)
+			}
+			return nil, err
+		}
+	}
 	res, err := s.Missions.New(r.Context(), chain.NewMission{BlockID: req.BlockID, Packet: []byte(req.Packet), Agent: req.AgentID, Now: now})
 	if err != nil {
 		return nil, err

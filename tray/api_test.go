@@ -149,6 +149,31 @@ func TestEveryStatusAndRefusal(t *testing.T) {
 	}
 }
 
+// Direct mode refuses what the delivery would refuse before it opens the
+// mission: a refused compose leaves no mission behind.
+func TestComposeDirectRefusesBeforeOpening(t *testing.T) {
+	f := newFixture(t, false)
+	for _, tt := range []struct{ label, body string }{
+		{"to oneself", `{"block_id":"sb_shop_core","agent_id":"owner","packet_markdown":"# go","deliver_to":"owner"}`},
+		{"not an agent", `{"block_id":"sb_shop_core","agent_id":"owner","packet_markdown":"# go","deliver_to":"Bob Smith"}`},
+		{"an escape byte", `{"block_id":"sb_shop_core","agent_id":"owner","packet_markdown":"# go\u001b[31m","deliver_to":"bob"}`},
+		{"too long", `{"block_id":"sb_shop_core","agent_id":"owner","packet_markdown":"` + strings.Repeat("x", 16<<10+1) + `","deliver_to":"bob"}`},
+	} {
+		status, out := f.do("POST", "/api/mission_new", tt.body, nil)
+		if status != 422 || out["refused"] != string(gates.InvalidLetter) || out["field"] != "deliver_to" ||
+			!strings.HasPrefix(out["lesson"].(string), "the packet cannot be delivered: ") {
+			t.Errorf("%s: %d %v", tt.label, status, out)
+		}
+	}
+	if refs := f.g.Git("for-each-ref", "refs/m1nd/missions/", "refs/m1nd/mail/"); refs != "" {
+		t.Fatalf("a refused compose wrote %s", refs)
+	}
+	status, out := f.do("POST", "/api/mission_new", `{"block_id":"sb_shop_core","agent_id":"owner","packet_markdown":"# go","deliver_to":"bob"}`, nil)
+	if status != 200 || out["delivered"] == nil {
+		t.Fatalf("a deliverable compose: %d %v", status, out)
+	}
+}
+
 func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	f := newFixture(t, true)
 	for _, path := range []string{"/api/mission_post", "/api/mission_new", "/api/receipt_import", "/api/system_blocks_ratify", "/api/candidate_edit"} {

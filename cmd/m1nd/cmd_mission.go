@@ -12,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 )
 
 // maxDocumentBytes caps what a verb reads as a submitted document (a
@@ -83,35 +84,44 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			to := c.String("deliver-to")
-			if to != "" && !chain.ValidAgentID(to) {
-				return usagef("--deliver-to %q is not an agent id", to)
+			// What would refuse the follow-up link or the delivery is
+			// refused before the mission is opened: nothing half-written.
+			to, fu := c.String("deliver-to"), c.String("followup")
+			var box *mailbox.Mailbox
+			if to != "" {
+				if !chain.ValidAgentID(to) {
+					return usagef("--deliver-to %q is not an agent id", to)
+				}
+				if box, err = inv.mailbox(); err != nil {
+					return err
+				}
+				if err := box.CheckPacket(agent, to, req.Packet, req.Now); err != nil {
+					if r, ok := gates.AsRefusal(err); ok {
+						return usagef("the packet cannot be delivered to %s: %s", to, r.Lesson)
+					}
+					return err
+				}
 			}
-			if to != "" && to == agent {
-				return usagef("--deliver-to %s: that is you; deliver to another agent", to)
-			}
-			if to != "" && len(req.Packet) > mailbox.MaxWhat {
-				return usagef("the packet is %d bytes; a delivered packet is at most %d", len(req.Packet), mailbox.MaxWhat)
+			var book *memory.Book
+			if fu != "" {
+				if book, err = inv.book(); err != nil {
+					return err
+				}
+				if err := book.CheckLink(agent, fu); err != nil {
+					return err
+				}
 			}
 			res, err := m.New(c.Context, req)
 			if err != nil {
 				return err
 			}
-			if fu := c.String("followup"); fu != "" {
-				b, err := inv.book()
-				if err != nil {
-					return err
-				}
-				if _, err := b.Link(c.Context, agent, fu, res.MissionID, req.Now); err != nil {
+			if book != nil {
+				if _, err := book.Link(c.Context, agent, fu, res.MissionID, req.Now); err != nil {
 					return fmt.Errorf("mission %s is open, but not linked to follow-up %s: %w", res.MissionID, fu, err)
 				}
 			}
 			var delivered *mailbox.SendResult
-			if to != "" {
-				box, err := inv.mailbox()
-				if err != nil {
-					return err
-				}
+			if box != nil {
 				if delivered, err = box.SendPacket(c.Context, agent, to, res.MissionID, req.Packet, req.Now); err != nil {
 					return fmt.Errorf("mission %s is open, but its packet was not delivered to %s: %w", res.MissionID, to, err)
 				}
