@@ -60,6 +60,21 @@ type Mailbox struct {
 	Foreign []string // tools outside this brain: letters about them are "external"
 }
 
+// New returns brain's mail with the foreign tools the repository names in
+// git config m1nd.foreignTools (comma separated), so every front end works
+// out the same fates.
+func New(repo *gitstore.Repo, brain string) *Mailbox {
+	box := &Mailbox{Repo: repo, Brain: brain}
+	if v, ok := repo.ConfigValue("m1nd", "foreignTools"); ok {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				box.Foreign = append(box.Foreign, t)
+			}
+		}
+	}
+	return box
+}
+
 // SendResult is the reply to a sent letter.
 type SendResult struct {
 	OK      bool   `json:"ok"`
@@ -228,6 +243,18 @@ func (b *Mailbox) Fates(all []Stored) map[string]string {
 
 // Open reports whether a fate still wants attention.
 func Open(fate string) bool { return fate == FateWetInk || fate == FateInFlight }
+
+// Tally counts letters per fate and how many of them are open.
+func Tally(fates map[string]string) (counts map[string]int, open int) {
+	counts = map[string]int{}
+	for _, f := range fates {
+		counts[f]++
+		if Open(f) {
+			open++
+		}
+	}
+	return counts, open
+}
 
 // Entry is one letter in an agent's inbox.
 type Entry struct {

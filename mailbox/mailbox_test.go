@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -246,5 +247,29 @@ func TestIndexFollowsRefsMovedByPlainGit(t *testing.T) {
 	all, err := b.All()
 	if err != nil || len(all) != 1 || all[0].Letter.What != "one" {
 		t.Fatalf("after a rewind: %d %v", len(all), err)
+	}
+}
+
+// New reads the foreign tools from git config, as every front end does.
+func TestNewReadsForeignTools(t *testing.T) {
+	g := gittest.Init(t, "brain")
+	g.Git("config", "m1nd.foreignTools", " jira, ,slack ")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	box := New(repo, "brain")
+	if strings.Join(box.Foreign, "|") != "jira|slack" || box.Brain != "brain" {
+		t.Fatalf("New = %+v", box)
+	}
+	send(t, box, &Letter{TS: chain.Timestamp(t0), Agent: "alice", To: "bob", Class: "note", Brain: "brain", Tool: "slack", What: "the slack bot is down"})
+	all, err := box.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, open := Tally(box.Fates(all))
+	if counts[FateExternal] != 1 || open != 0 {
+		t.Fatalf("fates of a letter about a foreign tool: %v, %d open", counts, open)
 	}
 }

@@ -76,14 +76,10 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fates := s.Box.Fates(all)
-		reply := mailboxReply{OK: true, ServedBrain: s.Box.Brain, Letters: []mailboxLetter{}, Fates: map[string]int{}}
+		reply := mailboxReply{OK: true, ServedBrain: s.Box.Brain, Letters: []mailboxLetter{}}
+		reply.Fates, reply.Open = mailbox.Tally(fates)
 		for i := len(all) - 1; i >= 0; i-- {
-			f := fates[all[i].ID]
-			reply.Letters = append(reply.Letters, mailboxLetter{Stored: all[i], Fate: f})
-			reply.Fates[f]++
-			if mailbox.Open(f) {
-				reply.Open++
-			}
+			reply.Letters = append(reply.Letters, mailboxLetter{Stored: all[i], Fate: fates[all[i].ID]})
 		}
 		serve.WriteJSON(w, http.StatusOK, reply)
 	default:

@@ -48,7 +48,7 @@ func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 	return &Server{
 		Missions: &chain.Missions{Repo: repo, Brain: brainName, Blocks: store},
 		Store:    store,
-		Box:      &mailbox.Mailbox{Repo: repo, Brain: brainName},
+		Box:      mailbox.New(repo, brainName),
 		ReadOnly: readOnly,
 		events:   newHub(repo, 250*time.Millisecond),
 		runners:  registry{seen: map[string]runnerSeen{}},

@@ -168,22 +168,13 @@ func (inv *invocation) missions() (*chain.Missions, error) {
 	return &chain.Missions{Repo: repo, Brain: name, Blocks: &brain.Store{Repo: repo, Brain: name}}, nil
 }
 
-// mailbox opens the brain's mail; git config m1nd.foreignTools (comma
-// separated) names the tools whose letters are external.
+// mailbox opens the brain's mail.
 func (inv *invocation) mailbox() (*mailbox.Mailbox, error) {
 	repo, name, err := inv.brain()
 	if err != nil {
 		return nil, err
 	}
-	box := &mailbox.Mailbox{Repo: repo, Brain: name}
-	if v, ok := repo.ConfigValue("m1nd", "foreignTools"); ok {
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				box.Foreign = append(box.Foreign, t)
-			}
-		}
-	}
-	return box, nil
+	return mailbox.New(repo, name), nil
 }
 
 // store opens the brain's block store.

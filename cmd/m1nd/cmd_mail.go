@@ -249,13 +249,8 @@ func mailFatesCommand(inv *invocation) *cli.Command {
 				return err
 			}
 			fates := box.Fates(all)
-			reply := fatesReply{OK: true, Counts: map[string]int{}, Fates: fates}
-			for _, f := range fates {
-				reply.Counts[f]++
-				if mailbox.Open(f) {
-					reply.Open++
-				}
-			}
+			reply := fatesReply{OK: true, Fates: fates}
+			reply.Counts, reply.Open = mailbox.Tally(fates)
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}
