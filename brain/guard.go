@@ -22,18 +22,20 @@ func (s *Store) CheckLetterBlock(blockID string, candidate *gates.Receipt) error
 	if err != nil {
 		return err
 	}
-	if _, err := s.lookup(c.Tree, blockID, true); err != nil {
+	b, err := s.lookup(c.Tree, blockID, true)
+	if err != nil {
 		return err
 	}
 	if candidate == nil || candidate.BlockID == "" {
 		return nil
 	}
-	b, err := s.lookup(c.Tree, candidate.BlockID, false)
-	if err != nil {
-		if r, ok := gates.AsRefusal(err); ok {
-			r.Field = "receipt_candidate.block_id"
+	if b == nil || candidate.BlockID != blockID { // else the block just read
+		if b, err = s.lookup(c.Tree, candidate.BlockID, false); err != nil {
+			if r, ok := gates.AsRefusal(err); ok {
+				r.Field = "receipt_candidate.block_id"
+			}
+			return err
 		}
-		return err
 	}
 	if err := checkScope(b, candidate); err != nil {
 		if r, ok := gates.AsRefusal(err); ok {
@@ -47,11 +49,13 @@ func (s *Store) CheckLetterBlock(blockID string, candidate *gates.Receipt) error
 // lookup reads one block from the store tree; with skeletonOK the
 // skeleton's own id is accepted too (and nil returned).
 func (s *Store) lookup(tree gitstore.Hash, id string, skeletonOK bool) (*Block, error) {
-	unknown := gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s; use an id from `m1nd blocks`, the skeleton id, or mark a probe synthetic", gates.Echo(id))
+	unknown := func() error {
+		return gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s; use an id from `m1nd blocks`, the skeleton id, or mark a probe synthetic", gates.Echo(id))
+	}
 	if ValidBlockID(id) {
 		body, err := s.Repo.ReadFileInTree(tree, blocksDir+"/"+id+".json")
 		if errors.Is(err, gitstore.ErrNoSuchFile) {
-			return nil, unknown
+			return nil, unknown()
 		}
 		if err != nil {
 			return nil, err
@@ -67,5 +71,5 @@ func (s *Store) lookup(tree gitstore.Hash, id string, skeletonOK bool) (*Block, 
 			return nil, nil
 		}
 	}
-	return nil, unknown
+	return nil, unknown()
 }
