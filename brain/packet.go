@@ -9,13 +9,18 @@ import (
 	"github.com/m1nd/m1nd/gates"
 )
 
-// Files returns the files at HEAD the block covers, sorted.
-func (s *Store) Files(b *Block) ([]string, error) {
+// Files returns, by block id, the files at HEAD each block covers,
+// sorted; the HEAD tree is listed once however many blocks are asked.
+func (s *Store) Files(blocks ...*Block) (map[string][]string, error) {
 	_, files, err := s.headFiles()
 	if err != nil {
 		return nil, err
 	}
-	return b.resolve(files), nil
+	out := make(map[string][]string, len(blocks))
+	for _, b := range blocks {
+		out[b.BlockID] = b.resolve(files)
+	}
+	return out, nil
 }
 
 // maxPacketFiles bounds the "Likely files" list of a packet.

@@ -183,7 +183,7 @@ func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	md := brain.ComposePacket(s.Store.Brain, snap, b, files, r.URL.Query().Get("ask"), s.now())
+	md := brain.ComposePacket(s.Store.Brain, snap, b, files[b.BlockID], r.URL.Query().Get("ask"), s.now())
 	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": b.BlockID, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
 }
 

@@ -218,18 +218,21 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 		}
 		want[b] = true
 	}
+	var named []*brain.Block
 	for _, b := range snap.Blocks {
-		if (len(want) > 0 && !want[b.BlockID]) || (len(want) == 0 && !b.CandidateMeta.NeedsOwnerNaming) {
-			continue
+		if (len(want) > 0 && want[b.BlockID]) || (len(want) == 0 && b.CandidateMeta.NeedsOwnerNaming) {
+			named = append(named, b)
 		}
-		files, err := s.Store.Files(b)
-		if err != nil {
-			return nil, err
-		}
-		blocks = append(blocks, block{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files)})
 	}
-	if len(blocks) == 0 {
+	if len(named) == 0 {
 		return map[string]any{"ok": true, "applied": []string{}, "results": []any{}}, nil
+	}
+	files, err := s.Store.Files(named...)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range named {
+		blocks = append(blocks, block{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files[b.BlockID])})
 	}
 	status, out, err := s.callRunner(port, "/name", map[string]any{"runner_id": id, "blocks": blocks}, 10*time.Minute)
 	if err != nil || status != http.StatusOK {
