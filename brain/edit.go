@@ -67,25 +67,15 @@ type SplitBy struct {
 	Paths [][]string `json:"paths"`
 }
 
-// EditRejected is why a batch was refused: the op that failed (or -1 for a
-// final check) and the reason. It converts to the candidate_edit_rejected
-// refusal.
-type EditRejected struct {
-	Index  int
-	Reason string
-}
-
-func (e *EditRejected) Error() string { return e.refusal().Error() }
-
-func (e *EditRejected) refusal() *gates.Refusal {
-	if e.Index < 0 {
-		return gates.Refusef(gates.CandidateEditRejected, "ops", "candidate_edit rejected: final check: %s; nothing was applied", e.Reason)
-	}
-	return gates.Refusef(gates.CandidateEditRejected, fmt.Sprintf("ops[%d]", e.Index), "candidate_edit rejected at op %d: %s; nothing was applied", e.Index, e.Reason)
-}
-
+// rejectAt refuses the batch at op i (candidate_edit_rejected naming
+// ops[i]); rejectBatch refuses it as a whole: the file, or the result of
+// all its ops. Nothing is applied either way.
 func rejectAt(i int, format string, args ...any) error {
-	return (&EditRejected{Index: i, Reason: fmt.Sprintf(format, args...)}).refusal()
+	return gates.Refusef(gates.CandidateEditRejected, fmt.Sprintf("ops[%d]", i), "candidate_edit rejected at op %d: %s; nothing was applied", i, fmt.Sprintf(format, args...))
+}
+
+func rejectBatch(format string, args ...any) error {
+	return gates.Refusef(gates.CandidateEditRejected, "ops", "candidate_edit rejected: %s; nothing was applied", fmt.Sprintf(format, args...))
 }
 
 // DecodeOps parses an ops file: a JSON array of objects, each tagged by
@@ -95,13 +85,13 @@ func DecodeOps(data []byte) ([]Op, error) {
 	var raw []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, (&EditRejected{Index: -1, Reason: "the ops file must be a JSON array of op objects"}).refusal()
+		return nil, rejectBatch("the ops file must be a JSON array of op objects")
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, (&EditRejected{Index: -1, Reason: "the ops file must hold one JSON array"}).refusal()
+		return nil, rejectBatch("the ops file must hold one JSON array")
 	}
 	if len(raw) == 0 || len(raw) > MaxOps {
-		return nil, (&EditRejected{Index: -1, Reason: fmt.Sprintf("a batch holds 1 to %d ops", MaxOps)}).refusal()
+		return nil, rejectBatch("a batch holds 1 to %d ops", MaxOps)
 	}
 	ops := make([]Op, len(raw))
 	for i, r := range raw {
@@ -566,9 +556,7 @@ func (e *editor) assignUnmapped(op Op) error {
 // files, no socket to a missing block, no contested path that was not
 // contested before.
 func (e *editor) finalChecks(contestedBefore map[string]bool) error {
-	final := func(format string, args ...any) error {
-		return (&EditRejected{Index: -1, Reason: fmt.Sprintf(format, args...)}).refusal()
-	}
+	final := func(format string, args ...any) error { return rejectBatch("final check: "+format, args...) }
 	for _, b := range e.snap.Blocks {
 		if (e.touched[b.BlockID] || e.created[b.BlockID]) && len(b.resolve(e.files)) == 0 {
 			return final("block %s would cover no file at HEAD", b.BlockID)

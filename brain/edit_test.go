@@ -52,7 +52,7 @@ func TestEditOps(t *testing.T) {
 		{"unknown op", "owner", `[{"op":"delete","block_id":"sb_shop_core"}]`, `unknown op "delete"`, nil},
 		{"unknown field", "owner", `[{"op":"rename","block_id":"sb_shop_core","name":"x","colour":"red"}]`, `rename takes no field "colour"`, nil},
 		{"missing field", "owner", `[{"op":"merge","into":"sb_shop_core"}]`, `merge needs "block_ids"`, nil},
-		{"not an array", "owner", `{"op":"rename"}`, "final check: the ops file must be a JSON array", nil},
+		{"not an array", "owner", `{"op":"rename"}`, "candidate_edit rejected: the ops file must be a JSON array", nil},
 		{"merge", "owner", `[{"op":"merge","into":"sb_shop_core","block_ids":["sb_shop_cmd"]}]`, "",
 			func(t *testing.T, sn *Snapshot) {
 				core := sn.Block("sb_shop_core")
