@@ -80,19 +80,14 @@ func failing(r *gates.Receipt) bool {
 	return r.Evidence.ExitStatus != nil && *r.Evidence.ExitStatus != 0
 }
 
-// expired reads validity.expires_on as a date (the receipt stops counting
-// at the start of that day, UTC) or an RFC 3339 time. A value that is
-// neither makes the receipt count as expired: evidence that cannot say
-// when it ends is not fresh.
+// expired reads validity.expires_on as gates.ExpiresAt does (the import
+// refuses any other spelling). A value that still does not parse, in a
+// store written by other means, makes the receipt count as expired:
+// evidence that cannot say when it ends is not fresh.
 func expired(r *gates.Receipt, now time.Time) bool {
 	if r.Validity == nil || r.Validity.ExpiresOn == "" {
 		return false
 	}
-	at, err := time.Parse("2006-01-02", r.Validity.ExpiresOn)
-	if err != nil {
-		if at, err = time.Parse(time.RFC3339, r.Validity.ExpiresOn); err != nil {
-			return true
-		}
-	}
-	return !now.Before(at)
+	at, err := gates.ExpiresAt(r.Validity.ExpiresOn)
+	return err != nil || !now.Before(at)
 }

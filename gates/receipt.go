@@ -2,6 +2,7 @@ package gates
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -103,10 +104,10 @@ func CheckBaseEvidence(e Evidence, prefix string) error {
 // window (when the receipt has one) that is well-formed, forward, not in
 // the future and at most 24 hours long. now is the importer's clock.
 func CheckReceipt(r *Receipt, now time.Time) error {
-	if !contains(ReceiptTypes, r.Type) {
+	if !slices.Contains(ReceiptTypes, r.Type) {
 		return evidenceRefusal("type", "receipt type must be one of %s", strings.Join(ReceiptTypes, ", "))
 	}
-	if r.Emitter != nil && !contains(EmitterKinds, r.Emitter.Kind) {
+	if r.Emitter != nil && !slices.Contains(EmitterKinds, r.Emitter.Kind) {
 		return evidenceRefusal("emitter.kind", "emitter.kind must be one of %s", strings.Join(EmitterKinds, ", "))
 	}
 	e := r.Evidence
@@ -130,10 +131,24 @@ func CheckReceipt(r *Receipt, now time.Time) error {
 			return evidenceRefusal("evidence.cwd", "evidence.cwd must be relative to the repository root (%s)", problem)
 		}
 	}
+	if r.Validity != nil && r.Validity.ExpiresOn != "" {
+		if _, err := ExpiresAt(r.Validity.ExpiresOn); err != nil {
+			return evidenceRefusal("validity.expires_on", "validity.expires_on is a date (2026-12-31) or an RFC 3339 time")
+		}
+	}
 	if present["started_at"] || present["ended_at"] {
 		return CheckWindow(e.StartedAt, e.EndedAt, now)
 	}
 	return nil
+}
+
+// ExpiresAt reads validity.expires_on: a date (the receipt stops counting
+// at the start of that day, UTC) or an RFC 3339 time.
+func ExpiresAt(s string) (time.Time, error) {
+	if at, err := time.Parse("2006-01-02", s); err == nil {
+		return at, nil
+	}
+	return time.Parse(time.RFC3339, s)
 }
 
 // CheckWindow is the receipt window law: both ends spelled
@@ -192,13 +207,4 @@ func RepoRelativeProblem(p string) string {
 		}
 	}
 	return ""
-}
-
-func contains(set []string, v string) bool {
-	for _, s := range set {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }

@@ -82,6 +82,10 @@ func TestCheckReceiptContract(t *testing.T) {
 			r.Evidence.StartedAt, r.Evidence.EndedAt = r.Evidence.EndedAt, r.Evidence.StartedAt
 		}, "evidence.ended_at"},
 		{"a failing test is still evidence", func(r *Receipt) { r.Evidence.ExitStatus = exit(1) }, ""},
+		{"expires on a date", func(r *Receipt) { r.Validity = &Validity{ExpiresOn: "2026-12-31"} }, ""},
+		{"expires at a time", func(r *Receipt) { r.Validity = &Validity{ExpiresOn: "2026-12-31T08:00:00+01:00"} }, ""},
+		{"expires on no date", func(r *Receipt) { r.Validity = &Validity{ExpiresOn: "next tuesday"} }, "validity.expires_on"},
+		{"expires on a day that is not", func(r *Receipt) { r.Validity = &Validity{ExpiresOn: "2026-02-30"} }, "validity.expires_on"},
 	} {
 		r := testReceipt()
 		tt.edit(r)
