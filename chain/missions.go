@@ -324,7 +324,6 @@ func (m *Missions) Heads(phase string) (*HeadsView, error) {
 	}
 	cache := loadHeadCache(m.Repo)
 	heads := make([]*Head, len(refs))
-	bodies := make([][]byte, len(refs))
 	missed := make([]bool, len(refs))
 	errs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
@@ -341,7 +340,6 @@ func (m *Missions) Heads(phase string) (*HeadsView, error) {
 			}
 			missed[i] = true
 		}
-		bodies[i] = body
 		heads[i], errs[i] = newHead(id, refs[i].Hash, body)
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -354,7 +352,7 @@ func (m *Missions) Heads(phase string) (*HeadsView, error) {
 		if h == nil {
 			continue
 		}
-		current[refs[i].Hash] = bodies[i]
+		current[h.Commit] = h.Head
 		rewrite = rewrite || missed[i]
 		if phase == "" || h.Letter.Phase == phase {
 			view.Missions = append(view.Missions, h)
