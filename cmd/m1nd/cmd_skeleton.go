@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ leaves the ratified blocks alone.`,
 			}
 			res, err := s.Scan(c.Context, req)
 			if err != nil {
-				return headErr(err)
+				return err
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
@@ -139,7 +138,7 @@ blocks claim, are listed.`,
 			}
 			res, err := s.Reconcile(c.Context, req)
 			if err != nil {
-				return headErr(err)
+				return err
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
@@ -202,7 +201,7 @@ func skeletonShowCommand(inv *invocation) *cli.Command {
 			}
 			layout, err := s.Layout(snap)
 			if err != nil {
-				return headErr(err)
+				return err
 			}
 			if inv.jsonOut {
 				return inv.printJSON(skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
@@ -284,7 +283,7 @@ most 40 characters, purpose at most 120.`,
 			}
 			res, err := s.Edit(c.Context, brain.EditRequest{WriteRequest: req, Seat: seat, Ops: ops})
 			if err != nil {
-				return headErr(err)
+				return err
 			}
 			if inv.jsonOut {
 				return inv.printJSON(res)
@@ -357,15 +356,6 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 			return nil
 		},
 	}
-}
-
-// headErr makes "HEAD has no commit" the operator's to fix (exit 2), not
-// an internal failure.
-func headErr(err error) error {
-	if errors.Is(err, brain.ErrNoHead) {
-		return usagef("%v", err)
-	}
-	return err
 }
 
 func nonNil(s []string) []string {

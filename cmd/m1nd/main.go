@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
 )
 
@@ -64,6 +65,10 @@ func (inv *invocation) finish(err error) int {
 			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", r.Code, r.Lesson)
 		}
 		return exitRefused
+	}
+	if errors.Is(err, brain.ErrNoHead) { // the operator's to fix: commit first
+		fmt.Fprintf(inv.io.Err, "m1nd: %v\n", err)
+		return exitUsage
 	}
 	var usage *usageError
 	if errors.As(err, &usage) {
