@@ -386,10 +386,7 @@ archive their own work.`,
 			if err != nil {
 				return err
 			}
-			origin := ""
-			if inv.confirm(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id) {
-				origin = gates.OriginHumanUI
-			}
+			origin := inv.gesture(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
 			res, err := m.Archive(c.Context, id, agent, origin, time.Now())
 			if err != nil {
 				return err

@@ -64,10 +64,7 @@ only at an interactive terminal and asks you to type the block id.`,
 			if err != nil {
 				return err
 			}
-			origin := ""
-			if inv.confirm(fmt.Sprintf("Import the receipt in %s into %s at store v%d?", path, block, req.ExpectedStoreVersion), block) {
-				origin = gates.OriginHumanUI
-			}
+			origin := inv.gesture(fmt.Sprintf("Import the receipt in %s into %s at store v%d?", path, block, req.ExpectedStoreVersion), block)
 			res, err := s.ImportReceipt(c.Context, brain.ImportRequest{WriteRequest: req, BlockID: block, Receipt: body, Origin: origin})
 			if err != nil {
 				return err

@@ -326,7 +326,7 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 				return err
 			}
 			origin := ""
-			if inv.io.Interactive != nil && inv.io.Interactive() {
+			if inv.interactive() {
 				// Only a terminal session gets this far; reading the store
 				// for the prompt is no check of the gesture.
 				snap, ok, err := s.Snapshot()
@@ -340,9 +340,7 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 				if ids := c.StringSlice("block"); len(ids) > 0 {
 					what = strings.Join(ids, ", ")
 				}
-				if inv.confirm(fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), snap.Skeleton.SkeletonID) {
-					origin = gates.OriginHumanUI
-				}
+				origin = inv.gesture(fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), snap.Skeleton.SkeletonID)
 			}
 			res, err := s.Ratify(c.Context, brain.RatifyRequest{WriteRequest: req, BlockIDs: c.StringSlice("block"), Origin: origin})
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	"github.com/m1nd/m1nd/gates"
 )
 
 // IOStreams is where an invocation reads and writes. TTY detection lives
@@ -50,13 +52,23 @@ func (inv *invocation) printf(format string, args ...any) {
 	fmt.Fprintf(inv.io.Out, format, args...)
 }
 
-// confirm asks the operator to type want at the terminal. It is the CLI's
-// half of a human gesture and refuses to ask when not interactive.
-func (inv *invocation) confirm(prompt, want string) bool {
-	if inv.io.Interactive == nil || !inv.io.Interactive() {
-		return false
+// interactive reports whether stdin and stdout are a terminal.
+func (inv *invocation) interactive() bool {
+	return inv.io.Interactive != nil && inv.io.Interactive()
+}
+
+// gesture asks the operator to type want at the terminal and returns the
+// human-gesture origin when they did, "" otherwise. It is the CLI's half of
+// a human gesture and never asks when not interactive: the law that
+// refuses an empty origin is the other half.
+func (inv *invocation) gesture(prompt, want string) string {
+	if !inv.interactive() {
+		return ""
 	}
 	fmt.Fprintf(inv.io.Out, "%s\nType %s to confirm: ", prompt, want)
 	line, _ := bufio.NewReader(inv.io.In).ReadString('\n')
-	return strings.TrimSpace(line) == want
+	if strings.TrimSpace(line) != want {
+		return ""
+	}
+	return gates.OriginHumanUI
 }
