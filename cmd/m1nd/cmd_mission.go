@@ -69,9 +69,9 @@ func missionNewCommand(inv *invocation) *cli.Command {
 				RunnerID: c.String("runner"), Synthetic: c.Bool("synthetic"), Now: time.Now(),
 			}
 			if path := c.String("packet"); path != "" {
-				packet, err := os.ReadFile(path)
+				packet, err := readPacket(path, inv.io.In)
 				if err != nil {
-					return usagef("read packet: %v", err)
+					return err
 				}
 				req.Packet = packet
 			}
@@ -179,6 +179,11 @@ An archived letter is a human gesture: use 'm1nd mission archive'.`,
 			return inv.printJSON(res)
 		},
 	}
+}
+
+// readPacket reads a mission packet (markdown) from path, or stdin for "-".
+func readPacket(path string, stdin io.Reader) ([]byte, error) {
+	return readDocument(path, stdin, "packet", usagef("the packet is larger than %d bytes", maxDocumentBytes))
 }
 
 func readLetter(path string, stdin io.Reader) ([]byte, error) {

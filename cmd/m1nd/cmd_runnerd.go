@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -153,9 +152,9 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			}
 			packet := ""
 			if path := c.String("packet"); path != "" {
-				b, err := os.ReadFile(path)
+				b, err := readPacket(path, inv.io.In)
 				if err != nil {
-					return usagef("read packet: %v", err)
+					return err
 				}
 				packet = string(b)
 			} else {
