@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/demo"
 	"github.com/m1nd/m1nd/tray"
 )
@@ -70,23 +69,18 @@ Nothing outside DIR is touched.`,
 			if c.Bool("no-serve") {
 				return nil
 			}
-			repo, err := inv.openRepo()
+			repo, name, err := inv.brain()
 			if err != nil {
 				return err
 			}
-			name, err := brain.DisplayName(repo)
+			ln, err := tray.Listen(c.String("addr"))
+			if err != nil && !c.IsSet("addr") {
+				ln, err = tray.Listen("127.0.0.1:0") // the default port is taken (another owner?): any free port
+			}
 			if err != nil {
-				return err
+				return usagef("%v", err)
 			}
-			addr := c.String("addr")
-			if !c.IsSet("addr") {
-				if ln, err := tray.Listen(addr); err != nil {
-					addr = "127.0.0.1:0" // 7420 is taken (another owner?): any free port
-				} else {
-					ln.Close()
-				}
-			}
-			return runOwner(inv, c, repo, name, addr, false, c.Bool("open"))
+			return runOwner(c.Context, inv, repo, name, ln, false, c.Bool("open"))
 		},
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 
@@ -36,17 +38,17 @@ The address and pid are recorded in .git/m1nd/serve.json while it runs.`,
 			if err != nil {
 				return err
 			}
-			return runOwner(inv, c, repo, name, c.String("addr"), c.Bool("read-only"), c.Bool("open"))
+			ln, err := tray.Listen(c.String("addr"))
+			if err != nil {
+				return usagef("%v", err)
+			}
+			return runOwner(c.Context, inv, repo, name, ln, c.Bool("read-only"), c.Bool("open"))
 		},
 	}
 }
 
-// runOwner runs the owner until the context ends (Ctrl-C).
-func runOwner(inv *invocation, c *cli.Context, repo *gitstore.Repo, brainName, addr string, readOnly, open bool) error {
-	ln, err := tray.Listen(addr)
-	if err != nil {
-		return usagef("%v", err)
-	}
+// runOwner runs the owner on ln until ctx ends (Ctrl-C).
+func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
 	url := "http://" + ln.Addr().String() + "/"
 	removeRecord, err := serve.WriteRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
 	if err != nil {
@@ -66,5 +68,5 @@ func runOwner(inv *invocation, c *cli.Context, repo *gitstore.Repo, brainName, a
 	}
 	owner := tray.New(repo, brainName, readOnly)
 	owner.Pins = loadPins(inv, repo)
-	return owner.Serve(c.Context, ln)
+	return owner.Serve(ctx, ln)
 }
