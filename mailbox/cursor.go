@@ -144,6 +144,21 @@ func (b *Mailbox) pending(agent string, cur *cursor) ([]*queue, int, error) {
 	return queues, total, nil
 }
 
+// waiting reports whether any ref addressed to agent moved past its
+// cursor: a comparison of heads, nothing decoded.
+func (b *Mailbox) waiting(agent string, cur *cursor) (bool, error) {
+	refs, err := b.Repo.ListRefs(RefPrefix)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range refs {
+		if addressedTo(r.Name, agent) && cur.Refs[r.Name] != r.Hash.String() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Pending counts the letters waiting for agent, claiming nothing.
 func (b *Mailbox) Pending(agent string) (int, error) {
 	cur, err := readCursor(b.Repo, agent)
@@ -167,7 +182,11 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 	}
 	// Most calls find nothing new: say so without taking the lock (a
 	// letter that lands meanwhile goes with the next call).
-	if n, err := b.Pending(agent); err != nil || n == 0 {
+	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	if moved, err := b.waiting(agent, cur); err != nil || !moved {
 		return &Delivery{}, err
 	}
 	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
@@ -175,8 +194,7 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 		return nil, err
 	}
 	defer unlock()
-	cur, err := readCursor(b.Repo, agent)
-	if err != nil {
+	if cur, err = readCursor(b.Repo, agent); err != nil {
 		return nil, err
 	}
 	queues, total, err := b.pending(agent, cur)
@@ -209,24 +227,56 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 		used += cost(s)
 		next.letters = next.letters[1:]
 		cur.Refs[next.ref] = s.Commit.String()
-		if len(next.letters) == 0 {
-			cur.Refs[next.ref] = next.skipTo.String()
-		}
 	}
 	d.Remaining = total - len(d.Letters)
 	for _, q := range queues {
 		if len(q.letters) == 0 {
-			cur.Refs[q.ref] = q.skipTo.String() // only undecodable entries were left
+			cur.Refs[q.ref] = q.skipTo.String() // all delivered, or only undecodable entries were left
 		}
 	}
-	data, err := json.Marshal(cur)
-	if err != nil {
-		return nil, err
-	}
-	if err := gitstore.WriteFileAtomic(path, data, 0o600); err != nil {
+	if err := writeCursor(path, cur); err != nil {
 		return nil, fmt.Errorf("deliver to %s: %w", agent, err)
 	}
 	return d, nil
+}
+
+// MarkRead moves agent's cursor to the head of every ref addressed to it:
+// what the hooks would deliver is marked read, shown nowhere.
+func (b *Mailbox) MarkRead(ctx context.Context, agent string) error {
+	path, err := cursorPath(b.Repo, agent)
+	if err != nil {
+		return err
+	}
+	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return err
+	}
+	refs, err := b.Repo.ListRefs(RefPrefix)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if addressedTo(r.Name, agent) {
+			cur.Refs[r.Name] = r.Hash.String()
+		}
+	}
+	if err := writeCursor(path, cur); err != nil {
+		return fmt.Errorf("mark read for %s: %w", agent, err)
+	}
+	return nil
+}
+
+func writeCursor(path string, cur *cursor) error {
+	data, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	return gitstore.WriteFileAtomic(path, data, 0o600)
 }
 
 func older(a, b Stored) bool {

@@ -273,3 +273,50 @@ func TestNewReadsForeignTools(t *testing.T) {
 		t.Fatalf("fates of a letter about a foreign tool: %v, %d open", counts, open)
 	}
 }
+
+// MarkRead moves the cursor to every addressed head; only later letters
+// are delivered. A ref whose only new entry does not decode (a raw git
+// write) moves the cursor too, so later calls do not read it again.
+func TestMarkReadAndUndecodableEntries(t *testing.T) {
+	b, g := newBox(t)
+	ctx := context.Background()
+	send(t, b, letter("alice", "bob", "note", "one", 1))
+	send(t, b, letter("carol", ToAll, "note", "two", 2))
+	if err := b.MarkRead(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
+		t.Fatalf("after mark read: %+v %v", d, err)
+	}
+	inbox, err := b.Inbox("bob")
+	if err != nil || len(inbox) != 2 || !inbox[0].Read || !inbox[1].Read {
+		t.Fatalf("inbox after mark read: %+v %v", inbox, err)
+	}
+	later := send(t, b, letter("alice", "bob", "note", "three", 3))
+	if d, _ := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); len(d.Letters) != 1 || d.Letters[0].Letter.What != "three" {
+		t.Fatalf("a letter after mark read: %+v", d)
+	}
+	// A raw commit whose mail.json is not a letter, on top of bob's ref.
+	blob := strings.TrimSpace(runStdin(t, g, "not a letter", "hash-object", "-w", "--stdin"))
+	tree := strings.TrimSpace(runStdin(t, g, "100644 blob "+blob+"\t"+File+"\n", "mktree"))
+	commit := g.Git("commit-tree", tree, "-p", later.Commit, "-m", "raw")
+	g.Git("update-ref", later.Ref, commit)
+	if d, err := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
+		t.Fatalf("an undecodable entry was delivered: %+v %v", d, err)
+	}
+	cur, err := readCursor(b.Repo, "bob")
+	if err != nil || cur.Refs[later.Ref] != commit {
+		t.Fatalf("the cursor stayed before the undecodable entry: %v %v", cur.Refs[later.Ref], err)
+	}
+}
+
+func runStdin(t *testing.T, g *gittest.Repo, stdin string, args ...string) string {
+	t.Helper()
+	cmd := g.Command(args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}

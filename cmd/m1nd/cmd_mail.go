@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"math"
 	"strings"
 	"time"
 
@@ -123,17 +121,14 @@ so the hooks will not deliver it again.`,
 			if err != nil {
 				return err
 			}
+			if c.Bool("mark-read") { // the listing then shows the state after marking
+				if err := box.MarkRead(c.Context, agent); err != nil {
+					return err
+				}
+			}
 			entries, err := box.Inbox(agent)
 			if err != nil {
 				return err
-			}
-			if c.Bool("mark-read") {
-				if err := markRead(c.Context, box, agent); err != nil {
-					return err
-				}
-				for i := range entries {
-					entries[i].Read = true // what is listed is the state after marking
-				}
 			}
 			reply := inboxReply{OK: true, Agent: agent, Letters: []mailbox.Entry{}}
 			for _, e := range entries {
@@ -162,13 +157,6 @@ so the hooks will not deliver it again.`,
 			return nil
 		},
 	}
-}
-
-// markRead claims everything waiting for agent, the way a hook delivery
-// does, without showing it.
-func markRead(ctx context.Context, box *mailbox.Mailbox, agent string) error {
-	_, err := box.Deliver(ctx, agent, mailbox.Budget{Letters: math.MaxInt, Bytes: math.MaxInt})
-	return err
 }
 
 type showReply struct {
