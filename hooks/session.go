@@ -291,7 +291,7 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 			b.WriteString(line)
 		}
 	}
-	if err := s.writeMemory(&b); err != nil {
+	if err := s.writeMemory(ctx, &b); err != nil {
 		return "", err
 	}
 	footer := answerLine + " All mail: m1nd mail inbox.\n"
@@ -326,16 +326,17 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 // writeMemory adds what the agent must not forget across sessions: its
 // open follow-ups, its open asks and its newest decisions and commitments,
 // within a third of the budget.
-func (s *Session) writeMemory(b *strings.Builder) error {
+func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
 	if s.Book == nil {
 		return nil
 	}
+	var v *memory.View
+	var err error
 	if s.Missions != nil {
-		if _, err := s.Book.CloseEnded(context.Background(), s.Missions, s.Now); err != nil {
-			return err
-		}
+		v, _, err = s.Book.CloseEnded(ctx, s.Missions, s.Now)
+	} else {
+		v, err = s.Book.View()
 	}
-	v, err := s.Book.View()
 	if err != nil {
 		return err
 	}

@@ -275,11 +275,11 @@ func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, 
 // CloseEnded resolves, recorded, every open follow-up whose mission has
 // ended (merge_wait, landed or failed), with the mission's result cut at
 // MaxResult bytes on a character boundary: a brief is closed by its result.
-// It returns the follow-ups it closed.
-func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time) ([]string, error) {
+// It returns the view after closing and the follow-ups it closed.
+func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time) (*View, []string, error) {
 	v, err := b.View()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var closed []string
 	for _, f := range v.Followups {
@@ -296,11 +296,14 @@ func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time)
 		}
 		if _, err := b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: f.Opener, Kind: KindResolution, Target: f.ID,
 			As: StateRecorded, Rationale: cutBytes(missionResult(l), MaxResult)}); err != nil {
-			return closed, err
+			return nil, closed, err
 		}
 		closed = append(closed, f.ID)
 	}
-	return closed, nil
+	if len(closed) > 0 {
+		v, err = b.View()
+	}
+	return v, closed, err
 }
 
 // missionResult is what a mission's end says, for the follow-up it closes.

@@ -130,7 +130,7 @@ func TestABriefIsClosedByItsMissionsResult(t *testing.T) {
 	if _, err := b.Link(ctx, "bob", fid, res.MissionID, t0); err != nil {
 		t.Fatal(err)
 	}
-	if closed, _ := b.CloseEnded(ctx, m, t0); len(closed) != 0 {
+	if _, closed, _ := b.CloseEnded(ctx, m, t0); len(closed) != 0 {
 		t.Fatal("closed while the mission is judging")
 	}
 	head, _ := m.Current(res.MissionID)
@@ -142,11 +142,14 @@ func TestABriefIsClosedByItsMissionsResult(t *testing.T) {
 	if _, err := m.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1"}); err != nil {
 		t.Fatal(err)
 	}
-	closed, err := b.CloseEnded(ctx, m, t0.Add(2*time.Hour))
+	v, closed, err := b.CloseEnded(ctx, m, t0.Add(2*time.Hour))
 	if err != nil || len(closed) != 1 || closed[0] != fid {
 		t.Fatalf("closed %v %v", closed, err)
 	}
-	v, _ := b.View()
+	// The view CloseEnded returns is the one after closing, as View reads it.
+	if again, _ := b.View(); again.fuByID[fid].State != v.fuByID[fid].State {
+		t.Fatalf("CloseEnded's view says %s, View says %s", v.fuByID[fid].State, again.fuByID[fid].State)
+	}
 	f := v.fuByID[fid]
 	if f.State != StateRecorded || !strings.HasPrefix(f.Result, "mission "+res.MissionID+" ended failed") || len(f.Result) > MaxResult || !utf8Valid(f.Result) {
 		t.Fatalf("follow-up %+v (%d bytes)", f.State, len(f.Result))

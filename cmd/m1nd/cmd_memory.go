@@ -248,10 +248,7 @@ merge_wait, landed or failed.`,
 					if err != nil {
 						return err
 					}
-					if _, err := b.CloseEnded(c.Context, m, time.Now()); err != nil {
-						return err
-					}
-					v, err := b.View()
+					v, _, err := b.CloseEnded(c.Context, m, time.Now())
 					if err != nil {
 						return err
 					}
