@@ -65,6 +65,18 @@ type Input struct {
 // ErrEmptyInput is returned by DecodeInput for an empty stdin.
 var ErrEmptyInput = errors.New("empty hook input")
 
+// ReadInput reads and decodes a hook's stdin, at most MaxInput bytes.
+func ReadInput(r io.Reader) (*Input, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if len(data) > MaxInput {
+		return nil, fmt.Errorf("stdin is larger than %d bytes", MaxInput)
+	}
+	return DecodeInput(data)
+}
+
 // DecodeInput reads one hook input object.
 func DecodeInput(data []byte) (*Input, error) {
 	trimmed := bytes.TrimSpace(data)
@@ -109,9 +121,15 @@ type Result struct {
 func (s *Session) Handle(ctx context.Context, event string, in *Input) Result {
 	res, err := s.handle(ctx, event, in)
 	if err != nil {
-		return Result{Stderr: fmt.Sprintf("m1nd hook %s %s: %v", s.Host, event, gates.OneLine(err.Error()))}
+		return Failure(s.Host, event, err)
 	}
 	return res
+}
+
+// Failure is how a hook that could not answer ends: one line on stderr
+// naming the host and event, exit 0, nothing injected.
+func Failure(host, event string, err error) Result {
+	return Result{Stderr: fmt.Sprintf("m1nd hook %s %s: %s", host, event, gates.OneLine(err.Error()))}
 }
 
 func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, error) {

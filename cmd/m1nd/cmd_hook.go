@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/hooks"
-	"github.com/m1nd/m1nd/memory"
 )
 
 func hookCommand(inv *invocation) *cli.Command {
@@ -82,19 +80,10 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 // runHook turns every failure into one stderr line: a hook must never
 // break the agent's session.
 func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
-	fail := func(format string, args ...any) hooks.Result {
-		return hooks.Result{Stderr: fmt.Sprintf("m1nd hook %s %s: %s", host, event, fmt.Sprintf(format, args...))}
-	}
-	data, err := io.ReadAll(io.LimitReader(inv.io.In, hooks.MaxInput+1))
+	fail := func(err error) hooks.Result { return hooks.Failure(host, event, err) }
+	in, err := hooks.ReadInput(inv.io.In)
 	if err != nil {
-		return fail("read stdin: %v", err)
-	}
-	if len(data) > hooks.MaxInput {
-		return fail("stdin is larger than %d bytes; nothing injected", hooks.MaxInput)
-	}
-	in, err := hooks.DecodeInput(data)
-	if err != nil {
-		return fail("%v; nothing injected", err)
+		return fail(fmt.Errorf("%w; nothing injected", err))
 	}
 	if in.Cwd != "" && inv.dir == "" {
 		if fi, err := os.Stat(in.Cwd); err == nil && fi.IsDir() {
@@ -103,17 +92,21 @@ func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
 	}
 	agent, err := inv.agent(c)
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
 	box, err := inv.mailbox()
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
 	m, err := inv.missions()
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
-	s := &hooks.Session{Box: box, Missions: m, Book: &memory.Book{Repo: m.Repo}, Agent: agent, Host: host, Budget: c.Int("budget"),
+	book, err := inv.book()
+	if err != nil {
+		return fail(err)
+	}
+	s := &hooks.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
 		BlockAutoCompact: c.Bool("block-auto-compact"), Now: time.Now()}
 	return s.Handle(c.Context, event, in)
 }
