@@ -151,7 +151,11 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 					return nil, fmt.Errorf("fast-forward %s: %w", ref, err)
 				}
 				rep.FastForwarded = append(rep.FastForwarded, ref)
-			default:
+			default: // forked: take the remote's chain if it keeps the laws, park ours
+				if f := hooks.CheckUpdate(repo, hooks.Update{New: r, Ref: ref}, noPacking); f != nil {
+					rep.RefusedRemote = append(rep.RefusedRemote, f)
+					continue
+				}
 				c, err := park(ctx, repo, ref, l, r, lAfter)
 				if err != nil {
 					return nil, err
@@ -224,11 +228,8 @@ func forkPoint(repo *gitstore.Repo, a, b gitstore.Hash) (gitstore.Hash, []gitsto
 }
 
 // park keeps the local chain under refs/m1nd/conflicts/ and moves the ref
-// to the remote's chain, after checking the remote's links.
+// to the remote's chain, whose links the caller checked.
 func park(ctx context.Context, repo *gitstore.Repo, ref string, l, r gitstore.Hash, after []gitstore.Hash) (*Conflict, error) {
-	if f := hooks.CheckUpdate(repo, hooks.Update{New: r, Ref: ref}, noPacking); f != nil {
-		return nil, fmt.Errorf("the remote's %s breaks the laws (%s): not taken; local kept", ref, f.Error())
-	}
 	parked := ConflictsPrefix + strings.TrimPrefix(ref, Prefix) + "/" + l.String()[:12]
 	if err := repo.UpdateRef(ctx, parked, gitstore.ZeroHash, l); err != nil {
 		var stale *gitstore.StaleRefError

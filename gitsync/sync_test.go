@@ -143,3 +143,58 @@ func TestConcurrentSyncsStayConsistent(t *testing.T) {
 		t.Fatalf("clones differ after syncing:\n%s\n---\n%s", la, lb)
 	}
 }
+
+// A forked remote chain that breaks the laws is refused like any other bad
+// remote history: the local chain stays, nothing is parked, and the other
+// refs of the same sync still go through.
+func TestSyncRefusesAForkedRemoteThatBreaksTheLaws(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	res, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.sync(t)
+	b.sync(t)
+	a.extend(t, res.MissionID, "alice", now.Add(time.Minute))
+	aHead, _, _ := a.repo.ReadRef(res.Ref)
+	// b forges letter #3 on top of #1 and pushes it past every law.
+	head, err := b.m.Current(res.MissionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := chain.Next(head.Letter, head.HeadLetterID, now.Add(2*time.Minute))
+	forged.Phase = chain.PhaseExecuting
+	forged.MissionSeq = 3
+	blob := gitStdin(t, b.g, string(forged.Canonical()), "hash-object", "-w", "--stdin")
+	tree := gitStdin(t, b.g, "100644 blob "+blob+"\t"+chain.LetterFile+"\n", "mktree")
+	commit := b.g.Git("commit-tree", tree, "-p", head.Commit.String(), "-m", "forged")
+	b.g.Git("push", "-q", "-f", "origin", commit+":"+res.Ref)
+	other, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now.Add(3 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := a.sync(t)
+	if rep.OK || len(rep.RefusedRemote) != 1 || rep.RefusedRemote[0].Ref != res.Ref || len(rep.Conflicts) != 0 ||
+		strings.Join(rep.Pushed, ",") != other.Ref {
+		t.Fatalf("sync over a forged fork: %+v", rep)
+	}
+	if now, _, _ := a.repo.ReadRef(res.Ref); now != aHead {
+		t.Fatal("the forged chain was taken")
+	}
+	if parked := a.g.Git("for-each-ref", "refs/m1nd/conflicts/"); parked != "" {
+		t.Fatalf("something was parked: %s", parked)
+	}
+}
+
+func gitStdin(t *testing.T, g *gittest.Repo, stdin string, args ...string) string {
+	t.Helper()
+	cmd := g.Command(args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
