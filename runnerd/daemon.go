@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -115,11 +114,6 @@ func (d *Daemon) authed(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// forbid is runnerd's 403: {error, detail}.
-func forbid(w http.ResponseWriter, code, detail string) {
-	serve.WriteJSON(w, http.StatusForbidden, map[string]string{"error": code, "detail": detail})
-}
-
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -138,31 +132,27 @@ type RunRequest struct {
 func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 	var req RunRequest
 	if err := decode(r, &req); err != nil {
-		serve.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": gates.Clip(err.Error())})
+		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id, packet_markdown, block_id, brain_ref, mission_id?}: %s", gates.Clip(err.Error())))
 		return
 	}
 	runner := d.Config.Runner(req.RunnerID)
 	if runner == nil || runner.Capability != CapBuild {
 		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
-		forbid(w, string(gates.UnpinnedRunner), fmt.Sprintf("runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
+		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
 		return
 	}
 	main := d.Repo.MainWorkTree()
 	if main == "" || !runner.WorkspaceAllowed(main) {
-		forbid(w, string(gates.WorkspaceNotAllowed), fmt.Sprintf("this brain's repository is outside runner %s's workspace_allowlist", runner.ID))
+		serve.WriteRefusal(w, gates.Refusef(gates.WorkspaceNotAllowed, "", "this brain's repository is outside runner %s's workspace_allowlist", runner.ID))
 		return
 	}
 	if req.BrainRef != "" && req.BrainRef != d.Brain {
-		serve.WriteJSON(w, http.StatusUnprocessableEntity, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain).Envelope())
+		serve.WriteRefusal(w, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain))
 		return
 	}
 	id, err := d.open(r.Context(), runner, req)
 	if err != nil {
-		if ref, ok := gates.AsRefusal(err); ok {
-			serve.WriteJSON(w, gates.HTTPStatus(ref.Code), ref.Envelope())
-			return
-		}
-		serve.WriteJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal", "detail": err.Error()})
+		serve.WriteErr(w, err)
 		return
 	}
 	d.running.Add(1)

@@ -54,12 +54,12 @@ func (d *Daemon) pick(id, capability string) *Runner {
 func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 	var req NameRequest
 	if err := decode(r, &req); err != nil || len(req.Blocks) == 0 || len(req.Blocks) > maxNamingBlocks {
-		serve.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": fmt.Sprintf("want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks)})
+		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
 		return
 	}
 	runner := d.pick(req.RunnerID, CapNaming)
 	if runner == nil {
-		forbid(w, string(gates.UnpinnedRunner), "no naming-runner with that id is pinned in "+ConfigFile)
+		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", ConfigFile))
 		return
 	}
 	results := make([]NameResult, len(req.Blocks))
@@ -121,12 +121,12 @@ type CurateRequest struct {
 func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	var req CurateRequest
 	if err := decode(r, &req); err != nil {
-		serve.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "detail": "want {runner_id?, packet}"})
+		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, packet}"))
 		return
 	}
 	runner := d.pick(req.RunnerID, CapHand)
 	if runner == nil {
-		forbid(w, string(gates.UnpinnedRunner), "no hand-runner with that id is pinned in "+ConfigFile)
+		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", ConfigFile))
 		return
 	}
 	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, time.Duration(runner.CurationTimeoutSecs)*time.Second)

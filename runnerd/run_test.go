@@ -224,18 +224,32 @@ func TestRunRefusals(t *testing.T) {
 	if status, _ := r.post("/run", strings.Repeat("0", 64), req); status != 401 {
 		t.Errorf("wrong secret: %d", status)
 	}
+	// Refusals are the §5 envelope: the code, the field when there is one,
+	// and a lesson.
+	refused := func(label string, status int, out map[string]any, wantStatus int, code string, field any) {
+		t.Helper()
+		if status != wantStatus || out["ok"] != false || out["refused"] != code || out["field"] != field || out["lesson"] == nil || out["lesson"] == "" {
+			t.Errorf("%s: %d %v, want %d %s", label, status, out, wantStatus, code)
+		}
+		if _, ok := out["error"]; ok {
+			t.Errorf("%s: a second body shape: %v", label, out)
+		}
+	}
 	req.RunnerID = "ghost"
-	if status, out := r.post("/run", testSecret, req); status != 403 || out["error"] != "unpinned_runner" {
-		t.Errorf("unpinned: %d %v", status, out)
-	}
+	status, out := r.post("/run", testSecret, req)
+	refused("unpinned", status, out, 403, "unpinned_runner", "runner_id")
 	req.RunnerID = "namer" // pinned, but not a build-runner
-	if status, out := r.post("/run", testSecret, req); status != 403 || out["error"] != "unpinned_runner" {
-		t.Errorf("naming runner asked to build: %d %v", status, out)
-	}
+	status, out = r.post("/run", testSecret, req)
+	refused("naming runner asked to build", status, out, 403, "unpinned_runner", "runner_id")
 	req.RunnerID = "elsewhere"
-	if status, out := r.post("/run", testSecret, req); status != 403 || out["error"] != "workspace_not_allowed" {
-		t.Errorf("outside the allowlist: %d %v", status, out)
-	}
+	status, out = r.post("/run", testSecret, req)
+	refused("outside the allowlist", status, out, 403, "workspace_not_allowed", nil)
+	status, out = r.post("/name", testSecret, NameRequest{RunnerID: "build-1", Blocks: []NamingBlock{{BlockID: "sb_shop_core"}}})
+	refused("a build runner asked to name", status, out, 403, "unpinned_runner", "runner_id")
+	status, out = r.post("/curate", testSecret, CurateRequest{RunnerID: "namer"})
+	refused("a naming runner asked to curate", status, out, 403, "unpinned_runner", "runner_id")
+	status, out = r.post("/run", testSecret, map[string]any{"runner_id": "build-1", "surprise": 1})
+	refused("an unknown field", status, out, 422, "invalid_letter", nil)
 	req.RunnerID, req.BlockID = "build-1", "sb_shop_nope"
 	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "unknown_block" {
 		t.Errorf("unknown block: %d %v", status, out)

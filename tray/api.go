@@ -55,14 +55,14 @@ type mailboxLetter struct {
 // otherwise with the mail letters and their fate counts.
 func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
-		writeErr(w, err)
+		serve.WriteErr(w, err)
 		return
 	}
 	switch kind := r.URL.Query().Get("kind"); kind {
 	case "mission":
 		view, err := s.Missions.Heads(r.URL.Query().Get("phase"))
 		if err != nil {
-			writeErr(w, err)
+			serve.WriteErr(w, err)
 			return
 		}
 		serve.WriteJSON(w, http.StatusOK, struct {
@@ -72,7 +72,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	case "":
 		all, err := s.Box.All()
 		if err != nil {
-			writeErr(w, err)
+			serve.WriteErr(w, err)
 			return
 		}
 		fates := s.Box.Fates(all)
@@ -83,7 +83,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 		}
 		serve.WriteJSON(w, http.StatusOK, reply)
 	default:
-		writeErr(w, gates.Refusef(gates.InvalidLetter, "kind", "kind is mission, or absent for mail letters"))
+		serve.WriteErr(w, gates.Refusef(gates.InvalidLetter, "kind", "kind is mission, or absent for mail letters"))
 	}
 }
 
@@ -103,13 +103,13 @@ type blocksReply struct {
 
 func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
-		writeErr(w, err)
+		serve.WriteErr(w, err)
 		return
 	}
 	reply := blocksReply{OK: true, ServedBrain: s.Store.Brain, Blocks: []blockView{}}
 	snap, ok, err := s.Store.Snapshot()
 	if err != nil {
-		writeErr(w, err)
+		serve.WriteErr(w, err)
 		return
 	}
 	if ok {
@@ -166,21 +166,21 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 	snap, ok, err := s.Store.Snapshot()
 	if err != nil {
-		writeErr(w, err)
+		serve.WriteErr(w, err)
 		return
 	}
 	if !ok {
-		writeErr(w, gates.Refuse(gates.NoStore, ""))
+		serve.WriteErr(w, gates.Refuse(gates.NoStore, ""))
 		return
 	}
 	b := snap.Block(r.URL.Query().Get("block_id"))
 	if b == nil {
-		writeErr(w, gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s", gates.Echo(r.URL.Query().Get("block_id"))))
+		serve.WriteErr(w, gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s", gates.Echo(r.URL.Query().Get("block_id"))))
 		return
 	}
 	files, err := s.Store.Files(b)
 	if err != nil {
-		writeErr(w, err)
+		serve.WriteErr(w, err)
 		return
 	}
 	md := brain.ComposePacket(s.Store.Brain, snap, b, files[b.BlockID], r.URL.Query().Get("ask"), s.now())

@@ -127,7 +127,7 @@ func (h *hub) broadcast(moved []string) {
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		serve.WriteJSON(w, http.StatusInternalServerError, httpError("internal", "streaming is not supported here"))
+		serve.WriteErr(w, serve.Fail(http.StatusInternalServerError, "internal", "streaming is not supported here"))
 		return
 	}
 	s.events.start(context.Background())

@@ -62,7 +62,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 	}
 	port, perr := strconv.Atoi(req.Port)
 	if err != nil || perr != nil || port <= 0 || port > 65535 {
-		serve.WriteJSON(w, http.StatusBadRequest, httpError("bad_request", "want {runner_ids, port, boot_challenge}"))
+		serve.WriteErr(w, serve.Fail(http.StatusBadRequest, "bad_request", "want {runner_ids, port, boot_challenge}"))
 		return
 	}
 	registered := []string{}
@@ -130,27 +130,38 @@ func (s *Server) liveRunner(id, capability string) (string, int, error) {
 }
 
 // callRunner posts JSON to the runner daemon on port with the secret and
-// returns its status and body.
-func (s *Server) callRunner(port int, path string, v any, timeout time.Duration) (int, []byte, error) {
+// returns its 200 answer. A refusal runnerd answered comes back as that
+// *gates.Refusal, for the owner to answer as its own; no answer at all, or
+// one that is neither, is a 502.
+func (s *Server) callRunner(port int, path string, v any, timeout time.Duration) ([]byte, error) {
 	body, _ := json.Marshal(v)
 	req, err := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d%s", port, path), bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(serve.SecretHeader, s.Pins.Secret)
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("the runner daemon did not answer: %w", err)
+		return nil, serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon did not answer: "+err.Error())
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	return resp.StatusCode, out, err
+	switch {
+	case err != nil:
+		return nil, serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon's answer broke off: "+err.Error())
+	case resp.StatusCode == http.StatusOK:
+		return out, nil
+	}
+	if ref, ok := serve.ReadRefusal(out); ok {
+		return nil, ref
+	}
+	return nil, serve.Fail(http.StatusBadGateway, "runner_failed", fmt.Sprintf("the runner daemon answered %d: %s", resp.StatusCode, gates.Clip(string(bytes.TrimSpace(out)))))
 }
 
 // postSpawn hands a mission to a live pinned build-runner. The owner never
 // spawns: it proxies to runnerd, which does.
-func (s *Server) postSpawn(w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
 	var req struct {
 		RunnerID       string `json:"runner_id"`
 		BlockID        string `json:"block_id"`
@@ -158,23 +169,18 @@ func (s *Server) postSpawn(w http.ResponseWriter, r *http.Request, body []byte) 
 		MissionID      string `json:"mission_id,omitempty"`
 	}
 	if err := decodeRequest(body, &req); err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	id, port, err := s.liveRunner(req.RunnerID, "build-runner")
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	status, out, err := s.callRunner(port, "/run", map[string]any{"runner_id": id, "packet_markdown": req.PacketMarkdown,
+	out, err := s.callRunner(port, "/run", map[string]any{"runner_id": id, "packet_markdown": req.PacketMarkdown,
 		"block_id": req.BlockID, "brain_ref": s.Missions.Brain, "mission_id": req.MissionID}, 15*time.Second)
 	if err != nil {
-		serve.WriteJSON(w, http.StatusBadGateway, httpError("runner_unreachable", err.Error()))
-		return
+		return nil, err
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(out)
+	return json.RawMessage(out), nil
 }
 
 // lane starts a runner lane: the current store (refused no_store when
@@ -234,9 +240,9 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	for _, b := range named {
 		blocks = append(blocks, block{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files[b.BlockID])})
 	}
-	status, out, err := s.callRunner(port, "/name", map[string]any{"runner_id": id, "blocks": blocks}, 10*time.Minute)
-	if err != nil || status != http.StatusOK {
-		return nil, fmt.Errorf("naming lane: status %d: %v %s", status, err, out)
+	out, err := s.callRunner(port, "/name", map[string]any{"runner_id": id, "blocks": blocks}, 10*time.Minute)
+	if err != nil {
+		return nil, err
 	}
 	var reply struct {
 		Results []struct {
@@ -248,7 +254,7 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 		} `json:"results"`
 	}
 	if err := json.Unmarshal(out, &reply); err != nil {
-		return nil, fmt.Errorf("naming lane: %w", err)
+		return nil, serve.Fail(http.StatusBadGateway, "runner_failed", "the naming lane's answer is not its JSON: "+gates.Clip(err.Error()))
 	}
 	var ops []map[string]string
 	applied := []string{}
@@ -289,9 +295,9 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	status, out, err := s.callRunner(port, "/curate", map[string]any{"runner_id": id, "packet": brain.CurationPacket(snap, req.Ask)}, 10*time.Minute)
-	if err != nil || status != http.StatusOK {
-		return nil, fmt.Errorf("curation lane: status %d: %v %s", status, err, out)
+	out, err := s.callRunner(port, "/curate", map[string]any{"runner_id": id, "packet": brain.CurationPacket(snap, req.Ask)}, 10*time.Minute)
+	if err != nil {
+		return nil, err
 	}
 	var reply struct {
 		OK     bool            `json:"ok"`
@@ -299,7 +305,7 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 		Detail string          `json:"detail"`
 	}
 	if err := json.Unmarshal(out, &reply); err != nil || !reply.OK {
-		return nil, fmt.Errorf("curation lane proposed nothing usable: %s", reply.Detail)
+		return nil, serve.Fail(http.StatusBadGateway, "runner_failed", "the curation lane proposed nothing usable: "+gates.Clip(reply.Detail))
 	}
 	return s.Store.Edit(r.Context(), brain.EditRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: "runnerd:" + id, Now: s.now()},

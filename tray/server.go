@@ -93,7 +93,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
 	mux.HandleFunc("POST /api/naming", s.write(s.postNaming))
 	mux.HandleFunc("POST /api/curate", s.write(s.postCurate))
-	mux.HandleFunc("POST /api/mission_spawn", s.writeRaw(s.postSpawn))
+	mux.HandleFunc("POST /api/mission_spawn", s.write(s.postSpawn))
 	mux.HandleFunc("POST /api/runnerd/announce", s.postAnnounce)
 	mux.HandleFunc("GET /api/runnerd/status", s.getRunnerStatus)
 	mux.Handle("GET /", staticHandler())
@@ -107,7 +107,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
 		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]") {
-			serve.WriteJSON(w, http.StatusMisdirectedRequest, httpError("bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
+			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -117,67 +117,39 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 }
 
 // write wraps a write endpoint: JSON content type, a same-origin or absent
-// Origin, a capped body, and the read-only switch.
+// Origin, a capped body, and the read-only switch; h's answer is written
+// as JSON, its error as serve.WriteErr answers it.
 func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.HandlerFunc {
-	return s.writeRaw(func(w http.ResponseWriter, r *http.Request, body []byte) {
-		out, err := h(r, body)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		serve.WriteJSON(w, http.StatusOK, out)
-	})
-}
-
-// writeRaw is write for a handler that answers by itself.
-func (s *Server) writeRaw(h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
-			serve.WriteJSON(w, http.StatusForbidden, httpError("bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
+			serve.WriteErr(w, serve.Fail(http.StatusForbidden, "bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
 			return
 		}
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-			serve.WriteJSON(w, http.StatusUnsupportedMediaType, httpError("bad_content_type", "writes are JSON: send Content-Type: application/json"))
+			serve.WriteErr(w, serve.Fail(http.StatusUnsupportedMediaType, "bad_content_type", "writes are JSON: send Content-Type: application/json"))
 			return
 		}
 		if s.ReadOnly {
-			writeRefusal(w, gates.Refuse(gates.ReadOnlyOwner, ""))
+			serve.WriteRefusal(w, gates.Refuse(gates.ReadOnlyOwner, ""))
 			return
 		}
 		body, err := readBody(w, r)
 		if err != nil {
-			serve.WriteJSON(w, http.StatusRequestEntityTooLarge, httpError("body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
+			serve.WriteErr(w, serve.Fail(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
 			return
 		}
-		h(w, r, body)
+		out, err := h(r, body)
+		if err != nil {
+			serve.WriteErr(w, err)
+			return
+		}
+		serve.WriteJSON(w, http.StatusOK, out)
 	}
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 	return io.ReadAll(r.Body)
-}
-
-type httpErr struct {
-	OK     bool   `json:"ok"`
-	Error  string `json:"error"`
-	Lesson string `json:"lesson"`
-}
-
-func httpError(code, lesson string) httpErr { return httpErr{OK: false, Error: code, Lesson: lesson} }
-
-func writeRefusal(w http.ResponseWriter, r *gates.Refusal) {
-	serve.WriteJSON(w, gates.HTTPStatus(r.Code), r.Envelope())
-}
-
-// writeErr answers a refusal with its status and envelope, anything else
-// as an internal failure.
-func writeErr(w http.ResponseWriter, err error) {
-	if r, ok := gates.AsRefusal(err); ok {
-		writeRefusal(w, r)
-		return
-	}
-	serve.WriteJSON(w, http.StatusInternalServerError, httpError("internal", err.Error()))
 }
 
 func (s *Server) now() time.Time {

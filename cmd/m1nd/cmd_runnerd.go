@@ -187,18 +187,14 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 	}
 }
 
-// replyRefusal turns a refusal the owner or runnerd answered — the
-// envelope {refused, lesson} or runnerd's {error, detail} — back into a
-// refusal, so the CLI prints and exits as for its own.
+// replyRefusal turns a refusal the owner answered (its own or runnerd's:
+// both answer the envelope {refused, field, lesson}) back into a refusal,
+// so the CLI prints and exits as for its own.
 func replyRefusal(reply map[string]any) *gates.Refusal {
 	if code, ok := reply["refused"].(string); ok {
 		lesson, _ := reply["lesson"].(string)
 		field, _ := reply["field"].(string)
 		return &gates.Refusal{Code: gates.Code(code), Field: field, Lesson: lesson}
-	}
-	if code, ok := reply["error"].(string); ok && gates.Known(gates.Code(code)) {
-		detail, _ := reply["detail"].(string)
-		return &gates.Refusal{Code: gates.Code(code), Lesson: detail}
 	}
 	return nil
 }

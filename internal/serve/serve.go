@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -59,6 +60,63 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+}
+
+// Failure is an answer that is not a refusal of the law — a request for
+// another host, a transport failure behind a proxy, an internal error —
+// with its own status: {"ok":false,"error":code,"lesson":…}.
+type Failure struct {
+	Status int    `json:"-"`
+	OK     bool   `json:"ok"`
+	Code   string `json:"error"`
+	Lesson string `json:"lesson"`
+}
+
+// Fail builds a Failure answered with status.
+func Fail(status int, code, lesson string) *Failure {
+	return &Failure{Status: status, Code: code, Lesson: lesson}
+}
+
+func (f *Failure) Error() string { return f.Code + ": " + f.Lesson }
+
+// WriteRefusal answers a refusal: its status (gates.HTTPStatus) and the
+// envelope {"ok":false,"refused",…} (DESIGN §5).
+func WriteRefusal(w http.ResponseWriter, r *gates.Refusal) {
+	WriteJSON(w, gates.HTTPStatus(r.Code), r.Envelope())
+}
+
+// WriteErr answers err: a refusal as WriteRefusal, a Failure with its
+// status, anything else as an internal failure (500).
+func WriteErr(w http.ResponseWriter, err error) {
+	if r, ok := gates.AsRefusal(err); ok {
+		WriteRefusal(w, r)
+		return
+	}
+	var f *Failure
+	if errors.As(err, &f) {
+		WriteJSON(w, f.Status, f)
+		return
+	}
+	WriteJSON(w, http.StatusInternalServerError, Fail(http.StatusInternalServerError, "internal", err.Error()))
+}
+
+// ReadRefusal reads a refusal envelope back from a reply body, so a proxy
+// answers the refusal it was given (or a CLI prints it); ok is false for
+// anything else.
+func ReadRefusal(body []byte) (*gates.Refusal, bool) {
+	var env struct {
+		OK      *bool  `json:"ok"`
+		Refused string `json:"refused"`
+		Field   string `json:"field"`
+		Lesson  string `json:"lesson"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.OK == nil || *env.OK || !gates.Known(gates.Code(env.Refused)) {
+		return nil, false
+	}
+	if env.Lesson == "" {
+		env.Lesson = gates.Lesson(gates.Code(env.Refused))
+	}
+	return &gates.Refusal{Code: gates.Code(env.Refused), Field: env.Field, Lesson: env.Lesson}, true
 }
 
 // SecretHeader carries the shared local secret between runnerd and the owner.

@@ -319,7 +319,7 @@ async function compose() {
     const res = await fetch('/api/mission_spawn', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ runner_id: runnerForSpawn(), block_id: blockID, packet_markdown: packet.markdown }) });
     const out = await res.json();
-    if (!out.accepted) { say(out.refused ? refusal(out) : `spawn refused: ${out.error || ''} ${out.detail || ''}`, true); return; }
+    if (!out.accepted) { say(refusal(out), true); return; }
     say(`runner ${out.runner_id} accepted ${out.mission_id}`);
     await refresh();
     return;

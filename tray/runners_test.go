@@ -1,0 +1,88 @@
+package tray
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeRunnerd answers every runnerd endpoint with status and body, and
+// reports the port it listens on.
+func fakeRunnerd(t *testing.T, status int, body string) int {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(hs.Close)
+	u, _ := url.Parse(hs.URL)
+	port, _ := strconv.Atoi(u.Port())
+	return port
+}
+
+// announce registers runner ids as live at port.
+func (f *fixture) announce(secret string, port int, ids ...string) {
+	f.t.Helper()
+	body := fmt.Sprintf(`{"runner_ids":["%s"],"port":"%d","boot_challenge":"c0ffee"}`, strings.Join(ids, `","`), port)
+	if status, out := f.do("POST", "/api/runnerd/announce", body, map[string]string{"x-runnerd-secret": secret}); status != 200 {
+		f.t.Fatalf("announce: %d %v", status, out)
+	}
+}
+
+// A refusal runnerd answers on a lane reaches the browser as that same
+// envelope and status, never as an internal failure; a runnerd that does
+// not answer is a 502.
+func TestLanesPassRunnerdRefusalsThrough(t *testing.T) {
+	const envelope = `{"ok":false,"refused":"unpinned_runner","field":"runner_id","lesson":"no naming-runner with that id is pinned in runners.toml"}`
+	for _, lane := range []struct{ path, runner, capability string }{
+		{"/api/naming", "name-1", "naming-runner"},
+		{"/api/curate", "hand-1", "hand-runner"},
+		{"/api/mission_spawn", "build-1", "build-runner"},
+	} {
+		t.Run(lane.path, func(t *testing.T) {
+			f := newFixture(t, false)
+			secret := strings.Repeat("ab", 32)
+			f.srv.Pins = Pins{Secret: secret, Capabilities: map[string]string{lane.runner: lane.capability}}
+			body := fmt.Sprintf(`{"runner_id":%q}`, lane.runner)
+			if lane.capability == "build-runner" {
+				body = fmt.Sprintf(`{"runner_id":%q,"block_id":"sb_shop_core","packet_markdown":"# p"}`, lane.runner)
+			}
+
+			f.announce(secret, fakeRunnerd(t, 403, envelope+"\n"), lane.runner)
+			status, out := f.do("POST", lane.path, body, nil)
+			if status != 403 || out["ok"] != false || out["refused"] != "unpinned_runner" || out["field"] != "runner_id" ||
+				out["lesson"] != "no naming-runner with that id is pinned in runners.toml" {
+				t.Fatalf("runnerd's refusal: %d %v", status, out)
+			}
+
+			// A runnerd that answers something else is a bad gateway, not ours.
+			f.announce(secret, fakeRunnerd(t, 500, `{"ok":false,"error":"internal","lesson":"disk full"}`), lane.runner)
+			status, out = f.do("POST", lane.path, body, nil)
+			if status != 502 || out["error"] != "runner_failed" || !strings.Contains(out["lesson"].(string), "disk full") {
+				t.Fatalf("runnerd failing: %d %v", status, out)
+			}
+
+			// Nobody listens on the announced port any more.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+			f.announce(secret, dead, lane.runner)
+			status, out = f.do("POST", lane.path, body, nil)
+			if status != 502 || out["error"] != "runner_unreachable" || out["lesson"] == "" {
+				t.Fatalf("runnerd gone: %d %v", status, out)
+			}
+			if refs := f.g.Git("for-each-ref", "refs/m1nd/missions/"); refs != "" {
+				t.Fatalf("a refused lane wrote %s", refs)
+			}
+		})
+	}
+}
