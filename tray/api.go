@@ -147,13 +147,13 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 		"spawn":     {Available: false, Why: "no live pinned build-runner: pin one in runners.toml and start m1nd runnerd"},
 	}
 	live := []string{}
-	if _, _, err := s.liveRunner("", "build-runner"); err == nil {
-		modes["spawn"] = mode{Available: true}
-		for _, st := range s.status() {
-			if st.Capability == "build-runner" && !st.Lost {
-				live = append(live, st.RunnerID)
-			}
+	for _, st := range s.status() {
+		if st.Capability == "build-runner" && !st.Lost {
+			live = append(live, st.RunnerID)
 		}
+	}
+	if len(live) > 0 {
+		modes["spawn"] = mode{Available: true}
 	}
 	if s.ReadOnly {
 		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}

@@ -109,21 +109,31 @@ func (s *Server) getRunnerStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // liveRunner returns the port of a live pinned runner of capability (the
-// given id, or any), or why there is none.
+// given id, or the first live one), or why there is none: a lost runner
+// does not hide a live one of the same capability.
 func (s *Server) liveRunner(id, capability string) (string, int, error) {
+	lost := ""
 	for _, st := range s.status() {
 		if (id != "" && st.RunnerID != id) || st.Capability != capability {
 			continue
 		}
 		if st.Lost {
-			return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is pinned but has not announced in 90 s: start m1nd runnerd", st.RunnerID)
+			if lost == "" {
+				lost = st.RunnerID
+			}
+			continue
 		}
 		s.runners.mu.Lock()
 		port := s.runners.seen[st.RunnerID].port
 		s.runners.mu.Unlock()
 		return st.RunnerID, port, nil
 	}
-	if id == "" {
+	switch {
+	case lost != "" && id == "":
+		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no pinned %s has announced in 90 s: start m1nd runnerd", capability)
+	case lost != "":
+		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is pinned but has not announced in 90 s: start m1nd runnerd", lost)
+	case id == "":
 		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no %s is pinned in runners.toml", capability)
 	}
 	return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is not pinned as a %s in runners.toml", gates.Echo(id), capability)

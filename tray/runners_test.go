@@ -1,6 +1,7 @@
 package tray
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -84,5 +85,44 @@ func TestLanesPassRunnerdRefusalsThrough(t *testing.T) {
 				t.Fatalf("a refused lane wrote %s", refs)
 			}
 		})
+	}
+}
+
+// A pinned runner that never announced does not hide a live one of the
+// same capability: policy offers spawn with the live one, and a spawn that
+// names no runner goes to it.
+func TestALostRunnerDoesNotHideALiveOne(t *testing.T) {
+	f := newFixture(t, false)
+	secret := strings.Repeat("ab", 32)
+	f.srv.Pins = Pins{Secret: secret, Capabilities: map[string]string{"a-build": "build-runner", "b-build": "build-runner"}}
+	var got map[string]any
+	runner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewDecoder(r.Body).Decode(&got)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"mission_id":"msn_00000000feed","accepted":true,"runner_id":%q}`, got["runner_id"])
+	}))
+	defer runner.Close()
+	ru, _ := url.Parse(runner.URL)
+	port, _ := strconv.Atoi(ru.Port())
+
+	// Neither announced: refused, naming why.
+	status, out := f.do("POST", "/api/mission_spawn", `{"block_id":"sb_shop_core","packet_markdown":"# p"}`, nil)
+	if status != 403 || out["refused"] != "unpinned_runner" || !strings.Contains(out["lesson"].(string), "no pinned build-runner has announced") {
+		t.Fatalf("spawn with every runner silent: %d %v", status, out)
+	}
+
+	f.announce(secret, port, "b-build") // a-build never starts
+	_, policy := f.do("GET", "/api/policy", "", nil)
+	if spawn := policy["modes"].(map[string]any)["spawn"].(map[string]any); spawn["available"] != true || fmt.Sprint(policy["build_runners"]) != "[b-build]" {
+		t.Fatalf("policy with a-build lost and b-build live: %v", policy)
+	}
+	status, out = f.do("POST", "/api/mission_spawn", `{"block_id":"sb_shop_core","packet_markdown":"# p"}`, nil)
+	if status != 200 || out["accepted"] != true || got["runner_id"] != "b-build" {
+		t.Fatalf("spawn without runner_id: %d %v, runnerd got %v", status, out, got)
+	}
+	// Naming the lost one is still refused, by its name.
+	status, out = f.do("POST", "/api/mission_spawn", `{"runner_id":"a-build","block_id":"sb_shop_core","packet_markdown":"# p"}`, nil)
+	if status != 403 || out["refused"] != "unpinned_runner" || !strings.Contains(out["lesson"].(string), "runner a-build is pinned but has not announced") {
+		t.Fatalf("spawn on the lost runner: %d %v", status, out)
 	}
 }
