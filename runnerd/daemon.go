@@ -150,7 +150,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain))
 		return
 	}
-	id, err := d.open(r.Context(), runner, req)
+	id, block, err := d.open(r.Context(), runner, req)
 	if err != nil {
 		serve.WriteErr(w, err)
 		return
@@ -161,26 +161,35 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
 		lock.(*sync.Mutex).Lock()
 		defer lock.(*sync.Mutex).Unlock()
-		d.run(d.life, runner, id, req)
+		d.run(d.life, runner, id, block, req.PacketMarkdown)
 	}()
 	serve.WriteJSON(w, http.StatusOK, map[string]any{"mission_id": id, "accepted": true, "runner_id": runner.ID})
 }
 
-// open posts the seq-1 judging letter of a new mission (or checks the
-// named one exists) and returns its id.
-func (d *Daemon) open(ctx context.Context, runner *Runner, req RunRequest) (string, error) {
+// open posts the seq-1 judging letter of a new mission, or checks that
+// the named one waits at judging on the request's block, and returns the
+// mission's id and block: a run works on the block its letters name.
+func (d *Daemon) open(ctx context.Context, runner *Runner, req RunRequest) (id, block string, err error) {
 	if req.MissionID != "" {
-		if _, err := d.missions.Current(req.MissionID); err != nil {
-			return "", err
+		head, err := d.missions.Current(req.MissionID)
+		if err != nil {
+			return "", "", err
 		}
-		return req.MissionID, nil
+		l := head.Letter
+		if l.Phase != chain.PhaseJudging {
+			return "", "", gates.Refusef(gates.InvalidTransition, "mission_id", "mission %s is at %s; a runner takes a mission only from judging", l.MissionID, l.Phase)
+		}
+		if req.BlockID != "" && req.BlockID != l.BlockID {
+			return "", "", gates.Refusef(gates.InvalidLetter, "block_id", "mission %s is on block %s, not %s; leave block_id out or name the mission's own", l.MissionID, l.BlockID, gates.Echo(req.BlockID))
+		}
+		return l.MissionID, l.BlockID, nil
 	}
 	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: CapBuild, RunnerID: runner.ID,
 		Packet: []byte(req.PacketMarkdown), Agent: d.agent(runner), Now: d.Now()})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return res.MissionID, nil
+	return res.MissionID, req.BlockID, nil
 }
 
 func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {

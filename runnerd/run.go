@@ -86,7 +86,7 @@ func WorktreePath(mainWorktree, missionID string) string {
 
 // run carries one mission from executing to merge_wait or failed. Every
 // path ends in a letter: never silence.
-func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req RunRequest) {
+func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, packetMarkdown string) {
 	fail := func(gist string, gate *chain.Gate) {
 		if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) {
 			l.Phase = "failed"
@@ -134,12 +134,12 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 		d.Logf("mission %s: info/exclude: %v", missionID, err)
 	}
 	packet := filepath.Join(wt, PacketFile)
-	if err := os.WriteFile(packet, []byte(req.PacketMarkdown), 0o644); err != nil {
+	if err := os.WriteFile(packet, []byte(packetMarkdown), 0o644); err != nil {
 		d.Logf("mission %s: %v", missionID, err)
 		failTidy("packet write failed (runnerd's log says why)", nil)
 		return
 	}
-	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+req.BlockID)
+	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
 	logs := filepath.Join(SideDir(d.Repo.RuntimeDir()), missionID)
 	if runner.SetupCommand != "" {
 		res := runGroup(ctx, wt, env, runner.Timeout(), logs+".setup.log", "sh", "-c", runner.SetupCommand)
@@ -209,7 +209,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID string, req 
 		l.Phase = chain.PhaseMergeWait
 		l.Gate = gateLine
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green" + kept}
-		l.ReceiptCandidate = d.candidate(runner, missionID, req.BlockID, gateLine, started, ended, gate.log)
+		l.ReceiptCandidate = d.candidate(runner, missionID, blockID, gateLine, started, ended, gate.log)
 	})
 	if err != nil {
 		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)

@@ -36,7 +36,7 @@ type rig struct {
 func newRig(t *testing.T, agent, gate string, timeout int) *rig {
 	t.Helper()
 	g := gittest.Init(t, "shop")
-	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n"})
 	for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", "Agent"}, {"GIT_AUTHOR_EMAIL", "agent@x"}, {"GIT_COMMITTER_NAME", "Agent"}, {"GIT_COMMITTER_EMAIL", "agent@x"}} {
 		t.Setenv(kv[0], kv[1])
 	}
@@ -259,11 +259,66 @@ func TestRunRefusals(t *testing.T) {
 	}
 }
 
+// A spawn on an existing mission works on the block the mission's letters
+// name: the request may leave block_id out but never name another, and
+// only a judging mission is sent to a runner.
+func TestRunOnAnExistingMissionKeepsItsBlock(t *testing.T) {
+	r := newRig(t, `test "$M1ND_BLOCK" = sb_shop_core || exit 7
+echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `true`, 30)
+	opened, err := r.d.missions.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "owner", Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := opened.MissionID
+	seq := func() int64 {
+		head, err := r.d.missions.Current(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return head.Letter.MissionSeq
+	}
+	req := RunRequest{RunnerID: "build-1", BlockID: "sb_shop_web", MissionID: id, BrainRef: "shop", PacketMarkdown: "# p\n"}
+	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "invalid_letter" || out["field"] != "block_id" ||
+		!strings.Contains(out["lesson"].(string), "is on block sb_shop_core, not sb_shop_web") {
+		t.Fatalf("another block: %d %v", status, out)
+	}
+	req.MissionID = "msn_00000000dead"
+	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "unknown_mission" {
+		t.Fatalf("no such mission: %d %v", status, out)
+	}
+	r.d.running.Wait()
+	if n := seq(); n != 1 {
+		t.Fatalf("a refused run moved the mission to seq %d", n)
+	}
+
+	req.MissionID, req.BlockID = id, ""
+	if status, out := r.post("/run", testSecret, req); status != 200 || out["mission_id"] != id {
+		t.Fatalf("the mission's own block: %d %v", status, out)
+	}
+	r.d.running.Wait()
+	head, _ := r.d.missions.Current(id)
+	c := head.Letter.ReceiptCandidate
+	if head.Letter.Phase != chain.PhaseMergeWait || c == nil || c.BlockID != "sb_shop_core" || c.Scope.BlockID != "sb_shop_core" {
+		t.Fatalf("head %s %+v, candidate %+v", head.Letter.Phase, head.Letter.Verdict, c)
+	}
+
+	// At merge_wait it is not the runner's to take again.
+	req.BlockID = "sb_shop_core"
+	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "invalid_transition" || out["field"] != "mission_id" ||
+		!strings.Contains(out["lesson"].(string), "is at merge_wait") {
+		t.Fatalf("a mission at merge_wait: %d %v", status, out)
+	}
+	r.d.running.Wait()
+	if n := seq(); n != head.Letter.MissionSeq {
+		t.Fatalf("a refused run moved the mission from seq %d to %d", head.Letter.MissionSeq, n)
+	}
+}
+
 func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
 	ctx := context.Background()
 	runner := r.d.Config.Runners[0]
-	id, err := r.d.open(ctx, runner, RunRequest{BlockID: "sb_shop_core"})
+	id, _, err := r.d.open(ctx, runner, RunRequest{BlockID: "sb_shop_core"})
 	if err != nil {
 		t.Fatal(err)
 	}
