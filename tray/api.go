@@ -268,8 +268,12 @@ func (s *Server) postReceiptImport(r *http.Request, body []byte) (any, error) {
 	if req.ExpectedStoreVersion == nil {
 		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
 	}
+	agent, err := agentOrOwner(req.Importer, "importer")
+	if err != nil {
+		return nil, err
+	}
 	return s.Store.ImportReceipt(r.Context(), brain.ImportRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agentOr(req.Importer, "owner"), Now: s.now()},
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
 		BlockID:      req.BlockID, Receipt: req.Receipt, Origin: req.ImportedVia,
 	})
 }
@@ -292,8 +296,12 @@ func (s *Server) postRatify(r *http.Request, body []byte) (any, error) {
 	if req.ExpectedStoreVersion == nil {
 		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
 	}
+	agent, err := agentOrOwner(req.Ratifier, "ratifier")
+	if err != nil {
+		return nil, err
+	}
 	return s.Store.Ratify(r.Context(), brain.RatifyRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agentOr(req.Ratifier, "owner"), Now: s.now()},
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
 		BlockIDs:     req.BlockIDs, Origin: req.RatifiedVia,
 	})
 }
@@ -315,9 +323,9 @@ func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
 	if req.By != brain.SeatOwner && req.By != brain.SeatRunner {
 		return nil, gates.Refusef(gates.CandidateEditRejected, "by", "candidate_edit rejected: by is owner or runner")
 	}
-	agent := "owner"
-	if req.By == brain.SeatRunner {
-		agent = "runner"
+	agent, err := agentOrOwner(req.By, "by") // the seat, owner or runner, is who edits
+	if err != nil {
+		return nil, err
 	}
 	return s.Store.Edit(r.Context(), brain.EditRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
@@ -339,9 +347,15 @@ func peekString(body []byte, field string) string {
 	return v
 }
 
-func agentOr(id, def string) string {
-	if chain.ValidAgentID(id) {
-		return id
+// agentOrOwner is who makes a write: the id a request names, or owner
+// when it names none. An id that is not an agent id is refused, naming
+// field, never quietly replaced.
+func agentOrOwner(id, field string) (string, error) {
+	switch {
+	case id == "":
+		return "owner", nil
+	case !chain.ValidAgentID(id):
+		return "", gates.Refusef(gates.InvalidLetter, field, "%s is an agent id ([a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:), or absent for owner", field)
 	}
-	return def
+	return id, nil
 }

@@ -344,3 +344,44 @@ func TestRunnerAnnounceStatusAndSpawn(t *testing.T) {
 		t.Fatal("a runner silent for 91 s is not lost")
 	}
 }
+
+// The importer and ratifier a gesture names is who it is recorded as; none
+// named means owner; a named id that is not an agent id is refused, never
+// replaced by owner.
+func TestGestureAgentIsRefusedNotReplaced(t *testing.T) {
+	f := newFixture(t, false)
+	storeAt := func() string { return f.g.Git("rev-parse", "refs/m1nd/store") }
+	agentOf := func() string {
+		return f.g.Git("log", "-1", "--format=%(trailers:key=M1nd-Agent,valueonly)", "refs/m1nd/store")
+	}
+	status, out := f.do("POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core"},{"op":"rename","block_id":"sb_shop_web","name":"Web"}]}`, nil)
+	if status != 200 || agentOf() != "owner" {
+		t.Fatalf("owner edit: %d %v, agent %q", status, out, agentOf())
+	}
+	before := storeAt()
+	for _, tt := range []struct{ path, body, field string }{
+		{"/api/system_blocks_ratify", `{"expected_store_version":2,"block_ids":["sb_shop_core"],"ratifier":"Owner!","ratified_via":"human-ui"}`, "ratifier"},
+		{"/api/system_blocks_ratify", `{"expected_store_version":2,"block_ids":["sb_shop_core"],"ratifier":"runnerd:","ratified_via":"human-ui"}`, "ratifier"},
+		{"/api/receipt_import", `{"expected_store_version":2,"block_id":"sb_shop_core","receipt":{},"importer":"a b","imported_via":"human-ui"}`, "importer"},
+	} {
+		status, out := f.do("POST", tt.path, tt.body, nil)
+		if status != 422 || out["refused"] != "invalid_letter" || out["field"] != tt.field || out["lesson"] == "" {
+			t.Errorf("%s: %d %v, want 422 invalid_letter on %s", tt.body, status, out, tt.field)
+		}
+	}
+	if storeAt() != before {
+		t.Fatal("a refused gesture wrote the store")
+	}
+	status, out = f.do("POST", "/api/system_blocks_ratify", `{"expected_store_version":2,"block_ids":["sb_shop_core"],"ratifier":"","ratified_via":"human-ui"}`, nil)
+	if status != 200 || agentOf() != "owner" {
+		t.Fatalf("ratify naming nobody: %d %v, agent %q", status, out, agentOf())
+	}
+	status, out = f.do("POST", "/api/system_blocks_ratify", `{"expected_store_version":3,"block_ids":["sb_shop_web"],"ratifier":"alice","ratified_via":"human-ui"}`, nil)
+	if status != 200 || agentOf() != "alice" {
+		t.Fatalf("ratify by alice: %d %v, agent %q", status, out, agentOf())
+	}
+	status, out = f.do("POST", "/api/candidate_edit", `{"expected_store_version":4,"by":"runner","ops":[{"op":"rename","block_id":"sb_shop_root","name":"Root"}]}`, nil)
+	if status != 200 || agentOf() != "runner" {
+		t.Fatalf("runner edit: %d %v, agent %q", status, out, agentOf())
+	}
+}
