@@ -73,6 +73,9 @@ func MissionRef(id string) (string, error) {
 // never contain: the mapping is reversible.
 const runnerPrefix = "runnerd:"
 
+// RunnerAgent is the agent id runner id speaks as: "runnerd:" + id.
+func RunnerAgent(id string) string { return runnerPrefix + id }
+
 // ValidAgentID reports whether id is a plain agent id
 // ([a-z0-9][a-z0-9._-]{0,63}) or "runnerd:" followed by one.
 func ValidAgentID(id string) bool {

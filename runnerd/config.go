@@ -142,7 +142,7 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 func checkRunner(r *Runner, fail func(field, format string, args ...any) error) error {
-	if !validRunnerID(r.ID) {
+	if !gates.IsToken(r.ID, true, "._-", 64) {
 		return fail("id", "want [a-z0-9][a-z0-9._-]{0,63}")
 	}
 	switch r.Capability {
@@ -177,20 +177,6 @@ func checkRunner(r *Runner, fail func(field, format string, args ...any) error) 
 		}
 	}
 	return nil
-}
-
-func validRunnerID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		ok := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || i > 0 && strings.IndexByte("._-", c) >= 0
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // WorkspaceAllowed reports whether dir lies inside one of the runner's

@@ -71,7 +71,7 @@ func (d *Daemon) init() {
 	}
 }
 
-func (d *Daemon) agent(r *Runner) string { return "runnerd:" + r.ID }
+func (d *Daemon) agent(r *Runner) string { return chain.RunnerAgent(r.ID) }
 
 // Serve recovers missions a previous runnerd left mid-run, then answers on
 // ln and announces itself to the owner until ctx ends. Missions running at

@@ -280,7 +280,7 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	}
 	opsJSON, _ := json.Marshal(ops)
 	edit, err := s.Store.Edit(r.Context(), brain.EditRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: "runnerd:" + id, Now: s.now()},
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: chain.RunnerAgent(id), Now: s.now()},
 		Seat:         brain.SeatRunner, Ops: opsJSON,
 	})
 	if err != nil {
@@ -318,7 +318,7 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 		return nil, serve.Fail(http.StatusBadGateway, "runner_failed", "the curation lane proposed nothing usable: "+gates.Clip(reply.Detail))
 	}
 	return s.Store.Edit(r.Context(), brain.EditRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: "runnerd:" + id, Now: s.now()},
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: chain.RunnerAgent(id), Now: s.now()},
 		Seat:         brain.SeatRunner, Ops: reply.Ops,
 	})
 }
