@@ -19,8 +19,10 @@ var (
 const (
 	PhaseJudging   = "judging"
 	PhaseExecuting = "executing"
+	PhaseGate      = "gate"
 	PhaseMergeWait = "merge_wait"
 	PhaseLanded    = "landed"
+	PhaseFailed    = "failed"
 	PhaseArchived  = "archived"
 )
 

@@ -87,15 +87,7 @@ func WorktreePath(mainWorktree, missionID string) string {
 // run carries one mission from executing to merge_wait or failed. Every
 // path ends in a letter: never silence.
 func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, packetMarkdown string) {
-	fail := func(gist string, gate *chain.Gate) {
-		if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) {
-			l.Phase = "failed"
-			l.Gate = gate
-			l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: gist}
-		}); err != nil {
-			d.Logf("mission %s: could not post failed (%s): %v", missionID, gist, err)
-		}
-	}
+	fail := func(gist string, gate *chain.Gate) { d.fail(ctx, runner, missionID, gist, gate) }
 	main := d.Repo.MainWorkTree()
 	if main == "" {
 		fail("no workspace: the brain is a bare repository", nil)
@@ -172,7 +164,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		failTidy(fmt.Sprintf("agent exited %d", agent.exit), nil)
 		return
 	}
-	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.Phase = "gate" }); err != nil {
+	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.SetPhase(chain.PhaseGate) }); err != nil {
 		d.Logf("mission %s: could not post gate: %v", missionID, err)
 		return
 	}
@@ -206,7 +198,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	}
 	kept := d.tidy(ctx, side)
 	err = d.advance(ctx, runner, missionID, func(l *chain.Letter) {
-		l.Phase = chain.PhaseMergeWait
+		l.SetPhase(chain.PhaseMergeWait)
 		l.Gate = gateLine
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green" + kept}
 		l.ReceiptCandidate = d.candidate(runner, missionID, blockID, gateLine, started, ended, gate.log)
@@ -234,6 +226,18 @@ func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.G
 			StartedAt: started.Format(gates.WindowLayout), EndedAt: ended.Format(gates.WindowLayout),
 			Excerpt: excerpt(log, 12),
 		},
+	}
+}
+
+// fail ends a mission in its failed letter: REJECT saying why, and the
+// gate line when the gate ran.
+func (d *Daemon) fail(ctx context.Context, runner *Runner, missionID, gist string, gate *chain.Gate) {
+	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) {
+		l.SetPhase(chain.PhaseFailed)
+		l.Gate = gate
+		l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: gist}
+	}); err != nil {
+		d.Logf("mission %s: could not post failed (%s): %v", missionID, gist, err)
 	}
 }
 
@@ -295,18 +299,11 @@ func (d *Daemon) recover(ctx context.Context) {
 			continue
 		}
 		head, err := d.missions.Current(s.MissionID)
-		if err != nil || (head.Letter.Phase != chain.PhaseExecuting && head.Letter.Phase != "gate") {
+		if err != nil || (head.Letter.Phase != chain.PhaseExecuting && head.Letter.Phase != chain.PhaseGate) {
 			continue
 		}
 		stopOrphan(s)
-		gist := "runner restarted" + d.tidy(ctx, s)
-		if err := d.advance(ctx, runner, s.MissionID, func(l *chain.Letter) {
-			l.Phase = "failed"
-			l.Gate = nil
-			l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: gist}
-		}); err != nil {
-			d.Logf("mission %s: could not post runner restarted: %v", s.MissionID, err)
-		}
+		d.fail(ctx, runner, s.MissionID, "runner restarted"+d.tidy(ctx, s), nil)
 	}
 }
 

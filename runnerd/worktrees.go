@@ -60,7 +60,7 @@ func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]strin
 	}
 	removed := []string{}
 	for _, w := range list {
-		if !w.Present || !w.Clean || w.Phase == chain.PhaseExecuting || w.Phase == "gate" {
+		if !w.Present || !w.Clean || w.Phase == chain.PhaseExecuting || w.Phase == chain.PhaseGate {
 			continue
 		}
 		if _, err := gitOutput(ctx, repo.MainWorkTree(), "worktree", "remove", w.Path); err != nil {
