@@ -260,28 +260,24 @@ func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, 
 }
 
 // tidy removes the mission's worktree only when nothing in it would be
-// lost: no uncommitted change. The branch keeps the agent's commits. It
-// returns what the letter should say about it.
+// lost (removeIfClean); the branch keeps the agent's commits. It returns
+// what the letter should say about it.
 func (d *Daemon) tidy(ctx context.Context, side *Side) string {
 	ctx = context.WithoutCancel(ctx)
-	if fi, err := os.Stat(side.Worktree); err != nil || !fi.IsDir() {
+	outcome := removeIfClean(ctx, d.Repo, side)
+	if outcome == worktreeGone {
 		return fmt.Sprintf("; %s holds the work; the worktree is gone", side.Branch)
 	}
-	status, err := gitOutput(ctx, side.Worktree, "status", "--porcelain")
-	commits := "0"
-	if n, cerr := gitOutput(ctx, side.Worktree, "rev-list", "--count", side.Base+".."+side.Branch); cerr == nil {
-		commits = n
-	}
+	// The branch outlives its worktree: its commits are counted from the
+	// main worktree.
+	commits, _ := gitOutput(ctx, d.Repo.MainWorkTree(), "rev-list", "--count", side.Base+".."+side.Branch)
 	what := fmt.Sprintf("%s on %s", gates.Count(atoi(commits), "commit"), side.Branch)
-	if err != nil || status != "" {
+	switch outcome {
+	case worktreeDirty:
 		return "; " + what + "; worktree kept: uncommitted changes (m1nd worktrees)"
-	}
-	main := d.Repo.MainWorkTree()
-	if _, err := gitOutput(ctx, main, "worktree", "remove", side.Worktree); err != nil {
+	case worktreeKept:
 		return "; " + what + "; worktree kept (m1nd worktrees)"
 	}
-	side.Removed = true
-	WriteSide(d.Repo.RuntimeDir(), side)
 	return "; " + what + "; worktree removed"
 }
 

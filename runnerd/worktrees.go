@@ -54,29 +54,48 @@ func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]W
 // clean (no uncommitted change; the branch keeps the commits) and not in
 // the middle of a run. It returns the missions whose worktree it removed.
 func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]string, error) {
-	list, err := Worktrees(ctx, repo, m)
+	sides, err := ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
 	removed := []string{}
-	for _, w := range list {
-		if !w.Present || !w.Clean || w.Phase == chain.PhaseExecuting || w.Phase == chain.PhaseGate {
+	for _, s := range sides {
+		if head, ok, err := m.HeadOf(s.MissionID); err == nil && ok && (head.Letter.Phase == chain.PhaseExecuting || head.Letter.Phase == chain.PhaseGate) {
 			continue
 		}
-		if _, err := gitOutput(ctx, repo.MainWorkTree(), "worktree", "remove", w.Path); err != nil {
-			continue
-		}
-		removed = append(removed, w.MissionID)
-		if sides, err := ReadSides(repo.RuntimeDir()); err == nil {
-			for _, s := range sides {
-				if s.MissionID == w.MissionID {
-					s.Removed = true
-					WriteSide(repo.RuntimeDir(), s)
-				}
-			}
+		if removeIfClean(ctx, repo, s) == worktreeRemoved {
+			removed = append(removed, s.MissionID)
 		}
 	}
 	return removed, nil
+}
+
+// tidyOutcome is what removeIfClean did with a mission's worktree.
+type tidyOutcome int
+
+const (
+	worktreeGone    tidyOutcome = iota // not there: removed before
+	worktreeDirty                      // uncommitted changes, or git could not tell: kept
+	worktreeKept                       // clean, but git would not remove it
+	worktreeRemoved                    // removed, and the side record says so
+)
+
+// removeIfClean removes a mission's worktree only when nothing in it would
+// be lost: no uncommitted change (the branch keeps the commits). A removed
+// worktree is marked so in its side record.
+func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *Side) tidyOutcome {
+	if fi, err := os.Stat(s.Worktree); err != nil || !fi.IsDir() {
+		return worktreeGone
+	}
+	if status, err := gitOutput(ctx, s.Worktree, "status", "--porcelain"); err != nil || status != "" {
+		return worktreeDirty
+	}
+	if _, err := gitOutput(ctx, repo.MainWorkTree(), "worktree", "remove", s.Worktree); err != nil {
+		return worktreeKept
+	}
+	s.Removed = true
+	WriteSide(repo.RuntimeDir(), s)
+	return worktreeRemoved
 }
 
 func diskUse(dir string) int64 {
