@@ -18,13 +18,13 @@ const ConfigFile = "runners.toml"
 
 // The capabilities a runner may be pinned to.
 const (
-	CapBuild  = "build-runner"
-	CapNaming = "naming-runner"
-	CapHand   = "hand-runner"
+	capBuild  = "build-runner"
+	capNaming = "naming-runner"
+	capHand   = "hand-runner"
 )
 
-// PacketPlaceholder is replaced in a runner's command by the packet's path.
-const PacketPlaceholder = "{packet_file}"
+// packetPlaceholder is replaced in a runner's command by the packet's path.
+const packetPlaceholder = "{packet_file}"
 
 // Defaults, in seconds.
 const (
@@ -53,6 +53,11 @@ func (r *Runner) Timeout() time.Duration { return time.Duration(r.TimeoutSecs) *
 // NamingTimeout bounds one naming call.
 func (r *Runner) NamingTimeout() time.Duration {
 	return time.Duration(r.NamingTimeoutSecs) * time.Second
+}
+
+// CurationTimeout bounds one curation call.
+func (r *Runner) CurationTimeout() time.Duration {
+	return time.Duration(r.CurationTimeoutSecs) * time.Second
 }
 
 // Config is runners.toml.
@@ -146,7 +151,7 @@ func checkRunner(r *Runner, fail func(field, format string, args ...any) error) 
 		return fail("id", "want [a-z0-9][a-z0-9._-]{0,63}")
 	}
 	switch r.Capability {
-	case CapBuild, CapNaming, CapHand:
+	case capBuild, capNaming, capHand:
 	case "loop-runner", "review-runner":
 		return fail("capability", "%s is not a runnerd capability yet (build-runner, naming-runner or hand-runner)", r.Capability)
 	default:
@@ -155,15 +160,15 @@ func checkRunner(r *Runner, fail func(field, format string, args ...any) error) 
 	if len(r.Command) == 0 || strings.TrimSpace(r.Command[0]) == "" {
 		return fail("command", "name the agent to run, as an argv array: command = [\"my-agent\", \"{packet_file}\"]")
 	}
-	if r.Capability != CapBuild {
+	if r.Capability != capBuild {
 		return nil
 	}
 	hasPacket := false
 	for _, a := range r.Command {
-		hasPacket = hasPacket || strings.Contains(a, PacketPlaceholder)
+		hasPacket = hasPacket || strings.Contains(a, packetPlaceholder)
 	}
 	if !hasPacket {
-		return fail("command", "a build runner's command must contain %s, where the packet's path goes", PacketPlaceholder)
+		return fail("command", "a build runner's command must contain %s, where the packet's path goes", packetPlaceholder)
 	}
 	if strings.TrimSpace(r.GateCommand) == "" {
 		return fail("gate_command", "a build runner needs the gate that proves its work, e.g. gate_command = \"go test ./...\"")

@@ -19,9 +19,6 @@ import (
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
-// SecretHeader carries the shared local secret between runnerd and the owner.
-const SecretHeader = serve.SecretHeader
-
 // DefaultAddr is where runnerd listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7421"
 
@@ -105,7 +102,7 @@ func (d *Daemon) Handler() http.Handler {
 // (compared in constant time).
 func (d *Daemon) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !serve.SecretMatches(d.Secret, r.Header.Get(SecretHeader)) {
+		if !serve.SecretMatches(d.Secret, r.Header.Get(serve.SecretHeader)) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -136,7 +133,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runner := d.Config.Runner(req.RunnerID)
-	if runner == nil || runner.Capability != CapBuild {
+	if runner == nil || runner.Capability != capBuild {
 		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
 		return
@@ -184,7 +181,7 @@ func (d *Daemon) open(ctx context.Context, runner *Runner, req RunRequest) (id, 
 		}
 		return l.MissionID, l.BlockID, nil
 	}
-	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: CapBuild, RunnerID: runner.ID,
+	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: capBuild, RunnerID: runner.ID,
 		Packet: []byte(req.PacketMarkdown), Agent: d.agent(runner), Now: d.Now()})
 	if err != nil {
 		return "", "", err
@@ -248,7 +245,7 @@ func (d *Daemon) announceOnce(ctx context.Context) {
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SecretHeader, d.Secret)
+	req.Header.Set(serve.SecretHeader, d.Secret)
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {

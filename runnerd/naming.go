@@ -57,7 +57,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
 		return
 	}
-	runner := d.pick(req.RunnerID, CapNaming)
+	runner := d.pick(req.RunnerID, capNaming)
 	if runner == nil {
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", ConfigFile))
 		return
@@ -124,12 +124,12 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, packet}"))
 		return
 	}
-	runner := d.pick(req.RunnerID, CapHand)
+	runner := d.pick(req.RunnerID, capHand)
 	if runner == nil {
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", ConfigFile))
 		return
 	}
-	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, time.Duration(runner.CurationTimeoutSecs)*time.Second)
+	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, runner.CurationTimeout())
 	if err != nil {
 		serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": err.Error()})
 		return

@@ -23,8 +23,8 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// PacketFile is the packet's name inside a mission worktree.
-const PacketFile = "m1nd-mission-packet.md"
+// packetFile is the packet's name inside a mission worktree.
+const packetFile = "m1nd-mission-packet.md"
 
 // Side is the owner-runtime side record of a mission run: host-local
 // detail (the worktree's absolute path) that never enters a letter or a
@@ -42,15 +42,15 @@ type Side struct {
 	AgentPGID int `json:"agent_pgid,omitempty"`
 }
 
-// SideDir is where side records live in the runtime dir.
-func SideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
+// sideDir is where side records live in the runtime dir.
+func sideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
 
 func sidePath(runtimeDir, missionID string) string {
-	return filepath.Join(SideDir(runtimeDir), missionID+".json")
+	return filepath.Join(sideDir(runtimeDir), missionID+".json")
 }
 
-// WriteSide records a side record (0600: it names local paths).
-func WriteSide(runtimeDir string, s *Side) error {
+// writeSide records a side record (0600: it names local paths).
+func writeSide(runtimeDir string, s *Side) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
@@ -58,9 +58,9 @@ func WriteSide(runtimeDir string, s *Side) error {
 	return gitstore.WriteFileAtomic(sidePath(runtimeDir, s.MissionID), append(data, '\n'), 0o600)
 }
 
-// ReadSides lists every side record.
-func ReadSides(runtimeDir string) ([]*Side, error) {
-	paths, err := filepath.Glob(filepath.Join(SideDir(runtimeDir), "msn_*.json"))
+// readSides lists every side record.
+func readSides(runtimeDir string) ([]*Side, error) {
+	paths, err := filepath.Glob(filepath.Join(sideDir(runtimeDir), "msn_*.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +78,9 @@ func ReadSides(runtimeDir string) ([]*Side, error) {
 	return out, nil
 }
 
-// WorktreePath is where a mission's worktree goes: a sibling of the main
+// worktreePath is where a mission's worktree goes: a sibling of the main
 // worktree, <parent>/<repo>.m1nd/<mission_id>, never inside the repository.
-func WorktreePath(mainWorktree, missionID string) string {
+func worktreePath(mainWorktree, missionID string) string {
 	return filepath.Join(filepath.Dir(mainWorktree), filepath.Base(mainWorktree)+".m1nd", missionID)
 }
 
@@ -93,7 +93,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		fail("no workspace: the brain is a bare repository", nil)
 		return
 	}
-	wt := WorktreePath(main, missionID)
+	wt := worktreePath(main, missionID)
 	branch := "m1nd/" + missionID
 	base, err := gitOutput(ctx, main, "rev-parse", "HEAD")
 	if err != nil {
@@ -113,7 +113,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	side := &Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Created: chain.Timestamp(d.Now())}
-	if err := WriteSide(d.Repo.RuntimeDir(), side); err != nil {
+	if err := writeSide(d.Repo.RuntimeDir(), side); err != nil {
 		d.Logf("mission %s: side record: %v", missionID, err)
 	}
 	// From here on the worktree exists: a failure says what became of it.
@@ -125,14 +125,14 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	if err := excludePacket(d.Repo.CommonDir()); err != nil {
 		d.Logf("mission %s: info/exclude: %v", missionID, err)
 	}
-	packet := filepath.Join(wt, PacketFile)
+	packet := filepath.Join(wt, packetFile)
 	if err := os.WriteFile(packet, []byte(packetMarkdown), 0o644); err != nil {
 		d.Logf("mission %s: %v", missionID, err)
 		failTidy("packet write failed (runnerd's log says why)", nil)
 		return
 	}
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
-	logs := filepath.Join(SideDir(d.Repo.RuntimeDir()), missionID)
+	logs := filepath.Join(sideDir(d.Repo.RuntimeDir()), missionID)
 	if runner.SetupCommand != "" {
 		res := runGroup(ctx, wt, env, runner.Timeout(), logs+".setup.log", "sh", "-c", runner.SetupCommand)
 		if res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
@@ -142,14 +142,14 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	}
 	argv := make([]string, len(runner.Command))
 	for i, a := range runner.Command {
-		argv[i] = strings.ReplaceAll(a, PacketPlaceholder, packet)
+		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
 	}
 	agent := runProcess(ctx, wt, env, runner.Timeout(), logs+".agent.log", nil, false, func(pid int) {
 		side.AgentPGID = pid
-		WriteSide(d.Repo.RuntimeDir(), side)
+		writeSide(d.Repo.RuntimeDir(), side)
 	}, argv[0], argv[1:]...)
 	side.AgentPGID = 0
-	WriteSide(d.Repo.RuntimeDir(), side)
+	writeSide(d.Repo.RuntimeDir(), side)
 	switch {
 	case agent.err != nil:
 		failTidy("agent could not run: "+startProblem(agent.err), nil)
@@ -285,7 +285,7 @@ func (d *Daemon) tidy(ctx context.Context, side *Side) string {
 // runners left executing or at the gate: a restarted daemon cannot finish
 // them, and a silent head would look alive forever.
 func (d *Daemon) recover(ctx context.Context) {
-	sides, err := ReadSides(d.Repo.RuntimeDir())
+	sides, err := readSides(d.Repo.RuntimeDir())
 	if err != nil {
 		return
 	}
@@ -439,7 +439,7 @@ func excludePacket(commonDir string) error {
 		return err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "/"+PacketFile {
+		if strings.TrimSpace(line) == "/"+packetFile {
 			return nil
 		}
 	}
@@ -449,7 +449,7 @@ func excludePacket(commonDir string) error {
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}
-	data = append(data, []byte("# m1nd: mission packets are not part of the work\n/"+PacketFile+"\n")...)
+	data = append(data, []byte("# m1nd: mission packets are not part of the work\n/"+packetFile+"\n")...)
 	return gitstore.WriteFileAtomic(path, data, 0o644)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -54,10 +55,10 @@ func newRig(t *testing.T, agent, gate string, timeout int) *rig {
 	namer := filepath.Join(scripts, "namer.sh")
 	os.WriteFile(namer, []byte("#!/bin/sh\ncat >/dev/null\necho thinking\necho \"$NAME_ANSWER\"\n"), 0o755)
 	cfg := &Config{Runners: []*Runner{
-		{ID: "build-1", Capability: CapBuild, Command: []string{script, PacketPlaceholder}, GateCommand: gate,
+		{ID: "build-1", Capability: capBuild, Command: []string{script, packetPlaceholder}, GateCommand: gate,
 			WorkspaceAllowlist: []string{filepath.Dir(g.Dir)}, TimeoutSecs: timeout},
-		{ID: "namer", Capability: CapNaming, Command: []string{namer}, NamingTimeoutSecs: 5},
-		{ID: "elsewhere", Capability: CapBuild, Command: []string{script, PacketPlaceholder}, GateCommand: "true",
+		{ID: "namer", Capability: capNaming, Command: []string{namer}, NamingTimeoutSecs: 5},
+		{ID: "elsewhere", Capability: capBuild, Command: []string{script, packetPlaceholder}, GateCommand: "true",
 			WorkspaceAllowlist: []string{scripts}, TimeoutSecs: timeout},
 	}}
 	d := &Daemon{Repo: repo, Brain: "shop", Config: cfg, Secret: testSecret}
@@ -70,7 +71,7 @@ func (r *rig) post(path, secret string, body any) (int, map[string]any) {
 	r.t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", r.http.URL+path, bytes.NewReader(b))
-	req.Header.Set(SecretHeader, secret)
+	req.Header.Set(serve.SecretHeader, secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		r.t.Fatal(err)
@@ -128,7 +129,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ cor
 	if err := gates.CheckReceipt(c, time.Now()); err != nil {
 		t.Fatalf("the candidate would not import: %v", err)
 	}
-	log, _ := os.ReadFile(filepath.Join(SideDir(r.d.Repo.RuntimeDir()), head.MissionID+".gate.log"))
+	log, _ := os.ReadFile(filepath.Join(sideDir(r.d.Repo.RuntimeDir()), head.MissionID+".gate.log"))
 	if c.Evidence.ArtifactHash != chain.PacketRef(log) || l.Gate.ArtifactHash != c.Evidence.ArtifactHash {
 		t.Fatal("artifact hash is not sha256 of the gate log")
 	}
@@ -137,7 +138,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ cor
 	if msg := r.g.Git("log", "-1", "--format=%s", "m1nd/"+head.MissionID); msg != "work" {
 		t.Fatalf("branch head %q", msg)
 	}
-	wt := WorktreePath(r.g.Dir, head.MissionID)
+	wt := worktreePath(r.g.Dir, head.MissionID)
 	if _, err := os.Stat(wt); !os.IsNotExist(err) {
 		t.Fatalf("clean worktree kept: %v", err)
 	}
@@ -162,7 +163,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 			t.Setenv("PIDFILE", pidfile)
 			r := newRig(t, tt.agent, tt.gate, tt.timeout)
 			if tt.label == "agent cannot run" {
-				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), PacketPlaceholder}
+				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), packetPlaceholder}
 			}
 			head := r.spawn()
 			if head.Letter.Phase != "failed" || head.Letter.Verdict.Decision != "REJECT" || !strings.Contains(head.Letter.Verdict.Gist, tt.gist) {
@@ -172,7 +173,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 				if !strings.Contains(head.Letter.Verdict.Gist, "worktree kept: uncommitted changes") {
 					t.Fatalf("gist %q", head.Letter.Verdict.Gist)
 				}
-				if _, err := os.Stat(filepath.Join(WorktreePath(r.g.Dir, head.MissionID), "core", "a.go")); err != nil {
+				if _, err := os.Stat(filepath.Join(worktreePath(r.g.Dir, head.MissionID), "core", "a.go")); err != nil {
 					t.Fatal("the dirty worktree was removed")
 				}
 				wts, _ := Worktrees(context.Background(), r.d.Repo, r.d.missions)
@@ -205,7 +206,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 func TestWorktreeAddFailureNamesNoPath(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
 	// Where every mission's worktree would go, a file stands.
-	if err := os.WriteFile(filepath.Dir(WorktreePath(r.g.Dir, "msn_000000000000")), []byte("in the way"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Dir(worktreePath(r.g.Dir, "msn_000000000000")), []byte("in the way"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	head := r.spawn()
@@ -325,7 +326,7 @@ func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
 	if err := r.d.advance(ctx, runner, id, func(l *chain.Letter) { l.Phase = chain.PhaseExecuting }); err != nil {
 		t.Fatal(err)
 	}
-	WriteSide(r.d.Repo.RuntimeDir(), &Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
+	writeSide(r.d.Repo.RuntimeDir(), &Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
 	r.d.recover(ctx)
 	head, _ := r.d.missions.Current(id)
 	if head.Letter.Phase != "failed" || !strings.HasPrefix(head.Letter.Verdict.Gist, "runner restarted") {
@@ -379,7 +380,7 @@ func TestAnnounceStopsTrustingAWrongEcho(t *testing.T) {
 			calls++
 			var in map[string]any
 			json.NewDecoder(req.Body).Decode(&in)
-			if req.Header.Get(SecretHeader) != testSecret || in["port"] == "" {
+			if req.Header.Get(serve.SecretHeader) != testSecret || in["port"] == "" {
 				w.WriteHeader(401)
 				return
 			}

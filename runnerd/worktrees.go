@@ -26,7 +26,7 @@ type Worktree struct {
 
 // Worktrees lists the mission worktrees runnerd made in this brain.
 func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]Worktree, error) {
-	sides, err := ReadSides(repo.RuntimeDir())
+	sides, err := readSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]W
 // clean (no uncommitted change; the branch keeps the commits) and not in
 // the middle of a run. It returns the missions whose worktree it removed.
 func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]string, error) {
-	sides, err := ReadSides(repo.RuntimeDir())
+	sides, err := readSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *Side) tidyOutcom
 		return worktreeKept
 	}
 	s.Removed = true
-	WriteSide(repo.RuntimeDir(), s)
+	writeSide(repo.RuntimeDir(), s)
 	return worktreeRemoved
 }
 

@@ -130,6 +130,7 @@ func TestEveryStatusAndRefusal(t *testing.T) {
 		{"another host", "GET", "/api/policy", "", map[string]string{"Host": "evil.example:" + f.srv.port}, 421, "bad_host"},
 		{"another port", "GET", "/api/policy", "", map[string]string{"Host": "127.0.0.1:1"}, 421, "bad_host"},
 		{"localhost is fine", "GET", "/api/policy", "", map[string]string{"Host": "localhost:" + f.srv.port}, 200, ""},
+		{"[::1] is fine", "GET", "/api/policy", "", map[string]string{"Host": "[::1]:" + f.srv.port}, 200, ""},
 		{"a write from another origin", "POST", "/api/mission_post", post(first, ""), map[string]string{"Origin": "http://evil.example"}, 403, "bad_origin"},
 		{"a write from the tray's origin", "POST", "/api/mission_post", post(first, ""), map[string]string{"Origin": "http://" + f.host}, 200, ""},
 		{"a write that is not JSON", "POST", "/api/mission_post", post(first, ""), map[string]string{"Content-Type": "text/plain"}, 415, "bad_content_type"},

@@ -106,7 +106,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
-		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]") {
+		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1") {
 			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
 			return
 		}
