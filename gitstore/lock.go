@@ -198,6 +198,13 @@ func stampIsDead(content []byte) bool {
 	if pid == os.Getpid() {
 		return false
 	}
+	return ProcessGone(pid)
+}
+
+// ProcessGone reports whether no process with pid runs on this machine
+// (kill(pid, 0) answers ESRCH); a process of another user still counts as
+// running. A pid recorded before a reboot may name another process now.
+func ProcessGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 

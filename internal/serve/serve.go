@@ -150,14 +150,16 @@ func WriteRecord(runtimeDir string, rec Record) (remove func(), err error) {
 	return func() { os.Remove(path) }, nil
 }
 
-// FindOwner returns the running owner's URL from its record, or "".
+// FindOwner returns the running owner's URL from its record, or "" when
+// there is none, or the process that wrote it is gone (an owner that was
+// killed leaves its record behind).
 func FindOwner(runtimeDir string) string {
 	data, err := os.ReadFile(filepath.Join(runtimeDir, RecordFile))
 	if err != nil {
 		return ""
 	}
 	var rec Record
-	if json.Unmarshal(data, &rec) != nil || rec.Addr == "" {
+	if json.Unmarshal(data, &rec) != nil || rec.Addr == "" || rec.PID <= 0 || gitstore.ProcessGone(rec.PID) {
 		return ""
 	}
 	return "http://" + rec.Addr

@@ -3,6 +3,9 @@ package serve
 import (
 	"errors"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/m1nd/m1nd/gates"
@@ -38,5 +41,41 @@ func TestWriteErrAndReadRefusal(t *testing.T) {
 		if r, ok := ReadRefusal([]byte(body)); ok {
 			t.Errorf("%s read as %v", body, r)
 		}
+	}
+}
+
+// An owner's record names it only while the process that wrote it runs: a
+// killed owner's serve.json is not an owner.
+func TestFindOwnerTrustsOnlyALiveRecord(t *testing.T) {
+	dir := t.TempDir()
+	if got := FindOwner(dir); got != "" {
+		t.Fatalf("no record: %q", got)
+	}
+	remove, err := WriteRecord(dir, Record{Addr: "127.0.0.1:7420", PID: os.Getpid(), Brain: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FindOwner(dir); got != "http://127.0.0.1:7420" {
+		t.Fatalf("a live owner's record: %q", got)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteRecord(dir, Record{Addr: "127.0.0.1:7420", PID: gone.Process.Pid, Brain: "shop"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindOwner(dir); got != "" {
+		t.Fatalf("the record of a process that exited (pid %d): %q", gone.Process.Pid, got)
+	}
+	if _, err := WriteRecord(dir, Record{Addr: "127.0.0.1:7420", Brain: "shop"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindOwner(dir); got != "" {
+		t.Fatalf("a record without a pid: %q", got)
+	}
+	remove()
+	if _, err := os.Stat(filepath.Join(dir, RecordFile)); !os.IsNotExist(err) {
+		t.Fatalf("remove left the record: %v", err)
 	}
 }
