@@ -229,10 +229,11 @@ func conflict(expected, actual int64) error {
 		"the store is at version %d, not %d; read it again and resend with the new version", actual, expected)
 }
 
-// checkAuthor keeps the agent id usable as a commit identity.
+// checkAuthor holds store writers to the agent id rule every other chain
+// keeps: the id becomes the commit's identity.
 func checkAuthor(agent string) error {
-	if agent == "" || gates.HasControl(agent) || strings.ContainsAny(agent, "<>") {
-		return fmt.Errorf("store write: %q cannot author a commit", agent)
+	if !gates.ValidAgentID(agent) {
+		return fmt.Errorf("store write: %q is not an agent id ([a-z0-9][a-z0-9._-]{0,63}, optionally after %s)", agent, gates.RunnerPrefix)
 	}
 	return nil
 }

@@ -158,3 +158,22 @@ func removeFile(dir, rel string) error {
 	}
 	return os.Remove(rel)
 }
+
+// A store commit is authored by an agent id, by the rule every chain keeps.
+func TestStoreWritersAreAgentIDs(t *testing.T) {
+	s, g := newStore(t)
+	for _, agent := range []string{"", "Bob Smith", "owner<x>", "runnerd:", "a/b"} {
+		if _, err := s.Scan(context.Background(), WriteRequest{Agent: agent, Now: testNow}); err == nil {
+			t.Errorf("a scan by %q was written", agent)
+		}
+	}
+	if refs := g.Git("for-each-ref", StoreRef); refs != "" {
+		t.Fatalf("a refused writer moved the store: %s", refs)
+	}
+	if _, err := s.Scan(context.Background(), WriteRequest{Agent: "runnerd:b1", Now: testNow}); err != nil {
+		t.Fatal(err)
+	}
+	if who := g.Git("log", "-1", "--format=%an <%ae>", StoreRef); who != "runnerd:b1 <runnerd+b1@m1nd>" {
+		t.Fatalf("store commit by %s", who)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/m1nd/m1nd/gates"
 )
 
 // MissionRefPrefix is where mission chains live.
@@ -35,21 +37,6 @@ func ValidMissionID(id string) bool {
 // ValidLetterID reports whether id is 12 lowercase hex digits.
 func ValidLetterID(id string) bool { return isLowerHex(id, 12) }
 
-// validPlainAgent checks [a-z0-9][a-z0-9._-]{0,63}.
-func validPlainAgent(id string) bool {
-	if len(id) == 0 || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		alnum := '0' <= c && c <= '9' || 'a' <= c && c <= 'z'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // NewMissionID returns a fresh random mission id.
 func NewMissionID() (string, error) {
 	var b [6]byte
@@ -68,27 +55,15 @@ func MissionRef(id string) (string, error) {
 	return MissionRefPrefix + id, nil
 }
 
-// runnerPrefix marks the agent ids a runner daemon speaks as. The colon is
-// not ref-safe, so in ref names it becomes "+", which a plain agent id can
+// RunnerAgent is the agent id runner id speaks as. The colon is not
+// ref-safe, so in ref names it becomes "+", which a plain agent id can
 // never contain: the mapping is reversible.
-const runnerPrefix = "runnerd:"
-
-// RunnerAgent is the agent id runner id speaks as: "runnerd:" + id.
-func RunnerAgent(id string) string { return runnerPrefix + id }
-
-// ValidAgentID reports whether id is a plain agent id
-// ([a-z0-9][a-z0-9._-]{0,63}) or "runnerd:" followed by one.
-func ValidAgentID(id string) bool {
-	if rest, ok := strings.CutPrefix(id, runnerPrefix); ok {
-		return validPlainAgent(rest)
-	}
-	return validPlainAgent(id)
-}
+func RunnerAgent(id string) string { return gates.RunnerPrefix + id }
 
 // AgentRefName maps a valid agent id to the ref-safe name used in ref paths
 // and commit identities.
 func AgentRefName(id string) (string, error) {
-	if !ValidAgentID(id) {
+	if !gates.ValidAgentID(id) {
 		return "", fmt.Errorf("agent id %q: want [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:", id)
 	}
 	return strings.Replace(id, ":", "+", 1), nil
@@ -97,7 +72,7 @@ func AgentRefName(id string) (string, error) {
 // AgentFromRefName reverses AgentRefName.
 func AgentFromRefName(name string) (string, error) {
 	id := strings.Replace(name, "+", ":", 1)
-	if !ValidAgentID(id) {
+	if !gates.ValidAgentID(id) {
 		return "", fmt.Errorf("ref name %q is not an agent", name)
 	}
 	return id, nil

@@ -198,8 +198,8 @@ func TestIDs(t *testing.T) {
 		if got := ValidMissionID(tt.id); got != tt.mission {
 			t.Errorf("ValidMissionID(%q) = %v", tt.id, got)
 		}
-		if got := ValidAgentID(tt.id); got != tt.agent {
-			t.Errorf("ValidAgentID(%q) = %v", tt.id, got)
+		if got := gates.ValidAgentID(tt.id); got != tt.agent {
+			t.Errorf("gates.ValidAgentID(%q) = %v", tt.id, got)
 		}
 	}
 	name, err := AgentRefName("runnerd:r1")

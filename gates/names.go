@@ -69,10 +69,9 @@ func Echo(s string) string {
 	return s
 }
 
-// IsToken reports whether s is a short lowercase token: first a letter
-// or digit from first's class ("a" letters only, "a0" letters or digits),
-// then up to max-1 characters that are lowercase letters, digits or one of
-// extra. Ids and names that become ref names, file names or enum-like
+// IsToken reports whether s is a short lowercase token: first a lowercase
+// letter (or a digit, when digitFirst), then up to max-1 characters that
+// are lowercase letters, digits or one of extra. Ids and names that become ref names, file names or enum-like
 // fields are checked with it (a hand-written check: regexps compiled at
 // start-up would cost every CLI call).
 func IsToken(s string, digitFirst bool, extra string, max int) bool {
@@ -90,6 +89,17 @@ func IsToken(s string, digitFirst bool, extra string, max int) bool {
 		}
 	}
 	return true
+}
+
+// RunnerPrefix marks the agent ids a runner daemon speaks as: RunnerPrefix
+// followed by the runner's id.
+const RunnerPrefix = "runnerd:"
+
+// ValidAgentID reports whether id is an agent id: [a-z0-9][a-z0-9._-]{0,63},
+// optionally after RunnerPrefix. Agent ids become ref names, file names and
+// commit identities, so every writer is checked with this one rule.
+func ValidAgentID(id string) bool {
+	return IsToken(strings.TrimPrefix(id, RunnerPrefix), true, "._-", 64)
 }
 
 // Count spells a number of things: "1 block", "3 blocks", "2 memories".

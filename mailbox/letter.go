@@ -92,10 +92,10 @@ func Validate(l *Letter) error {
 	if _, err := time.Parse(time.RFC3339, l.TS); err != nil {
 		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z")
 	}
-	if !chain.ValidAgentID(l.Agent) || l.Agent == ToAll {
+	if !gates.ValidAgentID(l.Agent) || l.Agent == ToAll {
 		return invalid("agent", `agent is the writer's id: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:, and not "all"`)
 	}
-	if l.To != ToAll && !chain.ValidAgentID(l.To) {
+	if l.To != ToAll && !gates.ValidAgentID(l.To) {
 		return invalid("to", `to is an agent id or "all"`)
 	}
 	if l.To == l.Agent {

@@ -106,7 +106,7 @@ func Validate(e *Event) error {
 	if _, err := time.Parse(time.RFC3339, e.TS); err != nil {
 		return invalid("ts", "ts is an RFC 3339 timestamp")
 	}
-	if !chain.ValidAgentID(e.Agent) {
+	if !gates.ValidAgentID(e.Agent) {
 		return invalid("agent", "agent is the writer's id")
 	}
 	for _, f := range []struct{ name, value string }{{"text", e.Text}, {"rationale", e.Rationale}} {
@@ -137,7 +137,7 @@ func Validate(e *Event) error {
 		if strings.TrimSpace(e.Text) == "" || utf8.RuneCountInString(e.Text) > MaxBrief {
 			return invalid("text", "a follow-up's brief is 1 to %d characters", MaxBrief)
 		}
-		if !chain.ValidAgentID(e.Owner) {
+		if !gates.ValidAgentID(e.Owner) {
 			return invalid("owner", "owner is the agent the follow-up is for")
 		}
 		if e.Mission != "" && !chain.ValidMissionID(e.Mission) {

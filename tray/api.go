@@ -198,7 +198,7 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	if !chain.ValidAgentID(req.AgentID) {
+	if !gates.ValidAgentID(req.AgentID) {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:")
 	}
 	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID, Origin: req.ArchivedVia})
@@ -219,7 +219,7 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	if !chain.ValidAgentID(req.AgentID) {
+	if !gates.ValidAgentID(req.AgentID) {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who opens the mission")
 	}
 	now := s.now()
@@ -354,7 +354,7 @@ func agentOrOwner(id, field string) (string, error) {
 	switch {
 	case id == "":
 		return "owner", nil
-	case !chain.ValidAgentID(id):
+	case !gates.ValidAgentID(id):
 		return "", gates.Refusef(gates.InvalidLetter, field, "%s is an agent id ([a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:), or absent for owner", field)
 	}
 	return id, nil

@@ -228,7 +228,7 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 	if id == "" {
 		return "owner", nil
 	}
-	if !chain.ValidAgentID(id) {
+	if !gates.ValidAgentID(id) {
 		return "", usagef("agent id %q (from %s) is not valid: use [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:", id, from)
 	}
 	return id, nil

@@ -89,7 +89,7 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			to, fu := c.String("deliver-to"), c.String("followup")
 			var box *mailbox.Mailbox
 			if to != "" {
-				if !chain.ValidAgentID(to) {
+				if !gates.ValidAgentID(to) {
 					return usagef("--deliver-to %q is not an agent id", to)
 				}
 				if box, err = inv.mailbox(); err != nil {
