@@ -126,8 +126,8 @@ func (b *builder) mission(dir, agent string, start time.Time, phases ...string) 
 
 func (b *builder) carry(dir, agent string, start time.Time, phases ...string) (string, *chain.Letter, error) {
 	req := chain.NewMission{BlockID: b.block(dir), Agent: agent, Now: start, Capability: "hand-runner", Seat: "hand"}
-	if strings.HasPrefix(agent, "runnerd:") {
-		req.Capability, req.RunnerID = "build-runner", strings.TrimPrefix(agent, "runnerd:")
+	if runner, ok := strings.CutPrefix(agent, gates.RunnerPrefix); ok {
+		req.Capability, req.RunnerID = "build-runner", runner
 		req.Packet = []byte(fmt.Sprintf("# Mission packet — %s\n\n## What should change?\nThe demo's %s needs care.\n", dir, dir))
 	}
 	opened, err := b.m.New(b.ctx, req)

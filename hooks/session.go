@@ -422,10 +422,10 @@ func (s *Session) openMissions() ([]*chain.Head, error) {
 	var out []*chain.Head
 	for _, h := range view.Missions {
 		switch h.Letter.Phase {
-		case chain.PhaseLanded, chain.PhaseArchived, "failed":
+		case chain.PhaseLanded, chain.PhaseArchived, chain.PhaseFailed:
 			continue
 		}
-		if r := h.Letter.RunnerID; r != nil && "runnerd:"+*r == s.Agent {
+		if r := h.Letter.RunnerID; r != nil && chain.RunnerAgent(*r) == s.Agent {
 			out = append(out, h)
 			continue
 		}

@@ -291,7 +291,7 @@ func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time)
 			continue
 		}
 		l := head.Letter
-		if l.Phase != chain.PhaseMergeWait && l.Phase != chain.PhaseLanded && l.Phase != "failed" {
+		if l.Phase != chain.PhaseMergeWait && l.Phase != chain.PhaseLanded && l.Phase != chain.PhaseFailed {
 			continue
 		}
 		if _, err := b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: f.Opener, Kind: KindResolution, Target: f.ID,
