@@ -8,6 +8,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,18 +222,34 @@ func (r *Repo) EnsureRuntimeDir() (bool, error) {
 	return true, nil
 }
 
+// Git runs the git CLI in dir, for what m1nd leaves to git itself
+// (transport, worktrees, status): its stdout, also on failure, and an
+// error that carries git's stderr.
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out.String(), nil
+}
+
 // InitWithCommit creates a repository at dir with git itself (`git init`),
 // then commits whatever files dir holds, as "m1nd <m1nd@localhost>" unless
 // the environment names an identity.
 func InitWithCommit(ctx context.Context, dir, message string) error {
-	steps := [][]string{
-		{"init", "-q", "-b", "main", dir},
-		{"-C", dir, "add", "-A"},
-		{"-C", dir, "-c", "user.name=m1nd", "-c", "user.email=m1nd@localhost", "commit", "-q", "--allow-empty", "-m", message},
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	for _, args := range steps {
-		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A"},
+		{"-c", "user.name=m1nd", "-c", "user.email=m1nd@localhost", "commit", "-q", "--allow-empty", "-m", message},
+	} {
+		if _, err := Git(ctx, dir, args...); err != nil {
+			return err
 		}
 	}
 	return nil

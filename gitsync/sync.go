@@ -5,12 +5,10 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"sort"
 	"strings"
 
@@ -88,7 +86,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	dir := gitDir(repo)
 	tracking := TrackingPrefix(remote)
 	rep.say("fetching %s", remote)
-	if _, err := git(ctx, dir, "fetch", "--quiet", "--no-tags", "--prune", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
+	if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "--prune", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
 		return nil, err
 	}
 	local, err := refMap(repo, Prefix)
@@ -174,7 +172,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		for _, p := range push {
 			args = append(args, p.ref+":"+p.ref)
 		}
-		if out, err := git(ctx, dir, args...); err != nil {
+		if out, err := gitstore.Git(ctx, dir, args...); err != nil {
 			rep.PushError = lastLines(err.Error()+"\n"+out, 6)
 			rep.OK = false
 			rep.say("push refused: %s", rep.PushError)
@@ -277,17 +275,6 @@ func gitDir(repo *gitstore.Repo) string {
 
 // git runs the git CLI: transport (fetch, push) is git's job, with its ssh,
 // credentials and helpers.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out.String(), nil
-}
-
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > n {

@@ -455,14 +455,8 @@ func excludePacket(commonDir string) error {
 
 // gitOutput runs the git CLI (worktrees are the git CLI's job).
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
+	out, err := gitstore.Git(ctx, dir, args...)
+	return strings.TrimSpace(out), err
 }
 
 func atoi(s string) int {
