@@ -72,36 +72,13 @@ func (c *CatFile) ReadObject(h Hash) (ObjectType, []byte, error) {
 	return ObjectType(fields[1]), data[:size], nil
 }
 
-func (c *CatFile) readTyped(want ObjectType, h Hash) ([]byte, error) {
-	t, data, err := c.ReadObject(h)
-	if err != nil {
-		return nil, err
-	}
-	if t != want {
-		return nil, fmt.Errorf("%s is a %s, not a %s", h, t, want)
-	}
-	return data, nil
-}
-
 // ReadCommit reads and decodes a commit.
-func (c *CatFile) ReadCommit(h Hash) (*Commit, error) {
-	data, err := c.readTyped(CommitObject, h)
-	if err != nil {
-		return nil, err
-	}
-	return ParseCommit(data)
-}
+func (c *CatFile) ReadCommit(h Hash) (*Commit, error) { return readCommit(c, h) }
 
 // ReadFileInTree returns the file at name (a slash path) in tree.
 func (c *CatFile) ReadFileInTree(tree Hash, name string) ([]byte, error) {
-	return fileInTree(tree, name, c.TreeEntries, func(h Hash) ([]byte, error) { return c.readTyped(BlobObject, h) })
+	return fileInTree(c, tree, name)
 }
 
 // TreeEntries reads one tree.
-func (c *CatFile) TreeEntries(tree Hash) ([]TreeEntry, error) {
-	data, err := c.readTyped(TreeObject, tree)
-	if err != nil {
-		return nil, err
-	}
-	return ParseTree(data)
-}
+func (c *CatFile) TreeEntries(tree Hash) ([]TreeEntry, error) { return treeEntries(c, tree) }

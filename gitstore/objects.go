@@ -115,7 +115,15 @@ func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 }
 
 // ReadTyped reads an object and checks its type.
-func (r *Repo) ReadTyped(want ObjectType, h Hash) ([]byte, error) {
+func (r *Repo) ReadTyped(want ObjectType, h Hash) ([]byte, error) { return readTyped(r, want, h) }
+
+// objectReader reads raw objects: a Repo, or a CatFile in a git hook. The
+// typed readers below are written once over it.
+type objectReader interface {
+	ReadObject(h Hash) (ObjectType, []byte, error)
+}
+
+func readTyped(r objectReader, want ObjectType, h Hash) ([]byte, error) {
 	t, data, err := r.ReadObject(h)
 	if err != nil {
 		return nil, err
@@ -124,6 +132,49 @@ func (r *Repo) ReadTyped(want ObjectType, h Hash) ([]byte, error) {
 		return nil, fmt.Errorf("object %s is a %s, not a %s", h, t, want)
 	}
 	return data, nil
+}
+
+func readCommit(r objectReader, h Hash) (*Commit, error) {
+	data, err := readTyped(r, CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseCommit(data)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+func treeEntries(r objectReader, tree Hash) ([]TreeEntry, error) {
+	data, err := readTyped(r, TreeObject, tree)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := ParseTree(data)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", tree, err)
+	}
+	return entries, nil
+}
+
+// fileInTree finds name (a slash path) below tree.
+func fileInTree(r objectReader, tree Hash, name string) ([]byte, error) {
+	dir, base, nested := strings.Cut(name, "/")
+	list, err := treeEntries(r, tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range list {
+		switch {
+		case e.Name != dir:
+		case nested && e.Mode == "40000":
+			return fileInTree(r, e.Hash, base)
+		case !nested && e.Mode != "40000":
+			return readTyped(r, BlobObject, e.Hash)
+		}
+	}
+	return nil, ErrNoSuchFile
 }
 
 func (r *Repo) loosePath(h Hash) string {
@@ -338,17 +389,7 @@ func (r *Repo) WriteCommit(c *Commit) (Hash, error) {
 }
 
 // ReadCommit reads and decodes a commit.
-func (r *Repo) ReadCommit(h Hash) (*Commit, error) {
-	data, err := r.ReadTyped(CommitObject, h)
-	if err != nil {
-		return nil, err
-	}
-	c, err := ParseCommit(data)
-	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", h, err)
-	}
-	return c, nil
-}
+func (r *Repo) ReadCommit(h Hash) (*Commit, error) { return readCommit(r, h) }
 
 // ErrNoSuchFile is returned by ReadFileAt when the commit's tree lacks the name.
 var ErrNoSuchFile = errors.New("no such file in tree")
@@ -370,40 +411,11 @@ func (r *Repo) ReadFileAt(h Hash, name string) ([]byte, *Commit, error) {
 // ReadFileInTree returns the contents of the file at name in tree; name may
 // be a slash-separated path ("blocks/sb_x.json").
 func (r *Repo) ReadFileInTree(tree Hash, name string) ([]byte, error) {
-	return fileInTree(tree, name, r.TreeEntries, func(h Hash) ([]byte, error) { return r.ReadTyped(BlobObject, h) })
-}
-
-// fileInTree finds name (a slash path) below tree with the given readers.
-func fileInTree(tree Hash, name string, entries func(Hash) ([]TreeEntry, error), blob func(Hash) ([]byte, error)) ([]byte, error) {
-	dir, base, nested := strings.Cut(name, "/")
-	list, err := entries(tree)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range list {
-		switch {
-		case e.Name != dir:
-		case nested && e.Mode == "40000":
-			return fileInTree(e.Hash, base, entries, blob)
-		case !nested && e.Mode != "40000":
-			return blob(e.Hash)
-		}
-	}
-	return nil, ErrNoSuchFile
+	return fileInTree(r, tree, name)
 }
 
 // TreeEntries reads and decodes one tree object.
-func (r *Repo) TreeEntries(tree Hash) ([]TreeEntry, error) {
-	data, err := r.ReadTyped(TreeObject, tree)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := ParseTree(data)
-	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", tree, err)
-	}
-	return entries, nil
-}
+func (r *Repo) TreeEntries(tree Hash) ([]TreeEntry, error) { return treeEntries(r, tree) }
 
 // ListFiles returns the path of every file in commit h's tree, recursively
 // and sorted, like `git ls-tree -r --name-only`. Symlinks and submodules
