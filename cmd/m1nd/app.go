@@ -87,7 +87,8 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 }
 
 // wireUsage makes every flag-parsing error an exit-2 usage error and every
-// unknown subcommand one too, and records the command path for hints.
+// unknown subcommand one too, and records, before any verb runs, the
+// command path for hints and whether it was asked for --json.
 func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 	for _, cmd := range cmds {
 		path := parent + " " + cmd.Name
@@ -98,6 +99,7 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 		before := cmd.Before
 		cmd.Before = func(c *cli.Context) error {
 			inv.cmdPath = path
+			inv.jsonOut = c.Bool("json") // refusals print as the JSON envelope
 			if before != nil {
 				return before(c)
 			}

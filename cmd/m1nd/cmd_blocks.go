@@ -42,7 +42,6 @@ boundary and contract → evidence-backed; otherwise → needs-evidence.
 Mission letters never change a colour; a receipt import does.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}

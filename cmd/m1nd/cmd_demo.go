@@ -30,7 +30,6 @@ Nothing outside DIR is touched.`,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
 				return usagef("name the folder once: --dir DIR or DIR")
 			}
@@ -60,7 +59,7 @@ Nothing outside DIR is touched.`,
 				}
 			} else {
 				inv.printf("demo brain %q built in %s\n\n", res.Brain, res.Dir)
-				if err := printStatus(inv, false); err != nil {
+				if err := printStatus(inv); err != nil {
 					return err
 				}
 				mw := res.Missions["merge_wait"]

@@ -54,7 +54,6 @@ same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 }
 
 func installHooks(inv *invocation, c *cli.Context, install bool) error {
-	inv.jsonOut = c.Bool("json")
 	if err := noArgs(c); err != nil {
 		return err
 	}
@@ -148,7 +147,6 @@ checks each commit as the git hooks would have. Exit 0 when clean, 3 with the
 list of faults — for history written with the hooks bypassed.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}

@@ -129,7 +129,6 @@ project's.`,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			host, err := oneArg(c, "host (claude or codex)")
 			if err != nil {
 				return err

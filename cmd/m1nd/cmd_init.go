@@ -28,7 +28,6 @@ honest (an existing hook is kept and runs first). Running it again changes
 nothing.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}

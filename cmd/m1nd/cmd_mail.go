@@ -50,7 +50,6 @@ func mailSendCommand(inv *invocation) *cli.Command {
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -109,7 +108,6 @@ so the hooks will not deliver it again.`,
 			asAgentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -172,7 +170,6 @@ func mailShowCommand(inv *invocation) *cli.Command {
 		ArgsUsage: "LETTER_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			id, err := oneArg(c, "letter id")
 			if err != nil {
 				return err
@@ -224,7 +221,6 @@ func mailFatesCommand(inv *invocation) *cli.Command {
 		Usage: "every letter's fate, and how many are open",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}

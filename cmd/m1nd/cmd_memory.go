@@ -46,7 +46,6 @@ func memoryCommand(inv *invocation) *cli.Command {
 					agentFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					text, err := oneArg(c, "memory text")
 					if err != nil {
 						return err
@@ -82,7 +81,6 @@ func memoryCommand(inv *invocation) *cli.Command {
 					asAgentFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					if err := noArgs(c); err != nil {
 						return err
 					}
@@ -123,7 +121,6 @@ func memoryCommand(inv *invocation) *cli.Command {
 					agentFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					id, err := oneArg(c, "memory id")
 					if err != nil {
 						return err
@@ -168,7 +165,6 @@ merge_wait, landed or failed.`,
 					agentFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					brief, err := oneArg(c, "brief")
 					if err != nil {
 						return err
@@ -201,7 +197,6 @@ merge_wait, landed or failed.`,
 					agentFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					id, err := oneArg(c, "follow-up id")
 					if err != nil {
 						return err
@@ -236,7 +231,6 @@ merge_wait, landed or failed.`,
 					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					if err := noArgs(c); err != nil {
 						return err
 					}
@@ -291,7 +285,6 @@ func atlasCommand(inv *invocation) *cli.Command {
 	}
 	amend := func(resolve bool) cli.ActionFunc {
 		return func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return usagef("want a document ID and, to amend, the new TEXT")
 			}
@@ -329,7 +322,6 @@ proof that does not verify is refused on write and flagged on read.`,
 				Name: "publish", Usage: "publish a document", ArgsUsage: "TEXT",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "kind", Usage: strings.Join(memory.DocKinds, ", ") + " (required)"}, agentFlag, jsonFlag},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					text, err := oneArg(c, "document text")
 					if err != nil {
 						return err
@@ -361,7 +353,6 @@ proof that does not verify is refused on write and flagged on read.`,
 			{
 				Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					id, err := oneArg(c, "document id")
 					if err != nil {
 						return err
@@ -388,7 +379,6 @@ proof that does not verify is refused on write and flagged on read.`,
 			{
 				Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					a, err := atlas()
 					if err != nil {
 						return err
@@ -429,7 +419,6 @@ func agentCommand(inv *invocation) *cli.Command {
 				Name: "create", Usage: "create NAME's key (0600, in .git/m1nd/keys; never a ref, never pushed)", ArgsUsage: "NAME",
 				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					inv.jsonOut = c.Bool("json")
 					name, err := oneArg(c, "agent name")
 					if err != nil {
 						return err

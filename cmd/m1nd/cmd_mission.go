@@ -57,7 +57,6 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -220,7 +219,6 @@ func missionShowCommand(inv *invocation) *cli.Command {
 		ArgsUsage: "MISSION_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			m, id, err := inv.missionFor(c)
 			if err != nil {
 				return err
@@ -286,7 +284,6 @@ func missionLogCommand(inv *invocation) *cli.Command {
 		ArgsUsage: "MISSION_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			m, id, err := inv.missionFor(c)
 			if err != nil {
 				return err
@@ -321,7 +318,6 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -382,7 +378,6 @@ at an interactive terminal and asks you to type the mission id. Agents cannot
 archive their own work.`,
 		Flags: []cli.Flag{agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			m, id, err := inv.missionFor(c)
 			if err != nil {
 				return err

@@ -43,7 +43,6 @@ only at an interactive terminal and asks you to type the block id.`,
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			path, err := oneArg(c, "receipt file")
 			if err != nil {
 				return err

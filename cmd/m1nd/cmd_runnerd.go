@@ -133,7 +133,6 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -240,7 +239,6 @@ func urlQuery(s string) string {
 
 func worktreesCommand(inv *invocation) *cli.Command {
 	list := func(c *cli.Context) error {
-		inv.jsonOut = c.Bool("json")
 		m, err := inv.missions()
 		if err != nil {
 			return err
@@ -282,7 +280,6 @@ func worktreesCommand(inv *invocation) *cli.Command {
 			Usage: "remove the mission worktrees with nothing to lose (clean, not running); branches stay",
 			Flags: []cli.Flag{jsonFlag},
 			Action: func(c *cli.Context) error {
-				inv.jsonOut = c.Bool("json")
 				m, err := inv.missions()
 				if err != nil {
 					return err

@@ -75,7 +75,6 @@ directories; on a ratified skeleton it writes only a candidate revision and
 leaves the ratified blocks alone.`,
 		Flags: []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -128,7 +127,6 @@ first reconcile already compares. Files no block covers, and files several
 blocks claim, are listed.`,
 		Flags: []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -191,7 +189,6 @@ func skeletonShowCommand(inv *invocation) *cli.Command {
 		Usage: "show the skeleton: its state, blocks and members, and what no block covers",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -264,7 +261,6 @@ most 40 characters, purpose at most 120.`,
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if c.NArg() > 1 {
 				return usagef("too many arguments: want one OPS file (or - for stdin)")
 			}
@@ -317,7 +313,6 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 			expectedVersionFlag, agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if err := noArgs(c); err != nil {
 				return err
 			}

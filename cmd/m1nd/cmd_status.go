@@ -42,14 +42,14 @@ green and waits for a human to land its receipt. In --json it appears as
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return printStatus(inv, c.Bool("json"))
+			return printStatus(inv)
 		},
 	}
 }
 
-// printStatus prints the status of the repository the invocation names.
-func printStatus(inv *invocation, asJSON bool) error {
-	inv.jsonOut = asJSON
+// printStatus prints the status of the repository the invocation names,
+// as JSON when the verb was asked for --json.
+func printStatus(inv *invocation) error {
 	m, err := inv.missions()
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func printStatus(inv *invocation, asJSON bool) error {
 	if n := chain.LandingBell(heads.Missions); n > 0 {
 		reply.LandingBell = &landingBell{MergeWait: n}
 	}
-	if asJSON {
+	if inv.jsonOut {
 		return inv.printJSON(reply)
 	}
 	inv.printf("brain    %s\n", reply.Brain)

@@ -21,7 +21,6 @@ with what to re-post. Nothing accepted locally is dropped. Put the laws on the
 remote too: 'm1nd hooks install --bare' in the bare repository.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			inv.jsonOut = c.Bool("json")
 			if c.NArg() > 1 {
 				return usagef("too many arguments: want at most one REMOTE")
 			}
