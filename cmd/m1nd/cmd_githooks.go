@@ -44,7 +44,6 @@ same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 				Name:      "run",
 				Usage:     "run a git hook (git calls this; you do not)",
 				ArgsUsage: "reference-transaction STATE | pre-receive",
-				Hidden:    false,
 				Action: func(c *cli.Context) error {
 					return runGitHook(inv, c)
 				},

@@ -39,11 +39,6 @@ else $M1ND_AGENT, else git config m1nd.agent (per worktree with
 	}
 }
 
-// exitStatus ends a run with a given status and nothing more printed.
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
 func hookRunCommand(inv *invocation, host string) *cli.Command {
 	return &cli.Command{
 		Name:      host,

@@ -40,6 +40,12 @@ func run(ctx context.Context, args []string, io *IOStreams) int {
 	return inv.finish(err)
 }
 
+// exitStatus ends a run with a given status and nothing more printed: a
+// verb that has already said why (a hook, verify's list of faults).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 // usageError is a mistake in how m1nd was called: exit 2.
 type usageError struct{ msg string }
 
