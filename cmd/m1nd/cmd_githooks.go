@@ -69,20 +69,9 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	if !install {
 		names = []string{hooks.GitHookReferenceTransaction, hooks.GitHookPreReceive}
 	}
-	changed := []string{}
-	for _, name := range names {
-		var did bool
-		if install {
-			did, err = hooks.InstallGitHook(dir, name, hookCommandName())
-		} else {
-			did, err = hooks.UninstallGitHook(dir, name)
-		}
-		if err != nil {
-			return err
-		}
-		if did {
-			changed = append(changed, filepath.Join(dir, name))
-		}
+	changed, err := setGitHooks(dir, names, install)
+	if err != nil {
+		return err
 	}
 	if inv.jsonOut {
 		return inv.printJSON(map[string]any{"ok": true, "hooks_dir": dir, "changed": changed})
@@ -98,6 +87,28 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 		inv.printf("%s %s\n", verb, p)
 	}
 	return nil
+}
+
+// setGitHooks installs (or removes) the named git hooks in dir and returns
+// the paths it changed.
+func setGitHooks(dir string, names []string, install bool) ([]string, error) {
+	changed := []string{}
+	for _, name := range names {
+		var did bool
+		var err error
+		if install {
+			did, err = hooks.InstallGitHook(dir, name, hookCommandName())
+		} else {
+			did, err = hooks.UninstallGitHook(dir, name)
+		}
+		if err != nil {
+			return changed, err
+		}
+		if did {
+			changed = append(changed, filepath.Join(dir, name))
+		}
+	}
+	return changed, nil
 }
 
 // runGitHook is what git runs. A refusal prints each fault's code and

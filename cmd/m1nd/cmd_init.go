@@ -1,11 +1,8 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/hooks"
 	"github.com/m1nd/m1nd/runnerd"
 )
@@ -31,13 +28,9 @@ nothing.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			repo, err := inv.openRepo()
+			repo, name, err := inv.brain()
 			if err != nil {
 				return err
-			}
-			name, err := brain.DisplayName(repo)
-			if err != nil {
-				return usagef("%v", err)
 			}
 			reply := initReply{OK: true, Brain: name, RuntimeDir: repo.RuntimeDir(), Created: []string{}}
 			made, err := repo.EnsureRuntimeDir()
@@ -52,12 +45,11 @@ nothing.`,
 			} else if made {
 				reply.Created = append(reply.Created, runnerd.SecretFile)
 			}
-			dir := hooks.HooksDir(repo)
-			if made, err := hooks.InstallGitHook(dir, hooks.GitHookReferenceTransaction, hookCommandName()); err != nil {
+			installed, err := setGitHooks(hooks.HooksDir(repo), []string{hooks.GitHookReferenceTransaction}, true)
+			if err != nil {
 				return err
-			} else if made {
-				reply.Created = append(reply.Created, filepath.Join(dir, hooks.GitHookReferenceTransaction))
 			}
+			reply.Created = append(reply.Created, installed...)
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}
