@@ -257,25 +257,15 @@ type receiptImportRequest struct {
 }
 
 func (s *Server) postReceiptImport(r *http.Request, body []byte) (any, error) {
-	// The origin is checked before the request is parsed.
-	if err := gates.RequireHumanOrigin(peekString(body, "imported_via"), "imported_via"); err != nil {
-		return nil, err
-	}
 	var req receiptImportRequest
-	if err := decodeRequest(body, &req); err != nil {
+	if err := decodeGesture(body, "imported_via", &req); err != nil {
 		return nil, err
 	}
-	if req.ExpectedStoreVersion == nil {
-		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
-	}
-	agent, err := agentOrOwner(req.Importer, "importer")
+	w, err := s.writeRequest(req.ExpectedStoreVersion, req.Importer, "importer")
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.ImportReceipt(r.Context(), brain.ImportRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
-		BlockID:      req.BlockID, Receipt: req.Receipt, Origin: req.ImportedVia,
-	})
+	return s.Store.ImportReceipt(r.Context(), brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: req.ImportedVia})
 }
 
 type ratifyRequest struct {
@@ -286,24 +276,15 @@ type ratifyRequest struct {
 }
 
 func (s *Server) postRatify(r *http.Request, body []byte) (any, error) {
-	if err := gates.RequireHumanOrigin(peekString(body, "ratified_via"), "ratified_via"); err != nil {
-		return nil, err
-	}
 	var req ratifyRequest
-	if err := decodeRequest(body, &req); err != nil {
+	if err := decodeGesture(body, "ratified_via", &req); err != nil {
 		return nil, err
 	}
-	if req.ExpectedStoreVersion == nil {
-		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
-	}
-	agent, err := agentOrOwner(req.Ratifier, "ratifier")
+	w, err := s.writeRequest(req.ExpectedStoreVersion, req.Ratifier, "ratifier")
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.Ratify(r.Context(), brain.RatifyRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
-		BlockIDs:     req.BlockIDs, Origin: req.RatifiedVia,
-	})
+	return s.Store.Ratify(r.Context(), brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: req.RatifiedVia})
 }
 
 type candidateEditRequest struct {
@@ -317,20 +298,34 @@ func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	if req.ExpectedStoreVersion == nil {
-		return nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
-	}
 	if req.By != brain.SeatOwner && req.By != brain.SeatRunner {
 		return nil, gates.Refusef(gates.CandidateEditRejected, "by", "candidate_edit rejected: by is owner or runner")
 	}
-	agent, err := agentOrOwner(req.By, "by") // the seat, owner or runner, is who edits
+	w, err := s.writeRequest(req.ExpectedStoreVersion, req.By, "by") // the seat, owner or runner, is who edits
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.Edit(r.Context(), brain.EditRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: *req.ExpectedStoreVersion, Agent: agent, Now: s.now()},
-		Seat:         req.By, Ops: req.Ops,
-	})
+	return s.Store.Edit(r.Context(), brain.EditRequest{WriteRequest: w, Seat: req.By, Ops: req.Ops})
+}
+
+// decodeGesture decodes a human gesture's request: the origin field via
+// is checked first, before the body is parsed (DESIGN §7).
+func decodeGesture(body []byte, via string, req any) error {
+	if err := gates.RequireHumanOrigin(peekString(body, via), via); err != nil {
+		return err
+	}
+	return decodeRequest(body, req)
+}
+
+// writeRequest is what every store write names: the store version the
+// page read (required) and who writes (agentField names where the request
+// says so).
+func (s *Server) writeRequest(expected *int64, agent, agentField string) (brain.WriteRequest, error) {
+	if expected == nil {
+		return brain.WriteRequest{}, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
+	}
+	who, err := agentOrOwner(agent, agentField)
+	return brain.WriteRequest{ExpectedStoreVersion: *expected, Agent: who, Now: s.now()}, err
 }
 
 // peekString reads one top-level string field without judging the rest
