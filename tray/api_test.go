@@ -255,9 +255,17 @@ func TestEventsSeePlainGitWrites(t *testing.T) {
 			lines <- sc.Text()
 		}
 	}()
-	time.Sleep(100 * time.Millisecond) // the watcher has its first listing
-	f.g.Git("update-ref", "refs/m1nd/missions/msn_00000000beef", f.g.Git("rev-parse", "HEAD"))
+	// The stream opens once the watcher has its first listing.
 	deadline := time.After(5 * time.Second)
+	for opened := false; !opened; {
+		select {
+		case line := <-lines:
+			opened = line == ": m1nd owner events"
+		case <-deadline:
+			t.Fatal("the event stream never opened")
+		}
+	}
+	f.g.Git("update-ref", "refs/m1nd/missions/msn_00000000beef", f.g.Git("rev-parse", "HEAD"))
 	for {
 		select {
 		case line := <-lines:
@@ -267,6 +275,37 @@ func TestEventsSeePlainGitWrites(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no event for a ref moved by git")
 		}
+	}
+}
+
+// The watcher runs only while a tab listens.
+func TestEventsWatchOnlyWhileSubscribed(t *testing.T) {
+	f := newFixture(t, false)
+	h := f.srv.events
+	h.interval = 5 * time.Millisecond
+	running := func() bool { h.mu.Lock(); defer h.mu.Unlock(); return h.stop != nil }
+	if running() {
+		t.Fatal("the watcher runs with nobody listening")
+	}
+	a, b := h.subscribe(), h.subscribe()
+	f.g.Git("update-ref", "refs/m1nd/missions/msn_00000000cafe", f.g.Git("rev-parse", "HEAD"))
+	for _, ch := range []chan []string{a, b} {
+		select {
+		case moved := <-ch:
+			if strings.Join(moved, ",") != "refs/m1nd/missions/msn_00000000cafe" {
+				t.Fatalf("moved %v", moved)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a subscriber heard nothing")
+		}
+	}
+	h.unsubscribe(a)
+	if !running() {
+		t.Fatal("the watcher stopped while b still listens")
+	}
+	h.unsubscribe(b)
+	if running() {
+		t.Fatal("the watcher still runs after the last subscriber left")
 	}
 }
 

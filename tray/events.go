@@ -20,40 +20,51 @@ const refPrefix = "refs/m1nd/"
 // whoever moved them (m1nd, another process, plain git). It polls a cheap
 // stamp of the ref folders and lists refs only when the stamp changed, on
 // the poll after a change (a second write in the same clock tick leaves
-// the stamp as it was) and every few seconds as a safety net.
+// the stamp as it was) and every few seconds as a safety net. It watches
+// only while someone listens: an owner with no tab open reads nothing.
 type hub struct {
 	repo     *gitstore.Repo
 	interval time.Duration
 
 	mu   sync.Mutex
 	subs map[chan []string]bool
-	once sync.Once
+	stop context.CancelFunc // the running watcher's, while subs is not empty
 }
 
 func newHub(repo *gitstore.Repo, interval time.Duration) *hub {
 	return &hub{repo: repo, interval: interval, subs: map[chan []string]bool{}}
 }
 
-// start runs the watcher once, until ctx ends.
-func (h *hub) start(ctx context.Context) { h.once.Do(func() { go h.run(ctx) }) }
-
+// subscribe returns a channel of moved refs. The first subscriber starts
+// the watcher from a listing taken before subscribe returns, so whatever
+// moves afterwards is seen.
 func (h *hub) subscribe() chan []string {
 	ch := make(chan []string, 16)
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.subs[ch] = true
-	h.mu.Unlock()
+	if h.stop == nil {
+		var ctx context.Context
+		ctx, h.stop = context.WithCancel(context.Background())
+		last, _ := h.list()
+		stamp, _ := h.repo.RefsStamp(refPrefix)
+		go h.run(ctx, last, stamp)
+	}
 	return ch
 }
 
+// unsubscribe drops ch; the last one out stops the watcher.
 func (h *hub) unsubscribe(ch chan []string) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	delete(h.subs, ch)
-	h.mu.Unlock()
+	if len(h.subs) == 0 && h.stop != nil {
+		h.stop()
+		h.stop = nil
+	}
 }
 
-func (h *hub) run(ctx context.Context) {
-	last, _ := h.list()
-	stamp, _ := h.repo.RefsStamp(refPrefix)
+func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, stamp string) {
 	settle := false
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
@@ -130,7 +141,6 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, serve.Fail(http.StatusInternalServerError, "internal", "streaming is not supported here"))
 		return
 	}
-	s.events.start(context.Background())
 	ch := s.events.subscribe()
 	defer s.events.unsubscribe(ch)
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -70,7 +70,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		// No WriteTimeout: /api/events streams for as long as the tab is open.
 	}
-	s.events.start(ctx)
 	return serve.Run(ctx, srv, ln)
 }
 
