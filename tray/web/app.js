@@ -228,11 +228,12 @@ function extend(m, phase) {
 }
 
 // Import the merge_wait letter's candidate exactly as it was proposed, at
-// the store version read now, then post the landed letter naming it.
+// the store version the page shows, then post the landed letter naming it.
+// If the store moved since, the import is refused store_version_conflict
+// and the page refreshes: a human never lands onto a store not yet seen.
 async function land(m) {
-  const blocks = await getJSON('/api/system_blocks');
   const cand = m.head.receipt_candidate;
-  const imp = await postJSON('/api/receipt_import', { expected_store_version: blocks.store_version, block_id: cand.block_id, receipt: cand, imported_via: HUMAN });
+  const imp = await postJSON('/api/receipt_import', { expected_store_version: state.storeVersion, block_id: cand.block_id, receipt: cand, imported_via: HUMAN });
   if (!imp.ok) { say(refusal(imp), true); await refresh(); return; }
   const landed = extend(m, 'landed');
   landed.receipt = { imported: true, store_version: imp.store_version };
