@@ -177,7 +177,7 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	}
 	res := &EditResult{Blocks: []string{}}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.Now,
+		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			if next.Skeleton.State == StateRatified {
 				return "", gates.Refusef(gates.SkeletonNotCandidate, "", "skeleton %s is ratified; candidate_edit changes a candidate skeleton only", next.Skeleton.SkeletonID)

@@ -188,7 +188,7 @@ func TestSeamsAndUnmappedPaths(t *testing.T) {
 	sn := snap(t, s)
 	cmd := sn.Block("sb_shop_cmd")
 	cmd.Membership = append(cmd.Membership, Member{Path: "core/ledger.go", Role: RolePrimary})
-	if _, _, err := s.mutate(context.Background(), mutation{expected: sn.StoreVersion, agent: "owner", apply: func(next *Snapshot) (string, error) {
+	if _, _, err := s.mutate(context.Background(), mutation{expected: sn.StoreVersion, agent: "owner", now: testNow, apply: func(next *Snapshot) (string, error) {
 		next.Block("sb_shop_cmd").Membership = cmd.Membership
 		return "test seam", nil
 	}}); err != nil {
@@ -213,7 +213,7 @@ func TestSeamsAndUnmappedPaths(t *testing.T) {
 func TestMergeRewritesSocketsAndDanglingSocketsAreRefused(t *testing.T) {
 	s, _ := newStore(t)
 	mustScan(t, s)
-	if _, _, err := s.mutate(context.Background(), mutation{expected: 1, agent: "owner", apply: func(next *Snapshot) (string, error) {
+	if _, _, err := s.mutate(context.Background(), mutation{expected: 1, agent: "owner", now: testNow, apply: func(next *Snapshot) (string, error) {
 		next.Block("sb_shop_root").Sockets = []Socket{{To: "sb_shop_cmd"}, {To: "sb_shop_core"}}
 		next.Block("sb_shop_cmd").Sockets = []Socket{{To: "sb_shop_core"}}
 		return "test sockets", nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/m1nd/m1nd/gates"
 )
@@ -30,16 +29,10 @@ type RatifyResult struct {
 // no target still needs the owner's naming. The skeleton is ratified once
 // no candidate block is left.
 func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, error) {
-	if err := gates.RequireHumanOrigin(req.Origin, "ratified_via"); err != nil {
-		return nil, err
-	}
-	now := req.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
+	now := req.at()
 	res := &RatifyResult{}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, now: now,
+		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "ratified_via", now: now,
 		apply: func(next *Snapshot) (string, error) {
 			targets, err := ratifyTargets(next, req.BlockIDs)
 			if err != nil {
@@ -69,7 +62,7 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 			}
 			next.Skeleton.Ratification = &Ratification{
 				Ratifier: req.Agent, RatifiedVia: req.Origin, RatifiedAt: now.UTC().Format(gates.WindowLayout),
-				StoreVersion: next.StoreVersion + 1, BlockIDs: res.Ratified,
+				StoreVersion: next.StoreVersion, BlockIDs: res.Ratified,
 			}
 			res.SkeletonState = next.Skeleton.State
 			return fmt.Sprintf("ratify %s (%s)", next.Skeleton.SkeletonID, gates.Count(len(targets), "block")), nil

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/m1nd/m1nd/gates"
 )
@@ -36,16 +35,10 @@ type ImportResult struct {
 // boundary and contract, the evidence contract of its type, and its
 // window. The receipt is stored as submitted: nothing re-dates it.
 func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportResult, error) {
-	if err := gates.RequireHumanOrigin(req.Origin, "imported_via"); err != nil {
-		return nil, err
-	}
-	now := req.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
+	now := req.at()
 	res := &ImportResult{OK: true, BlockID: req.BlockID}
 	snap, _, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, now: now,
+		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "imported_via", now: now,
 		apply: func(next *Snapshot) (string, error) {
 			b := next.Block(req.BlockID)
 			if b == nil {
@@ -62,7 +55,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 				return "", err
 			}
 			b.Receipts = append(b.Receipts, StoredReceipt{
-				Receipt: compact, StoreVersion: next.StoreVersion + 1, ImportedBy: req.Agent,
+				Receipt: compact, StoreVersion: next.StoreVersion, ImportedBy: req.Agent,
 				ImportedVia: req.Origin, ImportedAt: now.UTC().Format(gates.WindowLayout),
 			})
 			res.ReceiptCount = len(b.Receipts)

@@ -21,6 +21,14 @@ type WriteRequest struct {
 	Now                  time.Time // zero means time.Now()
 }
 
+// at is when the write happens: Now, or the clock when it is zero.
+func (r WriteRequest) at() time.Time {
+	if r.Now.IsZero() {
+		return time.Now()
+	}
+	return r.Now
+}
+
 // ErrNoHead means the main worktree's HEAD has no commit to scan.
 var ErrNoHead = errors.New("HEAD has no commit yet; commit your files, then scan")
 
@@ -61,7 +69,7 @@ func (s *Store) Scan(ctx context.Context, req WriteRequest) (*ScanResult, error)
 	}
 	res := &ScanResult{}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, agent: req.Agent, now: req.Now,
+		expected: req.ExpectedStoreVersion, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			slug := repoSlug(s.Brain)
 			if next.Skeleton.SkeletonID == "" {
@@ -188,7 +196,7 @@ func (s *Store) Reconcile(ctx context.Context, req WriteRequest) (*ReconcileResu
 	}
 	res := &ReconcileResult{Unmapped: []string{}, Contested: []string{}}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.Now,
+		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			own := ownership(next.Blocks, files)
 			res.Unmapped, res.Contested = nonNil(own.Unmapped), nonNil(own.Contested)

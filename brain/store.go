@@ -148,9 +148,11 @@ type mutation struct {
 	needStore bool  // refuse no_store when there is none
 	agent     string
 	origin    string // the human-gesture token, stamped as a trailer
+	gesture   string // for a human gesture, the field the origin came in: checked before anything else
 	now       time.Time
-	// apply changes the snapshot (a private copy) and returns what the
-	// commit subject says after "store vN: ", or errUnchanged.
+	// apply changes the snapshot (a private copy, already at the new
+	// store_version) and returns what the commit subject says after
+	// "store vN: ", or errUnchanged.
 	apply func(next *Snapshot) (subject string, err error)
 }
 
@@ -172,6 +174,11 @@ type MutationResult struct {
 // and move the ref by compare-and-swap. A refusal or failure writes nothing
 // the ref can reach.
 func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationResult, error) {
+	if m.gesture != "" {
+		if err := gates.RequireHumanOrigin(m.origin, m.gesture); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := checkAuthor(m.agent); err != nil {
 		return nil, nil, err
 	}
@@ -189,6 +196,8 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 		return nil, nil, conflict(m.expected, version)
 	}
 	next := cur.clone()
+	next.Schema = StoreSchema
+	next.StoreVersion = version + 1
 	subject, err := m.apply(next)
 	if errors.Is(err, errUnchanged) {
 		return cur, &MutationResult{OK: true, StoreVersion: version}, nil
@@ -196,15 +205,10 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	if err != nil {
 		return nil, nil, err
 	}
-	next.Schema = StoreSchema
-	next.StoreVersion = version + 1
 	sortBlocks(next)
 	parent := gitstore.ZeroHash
 	if ok {
 		parent = cur.Commit
-	}
-	if m.now.IsZero() {
-		m.now = time.Now()
 	}
 	commit, err := s.write(ctx, parent, next, m, subject)
 	var stale *gitstore.StaleRefError
