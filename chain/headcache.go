@@ -27,19 +27,8 @@ func loadHeadCache(repo *gitstore.Repo) *headCache {
 	if err != nil {
 		return c
 	}
-	for len(data) > 0 {
-		line, rest, _ := bytes.Cut(data, []byte("\n"))
-		data = rest
-		if len(line) < 42 || line[40] != ' ' {
-			c.entries = map[gitstore.Hash][]byte{} // damaged: start over
-			return c
-		}
-		h, err := gitstore.ParseHash(string(line[:40]))
-		if err != nil {
-			c.entries = map[gitstore.Hash][]byte{}
-			return c
-		}
-		c.entries[h] = line[41:]
+	if !parseCacheLines(data, func(h gitstore.Hash, body []byte) { c.entries[h] = body }) {
+		c.entries = map[gitstore.Hash][]byte{} // damaged: start over
 	}
 	return c
 }
@@ -49,13 +38,7 @@ func loadHeadCache(repo *gitstore.Repo) *headCache {
 func (c *headCache) store(heads map[gitstore.Hash][]byte) {
 	var buf bytes.Buffer
 	for h, body := range heads {
-		if bytes.IndexByte(body, '\n') >= 0 {
-			continue
-		}
-		buf.WriteString(h.String())
-		buf.WriteByte(' ')
-		buf.Write(body)
-		buf.WriteByte('\n')
+		appendCacheLine(&buf, h, body)
 	}
 	_ = gitstore.WriteFileAtomic(c.path, buf.Bytes(), 0o600) // a cache that cannot be written is skipped
 }

@@ -136,6 +136,12 @@ func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
 	}
 }
 
+// letters returns ref's letters at head, oldest first, through the
+// chain's index.
+func letters(repo *gitstore.Repo, ref string, head gitstore.Hash) ([]chain.Doc, error) {
+	return chain.Chain{Repo: repo, Ref: ref, File: File}.Docs(head)
+}
+
 // find looks for the letter id on one ref, through its index.
 func find(repo *gitstore.Repo, ref string, head gitstore.Hash, id string) (gitstore.Hash, error) {
 	entries, err := letters(repo, ref, head)

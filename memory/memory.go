@@ -211,19 +211,14 @@ func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
 			return "", err
 		}
 		if hasHead {
-			dup := false
-			err := c.Walk(head.Commit, func(l chain.Link) error {
-				if chain.LetterID(l.Body) == id {
-					dup = true
-					return gitstore.ErrStopWalk
-				}
-				return nil
-			})
+			docs, err := c.Docs(head.Commit)
 			if err != nil {
 				return "", err
 			}
-			if dup {
-				return id, nil // an identical replay: already recorded
+			for _, d := range docs {
+				if d.ID == id {
+					return id, nil // an identical replay: already recorded
+				}
 			}
 		}
 		subject := fmt.Sprintf("memory %s %s", id, e.Kind)
@@ -258,19 +253,14 @@ func (b *Book) All() ([]Stored, error) {
 	}
 	var out []Stored
 	for _, r := range refs {
-		var events []Stored
-		c := chain.Chain{Repo: b.Repo, Ref: r.Name, File: File}
-		err := c.Walk(r.Hash, func(l chain.Link) error {
-			if e, err := Decode(l.Body); err == nil {
-				events = append(events, Stored{ID: chain.LetterID(l.Body), Event: e})
-			}
-			return nil
-		})
+		docs, err := chain.Chain{Repo: b.Repo, Ref: r.Name, File: File}.Docs(r.Hash)
 		if err != nil {
 			return nil, err
 		}
-		for i := len(events) - 1; i >= 0; i-- {
-			out = append(out, events[i])
+		for _, d := range docs {
+			if e, err := Decode(d.Body); err == nil {
+				out = append(out, Stored{ID: d.ID, Event: e})
+			}
 		}
 	}
 	sortByTS(out)
