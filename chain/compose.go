@@ -79,13 +79,17 @@ func Next(head *Letter, headID string, now time.Time) *Letter {
 	return &next
 }
 
-// SetPhase moves a letter to phase and drops what that phase cannot carry
-// (an executing letter has no verdict), so a letter moved on from a judged
-// head validates.
+// SetPhase moves a letter to phase and drops what that phase does not
+// carry, so a letter moved on from a head validates: an executing letter
+// has no verdict; an archived one sets the receipt candidate and any
+// receipt aside (they stay on the superseded letter forever).
 func (l *Letter) SetPhase(phase string) {
 	l.Phase = phase
-	if phase == PhaseExecuting {
+	switch phase {
+	case PhaseExecuting:
 		l.Verdict = nil
+	case PhaseArchived:
+		l.ReceiptCandidate, l.Receipt = nil, nil
 	}
 }
 
@@ -101,9 +105,7 @@ func (m *Missions) Archive(ctx context.Context, missionID, agent, origin string,
 		return nil, fmt.Errorf("archive %s: %w", missionID, err)
 	}
 	next := Next(head.Letter, head.HeadLetterID, now)
-	next.Phase = PhaseArchived
-	next.ReceiptCandidate = nil
-	next.Receipt = nil
+	next.SetPhase(PhaseArchived)
 	return m.Post(ctx, PostRequest{Body: next.Canonical(), Agent: agent, Origin: origin})
 }
 

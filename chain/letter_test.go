@@ -224,4 +224,13 @@ func TestSetPhaseDropsWhatThePhaseCannotCarry(t *testing.T) {
 	if l.Phase != PhaseExecuting || l.Verdict != nil {
 		t.Fatalf("executing: %+v", l)
 	}
+	mw := &Letter{Phase: PhaseMergeWait, ReceiptCandidate: &ReceiptCandidate{BlockID: "sb_x_core"}, Receipt: &Receipt{Imported: true, StoreVersion: 2}}
+	mw.SetPhase(PhaseLanded)
+	if mw.ReceiptCandidate == nil || mw.Receipt == nil {
+		t.Fatal("landed keeps its candidate and receipt")
+	}
+	mw.SetPhase(PhaseArchived)
+	if mw.Phase != PhaseArchived || mw.ReceiptCandidate != nil || mw.Receipt != nil {
+		t.Fatalf("archived: %+v", mw)
+	}
 }
