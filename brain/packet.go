@@ -23,6 +23,27 @@ func (s *Store) Files(blocks ...*Block) (map[string][]string, error) {
 	return out, nil
 }
 
+// Packet composes the mission packet for block id from the current store:
+// refused no_store without one, unknown_block for an id it lacks.
+func (s *Store) Packet(id, ask string, now time.Time) (string, error) {
+	snap, ok, err := s.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", gates.Refuse(gates.NoStore, "")
+	}
+	b := snap.Block(id)
+	if b == nil {
+		return "", gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s", gates.Echo(id))
+	}
+	files, err := s.Files(b)
+	if err != nil {
+		return "", err
+	}
+	return ComposePacket(s.Brain, snap, b, files[b.BlockID], ask, now), nil
+}
+
 // maxPacketFiles bounds the "Likely files" list of a packet.
 const maxPacketFiles = 40
 

@@ -164,27 +164,13 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 
 // getPacket composes the mission packet for ?block_id= with ?ask=.
 func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
-	snap, ok, err := s.Store.Snapshot()
+	id := r.URL.Query().Get("block_id")
+	md, err := s.Store.Packet(id, r.URL.Query().Get("ask"), s.now())
 	if err != nil {
 		serve.WriteErr(w, err)
 		return
 	}
-	if !ok {
-		serve.WriteErr(w, gates.Refuse(gates.NoStore, ""))
-		return
-	}
-	b := snap.Block(r.URL.Query().Get("block_id"))
-	if b == nil {
-		serve.WriteErr(w, gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s", gates.Echo(r.URL.Query().Get("block_id"))))
-		return
-	}
-	files, err := s.Store.Files(b)
-	if err != nil {
-		serve.WriteErr(w, err)
-		return
-	}
-	md := brain.ComposePacket(s.Store.Brain, snap, b, files[b.BlockID], r.URL.Query().Get("ask"), s.now())
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": b.BlockID, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": id, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
 }
 
 type missionPostRequest struct {

@@ -123,7 +123,7 @@ func spawnCommand(inv *invocation) *cli.Command {
 		Usage: "hand a mission to a pinned build-runner (through the owner)",
 		Description: `Asks the owner (m1nd serve) to hand a mission on the block to the runner;
 the owner passes it to m1nd runnerd, the only process that spawns. Without
---packet the owner composes the packet for the block.`,
+--packet m1nd composes the packet for the block from the brain store.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "runner", Usage: "the pinned build-runner `ID` (required)"},
 			&cli.StringFlag{Name: "block", Usage: "the block `ID` (required)"},
@@ -157,25 +157,21 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 				}
 				packet = string(b)
 			} else {
-				var composed map[string]any
-				if err := ownerCall(owner, "GET", "/api/packet?block_id="+urlQuery(c.String("block"))+"&ask="+urlQuery(c.String("ask")), nil, &composed); err != nil {
+				s, err := inv.store()
+				if err != nil {
 					return err
 				}
-				if r := replyRefusal(composed); r != nil {
-					return r
+				if packet, err = s.Packet(c.String("block"), c.String("ask"), time.Now()); err != nil {
+					return err
 				}
-				packet, _ = composed["markdown"].(string)
 			}
-			var reply map[string]any
-			err = ownerCall(owner, "POST", "/api/mission_spawn", map[string]any{"runner_id": c.String("runner"), "block_id": c.String("block"), "packet_markdown": packet}, &reply)
+			reply, err := ownerPost(owner, "/api/mission_spawn", map[string]any{"runner_id": c.String("runner"), "block_id": c.String("block"), "packet_markdown": packet})
 			if err != nil {
 				return err
 			}
-			if r := replyRefusal(reply); r != nil {
-				return r
-			}
 			if reply["accepted"] != true {
-				return fmt.Errorf("the owner answered without accepting: %s", compactJSON(reply))
+				data, _ := json.Marshal(reply)
+				return fmt.Errorf("the owner answered without accepting: %s", data)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(reply)
@@ -186,55 +182,34 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 	}
 }
 
-// replyRefusal turns a refusal the owner answered (its own or runnerd's:
-// both answer the envelope {refused, field, lesson}) back into a refusal,
-// so the CLI prints and exits as for its own.
-func replyRefusal(reply map[string]any) *gates.Refusal {
-	if code, ok := reply["refused"].(string); ok {
-		lesson, _ := reply["lesson"].(string)
-		field, _ := reply["field"].(string)
-		return &gates.Refusal{Code: gates.Code(code), Field: field, Lesson: lesson}
-	}
-	return nil
-}
-
-func compactJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// ownerCall talks to the owner's API as a local client (no Origin header).
-func ownerCall(owner, method, path string, in any, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, _ := json.Marshal(in)
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, owner+path, body)
+// ownerPost sends in to the owner's API as a local client (no Origin
+// header). A refusal it answers (its own or runnerd's, both the §5
+// envelope) comes back as the refusal, so the CLI prints and exits as for
+// its own.
+func ownerPost(owner, path string, in any) (map[string]any, error) {
+	body, _ := json.Marshal(in)
+	req, err := http.NewRequest("POST", owner+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return fmt.Errorf("the owner at %s did not answer: %w", owner, err)
+		return nil, fmt.Errorf("the owner at %s did not answer: %w", owner, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("the owner answered %d: %s", resp.StatusCode, bytes.TrimSpace(data))
+	if r, ok := serve.ReadRefusal(data); ok {
+		return nil, r
 	}
-	return nil
-}
-
-func urlQuery(s string) string {
-	r := strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "+", "#", "%23", "?", "%3F", "=", "%3D")
-	return r.Replace(s)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("the owner answered %d: %s", resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return out, nil
 }
 
 func worktreesCommand(inv *invocation) *cli.Command {
