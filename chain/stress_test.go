@@ -169,19 +169,9 @@ func TestConcurrentPostersAndGitUpdateRef(t *testing.T) {
 // gitAppendCommit writes a letter commit with git's plumbing (safe to call
 // from any goroutine: it reports errors instead of failing the test).
 func gitAppendCommit(g *gittest.Repo, file, parent, msg string) (string, error) {
-	blob, err := g.TryGit("hash-object", "-w", file)
+	body, err := os.ReadFile(file)
 	if err != nil {
-		return "", fmt.Errorf("hash-object: %v: %s", err, blob)
+		return "", err
 	}
-	cmd := g.Command("mktree")
-	cmd.Stdin = strings.NewReader("100644 blob " + blob + "\tletter.json\n")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("mktree: %v", err)
-	}
-	commit, err := g.TryGit("commit-tree", strings.TrimSpace(string(out)), "-p", parent, "-m", msg)
-	if err != nil {
-		return "", fmt.Errorf("commit-tree: %v: %s", err, commit)
-	}
-	return commit, nil
+	return g.TryCommitFile(parent, chain.LetterFile, body, msg)
 }

@@ -167,9 +167,7 @@ func TestSyncRefusesAForkedRemoteThatBreaksTheLaws(t *testing.T) {
 	forged := chain.Next(head.Letter, head.HeadLetterID, now.Add(2*time.Minute))
 	forged.Phase = chain.PhaseExecuting
 	forged.MissionSeq = 3
-	blob := gitStdin(t, b.g, string(forged.Canonical()), "hash-object", "-w", "--stdin")
-	tree := gitStdin(t, b.g, "100644 blob "+blob+"\t"+chain.LetterFile+"\n", "mktree")
-	commit := b.g.Git("commit-tree", tree, "-p", head.Commit.String(), "-m", "forged")
+	commit := b.g.CommitFile(head.Commit.String(), chain.LetterFile, forged.Canonical(), "forged")
 	b.g.Git("push", "-q", "-f", "origin", commit+":"+res.Ref)
 	other, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now.Add(3 * time.Minute)})
 	if err != nil {
@@ -186,15 +184,4 @@ func TestSyncRefusesAForkedRemoteThatBreaksTheLaws(t *testing.T) {
 	if parked := a.g.Git("for-each-ref", "refs/m1nd/conflicts/"); parked != "" {
 		t.Fatalf("something was parked: %s", parked)
 	}
-}
-
-func gitStdin(t *testing.T, g *gittest.Repo, stdin string, args ...string) string {
-	t.Helper()
-	cmd := g.Command(args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -297,9 +297,7 @@ func TestMarkReadAndUndecodableEntries(t *testing.T) {
 		t.Fatalf("a letter after mark read: %+v", d)
 	}
 	// A raw commit whose mail.json is not a letter, on top of bob's ref.
-	blob := strings.TrimSpace(runStdin(t, g, "not a letter", "hash-object", "-w", "--stdin"))
-	tree := strings.TrimSpace(runStdin(t, g, "100644 blob "+blob+"\t"+File+"\n", "mktree"))
-	commit := g.Git("commit-tree", tree, "-p", later.Commit, "-m", "raw")
+	commit := g.CommitFile(later.Commit, File, []byte("not a letter"), "raw")
 	g.Git("update-ref", later.Ref, commit)
 	if d, err := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
 		t.Fatalf("an undecodable entry was delivered: %+v %v", d, err)
@@ -308,15 +306,4 @@ func TestMarkReadAndUndecodableEntries(t *testing.T) {
 	if err != nil || cur.Refs[later.Ref] != commit {
 		t.Fatalf("the cursor stayed before the undecodable entry: %v %v", cur.Refs[later.Ref], err)
 	}
-}
-
-func runStdin(t *testing.T, g *gittest.Repo, stdin string, args ...string) string {
-	t.Helper()
-	cmd := g.Command(args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return string(out)
 }

@@ -194,12 +194,8 @@ func TestAtlasPublisherIsProven(t *testing.T) {
 	// A version forged with raw git (bob's text under alice's name, a
 	// made-up proof) reads as bad, and alice cannot build on it.
 	forged := &Doc{DocID: d.DocID, Version: 3, Kind: "plan", Publisher: "alice", State: "open", Text: "bob was here", TS: chain.Timestamp(t0), Proof: strings.Repeat("0", 64)}
-	blob, _ := b.Repo.WriteBlob(forged.canonical(true))
-	tree, _ := b.Repo.WriteTree([]gitstore.TreeEntry{{Name: AtlasFile, Mode: "100644", Hash: blob}})
 	head, _, _ := b.Repo.ReadRef(DocRef(d.DocID))
-	sig := gitstore.Signature{Name: "bob", Email: "bob@x", When: t0}
-	c, _ := b.Repo.WriteCommit(&gitstore.Commit{Tree: tree, Parents: []gitstore.Hash{head}, Author: sig, Committer: sig, Message: "forged\n"})
-	g.Git("update-ref", DocRef(d.DocID), c.String())
+	g.Git("update-ref", DocRef(d.DocID), g.CommitFile(head.String(), AtlasFile, forged.canonical(true), "forged"))
 	cur, _, _ := a.Read(d.DocID)
 	if p, _ := keys.CheckProof(cur); p != ProofBad {
 		t.Fatalf("a forged proof reads %s", p)

@@ -4,6 +4,8 @@
 package gittest
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,4 +96,49 @@ func (r *Repo) CommitFiles(message string, files map[string]string) string {
 	r.Git("add", "-A")
 	r.Git("commit", "-q", "-m", message)
 	return r.Git("rev-parse", "HEAD")
+}
+
+// CommitFile writes, with git's own plumbing, a commit on parent ("" for
+// none) whose tree holds exactly one file, name = body: what a raw git
+// write looks like, past every m1nd law. It returns the commit.
+func (r *Repo) CommitFile(parent, name string, body []byte, message string) string {
+	r.t.Helper()
+	h, err := r.TryCommitFile(parent, name, body, message)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return h
+}
+
+// TryCommitFile is CommitFile reporting a failure instead of failing the
+// test, so any goroutine may call it.
+func (r *Repo) TryCommitFile(parent, name string, body []byte, message string) (string, error) {
+	blob, err := r.gitStdin(body, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	tree, err := r.gitStdin([]byte("100644 blob "+blob+"\t"+name+"\n"), "mktree")
+	if err != nil {
+		return "", err
+	}
+	args := []string{"commit-tree", tree, "-m", message}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	return r.gitStdin(nil, args...)
+}
+
+func (r *Repo) gitStdin(stdin []byte, args ...string) (string, error) {
+	cmd := r.Command(args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
