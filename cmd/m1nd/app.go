@@ -179,6 +179,16 @@ func (inv *invocation) mailbox() (*mailbox.Mailbox, error) {
 	return mailbox.New(repo, name), nil
 }
 
+// mailboxAs opens the brain's mail for a verb that acts as an agent.
+func (inv *invocation) mailboxAs(c *cli.Context) (*mailbox.Mailbox, string, error) {
+	agent, err := inv.agent(c)
+	if err != nil {
+		return nil, "", err
+	}
+	box, err := inv.mailbox()
+	return box, agent, err
+}
+
 // store opens the brain's block store.
 func (inv *invocation) store() (*brain.Store, error) {
 	repo, name, err := inv.brain()
@@ -256,6 +266,15 @@ func (inv *invocation) missionFor(c *cli.Context) (*chain.Missions, string, erro
 	}
 	m, err := inv.missions()
 	return m, id, err
+}
+
+// currentMission reads the one mission id argument and the mission's head.
+func (inv *invocation) currentMission(c *cli.Context) (*chain.Head, error) {
+	m, id, err := inv.missionFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return m.Current(id)
 }
 
 // missionArg reads and validates a mission id argument.

@@ -85,11 +85,7 @@ func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
 			inv.dir = in.Cwd
 		}
 	}
-	agent, err := inv.agent(c)
-	if err != nil {
-		return fail(err)
-	}
-	box, err := inv.mailbox()
+	box, agent, err := inv.mailboxAs(c)
 	if err != nil {
 		return fail(err)
 	}

@@ -56,11 +56,7 @@ func mailSendCommand(inv *invocation) *cli.Command {
 			if c.String("to") == "" || c.String("what") == "" {
 				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
 			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			box, err := inv.mailbox()
+			box, agent, err := inv.mailboxAs(c)
 			if err != nil {
 				return err
 			}
@@ -111,11 +107,7 @@ so the hooks will not deliver it again.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			box, err := inv.mailbox()
+			box, agent, err := inv.mailboxAs(c)
 			if err != nil {
 				return err
 			}

@@ -219,11 +219,7 @@ func missionShowCommand(inv *invocation) *cli.Command {
 		ArgsUsage: "MISSION_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			m, id, err := inv.missionFor(c)
-			if err != nil {
-				return err
-			}
-			head, err := m.Current(id)
+			head, err := inv.currentMission(c)
 			if err != nil {
 				return err
 			}
@@ -418,11 +414,7 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			m, id, err := inv.missionFor(c)
-			if err != nil {
-				return err
-			}
-			head, err := m.Current(id)
+			head, err := inv.currentMission(c)
 			if err != nil {
 				return err
 			}
