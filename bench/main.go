@@ -254,7 +254,7 @@ func benchHeads(work, bin string, n, runs int) error {
 		{"packed refs, packed objects", []string{"gc", "-q"}, false},
 		{"packed refs, packed objects, no head cache", nil, true},
 	}
-	cacheFile := filepath.Join(repoDir, ".git", "m1nd", "cache", "heads-v1")
+	cacheFile := chain.HeadCachePath(filepath.Join(repoDir, ".git", "m1nd"))
 	fmt.Printf("\n(b) read every mission head, %d missions, %d runs per side\n", n, runs)
 	for _, st := range stages {
 		if st.setup != nil {

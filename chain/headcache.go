@@ -19,10 +19,14 @@ type headCache struct {
 	entries map[gitstore.Hash][]byte
 }
 
-const headCacheFile = "heads-v1"
+// HeadCachePath is where the heads cache of the repository whose runtime
+// dir is given lives (a benchmark removes it to measure reads without it).
+func HeadCachePath(runtimeDir string) string {
+	return filepath.Join(runtimeDir, "cache", "heads-v1")
+}
 
 func loadHeadCache(repo *gitstore.Repo) *headCache {
-	c := &headCache{path: filepath.Join(repo.RuntimeDir(), "cache", headCacheFile), entries: map[gitstore.Hash][]byte{}}
+	c := &headCache{path: HeadCachePath(repo.RuntimeDir()), entries: map[gitstore.Hash][]byte{}}
 	data, err := os.ReadFile(c.path)
 	if err != nil {
 		return c

@@ -3,7 +3,6 @@ package chain_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -326,7 +325,7 @@ func TestHeadsCacheFollowsPlainGit(t *testing.T) {
 	if headID() != l2.ID() || headID() != l2.ID() { // cold, then warm
 		t.Fatal("head is not letter 2")
 	}
-	cache := filepath.Join(g.Dir, ".git", "m1nd", "cache", "heads-v1")
+	cache := chain.HeadCachePath(m.Repo.RuntimeDir())
 	if _, err := os.Stat(cache); err != nil {
 		t.Fatalf("no cache written: %v", err)
 	}
