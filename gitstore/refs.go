@@ -306,14 +306,11 @@ func (r *Repo) RefsStamp(prefix string) (string, error) {
 	return b.String(), nil
 }
 
-// PackedRef returns name's value in packed-refs, if it is there.
-func (r *Repo) PackedRef(name string) (Hash, bool, error) {
-	packed, err := r.readPackedRefs()
-	if err != nil {
-		return ZeroHash, false, err
-	}
-	h, ok := packed[name]
-	return h, ok, nil
+// PackedRefs returns every ref in packed-refs with its value. The file is
+// parsed whole, so a caller that looks up many refs (a git hook judging a
+// transaction) reads it once and keeps the map.
+func (r *Repo) PackedRefs() (map[string]Hash, error) {
+	return r.readPackedRefs()
 }
 
 // LooseRef returns name's value in its loose file, if there is one.

@@ -159,23 +159,49 @@ func ParseUpdates(r io.Reader) ([]Update, error) {
 // `git pack-refs` shows up as a write of each ref's own value to
 // packed-refs and then a deletion, with its old value, of a loose file that
 // packed-refs now holds; a real deletion of that ref is refused.
+//
+// packed-refs is read at most once per transaction: parsing it is O(refs),
+// and a transaction may move thousands of refs.
 func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
-	packing := func(u Update) bool {
-		loose, inLoose, err1 := repo.LooseRef(u.Ref)
-		packed, inPacked, err2 := repo.PackedRef(u.Ref)
-		return err1 == nil && err2 == nil && inLoose && inPacked && loose == u.Old && packed == u.Old
+	var packed map[string]gitstore.Hash
+	var packedErr error
+	packedRefs := func() (map[string]gitstore.Hash, error) {
+		if packed == nil && packedErr == nil {
+			packed, packedErr = repo.PackedRefs()
+		}
+		return packed, packedErr
+	}
+	// current is the ref's value as git's ReadRef order has it: the loose
+	// file, else packed-refs.
+	current := func(name string) (gitstore.Hash, bool) {
+		if h, ok, err := repo.LooseRef(name); err != nil || ok {
+			return h, err == nil
+		}
+		p, err := packedRefs()
+		h, ok := p[name]
+		return h, err == nil && ok
 	}
 	var faults []*RefFault
 	keys := &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}
 	for _, u := range updates {
 		stated := u.Old
 		if u.Old.IsZero() {
-			if cur, ok, err := repo.ReadRef(u.Ref); err == nil && ok {
+			if cur, ok := current(u.Ref); ok {
 				u.Old = cur
 			}
 		}
-		isPacking := func(u Update) bool { return !stated.IsZero() && packing(u) }
-		laws := Laws{Packing: isPacking, Keys: keys}
+		packing := func(u Update) bool {
+			if stated.IsZero() {
+				return false
+			}
+			loose, inLoose, err := repo.LooseRef(u.Ref)
+			if err != nil || !inLoose || loose != u.Old {
+				return false
+			}
+			p, err := packedRefs()
+			return err == nil && p[u.Ref] == u.Old
+		}
+		laws := Laws{Packing: packing, Keys: keys}
 		if f := laws.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
