@@ -51,8 +51,14 @@ func HooksDir(repo *gitstore.Repo) string {
 
 // hookScript runs a chained earlier hook first (with the same input), then
 // m1nd, and only when the input names an m1nd ref: plain git work stays as
-// fast as it was.
+// fast as it was. reference-transaction runs for the prepared, committed
+// and aborted states; only prepared can refuse, so the other two start no
+// m1nd at all.
 func hookScript(name, command string) string {
+	onlyPrepared := ""
+	if name == GitHookReferenceTransaction {
+		onlyPrepared = "[ \"$1\" = prepared ] || exit 0\n"
+	}
 	return fmt.Sprintf(`#!/bin/sh
 %s: keeps raw git writes to refs/m1nd/ honest. 'm1nd hooks uninstall' removes it.
 input=$(cat)
@@ -60,11 +66,11 @@ chained="$(dirname "$0")/%s%s"
 if [ -x "$chained" ]; then
 	printf '%%s\n' "$input" | "$chained" "$@" || exit $?
 fi
-case "$input" in
+%scase "$input" in
 *" refs/m1nd/"*) printf '%%s\n' "$input" | %s hooks run %s "$@"; exit $? ;;
 esac
 exit 0
-`, hookMarker, name, chainedSuffix, shellQuote(command), name)
+`, hookMarker, name, chainedSuffix, onlyPrepared, shellQuote(command), name)
 }
 
 func shellQuote(s string) string {

@@ -3,6 +3,7 @@ package hooks
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/m1nd/m1nd/gates"
@@ -40,5 +41,71 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	faults = CheckTransaction(r.repo, []Update{{New: first.Parents[0], Ref: refA}})
 	if len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a rewrite of a packed-only ref without an old value: %v", faults)
+	}
+}
+
+// olderHookScript is the reference-transaction script m1nd installed before
+// it skipped the committed and aborted states.
+const olderHookScript = `#!/bin/sh
+# m1nd-hook: keeps raw git writes to refs/m1nd/ honest. 'm1nd hooks uninstall' removes it.
+input=$(cat)
+chained="$(dirname "$0")/reference-transaction.m1nd-chained"
+if [ -x "$chained" ]; then
+	printf '%s\n' "$input" | "$chained" "$@" || exit $?
+fi
+case "$input" in
+*" refs/m1nd/"*) printf '%s\n' "$input" | m1nd hooks run reference-transaction "$@"; exit $? ;;
+esac
+exit 0
+`
+
+// TestGitHookRunsM1ndOnlyWhenPrepared installs the hook with a spy for
+// m1nd in a real repository: git runs the hook for prepared and committed,
+// m1nd is started for prepared only; the chained hook still sees both. A
+// pre-receive script has no state to look at.
+func TestGitHookRunsM1ndOnlyWhenPrepared(t *testing.T) {
+	r := newChainRig(t)
+	dir := filepath.Join(r.repo.CommonDir(), "hooks")
+	work := t.TempDir()
+	spy := filepath.Join(work, "m1nd-spy")
+	os.WriteFile(spy, []byte("#!/bin/sh\necho \"$*\" >>"+filepath.Join(work, "m1nd.log")+"\ncat >/dev/null\n"), 0o755)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, GitHookReferenceTransaction), []byte("#!/bin/sh\necho \"$1\" >>"+filepath.Join(work, "chained.log")+"\ncat >/dev/null\n"), 0o755)
+	if changed, err := InstallGitHook(dir, GitHookReferenceTransaction, spy); err != nil || !changed {
+		t.Fatalf("install: %v %v", changed, err)
+	}
+	head := r.g.Git("rev-parse", "HEAD")
+	r.g.Git("update-ref", "refs/m1nd/missions/msn_0123456789ab", head)
+	if log, _ := os.ReadFile(filepath.Join(work, "m1nd.log")); string(log) != "hooks run reference-transaction prepared\n" {
+		t.Errorf("m1nd was started for:\n%s", log)
+	}
+	if log, _ := os.ReadFile(filepath.Join(work, "chained.log")); string(log) != "prepared\ncommitted\n" {
+		t.Errorf("the chained hook ran for:\n%s", log)
+	}
+	if strings.Contains(hookScript(GitHookPreReceive, "m1nd"), "prepared") {
+		t.Errorf("the pre-receive script looks for a state:\n%s", hookScript(GitHookPreReceive, "m1nd"))
+	}
+}
+
+// TestInstallGitHookRefreshesAnOlderScript: a script m1nd installed before
+// is replaced by the current one, the chained hook left alone; then
+// installing again changes nothing.
+func TestInstallGitHookRefreshesAnOlderScript(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, GitHookReferenceTransaction)
+	os.WriteFile(path, []byte(olderHookScript), 0o755)
+	os.WriteFile(path+chainedSuffix, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	changed, err := InstallGitHook(dir, GitHookReferenceTransaction, "m1nd")
+	if err != nil || !changed {
+		t.Fatalf("refresh: %v %v", changed, err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != hookScript(GitHookReferenceTransaction, "m1nd") {
+		t.Fatalf("after the refresh:\n%s", data)
+	}
+	if data, _ := os.ReadFile(path + chainedSuffix); string(data) != "#!/bin/sh\nexit 0\n" {
+		t.Fatalf("the chained hook changed:\n%s", data)
+	}
+	if changed, err := InstallGitHook(dir, GitHookReferenceTransaction, "m1nd"); err != nil || changed {
+		t.Fatalf("again: %v %v", changed, err)
 	}
 }
