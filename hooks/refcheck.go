@@ -46,9 +46,9 @@ func kindOf(ref string) string {
 		return kindStore
 	case strings.HasPrefix(ref, mailbox.RefPrefix):
 		return kindMail
-	case strings.HasPrefix(ref, "refs/m1nd/memory/"):
+	case strings.HasPrefix(ref, memory.RefPrefix):
 		return kindMemory
-	case strings.HasPrefix(ref, "refs/m1nd/atlas/"):
+	case strings.HasPrefix(ref, memory.AtlasPrefix):
 		return kindAtlas
 	}
 	return kindOther
@@ -185,7 +185,7 @@ func (laws Laws) checkDocLink(objs Objects, u Update, h gitstore.Hash, c, parent
 		return fault(u, h, gates.InvalidLetter, "an atlas commit holds %s: %v", memory.AtlasFile, err)
 	}
 	d, err := memory.DecodeDoc(body)
-	if err != nil || "refs/m1nd/atlas/"+d.DocID != u.Ref {
+	if err != nil || memory.DocRef(d.DocID) != u.Ref {
 		return fault(u, h, gates.InvalidLetter, "%s does not hold this ref's document", memory.AtlasFile)
 	}
 	want := int64(1)
