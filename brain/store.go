@@ -17,11 +17,11 @@ import (
 // StoreRef is the ref whose commits are the brain store's snapshots.
 const StoreRef = "refs/m1nd/store"
 
-// Files in a store commit's tree.
-const (
-	storeFile = "store.json"
-	blocksDir = "blocks"
-)
+// StoreFile is the store document at the root of every store commit's
+// tree; each block is a file under blocks/ beside it.
+const StoreFile = "store.json"
+
+const blocksDir = "blocks"
 
 // Store is one brain's block store. Every mutation is one commit on
 // StoreRef that adds exactly 1 to store_version, checked against the
@@ -94,16 +94,26 @@ func (s *Store) readSnapshot(head gitstore.Hash, withBlocks bool) (*Snapshot, er
 
 // readStoreDoc decodes store.json of a store tree.
 func (s *Store) readStoreDoc(tree gitstore.Hash) (*Snapshot, error) {
-	body, err := s.Repo.ReadFileInTree(tree, storeFile)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", storeFile, err)
+	body, err := s.Repo.ReadFileInTree(tree, StoreFile)
+	if err == nil {
+		var snap *Snapshot
+		if snap, err = DecodeStoreDoc(body); err == nil {
+			return snap, nil
+		}
 	}
+	return nil, fmt.Errorf("%s: %w", StoreFile, err)
+}
+
+// DecodeStoreDoc decodes the bytes of store.json: the snapshot without its
+// blocks. It reads nothing else, for callers that hold the bytes (the git
+// hooks read them through git).
+func DecodeStoreDoc(body []byte) (*Snapshot, error) {
 	snap := &Snapshot{}
 	if err := json.Unmarshal(body, snap); err != nil {
-		return nil, fmt.Errorf("%s: %w", storeFile, err)
+		return nil, err
 	}
 	if snap.Schema != StoreSchema {
-		return nil, fmt.Errorf("%s: schema %q, this m1nd reads %q", storeFile, snap.Schema, StoreSchema)
+		return nil, fmt.Errorf("schema %q, this m1nd reads %q", snap.Schema, StoreSchema)
 	}
 	return snap, nil
 }
@@ -315,7 +325,7 @@ func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot,
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	root = append(root, gitstore.TreeEntry{Name: storeFile, Mode: "100644", Hash: doc})
+	root = append(root, gitstore.TreeEntry{Name: StoreFile, Mode: "100644", Hash: doc})
 	tree, err := s.Repo.WriteTree(root)
 	if err != nil {
 		return gitstore.ZeroHash, err

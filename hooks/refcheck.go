@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -270,27 +269,21 @@ func hasTrailer(message, key, value string) bool {
 }
 
 func storeVersionAt(objs Objects, c *gitstore.Commit) (int64, error) {
-	body, err := onlyFile(objs, c, "store.json")
+	body, err := objs.ReadFileInTree(c.Tree, brain.StoreFile)
 	if err != nil {
 		return 0, err
 	}
-	var doc struct {
-		Schema       string `json:"schema"`
-		StoreVersion int64  `json:"store_version"`
-	}
-	if err := json.Unmarshal(body, &doc); err != nil {
+	snap, err := brain.DecodeStoreDoc(body)
+	if err != nil {
 		return 0, err
 	}
-	if doc.Schema != brain.StoreSchema {
-		return 0, fmt.Errorf("schema %q", doc.Schema)
-	}
-	return doc.StoreVersion, nil
+	return snap.StoreVersion, nil
 }
 
 func checkStoreLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
 	v, err := storeVersionAt(objs, c)
 	if err != nil {
-		return fault(u, h, gates.SchemaMismatch, "a store commit holds store.json of %s: %v", brain.StoreSchema, err)
+		return fault(u, h, gates.SchemaMismatch, "a store commit holds %s of %s: %v", brain.StoreFile, brain.StoreSchema, err)
 	}
 	want := int64(1)
 	if parent != nil {

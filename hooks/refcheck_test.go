@@ -137,6 +137,10 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: step, Ref: brain.StoreRef}, never); f != nil {
 		t.Errorf("a step of 1: %v", f)
 	}
+	other := r.commit(v1, brain.StoreFile, []byte(`{"schema":"m1nd-system-block-store-v9","store_version":2}`), "store v2 of another schema\n")
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: other, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.SchemaMismatch) {
+		t.Errorf("another schema: %v", f)
+	}
 }
 
 func TestVerifyFindsACorruptedChain(t *testing.T) {
