@@ -105,10 +105,12 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	}
 	result := &PostResult{OK: true, MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
 	var headLetter *Letter
+	headID := ""
 	if hasHead {
 		if headLetter, err = decodeStored(head.Body); err != nil {
 			return nil, fmt.Errorf("post %s: head %s: %w", l.MissionID, head.Commit, err)
 		}
+		headID = LetterID(head.Body)
 		// 5. An identical replay is already in the chain at its own seq.
 		if dup, err := m.findLetter(c, head, headLetter, l.MissionSeq, id); err != nil {
 			return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
@@ -118,16 +120,12 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 		}
 	}
 	// 6. The head CAS, as the letter states it.
-	if err := checkExtends(l, head, headLetter, hasHead); err != nil {
+	if err := CheckExtends(l, headLetter, headID); err != nil {
 		return nil, err
 	}
 	// 7. The board's first transition rule.
-	if l.Phase == PhaseArchived && (!hasHead || headLetter.Phase != PhaseMergeWait) {
-		from := "no head"
-		if hasHead {
-			from = "a " + headLetter.Phase + " head"
-		}
-		return nil, gates.Refusef(gates.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
+	if err := CheckTransition(l, headLetter); err != nil {
+		return nil, err
 	}
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
 	commit, err := c.Append(ctx, head.Commit, canonical, Commit{
@@ -144,8 +142,12 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	return result, nil
 }
 
-func checkExtends(l *Letter, head Link, headLetter *Letter, hasHead bool) error {
-	if !hasHead {
+// CheckExtends is post step 6, the head CAS as the letter states it: on a
+// mission with no letters (head nil) the letter is mission_seq 1 with no
+// prev_letter_id; else it is the head's seq + 1 and names headID, the head's
+// letter id. The git hooks hold letters written by plain git to the same law.
+func CheckExtends(l, head *Letter, headID string) error {
+	if head == nil {
 		if l.MissionSeq != 1 {
 			return gates.Refusef(gates.StaleHead, "mission_seq", "mission %s has no letters yet; the first letter is mission_seq 1", l.MissionID)
 		}
@@ -154,14 +156,27 @@ func checkExtends(l *Letter, head Link, headLetter *Letter, hasHead bool) error 
 		}
 		return nil
 	}
-	headID := LetterID(head.Body)
-	if l.MissionSeq != headLetter.MissionSeq+1 {
-		return gates.Refusef(gates.StaleHead, "mission_seq", "the head of %s is seq %d (letter %s); the next letter is mission_seq %d", l.MissionID, headLetter.MissionSeq, headID, headLetter.MissionSeq+1)
+	if l.MissionSeq != head.MissionSeq+1 {
+		return gates.Refusef(gates.StaleHead, "mission_seq", "the head of %s is seq %d (letter %s); the next letter is mission_seq %d", l.MissionID, head.MissionSeq, headID, head.MissionSeq+1)
 	}
 	if l.PrevLetterID == nil || *l.PrevLetterID != headID {
 		return gates.Refusef(gates.StaleHead, "prev_letter_id", "the head of %s is letter %s; set prev_letter_id to it", l.MissionID, headID)
 	}
 	return nil
+}
+
+// CheckTransition is post step 7, the board's first transition rule: an
+// archived letter only supersedes a merge_wait head (head nil: the mission
+// has no letters). The git hooks apply it to raw writes too.
+func CheckTransition(l, head *Letter) error {
+	if l.Phase != PhaseArchived || (head != nil && head.Phase == PhaseMergeWait) {
+		return nil
+	}
+	from := "no head"
+	if head != nil {
+		from = "a " + head.Phase + " head"
+	}
+	return gates.Refusef(gates.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
 }
 
 // findLetter looks for letter id at position seq of the chain. A letter's

@@ -233,24 +233,22 @@ func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstor
 	if l.MissionID != id {
 		return fault(u, h, gates.InvalidLetter, "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
 	}
-	if parent == nil {
-		if l.MissionSeq != 1 || l.PrevLetterID != nil {
-			return fault(u, h, gates.StaleHead, "the first letter of a chain has mission_seq 1 and no prev_letter_id")
-		}
-	} else {
+	var prev *chain.Letter
+	prevID := ""
+	if parent != nil {
 		pbody, err := onlyFile(objs, parent, chain.LetterFile)
 		if err != nil {
 			return fault(u, h, gates.InvalidLetter, "the previous commit holds no letter")
 		}
-		prev, err := chain.DecodeLetter(pbody)
-		if err != nil {
+		if prev, err = chain.DecodeLetter(pbody); err != nil {
 			return fault(u, h, gates.InvalidLetter, "the previous letter does not decode")
 		}
-		if l.MissionSeq != prev.MissionSeq+1 || l.PrevLetterID == nil || *l.PrevLetterID != chain.LetterID(pbody) {
-			return fault(u, h, gates.StaleHead, "the letter does not extend its chain: mission_seq must be %d and prev_letter_id %s", prev.MissionSeq+1, chain.LetterID(pbody))
-		}
-		if l.Phase == chain.PhaseArchived && prev.Phase != chain.PhaseMergeWait {
-			return fault(u, h, gates.InvalidTransition, "archived only supersedes a merge_wait head")
+		prevID = chain.LetterID(pbody)
+	}
+	// The post laws of chain, steps 6 and 7, on the previous letter.
+	for _, err := range []error{chain.CheckExtends(l, prev, prevID), chain.CheckTransition(l, prev)} {
+		if r, ok := gates.AsRefusal(err); ok {
+			return fault(u, h, r.Code, "%s", r.Lesson)
 		}
 	}
 	if l.Phase == chain.PhaseArchived && !hasTrailer(c.Message, "M1nd-Origin", gates.OriginHumanUI) {

@@ -82,6 +82,10 @@ func TestCheckUpdateLaws(t *testing.T) {
 	notALetter := r.commit(head.Commit, "notes.txt", []byte("hi"), "junk\n")
 	pretty := r.commit(head.Commit, chain.LetterFile, append(archived.Canonical(), '\n'), "archived\n\nM1nd-Origin: human-ui\n")
 	root := r.commit(gitstore.ZeroHash, chain.LetterFile, []byte("{}"), "root\n")
+	// A mission that starts archived: no merge_wait head to supersede.
+	archivedFirst := *archived
+	archivedFirst.MissionID, archivedFirst.MissionSeq, archivedFirst.PrevLetterID = "msn_00000000a5c1", 1, nil
+	archivedRoot := r.commit(gitstore.ZeroHash, chain.LetterFile, archivedFirst.Canonical(), "archived\n\nM1nd-Origin: human-ui\n")
 	first, _ := r.repo.ReadCommit(head.Commit)
 	never := func(Update) bool { return false }
 	for _, tt := range []struct {
@@ -92,6 +96,7 @@ func TestCheckUpdateLaws(t *testing.T) {
 		{"extend with a human archive", Update{Old: head.Commit, New: honest, Ref: ref}, ""},
 		{"a forged archive", Update{Old: head.Commit, New: forged, Ref: ref}, gates.HumanGestureRequired},
 		{"a seq gap", Update{Old: head.Commit, New: gap, Ref: ref}, gates.StaleHead},
+		{"an archived first letter", Update{New: archivedRoot, Ref: chain.MissionRefPrefix + archivedFirst.MissionID}, gates.InvalidTransition},
 		{"not a letter", Update{Old: head.Commit, New: notALetter, Ref: ref}, gates.InvalidLetter},
 		{"not canonical bytes", Update{Old: head.Commit, New: pretty, Ref: ref}, gates.InvalidLetter},
 		{"a rewrite", Update{Old: head.Commit, New: first.Parents[0], Ref: ref}, gates.InvalidTransition},
