@@ -214,20 +214,58 @@ func onlyFile(objs Objects, c *gitstore.Commit, name string) ([]byte, error) {
 	return objs.ReadFileInTree(c.Tree, name)
 }
 
-func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
-	body, err := onlyFile(objs, c, chain.LetterFile)
-	if err != nil {
-		return fault(u, h, gates.InvalidLetter, "a mission commit holds %s: %v", chain.LetterFile, err)
-	}
-	l, err := chain.DecodeLetter(body)
+// asFault is the fault at commit h for an error of a document check: a
+// refusal keeps its code and lesson, anything else is invalid_letter.
+func asFault(u Update, h gitstore.Hash, err error) *RefFault {
 	if err == nil {
-		err = chain.Validate(l)
+		return nil
 	}
 	if r, ok := gates.AsRefusal(err); ok {
 		return fault(u, h, r.Code, "%s", r.Lesson)
 	}
-	if !bytes.Equal(l.Canonical(), body) {
-		return fault(u, h, gates.InvalidLetter, "letter.json must hold the letter's canonical bytes (compact JSON in schema order), so its id is the sha256 of the file")
+	return fault(u, h, gates.InvalidLetter, "%v", err)
+}
+
+// document is a kind of one-document commit: its tree holds file, which
+// decodes and validates, in the canonical bytes that the document's id is
+// the sha256 of.
+type document[D any] struct {
+	what      string // "a mission commit", for lessons
+	file      string
+	decode    func([]byte) (D, error)
+	validate  func(D) error
+	canonical func(D) []byte
+}
+
+var (
+	letterDoc = document[*chain.Letter]{"a mission commit", chain.LetterFile, chain.DecodeLetter, chain.Validate, (*chain.Letter).Canonical}
+	mailDoc   = document[*mailbox.Letter]{"a mail commit", mailbox.File, mailbox.Decode, mailbox.Validate, (*mailbox.Letter).Canonical}
+)
+
+// read checks commit c's document and returns it with its bytes.
+func (d document[D]) read(objs Objects, u Update, h gitstore.Hash, c *gitstore.Commit) (D, []byte, *RefFault) {
+	var none D
+	body, err := onlyFile(objs, c, d.file)
+	if err != nil {
+		return none, nil, fault(u, h, gates.InvalidLetter, "%s holds %s: %v", d.what, d.file, err)
+	}
+	doc, err := d.decode(body)
+	if err == nil {
+		err = d.validate(doc)
+	}
+	if f := asFault(u, h, err); f != nil {
+		return none, nil, f
+	}
+	if !bytes.Equal(d.canonical(doc), body) {
+		return none, nil, fault(u, h, gates.InvalidLetter, "%s must hold the document's canonical bytes (compact JSON in key order), so its id is the sha256 of the file", d.file)
+	}
+	return doc, body, nil
+}
+
+func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
+	l, _, f := letterDoc.read(objs, u, h, c)
+	if f != nil {
+		return f
 	}
 	id := strings.TrimPrefix(u.Ref, chain.MissionRefPrefix)
 	if l.MissionID != id {
@@ -247,8 +285,8 @@ func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstor
 	}
 	// The post laws of chain, steps 6 and 7, on the previous letter.
 	for _, err := range []error{chain.CheckExtends(l, prev, prevID), chain.CheckTransition(l, prev)} {
-		if r, ok := gates.AsRefusal(err); ok {
-			return fault(u, h, r.Code, "%s", r.Lesson)
+		if f := asFault(u, h, err); f != nil {
+			return f
 		}
 	}
 	if l.Phase == chain.PhaseArchived && !hasTrailer(c.Message, "M1nd-Origin", gates.OriginHumanUI) {
@@ -298,19 +336,9 @@ func checkStoreLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore
 }
 
 func checkMailLink(objs Objects, u Update, h gitstore.Hash, c *gitstore.Commit) *RefFault {
-	body, err := onlyFile(objs, c, mailbox.File)
-	if err != nil {
-		return fault(u, h, gates.InvalidLetter, "a mail commit holds %s: %v", mailbox.File, err)
-	}
-	l, err := mailbox.Decode(body)
-	if err == nil {
-		err = mailbox.Validate(l)
-	}
-	if r, ok := gates.AsRefusal(err); ok {
-		return fault(u, h, r.Code, "%s", r.Lesson)
-	}
-	if !bytes.Equal(l.Canonical(), body) {
-		return fault(u, h, gates.InvalidLetter, "mail.json must hold the letter's canonical bytes, so its id is the sha256 of the file")
+	l, _, f := mailDoc.read(objs, u, h, c)
+	if f != nil {
+		return f
 	}
 	if want, err := mailbox.Ref(l.To, l.Agent); err != nil || want != u.Ref {
 		return fault(u, h, gates.InvalidLetter, "a letter from %s to %s belongs on %s", l.Agent, l.To, want)

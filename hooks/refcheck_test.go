@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,30 @@ func mustRead(t *testing.T, repo *gitstore.Repo, h gitstore.Hash) []byte {
 		t.Fatal(err)
 	}
 	return body
+}
+
+// TestDocumentErrorsThatAreNoRefusals: a decoder or validator error that is
+// not a refusal (none of today's returns one) is an invalid_letter fault
+// naming the error, never a pass and never a decoded nil.
+func TestDocumentErrorsThatAreNoRefusals(t *testing.T) {
+	r := newChainRig(t)
+	h := r.commit(gitstore.ZeroHash, "x.json", []byte(`{}`), "x\n")
+	c, _ := r.repo.ReadCommit(h)
+	type doc struct{}
+	decoded := func([]byte) (*doc, error) { return &doc{}, nil }
+	valid := func(*doc) error { return nil }
+	canonical := func(*doc) []byte { return []byte(`{}`) }
+	boom := errors.New("boom")
+	for label, d := range map[string]document[*doc]{
+		"decode":   {"a test commit", "x.json", func([]byte) (*doc, error) { return nil, boom }, valid, canonical},
+		"validate": {"a test commit", "x.json", decoded, func(*doc) error { return boom }, canonical},
+	} {
+		got, _, f := d.read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c)
+		if f == nil || f.Code != string(gates.InvalidLetter) || f.Lesson != "boom" || got != nil {
+			t.Errorf("%s: %v %v", label, got, f)
+		}
+	}
+	if got, _, f := (document[*doc]{"a test commit", "x.json", decoded, valid, canonical}).read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c); f != nil || got == nil {
+		t.Errorf("a good document: %v %v", got, f)
+	}
 }
