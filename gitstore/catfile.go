@@ -80,5 +80,8 @@ func (c *CatFile) ReadFileInTree(tree Hash, name string) ([]byte, error) {
 	return fileInTree(c, tree, name)
 }
 
+// ReadBlob reads a blob's contents.
+func (c *CatFile) ReadBlob(h Hash) ([]byte, error) { return readTyped(c, BlobObject, h) }
+
 // TreeEntries reads one tree.
 func (c *CatFile) TreeEntries(tree Hash) ([]TreeEntry, error) { return treeEntries(c, tree) }

@@ -177,6 +177,9 @@ func fileInTree(r objectReader, tree Hash, name string) ([]byte, error) {
 	return nil, ErrNoSuchFile
 }
 
+// ReadBlob reads a blob's contents.
+func (r *Repo) ReadBlob(h Hash) ([]byte, error) { return r.ReadTyped(BlobObject, h) }
+
 func (r *Repo) loosePath(h Hash) string {
 	hex := h.String()
 	return filepath.Join(r.commonDir, "objects", hex[:2], hex[2:])

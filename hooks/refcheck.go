@@ -19,6 +19,8 @@ import (
 type Objects interface {
 	ReadCommit(h gitstore.Hash) (*gitstore.Commit, error)
 	ReadFileInTree(tree gitstore.Hash, name string) ([]byte, error)
+	TreeEntries(tree gitstore.Hash) ([]gitstore.TreeEntry, error)
+	ReadBlob(h gitstore.Hash) ([]byte, error)
 }
 
 // Update is one ref moving from Old to New (ZeroHash for none).
@@ -189,7 +191,7 @@ func (laws Laws) checkDocLink(objs Objects, u Update, h gitstore.Hash, c, parent
 	}
 	want := int64(1)
 	if parent != nil {
-		pbody, err := onlyFile(objs, parent, memory.AtlasFile)
+		pbody, err := objs.ReadFileInTree(parent.Tree, memory.AtlasFile)
 		prev, derr := memory.DecodeDoc(pbody)
 		if err != nil || derr != nil {
 			return fault(u, h, gates.InvalidLetter, "the previous version does not read")
@@ -210,8 +212,24 @@ func (laws Laws) checkDocLink(objs Objects, u Update, h gitstore.Hash, c, parent
 	return nil
 }
 
+// onlyFile reads the document of a one-document commit (a letter, mail, a
+// memory, a shared document): its tree holds exactly name, a plain file,
+// and nothing else (DESIGN §4; chain.Append writes no other tree).
 func onlyFile(objs Objects, c *gitstore.Commit, name string) ([]byte, error) {
-	return objs.ReadFileInTree(c.Tree, name)
+	entries, err := objs.TreeEntries(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Name != name || (e.Mode != "100644" && e.Mode != "100755") {
+			continue
+		}
+		if len(entries) > 1 {
+			return nil, fmt.Errorf("the tree holds %d entries, not %s alone", len(entries), name)
+		}
+		return objs.ReadBlob(e.Hash)
+	}
+	return nil, gitstore.ErrNoSuchFile
 }
 
 // asFault is the fault at commit h for an error of a document check: a
@@ -274,7 +292,7 @@ func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstor
 	var prev *chain.Letter
 	prevID := ""
 	if parent != nil {
-		pbody, err := onlyFile(objs, parent, chain.LetterFile)
+		pbody, err := objs.ReadFileInTree(parent.Tree, chain.LetterFile)
 		if err != nil {
 			return fault(u, h, gates.InvalidLetter, "the previous commit holds no letter")
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
 )
 
@@ -35,8 +36,18 @@ func newChainRig(t *testing.T) *chainRig {
 // commit writes one file into a commit on parent, the way raw git could.
 func (r *chainRig) commit(parent gitstore.Hash, file string, body []byte, message string) gitstore.Hash {
 	r.t.Helper()
-	blob, _ := r.repo.WriteBlob(body)
-	tree, _ := r.repo.WriteTree([]gitstore.TreeEntry{{Name: file, Mode: "100644", Hash: blob}})
+	return r.commitFiles(parent, map[string][]byte{file: body}, message)
+}
+
+// commitFiles writes files into a commit on parent, the way raw git could.
+func (r *chainRig) commitFiles(parent gitstore.Hash, files map[string][]byte, message string) gitstore.Hash {
+	r.t.Helper()
+	var entries []gitstore.TreeEntry
+	for name, body := range files {
+		blob, _ := r.repo.WriteBlob(body)
+		entries = append(entries, gitstore.TreeEntry{Name: name, Mode: "100644", Hash: blob})
+	}
+	tree, _ := r.repo.WriteTree(entries)
 	sig := gitstore.Signature{Name: "forger", Email: "f@x", When: time.Unix(1, 0)}
 	c := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: message}
 	if !parent.IsZero() {
@@ -82,6 +93,7 @@ func TestCheckUpdateLaws(t *testing.T) {
 	gap := r.commit(head.Commit, chain.LetterFile, skipped.Canonical(), "gap\n")
 	notALetter := r.commit(head.Commit, "notes.txt", []byte("hi"), "junk\n")
 	pretty := r.commit(head.Commit, chain.LetterFile, append(archived.Canonical(), '\n'), "archived\n\nM1nd-Origin: human-ui\n")
+	crowded := r.commitFiles(head.Commit, map[string][]byte{chain.LetterFile: archived.Canonical(), "notes.txt": []byte("hi")}, "archived\n\nM1nd-Origin: human-ui\n")
 	root := r.commit(gitstore.ZeroHash, chain.LetterFile, []byte("{}"), "root\n")
 	// A mission that starts archived: no merge_wait head to supersede.
 	archivedFirst := *archived
@@ -100,6 +112,7 @@ func TestCheckUpdateLaws(t *testing.T) {
 		{"an archived first letter", Update{New: archivedRoot, Ref: chain.MissionRefPrefix + archivedFirst.MissionID}, gates.InvalidTransition},
 		{"not a letter", Update{Old: head.Commit, New: notALetter, Ref: ref}, gates.InvalidLetter},
 		{"not canonical bytes", Update{Old: head.Commit, New: pretty, Ref: ref}, gates.InvalidLetter},
+		{"letter.json and another file", Update{Old: head.Commit, New: crowded, Ref: ref}, gates.InvalidLetter},
 		{"a rewrite", Update{Old: head.Commit, New: first.Parents[0], Ref: ref}, gates.InvalidTransition},
 		{"another history", Update{Old: head.Commit, New: root, Ref: ref}, gates.InvalidTransition},
 		{"a deletion", Update{Old: head.Commit, Ref: ref}, gates.InvalidTransition},
@@ -245,5 +258,38 @@ func TestDocumentErrorsThatAreNoRefusals(t *testing.T) {
 	}
 	if got, _, f := (document[*doc]{"a test commit", "x.json", decoded, valid, canonical}).read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c); f != nil || got == nil {
 		t.Errorf("a good document: %v %v", got, f)
+	}
+}
+
+// TestOneDocumentCommitsHoldOneFile: a mail or atlas commit whose tree holds
+// its document and anything else is refused invalid_letter, like a mission
+// commit; the same document alone passes.
+func TestOneDocumentCommitsHoldOneFile(t *testing.T) {
+	r := newChainRig(t)
+	mail := &mailbox.Letter{TS: "2026-11-30T12:00:00Z", Agent: "alice", To: "bob", Class: mailbox.ClassNote, Brain: "brain", What: "hello"}
+	keys := memory.Keys{Dir: memory.KeysDir(r.repo.RuntimeDir())}
+	keys.Create("alice")
+	d, err := (&memory.Atlas{Repo: r.repo, Keys: keys}).Publish(context.Background(), "alice", "plan", "ship it", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	atlasRef := memory.DocRef(d.DocID)
+	head, _, _ := r.repo.ReadRef(atlasRef)
+	for _, tt := range []struct {
+		ref, file string
+		body      []byte
+	}{
+		{"refs/m1nd/mail/bob/alice", mailbox.File, mail.Canonical()},
+		{atlasRef, memory.AtlasFile, mustRead(t, r.repo, head)},
+	} {
+		alone := r.commit(gitstore.ZeroHash, tt.file, tt.body, "alone\n")
+		if f := CheckUpdate(r.repo, Update{New: alone, Ref: tt.ref}, noPacked); f != nil {
+			t.Errorf("%s alone: %v", tt.file, f)
+		}
+		crowded := r.commitFiles(gitstore.ZeroHash, map[string][]byte{tt.file: tt.body, "notes.txt": []byte("hi")}, "crowded\n")
+		f := CheckUpdate(r.repo, Update{New: crowded, Ref: tt.ref}, noPacked)
+		if f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "not "+tt.file+" alone") {
+			t.Errorf("%s and another file: %v", tt.file, f)
+		}
 	}
 }
