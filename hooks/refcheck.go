@@ -112,26 +112,52 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 		}
 		return fault(u, gitstore.ZeroHash, gates.InvalidTransition, "m1nd history is append-only: deleting %s would bury its letters", u.Ref)
 	}
-	fresh, err := newCommits(objs, u)
-	if err != nil {
-		return err
+	fresh, f := newCommits(objs, u)
+	if f != nil || len(fresh) == 0 {
+		return f
 	}
-	// Oldest first, each checked against its parent.
-	for i := len(fresh) - 1; i >= 0; i-- {
-		if f := laws.checkLink(objs, u, kind, fresh[i]); f != nil {
+	// Oldest first, each against the document before it, which is read
+	// once: the old head's for the first new commit, then each new one's as
+	// it was checked.
+	var prev *checked
+	if len(fresh[0].commit.Parents) == 1 {
+		if prev, f = readPrevious(objs, u, kind, fresh[0]); f != nil {
+			return f
+		}
+	}
+	for _, l := range fresh {
+		if prev, f = laws.checkLink(objs, u, kind, l, prev); f != nil {
 			return f
 		}
 	}
 	return nil
 }
 
-// newCommits lists the commits from New back to (not including) Old along
-// first parents; Old must be on that line, or the update rewrites history.
-func newCommits(objs Objects, u Update) ([]gitstore.Hash, *RefFault) {
-	var out []gitstore.Hash
+// link is one commit of a chain, read once.
+type link struct {
+	hash   gitstore.Hash
+	commit *gitstore.Commit
+}
+
+// checked is what a checked commit hands to the next one: its document,
+// decoded once. nil before a chain's first commit.
+type checked struct {
+	letter   *chain.Letter // a mission commit's letter and its id
+	letterID string
+	version  int64       // a store commit's store_version
+	doc      *memory.Doc // an atlas commit's document
+}
+
+// newCommits reads the commits from New back to (not including) Old along
+// first parents and returns them oldest first; Old must be on that line,
+// or the update rewrites history.
+func newCommits(objs Objects, u Update) ([]link, *RefFault) {
+	var out []link
+	rewrite := !u.Old.IsZero()
 	for h := u.New; !h.IsZero(); {
 		if h == u.Old {
-			return out, nil
+			rewrite = false
+			break
 		}
 		c, err := objs.ReadCommit(h)
 		if err != nil {
@@ -140,7 +166,7 @@ func newCommits(objs Objects, u Update) ([]gitstore.Hash, *RefFault) {
 		if len(c.Parents) > 1 {
 			return nil, fault(u, h, gates.InvalidLetter, "an m1nd chain has one parent per commit; this one has %d", len(c.Parents))
 		}
-		out = append(out, h)
+		out = append(out, link{hash: h, commit: c})
 		if len(out) > 1_000_000 {
 			return nil, fault(u, h, gates.InvalidLetter, "the chain is too long to check")
 		}
@@ -149,67 +175,99 @@ func newCommits(objs Objects, u Update) ([]gitstore.Hash, *RefFault) {
 		}
 		h = c.Parents[0]
 	}
-	if !u.Old.IsZero() {
+	if rewrite {
 		return nil, fault(u, u.New, gates.InvalidTransition, "this update rewrites %s: m1nd history only grows (the old head is not an ancestor of the new one)", u.Ref)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
 }
 
-// checkLink checks one new commit of a chain against its parent.
-func (laws Laws) checkLink(objs Objects, u Update, kind string, h gitstore.Hash) *RefFault {
-	c, err := objs.ReadCommit(h)
-	if err != nil {
-		return fault(u, h, gates.InvalidLetter, "the commit cannot be read: %v", err)
+// readPrevious decodes the document of first's parent, the head the new
+// commits extend, for the kinds whose links look back. It was judged when
+// it was written, so it is read, not judged again.
+func readPrevious(objs Objects, u Update, kind string, first link) (*checked, *RefFault) {
+	if kind != kindMission && kind != kindStore && kind != kindAtlas {
+		return nil, nil // mail and memory links stand alone
 	}
-	var parent *gitstore.Commit
-	if len(c.Parents) == 1 {
-		if parent, err = objs.ReadCommit(c.Parents[0]); err != nil {
-			return fault(u, h, gates.InvalidLetter, "the parent commit cannot be read: %v", err)
-		}
+	h := first.hash
+	parent, err := objs.ReadCommit(first.commit.Parents[0])
+	if err != nil {
+		return nil, fault(u, h, gates.InvalidLetter, "the parent commit cannot be read: %v", err)
 	}
 	switch kind {
 	case kindMission:
-		return checkLetterLink(objs, u, h, c, parent)
+		body, err := objs.ReadFileInTree(parent.Tree, chain.LetterFile)
+		if err != nil {
+			return nil, fault(u, h, gates.InvalidLetter, "the previous commit holds no letter")
+		}
+		l, err := chain.DecodeLetter(body)
+		if err != nil {
+			return nil, fault(u, h, gates.InvalidLetter, "the previous letter does not decode")
+		}
+		return &checked{letter: l, letterID: chain.LetterID(body)}, nil
 	case kindStore:
-		return checkStoreLink(objs, u, h, c, parent)
-	case kindMail:
-		return checkMailLink(objs, u, h, c)
-	case kindAtlas:
-		return laws.checkDocLink(objs, u, h, c, parent)
+		snap, err := storeAt(objs, parent)
+		if err != nil {
+			return nil, fault(u, h, gates.SchemaMismatch, "the previous store commit does not read: %v", err)
+		}
+		return &checked{version: snap.StoreVersion}, nil
+	default: // atlas
+		body, err := objs.ReadFileInTree(parent.Tree, memory.AtlasFile)
+		var d *memory.Doc
+		if err == nil {
+			d, err = memory.DecodeDoc(body)
+		}
+		if err != nil {
+			return nil, fault(u, h, gates.InvalidLetter, "the previous version does not read")
+		}
+		return &checked{doc: d}, nil
 	}
-	return nil
 }
 
-func (laws Laws) checkDocLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
-	body, err := onlyFile(objs, c, memory.AtlasFile)
+// checkLink checks one new commit of a chain against the document before
+// it (prev, nil for a chain's first commit) and returns its own.
+func (laws Laws) checkLink(objs Objects, u Update, kind string, l link, prev *checked) (*checked, *RefFault) {
+	switch kind {
+	case kindMission:
+		return checkLetterLink(objs, u, l, prev)
+	case kindStore:
+		return checkStoreLink(objs, u, l, prev)
+	case kindMail:
+		return nil, checkMailLink(objs, u, l)
+	case kindAtlas:
+		return laws.checkDocLink(objs, u, l, prev)
+	}
+	return nil, nil
+}
+
+func (laws Laws) checkDocLink(objs Objects, u Update, l link, prev *checked) (*checked, *RefFault) {
+	h := l.hash
+	body, err := onlyFile(objs, l.commit, memory.AtlasFile)
 	if err != nil {
-		return fault(u, h, gates.InvalidLetter, "an atlas commit holds %s: %v", memory.AtlasFile, err)
+		return nil, fault(u, h, gates.InvalidLetter, "an atlas commit holds %s: %v", memory.AtlasFile, err)
 	}
 	d, err := memory.DecodeDoc(body)
 	if err != nil || memory.DocRef(d.DocID) != u.Ref {
-		return fault(u, h, gates.InvalidLetter, "%s does not hold this ref's document", memory.AtlasFile)
+		return nil, fault(u, h, gates.InvalidLetter, "%s does not hold this ref's document", memory.AtlasFile)
 	}
 	want := int64(1)
-	if parent != nil {
-		pbody, err := objs.ReadFileInTree(parent.Tree, memory.AtlasFile)
-		prev, derr := memory.DecodeDoc(pbody)
-		if err != nil || derr != nil {
-			return fault(u, h, gates.InvalidLetter, "the previous version does not read")
+	if prev != nil {
+		if prev.doc.Publisher != d.Publisher {
+			return nil, fault(u, h, gates.NotPublisher, "%s was published by %s; a version by %s is refused", d.DocID, prev.doc.Publisher, gates.Echo(d.Publisher))
 		}
-		if prev.Publisher != d.Publisher {
-			return fault(u, h, gates.NotPublisher, "%s was published by %s; a version by %s is refused", d.DocID, prev.Publisher, gates.Echo(d.Publisher))
-		}
-		want = prev.Version + 1
+		want = prev.doc.Version + 1
 	}
 	if d.Version != want {
-		return fault(u, h, gates.InvalidLetter, "each version adds 1: this one says %d, want %d", d.Version, want)
+		return nil, fault(u, h, gates.InvalidLetter, "each version adds 1: this one says %d, want %d", d.Version, want)
 	}
 	if laws.Keys != nil {
 		if proof, err := laws.Keys.CheckProof(d); err == nil && proof == memory.ProofBad {
-			return fault(u, h, gates.BadPublisherProof, "the proof of %s v%d does not verify with %s's key", d.DocID, d.Version, d.Publisher)
+			return nil, fault(u, h, gates.BadPublisherProof, "the proof of %s v%d does not verify with %s's key", d.DocID, d.Version, d.Publisher)
 		}
 	}
-	return nil
+	return &checked{doc: d}, nil
 }
 
 // onlyFile reads the document of a one-document commit (a letter, mail, a
@@ -280,37 +338,31 @@ func (d document[D]) read(objs Objects, u Update, h gitstore.Hash, c *gitstore.C
 	return doc, body, nil
 }
 
-func checkLetterLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
-	l, _, f := letterDoc.read(objs, u, h, c)
+func checkLetterLink(objs Objects, u Update, lk link, prev *checked) (*checked, *RefFault) {
+	h := lk.hash
+	l, body, f := letterDoc.read(objs, u, h, lk.commit)
 	if f != nil {
-		return f
+		return nil, f
 	}
 	id := strings.TrimPrefix(u.Ref, chain.MissionRefPrefix)
 	if l.MissionID != id {
-		return fault(u, h, gates.InvalidLetter, "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
+		return nil, fault(u, h, gates.InvalidLetter, "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
 	}
-	var prev *chain.Letter
-	prevID := ""
-	if parent != nil {
-		pbody, err := objs.ReadFileInTree(parent.Tree, chain.LetterFile)
-		if err != nil {
-			return fault(u, h, gates.InvalidLetter, "the previous commit holds no letter")
-		}
-		if prev, err = chain.DecodeLetter(pbody); err != nil {
-			return fault(u, h, gates.InvalidLetter, "the previous letter does not decode")
-		}
-		prevID = chain.LetterID(pbody)
+	var head *chain.Letter
+	headID := ""
+	if prev != nil {
+		head, headID = prev.letter, prev.letterID
 	}
-	// The post laws of chain, steps 6 and 7, on the previous letter.
-	for _, err := range []error{chain.CheckExtends(l, prev, prevID), chain.CheckTransition(l, prev)} {
+	// The post laws of chain, steps 6 and 7, on the letter before.
+	for _, err := range []error{chain.CheckExtends(l, head, headID), chain.CheckTransition(l, head)} {
 		if f := asFault(u, h, err); f != nil {
-			return f
+			return nil, f
 		}
 	}
-	if l.Phase == chain.PhaseArchived && !hasTrailer(c.Message, "M1nd-Origin", gates.OriginHumanUI) {
-		return fault(u, h, gates.HumanGestureRequired, "an archived letter is a human gesture: its commit carries M1nd-Origin: human-ui (the tray or m1nd mission archive makes it)")
+	if l.Phase == chain.PhaseArchived && !hasTrailer(lk.commit.Message, "M1nd-Origin", gates.OriginHumanUI) {
+		return nil, fault(u, h, gates.HumanGestureRequired, "an archived letter is a human gesture: its commit carries M1nd-Origin: human-ui (the tray or m1nd mission archive makes it)")
 	}
-	return nil
+	return &checked{letter: l, letterID: chain.LetterID(body)}, nil
 }
 
 func hasTrailer(message, key, value string) bool {
@@ -322,44 +374,37 @@ func hasTrailer(message, key, value string) bool {
 	return false
 }
 
-func storeVersionAt(objs Objects, c *gitstore.Commit) (int64, error) {
+// storeAt decodes store.json of a store commit.
+func storeAt(objs Objects, c *gitstore.Commit) (*brain.Snapshot, error) {
 	body, err := objs.ReadFileInTree(c.Tree, brain.StoreFile)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	snap, err := brain.DecodeStoreDoc(body)
-	if err != nil {
-		return 0, err
-	}
-	return snap.StoreVersion, nil
+	return brain.DecodeStoreDoc(body)
 }
 
-func checkStoreLink(objs Objects, u Update, h gitstore.Hash, c, parent *gitstore.Commit) *RefFault {
-	v, err := storeVersionAt(objs, c)
+func checkStoreLink(objs Objects, u Update, l link, prev *checked) (*checked, *RefFault) {
+	snap, err := storeAt(objs, l.commit)
 	if err != nil {
-		return fault(u, h, gates.SchemaMismatch, "a store commit holds %s of %s: %v", brain.StoreFile, brain.StoreSchema, err)
+		return nil, fault(u, l.hash, gates.SchemaMismatch, "a store commit holds %s of %s: %v", brain.StoreFile, brain.StoreSchema, err)
 	}
 	want := int64(1)
-	if parent != nil {
-		pv, err := storeVersionAt(objs, parent)
-		if err != nil {
-			return fault(u, h, gates.SchemaMismatch, "the previous store commit does not read: %v", err)
-		}
-		want = pv + 1
+	if prev != nil {
+		want = prev.version + 1
 	}
-	if v != want {
-		return fault(u, h, gates.StoreVersionConflict, "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
+	if snap.StoreVersion != want {
+		return nil, fault(u, l.hash, gates.StoreVersionConflict, "each store commit adds exactly 1 to store_version: this one says %d, want %d", snap.StoreVersion, want)
 	}
-	return nil
+	return &checked{version: snap.StoreVersion}, nil
 }
 
-func checkMailLink(objs Objects, u Update, h gitstore.Hash, c *gitstore.Commit) *RefFault {
-	l, _, f := mailDoc.read(objs, u, h, c)
+func checkMailLink(objs Objects, u Update, lk link) *RefFault {
+	l, _, f := mailDoc.read(objs, u, lk.hash, lk.commit)
 	if f != nil {
 		return f
 	}
 	if want, err := mailbox.Ref(l.To, l.Agent); err != nil || want != u.Ref {
-		return fault(u, h, gates.InvalidLetter, "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
+		return fault(u, lk.hash, gates.InvalidLetter, "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
 	}
 	return nil
 }

@@ -293,3 +293,45 @@ func TestOneDocumentCommitsHoldOneFile(t *testing.T) {
 		}
 	}
 }
+
+// countingObjects counts the reads of each object.
+type countingObjects struct {
+	Objects
+	reads map[gitstore.Hash]int
+}
+
+func (c *countingObjects) ReadCommit(h gitstore.Hash) (*gitstore.Commit, error) {
+	c.reads[h]++
+	return c.Objects.ReadCommit(h)
+}
+
+func (c *countingObjects) ReadFileInTree(tree gitstore.Hash, name string) ([]byte, error) {
+	c.reads[tree]++
+	return c.Objects.ReadFileInTree(tree, name)
+}
+
+func (c *countingObjects) TreeEntries(tree gitstore.Hash) ([]gitstore.TreeEntry, error) {
+	c.reads[tree]++
+	return c.Objects.TreeEntries(tree)
+}
+
+// TestCheckReadsEachCommitOnce: a check walks the new commits once, oldest
+// first, and reads the old head's commit and document once.
+func TestCheckReadsEachCommitOnce(t *testing.T) {
+	r := newChainRig(t)
+	head, ref := r.mergeWait()
+	objs := &countingObjects{Objects: r.repo, reads: map[gitstore.Hash]int{}}
+	second, _ := r.repo.ReadCommit(head.Commit)
+	first, _ := r.repo.ReadCommit(second.Parents[0])
+	for _, u := range []Update{{New: head.Commit, Ref: ref}, {Old: second.Parents[0], New: head.Commit, Ref: ref}} {
+		clear(objs.reads)
+		if f := CheckUpdate(objs, u, noPacked); f != nil {
+			t.Fatalf("%v: %v", u, f)
+		}
+		for _, h := range []gitstore.Hash{head.Commit, second.Tree, second.Parents[0], first.Tree} {
+			if objs.reads[h] != 1 {
+				t.Errorf("from %v: %s read %d times", u.Old, h, objs.reads[h])
+			}
+		}
+	}
+}
