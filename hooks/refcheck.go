@@ -236,6 +236,8 @@ func (laws Laws) checkLink(objs Objects, u Update, kind string, l link, prev *ch
 		return checkStoreLink(objs, u, l, prev)
 	case kindMail:
 		return nil, checkMailLink(objs, u, l)
+	case kindMemory:
+		return nil, checkMemoryLink(objs, u, l)
 	case kindAtlas:
 		return laws.checkDocLink(objs, u, l, prev)
 	}
@@ -244,12 +246,11 @@ func (laws Laws) checkLink(objs Objects, u Update, kind string, l link, prev *ch
 
 func (laws Laws) checkDocLink(objs Objects, u Update, l link, prev *checked) (*checked, *RefFault) {
 	h := l.hash
-	body, err := onlyFile(objs, l.commit, memory.AtlasFile)
-	if err != nil {
-		return nil, fault(u, h, gates.InvalidLetter, "an atlas commit holds %s: %v", memory.AtlasFile, err)
+	d, _, f := atlasDoc.read(objs, u, h, l.commit)
+	if f != nil {
+		return nil, f
 	}
-	d, err := memory.DecodeDoc(body)
-	if err != nil || memory.DocRef(d.DocID) != u.Ref {
+	if memory.DocRef(d.DocID) != u.Ref {
 		return nil, fault(u, h, gates.InvalidLetter, "%s does not hold this ref's document", memory.AtlasFile)
 	}
 	want := int64(1)
@@ -309,13 +310,15 @@ type document[D any] struct {
 	what      string // "a mission commit", for lessons
 	file      string
 	decode    func([]byte) (D, error)
-	validate  func(D) error
+	validate  func(D) error // nil: decoding is the whole check
 	canonical func(D) []byte
 }
 
 var (
 	letterDoc = document[*chain.Letter]{"a mission commit", chain.LetterFile, chain.DecodeLetter, chain.Validate, (*chain.Letter).Canonical}
 	mailDoc   = document[*mailbox.Letter]{"a mail commit", mailbox.File, mailbox.Decode, mailbox.Validate, (*mailbox.Letter).Canonical}
+	memoryDoc = document[*memory.Event]{"a memory commit", memory.File, memory.Decode, memory.Validate, (*memory.Event).Canonical}
+	atlasDoc  = document[*memory.Doc]{"an atlas commit", memory.AtlasFile, memory.DecodeDoc, nil, (*memory.Doc).Canonical}
 )
 
 // read checks commit c's document and returns it with its bytes.
@@ -326,7 +329,7 @@ func (d document[D]) read(objs Objects, u Update, h gitstore.Hash, c *gitstore.C
 		return none, nil, fault(u, h, gates.InvalidLetter, "%s holds %s: %v", d.what, d.file, err)
 	}
 	doc, err := d.decode(body)
-	if err == nil {
+	if err == nil && d.validate != nil {
 		err = d.validate(doc)
 	}
 	if f := asFault(u, h, err); f != nil {
@@ -405,6 +408,17 @@ func checkMailLink(objs Objects, u Update, lk link) *RefFault {
 	}
 	if want, err := mailbox.Ref(l.To, l.Agent); err != nil || want != u.Ref {
 		return fault(u, lk.hash, gates.InvalidLetter, "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
+	}
+	return nil
+}
+
+func checkMemoryLink(objs Objects, u Update, lk link) *RefFault {
+	e, _, f := memoryDoc.read(objs, u, lk.hash, lk.commit)
+	if f != nil {
+		return f
+	}
+	if want, err := memory.Ref(e.Agent); err != nil || want != u.Ref {
+		return fault(u, lk.hash, gates.InvalidLetter, "a memory of %s belongs on %s", e.Agent, want)
 	}
 	return nil
 }

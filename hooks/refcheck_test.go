@@ -335,3 +335,52 @@ func TestCheckReadsEachCommitOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryAndAtlasDocuments: a memory commit is judged like mail (it
+// decodes, validates, holds canonical bytes and sits on its writer's ref)
+// and an atlas commit holds its document's canonical bytes.
+func TestMemoryAndAtlasDocuments(t *testing.T) {
+	r := newChainRig(t)
+	good := &memory.Event{TS: "2026-11-30T12:00:00Z", Agent: "alice", Kind: memory.KindMemory, Sort: "learned", Text: "raw git can write memories"}
+	gossip := *good
+	gossip.Sort = "gossip"
+	ref, _ := memory.Ref("alice")
+	pretty := strings.Replace(string(good.Canonical()), `,"kind"`, `, "kind"`, 1)
+	for _, tt := range []struct {
+		label string
+		ref   string
+		file  string
+		body  []byte
+		code  gates.Code // "" = allowed
+	}{
+		{"a memory", ref, memory.File, good.Canonical(), ""},
+		{"no memory.json", ref, "notes.txt", good.Canonical(), gates.InvalidLetter},
+		{"not a memory", ref, memory.File, []byte(`{"hello":"world"}`), gates.InvalidLetter},
+		{"a sort that is none", ref, memory.File, gossip.Canonical(), gates.InvalidLetter},
+		{"not canonical bytes", ref, memory.File, []byte(pretty), gates.InvalidLetter},
+		{"on another agent's ref", "refs/m1nd/memory/bob", memory.File, good.Canonical(), gates.InvalidLetter},
+	} {
+		c := r.commit(gitstore.ZeroHash, tt.file, tt.body, tt.label+"\n")
+		f := CheckUpdate(r.repo, Update{New: c, Ref: tt.ref}, noPacked)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
+	}
+	keys := memory.Keys{Dir: memory.KeysDir(r.repo.RuntimeDir())}
+	keys.Create("alice")
+	d, err := (&memory.Atlas{Repo: r.repo, Keys: keys}).Publish(context.Background(), "alice", "plan", "ship it", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := r.repo.ReadRef(memory.DocRef(d.DocID))
+	body := mustRead(t, r.repo, head)
+	for _, bad := range [][]byte{append(append([]byte{}, body...), '\n'), []byte(strings.Replace(string(body), `,"version"`, `, "version"`, 1))} {
+		c := r.commit(gitstore.ZeroHash, memory.AtlasFile, bad, "v1 again\n")
+		if f := CheckUpdate(r.repo, Update{New: c, Ref: memory.DocRef(d.DocID)}, noPacked); f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "canonical bytes") {
+			t.Errorf("atlas %q: %v", bad, f)
+		}
+	}
+}

@@ -44,6 +44,10 @@ type Doc struct {
 	Proof     string `json:"proof,omitempty"`
 }
 
+// Canonical returns the document's canonical bytes, proof included: what
+// its commit's doc.json holds.
+func (d *Doc) Canonical() []byte { return d.canonical(true) }
+
 func (d *Doc) canonical(withProof bool) []byte {
 	c := *d
 	if !withProof {
@@ -260,7 +264,7 @@ func (a *Atlas) Amend(ctx context.Context, agent, id, text string, resolve bool,
 func (a *Atlas) write(ctx context.Context, parent gitstore.Hash, d *Doc) error {
 	author, _ := chain.AgentRefName(d.Publisher)
 	when, _ := time.Parse(time.RFC3339, d.TS)
-	_, err := chain.Chain{Repo: a.Repo, Ref: DocRef(d.DocID), File: AtlasFile}.Append(ctx, parent, d.canonical(true), chain.Commit{
+	_, err := chain.Chain{Repo: a.Repo, Ref: DocRef(d.DocID), File: AtlasFile}.Append(ctx, parent, d.Canonical(), chain.Commit{
 		Author:  gitstore.Signature{Name: author, Email: author + "@m1nd", When: when},
 		Message: fmt.Sprintf("atlas %s v%d %s %s\n\nM1nd-Agent: %s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher),
 	})

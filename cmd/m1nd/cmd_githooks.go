@@ -21,7 +21,8 @@ init) refuses, for refs under refs/m1nd/: deleting a mission, store, memory or
 atlas ref; a rewrite (non-fast-forward); a mission commit whose letter does not
 validate or does not extend its chain; an archived letter without
 M1nd-Origin: human-ui; a store commit that does not add exactly 1 to
-store_version. On a bare remote, 'm1nd hooks install --bare' installs the
+store_version; a mail, memory or atlas commit that holds anything but its one
+valid document in canonical bytes. On a bare remote, 'm1nd hooks install --bare' installs the
 same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 		Subcommands: []*cli.Command{
 			{
@@ -152,8 +153,8 @@ func verifyCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
 		Usage: "check every chain and the store under refs/m1nd/ (ids, seq, prev, schema, store versions)",
-		Description: `Walks every mission chain, the store and every mail ref from its root and
-checks each commit as the git hooks would have. Exit 0 when clean, 3 with the
+		Description: `Walks every mission chain, the store and every mail, memory and atlas ref
+from its root and checks each commit as the git hooks would have. Exit 0 when clean, 3 with the
 list of faults — for history written with the hooks bypassed.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
