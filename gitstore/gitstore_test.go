@@ -304,6 +304,18 @@ func TestListRefsMergesLooseAndPacked(t *testing.T) {
 	if n := len(strings.Fields(g.Git("for-each-ref", "--format=%(refname)", "refs/m1nd/missions/"))); n != 4 {
 		t.Fatalf("git lists %d refs", n)
 	}
+	// A loose symbolic ref (plain git can write one) over a packed value is
+	// named apart from the refs, in the same walk, and hides that value.
+	g.Git("symbolic-ref", "refs/m1nd/missions/msn_000000000003", "refs/heads/main")
+	refs, symbolic, err := r.ListRefsAndSymbolic("refs/m1nd/missions/")
+	if err != nil || len(refs) != 3 || strings.Join(symbolic, ",") != "refs/m1nd/missions/msn_000000000003" {
+		t.Fatalf("ListRefsAndSymbolic = %v %v %v", refs, symbolic, err)
+	}
+	for _, ref := range refs {
+		if ref.Name == "refs/m1nd/missions/msn_000000000003" {
+			t.Fatalf("the symbolic ref is listed as %v", ref)
+		}
+	}
 }
 
 // A long-lived Repo must keep reading after someone else runs git gc and

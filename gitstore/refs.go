@@ -158,16 +158,17 @@ var ErrSymbolicRef = errors.New("a symbolic ref, which m1nd refs never are")
 // ListRefs returns every ref whose name starts with prefix (which should end
 // in "/"), loose refs overriding packed ones, sorted by name. Loose files are
 // read concurrently: with thousands of missions this is the heads hot path.
-// Symbolic refs are left out (SymbolicRefs lists them).
+// Symbolic refs are left out (ListRefsAndSymbolic names them).
 func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
 	refs, _, err := r.listRefs(prefix)
 	return refs, err
 }
 
-// SymbolicRefs lists the symbolic refs under prefix.
-func (r *Repo) SymbolicRefs(prefix string) ([]string, error) {
-	_, symbolic, err := r.listRefs(prefix)
-	return symbolic, err
+// ListRefsAndSymbolic is ListRefs and, from the same walk, the names of
+// the symbolic refs under prefix (which m1nd never writes, and plain git
+// can): one read of every loose ref for a caller that wants both.
+func (r *Repo) ListRefsAndSymbolic(prefix string) (refs []Ref, symbolic []string, err error) {
+	return r.listRefs(prefix)
 }
 
 func (r *Repo) listRefs(prefix string) ([]Ref, []string, error) {

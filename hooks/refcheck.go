@@ -426,15 +426,11 @@ func checkMemoryLink(objs Objects, u Update, lk link) *RefFault {
 // Verify checks every chain under refs/m1nd/ from its root, as the hooks
 // would have checked each update. It returns the faults found.
 func Verify(repo *gitstore.Repo) ([]*RefFault, int, error) {
-	refs, err := repo.ListRefs("refs/m1nd/")
+	refs, symbolic, err := repo.ListRefsAndSymbolic("refs/m1nd/")
 	if err != nil {
 		return nil, 0, err
 	}
 	var faults []*RefFault
-	symbolic, err := repo.SymbolicRefs("refs/m1nd/")
-	if err != nil {
-		return nil, 0, err
-	}
 	for _, name := range symbolic {
 		faults = append(faults, &RefFault{Ref: name, Code: string(gates.InvalidLetter), Lesson: "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"})
 	}
