@@ -237,6 +237,28 @@ func CanonicalJSON(v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// DecodeCanonical decodes a stored document into v (a pointer to a
+// struct) and refuses it, invalid_letter, unless data is exactly v's
+// canonical bytes. The one comparison shuts out what encoding/json alone
+// lets through: unknown or case-variant keys, duplicates, trailing data,
+// invalid UTF-8, fields that canonical bytes leave out. file names the
+// document in the lesson (mail.json).
+func DecodeCanonical(data []byte, v any, file string) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return gates.Refusef(gates.InvalidLetter, "", "%s does not hold a JSON document of its kind", file)
+	}
+	return CheckCanonical(data, v, file)
+}
+
+// CheckCanonical refuses, invalid_letter, a stored document whose bytes
+// are not the canonical bytes of v, its decoded form.
+func CheckCanonical(data []byte, v any, file string) error {
+	if !bytes.Equal(CanonicalJSON(v), data) {
+		return gates.Refusef(gates.InvalidLetter, "", "%s must hold the document's canonical bytes (compact JSON in key order), so its id is the sha256 of the file", file)
+	}
+	return nil
+}
+
 // LetterID is the first 12 hex digits of sha256 over canonical bytes.
 func LetterID(canonical []byte) string {
 	sum := sha256.Sum256(canonical)

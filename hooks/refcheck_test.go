@@ -245,18 +245,17 @@ func TestDocumentErrorsThatAreNoRefusals(t *testing.T) {
 	type doc struct{}
 	decoded := func([]byte) (*doc, error) { return &doc{}, nil }
 	valid := func(*doc) error { return nil }
-	canonical := func(*doc) []byte { return []byte(`{}`) }
 	boom := errors.New("boom")
 	for label, d := range map[string]document[*doc]{
-		"decode":   {"a test commit", "x.json", func([]byte) (*doc, error) { return nil, boom }, valid, canonical},
-		"validate": {"a test commit", "x.json", decoded, func(*doc) error { return boom }, canonical},
+		"decode":   {"a test commit", "x.json", func([]byte) (*doc, error) { return nil, boom }, valid},
+		"validate": {"a test commit", "x.json", decoded, func(*doc) error { return boom }},
 	} {
 		got, _, f := d.read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c)
 		if f == nil || f.Code != string(gates.InvalidLetter) || f.Lesson != "boom" || got != nil {
 			t.Errorf("%s: %v %v", label, got, f)
 		}
 	}
-	if got, _, f := (document[*doc]{"a test commit", "x.json", decoded, valid, canonical}).read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c); f != nil || got == nil {
+	if got, _, f := (document[*doc]{"a test commit", "x.json", decoded, valid}).read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c); f != nil || got == nil {
 		t.Errorf("a good document: %v %v", got, f)
 	}
 }

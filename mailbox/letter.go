@@ -6,13 +6,8 @@
 package mailbox
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
@@ -66,20 +61,12 @@ func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
 }
 
-// Decode parses a stored or submitted mail letter strictly: one JSON
-// object, no unknown fields.
+// Decode parses a stored mail letter: its canonical bytes and nothing
+// else.
 func Decode(data []byte) (*Letter, error) {
-	if !utf8.Valid(data) {
-		return nil, invalid("", "the letter is not valid UTF-8 text")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	l := &Letter{}
-	if err := dec.Decode(l); err != nil {
-		return nil, invalid("", "the letter is not a mail letter document")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, invalid("", "the letter must be one JSON object")
+	if err := chain.DecodeCanonical(data, l, File); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

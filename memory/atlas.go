@@ -1,13 +1,11 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,13 +182,12 @@ func (a *Atlas) Read(id string) (*Doc, gitstore.Hash, error) {
 	return d, head.Commit, err
 }
 
-// DecodeDoc parses a stored document strictly.
+// DecodeDoc parses a stored document: its canonical bytes (the proof
+// covers them) and nothing else.
 func DecodeDoc(data []byte) (*Doc, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	d := &Doc{}
-	if err := dec.Decode(d); err != nil {
-		return nil, invalid("", "not a shared document")
+	if err := chain.DecodeCanonical(data, d, AtlasFile); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -5,12 +5,9 @@
 package memory
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -85,16 +82,11 @@ func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
 }
 
-// Decode parses a stored event strictly.
+// Decode parses a stored event: its canonical bytes and nothing else.
 func Decode(data []byte) (*Event, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	e := &Event{}
-	if err := dec.Decode(e); err != nil {
-		return nil, invalid("", "not a memory document")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, invalid("", "one JSON object")
+	if err := chain.DecodeCanonical(data, e, File); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
