@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -62,4 +63,39 @@ func TestDocsFollowTheRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	read(`{"n":1} {"n":2}`) // a damaged index is rebuilt, never trusted
+}
+
+// DecodeCanonical takes a stored document only in its canonical bytes.
+func TestDecodeCanonical(t *testing.T) {
+	type doc struct {
+		Kind string `json:"kind"`
+		Text string `json:"text,omitempty"`
+	}
+	for _, tt := range []struct {
+		label, data string
+		ok          bool
+	}{
+		{"canonical", `{"kind":"note","text":"a & b"}`, true},
+		{"text left out", `{"kind":"note"}`, true},
+		{"spaced", `{"kind": "note"}`, false},
+		{"keys out of order", `{"text":"x","kind":"note"}`, false},
+		{"a key in other case", `{"Kind":"note"}`, false},
+		{"a key twice", `{"kind":"note","kind":"ask"}`, false},
+		{"an unknown key", `{"kind":"note","extra":1}`, false},
+		{"an empty optional written", `{"kind":"note","text":""}`, false},
+		{"trailing data", `{"kind":"note"}{}`, false},
+		{"HTML escaped", `{"kind":"note","text":"a \u0026 b"}`, false},
+		{"invalid UTF-8", "{\"kind\":\"n\xffte\"}", false},
+		{"not JSON", `{`, false},
+	} {
+		var d doc
+		err := chain.DecodeCanonical([]byte(tt.data), &d, "x.json")
+		if tt.ok != (err == nil) {
+			t.Errorf("%s: %v", tt.label, err)
+			continue
+		}
+		if r, isRefusal := gates.AsRefusal(err); err != nil && (!isRefusal || r.Code != gates.InvalidLetter || !strings.HasPrefix(r.Lesson, "x.json ")) {
+			t.Errorf("%s: %v is not an invalid_letter refusal naming x.json", tt.label, err)
+		}
+	}
 }
