@@ -256,7 +256,14 @@ func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	o.m1nd("skeleton", "reconcile")
+	rec := o.m1nd("skeleton", "reconcile", "--json")
+	// The page re-renders on the store's move: click once it has, or the
+	// click lands on a card that is being replaced.
+	version := regexp.MustCompile(`"store_version":(\d+)`).FindStringSubmatch(rec)
+	if version == nil {
+		t.Fatalf("reconcile said %s", rec)
+	}
+	until(t, ctx, "the page to show the reconciled store", `document.querySelector('#store-line').textContent.startsWith('store v`+version[1]+` ')`)
 	click(t, ctx, cardOf("merge_wait")+` button.archive`)
 	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
 	if text := eval[string](t, ctx, `document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "proved at boundary v1 — the block is at v2") {
