@@ -68,7 +68,7 @@ func (o *owner) serve(extra ...string) string {
 	t := o.t
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(filepath.Join(binDir, "m1nd"), args...)
+	cmd := exec.Command(m1ndBin(t), args...)
 	cmd.Dir, cmd.Env = o.dir, o.env
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -92,7 +92,7 @@ func (o *owner) serve(extra ...string) string {
 // m1nd runs the real binary in the demo brain.
 func (o *owner) m1nd(args ...string) string {
 	o.t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "m1nd"), args...)
+	cmd := exec.Command(m1ndBin(o.t), args...)
 	cmd.Dir, cmd.Env = filepath.Dir(o.dir), o.env
 	if _, err := os.Stat(o.dir); err == nil {
 		cmd.Dir = o.dir
@@ -424,7 +424,7 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.url = o.serve()
-	runnerd := exec.Command(filepath.Join(binDir, "m1nd"), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms")
+	runnerd := exec.Command(m1ndBin(t), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms")
 	runnerd.Dir, runnerd.Env = o.dir, o.env
 	if err := runnerd.Start(); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestKillNineWhilePosting(t *testing.T) {
 	}
 	const rounds = 60
 	g := gittest.Init(t, "crash")
-	bin := filepath.Join(binDir, "m1nd")
+	bin := m1ndBin(t)
 	env := gittest.Env(t)
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(bin, args...)

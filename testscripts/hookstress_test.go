@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -47,7 +46,7 @@ func TestParallelHookProcessesDeliverEachLetterOnce(t *testing.T) {
 		}
 		want[res.ID] = true
 	}
-	bin := filepath.Join(binDir, "m1nd")
+	bin := m1ndBin(t)
 	env := gittest.Env(t)
 	input := []byte(`{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"` + g.Dir + `","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"ok"},"tool_use_id":"t1"}`)
 	idPattern := regexp.MustCompile(`- letter ([0-9a-f]{12}) from`)

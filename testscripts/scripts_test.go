@@ -1,50 +1,54 @@
 // Package testscripts holds m1nd's end-to-end scenarios: *.txtar files run
-// by rogpeppe/go-internal/testscript against the real m1nd binary, built
-// once per test run, and the real git.
+// by rogpeppe/go-internal/testscript against the m1nd CLI (the test binary
+// itself, started as m1nd) and the real git.
 package testscripts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
-	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// binDir holds the m1nd binary built for this test run.
-var binDir string
-
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
+	// The test binary is m1nd too: testscript puts a copy named m1nd first
+	// on PATH, and a process started under that name runs the CLI in full
+	// (git hooks, servers and daemons included). No separate build, and go
+	// test's cache sees every source the CLI is made of.
+	testscript.Main(m, map[string]func(){
+		"m1nd": func() {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := cli.Main(ctx, os.Args, cli.SystemIO())
+			stop()
+			os.Exit(code)
+		},
+	})
 }
 
-func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "m1nd-testscripts-")
+// m1ndBin is the m1nd that testscript put on PATH, for the Go tests that
+// start it themselves.
+func m1ndBin(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("m1nd")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		t.Fatalf("m1nd is not on PATH: %v", err)
 	}
-	defer os.RemoveAll(dir)
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "m1nd"), "github.com/m1nd/m1nd/cmd/m1nd").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build m1nd: %v\n%s", err, out)
-		return 1
-	}
-	binDir = dir
-	return m.Run()
+	return bin
 }
 
 // setupGitEnv gives every scenario a hermetic git: no system or user
 // config, a fixed identity, main as the default branch.
 func setupGitEnv(env *testscript.Env) error {
-	env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 	global := filepath.Join(env.WorkDir, ".gitconfig-global")
 	if err := os.WriteFile(global, []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644); err != nil {
 		return err
@@ -66,30 +70,7 @@ func setupGitEnv(env *testscript.Env) error {
 	return nil
 }
 
-// dependOnCLISources reads every Go source the m1nd binary is built from
-// inside a test. This package cannot import cmd/m1nd (nothing can), so
-// without it go test's cache would not notice a change there, or in a
-// package only the binary uses, and would report a stale pass.
-func dependOnCLISources(t *testing.T) {
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata" || d.Name() == "out"):
-			return filepath.SkipDir
-		case d.IsDir() || !(strings.HasSuffix(path, ".go") || d.Name() == "go.mod" || d.Name() == "go.sum"):
-			return nil
-		}
-		_, err = os.ReadFile(path)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestScripts(t *testing.T) {
-	dependOnCLISources(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		Setup:               setupGitEnv,

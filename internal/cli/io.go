@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -25,7 +25,8 @@ type IOStreams struct {
 	Interactive func() bool
 }
 
-func systemIO() *IOStreams {
+// SystemIO is the process's own stdin, stdout and stderr.
+func SystemIO() *IOStreams {
 	return &IOStreams{
 		In:  os.Stdin,
 		Out: os.Stdout,

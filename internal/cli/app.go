@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -24,7 +24,7 @@ type invocation struct {
 	repo *gitstore.Repo
 }
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version is set at build time with -ldflags "-X github.com/m1nd/m1nd/internal/cli.version=…".
 var version = "dev"
 
 func newApp(inv *invocation) *cli.App {
@@ -37,7 +37,7 @@ func newApp(inv *invocation) *cli.App {
 		ErrWriter:            inv.io.Err,
 		HideHelpCommand:      true,
 		EnableBashCompletion: false,
-		ExitErrHandler:       func(*cli.Context, error) {}, // run() maps errors to exit codes
+		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors to exit codes
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
 		},

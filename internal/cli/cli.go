@@ -1,0 +1,80 @@
+// Package cli is the m1nd command line: urfave/cli wiring, replies and
+// exit codes. It is importable, so tests run every verb in-process through
+// Main with in-memory streams; cmd/m1nd only calls Main. The work itself is
+// done by ops, chain, brain and the packages below them.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// Exit statuses (DESIGN §5).
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitUsage    = 2
+	exitRefused  = 3
+)
+
+// Main runs one m1nd invocation (args[0] is the program name) and returns
+// its exit status. Everything it touches comes in through its arguments,
+// so tests drive it without a terminal.
+func Main(ctx context.Context, args []string, io *IOStreams) int {
+	inv := &invocation{io: io}
+	app := newApp(inv)
+	err := app.RunContext(ctx, hoistFlags(app, args))
+	return inv.finish(err)
+}
+
+// exitStatus ends a run with a given status and nothing more printed: a
+// verb that has already said why (a hook, verify's list of faults).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// usageError is a mistake in how m1nd was called: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// finish prints err the way DESIGN §5 says and maps it to an exit status.
+func (inv *invocation) finish(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		return int(status)
+	}
+	if r, ok := gates.AsRefusal(err); ok {
+		if inv.jsonOut {
+			inv.printJSON(r.Envelope())
+		} else {
+			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", r.Code, r.Lesson)
+		}
+		return exitRefused
+	}
+	if errors.Is(err, brain.ErrNoHead) { // the operator's to fix: commit first
+		fmt.Fprintf(inv.io.Err, "m1nd: %v\n", err)
+		return exitUsage
+	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(inv.io.Err, "m1nd: %s\n", usage.msg)
+		if inv.cmdPath != "" {
+			fmt.Fprintf(inv.io.Err, "Run '%s --help' for usage.\n", inv.cmdPath)
+		}
+		return exitUsage
+	}
+	fmt.Fprintf(inv.io.Err, "m1nd: %v\n", err)
+	return exitInternal
+}
