@@ -15,7 +15,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/hooks"
+	"github.com/m1nd/m1nd/laws"
 )
 
 // Prefix is what sync carries.
@@ -41,15 +41,15 @@ type Conflict struct {
 
 // Report says what a sync did.
 type Report struct {
-	OK            bool              `json:"ok"`
-	Remote        string            `json:"remote"`
-	FastForwarded []string          `json:"fast_forwarded"`
-	Created       []string          `json:"created"`
-	Pushed        []string          `json:"pushed"`
-	Unchanged     int               `json:"unchanged"`
-	Conflicts     []Conflict        `json:"conflicts"`
-	RefusedRemote []*hooks.RefFault `json:"refused_remote"` // remote history that breaks the laws: not taken
-	PushError     string            `json:"push_error,omitempty"`
+	OK            bool             `json:"ok"`
+	Remote        string           `json:"remote"`
+	FastForwarded []string         `json:"fast_forwarded"`
+	Created       []string         `json:"created"`
+	Pushed        []string         `json:"pushed"`
+	Unchanged     int              `json:"unchanged"`
+	Conflicts     []Conflict       `json:"conflicts"`
+	RefusedRemote []*laws.RefFault `json:"refused_remote"` // remote history that breaks the laws: not taken
+	PushError     string           `json:"push_error,omitempty"`
 	progress      io.Writer
 }
 
@@ -79,7 +79,7 @@ func ValidRemote(name string) bool {
 // dropped.
 func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
 	rep := &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{},
-		Conflicts: []Conflict{}, RefusedRemote: []*hooks.RefFault{}, progress: progress}
+		Conflicts: []Conflict{}, RefusedRemote: []*laws.RefFault{}, progress: progress}
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
@@ -122,7 +122,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		case hasL && !hasR:
 			push = append(push, lease{ref, ""})
 		case hasR && !hasL:
-			if f := hooks.CheckUpdate(repo, hooks.Update{New: r, Ref: ref}, noPacking); f != nil {
+			if f := laws.CheckUpdate(repo, laws.Update{New: r, Ref: ref}, noPacking); f != nil {
 				rep.RefusedRemote = append(rep.RefusedRemote, f)
 				continue
 			}
@@ -141,7 +141,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			case fork == r: // the remote is behind: push
 				push = append(push, lease{ref, r.String()})
 			case fork == l: // we are behind: fast-forward after checking the new links
-				if f := hooks.CheckUpdate(repo, hooks.Update{Old: l, New: r, Ref: ref}, noPacking); f != nil {
+				if f := laws.CheckUpdate(repo, laws.Update{Old: l, New: r, Ref: ref}, noPacking); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
 					continue
 				}
@@ -150,7 +150,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 				}
 				rep.FastForwarded = append(rep.FastForwarded, ref)
 			default: // forked: take the remote's chain if it keeps the laws, park ours
-				if f := hooks.CheckUpdate(repo, hooks.Update{New: r, Ref: ref}, noPacking); f != nil {
+				if f := laws.CheckUpdate(repo, laws.Update{New: r, Ref: ref}, noPacking); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
 					continue
 				}
@@ -188,7 +188,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	return rep, nil
 }
 
-func noPacking(hooks.Update) bool { return false }
+func noPacking(laws.Update) bool { return false }
 
 // forkPoint finds where two first-parent chains meet: the newest commit of
 // b's line that is on a's line, and a's commits after it (oldest first).

@@ -8,7 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/hooks"
+	"github.com/m1nd/m1nd/githook"
+	"github.com/m1nd/m1nd/laws"
 )
 
 func gitHooksCommand(inv *invocation) *cli.Command {
@@ -61,14 +62,14 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	if err != nil {
 		return err
 	}
-	dir := hooks.HooksDir(repo)
-	names := []string{hooks.GitHookReferenceTransaction}
+	dir := githook.HooksDir(repo)
+	names := []string{githook.GitHookReferenceTransaction}
 	if c.Bool("bare") {
 		// The remote's laws for pushes, and for local writes on it too.
-		names = []string{hooks.GitHookPreReceive, hooks.GitHookReferenceTransaction}
+		names = []string{githook.GitHookPreReceive, githook.GitHookReferenceTransaction}
 	}
 	if !install {
-		names = []string{hooks.GitHookReferenceTransaction, hooks.GitHookPreReceive}
+		names = []string{githook.GitHookReferenceTransaction, githook.GitHookPreReceive}
 	}
 	changed, err := setGitHooks(dir, names, install)
 	if err != nil {
@@ -98,9 +99,9 @@ func setGitHooks(dir string, names []string, install bool) ([]string, error) {
 		var did bool
 		var err error
 		if install {
-			did, err = hooks.InstallGitHook(dir, name, hookCommandName())
+			did, err = githook.InstallGitHook(dir, name, hookCommandName())
 		} else {
-			did, err = hooks.UninstallGitHook(dir, name)
+			did, err = githook.UninstallGitHook(dir, name)
 		}
 		if err != nil {
 			return changed, err
@@ -117,13 +118,13 @@ func setGitHooks(dir string, names []string, install bool) ([]string, error) {
 // transaction or the push on any non-zero status.
 func runGitHook(inv *invocation, c *cli.Context) error {
 	name := c.Args().First()
-	updates, err := hooks.ParseUpdates(inv.io.In)
+	updates, err := githook.ParseUpdates(inv.io.In)
 	if err != nil {
 		return err
 	}
-	var faults []*hooks.RefFault
+	var faults []*laws.RefFault
 	switch name {
-	case hooks.GitHookReferenceTransaction:
+	case githook.GitHookReferenceTransaction:
 		if c.Args().Get(1) != "prepared" {
 			return nil // committed and aborted transactions are past judging
 		}
@@ -131,10 +132,10 @@ func runGitHook(inv *invocation, c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		faults = hooks.CheckTransaction(repo, updates)
-	case hooks.GitHookPreReceive:
+		faults = githook.CheckTransaction(repo, updates)
+	case githook.GitHookPreReceive:
 		dir, _ := os.Getwd()
-		if faults, err = hooks.CheckPush(dir, updates); err != nil {
+		if faults, err = githook.CheckPush(dir, updates); err != nil {
 			return err
 		}
 	default:
@@ -165,13 +166,13 @@ list of faults — for history written with the hooks bypassed.`,
 			if err != nil {
 				return err
 			}
-			faults, checked, err := hooks.Verify(repo)
+			faults, checked, err := laws.Verify(repo)
 			if err != nil {
 				return err
 			}
 			if inv.jsonOut {
 				if faults == nil {
-					faults = []*hooks.RefFault{}
+					faults = []*laws.RefFault{}
 				}
 				if err := inv.printJSON(map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults}); err != nil {
 					return err

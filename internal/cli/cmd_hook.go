@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/hooks"
+	"github.com/m1nd/m1nd/session"
 )
 
 func hookCommand(inv *invocation) *cli.Command {
@@ -31,8 +31,8 @@ Wire them in with 'm1nd hook install claude' (or codex). The agent is --agent,
 else $M1ND_AGENT, else git config m1nd.agent (per worktree with
 'git config --worktree'), else owner.`,
 		Subcommands: []*cli.Command{
-			hookRunCommand(inv, hooks.HostClaude),
-			hookRunCommand(inv, hooks.HostCodex),
+			hookRunCommand(inv, session.HostClaude),
+			hookRunCommand(inv, session.HostCodex),
 			hookInstallCommand(inv, true),
 			hookInstallCommand(inv, false),
 		},
@@ -46,13 +46,13 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 		ArgsUsage: "EVENT",
 		Flags: []cli.Flag{
 			asAgentFlag,
-			&cli.IntFlag{Name: "budget", Value: hooks.DefaultBudget, Usage: fmt.Sprintf("at most `BYTES` of context per call (at least %d)", hooks.MinBudget)},
+			&cli.IntFlag{Name: "budget", Value: session.DefaultBudget, Usage: fmt.Sprintf("at most `BYTES` of context per call (at least %d)", session.MinBudget)},
 			&cli.BoolFlag{Name: "block-auto-compact", Usage: "PreCompact with trigger auto exits 2, blocking the host's summary"},
 		},
 		Action: func(c *cli.Context) error {
 			// Even a misconfigured hook entry must not break the session:
 			// a host may read exit 2 as "block".
-			var res hooks.Result
+			var res session.Result
 			if c.NArg() != 1 {
 				res.Stderr = fmt.Sprintf("m1nd hook %s: want exactly one EVENT argument, got %d; nothing done", host, c.NArg())
 			} else {
@@ -74,9 +74,9 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 
 // runHook turns every failure into one stderr line: a hook must never
 // break the agent's session.
-func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
-	fail := func(err error) hooks.Result { return hooks.Failure(host, event, err) }
-	in, err := hooks.ReadInput(inv.io.In)
+func runHook(inv *invocation, c *cli.Context, host, event string) session.Result {
+	fail := func(err error) session.Result { return session.Failure(host, event, err) }
+	in, err := session.ReadInput(inv.io.In)
 	if err != nil {
 		return fail(fmt.Errorf("%w; nothing injected", err))
 	}
@@ -97,7 +97,7 @@ func runHook(inv *invocation, c *cli.Context, host, event string) hooks.Result {
 	if err != nil {
 		return fail(err)
 	}
-	s := &hooks.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
+	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
 		BlockAutoCompact: c.Bool("block-auto-compact"), Now: time.Now()}
 	return s.Handle(c.Context, event, in)
 }
@@ -124,7 +124,7 @@ project's.`,
 			if err != nil {
 				return err
 			}
-			if host != hooks.HostClaude && host != hooks.HostCodex {
+			if host != session.HostClaude && host != session.HostCodex {
 				return usagef("unknown host %q: want claude or codex", host)
 			}
 			root := ""
@@ -137,15 +137,15 @@ project's.`,
 					return usagef("a bare repository has no project settings; use --user")
 				}
 			}
-			path, err := hooks.SettingsPath(host, root, c.Bool("user"))
+			path, err := session.SettingsPath(host, root, c.Bool("user"))
 			if err != nil {
 				return err
 			}
 			var changed bool
 			if install {
-				changed, err = hooks.Install(path, host, hookCommandName())
+				changed, err = session.Install(path, host, hookCommandName())
 			} else {
-				changed, err = hooks.Uninstall(path, host)
+				changed, err = session.Uninstall(path, host)
 			}
 			if err != nil {
 				return err

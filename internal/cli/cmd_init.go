@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/hooks"
+	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/runnerd"
 )
 
@@ -45,7 +45,7 @@ nothing.`,
 			} else if made {
 				reply.Created = append(reply.Created, runnerd.SecretFile)
 			}
-			installed, err := setGitHooks(hooks.HooksDir(repo), []string{hooks.GitHookReferenceTransaction}, true)
+			installed, err := setGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,4 @@
-// Package hooks holds m1nd's hooks: the agent-session hooks Claude Code
-// and Codex run between tool calls (letters dropped into a live session,
-// a bounded rehydration at session start), their installation into the
-// hosts' settings, and later the git hooks that keep raw git honest.
-package hooks
+package session
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package hooks
+package githook
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/memory"
 )
 
@@ -132,8 +133,8 @@ func UninstallGitHook(dir, name string) (changed bool, err error) {
 
 // ParseUpdates reads "<old> <new> <ref>" lines (the reference-transaction
 // and pre-receive input) for refs under refs/m1nd/.
-func ParseUpdates(r io.Reader) ([]Update, error) {
-	var out []Update
+func ParseUpdates(r io.Reader) ([]laws.Update, error) {
+	var out []laws.Update
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -152,7 +153,7 @@ func ParseUpdates(r io.Reader) ([]Update, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("hook input line %q: %w", sc.Text(), err)
 		}
-		out = append(out, Update{Old: old, New: new, Ref: f[2]})
+		out = append(out, laws.Update{Old: old, New: new, Ref: f[2]})
 	}
 	return out, sc.Err()
 }
@@ -168,7 +169,7 @@ func ParseUpdates(r io.Reader) ([]Update, error) {
 //
 // packed-refs is read at most once per transaction: parsing it is O(refs),
 // and a transaction may move thousands of refs.
-func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
+func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFault {
 	var packed map[string]gitstore.Hash
 	var packedErr error
 	packedRefs := func() (map[string]gitstore.Hash, error) {
@@ -187,7 +188,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 		h, ok := p[name]
 		return h, err == nil && ok
 	}
-	var faults []*RefFault
+	var faults []*laws.RefFault
 	keys := &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}
 	for _, u := range updates {
 		stated := u.Old
@@ -196,7 +197,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 				u.Old = cur
 			}
 		}
-		packing := func(u Update) bool {
+		packing := func(u laws.Update) bool {
 			if stated.IsZero() {
 				return false
 			}
@@ -207,8 +208,8 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 			p, err := packedRefs()
 			return err == nil && p[u.Ref] == u.Old
 		}
-		laws := Laws{Packing: packing, Keys: keys}
-		if f := laws.Check(repo, u); f != nil {
+		judge := laws.Laws{Packing: packing, Keys: keys}
+		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
 	}
@@ -217,7 +218,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []Update) []*RefFault {
 
 // CheckPush is the pre-receive hook: the pushed objects are read through
 // git (they wait in its quarantine) and every m1nd ref must keep its laws.
-func CheckPush(dir string, updates []Update) ([]*RefFault, error) {
+func CheckPush(dir string, updates []laws.Update) ([]*laws.RefFault, error) {
 	if len(updates) == 0 {
 		return nil, nil
 	}
@@ -226,9 +227,9 @@ func CheckPush(dir string, updates []Update) ([]*RefFault, error) {
 		return nil, err
 	}
 	defer objs.Close()
-	var faults []*RefFault
+	var faults []*laws.RefFault
 	for _, u := range updates {
-		if f := CheckUpdate(objs, u, noPacked); f != nil {
+		if f := laws.CheckUpdate(objs, u, nil); f != nil {
 			faults = append(faults, f)
 		}
 	}

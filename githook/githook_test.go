@@ -1,13 +1,59 @@
-package hooks
+package githook
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/laws"
 )
+
+// hookRig is a brain in a real repository, for the hook's own checks.
+type hookRig struct {
+	t    *testing.T
+	g    *gittest.Repo
+	repo *gitstore.Repo
+	m    *chain.Missions
+}
+
+func newChainRig(t *testing.T) *hookRig {
+	g := gittest.Init(t, "brain")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return &hookRig{t: t, g: g, repo: repo, m: &chain.Missions{Repo: repo, Brain: "brain"}}
+}
+
+// mergeWait opens a mission and moves it to merge_wait through the post
+// law; it returns the head and the mission's ref.
+func (r *hookRig) mergeWait() (*chain.Head, string) {
+	r.t.Helper()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	res, err := r.m.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "a", Now: now})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	head, _ := r.m.Current(res.MissionID)
+	next := chain.Next(head.Letter, head.HeadLetterID, now)
+	next.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	next.Gate = &chain.Gate{Command: "true", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("a", 64)}
+	if _, err := r.m.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: "a"}); err != nil {
+		r.t.Fatal(err)
+	}
+	head, _ = r.m.Current(res.MissionID)
+	return head, chain.MissionRefPrefix + res.MissionID
+}
 
 // TestCheckTransactionPackedRefs is the hook's view of packed refs: the
 // loose copy that `git pack-refs` deletes is no deletion, the same deletion
@@ -19,12 +65,12 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	// Packed with the loose files kept: each loose file holds its packed
 	// value, as when pack-refs is about to delete it.
 	r.g.Git("pack-refs", "--all", "--no-prune")
-	noise := []Update{{Old: a.Commit, Ref: refA}, {Old: b.Commit, Ref: refB}}
+	noise := []laws.Update{{Old: a.Commit, Ref: refA}, {Old: b.Commit, Ref: refB}}
 	if faults := CheckTransaction(r.repo, noise); len(faults) != 0 {
 		t.Fatalf("pack-refs noise refused: %v", faults)
 	}
 	// A deletion without the old value is never pack-refs at work.
-	if faults := CheckTransaction(r.repo, []Update{{Ref: refB}}); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
+	if faults := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion without an old value: %v", faults)
 	}
 	// Once the loose copy is gone the same deletion would bury the chain.
@@ -38,7 +84,7 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	// A writer that gives no old value: the ref's value is read from
 	// packed-refs, so moving it back to its parent is a rewrite.
 	first, _ := r.repo.ReadCommit(a.Commit)
-	faults = CheckTransaction(r.repo, []Update{{New: first.Parents[0], Ref: refA}})
+	faults = CheckTransaction(r.repo, []laws.Update{{New: first.Parents[0], Ref: refA}})
 	if len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a rewrite of a packed-only ref without an old value: %v", faults)
 	}
@@ -108,4 +154,23 @@ func TestInstallGitHookRefreshesAnOlderScript(t *testing.T) {
 	if changed, err := InstallGitHook(dir, GitHookReferenceTransaction, "m1nd"); err != nil || changed {
 		t.Fatalf("again: %v %v", changed, err)
 	}
+}
+
+func FuzzParseUpdates(f *testing.F) {
+	z := strings.Repeat("0", 40)
+	a := strings.Repeat("a", 40)
+	for _, s := range []string{z + " " + a + " refs/m1nd/missions/msn_0123456789ab\n", a + " " + z + " refs/heads/main\n", "garbage\n", "", "x y z\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		updates, err := ParseUpdates(strings.NewReader(input))
+		if err != nil {
+			return
+		}
+		for _, u := range updates {
+			if !strings.HasPrefix(u.Ref, "refs/m1nd/") {
+				t.Fatalf("kept %q", u.Ref)
+			}
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package hooks
+package laws
 
 import (
 	"context"
@@ -181,25 +181,6 @@ func TestVerifyFindsACorruptedChain(t *testing.T) {
 	if err != nil || len(faults) != 2 || checked != 2 || faults[0].Ref != "refs/m1nd/missions/msn_00000000dead" {
 		t.Fatalf("with a symbolic ref: %v %d %v", faults, checked, err)
 	}
-}
-
-func FuzzParseUpdates(f *testing.F) {
-	z := strings.Repeat("0", 40)
-	a := strings.Repeat("a", 40)
-	for _, s := range []string{z + " " + a + " refs/m1nd/missions/msn_0123456789ab\n", a + " " + z + " refs/heads/main\n", "garbage\n", "", "x y z\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, input string) {
-		updates, err := ParseUpdates(strings.NewReader(input))
-		if err != nil {
-			return
-		}
-		for _, u := range updates {
-			if !strings.HasPrefix(u.Ref, "refs/m1nd/") {
-				t.Fatalf("kept %q", u.Ref)
-			}
-		}
-	})
 }
 
 func TestVerifyChecksPublisherProofs(t *testing.T) {
