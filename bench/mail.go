@@ -37,9 +37,8 @@ func benchMail(work, bin string, n, runs int) error {
 		l := &mailbox.Letter{TS: base.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: fmt.Sprintf("writer%02d", i%20),
 			To: "bob", Class: "note", Brain: "mail", What: fmt.Sprintf("letter %d: the gate for block %d is green", i, i%50)}
 		ref, _ := mailbox.Ref(l.To, l.Agent)
-		c := chain.Chain{Repo: repo, Ref: ref, File: mailbox.File}
-		h, err := c.Append(context.Background(), heads[ref], l.Canonical(), chain.Commit{
-			Author: gitstore.Signature{Name: l.Agent, Email: l.Agent + "@m1nd", When: base}, Message: "mail " + l.ID()})
+		c := chain.Chain{Repo: repo, Kind: mailbox.Kind, Ref: ref}
+		h, err := c.Append(context.Background(), heads[ref], l.Canonical(), chain.Commit{Agent: l.Agent, When: base, Subject: "mail " + l.ID()})
 		if err != nil {
 			return err
 		}

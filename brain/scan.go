@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/m1nd/m1nd/gates"
 	"reflect"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/m1nd/m1nd/gates"
 
 	"github.com/m1nd/m1nd/gitstore"
 )

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
@@ -124,7 +126,7 @@ func (s *Store) blockEntries(root gitstore.Hash) ([]gitstore.TreeEntry, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if e.Name == blocksDir && e.Mode == "40000" {
+		if e.Name == blocksDir && e.Mode == gitstore.ModeTree {
 			return s.Repo.TreeEntries(e.Hash)
 		}
 	}
@@ -307,7 +309,7 @@ func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot,
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		blockEntries = append(blockEntries, gitstore.TreeEntry{Name: b.BlockID + ".json", Mode: "100644", Hash: h})
+		blockEntries = append(blockEntries, gitstore.TreeEntry{Name: b.BlockID + ".json", Mode: gitstore.ModeFile, Hash: h})
 	}
 	root := make([]gitstore.TreeEntry, 0, 2)
 	if len(blockEntries) > 0 {
@@ -315,7 +317,7 @@ func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot,
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		root = append(root, gitstore.TreeEntry{Name: blocksDir, Mode: "40000", Hash: blocks})
+		root = append(root, gitstore.TreeEntry{Name: blocksDir, Mode: gitstore.ModeTree, Hash: blocks})
 	}
 	body, err := encode(snap)
 	if err != nil {
@@ -325,23 +327,22 @@ func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot,
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	root = append(root, gitstore.TreeEntry{Name: StoreFile, Mode: "100644", Hash: doc})
+	root = append(root, gitstore.TreeEntry{Name: StoreFile, Mode: gitstore.ModeFile, Hash: doc})
 	tree, err := s.Repo.WriteTree(root)
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	sig := gitstore.Signature{Name: m.agent, Email: strings.ReplaceAll(m.agent, ":", "+") + "@m1nd", When: m.now.UTC().Truncate(time.Second)}
-	msg := fmt.Sprintf("store v%d: %s\n\nM1nd-Store-Version: %d\nM1nd-Agent: %s\n", snap.StoreVersion, subject, snap.StoreVersion, m.agent)
+	meta := chain.Commit{
+		Agent:   m.agent,
+		When:    m.now,
+		Subject: fmt.Sprintf("store v%d: %s", snap.StoreVersion, subject),
+		Trailers: []chain.Trailer{
+			{Key: "M1nd-Store-Version", Value: strconv.FormatInt(snap.StoreVersion, 10)},
+			{Key: "M1nd-Agent", Value: m.agent},
+		},
+	}
 	if m.origin != "" {
-		msg += "M1nd-Origin: " + m.origin + "\n"
+		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: "M1nd-Origin", Value: m.origin})
 	}
-	commit := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
-	if !parent.IsZero() {
-		commit.Parents = []gitstore.Hash{parent}
-	}
-	h, err := s.Repo.WriteCommit(commit)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	return h, s.Repo.UpdateRef(ctx, StoreRef, parent, h)
+	return chain.Chain{Repo: s.Repo, Kind: StoreKind, Ref: StoreRef}.AppendTree(ctx, parent, tree, meta)
 }

@@ -44,13 +44,6 @@ func parseCacheLines(data []byte, fn func(h gitstore.Hash, body []byte)) bool {
 	return true
 }
 
-// Doc is one document of a chain as its index keeps it.
-type Doc struct {
-	Commit gitstore.Hash
-	ID     string // LetterID of Body
-	Body   []byte
-}
-
 // docIndexDir holds one index file per chain, at the ref's path below
 // refs/m1nd/.
 const docIndexDir = "docs-v1"
@@ -63,18 +56,18 @@ const docIndexDir = "docs-v1"
 // skipped: the index only spares walking the whole chain on every read.
 func (c Chain) Docs(head gitstore.Hash) ([]Doc, error) {
 	path := filepath.Join(c.Repo.RuntimeDir(), "cache", docIndexDir, filepath.FromSlash(strings.TrimPrefix(c.Ref, "refs/m1nd/")))
-	cached, docs := loadDocIndex(path)
+	cached, docs := loadDocIndex(path, c.Ref)
 	if cached == head {
 		return docs, nil
 	}
 	var fresh []Doc
 	found := cached.IsZero()
-	err := c.Walk(head, func(l Link) error {
-		if l.Commit == cached {
+	err := c.Walk(head, func(d Doc) error {
+		if d.Commit == cached {
 			found = true
 			return gitstore.ErrStopWalk
 		}
-		fresh = append(fresh, Doc{Commit: l.Commit, ID: LetterID(l.Body), Body: l.Body})
+		fresh = append(fresh, d)
 		return nil
 	})
 	if err != nil {
@@ -92,7 +85,7 @@ func (c Chain) Docs(head gitstore.Hash) ([]Doc, error) {
 
 // loadDocIndex reads an index file: a header line "<head>", then one cache
 // line per document, oldest first. A missing or damaged file is empty.
-func loadDocIndex(path string) (gitstore.Hash, []Doc) {
+func loadDocIndex(path, ref string) (gitstore.Hash, []Doc) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return gitstore.ZeroHash, nil
@@ -104,7 +97,7 @@ func loadDocIndex(path string) (gitstore.Hash, []Doc) {
 	}
 	var docs []Doc
 	if !parseCacheLines(data, func(h gitstore.Hash, body []byte) {
-		docs = append(docs, Doc{Commit: h, ID: LetterID(body), Body: body})
+		docs = append(docs, Doc{Ref: ref, Commit: h, ID: DocID(body), Body: body})
 	}) {
 		return gitstore.ZeroHash, nil
 	}

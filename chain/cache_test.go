@@ -17,13 +17,13 @@ import (
 // when it was rewound, right again when its index file is damaged.
 func TestDocsFollowTheRef(t *testing.T) {
 	m, g := newMissions(t, "docs")
-	c := chain.Chain{Repo: m.Repo, Ref: "refs/m1nd/mail/bob/alice", File: "mail.json"}
+	c := chain.Chain{Repo: m.Repo, Kind: toyKind, Ref: "refs/m1nd/toy/notes"}
 	var commits []gitstore.Hash
 	add := func(i int) {
 		t.Helper()
 		parent, _, _ := m.Repo.ReadRef(c.Ref)
 		h, err := c.Append(context.Background(), parent, []byte(fmt.Sprintf(`{"n":%d}`, i)),
-			chain.Commit{Author: gitstore.Signature{Name: "alice", Email: "alice@m1nd", When: t0}, Message: "doc\n"})
+			chain.Commit{Agent: "alice", When: t0, Subject: "doc"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestDocsFollowTheRef(t *testing.T) {
 		add(i)
 	}
 	read(`{"n":1} {"n":2} {"n":3}`)
-	index := filepath.Join(m.Repo.RuntimeDir(), "cache", "docs-v1", "mail", "bob", "alice")
+	index := filepath.Join(m.Repo.RuntimeDir(), "cache", "docs-v1", "toy", "notes")
 	add(4)
 	read(`{"n":1} {"n":2} {"n":3} {"n":4}`) // extended from the cached head
 	if data, err := os.ReadFile(index); err != nil || !strings.HasPrefix(string(data), commits[3].String()+"\n") {

@@ -1,66 +1,93 @@
-// Package chain is m1nd's one engine for "a ref whose commits are JSON
-// documents": each commit's tree holds exactly one file, its parent is the
-// previous document, and the ref head moves only by compare-and-swap. The
-// mission letter (m1nd-mission-letter-v0) is the first document built on it;
-// the mailbox and memories reuse the same engine.
 package chain
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// Chain is one ref of JSON documents.
+// Chain is one ref of a kind: its commits hold JSON documents, each
+// commit's parent is the document before.
 type Chain struct {
 	Repo *gitstore.Repo
+	Kind *Kind
 	Ref  string // e.g. refs/m1nd/missions/msn_0123456789ab
-	File string // the one file in every commit's tree, e.g. letter.json
 }
 
-// Link is one document of a chain and the commit that holds it.
-type Link struct {
+// Doc is one document of a chain at the commit that holds it: the one
+// type every kind reads and writes through.
+type Doc struct {
+	Ref    string
 	Commit gitstore.Hash
-	Body   []byte
-	Meta   *gitstore.Commit
+	Meta   *gitstore.Commit // nil when read from the chain's index
+	ID     string           // DocID of Body; empty for a kind whose commits hold a tree
+	Body   []byte           // the canonical bytes of the kind's one file
 }
 
-// Head returns the newest link; ok is false when the ref does not exist.
-func (c Chain) Head() (link Link, ok bool, err error) {
+// Head returns the newest document; ok is false when the ref does not exist.
+func (c Chain) Head() (doc Doc, ok bool, err error) {
 	h, ok, err := c.Repo.ReadRef(c.Ref)
 	if err != nil || !ok {
-		return Link{}, ok, err
+		return Doc{}, ok, err
 	}
-	link, err = c.read(h)
-	return link, err == nil, err
-}
-
-func (c Chain) read(h gitstore.Hash) (Link, error) {
-	body, meta, err := c.Repo.ReadFileAt(h, c.File)
+	body, meta, err := c.Repo.ReadFileAt(h, c.Kind.File)
 	if err != nil {
-		return Link{}, fmt.Errorf("%s at %s: %w", c.Ref, h, err)
+		return Doc{}, false, fmt.Errorf("%s at %s: %w", c.Ref, h, err)
 	}
-	return Link{Commit: h, Body: body, Meta: meta}, nil
+	return c.doc(h, meta, body), true, nil
 }
 
-// Walk visits the links from newest to oldest along first parents until fn
-// returns gitstore.ErrStopWalk or an error.
-func (c Chain) Walk(from gitstore.Hash, fn func(Link) error) error {
+func (c Chain) doc(h gitstore.Hash, meta *gitstore.Commit, body []byte) Doc {
+	return Doc{Ref: c.Ref, Commit: h, Meta: meta, ID: DocID(body), Body: body}
+}
+
+// Walk visits the documents from newest to oldest along first parents
+// until fn returns gitstore.ErrStopWalk or an error.
+func (c Chain) Walk(from gitstore.Hash, fn func(Doc) error) error {
 	return c.Repo.WalkFirstParent(from, func(h gitstore.Hash, meta *gitstore.Commit) error {
-		body, err := c.Repo.ReadFileInTree(meta.Tree, c.File)
+		body, err := c.Repo.ReadFileInTree(meta.Tree, c.Kind.File)
 		if err != nil {
 			return fmt.Errorf("%s at %s: %w", c.Ref, h, err)
 		}
-		return fn(Link{Commit: h, Body: body, Meta: meta})
+		return fn(c.doc(h, meta, body))
 	})
 }
 
-// Commit describes the commit Append writes around a document.
+// Trailer is one "Key: value" line at the end of a commit message.
+type Trailer struct{ Key, Value string }
+
+// Commit describes the commit an append writes around a document.
 type Commit struct {
-	Author  gitstore.Signature // also used as committer, so the commit is a pure function of its inputs
-	Message string
+	Agent    string    // the writer, the commit's author and committer (see Signature)
+	When     time.Time // the document's own time: the same document on the same parent is the same commit
+	Subject  string    // what `git log` shows
+	Trailers []Trailer
+}
+
+// Message is the commit message: the subject, a blank line, the trailers.
+func (m Commit) Message() string {
+	var b strings.Builder
+	b.WriteString(m.Subject)
+	b.WriteString("\n\n")
+	for _, t := range m.Trailers {
+		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
+	}
+	return b.String()
+}
+
+// Signature is the commit identity of agent at when: its ref-safe name
+// (runnerd:r1 is runnerd+r1), with @m1nd as the mail domain, to the second
+// in UTC. Every writer of every kind signs through it.
+func Signature(agent string, when time.Time) (gitstore.Signature, error) {
+	name, err := AgentRefName(agent)
+	if err != nil {
+		return gitstore.Signature{}, err
+	}
+	return gitstore.Signature{Name: name, Email: name + "@m1nd", When: when.UTC().Truncate(time.Second)}, nil
 }
 
 // ErrLostRace is wrapped by Append when the ref moved between the caller's
@@ -68,20 +95,31 @@ type Commit struct {
 var ErrLostRace = errors.New("chain head moved")
 
 // Append writes body as the next document after parent (ZeroHash for the
-// first) and moves the ref from parent to the new commit. Objects are
-// written before the ref moves, so a crash at any point leaves the ref
-// naming a complete commit. When the ref is no longer at parent nothing
-// points at the new objects and the error wraps ErrLostRace.
+// first), in a tree holding the kind's one file, and moves the ref from
+// parent to the new commit (see AppendTree).
 func (c Chain) Append(ctx context.Context, parent gitstore.Hash, body []byte, meta Commit) (gitstore.Hash, error) {
 	blob, err := c.Repo.WriteBlob(body)
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	tree, err := c.Repo.WriteTree([]gitstore.TreeEntry{{Name: c.File, Mode: "100644", Hash: blob}})
+	tree, err := c.Repo.WriteTree([]gitstore.TreeEntry{{Name: c.Kind.File, Mode: gitstore.ModeFile, Hash: blob}})
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	commit := &gitstore.Commit{Tree: tree, Author: meta.Author, Committer: meta.Author, Message: meta.Message}
+	return c.AppendTree(ctx, parent, tree, meta)
+}
+
+// AppendTree writes a commit of tree after parent and moves the ref from
+// parent to it. Objects are written before the ref moves, so a crash at any
+// point leaves the ref naming a complete commit. When the ref is no longer
+// at parent nothing points at the new objects and the error wraps
+// ErrLostRace.
+func (c Chain) AppendTree(ctx context.Context, parent, tree gitstore.Hash, meta Commit) (gitstore.Hash, error) {
+	sig, err := Signature(meta.Agent, meta.When)
+	if err != nil {
+		return gitstore.ZeroHash, fmt.Errorf("%s: %w", c.Ref, err)
+	}
+	commit := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: meta.Message()}
 	if !parent.IsZero() {
 		commit.Parents = []gitstore.Hash{parent}
 	}
@@ -97,4 +135,64 @@ func (c Chain) Append(ctx context.Context, parent gitstore.Hash, body []byte, me
 		return gitstore.ZeroHash, err
 	}
 	return h, nil
+}
+
+// raceAttempts bounds how often AppendUnique appends again after losing a
+// race, for kinds whose documents name no head.
+const raceAttempts = 5
+
+// AppendUnique appends body to the chain's head unless a document with the
+// same id is already on the chain: then deduped is true and commit is the
+// one that holds it. When another writer moves the ref first, a RaceRetry
+// kind appends again on the new head; a RaceStale kind returns the error,
+// wrapping ErrLostRace, for the caller to refuse.
+func (c Chain) AppendUnique(ctx context.Context, body []byte, meta Commit) (commit gitstore.Hash, deduped bool, err error) {
+	id := DocID(body)
+	for attempt := 1; ; attempt++ {
+		head, ok, err := c.Repo.ReadRef(c.Ref)
+		if err != nil {
+			return gitstore.ZeroHash, false, err
+		}
+		if ok {
+			docs, err := c.Docs(head)
+			if err != nil {
+				return gitstore.ZeroHash, false, err
+			}
+			for _, d := range docs {
+				if d.ID == id {
+					return d.Commit, true, nil
+				}
+			}
+		}
+		commit, err := c.Append(ctx, head, body, meta)
+		if errors.Is(err, ErrLostRace) && c.Kind.Race == RaceRetry && attempt < raceAttempts {
+			continue
+		}
+		return commit, false, err
+	}
+}
+
+// ReadAll returns every document of every chain of kind, each chain oldest
+// first, through the chains' indexes. Refs under the kind's prefix whose
+// names are not the kind's are skipped: someone wrote them by hand.
+func ReadAll(ctx context.Context, repo *gitstore.Repo, kind *Kind) ([]Doc, error) {
+	refs, err := repo.ListRefs(kind.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []Doc
+	for _, r := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !kind.Owns(r.Name) || kind.ValidName != nil && !kind.ValidName(r.Name[len(kind.Prefix):]) {
+			continue
+		}
+		docs, err := Chain{Repo: repo, Kind: kind, Ref: r.Name}.Docs(r.Hash)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, docs...)
+	}
+	return out, nil
 }

@@ -71,8 +71,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 			return nil, err
 		}
 	}
-	agentName, err := AgentRefName(req.Agent)
-	if err != nil {
+	if _, err := AgentRefName(req.Agent); err != nil {
 		return nil, fmt.Errorf("post: %w", err)
 	}
 	l, err := DecodeLetter(req.Body)
@@ -98,7 +97,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	canonical := l.Canonical()
 	id := LetterID(canonical)
 	ref, _ := MissionRef(l.MissionID) // valid: checked by Validate
-	c := Chain{Repo: m.Repo, Ref: ref, File: LetterFile}
+	c := Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}
 	head, hasHead, err := c.Head()
 	if err != nil {
 		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
@@ -110,7 +109,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 		if headLetter, err = decodeStored(head.Body); err != nil {
 			return nil, fmt.Errorf("post %s: head %s: %w", l.MissionID, head.Commit, err)
 		}
-		headID = LetterID(head.Body)
+		headID = head.ID
 		// 5. An identical replay is already in the chain at its own seq.
 		if dup, err := m.findLetter(c, head, headLetter, l.MissionSeq, id); err != nil {
 			return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
@@ -128,10 +127,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 		return nil, err
 	}
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-	commit, err := c.Append(ctx, head.Commit, canonical, Commit{
-		Author:  gitstore.Signature{Name: agentName, Email: agentName + "@m1nd", When: when},
-		Message: commitMessage(l, id, req),
-	})
+	commit, err := c.Append(ctx, head.Commit, canonical, letterCommit(l, id, req, when))
 	if errors.Is(err, ErrLostRace) {
 		return nil, gates.Refusef(gates.StaleHead, "prev_letter_id", "another letter was appended to %s while this one was being written; read the head again and extend it", l.MissionID)
 	}
@@ -181,12 +177,12 @@ func CheckTransition(l, head *Letter) error {
 
 // findLetter looks for letter id at position seq of the chain. A letter's
 // seq is part of its bytes, so an identical letter can only sit there.
-func (m *Missions) findLetter(c Chain, head Link, headLetter *Letter, seq int64, id string) (gitstore.Hash, error) {
+func (m *Missions) findLetter(c Chain, head Doc, headLetter *Letter, seq int64, id string) (gitstore.Hash, error) {
 	if seq > headLetter.MissionSeq {
 		return gitstore.ZeroHash, nil
 	}
 	if seq == headLetter.MissionSeq { // the common replay: the head itself, already read
-		if LetterID(head.Body) == id {
+		if head.ID == id {
 			return head.Commit, nil
 		}
 		return gitstore.ZeroHash, nil
@@ -196,10 +192,10 @@ func (m *Missions) findLetter(c Chain, head Link, headLetter *Letter, seq int64,
 	}
 	var found gitstore.Hash
 	pos := headLetter.MissionSeq - 1
-	err := c.Walk(head.Meta.Parents[0], func(link Link) error {
+	err := c.Walk(head.Meta.Parents[0], func(d Doc) error {
 		if pos == seq {
-			if LetterID(link.Body) == id {
-				found = link.Commit
+			if d.ID == id {
+				found = d.Commit
 			}
 			return gitstore.ErrStopWalk
 		}
@@ -209,14 +205,19 @@ func (m *Missions) findLetter(c Chain, head Link, headLetter *Letter, seq int64,
 	return found, err
 }
 
-// commitMessage makes `git log` on a mission ref read well: a subject naming
+// letterCommit makes `git log` on a mission ref read well: a subject naming
 // the mission, seq, phase and block, then trailers.
-func commitMessage(l *Letter, id string, req PostRequest) string {
-	msg := fmt.Sprintf("%s #%d %s %s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", l.MissionID, l.MissionSeq, l.Phase, l.BlockID, id, req.Agent)
-	if req.Origin == gates.OriginHumanUI {
-		msg += "M1nd-Origin: human-ui\n"
+func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit {
+	c := Commit{
+		Agent:    req.Agent,
+		When:     when,
+		Subject:  fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID),
+		Trailers: []Trailer{{"M1nd-Letter", id}, {"M1nd-Agent", req.Agent}},
 	}
-	return msg
+	if req.Origin == gates.OriginHumanUI {
+		c.Trailers = append(c.Trailers, Trailer{"M1nd-Origin", gates.OriginHumanUI})
+	}
+	return c
 }
 
 // decodeStored reads a letter already in a chain. It was checked strictly
@@ -237,11 +238,11 @@ func (m *Missions) HeadOf(missionID string) (*Head, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	link, ok, err := Chain{Repo: m.Repo, Ref: ref, File: LetterFile}.Head()
+	doc, ok, err := Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}.Head()
 	if err != nil || !ok {
 		return nil, ok, err
 	}
-	h, err := newHead(missionID, link.Commit, link.Body)
+	h, err := newHead(missionID, doc.Commit, doc.Body)
 	return h, err == nil, err
 }
 
@@ -293,7 +294,7 @@ func (m *Missions) Log(missionID string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := Chain{Repo: m.Repo, Ref: ref, File: LetterFile}
+	c := Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}
 	headHash, ok, err := m.Repo.ReadRef(ref)
 	if err != nil {
 		return nil, err
@@ -302,16 +303,16 @@ func (m *Missions) Log(missionID string) ([]Entry, error) {
 		return nil, unknownMission(missionID)
 	}
 	var out []Entry
-	err = c.Walk(headHash, func(link Link) error {
-		l, err := decodeStored(link.Body)
+	err = c.Walk(headHash, func(d Doc) error {
+		l, err := decodeStored(d.Body)
 		if err != nil {
-			return fmt.Errorf("%s at %s: %w", missionID, link.Commit, err)
+			return fmt.Errorf("%s at %s: %w", missionID, d.Commit, err)
 		}
-		agent := link.Meta.Author.Name
+		agent := d.Meta.Author.Name
 		if a, err := AgentFromRefName(agent); err == nil {
 			agent = a
 		}
-		out = append(out, Entry{LetterID: LetterID(link.Body), Commit: link.Commit.String(), Agent: agent, Letter: link.Body, Decoded: l})
+		out = append(out, Entry{LetterID: d.ID, Commit: d.Commit.String(), Agent: agent, Letter: d.Body, Decoded: l})
 		return nil
 	})
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
-	"github.com/m1nd/m1nd/memory"
 )
 
 // The git hooks m1nd installs.
@@ -189,7 +189,6 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 		return h, err == nil && ok
 	}
 	var faults []*laws.RefFault
-	keys := &memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}
 	for _, u := range updates {
 		stated := u.Old
 		if u.Old.IsZero() {
@@ -208,7 +207,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 			p, err := packedRefs()
 			return err == nil && p[u.Ref] == u.Old
 		}
-		judge := laws.Laws{Packing: packing, Keys: keys}
+		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}}
 		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}

@@ -168,9 +168,9 @@ func fileInTree(r objectReader, tree Hash, name string) ([]byte, error) {
 	for _, e := range list {
 		switch {
 		case e.Name != dir:
-		case nested && e.Mode == "40000":
+		case nested && e.Mode == ModeTree:
 			return fileInTree(r, e.Hash, base)
-		case !nested && e.Mode != "40000":
+		case !nested && e.Mode != ModeTree:
 			return readTyped(r, BlobObject, e.Hash)
 		}
 	}
@@ -237,18 +237,34 @@ func (r *Repo) readPacked(h Hash) (ObjectType, []byte, error) {
 	return ObjectType(obj.Type().String()), data, nil
 }
 
+// Tree entry modes, as git spells them in a tree object.
+const (
+	ModeFile       = "100644"
+	ModeExecutable = "100755"
+	ModeTree       = "40000"
+)
+
 // TreeEntry is one name in a tree.
 type TreeEntry struct {
 	Name string
-	Mode string // "100644" for a file, "40000" for a subtree
+	Mode string // ModeFile, ModeExecutable or ModeTree
 	Hash Hash
+}
+
+// Objects reads typed objects: a Repo, or a CatFile in a git hook (whose
+// pushed objects wait in git's quarantine, where only git can read them).
+type Objects interface {
+	ReadCommit(h Hash) (*Commit, error)
+	ReadFileInTree(tree Hash, name string) ([]byte, error)
+	TreeEntries(tree Hash) ([]TreeEntry, error)
+	ReadBlob(h Hash) ([]byte, error)
 }
 
 // WriteTree stores a tree of entries, sorted the way git sorts them.
 func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	sorted := append([]TreeEntry(nil), entries...)
 	key := func(e TreeEntry) string {
-		if e.Mode == "40000" {
+		if e.Mode == ModeTree {
 			return e.Name + "/"
 		}
 		return e.Name
@@ -436,7 +452,7 @@ func (r *Repo) ListFiles(h Hash) ([]string, error) {
 			return err
 		}
 		for _, e := range entries {
-			if e.Mode == "40000" {
+			if e.Mode == ModeTree {
 				if err := walk(e.Hash, prefix+e.Name+"/"); err != nil {
 					return err
 				}

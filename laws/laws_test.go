@@ -2,6 +2,7 @@ package laws
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -165,19 +166,19 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 func TestVerifyFindsACorruptedChain(t *testing.T) {
 	r := newChainRig(t)
 	head, ref := r.mergeWait()
-	if faults, checked, err := Verify(r.repo); err != nil || len(faults) != 0 || checked != 1 {
+	if faults, checked, err := Verify(context.Background(), r.repo); err != nil || len(faults) != 0 || checked != 1 {
 		t.Fatalf("clean brain: %v %d %v", faults, checked, err)
 	}
 	bad := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 	bad.MissionSeq = 9
 	r.g.Git("update-ref", ref, r.commit(head.Commit, chain.LetterFile, bad.Canonical(), "forged\n").String()) // no hook here
-	faults, _, err := Verify(r.repo)
+	faults, _, err := Verify(context.Background(), r.repo)
 	if err != nil || len(faults) != 1 || faults[0].Ref != ref || faults[0].Code != string(gates.StaleHead) {
 		t.Fatalf("faults %v %v", faults, err)
 	}
 	// A symbolic ref (git writes one without any hook) is a fault, not a crash.
 	r.g.Git("symbolic-ref", "refs/m1nd/missions/msn_00000000dead", "refs/heads/main")
-	faults, checked, err := Verify(r.repo)
+	faults, checked, err := Verify(context.Background(), r.repo)
 	if err != nil || len(faults) != 2 || checked != 2 || faults[0].Ref != "refs/m1nd/missions/msn_00000000dead" {
 		t.Fatalf("with a symbolic ref: %v %d %v", faults, checked, err)
 	}
@@ -193,7 +194,7 @@ func TestVerifyChecksPublisherProofs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if faults, _, _ := Verify(r.repo); len(faults) != 0 {
+	if faults, _, _ := Verify(context.Background(), r.repo); len(faults) != 0 {
 		t.Fatalf("a proven document: %v", faults)
 	}
 	ref := memory.DocRef(d.DocID)
@@ -201,7 +202,7 @@ func TestVerifyChecksPublisherProofs(t *testing.T) {
 	forged := strings.Replace(string(mustRead(t, r.repo, head)), `"version":1`, `"version":2`, 1)
 	forged = strings.Replace(forged, "ship it", "ship nothing", 1)
 	r.g.Git("update-ref", ref, r.commit(head, memory.AtlasFile, []byte(forged), "forged\n").String())
-	faults, _, _ := Verify(r.repo)
+	faults, _, _ := Verify(context.Background(), r.repo)
 	if len(faults) != 1 || faults[0].Code != string(gates.BadPublisherProof) {
 		t.Fatalf("a forged version: %v", faults)
 	}
@@ -216,28 +217,85 @@ func mustRead(t *testing.T, repo *gitstore.Repo, h gitstore.Hash) []byte {
 	return body
 }
 
-// TestDocumentErrorsThatAreNoRefusals: a decoder or validator error that is
-// not a refusal (none of today's returns one) is an invalid_letter fault
-// naming the error, never a pass and never a decoded nil.
-func TestDocumentErrorsThatAreNoRefusals(t *testing.T) {
+// toyNote is the document of a kind m1nd does not ship, declared the way
+// mailbox and memory declare theirs: the laws judge it with no change.
+type toyNote struct {
+	N    int64  `json:"n"`
+	Text string `json:"text"`
+}
+
+var toyKind = &chain.Kind{
+	Name:   "toy",
+	Prefix: "refs/m1nd/lawtoy/",
+	File:   "toy.json",
+	Decode: func(body []byte) (any, error) {
+		var n toyNote
+		if err := json.Unmarshal(body, &n); err != nil {
+			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
+		}
+		if n.Text == "decode-boom" {
+			return nil, errors.New("boom")
+		}
+		return &n, nil
+	},
+	Follows: func(prev, next *chain.Judged, _ chain.Env) error {
+		n := next.Value.(*toyNote)
+		if n.Text == "follow-boom" {
+			return errors.New("boom")
+		}
+		want := int64(1)
+		if prev != nil {
+			want = prev.Value.(*toyNote).N + 1
+		}
+		if n.N != want {
+			return gates.Refusef(gates.StaleHead, "n", "toy notes count up by one: want %d", want)
+		}
+		return nil
+	},
+}
+
+func init() { chain.Register(toyKind) }
+
+// TestToyKindIsJudged: a kind registered outside the laws is judged by
+// CheckUpdate and Verify like the kinds m1nd ships; a decoder or follow
+// rule error that is not a refusal is an invalid_letter fault naming it.
+func TestToyKindIsJudged(t *testing.T) {
 	r := newChainRig(t)
-	h := r.commit(gitstore.ZeroHash, "x.json", []byte(`{}`), "x\n")
-	c, _ := r.repo.ReadCommit(h)
-	type doc struct{}
-	decoded := func([]byte) (*doc, error) { return &doc{}, nil }
-	valid := func(*doc) error { return nil }
-	boom := errors.New("boom")
-	for label, d := range map[string]document[*doc]{
-		"decode":   {"a test commit", "x.json", func([]byte) (*doc, error) { return nil, boom }, valid},
-		"validate": {"a test commit", "x.json", decoded, func(*doc) error { return boom }},
+	note := func(parent gitstore.Hash, n int64, text string) gitstore.Hash {
+		body, _ := json.Marshal(toyNote{N: n, Text: text})
+		return r.commit(parent, "toy.json", body, "toy\n")
+	}
+	one := note(gitstore.ZeroHash, 1, "first")
+	two := note(one, 2, "second")
+	for _, tt := range []struct {
+		label  string
+		u      Update
+		code   gates.Code // "" = allowed
+		lesson string
+	}{
+		{"a good chain", Update{New: two, Ref: "refs/m1nd/lawtoy/a"}, "", ""},
+		{"a good extension", Update{Old: one, New: two, Ref: "refs/m1nd/lawtoy/a"}, "", ""},
+		{"a skipped count", Update{Old: one, New: note(one, 3, "third"), Ref: "refs/m1nd/lawtoy/a"}, gates.StaleHead, "toy notes count up by one: want 2"},
+		{"not a note", Update{New: r.commit(gitstore.ZeroHash, "toy.json", []byte("[]"), "x\n"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "not a toy note"},
+		{"no toy.json", Update{New: r.commit(gitstore.ZeroHash, "x.json", []byte("{}"), "x\n"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "a toy commit holds toy.json: no such file in tree"},
+		{"a decoder error", Update{New: note(gitstore.ZeroHash, 1, "decode-boom"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "boom"},
+		{"a follow error", Update{New: note(gitstore.ZeroHash, 1, "follow-boom"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "boom"},
+		{"a deletion", Update{Old: two, Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidTransition, ""},
+		{"a rewrite", Update{Old: two, New: one, Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidTransition, ""},
 	} {
-		got, _, f := d.read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c)
-		if f == nil || f.Code != string(gates.InvalidLetter) || f.Lesson != "boom" || got != nil {
-			t.Errorf("%s: %v %v", label, got, f)
+		f := CheckUpdate(r.repo, tt.u, nil)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code) || tt.lesson != "" && f.Lesson != tt.lesson):
+			t.Errorf("%s: got %v, want %s %q", tt.label, f, tt.code, tt.lesson)
 		}
 	}
-	if got, _, f := (document[*doc]{"a test commit", "x.json", decoded, valid}).read(r.repo, Update{New: h, Ref: "refs/m1nd/x"}, h, c); f != nil || got == nil {
-		t.Errorf("a good document: %v %v", got, f)
+	r.g.Git("update-ref", "refs/m1nd/lawtoy/good", two.String())
+	r.g.Git("update-ref", "refs/m1nd/lawtoy/bad", note(one, 5, "fifth").String())
+	faults, checked, err := Verify(context.Background(), r.repo)
+	if err != nil || checked != 2 || len(faults) != 1 || faults[0].Ref != "refs/m1nd/lawtoy/bad" || faults[0].Code != string(gates.StaleHead) {
+		t.Fatalf("verify: %d checked, %v %v", checked, faults, err)
 	}
 }
 
@@ -263,11 +321,11 @@ func TestOneDocumentCommitsHoldOneFile(t *testing.T) {
 		{atlasRef, memory.AtlasFile, mustRead(t, r.repo, head)},
 	} {
 		alone := r.commit(gitstore.ZeroHash, tt.file, tt.body, "alone\n")
-		if f := CheckUpdate(r.repo, Update{New: alone, Ref: tt.ref}, noPacked); f != nil {
+		if f := CheckUpdate(r.repo, Update{New: alone, Ref: tt.ref}, nil); f != nil {
 			t.Errorf("%s alone: %v", tt.file, f)
 		}
 		crowded := r.commitFiles(gitstore.ZeroHash, map[string][]byte{tt.file: tt.body, "notes.txt": []byte("hi")}, "crowded\n")
-		f := CheckUpdate(r.repo, Update{New: crowded, Ref: tt.ref}, noPacked)
+		f := CheckUpdate(r.repo, Update{New: crowded, Ref: tt.ref}, nil)
 		if f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "not "+tt.file+" alone") {
 			t.Errorf("%s and another file: %v", tt.file, f)
 		}
@@ -305,7 +363,7 @@ func TestCheckReadsEachCommitOnce(t *testing.T) {
 	first, _ := r.repo.ReadCommit(second.Parents[0])
 	for _, u := range []Update{{New: head.Commit, Ref: ref}, {Old: second.Parents[0], New: head.Commit, Ref: ref}} {
 		clear(objs.reads)
-		if f := CheckUpdate(objs, u, noPacked); f != nil {
+		if f := CheckUpdate(objs, u, nil); f != nil {
 			t.Fatalf("%v: %v", u, f)
 		}
 		for _, h := range []gitstore.Hash{head.Commit, second.Tree, second.Parents[0], first.Tree} {
@@ -341,7 +399,7 @@ func TestMemoryAndAtlasDocuments(t *testing.T) {
 		{"on another agent's ref", "refs/m1nd/memory/bob", memory.File, good.Canonical(), gates.InvalidLetter},
 	} {
 		c := r.commit(gitstore.ZeroHash, tt.file, tt.body, tt.label+"\n")
-		f := CheckUpdate(r.repo, Update{New: c, Ref: tt.ref}, noPacked)
+		f := CheckUpdate(r.repo, Update{New: c, Ref: tt.ref}, nil)
 		switch {
 		case tt.code == "" && f != nil:
 			t.Errorf("%s: refused %v", tt.label, f)
@@ -359,7 +417,7 @@ func TestMemoryAndAtlasDocuments(t *testing.T) {
 	body := mustRead(t, r.repo, head)
 	for _, bad := range [][]byte{append(append([]byte{}, body...), '\n'), []byte(strings.Replace(string(body), `,"version"`, `, "version"`, 1))} {
 		c := r.commit(gitstore.ZeroHash, memory.AtlasFile, bad, "v1 again\n")
-		if f := CheckUpdate(r.repo, Update{New: c, Ref: memory.DocRef(d.DocID)}, noPacked); f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "canonical bytes") {
+		if f := CheckUpdate(r.repo, Update{New: c, Ref: memory.DocRef(d.DocID)}, nil); f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "canonical bytes") {
 			t.Errorf("atlas %q: %v", bad, f)
 		}
 	}

@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -85,13 +84,6 @@ type SendResult struct {
 	Deduped bool   `json:"deduped"`
 }
 
-// sendAttempts bounds how often Send re-appends after losing a race to
-// another process of the same writer. A mail letter does not name the
-// head it extends (unlike a mission letter, whose moved head is the
-// caller's stale_head), so appending it after the newer head changes
-// nothing it says.
-const sendAttempts = 5
-
 // Send validates a letter and appends it to its writer's ref for its
 // recipient. The identical letter already there is ok with deduped.
 func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
@@ -106,54 +98,24 @@ func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
 		return nil, err
 	}
 	body := l.Canonical()
-	id := chain.LetterID(body)
-	c := chain.Chain{Repo: b.Repo, Ref: ref, File: File}
+	id := chain.DocID(body)
 	when, _ := time.Parse(time.RFC3339, l.TS)
-	author, _ := chain.AgentRefName(l.Agent)
-	for attempt := 0; ; attempt++ {
-		head, hasHead, err := c.Head()
-		if err != nil {
-			return nil, fmt.Errorf("send %s: %w", id, err)
-		}
-		if hasHead {
-			if dup, err := find(b.Repo, ref, head.Commit, id); err != nil {
-				return nil, fmt.Errorf("send %s: %w", id, err)
-			} else if !dup.IsZero() {
-				return &SendResult{OK: true, ID: id, To: l.To, Ref: ref, Commit: dup.String(), Deduped: true}, nil
-			}
-		}
-		commit, err := c.Append(ctx, head.Commit, body, chain.Commit{
-			Author:  gitstore.Signature{Name: author, Email: author + "@m1nd", When: when},
-			Message: fmt.Sprintf("mail %s %s to %s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", id, l.Class, l.To, id, l.Agent),
-		})
-		if errors.Is(err, chain.ErrLostRace) && attempt+1 < sendAttempts {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("send %s: %w", id, err)
-		}
-		return &SendResult{OK: true, ID: id, To: l.To, Ref: ref, Commit: commit.String()}, nil
+	commit, deduped, err := chain.Chain{Repo: b.Repo, Kind: Kind, Ref: ref}.AppendUnique(ctx, body, chain.Commit{
+		Agent:    l.Agent,
+		When:     when,
+		Subject:  fmt.Sprintf("mail %s %s to %s", id, l.Class, l.To),
+		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}, {Key: "M1nd-Agent", Value: l.Agent}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("send %s: %w", id, err)
 	}
+	return &SendResult{OK: true, ID: id, To: l.To, Ref: ref, Commit: commit.String(), Deduped: deduped}, nil
 }
 
 // letters returns ref's letters at head, oldest first, through the
 // chain's index.
 func letters(repo *gitstore.Repo, ref string, head gitstore.Hash) ([]chain.Doc, error) {
-	return chain.Chain{Repo: repo, Ref: ref, File: File}.Docs(head)
-}
-
-// find looks for the letter id on one ref, through its index.
-func find(repo *gitstore.Repo, ref string, head gitstore.Hash, id string) (gitstore.Hash, error) {
-	entries, err := letters(repo, ref, head)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	for _, e := range entries {
-		if e.ID == id {
-			return e.Commit, nil
-		}
-	}
-	return gitstore.ZeroHash, nil
+	return chain.Chain{Repo: repo, Kind: Kind, Ref: ref}.Docs(head)
 }
 
 // Stored is a letter as read from the mailbox.
@@ -166,26 +128,15 @@ type Stored struct {
 
 // All returns every letter in the mailbox, oldest first by ts (ties by
 // id). Letters that do not decode (written by hand) are skipped.
-func (b *Mailbox) All() ([]Stored, error) {
-	refs, err := b.Repo.ListRefs(RefPrefix)
+func (b *Mailbox) All(ctx context.Context) ([]Stored, error) {
+	docs, err := chain.ReadAll(ctx, b.Repo, Kind)
 	if err != nil {
 		return nil, err
 	}
 	var out []Stored
-	for _, r := range refs {
-		if _, _, ok := parseRef(r.Name); !ok {
-			continue
-		}
-		entries, err := letters(b.Repo, r.Name, r.Hash)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			l, err := Decode(e.Body)
-			if err != nil {
-				continue
-			}
-			out = append(out, Stored{ID: e.ID, Letter: l, Ref: r.Name, Commit: e.Commit})
+	for _, d := range docs {
+		if l, err := Decode(d.Body); err == nil {
+			out = append(out, Stored{ID: d.ID, Letter: l, Ref: d.Ref, Commit: d.Commit})
 		}
 	}
 	sortStored(out)
@@ -271,8 +222,8 @@ type Entry struct {
 
 // Inbox lists the letters for agent, newest first, with fate and whether
 // they were delivered.
-func (b *Mailbox) Inbox(agent string) ([]Entry, error) {
-	all, err := b.All()
+func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
+	all, err := b.All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +251,8 @@ func (b *Mailbox) Inbox(agent string) ([]Entry, error) {
 
 // Find returns the letter with id (or a unique prefix of at least 6 hex
 // digits); ok is false when there is none.
-func (b *Mailbox) Find(id string) (Stored, string, bool, error) {
-	all, err := b.All()
+func (b *Mailbox) Find(ctx context.Context, id string) (Stored, string, bool, error) {
+	all, err := b.All(ctx)
 	if err != nil {
 		return Stored{}, "", false, err
 	}

@@ -119,7 +119,7 @@ func TestFates(t *testing.T) {
 	external := send(t, b, ext)
 	send(t, b, letter("bob", "alice", "note", "looking", 4, ask.ID))
 	send(t, b, letter("bob", "alice", ClassTriage, "yes, v3", 5, settled.ID))
-	all, err := b.All()
+	all, err := b.All(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestDeliverOnceOldestFirstWithinBudget(t *testing.T) {
 		t.Fatalf("a big letter was held back: %d", len(d.Letters))
 	}
 	// Inbox: newest first, every letter for bob read now.
-	inbox, err := b.Inbox("bob")
+	inbox, err := b.Inbox(ctx, "bob")
 	if err != nil || len(inbox) != 11 || !strings.HasPrefix(inbox[0].Letter.What, "xxx") {
 		t.Fatalf("inbox %d %v", len(inbox), err)
 	}
@@ -239,12 +239,12 @@ func TestIndexFollowsRefsMovedByPlainGit(t *testing.T) {
 	b, g := newBox(t)
 	first := send(t, b, letter("alice", "bob", "note", "one", 1))
 	send(t, b, letter("alice", "bob", "note", "two", 2))
-	if all, _ := b.All(); len(all) != 2 {
+	if all, _ := b.All(context.Background()); len(all) != 2 {
 		t.Fatalf("%d letters", len(all))
 	}
 	// Rewind the ref with git: the cache is rebuilt, not trusted.
 	g.Git("update-ref", first.Ref, first.Commit)
-	all, err := b.All()
+	all, err := b.All(context.Background())
 	if err != nil || len(all) != 1 || all[0].Letter.What != "one" {
 		t.Fatalf("after a rewind: %d %v", len(all), err)
 	}
@@ -264,7 +264,7 @@ func TestNewReadsForeignTools(t *testing.T) {
 		t.Fatalf("New = %+v", box)
 	}
 	send(t, box, &Letter{TS: chain.Timestamp(t0), Agent: "alice", To: "bob", Class: "note", Brain: "brain", Tool: "slack", What: "the slack bot is down"})
-	all, err := box.All()
+	all, err := box.All(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestMarkReadAndUndecodableEntries(t *testing.T) {
 	if d, err := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
 		t.Fatalf("after mark read: %+v %v", d, err)
 	}
-	inbox, err := b.Inbox("bob")
+	inbox, err := b.Inbox(ctx, "bob")
 	if err != nil || len(inbox) != 2 || !inbox[0].Read || !inbox[1].Read {
 		t.Fatalf("inbox after mark read: %+v %v", inbox, err)
 	}

@@ -171,7 +171,7 @@ func (a *Atlas) Read(id string) (*Doc, gitstore.Hash, error) {
 	if !ValidDocID(id) {
 		return nil, gitstore.ZeroHash, invalid("doc_id", "a document id is atl_ and 12 hex digits")
 	}
-	head, ok, err := chain.Chain{Repo: a.Repo, Ref: DocRef(id), File: AtlasFile}.Head()
+	head, ok, err := chain.Chain{Repo: a.Repo, Kind: AtlasKind, Ref: DocRef(id)}.Head()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
@@ -259,11 +259,12 @@ func (a *Atlas) Amend(ctx context.Context, agent, id, text string, resolve bool,
 }
 
 func (a *Atlas) write(ctx context.Context, parent gitstore.Hash, d *Doc) error {
-	author, _ := chain.AgentRefName(d.Publisher)
 	when, _ := time.Parse(time.RFC3339, d.TS)
-	_, err := chain.Chain{Repo: a.Repo, Ref: DocRef(d.DocID), File: AtlasFile}.Append(ctx, parent, d.Canonical(), chain.Commit{
-		Author:  gitstore.Signature{Name: author, Email: author + "@m1nd", When: when},
-		Message: fmt.Sprintf("atlas %s v%d %s %s\n\nM1nd-Agent: %s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher),
+	_, err := chain.Chain{Repo: a.Repo, Kind: AtlasKind, Ref: DocRef(d.DocID)}.Append(ctx, parent, d.Canonical(), chain.Commit{
+		Agent:    d.Publisher,
+		When:     when,
+		Subject:  fmt.Sprintf("atlas %s v%d %s %s", d.DocID, d.Version, d.Kind, d.State),
+		Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: d.Publisher}},
 	})
 	if errors.Is(err, chain.ErrLostRace) {
 		return gates.Refusef(gates.StaleHead, "doc_id", "%s moved while this version was written; read it again", d.DocID)

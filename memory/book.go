@@ -92,8 +92,8 @@ func Derive(events []Stored) *View {
 }
 
 // View reads the brain's memory refs and derives their state.
-func (b *Book) View() (*View, error) {
-	events, err := b.All()
+func (b *Book) View(ctx context.Context) (*View, error) {
+	events, err := b.All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ type AddRequest struct {
 // superseded, never overwritten.
 func (b *Book) Add(ctx context.Context, req AddRequest) (string, error) {
 	if req.Supersedes != "" {
-		v, err := b.View()
+		v, err := b.View(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -134,7 +134,7 @@ func (b *Book) Add(ctx context.Context, req AddRequest) (string, error) {
 // withdrawn, or deferred — which opens a follow-up owned by the agent
 // whose brief is the rationale.
 func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now time.Time) (string, error) {
-	v, err := b.View()
+	v, err := b.View(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -169,8 +169,8 @@ type RecallRequest struct {
 // Recall is the in-force memories an agent may see, ranked by how many
 // query words they hold, then newest first, bounded by count and bytes.
 // cut says how many matching memories were left out.
-func (b *Book) Recall(req RecallRequest) (out []*Memory, cut int, err error) {
-	v, err := b.View()
+func (b *Book) Recall(ctx context.Context, req RecallRequest) (out []*Memory, cut int, err error) {
+	v, err := b.View(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -229,7 +229,7 @@ func (b *Book) OpenFollowup(ctx context.Context, opener, owner, brief, mission s
 // Link records that a mission carries a follow-up: the mission's end
 // closes it.
 func (b *Book) Link(ctx context.Context, agent, followup, mission string, now time.Time) (string, error) {
-	if err := b.CheckLink(agent, followup); err != nil {
+	if err := b.CheckLink(ctx, agent, followup); err != nil {
 		return "", err
 	}
 	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindLink, Target: followup, Mission: mission})
@@ -238,8 +238,8 @@ func (b *Book) Link(ctx context.Context, agent, followup, mission string, now ti
 // CheckLink refuses what Link would: a follow-up that does not exist, or
 // one the agent neither opened nor owes. Callers that open the mission
 // first ask it before, so a refused link leaves no mission behind.
-func (b *Book) CheckLink(agent, followup string) error {
-	v, err := b.View()
+func (b *Book) CheckLink(ctx context.Context, agent, followup string) error {
+	v, err := b.View(ctx)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (b *Book) CheckLink(agent, followup string) error {
 // ResolveFollowup closes a follow-up: recorded with its result, or
 // withdrawn with why. Only its opener or owner may.
 func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
-	v, err := b.View()
+	v, err := b.View(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -277,7 +277,7 @@ func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, 
 // MaxResult bytes on a character boundary: a brief is closed by its result.
 // It returns the view after closing and the follow-ups it closed.
 func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time) (*View, []string, error) {
-	v, err := b.View()
+	v, err := b.View(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -301,7 +301,7 @@ func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time)
 		closed = append(closed, f.ID)
 	}
 	if len(closed) > 0 {
-		v, err = b.View()
+		v, err = b.View(ctx)
 	}
 	return v, closed, err
 }

@@ -6,7 +6,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -76,7 +75,7 @@ type Event struct {
 func (e *Event) Canonical() []byte { return chain.CanonicalJSON(e) }
 
 // ID is the event's content id.
-func (e *Event) ID() string { return chain.LetterID(e.Canonical()) }
+func (e *Event) ID() string { return chain.DocID(e.Canonical()) }
 
 func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
@@ -178,12 +177,8 @@ type Book struct {
 	Repo *gitstore.Repo
 }
 
-// appendAttempts bounds re-appends after racing another process of the same
-// agent: an event names no head, so appending it after the newer one
-// changes nothing it says.
-const appendAttempts = 5
-
-// Append validates an event and appends it to its agent's memory ref.
+// Append validates an event and appends it to its agent's memory ref; an
+// identical replay is recorded once.
 func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
 	if err := Validate(e); err != nil {
 		return "", err
@@ -193,42 +188,22 @@ func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
 		return "", err
 	}
 	body := e.Canonical()
-	id := chain.LetterID(body)
+	id := chain.DocID(body)
 	when, _ := time.Parse(time.RFC3339, e.TS)
-	author, _ := chain.AgentRefName(e.Agent)
-	c := chain.Chain{Repo: b.Repo, Ref: ref, File: File}
-	for attempt := 0; ; attempt++ {
-		head, hasHead, err := c.Head()
-		if err != nil {
-			return "", err
-		}
-		if hasHead {
-			docs, err := c.Docs(head.Commit)
-			if err != nil {
-				return "", err
-			}
-			for _, d := range docs {
-				if d.ID == id {
-					return id, nil // an identical replay: already recorded
-				}
-			}
-		}
-		subject := fmt.Sprintf("memory %s %s", id, e.Kind)
-		if e.Sort != "" {
-			subject += " " + e.Sort
-		}
-		_, err = c.Append(ctx, head.Commit, body, chain.Commit{
-			Author:  gitstore.Signature{Name: author, Email: author + "@m1nd", When: when},
-			Message: fmt.Sprintf("%s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", subject, id, e.Agent),
-		})
-		if errors.Is(err, chain.ErrLostRace) && attempt+1 < appendAttempts {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("memory %s: %w", id, err)
-		}
-		return id, nil
+	subject := fmt.Sprintf("memory %s %s", id, e.Kind)
+	if e.Sort != "" {
+		subject += " " + e.Sort
 	}
+	_, _, err = chain.Chain{Repo: b.Repo, Kind: Kind, Ref: ref}.AppendUnique(ctx, body, chain.Commit{
+		Agent:    e.Agent,
+		When:     when,
+		Subject:  subject,
+		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}, {Key: "M1nd-Agent", Value: e.Agent}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("memory %s: %w", id, err)
+	}
+	return id, nil
 }
 
 // Stored is an event as read, with its id.
@@ -238,21 +213,15 @@ type Stored struct {
 }
 
 // All reads every event of every memory ref, oldest first.
-func (b *Book) All() ([]Stored, error) {
-	refs, err := b.Repo.ListRefs(RefPrefix)
+func (b *Book) All(ctx context.Context) ([]Stored, error) {
+	docs, err := chain.ReadAll(ctx, b.Repo, Kind)
 	if err != nil {
 		return nil, err
 	}
 	var out []Stored
-	for _, r := range refs {
-		docs, err := chain.Chain{Repo: b.Repo, Ref: r.Name, File: File}.Docs(r.Hash)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range docs {
-			if e, err := Decode(d.Body); err == nil {
-				out = append(out, Stored{ID: d.ID, Event: e})
-			}
+	for _, d := range docs {
+		if e, err := Decode(d.Body); err == nil {
+			out = append(out, Stored{ID: d.ID, Event: e})
 		}
 	}
 	sortByTS(out)

@@ -44,7 +44,7 @@ func TestSupersedeKeepsHistory(t *testing.T) {
 	b, g := newBook(t)
 	old := add(t, b, "alice", "decided", "store receipts as raw bytes", 1)
 	newer := add(t, b, "alice", "decided", "store receipts compacted", 2, func(r *AddRequest) { r.Supersedes = old })
-	v, err := b.View()
+	v, err := b.View(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestRecallRanksAndBounds(t *testing.T) {
 	if _, err := b.Resolve(context.Background(), "alice", withdrawn, StateWithdrawn, "it was not", t0.Add(7*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	got, cut, err := b.Recall(RecallRequest{Agent: "alice", Query: "ledger flaky"})
+	got, cut, err := b.Recall(context.Background(), RecallRequest{Agent: "alice", Query: "ledger flaky"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,16 +98,16 @@ func TestRecallRanksAndBounds(t *testing.T) {
 	if strings.Join(texts, "|") != want || cut != 0 {
 		t.Fatalf("recall = %q (cut %d), want %q", texts, cut, want)
 	}
-	if got, cut, _ := b.Recall(RecallRequest{Agent: "alice", Query: "ledger", Limit: 1}); len(got) != 1 || cut != 2 {
+	if got, cut, _ := b.Recall(context.Background(), RecallRequest{Agent: "alice", Query: "ledger", Limit: 1}); len(got) != 1 || cut != 2 {
 		t.Fatalf("limit 1: %d, cut %d", len(got), cut)
 	}
-	if got, cut, _ := b.Recall(RecallRequest{Agent: "alice", Query: "ledger", MaxBytes: 150}); len(got) != 1 || cut != 2 {
+	if got, cut, _ := b.Recall(context.Background(), RecallRequest{Agent: "alice", Query: "ledger", MaxBytes: 150}); len(got) != 1 || cut != 2 {
 		t.Fatalf("max bytes: %d, cut %d", len(got), cut)
 	}
-	if got, _, _ := b.Recall(RecallRequest{Agent: "alice", About: "sb_x_core"}); len(got) != 1 {
+	if got, _, _ := b.Recall(context.Background(), RecallRequest{Agent: "alice", About: "sb_x_core"}); len(got) != 1 {
 		t.Fatalf("about: %d", len(got))
 	}
-	if got, _, _ := b.Recall(RecallRequest{Agent: "bob", Query: "private"}); len(got) != 1 {
+	if got, _, _ := b.Recall(context.Background(), RecallRequest{Agent: "bob", Query: "private"}); len(got) != 1 {
 		t.Fatal("bob does not recall his own private memory")
 	}
 }
@@ -147,7 +147,7 @@ func TestABriefIsClosedByItsMissionsResult(t *testing.T) {
 		t.Fatalf("closed %v %v", closed, err)
 	}
 	// The view CloseEnded returns is the one after closing, as View reads it.
-	if again, _ := b.View(); again.fuByID[fid].State != v.fuByID[fid].State {
+	if again, _ := b.View(context.Background()); again.fuByID[fid].State != v.fuByID[fid].State {
 		t.Fatalf("CloseEnded's view says %s, View says %s", v.fuByID[fid].State, again.fuByID[fid].State)
 	}
 	f := v.fuByID[fid]

@@ -349,7 +349,7 @@ func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
 	if s.Missions != nil {
 		v, _, err = s.Book.CloseEnded(ctx, s.Missions, s.Now)
 	} else {
-		v, err = s.Book.View()
+		v, err = s.Book.View(ctx)
 	}
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 			LandingBell int `json:"landing_bell"`
 		}{view, chain.LandingBell(view.Missions)})
 	case "":
-		all, err := s.Box.All()
+		all, err := s.Box.All(r.Context())
 		if err != nil {
 			serve.WriteErr(w, err)
 			return

@@ -166,7 +166,7 @@ list of faults — for history written with the hooks bypassed.`,
 			if err != nil {
 				return err
 			}
-			faults, checked, err := laws.Verify(repo)
+			faults, checked, err := laws.Verify(c.Context, repo)
 			if err != nil {
 				return err
 			}

@@ -116,7 +116,7 @@ so the hooks will not deliver it again.`,
 					return err
 				}
 			}
-			entries, err := box.Inbox(agent)
+			entries, err := box.Inbox(c.Context, agent)
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ func mailShowCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			s, fate, ok, err := box.Find(id)
+			s, fate, ok, err := box.Find(c.Context, id)
 			if err != nil {
 				return err
 			}
@@ -220,7 +220,7 @@ func mailFatesCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			all, err := box.All()
+			all, err := box.All(c.Context)
 			if err != nil {
 				return err
 			}

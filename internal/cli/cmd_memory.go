@@ -88,7 +88,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if err != nil {
 						return err
 					}
-					ms, cut, err := b.Recall(memory.RecallRequest{Agent: agent, About: c.String("about"), Sort: c.String("sort"),
+					ms, cut, err := b.Recall(c.Context, memory.RecallRequest{Agent: agent, About: c.String("about"), Sort: c.String("sort"),
 						Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")})
 					if err != nil {
 						return err

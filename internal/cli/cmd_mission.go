@@ -106,7 +106,7 @@ func missionNewCommand(inv *invocation) *cli.Command {
 				if book, err = inv.book(); err != nil {
 					return err
 				}
-				if err := book.CheckLink(agent, fu); err != nil {
+				if err := book.CheckLink(c.Context, agent, fu); err != nil {
 					return err
 				}
 			}

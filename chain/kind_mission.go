@@ -1,0 +1,73 @@
+package chain
+
+import (
+	"strings"
+
+	"github.com/m1nd/m1nd/gates"
+)
+
+// MissionKind is the mission chain: refs/m1nd/missions/<mission_id>, one
+// letter per commit in letter.json, each extending the head it names.
+var MissionKind = &Kind{
+	Name:      "mission",
+	Prefix:    MissionRefPrefix,
+	ValidName: ValidMissionID,
+	File:      LetterFile,
+	Decode:    decodeStoredLetter,
+	Follows:   letterFollows,
+	Race:      RaceStale,
+}
+
+func init() { Register(MissionKind) }
+
+// decodeStoredLetter reads a letter as the laws read a raw commit: it
+// decodes strictly, validates, and is its own canonical bytes.
+func decodeStoredLetter(body []byte) (any, error) {
+	l, err := DecodeLetter(body)
+	if err == nil {
+		err = Validate(l)
+	}
+	if err == nil { // a letter decodes from any spacing; a stored one is canonical
+		err = CheckCanonical(body, l, LetterFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// letterFollows is the post law's steps 6 and 7 for a letter written by
+// any means: it belongs to its ref's mission, extends the letter before,
+// and an archive is a human gesture over a merge_wait head.
+func letterFollows(prev, next *Judged, _ Env) error {
+	l := next.Value.(*Letter)
+	if id := strings.TrimPrefix(next.Ref, MissionRefPrefix); l.MissionID != id {
+		return gates.Refusef(gates.InvalidLetter, "mission_id", "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
+	}
+	var head *Letter
+	headID := ""
+	if prev != nil {
+		head, headID = prev.Value.(*Letter), prev.ID
+	}
+	if err := CheckExtends(l, head, headID); err != nil {
+		return err
+	}
+	if err := CheckTransition(l, head); err != nil {
+		return err
+	}
+	if l.Phase == PhaseArchived && !HasTrailer(next.Meta.Message, "M1nd-Origin", gates.OriginHumanUI) {
+		return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-ui (the tray or m1nd mission archive makes it)")
+	}
+	return nil
+}
+
+// HasTrailer reports whether a commit message carries the trailer key
+// (any case) with exactly value.
+func HasTrailer(message, key, value string) bool {
+	for _, line := range strings.Split(message, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), key) && strings.TrimSpace(v) == value {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package chain_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// toyNote is the document of a kind no m1nd package ships: a test declares
+// it to the engine the way mailbox or memory declare theirs.
+type toyNote struct {
+	N    int    `json:"n"`
+	Text string `json:"text,omitempty"`
+}
+
+var toyKind = &chain.Kind{
+	Name:   "toy",
+	Prefix: "refs/m1nd/toy/",
+	File:   "toy.json",
+	Decode: func(body []byte) (any, error) {
+		var n toyNote
+		if err := json.Unmarshal(body, &n); err != nil {
+			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
+		}
+		return &n, nil
+	},
+	Follows: func(prev, next *chain.Judged, _ chain.Env) error { return nil },
+	Race:    chain.RaceRetry,
+}
+
+func init() { chain.Register(toyKind) }
+
+func TestKindOf(t *testing.T) {
+	for ref, want := range map[string]string{
+		"refs/m1nd/toy/a":                         "toy",
+		"refs/m1nd/missions/msn_0123456789ab":     "mission",
+		"refs/m1nd/toy/":                          "",
+		"refs/m1nd/toys/a":                        "",
+		"refs/heads/main":                         "",
+		"refs/m1nd/conflicts/missions/msn_0/abcd": "",
+	} {
+		k, ok := chain.KindOf(ref)
+		got := ""
+		if ok {
+			got = k.Name
+		}
+		if got != want {
+			t.Errorf("KindOf(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
+
+// TestRegisterRefusesWhatTheEngineCannotUse: a kind with no name, a prefix
+// outside refs/m1nd/ or overlapping another kind's, or no way to read a
+// commit panics at registration.
+func TestRegisterRefusesWhatTheEngineCannotUse(t *testing.T) {
+	decode := func([]byte) (any, error) { return nil, nil }
+	for label, k := range map[string]*chain.Kind{
+		"no name":          {Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
+		"outside":          {Name: "x", Prefix: "refs/heads/", File: "x.json", Decode: decode},
+		"no slash":         {Name: "x", Prefix: "refs/m1nd/x", File: "x.json", Decode: decode},
+		"same prefix":      {Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json", Decode: decode},
+		"inside another":   {Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json", Decode: decode},
+		"same name":        {Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
+		"no reader":        {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json"},
+		"file and no file": {Name: "x", Prefix: "refs/m1nd/x/", Decode: decode},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", label)
+				}
+			}()
+			chain.Register(k)
+		}()
+	}
+}
+
+// TestAppendUniqueDedupsAndRetries: an identical document is appended once;
+// writers racing on one RaceRetry chain all land, each exactly once.
+func TestAppendUniqueDedupsAndRetries(t *testing.T) {
+	m, _ := newMissions(t, "toys")
+	c := chain.Chain{Repo: m.Repo, Kind: toyKind, Ref: "refs/m1nd/toy/race"}
+	ctx := context.Background()
+	meta := chain.Commit{Agent: "runnerd:r1", When: t0, Subject: "toy"}
+	first, deduped, err := c.AppendUnique(ctx, []byte(`{"n":1}`), meta)
+	if err != nil || deduped {
+		t.Fatalf("first: %v %v", deduped, err)
+	}
+	again, deduped, err := c.AppendUnique(ctx, []byte(`{"n":1}`), meta)
+	if err != nil || !deduped || again != first {
+		t.Fatalf("replay: %s %v %v, want %s deduped", again, deduped, err, first)
+	}
+	head, _, _ := c.Head()
+	if head.Meta.Author.Name != "runnerd+r1" || head.Meta.Author.Email != "runnerd+r1@m1nd" {
+		t.Errorf("signed as %+v, want the ref-safe runnerd+r1", head.Meta.Author)
+	}
+	const writers = 4
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, _ := json.Marshal(toyNote{N: 10 + i})
+			_, _, errs[i] = c.AppendUnique(ctx, body, meta)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d lost: %v", i, err)
+		}
+	}
+	docs, err := chain.ReadAll(ctx, m.Repo, toyKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, d := range docs {
+		seen[string(d.Body)]++
+		if d.Ref != c.Ref || d.ID != chain.DocID(d.Body) {
+			t.Errorf("doc %+v", d)
+		}
+	}
+	for body, n := range seen {
+		if n != 1 {
+			t.Errorf("%s appended %d times", body, n)
+		}
+	}
+	if len(seen) != writers+1 || seen[`{"n":1}`] != 1 {
+		t.Errorf("the chain holds %v, want the first note and one per writer", seen)
+	}
+}

@@ -1,0 +1,45 @@
+package mailbox
+
+import (
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// Kind is mail: refs/m1nd/mail/<recipient>/<writer>, one letter per commit
+// in mail.json. Each writer has its own ref, so letters stand alone and a
+// lost race is appended again; a recipient may prune its mail.
+var Kind = &chain.Kind{
+	Name:   "mail",
+	Prefix: RefPrefix,
+	ValidName: func(rest string) bool {
+		_, _, ok := parseRef(RefPrefix + rest)
+		return ok
+	},
+	File:      File,
+	Decode:    decodeStored,
+	Follows:   follows,
+	Deletable: true,
+	Race:      chain.RaceRetry,
+}
+
+func init() { chain.Register(Kind) }
+
+func decodeStored(body []byte) (any, error) {
+	l, err := Decode(body)
+	if err == nil {
+		err = Validate(l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// follows: a letter stands alone, on the ref of its recipient and writer.
+func follows(_, next *chain.Judged, _ chain.Env) error {
+	l := next.Value.(*Letter)
+	if want, err := Ref(l.To, l.Agent); err != nil || want != next.Ref {
+		return gates.Refusef(gates.InvalidLetter, "to", "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package memory
+
+import (
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// Kind is an agent's memory: refs/m1nd/memory/<agent>, one event per
+// commit in memory.json. Events name no head, so a lost race is appended
+// again.
+var Kind = &chain.Kind{
+	Name:   "memory",
+	Prefix: RefPrefix,
+	File:   File,
+	Decode: func(body []byte) (any, error) {
+		e, err := Decode(body)
+		if err == nil {
+			err = Validate(e)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	},
+	Follows: func(_, next *chain.Judged, _ chain.Env) error {
+		e := next.Value.(*Event)
+		if want, err := Ref(e.Agent); err != nil || want != next.Ref {
+			return gates.Refusef(gates.InvalidLetter, "agent", "a memory of %s belongs on %s", e.Agent, want)
+		}
+		return nil
+	},
+	Race: chain.RaceRetry,
+}
+
+// AtlasKind is a shared document: refs/m1nd/atlas/<doc_id>, one version
+// per commit in doc.json, each by the same publisher and proven by their
+// key wherever the key is present.
+var AtlasKind = &chain.Kind{
+	Name:      "atlas",
+	Prefix:    AtlasPrefix,
+	ValidName: ValidDocID,
+	File:      AtlasFile,
+	Decode:    func(body []byte) (any, error) { return DecodeDoc(body) },
+	Follows:   atlasFollows,
+	Race:      chain.RaceStale,
+}
+
+func init() {
+	chain.Register(Kind)
+	chain.Register(AtlasKind)
+}
+
+// atlasFollows: a version sits on its document's ref, adds 1 to the one
+// before, keeps its publisher, and carries a proof that verifies with the
+// publisher's key when this machine has it.
+func atlasFollows(prev, next *chain.Judged, env chain.Env) error {
+	d := next.Value.(*Doc)
+	if DocRef(d.DocID) != next.Ref {
+		return gates.Refusef(gates.InvalidLetter, "doc_id", "%s does not hold this ref's document", AtlasFile)
+	}
+	want := int64(1)
+	if prev != nil {
+		p := prev.Value.(*Doc)
+		if p.Publisher != d.Publisher {
+			return gates.Refusef(gates.NotPublisher, "publisher", "%s was published by %s; a version by %s is refused", d.DocID, p.Publisher, gates.Echo(d.Publisher))
+		}
+		want = p.Version + 1
+	}
+	if d.Version != want {
+		return gates.Refusef(gates.InvalidLetter, "version", "each version adds 1: this one says %d, want %d", d.Version, want)
+	}
+	if env.RuntimeDir != "" {
+		keys := Keys{Dir: KeysDir(env.RuntimeDir)}
+		if proof, err := keys.CheckProof(d); err == nil && proof == ProofBad {
+			return gates.Refusef(gates.BadPublisherProof, "proof", "the proof of %s v%d does not verify with %s's key", d.DocID, d.Version, d.Publisher)
+		}
+	}
+	return nil
+}
