@@ -1,0 +1,8 @@
+// Package gitstore is m1nd's only door to git's on-disk format. It opens a
+// repository from its root, a subfolder or a linked worktree, reads and writes
+// objects through go-git's filesystem storage, and moves refs with git's own
+// lockfile protocol so that it interoperates with concurrent git processes.
+//
+// It imports go-git's storage and plumbing subpackages only, never the root
+// package: the root's transports cost milliseconds of process start-up.
+package gitstore
