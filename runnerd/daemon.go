@@ -1,12 +1,14 @@
+// Package runnerd is the runner daemon: pinned runners, a sibling worktree
+// per mission, the agent and its gate. It is the only process that spawns
+// agents; the owner and it find and trust each other through the owner's
+// record and the shared secret (internal/serve).
 package runnerd
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -117,17 +119,8 @@ func decode(r *http.Request, v any) error {
 	return dec.Decode(v)
 }
 
-// RunRequest asks runnerd to run a mission.
-type RunRequest struct {
-	RunnerID       string `json:"runner_id"`
-	PacketMarkdown string `json:"packet_markdown"`
-	BlockID        string `json:"block_id"`
-	BrainRef       string `json:"brain_ref"`
-	MissionID      string `json:"mission_id,omitempty"`
-}
-
 func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
-	var req RunRequest
+	var req serve.RunRequest
 	if err := decode(r, &req); err != nil {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id, packet_markdown, block_id, brain_ref, mission_id?}: %s", gates.Clip(err.Error())))
 		return
@@ -160,13 +153,13 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		defer lock.(*sync.Mutex).Unlock()
 		d.run(d.life, runner, id, block, req.PacketMarkdown)
 	}()
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"mission_id": id, "accepted": true, "runner_id": runner.ID})
+	serve.WriteJSON(w, http.StatusOK, serve.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
 }
 
 // open posts the seq-1 judging letter of a new mission, or checks that
 // the named one waits at judging on the request's block, and returns the
 // mission's id and block: a run works on the block its letters name.
-func (d *Daemon) open(ctx context.Context, runner *Runner, req RunRequest) (id, block string, err error) {
+func (d *Daemon) open(ctx context.Context, runner *Runner, req serve.RunRequest) (id, block string, err error) {
 	if req.MissionID != "" {
 		head, err := d.missions.Current(req.MissionID)
 		if err != nil {
@@ -194,7 +187,7 @@ func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {
 	for _, rn := range d.Config.Runners {
 		ids = append(ids, rn.ID)
 	}
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "brain": d.Brain, "runner_ids": ids})
+	serve.WriteJSON(w, http.StatusOK, serve.DaemonStatus{OK: true, Brain: d.Brain, RunnerIDs: ids})
 }
 
 // announceLoop tells the owner which runners are alive, every interval.
@@ -212,13 +205,6 @@ func (d *Daemon) announceLoop(ctx context.Context) {
 	}
 }
 
-// AnnounceReply is what the owner answers an announce with.
-type AnnounceReply struct {
-	OK         bool     `json:"ok"`
-	Echo       string   `json:"echo"`
-	Registered []string `json:"registered"`
-}
-
 func (d *Daemon) announceOnce(ctx context.Context) {
 	d.trustMu.Lock()
 	refused := d.ownerRefused
@@ -226,46 +212,30 @@ func (d *Daemon) announceOnce(ctx context.Context) {
 	if refused {
 		return
 	}
-	owner := d.OwnerURL
-	if owner == "" {
-		owner = serve.FindOwner(d.Repo.RuntimeDir())
-	}
-	if owner == "" {
+	owner, ok := serve.OwnerFor(d.Repo.RuntimeDir(), d.OwnerURL)
+	if !ok {
 		return // no owner running: nothing to announce to
 	}
+	owner.Secret, owner.Timeout = d.Secret, 5*time.Second
 	var challenge [8]byte
 	rand.Read(challenge[:])
 	var ids []string
 	for _, rn := range d.Config.Runners {
 		ids = append(ids, rn.ID)
 	}
-	body, _ := json.Marshal(map[string]any{"runner_ids": ids, "port": d.port, "boot_challenge": hex.EncodeToString(challenge[:])})
-	req, err := http.NewRequestWithContext(ctx, "POST", owner+"/api/runnerd/announce", bytes.NewReader(body))
+	reply, err := owner.Announce(ctx, serve.Announce{RunnerIDs: ids, Port: d.port, BootChallenge: hex.EncodeToString(challenge[:])})
 	if err != nil {
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(serve.SecretHeader, d.Secret)
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		d.Logf("announce to %s: %v", owner, err)
-		return
-	}
-	defer resp.Body.Close()
-	var reply AnnounceReply
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&reply); err != nil || resp.StatusCode != http.StatusOK {
-		d.Logf("announce to %s: status %d", owner, resp.StatusCode)
+		d.Logf("announce to %s: %v", owner.URL, err)
 		return
 	}
 	if reply.Echo != hex.EncodeToString(challenge[:]) {
 		d.trustMu.Lock()
 		d.ownerRefused = true
 		d.trustMu.Unlock()
-		d.Logf("the owner at %s echoed a wrong challenge: runnerd no longer trusts it", owner)
+		d.Logf("the owner at %s echoed a wrong challenge: runnerd no longer trusts it", owner.URL)
 		return
 	}
-	d.Logf("announced %v to %s; registered %v", ids, owner, reply.Registered)
+	d.Logf("announced %v to %s; registered %v", ids, owner.URL, reply.Registered)
 }
 
 // Listen binds a loopback address only.

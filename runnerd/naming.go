@@ -14,28 +14,6 @@ import (
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
-// NameRequest asks the naming lane to name blocks.
-type NameRequest struct {
-	RunnerID string        `json:"runner_id,omitempty"`
-	Blocks   []NamingBlock `json:"blocks"`
-}
-
-// NamingBlock is one block to name and the packet that describes it
-// (member paths and symbols, never file bodies).
-type NamingBlock struct {
-	BlockID string `json:"block_id"`
-	Packet  string `json:"packet"`
-}
-
-// NameResult is one naming-runner answer, already through the o5 sanitizer.
-type NameResult struct {
-	BlockID string `json:"block_id"`
-	OK      bool   `json:"ok"`
-	Name    string `json:"name,omitempty"`
-	Purpose string `json:"purpose,omitempty"`
-	Refused string `json:"refused,omitempty"` // "<field>: <class>", or why the runner gave nothing
-}
-
 // namingParallel is how many naming runs go at once.
 const namingParallel = 4
 
@@ -52,7 +30,7 @@ func (d *Daemon) pick(id, capability string) *Runner {
 }
 
 func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
-	var req NameRequest
+	var req serve.NameRequest
 	if err := decode(r, &req); err != nil || len(req.Blocks) == 0 || len(req.Blocks) > maxNamingBlocks {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
 		return
@@ -62,7 +40,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", ConfigFile))
 		return
 	}
-	results := make([]NameResult, len(req.Blocks))
+	results := make([]serve.NameResult, len(req.Blocks))
 	sem := make(chan struct{}, namingParallel)
 	var wg sync.WaitGroup
 	for i, b := range req.Blocks {
@@ -75,14 +53,14 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "results": results})
+	serve.WriteJSON(w, http.StatusOK, serve.NameReply{OK: true, RunnerID: runner.ID, Results: results})
 }
 
 // nameOne runs the naming runner with the packet on stdin; its last
 // non-empty stdout line must be {"name","purpose"}, and both pass the o5
 // sanitizer or the block stays unnamed.
-func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b NamingBlock) NameResult {
-	res := NameResult{BlockID: b.BlockID}
+func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b serve.NamingBlock) serve.NameResult {
+	res := serve.NameResult{BlockID: b.BlockID}
 	out, err := runStdin(ctx, d.Repo.MainWorkTree(), runner.Command, b.Packet, runner.NamingTimeout())
 	if err != nil {
 		res.Refused = err.Error()
@@ -108,18 +86,12 @@ func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b NamingBlock) Nam
 	return res
 }
 
-// CurateRequest asks a hand-runner to propose candidate_edit ops.
-type CurateRequest struct {
-	RunnerID string `json:"runner_id,omitempty"`
-	Packet   string `json:"packet"`
-}
-
 // postCurate runs the curation lane: the hand-runner reads the packet on
 // stdin and its last non-empty stdout line is a JSON array of
 // candidate_edit ops. runnerd only returns them as data: the owner
 // sanitizes (runner seat) and applies them.
 func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
-	var req CurateRequest
+	var req serve.CurateRequest
 	if err := decode(r, &req); err != nil {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, packet}"))
 		return
@@ -131,15 +103,20 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, runner.CurationTimeout())
 	if err != nil {
-		serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": err.Error()})
+		serve.WriteJSON(w, http.StatusOK, serve.CurateReply{RunnerID: runner.ID, Detail: err.Error()})
 		return
 	}
 	var ops []json.RawMessage
 	if err := json.Unmarshal([]byte(lastNonEmpty(out)), &ops); err != nil {
-		serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "runner_id": runner.ID, "detail": "the runner's last line was not a JSON array of ops"})
+		serve.WriteJSON(w, http.StatusOK, serve.CurateReply{RunnerID: runner.ID, Detail: "the runner's last line was not a JSON array of ops"})
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "runner_id": runner.ID, "ops": ops})
+	list, err := json.Marshal(ops)
+	if err != nil {
+		serve.WriteErr(w, fmt.Errorf("encode the curation ops: %w", err))
+		return
+	}
+	serve.WriteJSON(w, http.StatusOK, serve.CurateReply{OK: true, RunnerID: runner.ID, Ops: list})
 }
 
 // runStdin runs argv with input on stdin in its own process group and

@@ -85,7 +85,7 @@ func (r *rig) post(path, secret string, body any) (int, map[string]any) {
 // spawn runs a mission on the core block and waits for its run to end.
 func (r *rig) spawn() *chain.Head {
 	r.t.Helper()
-	status, out := r.post("/run", testSecret, RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
+	status, out := r.post("/run", testSecret, serve.RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
 	if status != 200 || out["accepted"] != true {
 		r.t.Fatalf("/run: %d %v", status, out)
 	}
@@ -218,7 +218,7 @@ func TestWorktreeAddFailureNamesNoPath(t *testing.T) {
 
 func TestRunRefusals(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
-	req := RunRequest{RunnerID: "build-1", BlockID: "sb_shop_core", BrainRef: "shop"}
+	req := serve.RunRequest{RunnerID: "build-1", BlockID: "sb_shop_core", BrainRef: "shop"}
 	if status, _ := r.post("/run", "", req); status != 401 {
 		t.Errorf("no secret: %d", status)
 	}
@@ -245,9 +245,9 @@ func TestRunRefusals(t *testing.T) {
 	req.RunnerID = "elsewhere"
 	status, out = r.post("/run", testSecret, req)
 	refused("outside the allowlist", status, out, 403, "workspace_not_allowed", nil)
-	status, out = r.post("/name", testSecret, NameRequest{RunnerID: "build-1", Blocks: []NamingBlock{{BlockID: "sb_shop_core"}}})
+	status, out = r.post("/name", testSecret, serve.NameRequest{RunnerID: "build-1", Blocks: []serve.NamingBlock{{BlockID: "sb_shop_core"}}})
 	refused("a build runner asked to name", status, out, 403, "unpinned_runner", "runner_id")
-	status, out = r.post("/curate", testSecret, CurateRequest{RunnerID: "namer"})
+	status, out = r.post("/curate", testSecret, serve.CurateRequest{RunnerID: "namer"})
 	refused("a naming runner asked to curate", status, out, 403, "unpinned_runner", "runner_id")
 	status, out = r.post("/run", testSecret, map[string]any{"runner_id": "build-1", "surprise": 1})
 	refused("an unknown field", status, out, 422, "invalid_letter", nil)
@@ -278,7 +278,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `true`, 30)
 		}
 		return head.Letter.MissionSeq
 	}
-	req := RunRequest{RunnerID: "build-1", BlockID: "sb_shop_web", MissionID: id, BrainRef: "shop", PacketMarkdown: "# p\n"}
+	req := serve.RunRequest{RunnerID: "build-1", BlockID: "sb_shop_web", MissionID: id, BrainRef: "shop", PacketMarkdown: "# p\n"}
 	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "invalid_letter" || out["field"] != "block_id" ||
 		!strings.Contains(out["lesson"].(string), "is on block sb_shop_core, not sb_shop_web") {
 		t.Fatalf("another block: %d %v", status, out)
@@ -319,7 +319,7 @@ func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
 	ctx := context.Background()
 	runner := r.d.Config.Runners[0]
-	id, _, err := r.d.open(ctx, runner, RunRequest{BlockID: "sb_shop_core"})
+	id, _, err := r.d.open(ctx, runner, serve.RunRequest{BlockID: "sb_shop_core"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestNamingLaneSanitizes(t *testing.T) {
 	} {
 		t.Setenv("NAME_ANSWER", answer)
 		r := newRig(t, `true`, `true`, 30)
-		status, out := r.post("/name", testSecret, NameRequest{Blocks: []NamingBlock{{BlockID: "sb_shop_core", Packet: "# Name this block\n"}}})
+		status, out := r.post("/name", testSecret, serve.NameRequest{Blocks: []serve.NamingBlock{{BlockID: "sb_shop_core", Packet: "# Name this block\n"}}})
 		if status != 200 {
 			t.Fatalf("/name: %d %v", status, out)
 		}

@@ -2,6 +2,7 @@ package tray
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,11 +52,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var req struct {
-		RunnerIDs     []string `json:"runner_ids"`
-		Port          string   `json:"port"`
-		BootChallenge string   `json:"boot_challenge"`
-	}
+	var req serve.Announce
 	body, err := readBody(w, r)
 	if err == nil {
 		err = decodeRequest(body, &req)
@@ -76,24 +73,17 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		registered = append(registered, id)
 	}
 	s.runners.mu.Unlock()
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "echo": req.BootChallenge, "registered": registered})
-}
-
-type runnerStatus struct {
-	RunnerID   string `json:"runner_id"`
-	Capability string `json:"capability"`
-	LastSeen   string `json:"last_seen,omitempty"`
-	Lost       bool   `json:"lost"`
+	serve.WriteJSON(w, http.StatusOK, serve.AnnounceReply{OK: true, Echo: req.BootChallenge, Registered: registered})
 }
 
 // status lists every pinned runner: when it last announced, and lost after
 // 90 s of silence (or when it never did).
-func (s *Server) status() []runnerStatus {
+func (s *Server) status() []serve.RunnerStatus {
 	s.runners.mu.Lock()
 	defer s.runners.mu.Unlock()
-	out := []runnerStatus{}
+	out := []serve.RunnerStatus{}
 	for id, capability := range s.Pins.Capabilities {
-		st := runnerStatus{RunnerID: id, Capability: capability, Lost: true}
+		st := serve.RunnerStatus{RunnerID: id, Capability: capability, Lost: true}
 		if seen, ok := s.runners.seen[id]; ok {
 			st.LastSeen = chain.Timestamp(seen.lastSeen)
 			st.Lost = s.now().Sub(seen.lastSeen) > lostAfter
@@ -105,7 +95,7 @@ func (s *Server) status() []runnerStatus {
 }
 
 func (s *Server) getRunnerStatus(w http.ResponseWriter, r *http.Request) {
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "runners": s.status()})
+	serve.WriteJSON(w, http.StatusOK, serve.RunnersStatus{OK: true, Runners: s.status()})
 }
 
 // liveRunner returns the port of a live pinned runner of capability (the
@@ -139,45 +129,49 @@ func (s *Server) liveRunner(id, capability string) (string, int, error) {
 	return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is not pinned as a %s in runners.toml", gates.Echo(id), capability)
 }
 
-// callRunner posts JSON to the runner daemon on port with the secret and
-// returns its 200 answer. A refusal runnerd answered comes back as that
-// *gates.Refusal, for the owner to answer as its own; no answer at all, or
-// one that is neither, is a 502.
-func (s *Server) callRunner(port int, path string, v any, timeout time.Duration) ([]byte, error) {
-	body, _ := json.Marshal(v)
-	req, err := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d%s", port, path), bytes.NewReader(body))
+// callRunner posts in as JSON to the runner daemon on port with the
+// secret and decodes its 200 answer into out (what the lane calls the
+// answer that is not its JSON). A refusal runnerd answered comes back as
+// that *gates.Refusal, for the owner to answer as its own; no answer at
+// all, or one that is neither, is a 502.
+func (s *Server) callRunner(ctx context.Context, port int, path string, in, out any, lane string, timeout time.Duration) error {
+	body, err := json.Marshal(in)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("encode the request to runnerd %s: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", fmt.Sprintf("http://127.0.0.1:%d%s", port, path), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("call runnerd %s: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(serve.SecretHeader, s.Pins.Secret)
-	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon did not answer: "+err.Error())
+		return serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon did not answer: "+err.Error())
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	switch {
 	case err != nil:
-		return nil, serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon's answer broke off: "+err.Error())
+		return serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon's answer broke off: "+err.Error())
 	case resp.StatusCode == http.StatusOK:
-		return out, nil
+		if err := json.Unmarshal(data, out); err != nil {
+			return serve.Fail(http.StatusBadGateway, "runner_failed", lane+" answer is not its JSON: "+gates.Clip(err.Error()))
+		}
+		return nil
 	}
-	if ref, ok := serve.ReadRefusal(out); ok {
-		return nil, ref
+	if ref, ok := serve.ReadRefusal(data); ok {
+		return ref
 	}
-	return nil, serve.Fail(http.StatusBadGateway, "runner_failed", fmt.Sprintf("the runner daemon answered %d: %s", resp.StatusCode, gates.Clip(string(bytes.TrimSpace(out)))))
+	return serve.Fail(http.StatusBadGateway, "runner_failed", fmt.Sprintf("the runner daemon answered %d: %s", resp.StatusCode, gates.Clip(string(bytes.TrimSpace(data)))))
 }
 
 // postSpawn hands a mission to a live pinned build-runner. The owner never
 // spawns: it proxies to runnerd, which does.
 func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
-	var req struct {
-		RunnerID       string `json:"runner_id"`
-		BlockID        string `json:"block_id"`
-		PacketMarkdown string `json:"packet_markdown"`
-		MissionID      string `json:"mission_id,omitempty"`
-	}
+	var req serve.SpawnRequest
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
@@ -185,12 +179,12 @@ func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.callRunner(port, "/run", map[string]any{"runner_id": id, "packet_markdown": req.PacketMarkdown,
-		"block_id": req.BlockID, "brain_ref": s.Missions.Brain, "mission_id": req.MissionID}, 15*time.Second)
-	if err != nil {
+	var reply serve.RunReply
+	run := serve.RunRequest{RunnerID: id, PacketMarkdown: req.PacketMarkdown, BlockID: req.BlockID, BrainRef: s.Missions.Brain, MissionID: req.MissionID}
+	if err := s.callRunner(r.Context(), port, serve.PathRun, run, &reply, "the build lane's", 15*time.Second); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(out), nil
+	return reply, nil
 }
 
 // lane starts a runner lane: the current store (refused no_store when
@@ -222,11 +216,6 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	type block struct {
-		BlockID string `json:"block_id"`
-		Packet  string `json:"packet"`
-	}
-	var blocks []block
 	want := map[string]bool{}
 	for _, b := range req.BlockIDs {
 		if snap.Block(b) == nil {
@@ -241,44 +230,35 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 		}
 	}
 	if len(named) == 0 {
-		return map[string]any{"ok": true, "applied": []string{}, "results": []any{}}, nil
+		return namingReply{OK: true, Applied: []string{}, Results: []serve.NameResult{}}, nil
 	}
 	files, err := s.Store.Files(named...)
 	if err != nil {
 		return nil, err
 	}
+	ask := serve.NameRequest{RunnerID: id}
 	for _, b := range named {
-		blocks = append(blocks, block{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files[b.BlockID])})
+		ask.Blocks = append(ask.Blocks, serve.NamingBlock{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files[b.BlockID])})
 	}
-	out, err := s.callRunner(port, "/name", map[string]any{"runner_id": id, "blocks": blocks}, 10*time.Minute)
-	if err != nil {
+	var answer serve.NameReply
+	if err := s.callRunner(r.Context(), port, serve.PathName, ask, &answer, "the naming lane's", 10*time.Minute); err != nil {
 		return nil, err
 	}
-	var reply struct {
-		Results []struct {
-			BlockID string `json:"block_id"`
-			OK      bool   `json:"ok"`
-			Name    string `json:"name"`
-			Purpose string `json:"purpose"`
-			Refused string `json:"refused"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(out, &reply); err != nil {
-		return nil, serve.Fail(http.StatusBadGateway, "runner_failed", "the naming lane's answer is not its JSON: "+gates.Clip(err.Error()))
-	}
 	var ops []map[string]string
-	applied := []string{}
-	for _, res := range reply.Results {
+	reply := namingReply{OK: true, RunnerID: id, Results: answer.Results, Applied: []string{}}
+	for _, res := range answer.Results {
 		if res.OK {
 			ops = append(ops, map[string]string{"op": "rename", "block_id": res.BlockID, "name": res.Name, "purpose": res.Purpose})
-			applied = append(applied, res.BlockID)
+			reply.Applied = append(reply.Applied, res.BlockID)
 		}
 	}
-	reply2 := map[string]any{"ok": true, "runner_id": id, "results": reply.Results, "applied": applied}
 	if len(ops) == 0 {
-		return reply2, nil
+		return reply, nil
 	}
-	opsJSON, _ := json.Marshal(ops)
+	opsJSON, err := json.Marshal(ops)
+	if err != nil {
+		return nil, fmt.Errorf("encode the naming edit: %w", err)
+	}
 	edit, err := s.Store.Edit(r.Context(), brain.EditRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: chain.RunnerAgent(id), Now: s.now()},
 		Seat:         brain.SeatRunner, Ops: opsJSON,
@@ -286,8 +266,19 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply2["store_version"] = edit.StoreVersion
-	return reply2, nil
+	reply.StoreVersion = edit.StoreVersion
+	return reply, nil
+}
+
+// namingReply is the owner's answer to POST /api/naming: what the runner
+// said of each block, the blocks whose names were applied and the store
+// version the edit made (fields in the order the answer has always had).
+type namingReply struct {
+	Applied      []string           `json:"applied"`
+	OK           bool               `json:"ok"`
+	Results      []serve.NameResult `json:"results"`
+	RunnerID     string             `json:"runner_id,omitempty"`
+	StoreVersion int64              `json:"store_version,omitempty"`
 }
 
 // postCurate asks a live hand-runner to propose candidate_edit ops for the
@@ -305,16 +296,11 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.callRunner(port, "/curate", map[string]any{"runner_id": id, "packet": brain.CurationPacket(snap, req.Ask)}, 10*time.Minute)
-	if err != nil {
+	var reply serve.CurateReply
+	if err := s.callRunner(r.Context(), port, serve.PathCurate, serve.CurateRequest{RunnerID: id, Packet: brain.CurationPacket(snap, req.Ask)}, &reply, "the curation lane's", 10*time.Minute); err != nil {
 		return nil, err
 	}
-	var reply struct {
-		OK     bool            `json:"ok"`
-		Ops    json.RawMessage `json:"ops"`
-		Detail string          `json:"detail"`
-	}
-	if err := json.Unmarshal(out, &reply); err != nil || !reply.OK {
+	if !reply.OK {
 		return nil, serve.Fail(http.StatusBadGateway, "runner_failed", "the curation lane proposed nothing usable: "+gates.Clip(reply.Detail))
 	}
 	return s.Store.Edit(r.Context(), brain.EditRequest{

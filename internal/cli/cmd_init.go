@@ -4,7 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/githook"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 type initReply struct {
@@ -40,10 +40,10 @@ nothing.`,
 			if made {
 				reply.Created = append(reply.Created, repo.RuntimeDir())
 			}
-			if made, err := runnerd.EnsureSecret(repo.RuntimeDir()); err != nil {
+			if made, err := serve.EnsureSecret(repo.RuntimeDir()); err != nil {
 				return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
 			} else if made {
-				reply.Created = append(reply.Created, runnerd.SecretFile)
+				reply.Created = append(reply.Created, serve.SecretFile)
 			}
 			installed, err := setGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true)
 			if err != nil {

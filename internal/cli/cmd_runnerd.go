@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -65,7 +62,7 @@ its runners to the owner (m1nd serve) every 30 s, authenticated by
 			if err != nil {
 				return usagef("%v", err)
 			}
-			secret, err := runnerd.LoadSecret(filepath.Join(repo.RuntimeDir(), runnerd.SecretFile))
+			secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile))
 			if errors.Is(err, fs.ErrNotExist) {
 				return usagef("runnerd secret: %v (m1nd init creates it)", err)
 			}
@@ -109,7 +106,7 @@ func loadPins(inv *invocation, repo *gitstore.Repo) tray.Pins {
 	for _, r := range cfg.Runners {
 		pins.Capabilities[r.ID] = r.Capability
 	}
-	if secret, err := runnerd.LoadSecret(filepath.Join(repo.RuntimeDir(), runnerd.SecretFile)); err == nil {
+	if secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err == nil {
 		pins.Secret = secret
 	} else if len(cfg.Runners) > 0 {
 		fmt.Fprintf(inv.io.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)
@@ -143,11 +140,9 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			if err != nil {
 				return err
 			}
-			owner := strings.TrimSuffix(c.String("owner-url"), "/")
-			if owner == "" {
-				if owner = serve.FindOwner(repo.RuntimeDir()); owner == "" {
-					return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
-				}
+			owner, ok := serve.OwnerFor(repo.RuntimeDir(), c.String("owner-url"))
+			if !ok {
+				return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
 			}
 			packet := ""
 			if path := c.String("packet"); path != "" {
@@ -165,51 +160,21 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 					return err
 				}
 			}
-			reply, err := ownerPost(owner, "/api/mission_spawn", map[string]any{"runner_id": c.String("runner"), "block_id": c.String("block"), "packet_markdown": packet})
+			reply, err := owner.Spawn(c.Context, serve.SpawnRequest{RunnerID: c.String("runner"), BlockID: c.String("block"), PacketMarkdown: packet})
 			if err != nil {
 				return err
 			}
-			if reply["accepted"] != true {
+			if !reply.Accepted {
 				data, _ := json.Marshal(reply)
 				return fmt.Errorf("the owner answered without accepting: %s", data)
 			}
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}
-			inv.printf("runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply["runner_id"], reply["mission_id"], reply["mission_id"])
+			inv.printf("runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
 			return nil
 		},
 	}
-}
-
-// ownerPost sends in to the owner's API as a local client (no Origin
-// header). A refusal it answers (its own or runnerd's, both the §5
-// envelope) comes back as the refusal, so the CLI prints and exits as for
-// its own.
-func ownerPost(owner, path string, in any) (map[string]any, error) {
-	body, _ := json.Marshal(in)
-	req, err := http.NewRequest("POST", owner+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("the owner at %s did not answer: %w", owner, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, err
-	}
-	if r, ok := serve.ReadRefusal(data); ok {
-		return nil, r
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("the owner answered %d: %s", resp.StatusCode, bytes.TrimSpace(data))
-	}
-	return out, nil
 }
 
 func worktreesCommand(inv *invocation) *cli.Command {

@@ -1,4 +1,4 @@
-package runnerd
+package serve
 
 import (
 	"os"

@@ -1,4 +1,8 @@
-package runnerd
+package serve
+
+// The shared local secret that authenticates the runner daemon and the
+// owner to each other on loopback. m1nd init makes it; runnerd and the
+// owner read it.
 
 import (
 	"crypto/rand"
