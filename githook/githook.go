@@ -131,6 +131,29 @@ func UninstallGitHook(dir, name string) (changed bool, err error) {
 	return true, nil
 }
 
+// SetGitHooks installs (install true, calling command) or removes the
+// named git hooks in dir and returns the paths it changed, in order; on an
+// error, the paths changed before it.
+func SetGitHooks(dir string, names []string, install bool, command string) ([]string, error) {
+	changed := []string{}
+	for _, name := range names {
+		var did bool
+		var err error
+		if install {
+			did, err = InstallGitHook(dir, name, command)
+		} else {
+			did, err = UninstallGitHook(dir, name)
+		}
+		if err != nil {
+			return changed, err // it names the hook's path
+		}
+		if did {
+			changed = append(changed, filepath.Join(dir, name))
+		}
+	}
+	return changed, nil
+}
+
 // ParseUpdates reads "<old> <new> <ref>" lines (the reference-transaction
 // and pre-receive input) for refs under refs/m1nd/.
 func ParseUpdates(r io.Reader) ([]laws.Update, error) {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -71,7 +70,7 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	if !install {
 		names = []string{githook.GitHookReferenceTransaction, githook.GitHookPreReceive}
 	}
-	changed, err := setGitHooks(dir, names, install)
+	changed, err := githook.SetGitHooks(dir, names, install, hookCommandName())
 	if err != nil {
 		return err
 	}
@@ -89,28 +88,6 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 		inv.printf("%s %s\n", verb, p)
 	}
 	return nil
-}
-
-// setGitHooks installs (or removes) the named git hooks in dir and returns
-// the paths it changed.
-func setGitHooks(dir string, names []string, install bool) ([]string, error) {
-	changed := []string{}
-	for _, name := range names {
-		var did bool
-		var err error
-		if install {
-			did, err = githook.InstallGitHook(dir, name, hookCommandName())
-		} else {
-			did, err = githook.UninstallGitHook(dir, name)
-		}
-		if err != nil {
-			return changed, err
-		}
-		if did {
-			changed = append(changed, filepath.Join(dir, name))
-		}
-	}
-	return changed, nil
 }
 
 // runGitHook is what git runs. A refusal prints each fault's code and

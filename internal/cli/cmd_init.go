@@ -45,7 +45,7 @@ nothing.`,
 			} else if made {
 				reply.Created = append(reply.Created, serve.SecretFile)
 			}
-			installed, err := setGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true)
+			installed, err := githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, hookCommandName())
 			if err != nil {
 				return err
 			}
