@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // decodeRequest parses a write's JSON body strictly into v: one object, no
@@ -190,16 +190,34 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID, Origin: req.ArchivedVia})
 }
 
+// missionNewRequest is POST /api/mission_new: what `m1nd mission new`
+// takes, as JSON. The page sends block_id, agent_id, packet_markdown and
+// deliver_to.
 type missionNewRequest struct {
-	BlockID   string `json:"block_id"`
-	AgentID   string `json:"agent_id"`
-	Packet    string `json:"packet_markdown"`
-	DeliverTo string `json:"deliver_to,omitempty"`
+	BlockID    string `json:"block_id"`
+	AgentID    string `json:"agent_id"`
+	Packet     string `json:"packet_markdown"`
+	DeliverTo  string `json:"deliver_to,omitempty"`
+	Followup   string `json:"followup,omitempty"`
+	Seat       string `json:"seat,omitempty"`
+	Capability string `json:"capability,omitempty"`
+	RunnerID   string `json:"runner_id,omitempty"`
+	Synthetic  bool   `json:"synthetic,omitempty"`
+}
+
+// missionNewReply is the answer to a mission opened by the tray (fields
+// in the order the answer has always had).
+type missionNewReply struct {
+	Delivered *mailbox.SendResult `json:"delivered,omitempty"`
+	Mission   *chain.PostResult   `json:"mission"`
+	Note      string              `json:"note,omitempty"`
+	OK        bool                `json:"ok"`
 }
 
 // postMissionNew is the compose panel's direct mode: the seq-1 judging
 // letter with the packet's ref, and the packet delivered to an agent's
-// inbox. Delivery is not execution.
+// inbox. Delivery is not execution. It runs the same flow as `m1nd mission
+// new` (ops.OpenMission), so both refuse a bad request alike.
 func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	var req missionNewRequest
 	if err := decodeRequest(body, &req); err != nil {
@@ -208,28 +226,21 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if !gates.ValidAgentID(req.AgentID) {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who opens the mission")
 	}
-	now := s.now()
-	if req.DeliverTo != "" {
-		// Refused before the mission is opened, so nothing is half-written.
-		if err := s.Box.CheckPacket(req.AgentID, req.DeliverTo, []byte(req.Packet), now); err != nil {
-			if r, ok := gates.AsRefusal(err); ok {
-				return nil, gates.Refusef(gates.InvalidLetter, "deliver_to", "the packet cannot be delivered: %s", r.Lesson)
-			}
-			return nil, err
-		}
+	var packet []byte
+	if req.Packet != "" {
+		packet = []byte(req.Packet)
 	}
-	res, err := s.Missions.New(r.Context(), chain.NewMission{BlockID: req.BlockID, Packet: []byte(req.Packet), Agent: req.AgentID, Now: now})
+	opened, err := s.OpenMission(r.Context(), ops.MissionRequest{
+		BlockID: req.BlockID, Seat: req.Seat, Capability: req.Capability, RunnerID: req.RunnerID,
+		Packet: packet, Synthetic: req.Synthetic, Agent: req.AgentID,
+		DeliverTo: req.DeliverTo, Followup: req.Followup, Now: s.now(),
+	})
 	if err != nil {
 		return nil, err
 	}
-	reply := map[string]any{"ok": true, "mission": res}
-	if req.DeliverTo != "" {
-		sent, err := s.Box.SendPacket(r.Context(), req.AgentID, req.DeliverTo, res.MissionID, []byte(req.Packet), now)
-		if err != nil {
-			return nil, fmt.Errorf("mission %s is open, but its packet was not delivered: %w", res.MissionID, err)
-		}
-		reply["delivered"] = sent
-		reply["note"] = "posted to the agent's inbox — delivery is not execution"
+	reply := missionNewReply{OK: true, Mission: opened.Mission, Delivered: opened.Delivered}
+	if opened.Delivered != nil {
+		reply.Note = "posted to the agent's inbox — delivery is not execution"
 	}
 	return reply, nil
 }

@@ -9,12 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
-	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // DefaultAddr is where `m1nd serve` listens unless told otherwise.
@@ -23,11 +21,10 @@ const DefaultAddr = "127.0.0.1:7420"
 // MaxBody caps every request body.
 const MaxBody = 1 << 20
 
-// Server is one brain's owner.
+// Server is one brain's owner: the brain's flows (ops.Brain: its missions,
+// store, mail and memory) answered over HTTP.
 type Server struct {
-	Missions *chain.Missions
-	Store    *brain.Store
-	Box      *mailbox.Mailbox
+	*ops.Brain
 	ReadOnly bool
 	Pins     Pins // runners.toml and runnerd.secret, as the operator set them
 	// Now is the server's clock (tests set it); time.Now when nil.
@@ -40,11 +37,8 @@ type Server struct {
 
 // New builds the owner of the brain in repo.
 func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
-	store := &brain.Store{Repo: repo, Brain: brainName}
 	return &Server{
-		Missions: &chain.Missions{Repo: repo, Brain: brainName, Blocks: store},
-		Store:    store,
-		Box:      mailbox.New(repo, brainName),
+		Brain:    ops.New(repo, brainName),
 		ReadOnly: readOnly,
 		events:   newHub(repo, 250*time.Millisecond),
 		runners:  registry{seen: map[string]runnerSeen{}},
@@ -88,9 +82,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
 	mux.HandleFunc("POST /api/naming", s.write(s.postNaming))
 	mux.HandleFunc("POST /api/curate", s.write(s.postCurate))
-	mux.HandleFunc("POST /api/mission_spawn", s.write(s.postSpawn))
-	mux.HandleFunc("POST /api/runnerd/announce", s.postAnnounce)
-	mux.HandleFunc("GET /api/runnerd/status", s.getRunnerStatus)
+	mux.HandleFunc("POST "+serve.PathMissionSpawn, s.write(s.postSpawn))
+	mux.HandleFunc("POST "+serve.PathAnnounce, s.postAnnounce)
+	mux.HandleFunc("GET "+serve.PathRunnersStatus, s.getRunnerStatus)
 	mux.Handle("GET /", staticHandler())
 	return s.checkHost(mux)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // invocation is the state of one run: where output goes, whether it is
@@ -159,6 +160,15 @@ func (inv *invocation) brain() (*gitstore.Repo, string, error) {
 		return nil, "", usagef("%v", err) // a configuration the operator fixes
 	}
 	return repo, name, nil
+}
+
+// flows opens the brain's flows (ops): what the CLI and the tray both run.
+func (inv *invocation) flows() (*ops.Brain, error) {
+	repo, name, err := inv.brain()
+	if err != nil {
+		return nil, err
+	}
+	return ops.New(repo, name), nil
 }
 
 // missions opens the brain's mission chains, guarded by its block store.

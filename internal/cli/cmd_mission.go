@@ -12,7 +12,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
-	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // maxDocumentBytes caps what a verb reads as a submitted document (a
@@ -63,9 +63,10 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			if c.String("block") == "" {
 				return usagef("missing --block: name the block the mission is about")
 			}
-			req := chain.NewMission{
+			req := ops.MissionRequest{
 				BlockID: c.String("block"), Seat: c.String("seat"), Capability: c.String("capability"),
 				RunnerID: c.String("runner"), Synthetic: c.Bool("synthetic"), Now: time.Now(),
+				DeliverTo: c.String("deliver-to"), Followup: c.String("followup"),
 			}
 			if path := c.String("packet"); path != "" {
 				packet, err := readPacket(path, inv.io.In)
@@ -79,52 +80,15 @@ func missionNewCommand(inv *invocation) *cli.Command {
 				return err
 			}
 			req.Agent = agent
-			m, err := inv.missions()
+			flows, err := inv.flows()
 			if err != nil {
 				return err
 			}
-			// What would refuse the follow-up link or the delivery is
-			// refused before the mission is opened: nothing half-written.
-			to, fu := c.String("deliver-to"), c.String("followup")
-			var box *mailbox.Mailbox
-			if to != "" {
-				if !gates.ValidAgentID(to) {
-					return usagef("--deliver-to %q is not an agent id", to)
-				}
-				if box, err = inv.mailbox(); err != nil {
-					return err
-				}
-				if err := box.CheckPacket(agent, to, req.Packet, req.Now); err != nil {
-					if r, ok := gates.AsRefusal(err); ok {
-						return usagef("the packet cannot be delivered to %s: %s", to, r.Lesson)
-					}
-					return err
-				}
-			}
-			var book *memory.Book
-			if fu != "" {
-				if book, err = inv.book(); err != nil {
-					return err
-				}
-				if err := book.CheckLink(c.Context, agent, fu); err != nil {
-					return err
-				}
-			}
-			res, err := m.New(c.Context, req)
+			opened, err := flows.OpenMission(c.Context, req)
 			if err != nil {
 				return err
 			}
-			if book != nil {
-				if _, err := book.Link(c.Context, agent, fu, res.MissionID, req.Now); err != nil {
-					return fmt.Errorf("mission %s is open, but not linked to follow-up %s: %w", res.MissionID, fu, err)
-				}
-			}
-			var delivered *mailbox.SendResult
-			if box != nil {
-				if delivered, err = box.SendPacket(c.Context, agent, to, res.MissionID, req.Packet, req.Now); err != nil {
-					return fmt.Errorf("mission %s is open, but its packet was not delivered to %s: %w", res.MissionID, to, err)
-				}
-			}
+			res, delivered := opened.Mission, opened.Delivered
 			if inv.jsonOut {
 				if delivered == nil {
 					return inv.printJSON(res)
@@ -136,7 +100,7 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			}
 			inv.printf("opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
 			if delivered != nil {
-				inv.printf("delivered to %s's inbox as letter %s — delivery is not execution\n", to, delivered.ID)
+				inv.printf("delivered to %s's inbox as letter %s — delivery is not execution\n", req.DeliverTo, delivered.ID)
 			}
 			return nil
 		},

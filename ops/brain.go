@@ -1,0 +1,33 @@
+package ops
+
+import (
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
+)
+
+// Brain is one brain as the flows see it: its repository, its display
+// name, and the kinds the flows read and write.
+type Brain struct {
+	Repo     *gitstore.Repo
+	Name     string           // the brain's display name (brain.DisplayName)
+	Missions *chain.Missions  // mission chains, guarded by Store
+	Store    *brain.Store     // the block store
+	Box      *mailbox.Mailbox // mail
+	Book     *memory.Book     // memories and follow-ups
+}
+
+// New opens the flows of the brain named name in repo.
+func New(repo *gitstore.Repo, name string) *Brain {
+	store := &brain.Store{Repo: repo, Brain: name}
+	return &Brain{
+		Repo:     repo,
+		Name:     name,
+		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store},
+		Store:    store,
+		Box:      mailbox.New(repo, name),
+		Book:     &memory.Book{Repo: repo},
+	}
+}

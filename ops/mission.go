@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/mailbox"
+)
+
+// MissionRequest is what opening a mission takes: the seq-1 judging
+// letter's fields, and what should follow the opening.
+type MissionRequest struct {
+	BlockID    string // the block the mission is about (or the skeleton id)
+	Seat       string // oracle or hand; hand when ""
+	Capability string // hand-runner when ""
+	RunnerID   string // the pinned runner that runs it, if any
+	Packet     []byte // the mission packet markdown; nil for none. Its sha256 becomes packet_ref
+	Synthetic  bool   // a probe: skips the block check
+	Agent      string // who opens it: the letter's author
+
+	// DeliverTo, when set, is the agent whose inbox gets the packet as a
+	// letter of class packet (direct delivery: delivery is not execution).
+	DeliverTo string
+	// Followup, when set, is the follow-up id this mission carries: its
+	// end closes the follow-up.
+	Followup string
+
+	Now time.Time
+}
+
+// OpenedMission is what OpenMission did.
+type OpenedMission struct {
+	Mission   *chain.PostResult   // the judging letter posted
+	Delivered *mailbox.SendResult // the packet letter; nil when not delivered
+}
+
+// OpenMission opens a mission: its judging letter (chain.Missions.New),
+// then the follow-up link, then the packet's delivery. Everything that
+// would refuse the link or the delivery is asked first, so a refusal
+// leaves nothing written:
+//   - a packet the delivery would refuse (a bad recipient, the sender
+//     itself, a packet too long or with unsafe text) → invalid_letter on
+//     field deliver_to;
+//   - a follow-up that does not exist or that the agent neither opened nor
+//     owes → memory's not_publisher on field followup;
+//   - then the letter's own law (unknown_block, invalid_letter, …).
+//
+// Once the mission is open, a link or a delivery that fails is an error
+// that says so, never a refusal: the mission stays, and OpenMission
+// returns it with the error.
+func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMission, error) {
+	if req.DeliverTo != "" {
+		if err := b.Box.CheckPacket(req.Agent, req.DeliverTo, req.Packet, req.Now); err != nil {
+			if r, ok := gates.AsRefusal(err); ok {
+				return nil, gates.Refusef(gates.InvalidLetter, "deliver_to", "the packet cannot be delivered: %s", r.Lesson)
+			}
+			return nil, fmt.Errorf("check the packet's delivery: %w", err)
+		}
+	}
+	if req.Followup != "" {
+		if err := b.Book.CheckLink(ctx, req.Agent, req.Followup); err != nil {
+			if _, ok := gates.AsRefusal(err); ok {
+				return nil, err
+			}
+			return nil, fmt.Errorf("check follow-up %s: %w", req.Followup, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, err := b.Missions.New(ctx, chain.NewMission{
+		BlockID: req.BlockID, Seat: req.Seat, Capability: req.Capability, RunnerID: req.RunnerID,
+		Packet: req.Packet, Synthetic: req.Synthetic, Agent: req.Agent, Now: req.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &OpenedMission{Mission: res}
+	if req.Followup != "" {
+		if _, err := b.Book.Link(ctx, req.Agent, req.Followup, res.MissionID, req.Now); err != nil {
+			return out, fmt.Errorf("mission %s is open, but not linked to follow-up %s: %w", res.MissionID, req.Followup, err)
+		}
+	}
+	if req.DeliverTo != "" {
+		if out.Delivered, err = b.Box.SendPacket(ctx, req.Agent, req.DeliverTo, res.MissionID, req.Packet, req.Now); err != nil {
+			return out, fmt.Errorf("mission %s is open, but its packet was not delivered to %s: %w", res.MissionID, req.DeliverTo, err)
+		}
+	}
+	return out, nil
+}
