@@ -1,18 +1,12 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/githook"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
 )
-
-type initReply struct {
-	OK         bool     `json:"ok"`
-	Brain      string   `json:"brain"`
-	RuntimeDir string   `json:"runtime_dir"`
-	Created    []string `json:"created"`
-}
 
 func initCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
@@ -28,28 +22,18 @@ nothing.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			repo, name, err := inv.brain()
+			flows, err := inv.flows()
 			if err != nil {
 				return err
 			}
-			reply := initReply{OK: true, Brain: name, RuntimeDir: repo.RuntimeDir(), Created: []string{}}
-			made, err := repo.EnsureRuntimeDir()
-			if err != nil {
-				return err
-			}
-			if made {
-				reply.Created = append(reply.Created, repo.RuntimeDir())
-			}
-			if made, err := serve.EnsureSecret(repo.RuntimeDir()); err != nil {
+			reply, err := flows.Init(c.Context, hookCommandName())
+			var bad *ops.SecretError
+			if errors.As(err, &bad) {
 				return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
-			} else if made {
-				reply.Created = append(reply.Created, serve.SecretFile)
 			}
-			installed, err := githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, hookCommandName())
 			if err != nil {
 				return err
 			}
-			reply.Created = append(reply.Created, installed...)
 			if inv.jsonOut {
 				return inv.printJSON(reply)
 			}

@@ -1,0 +1,58 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/m1nd/m1nd/githook"
+	"github.com/m1nd/m1nd/internal/serve"
+)
+
+// InitResult is what Init made (`m1nd init --json`).
+type InitResult struct {
+	OK         bool     `json:"ok"`
+	Brain      string   `json:"brain"`
+	RuntimeDir string   `json:"runtime_dir"`
+	Created    []string `json:"created"` // what Init made, in order; empty when it was all there
+}
+
+// SecretError is an existing runnerd secret that Init will not replace
+// (a symlink, readable by others, malformed): the operator repairs or
+// removes it.
+type SecretError struct{ Err error }
+
+func (e *SecretError) Error() string { return e.Err.Error() }
+func (e *SecretError) Unwrap() error { return e.Err }
+
+// Init prepares the brain's repository for m1nd, idempotently: the runtime
+// dir $(git rev-parse --git-common-dir)/m1nd (never a ref, never pushed),
+// the runner daemon's shared secret in it (0600), and the
+// reference-transaction git hook, which runs hookCommand (an existing hook
+// is kept and chained). Running it again changes nothing.
+func (b *Brain) Init(ctx context.Context, hookCommand string) (*InitResult, error) {
+	dir := b.Repo.RuntimeDir()
+	res := &InitResult{OK: true, Brain: b.Name, RuntimeDir: dir, Created: []string{}}
+	made, err := b.Repo.EnsureRuntimeDir()
+	if err != nil {
+		return nil, fmt.Errorf("init: the runtime dir: %w", err)
+	}
+	if made {
+		res.Created = append(res.Created, dir)
+	}
+	made, err = serve.EnsureSecret(dir)
+	if err != nil {
+		return nil, &SecretError{Err: err}
+	}
+	if made {
+		res.Created = append(res.Created, serve.SecretFile)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	installed, err := githook.SetGitHooks(githook.HooksDir(b.Repo), []string{githook.GitHookReferenceTransaction}, true, hookCommand)
+	if err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	res.Created = append(res.Created, installed...)
+	return res, nil
+}
