@@ -87,40 +87,35 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-type blockView struct {
-	*brain.Block
-	Colour brain.Colour `json:"colour"`
-	Why    string       `json:"why"`
-}
-
-type blocksReply struct {
-	OK           bool            `json:"ok"`
-	ServedBrain  string          `json:"served_brain"`
-	StoreVersion int64           `json:"store_version"`
-	Skeleton     *brain.Skeleton `json:"skeleton"`
-	Blocks       []blockView     `json:"blocks"`
-}
-
+// getSystemBlocks answers the block view (ops.BlocksView), the same as
+// `m1nd blocks --json`; a brain with no store yet answers no skeleton and
+// no blocks (the page says "no store yet").
 func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
 		serve.WriteErr(w, err)
 		return
 	}
-	reply := blocksReply{OK: true, ServedBrain: s.Store.Brain, Blocks: []blockView{}}
-	snap, ok, err := s.Store.Snapshot()
+	view, err := s.Blocks(r.Context(), s.now())
 	if err != nil {
 		serve.WriteErr(w, err)
 		return
 	}
-	if ok {
-		reply.StoreVersion, reply.Skeleton = snap.StoreVersion, &snap.Skeleton
-		now := s.now()
-		for _, b := range snap.Blocks {
-			p := b.Colour(now)
-			reply.Blocks = append(reply.Blocks, blockView{Block: b, Colour: p.Colour, Why: p.Why})
-		}
+	serve.WriteJSON(w, http.StatusOK, view)
+}
+
+// getStatus answers the status view (ops.Status), the same as `m1nd
+// status --json`.
+func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkBrain(r); err != nil {
+		serve.WriteErr(w, err)
+		return
 	}
-	serve.WriteJSON(w, http.StatusOK, reply)
+	st, err := s.Status(r.Context(), s.now())
+	if err != nil {
+		serve.WriteErr(w, err)
+		return
+	}
+	serve.WriteJSON(w, http.StatusOK, st)
 }
 
 // Compose modes and whether this owner offers them.

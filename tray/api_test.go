@@ -110,6 +110,8 @@ func TestEveryStatusAndRefusal(t *testing.T) {
 		{"another brain", "GET", "/api/mailbox?brain=other&kind=mission", "", nil, 422, "brain_mismatch"},
 		{"mail letters", "GET", "/api/mailbox", "", nil, 200, ""},
 		{"blocks", "GET", "/api/system_blocks", "", nil, 200, ""},
+		{"status", "GET", "/api/status?brain=shop", "", nil, 200, ""},
+		{"status of another brain", "GET", "/api/status?brain=other", "", nil, 422, "brain_mismatch"},
 		{"policy", "GET", "/api/policy", "", nil, 200, ""},
 		{"packet", "GET", "/api/packet?block_id=sb_shop_core&ask=refuse+negatives", "", nil, 200, ""},
 		{"packet of no block", "GET", "/api/packet?block_id=sb_shop_nope", "", nil, 422, "unknown_block"},

@@ -59,7 +59,7 @@ Nothing outside DIR is touched.`,
 				}
 			} else {
 				inv.printf("demo brain %q built in %s\n\n", res.Brain, res.Dir)
-				if err := printStatus(inv); err != nil {
+				if err := printStatus(c.Context, inv); err != nil {
 					return err
 				}
 				mw := res.Missions["merge_wait"]

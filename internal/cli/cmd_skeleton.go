@@ -9,6 +9,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/ops"
 )
 
 func skeletonCommand(inv *invocation) *cli.Command {
@@ -178,7 +179,7 @@ type skeletonReply struct {
 	StoreVersion int64                    `json:"store_version"`
 	Skeleton     brain.Skeleton           `json:"skeleton"`
 	Revision     *brain.CandidateRevision `json:"candidate_revision,omitempty"`
-	Blocks       []*brain.Block           `json:"blocks"`
+	Blocks       []ops.BlockView          `json:"blocks"`
 	Unmapped     []string                 `json:"unmapped"`
 	Contested    []string                 `json:"contested"`
 }
@@ -202,7 +203,7 @@ func skeletonShowCommand(inv *invocation) *cli.Command {
 			}
 			if inv.jsonOut {
 				return inv.printJSON(skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
-					Blocks: snap.Blocks, Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)})
+					Blocks: ops.ViewBlocks(snap.Blocks, time.Now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)})
 			}
 			sk := snap.Skeleton
 			inv.printf("skeleton %s  %s  version %d  (store v%d)\n", sk.SkeletonID, sk.State, sk.Version, snap.StoreVersion)

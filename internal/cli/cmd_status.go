@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -9,26 +10,6 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 )
-
-type statusReply struct {
-	OK           bool           `json:"ok"`
-	Brain        string         `json:"brain"`
-	StoreVersion int64          `json:"store_version"`
-	Skeleton     *skeletonState `json:"skeleton,omitempty"`
-	Blocks       map[string]int `json:"blocks"`
-	Missions     int            `json:"missions"`
-	Phases       map[string]int `json:"phases"`
-	LandingBell  *landingBell   `json:"landing_bell,omitempty"`
-}
-
-type skeletonState struct {
-	SkeletonID string `json:"skeleton_id"`
-	State      string `json:"state"`
-}
-
-type landingBell struct {
-	MergeWait int `json:"merge_wait"`
-}
 
 func statusCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
@@ -42,51 +23,31 @@ green and waits for a human to land its receipt. In --json it appears as
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return printStatus(inv)
+			return printStatus(c.Context, inv)
 		},
 	}
 }
 
 // printStatus prints the status of the repository the invocation names,
 // as JSON when the verb was asked for --json.
-func printStatus(inv *invocation) error {
-	m, err := inv.missions()
+func printStatus(ctx context.Context, inv *invocation) error {
+	flows, err := inv.flows()
 	if err != nil {
 		return err
 	}
-	s, err := inv.store()
+	reply, err := flows.Status(ctx, time.Now())
 	if err != nil {
 		return err
-	}
-	snap, hasStore, err := s.Snapshot()
-	if err != nil {
-		return err
-	}
-	heads, err := m.Heads("")
-	if err != nil {
-		return err
-	}
-	reply := statusReply{OK: true, Brain: m.Brain, Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
-	if hasStore {
-		reply.StoreVersion = snap.StoreVersion
-		reply.Skeleton = &skeletonState{SkeletonID: snap.Skeleton.SkeletonID, State: snap.Skeleton.State}
-		now := time.Now()
-		for _, b := range snap.Blocks {
-			reply.Blocks[string(b.Colour(now).Colour)]++
-		}
-	}
-	if n := chain.LandingBell(heads.Missions); n > 0 {
-		reply.LandingBell = &landingBell{MergeWait: n}
 	}
 	if inv.jsonOut {
 		return inv.printJSON(reply)
 	}
 	inv.printf("brain    %s\n", reply.Brain)
-	if !hasStore {
+	if !reply.HasStore() {
 		inv.printf("store    none yet (m1nd skeleton scan creates it)\n")
 	} else {
-		inv.printf("store    version %d, skeleton %s %s\n", reply.StoreVersion, snap.Skeleton.SkeletonID, snap.Skeleton.State)
-		inv.printf("blocks   %d\n", len(snap.Blocks))
+		inv.printf("store    version %d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
+		inv.printf("blocks   %d\n", reply.BlockCount())
 		for _, colour := range brain.Colours {
 			if n := reply.Blocks[string(colour)]; n > 0 {
 				inv.printf("  %-16s %d\n", colour, n)

@@ -1,0 +1,77 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+)
+
+// BlockView is one block with its colour and why: the block exactly as the
+// store holds it (every field of brain.Block, receipts included), then
+// what is derived from it. `m1nd blocks`, `m1nd skeleton show` and the
+// tray's GET /api/system_blocks all answer this shape.
+type BlockView struct {
+	*brain.Block
+	Required         []string     `json:"required"`           // the receipt types the contract requires (receipt_contract.required)
+	NeedsOwnerNaming bool         `json:"needs_owner_naming"` // candidate_meta.needs_owner_naming
+	ReceiptCount     int          `json:"receipt_count"`      // len(receipts)
+	Colour           brain.Colour `json:"colour"`
+	Why              string       `json:"why"` // why it has that colour, in one line
+}
+
+// ViewBlock is b's view, its colour as of now.
+func ViewBlock(b *brain.Block, now time.Time) BlockView {
+	paint := b.Colour(now)
+	required := b.ReceiptContract.Required
+	if required == nil {
+		required = []string{}
+	}
+	return BlockView{
+		Block: b, Required: required, NeedsOwnerNaming: b.CandidateMeta.NeedsOwnerNaming,
+		ReceiptCount: len(b.Receipts), Colour: paint.Colour, Why: paint.Why,
+	}
+}
+
+// ViewBlocks is the view of every block, in order; never nil.
+func ViewBlocks(blocks []*brain.Block, now time.Time) []BlockView {
+	out := make([]BlockView, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, ViewBlock(b, now))
+	}
+	return out
+}
+
+// BlocksView is the store's blocks with their colours: `m1nd blocks
+// --json` and the tray's GET /api/system_blocks.
+type BlocksView struct {
+	OK           bool            `json:"ok"`
+	ServedBrain  string          `json:"served_brain"`
+	StoreVersion int64           `json:"store_version"`         // 0 while there is no store
+	SkeletonID   string          `json:"skeleton_id,omitempty"` // absent while there is no store
+	Skeleton     *brain.Skeleton `json:"skeleton"`              // null while there is no store
+	Blocks       []BlockView     `json:"blocks"`
+}
+
+// HasStore reports whether the brain has a store yet.
+func (v *BlocksView) HasStore() bool { return v.Skeleton != nil }
+
+// Blocks reads the store's blocks and paints them as of now. A brain with
+// no store yet has a view with no skeleton and no blocks: a surface that
+// needs a store refuses no_store itself.
+func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) {
+	v := &BlocksView{OK: true, ServedBrain: b.Name, Blocks: []BlockView{}}
+	snap, ok, err := b.Store.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("blocks: read the store: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if ok {
+		v.StoreVersion, v.SkeletonID, v.Skeleton = snap.StoreVersion, snap.Skeleton.SkeletonID, &snap.Skeleton
+		v.Blocks = ViewBlocks(snap.Blocks, now)
+	}
+	return v, nil
+}
