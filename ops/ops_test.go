@@ -1,0 +1,164 @@
+package ops_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// OpenMission opens the mission, links the follow-up and delivers the
+// packet, all as one agent at one time.
+func TestOpenMissionLinksAndDelivers(t *testing.T) {
+	s := newSurfaces(t)
+	ctx := context.Background()
+	now := time.Now()
+	fu, err := s.flows.Book.OpenFollowup(ctx, "alice", "owner", "find out why the gate is red", "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packet := []byte("# Mission packet\n\nMake the gate green.\n")
+	opened, err := s.flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: "owner", Packet: packet, DeliverTo: "bob", Followup: fu, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := s.flows.Missions.Current(opened.Mission.MissionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := head.Letter; l.Phase != chain.PhaseJudging || l.PacketRef == nil || *l.PacketRef != chain.PacketRef(packet) || l.Seat != "hand" || l.Capability != "hand-runner" {
+		t.Fatalf("the judging letter: %+v", l)
+	}
+	if d := opened.Delivered; d == nil || d.To != "bob" || !strings.HasPrefix(d.Ref, "refs/m1nd/mail/bob/") {
+		t.Fatalf("delivered: %+v", d)
+	}
+	inbox, err := s.flows.Box.Inbox("bob")
+	if err != nil || len(inbox) != 1 {
+		t.Fatalf("bob's inbox: %v %v", inbox, err)
+	}
+	// The link is recorded: the follow-up now names the mission.
+	if err := s.flows.Book.CheckLink("owner", fu); err != nil {
+		t.Fatal(err)
+	}
+	if mem := s.g.Git("log", "-p", "refs/m1nd/memory/owner"); !strings.Contains(mem, opened.Mission.MissionID) {
+		t.Fatalf("no link to %s in owner's memory:\n%s", opened.Mission.MissionID, mem)
+	}
+}
+
+// Without a delivery or a follow-up, OpenMission is the judging letter
+// alone: no packet is no packet_ref.
+func TestOpenMissionAlone(t *testing.T) {
+	s := newSurfaces(t)
+	opened, err := s.flows.OpenMission(context.Background(), ops.MissionRequest{BlockID: "sb_shop_core", Agent: "owner", Now: time.Now()})
+	if err != nil || opened.Delivered != nil {
+		t.Fatalf("%+v %v", opened, err)
+	}
+	head, err := s.flows.Missions.Current(opened.Mission.MissionID)
+	if err != nil || head.Letter.PacketRef != nil {
+		t.Fatalf("%+v %v", head, err)
+	}
+	if mail := s.g.Git("for-each-ref", "refs/m1nd/mail/", "refs/m1nd/memory/"); mail != "" {
+		t.Fatalf("wrote %s", mail)
+	}
+}
+
+// Init makes the runtime dir, the secret and the hook once; again, it
+// changes nothing. A secret it will not replace is a SecretError.
+func TestInit(t *testing.T) {
+	g := gittest.Init(t, "shop")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	flows := ops.New(repo, "shop")
+	ctx := context.Background()
+	res, err := flows.Init(ctx, "m1nd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(g.Dir, ".git", "hooks", "reference-transaction")
+	want := []string{repo.RuntimeDir(), serve.SecretFile, hook}
+	if res.Brain != "shop" || res.RuntimeDir != repo.RuntimeDir() || strings.Join(res.Created, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("first init: %+v, want created %v", res, want)
+	}
+	if _, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := flows.Init(ctx, "m1nd"); err != nil || len(res.Created) != 0 {
+		t.Fatalf("second init: %+v %v", res, err)
+	}
+	os.Chmod(filepath.Join(repo.RuntimeDir(), serve.SecretFile), 0o644)
+	var bad *ops.SecretError
+	if _, err := flows.Init(ctx, "m1nd"); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
+		t.Fatalf("a readable secret: %v", err)
+	}
+}
+
+// Status counts heads per phase and blocks per colour; the landing bell
+// is absent until a head waits in merge_wait (DESIGN §4).
+func TestStatusLandingBell(t *testing.T) {
+	s := newSurfaces(t)
+	ctx := context.Background()
+	now := time.Now()
+	st, err := s.flows.Status(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := json.Marshal(st); strings.Contains(string(data), "landing_bell") || st.BlockCount() != 3 || st.Blocks["needs-evidence"] != 3 || !st.HasStore() {
+		t.Fatalf("before: %s", data)
+	}
+	opened, err := s.flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: now.Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := s.flows.Missions.Current(opened.Mission.MissionID)
+	mw := chain.Next(head.Letter, head.HeadLetterID, now)
+	mw.SetPhase(chain.PhaseMergeWait)
+	exit := int64(0)
+	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
+	if _, err := s.flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = s.flows.Status(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Missions != 1 || st.Phases[chain.PhaseMergeWait] != 1 || st.LandingBell == nil || st.LandingBell.MergeWait != 1 {
+		t.Fatalf("after: %+v", st)
+	}
+}
+
+// A brain with no store has an empty block view and a status without a
+// skeleton (the CLI's blocks verb refuses no_store on it, as before).
+func TestViewsWithoutAStore(t *testing.T) {
+	g := gittest.Init(t, "shop")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	flows := ops.New(repo, "shop")
+	v, err := flows.Blocks(context.Background(), time.Now())
+	if err != nil || v.HasStore() || v.Blocks == nil || len(v.Blocks) != 0 {
+		t.Fatalf("%+v %v", v, err)
+	}
+	data, _ := json.Marshal(v)
+	if string(data) != `{"ok":true,"served_brain":"shop","store_version":0,"skeleton":null,"blocks":[]}` {
+		t.Fatalf("no store: %s", data)
+	}
+	st, err := flows.Status(context.Background(), time.Now())
+	if err != nil || st.HasStore() || st.BlockCount() != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+}
