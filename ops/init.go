@@ -21,7 +21,10 @@ type InitResult struct {
 // removes it.
 type SecretError struct{ Err error }
 
+// Error is the secret's problem, naming its path.
 func (e *SecretError) Error() string { return e.Err.Error() }
+
+// Unwrap is the secret's problem.
 func (e *SecretError) Unwrap() error { return e.Err }
 
 // Init prepares the brain's repository for m1nd, idempotently: the runtime

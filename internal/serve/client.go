@@ -48,6 +48,7 @@ type StatusError struct {
 	Body   string
 }
 
+// Error says who answered what.
 func (e *StatusError) Error() string {
 	if e.Body == "" {
 		return fmt.Sprintf("the owner at %s answered %d", e.URL, e.Status)
