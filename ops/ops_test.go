@@ -42,12 +42,12 @@ func TestOpenMissionLinksAndDelivers(t *testing.T) {
 	if d := opened.Delivered; d == nil || d.To != "bob" || !strings.HasPrefix(d.Ref, "refs/m1nd/mail/bob/") {
 		t.Fatalf("delivered: %+v", d)
 	}
-	inbox, err := s.flows.Box.Inbox("bob")
+	inbox, err := s.flows.Box.Inbox(context.Background(), "bob")
 	if err != nil || len(inbox) != 1 {
 		t.Fatalf("bob's inbox: %v %v", inbox, err)
 	}
 	// The link is recorded: the follow-up now names the mission.
-	if err := s.flows.Book.CheckLink("owner", fu); err != nil {
+	if err := s.flows.Book.CheckLink(context.Background(), "owner", fu); err != nil {
 		t.Fatal(err)
 	}
 	if mem := s.g.Git("log", "-p", "refs/m1nd/memory/owner"); !strings.Contains(mem, opened.Mission.MissionID) {
