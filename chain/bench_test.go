@@ -55,7 +55,7 @@ func BenchmarkHeads(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		view, err := m.Heads("")
+		view, err := m.Heads(context.Background(), "")
 		if err != nil || len(view.Missions) != 1000 {
 			b.Fatal(err)
 		}

@@ -289,7 +289,7 @@ type Entry struct {
 }
 
 // Log returns a mission's letters, oldest first.
-func (m *Missions) Log(missionID string) ([]Entry, error) {
+func (m *Missions) Log(ctx context.Context, missionID string) ([]Entry, error) {
 	ref, err := MissionRef(missionID)
 	if err != nil {
 		return nil, err
@@ -304,6 +304,9 @@ func (m *Missions) Log(missionID string) ([]Entry, error) {
 	}
 	var out []Entry
 	err = c.Walk(headHash, func(d Doc) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		l, err := decodeStored(d.Body)
 		if err != nil {
 			return fmt.Errorf("%s at %s: %w", missionID, d.Commit, err)
@@ -333,7 +336,7 @@ type HeadsView struct {
 // Heads returns every mission's head, ordered by mission id, optionally
 // only those in one phase. Heads are read in parallel: a brain may hold
 // thousands of missions.
-func (m *Missions) Heads(phase string) (*HeadsView, error) {
+func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) {
 	refs, err := m.Repo.ListRefs(MissionRefPrefix)
 	if err != nil {
 		return nil, err
@@ -343,6 +346,9 @@ func (m *Missions) Heads(phase string) (*HeadsView, error) {
 	missed := make([]bool, len(refs))
 	errs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
+		if errs[i] = ctx.Err(); errs[i] != nil {
+			return
+		}
 		id := refs[i].Name[len(MissionRefPrefix):]
 		if !ValidMissionID(id) {
 			return // not ours: someone wrote a stray ref by hand

@@ -93,7 +93,7 @@ func wantRefusal(t *testing.T, err error, code gates.Code, field string) {
 func TestFullChainAndHeads(t *testing.T) {
 	m, g := newMissions(t, "Repo-B1")
 	head := chainTo(t, m, "msn_0000000000aa")
-	view, err := m.Heads("")
+	view, err := m.Heads(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestFullChainAndHeads(t *testing.T) {
 	if body := g.Git("log", "-1", "--format=%b", "refs/m1nd/missions/msn_0000000000aa"); !strings.Contains(body, "M1nd-Letter: "+head.ID()) || !strings.Contains(body, "M1nd-Agent: agent-1") || strings.Contains(body, "M1nd-Origin") {
 		t.Fatalf("trailers:\n%s", body)
 	}
-	log, err := m.Log("msn_0000000000aa")
+	log, err := m.Log(context.Background(), "msn_0000000000aa")
 	if err != nil || len(log) != 4 || log[0].Decoded.MissionSeq != 1 || log[3].LetterID != head.ID() || log[0].Agent != "agent-1" {
 		t.Fatalf("log = %+v, %v", log, err)
 	}
@@ -206,7 +206,7 @@ func TestArchiveDropsTheBell(t *testing.T) {
 	if res.MissionSeq != head.MissionSeq+1 || res.Phase != chain.PhaseArchived {
 		t.Fatalf("archive = %+v", res)
 	}
-	view, _ := m.Heads("")
+	view, _ := m.Heads(context.Background(), "")
 	if chain.LandingBell(view.Missions) != 0 {
 		t.Fatal("bell still rings after archive")
 	}
@@ -267,7 +267,7 @@ func TestHeadsFilterOrderAndStrayRefs(t *testing.T) {
 	mustPost(t, m, first("brain", "msn_0000000000bb"))
 	// A stray ref under the prefix that is not a mission id is skipped.
 	g.Git("update-ref", "refs/m1nd/missions/not-a-mission", g.Git("rev-parse", "HEAD"))
-	view, err := m.Heads("")
+	view, err := m.Heads(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestHeadsFilterOrderAndStrayRefs(t *testing.T) {
 	if strings.Join(ids, ",") != "msn_0000000000aa,msn_0000000000bb,msn_0000000000cc" {
 		t.Fatalf("order = %v", ids)
 	}
-	mw, _ := m.Heads(chain.PhaseMergeWait)
+	mw, _ := m.Heads(context.Background(), chain.PhaseMergeWait)
 	if len(mw.Missions) != 1 || mw.Missions[0].MissionID != "msn_0000000000cc" {
 		t.Fatalf("merge_wait filter = %+v", mw.Missions)
 	}
@@ -316,7 +316,7 @@ func TestHeadsCacheFollowsPlainGit(t *testing.T) {
 	mustPost(t, m, l2)
 	headID := func() string {
 		t.Helper()
-		view, err := m.Heads("")
+		view, err := m.Heads(context.Background(), "")
 		if err != nil || len(view.Missions) != 1 {
 			t.Fatalf("heads: %v", err)
 		}

@@ -136,7 +136,7 @@ func TestConcurrentPostersAndGitUpdateRef(t *testing.T) {
 	}
 
 	// Walk the final chain: every letter extends the previous one.
-	log, err := m.Log(mission)
+	log, err := m.Log(context.Background(), mission)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestBuild(t *testing.T) {
 	}
 	defer repo.Close()
 	m := &chain.Missions{Repo: repo, Brain: res.Brain}
-	view, err := m.Heads("")
+	view, err := m.Heads(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

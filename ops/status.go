@@ -55,7 +55,7 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	heads, err := b.Missions.Heads("")
+	heads, err := b.Missions.Heads(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("status: read the mission heads: %w", err)
 	}

@@ -98,7 +98,7 @@ func (r *rig) spawn() *chain.Head {
 }
 
 func phases(t *testing.T, d *Daemon, id string) string {
-	log, err := d.missions.Log(id)
+	log, err := d.missions.Log(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

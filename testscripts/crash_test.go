@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -118,7 +119,7 @@ func anonymousLock(t *testing.T, dir string) string {
 func nextLetter(t *testing.T, dir string) []byte {
 	t.Helper()
 	m := missions(t, dir)
-	view, err := m.Heads("")
+	view, err := m.Heads(context.Background(), "")
 	if err != nil || len(view.Missions) == 0 {
 		t.Fatalf("heads: %v", err)
 	}
@@ -143,12 +144,12 @@ func missions(t *testing.T, dir string) *chain.Missions {
 func checkChains(t *testing.T, dir string, round int) {
 	t.Helper()
 	m := missions(t, dir)
-	view, err := m.Heads("")
+	view, err := m.Heads(context.Background(), "")
 	if err != nil {
 		t.Fatalf("round %d: heads: %v", round, err)
 	}
 	for _, h := range view.Missions {
-		log, err := m.Log(h.MissionID)
+		log, err := m.Log(context.Background(), h.MissionID)
 		if err != nil {
 			t.Fatalf("round %d: %s: %v", round, h.MissionID, err)
 		}

@@ -60,7 +60,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	}
 	switch kind := r.URL.Query().Get("kind"); kind {
 	case "mission":
-		view, err := s.Missions.Heads(r.URL.Query().Get("phase"))
+		view, err := s.Missions.Heads(r.Context(), r.URL.Query().Get("phase"))
 		if err != nil {
 			serve.WriteErr(w, err)
 			return

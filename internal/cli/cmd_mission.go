@@ -248,7 +248,7 @@ func missionLogCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			entries, err := m.Log(id)
+			entries, err := m.Log(c.Context, id)
 			if err != nil {
 				return err
 			}
@@ -289,7 +289,7 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			view, err := m.Heads(phase)
+			view, err := m.Heads(c.Context, phase)
 			if err != nil {
 				return err
 			}
