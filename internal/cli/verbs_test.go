@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -124,4 +125,9 @@ func TestInitIdempotentAndStatus(t *testing.T) {
 	}
 	text := must(t, r.Dir, "", "status")
 	contains(t, text.out, "brain ", "store    none yet", "missions 0")
+}
+
+// execGit prepares git in dir; the environment is the test's (hermetic).
+func execGit(dir string, args ...string) *exec.Cmd {
+	return exec.Command("git", append([]string{"-C", dir}, args...)...)
 }
