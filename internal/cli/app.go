@@ -42,10 +42,6 @@ func newApp(inv *invocation) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
 		},
-		Before: func(c *cli.Context) error {
-			inv.dir = c.String("C")
-			return nil
-		},
 		Commands: []*cli.Command{
 			initCommand(inv),
 			statusCommand(inv),
@@ -79,6 +75,11 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 (a refusal names its code and a one-line lesson).`,
 	}
 	app.Action = groupAction(inv)
+	app.Before = func(c *cli.Context) error {
+		inv.dir = c.String("C")
+		inv.cmdPath = "m1nd" // a verb's own Before names it more closely
+		return nil
+	}
 	wireUsage(inv, app.Commands, "m1nd")
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		inv.cmdPath = "m1nd"

@@ -225,7 +225,6 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestUnknownTopLevelCommandHint(t *testing.T) {
-	t.Skip("bug: `m1nd bogus` exits 2 without the \"Run 'm1nd --help' for usage.\" hint (the top-level groupAction never sets cmdPath)")
 	r := newRepo(t)
 	res := m1nd(t, r.Dir, "", "bogus")
 	if res.code != exitUsage || !strings.Contains(res.err, "Run 'm1nd --help' for usage.") {
