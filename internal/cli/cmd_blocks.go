@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
@@ -26,7 +24,7 @@ Mission letters never change a colour; a receipt import does.`,
 			if err != nil {
 				return err
 			}
-			reply, err := flows.Blocks(c.Context, time.Now())
+			reply, err := flows.Blocks(c.Context, inv.now())
 			if err != nil {
 				return err
 			}

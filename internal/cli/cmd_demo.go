@@ -3,7 +3,6 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -48,7 +47,7 @@ Nothing outside DIR is touched.`,
 			if err != nil {
 				return err
 			}
-			res, err := demo.Build(c.Context, dir, time.Now())
+			res, err := demo.Build(c.Context, dir, inv.now())
 			if err != nil {
 				return err
 			}

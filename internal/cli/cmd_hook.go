@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -98,7 +97,7 @@ func runHook(inv *invocation, c *cli.Context, host, event string) session.Result
 		return fail(err)
 	}
 	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
-		BlockAutoCompact: c.Bool("block-auto-compact"), Now: time.Now()}
+		BlockAutoCompact: c.Bool("block-auto-compact"), Now: inv.now()}
 	return s.Handle(c.Context, event, in)
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -61,7 +60,7 @@ func mailSendCommand(inv *invocation) *cli.Command {
 				return err
 			}
 			l := &mailbox.Letter{
-				TS: chain.Timestamp(time.Now()), Agent: agent, To: c.String("to"), Class: c.String("class"), Brain: box.Brain,
+				TS: chain.Timestamp(inv.now()), Agent: agent, To: c.String("to"), Class: c.String("class"), Brain: box.Brain,
 				Tool: c.String("tool"), What: c.String("what"), Expected: c.String("expected"), Snippet: c.String("snippet"),
 				Answers: c.StringSlice("answers"),
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -58,7 +57,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 						return err
 					}
 					id, err := b.Add(c.Context, memory.AddRequest{Agent: agent, Sort: c.String("sort"), Text: text, About: c.StringSlice("about"),
-						Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes"), Now: time.Now()})
+						Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes"), Now: inv.now()})
 					if err != nil {
 						return err
 					}
@@ -132,7 +131,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if err != nil {
 						return err
 					}
-					rid, err := b.Resolve(c.Context, agent, id, c.String("as"), c.String("rationale"), time.Now())
+					rid, err := b.Resolve(c.Context, agent, id, c.String("as"), c.String("rationale"), inv.now())
 					if err != nil {
 						return err
 					}
@@ -176,7 +175,7 @@ merge_wait, landed or failed.`,
 					if err != nil {
 						return err
 					}
-					id, err := b.OpenFollowup(c.Context, agent, c.String("owner"), brief, c.String("mission"), time.Now())
+					id, err := b.OpenFollowup(c.Context, agent, c.String("owner"), brief, c.String("mission"), inv.now())
 					if err != nil {
 						return err
 					}
@@ -212,7 +211,7 @@ merge_wait, landed or failed.`,
 					if err != nil {
 						return err
 					}
-					if _, err := b.ResolveFollowup(c.Context, agent, id, as, text, time.Now()); err != nil {
+					if _, err := b.ResolveFollowup(c.Context, agent, id, as, text, inv.now()); err != nil {
 						return err
 					}
 					if inv.jsonOut {
@@ -242,7 +241,7 @@ merge_wait, landed or failed.`,
 					if err != nil {
 						return err
 					}
-					v, _, err := b.CloseEnded(c.Context, m, time.Now())
+					v, _, err := b.CloseEnded(c.Context, m, inv.now())
 					if err != nil {
 						return err
 					}
@@ -299,7 +298,7 @@ func atlasCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			d, err := a.Amend(c.Context, agent, c.Args().Get(0), c.Args().Get(1), resolve, time.Now())
+			d, err := a.Amend(c.Context, agent, c.Args().Get(0), c.Args().Get(1), resolve, inv.now())
 			if err != nil {
 				return err
 			}
@@ -337,7 +336,7 @@ proof that does not verify is refused on write and flagged on read.`,
 					if err != nil {
 						return err
 					}
-					d, err := a.Publish(c.Context, agent, c.String("kind"), text, time.Now())
+					d, err := a.Publish(c.Context, agent, c.String("kind"), text, inv.now())
 					if err != nil {
 						return err
 					}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -65,7 +64,7 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			}
 			req := ops.MissionRequest{
 				BlockID: c.String("block"), Seat: c.String("seat"), Capability: c.String("capability"),
-				RunnerID: c.String("runner"), Synthetic: c.Bool("synthetic"), Now: time.Now(),
+				RunnerID: c.String("runner"), Synthetic: c.Bool("synthetic"), Now: inv.now(),
 				DeliverTo: c.String("deliver-to"), Followup: c.String("followup"),
 			}
 			if path := c.String("packet"); path != "" {
@@ -347,7 +346,7 @@ archive their own work.`,
 				return err
 			}
 			origin := inv.gesture(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
-			res, err := m.Archive(c.Context, id, agent, origin, time.Now())
+			res, err := m.Archive(c.Context, id, agent, origin, inv.now())
 			if err != nil {
 				return err
 			}
@@ -382,7 +381,7 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			next := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+			next := chain.Next(head.Letter, head.HeadLetterID, inv.now())
 			if phase != "" {
 				next.SetPhase(phase)
 			}

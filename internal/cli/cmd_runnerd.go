@@ -8,7 +8,6 @@ import (
 	"log"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -156,7 +155,7 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 				if err != nil {
 					return err
 				}
-				if packet, err = s.Packet(c.String("block"), c.String("ask"), time.Now()); err != nil {
+				if packet, err = s.Packet(c.String("block"), c.String("ask"), inv.now()); err != nil {
 					return err
 				}
 			}

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,7 +43,7 @@ var expectedVersionFlag = &cli.Int64Flag{Name: "expected-store-version", Value: 
 // current one when --expected-store-version is not given and the verb does
 // not require it).
 func (inv *invocation) storeWriter(c *cli.Context, versionRequired bool) (*brain.Store, brain.WriteRequest, error) {
-	req := brain.WriteRequest{ExpectedStoreVersion: c.Int64("expected-store-version"), Now: time.Now()}
+	req := brain.WriteRequest{ExpectedStoreVersion: c.Int64("expected-store-version"), Now: inv.now()}
 	if req.ExpectedStoreVersion < 0 && versionRequired {
 		return nil, req, usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
 	}
@@ -203,7 +202,7 @@ func skeletonShowCommand(inv *invocation) *cli.Command {
 			}
 			if inv.jsonOut {
 				return inv.printJSON(skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
-					Blocks: ops.ViewBlocks(snap.Blocks, time.Now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)})
+					Blocks: ops.ViewBlocks(snap.Blocks, inv.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)})
 			}
 			sk := snap.Skeleton
 			inv.printf("skeleton %s  %s  version %d  (store v%d)\n", sk.SkeletonID, sk.State, sk.Version, snap.StoreVersion)

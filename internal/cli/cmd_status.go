@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -35,7 +34,7 @@ func printStatus(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	reply, err := flows.Status(ctx, time.Now())
+	reply, err := flows.Status(ctx, inv.now())
 	if err != nil {
 		return err
 	}

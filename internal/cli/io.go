@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -23,6 +24,14 @@ type IOStreams struct {
 	// Interactive reports whether both stdin and stdout are terminals: the
 	// only setting in which the CLI may stamp a human gesture.
 	Interactive func() bool
+
+	// Now is the clock that stamps what the invocation writes (letters,
+	// mail, memories, receipts' import time) and judges freshness by; nil
+	// is the system clock. SystemIO leaves it nil and nothing in the CLI
+	// reads a clock override from the environment: a clock is set only by
+	// code that calls Main, such as the testscripts, so a production
+	// binary can never be talked into backdating a letter.
+	Now func() time.Time
 }
 
 // SystemIO is the process's own stdin, stdout and stderr.
@@ -35,6 +44,14 @@ func SystemIO() *IOStreams {
 			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 		},
 	}
+}
+
+// now reads the invocation's clock: the one place the CLI asks the time.
+func (inv *invocation) now() time.Time {
+	if inv.io.Now != nil {
+		return inv.io.Now()
+	}
+	return time.Now()
 }
 
 // printJSON writes v as one line of JSON on stdout.
