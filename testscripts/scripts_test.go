@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -26,13 +27,33 @@ func TestMain(m *testing.M) {
 	// (git hooks, servers and daemons included). No separate build, and go
 	// test's cache sees every source the CLI is made of.
 	testscript.Main(m, map[string]func(){
-		"m1nd": func() {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			code := cli.Main(ctx, os.Args, cli.SystemIO())
-			stop()
-			os.Exit(code)
-		},
+		"m1nd":    func() { os.Exit(m1ndMain()) },
+		"jsonval": func() { os.Exit(jsonvalMain()) },
 	})
+}
+
+// testNowEnv names the test-only clock: an RFC 3339 time that every m1nd
+// started by a scenario stamps its letters, mail and memories with, frozen
+// (a script moves it on with `env M1ND_TEST_NOW=...`). Empty or unset is
+// the system clock. Only this test binary reads it: the CLI itself never
+// takes its clock from the environment (cli.IOStreams.Now).
+const testNowEnv = "M1ND_TEST_NOW"
+
+// m1ndMain is the m1nd the scenarios run: the real CLI on the process's
+// streams, with the test clock when the script set one.
+func m1ndMain() int {
+	streams := cli.SystemIO()
+	if v := os.Getenv(testNowEnv); v != "" {
+		now, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "m1nd (test binary): %s=%q is not an RFC 3339 time: %v\n", testNowEnv, v, err)
+			return 2
+		}
+		streams.Now = func() time.Time { return now }
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cli.Main(ctx, os.Args, streams)
 }
 
 // m1ndBin is the m1nd that testscript put on PATH, for the Go tests that
@@ -75,7 +96,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 ".",
 		Setup:               setupGitEnv,
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"jsonobj": cmdJSONObj},
+		Cmds:                scriptCmds,
 	})
 }
 

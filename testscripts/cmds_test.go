@@ -1,0 +1,489 @@
+package testscripts
+
+// The scenarios' own commands, written in Go so that no script needs curl,
+// sed or cut to read JSON, nor a shell loop that sleeps while it polls:
+//
+//	owner GET|POST PATH [BODY-FILE]     talk to the running owner
+//	jsonget [-env NAME] FILE PATH...    read values out of a JSON document
+//	waitphase [-timeout D] MISSION PHASE
+//	waitfor [-timeout D] exists FILE | listen HOST:PORT | owner | runner ID
+//
+// Each is registered in Params.Cmds (see TestScripts). jsonget also comes
+// as jsonval, a program on PATH (see TestMain), for the shell helpers that
+// loop, where a script command cannot run.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
+)
+
+// scriptCmds are the commands every scenario may use.
+var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
+	"jsonobj":   cmdJSONObj,
+	"jsonget":   cmdJSONGet,
+	"owner":     cmdOwner,
+	"waitphase": cmdWaitPhase,
+	"waitfor":   cmdWaitFor,
+}
+
+// defaultWait bounds every wait that is given no -timeout. It is generous
+// because the machine may be busy; a wait that succeeds returns as soon as
+// its condition holds.
+const defaultWait = 30 * time.Second
+
+// pollEvery is how often a wait looks again.
+const pollEvery = 50 * time.Millisecond
+
+// cmdOwner implements `[!] owner GET|POST PATH [BODY-FILE]`: one request to
+// the owner that runs for the repository of the script's current
+// directory, found through its runtime dir's serve.json with
+// serve.FindOwner (no owner, or a dead one, fails the script, negated or
+// not). The request goes to the loopback address the owner recorded, so
+// its Host is the one the owner checks; a POST carries the owner's own
+// Origin (as the tray's page would), Content-Type application/json and
+// the bytes of BODY-FILE (a file, or stdout/stderr of the last command).
+// The reply's body is the command's stdout, and its stderr is one line
+// `status N`. A status outside 2xx fails the command, so `! owner ...`
+// asserts a refusal; check which with `stderr '^status 403$'`.
+func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || (args[0] == "GET" && len(args) != 2) || (args[0] == "POST" && len(args) != 3) || (args[0] != "GET" && args[0] != "POST") {
+		ts.Fatalf("usage: owner GET PATH | owner POST PATH BODY-FILE")
+	}
+	method, path := args[0], args[1]
+	if !strings.HasPrefix(path, "/") {
+		ts.Fatalf("owner: PATH must start with /: %q", path)
+	}
+	url, err := ownerURL(ts)
+	ts.Check(err)
+	var body io.Reader
+	if method == "POST" {
+		body = strings.NewReader(ts.ReadFile(args[2]))
+	}
+	req, err := http.NewRequest(method, url+path, body)
+	ts.Check(err)
+	if method == "POST" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", url)
+	}
+	status, reply, err := do(req)
+	if err != nil {
+		ts.Fatalf("owner %s %s: %v", method, path, err)
+	}
+	ts.Stdout().Write(reply)
+	fmt.Fprintf(ts.Stderr(), "status %d\n", status)
+	ok := status >= 200 && status < 300
+	switch {
+	case !ok && !neg:
+		ts.Fatalf("owner %s %s: status %d", method, path, status)
+	case ok && neg:
+		ts.Fatalf("owner %s %s: status %d, want a refusal", method, path, status)
+	}
+}
+
+var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// do sends req and reads the whole reply.
+func do(req *http.Request) (int, []byte, error) {
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// ownerURL is the URL of the owner running for the script's repository.
+func ownerURL(ts *testscript.TestScript) (string, error) {
+	dir, err := runtimeDir(ts)
+	if err != nil {
+		return "", err
+	}
+	url := serve.FindOwner(dir)
+	if url == "" {
+		return "", fmt.Errorf("no owner is running for the repository at %s (no live %s in %s)", ts.MkAbs("."), serve.RecordFile, dir)
+	}
+	return url, nil
+}
+
+// runtimeDir is m1nd's runtime dir of the repository at the script's
+// current directory (the common git dir's m1nd/, also from a worktree).
+func runtimeDir(ts *testscript.TestScript) (string, error) {
+	repo, err := gitstore.Open(ts.MkAbs("."))
+	if err != nil {
+		return "", err
+	}
+	defer repo.Close()
+	return repo.RuntimeDir(), nil
+}
+
+// cmdJSONGet implements `[!] jsonget [-env NAME] FILE PATH...`. FILE (a
+// file, or stdout/stderr of the last command) holds one JSON value. Each
+// PATH is dot-separated: an object's key or, in an array, a 0-based index,
+// so missions.0.head.phase; "." is the whole document (keys holding a dot
+// cannot be named). Without -env, each value is printed on a line of its
+// own, becoming the command's stdout: a string as its text, anything else
+// as compact JSON in the document's own key order (so a sub-object written
+// to a file is that object). With -env NAME, exactly one PATH, the value
+// (spelled the same way) is set as the script's $NAME instead, and stdout
+// is left as it was, so later lines can still check the command that
+// printed the document. A PATH that is not there fails the command;
+// negated, every PATH must be absent.
+func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: jsonget [-env NAME] FILE PATH..."
+	env := ""
+	if len(args) > 0 && args[0] == "-env" {
+		if len(args) != 4 {
+			ts.Fatalf("%s (with -env, exactly one PATH)", usage)
+		}
+		env, args = args[1], args[2:]
+	}
+	if len(args) < 2 {
+		ts.Fatalf("%s", usage)
+	}
+	if neg && env != "" {
+		ts.Fatalf("jsonget: ! jsonget -env sets nothing; use ! jsonget FILE PATH")
+	}
+	doc := []byte(ts.ReadFile(args[0]))
+	if neg {
+		for _, path := range args[1:] {
+			values, err := jsonValues(doc, []string{path})
+			var missing *missingError
+			switch {
+			case errors.As(err, &missing):
+			case err != nil:
+				ts.Fatalf("%s: %v", args[0], err)
+			default:
+				ts.Fatalf("%s: %s is there (%s)", args[0], path, values[0])
+			}
+		}
+		return
+	}
+	values, err := jsonValues(doc, args[1:])
+	if err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	if env != "" {
+		ts.Setenv(env, values[0])
+		return
+	}
+	out := ts.Stdout()
+	for _, v := range values {
+		fmt.Fprintln(out, v)
+	}
+}
+
+// missingError is a PATH that is not in the document.
+type missingError struct{ path, at string }
+
+func (e *missingError) Error() string {
+	if e.at == e.path {
+		return fmt.Sprintf("no %s", e.path)
+	}
+	return fmt.Sprintf("no %s (nothing at %s)", e.path, e.at)
+}
+
+// jsonValues reads doc, one JSON value, and spells the value at each path;
+// a path that is not there is a *missingError.
+func jsonValues(doc []byte, paths []string) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	var root json.RawMessage
+	if err := dec.Decode(&root); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("something after the JSON value")
+	}
+	var values []string
+	for _, path := range paths {
+		raw, err := jsonAt(root, path)
+		if err != nil {
+			return nil, err
+		}
+		values = append(values, spell(raw))
+	}
+	return values, nil
+}
+
+// jsonAt walks path down from raw.
+func jsonAt(raw json.RawMessage, path string) (json.RawMessage, error) {
+	if path == "." {
+		return raw, nil
+	}
+	segs := strings.Split(path, ".")
+	for i, seg := range segs {
+		at := strings.Join(segs[:i+1], ".")
+		switch trimmed := bytes.TrimLeft(raw, " \t\r\n"); {
+		case len(trimmed) > 0 && trimmed[0] == '{':
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return nil, err
+			}
+			v, ok := obj[seg]
+			if !ok {
+				return nil, &missingError{path: path, at: at}
+			}
+			raw = v
+		case len(trimmed) > 0 && trimmed[0] == '[':
+			var arr []json.RawMessage
+			if err := json.Unmarshal(raw, &arr); err != nil {
+				return nil, err
+			}
+			n, err := strconv.Atoi(seg)
+			if err != nil || n < 0 || n >= len(arr) {
+				return nil, &missingError{path: path, at: at}
+			}
+			raw = arr[n]
+		default:
+			return nil, &missingError{path: path, at: at}
+		}
+	}
+	return raw, nil
+}
+
+// spell is how jsonget prints a value: a string as its text, anything else
+// as compact JSON.
+func spell(raw json.RawMessage) string {
+	var s string
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' && json.Unmarshal(t, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// jsonvalMain is jsonget as a program on PATH, named jsonval, for shell
+// helpers that loop (where a script command cannot run): `jsonval FILE|-
+// PATH...` prints the values as jsonget does ("-" is stdin) and exits 1
+// when a PATH is not there.
+func jsonvalMain() int {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: jsonval FILE|- PATH...")
+		return 2
+	}
+	var doc []byte
+	var err error
+	if os.Args[1] == "-" {
+		doc, err = io.ReadAll(os.Stdin)
+	} else {
+		doc, err = os.ReadFile(os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jsonval:", err)
+		return 1
+	}
+	values, err := jsonValues(doc, os.Args[2:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "jsonval: %s: %v\n", os.Args[1], err)
+		return 1
+	}
+	for _, v := range values {
+		fmt.Println(v)
+	}
+	return 0
+}
+
+// waitArgs takes a leading `-timeout D` off args. A negated wait asserts
+// that something does NOT happen, so it must say how long it watches.
+func waitArgs(ts *testscript.TestScript, neg bool, args []string, usage string) (time.Duration, []string) {
+	timeout := defaultWait
+	if len(args) >= 2 && args[0] == "-timeout" {
+		d, err := time.ParseDuration(args[1])
+		if err != nil || d <= 0 {
+			ts.Fatalf("%s: bad -timeout %q", usage, args[1])
+		}
+		timeout, args = d, args[2:]
+	} else if neg {
+		ts.Fatalf("%s: a negated wait needs -timeout (how long nothing must happen)", usage)
+	}
+	return timeout, args
+}
+
+// poll calls check until it reports done or the timeout passes. A negated
+// poll succeeds when the timeout passes first; its failure names what
+// happened. check's string says what it saw, for the failure message.
+func poll(ts *testscript.TestScript, neg bool, timeout time.Duration, what string, check func() (bool, string)) {
+	deadline := time.Now().Add(timeout)
+	for {
+		done, saw := check()
+		if done {
+			if neg {
+				ts.Fatalf("%s: it happened (%s)", what, saw)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			if !neg {
+				ts.Fatalf("%s: not within %v; last seen: %s", what, timeout, saw)
+			}
+			return
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// cmdWaitPhase implements `[!] waitphase [-timeout D] MISSION_ID PHASE`:
+// reads the mission's head letter straight from the repository of the
+// script's current directory (chain.Missions, no process per look) until
+// its phase is PHASE, for at most D (default 30s). On time-out it fails
+// with the last phase seen and the chain's phases so far. Negated (needs
+// -timeout), the head must not reach PHASE within D. Its stdout is empty.
+func cmdWaitPhase(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: waitphase [-timeout D] MISSION_ID PHASE"
+	timeout, args := waitArgs(ts, neg, args, usage)
+	if len(args) != 2 {
+		ts.Fatalf("%s", usage)
+	}
+	id, phase := args[0], args[1]
+	if _, err := chain.MissionRef(id); err != nil {
+		ts.Fatalf("waitphase: %v", err)
+	}
+	repo, err := gitstore.Open(ts.MkAbs("."))
+	ts.Check(err)
+	defer repo.Close()
+	m := &chain.Missions{Repo: repo}
+	ts.Stdout() // nothing: stdout and stderr no longer hold the last command's
+	poll(ts, neg, timeout, fmt.Sprintf("mission %s to reach %s", id, phase), func() (bool, string) {
+		head, ok, err := m.HeadOf(id)
+		switch {
+		case err != nil:
+			return false, err.Error()
+		case !ok:
+			return false, "no letters yet"
+		case head.Letter.Phase == phase:
+			return true, fmt.Sprintf("#%d %s", head.Letter.MissionSeq, head.Letter.Phase)
+		}
+		return false, fmt.Sprintf("#%d %s (chain: %s)", head.Letter.MissionSeq, head.Letter.Phase, phases(m, id))
+	})
+}
+
+// phases lists a mission's letters as "#1 judging, #2 executing".
+func phases(m *chain.Missions, id string) string {
+	log, err := m.Log(id)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, e := range log {
+		out = append(out, fmt.Sprintf("#%d %s", e.Decoded.MissionSeq, e.Decoded.Phase))
+	}
+	return strings.Join(out, ", ")
+}
+
+// cmdWaitFor implements `[!] waitfor [-timeout D] CONDITION`, polling every
+// 50ms for at most D (default 30s) until CONDITION holds:
+//
+//	exists FILE       FILE exists
+//	listen HOST:PORT  something accepts TCP connections there
+//	owner             serve.json names a live owner (serve.FindOwner) that answers HTTP
+//	runner ID         that owner lists runner ID as seen and not lost
+//	                  (GET /api/runnerd/status: last_seen set, lost false)
+//
+// On time-out it fails saying what it saw last. Negated (needs -timeout),
+// CONDITION must not come to hold within D: a bounded wait for something
+// that must not happen. Its stdout is empty.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: waitfor [-timeout D] exists FILE | listen HOST:PORT | owner | runner ID"
+	timeout, args := waitArgs(ts, neg, args, usage)
+	if len(args) == 0 {
+		ts.Fatalf("%s", usage)
+	}
+	var check func() (bool, string)
+	switch cond := args[0]; {
+	case cond == "exists" && len(args) == 2:
+		file := ts.MkAbs(args[1])
+		check = func() (bool, string) {
+			_, err := os.Stat(file)
+			if err != nil {
+				return false, err.Error()
+			}
+			return true, file + " exists"
+		}
+	case cond == "listen" && len(args) == 2:
+		check = func() (bool, string) {
+			c, err := net.DialTimeout("tcp", args[1], time.Second)
+			if err != nil {
+				return false, err.Error()
+			}
+			c.Close()
+			return true, args[1] + " accepted a connection"
+		}
+	case cond == "owner" && len(args) == 1:
+		check = func() (bool, string) {
+			url, err := ownerURL(ts)
+			if err != nil {
+				return false, err.Error()
+			}
+			status, _, err := get(url + "/")
+			if err != nil {
+				return false, err.Error()
+			}
+			return true, fmt.Sprintf("%s answered %d", url, status)
+		}
+	case cond == "runner" && len(args) == 2:
+		check = func() (bool, string) { return runnerLive(ts, args[1]) }
+	default:
+		ts.Fatalf("%s", usage)
+	}
+	ts.Stdout() // nothing: stdout and stderr no longer hold the last command's
+	poll(ts, neg, timeout, "waitfor "+strings.Join(args, " "), check)
+}
+
+// get is a GET with a short deadline, for polling.
+func get(url string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return do(req)
+}
+
+// runnerLive reports whether the owner lists runner id as announced and
+// not lost.
+func runnerLive(ts *testscript.TestScript, id string) (bool, string) {
+	url, err := ownerURL(ts)
+	if err != nil {
+		return false, err.Error()
+	}
+	status, body, err := get(url + "/api/runnerd/status")
+	if err != nil {
+		return false, err.Error()
+	}
+	var reply struct {
+		Runners []struct {
+			RunnerID string `json:"runner_id"`
+			LastSeen string `json:"last_seen"`
+			Lost     bool   `json:"lost"`
+		} `json:"runners"`
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &reply) != nil {
+		return false, fmt.Sprintf("status %d: %s", status, bytes.TrimSpace(body))
+	}
+	for _, r := range reply.Runners {
+		if r.RunnerID == id {
+			return r.LastSeen != "" && !r.Lost, strings.TrimSpace(string(body))
+		}
+	}
+	return false, strings.TrimSpace(string(body))
+}
