@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,9 @@ func TestKillNineWhilePosting(t *testing.T) {
 		t.Fatalf("mission new: %v\n%s", err, out)
 	}
 	work := t.TempDir()
-	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	seed := crashSeed(t)
+	t.Logf("seed %d (replay the same kill delays: %s=%d go test ./testscripts -run TestKillNineWhilePosting)", seed, crashSeedEnv, seed)
+	rng := rand.New(rand.NewPCG(1, seed))
 	var killedEarly, killedLate, anonymousLocks int
 	for round := 0; round < rounds; round++ {
 		// Half the rounds extend an existing chain, half open a new mission
@@ -94,6 +97,24 @@ func TestKillNineWhilePosting(t *testing.T) {
 	}
 	checkChains(t, g.Dir, rounds)
 	t.Logf("%d rounds: %d killed mid-run, %d finished first, %d anonymous locks", rounds, killedEarly, killedLate, anonymousLocks)
+}
+
+// crashSeedEnv names the variable that replays a crash run: its seed picks
+// every kill delay (where the kills land still depends on the machine).
+const crashSeedEnv = "M1ND_CRASH_SEED"
+
+// crashSeed is the seed of this run: the one in crashSeedEnv, or a new one.
+func crashSeed(t *testing.T) uint64 {
+	t.Helper()
+	v := os.Getenv(crashSeedEnv)
+	if v == "" {
+		return uint64(time.Now().UnixNano())
+	}
+	seed, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: want a decimal seed: %v", crashSeedEnv, v, err)
+	}
+	return seed
 }
 
 // anonymousLock returns the lock file left under refs/m1nd, which must hold
