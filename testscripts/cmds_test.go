@@ -3,6 +3,7 @@ package testscripts
 // The scenarios' own commands, written in Go so that no script needs curl,
 // sed or cut to read JSON, nor a shell loop that sleeps while it polls:
 //
+//	jsonobj FILE [KEY...]               one JSON object, with these keys
 //	owner GET|POST PATH [BODY-FILE]     talk to the running owner
 //	jsonget [-env NAME] FILE PATH...    read values out of a JSON document
 //	waitphase [-timeout D] MISSION PHASE
@@ -49,6 +50,43 @@ const defaultWait = 30 * time.Second
 
 // pollEvery is how often a wait looks again.
 const pollEvery = 50 * time.Millisecond
+
+// cmdJSONObj implements `[!] jsonobj FILE [KEY...]`: FILE (or stdout/stderr
+// of the last command) holds exactly one JSON object, nothing before or
+// after it but white space, with every KEY at its top level. Regexps can
+// only say a line looks like JSON; this says it parses.
+func cmdJSONObj(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: jsonobj FILE [KEY...]")
+	}
+	err := checkJSONObj([]byte(ts.ReadFile(args[0])), args[1:])
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("%s: %v", args[0], err)
+	case err == nil && neg:
+		ts.Fatalf("%s: unexpectedly one JSON object with keys %q", args[0], args[1:])
+	}
+}
+
+func checkJSONObj(data []byte, keys []string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	if obj == nil {
+		return fmt.Errorf("not a JSON object: null")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("something after the object")
+	}
+	for _, k := range keys {
+		if _, ok := obj[k]; !ok {
+			return fmt.Errorf("no top-level key %q", k)
+		}
+	}
+	return nil
+}
 
 // cmdOwner implements `[!] owner GET|POST PATH [BODY-FILE]`: one request to
 // the owner that runs for the repository of the script's current

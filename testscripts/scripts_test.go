@@ -4,11 +4,8 @@
 package testscripts
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -98,41 +95,4 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds:                scriptCmds,
 	})
-}
-
-// cmdJSONObj implements `[!] jsonobj FILE [KEY...]`: FILE (or stdout/stderr
-// of the last command) holds exactly one JSON object, nothing before or
-// after it but white space, with every KEY at its top level. Regexps can
-// only say a line looks like JSON; this says it parses.
-func cmdJSONObj(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) < 1 {
-		ts.Fatalf("usage: jsonobj FILE [KEY...]")
-	}
-	err := checkJSONObj([]byte(ts.ReadFile(args[0])), args[1:])
-	switch {
-	case err != nil && !neg:
-		ts.Fatalf("%s: %v", args[0], err)
-	case err == nil && neg:
-		ts.Fatalf("%s: unexpectedly one JSON object with keys %q", args[0], args[1:])
-	}
-}
-
-func checkJSONObj(data []byte, keys []string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var obj map[string]json.RawMessage
-	if err := dec.Decode(&obj); err != nil {
-		return fmt.Errorf("not a JSON object: %v", err)
-	}
-	if obj == nil {
-		return fmt.Errorf("not a JSON object: null")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("something after the object")
-	}
-	for _, k := range keys {
-		if _, ok := obj[k]; !ok {
-			return fmt.Errorf("no top-level key %q", k)
-		}
-	}
-	return nil
 }
