@@ -176,9 +176,10 @@ func runtimeDir(ts *testscript.TestScript) (string, error) {
 // PATH is dot-separated: an object's key or, in an array, a 0-based index,
 // so missions.0.head.phase; "." is the whole document (keys holding a dot
 // cannot be named). Without -env, each value is printed on a line of its
-// own, becoming the command's stdout: a string as its text, anything else
-// as compact JSON in the document's own key order (so a sub-object written
-// to a file is that object). With -env NAME, exactly one PATH, the value
+// own, becoming the command's stdout: a string as its text (a string with
+// new lines spans several), anything else as compact JSON in the
+// document's own key order (so a sub-object written to a file is that
+// object). With -env NAME, exactly one PATH, the value
 // (spelled the same way) is set as the script's $NAME instead, and stdout
 // is left as it was, so later lines can still check the command that
 // printed the document. A PATH that is not there fails the command;
