@@ -417,7 +417,7 @@ func cmdWaitPhase(ts *testscript.TestScript, neg bool, args []string) {
 
 // phases lists a mission's letters as "#1 judging, #2 executing".
 func phases(m *chain.Missions, id string) string {
-	log, err := m.Log(id)
+	log, err := m.Log(context.Background(), id)
 	if err != nil {
 		return err.Error()
 	}
