@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/m1nd/m1nd/githook"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -27,12 +27,17 @@ func (e *SecretError) Error() string { return e.Err.Error() }
 // Unwrap is the secret's problem.
 func (e *SecretError) Unwrap() error { return e.Err }
 
+// HookInstaller installs the brain's git hooks and returns the paths it
+// wrote. The front end passes githook's installer: githook stands above
+// ops (DESIGN §1), so ops is handed it rather than importing it.
+type HookInstaller func(repo *gitstore.Repo) ([]string, error)
+
 // Init prepares the brain's repository for m1nd, idempotently: the runtime
 // dir $(git rev-parse --git-common-dir)/m1nd (never a ref, never pushed),
 // the runner daemon's shared secret in it (0600), and the
 // reference-transaction git hook, which runs hookCommand (an existing hook
 // is kept and chained). Running it again changes nothing.
-func (b *Brain) Init(ctx context.Context, hookCommand string) (*InitResult, error) {
+func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
 	dir := b.Repo.RuntimeDir()
 	res := &InitResult{OK: true, Brain: b.Name, RuntimeDir: dir, Created: []string{}}
 	made, err := b.Repo.EnsureRuntimeDir()
@@ -52,7 +57,7 @@ func (b *Brain) Init(ctx context.Context, hookCommand string) (*InitResult, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	installed, err := githook.SetGitHooks(githook.HooksDir(b.Repo), []string{githook.GitHookReferenceTransaction}, true, hookCommand)
+	installed, err := installHooks(b.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/serve"
@@ -83,7 +84,7 @@ func TestInit(t *testing.T) {
 	defer repo.Close()
 	flows := ops.New(repo, "shop")
 	ctx := context.Background()
-	res, err := flows.Init(ctx, "m1nd")
+	res, err := flows.Init(ctx, refTransactionHook)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +96,12 @@ func TestInit(t *testing.T) {
 	if _, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := flows.Init(ctx, "m1nd"); err != nil || len(res.Created) != 0 {
+	if res, err := flows.Init(ctx, refTransactionHook); err != nil || len(res.Created) != 0 {
 		t.Fatalf("second init: %+v %v", res, err)
 	}
 	os.Chmod(filepath.Join(repo.RuntimeDir(), serve.SecretFile), 0o644)
 	var bad *ops.SecretError
-	if _, err := flows.Init(ctx, "m1nd"); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
+	if _, err := flows.Init(ctx, refTransactionHook); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
 		t.Fatalf("a readable secret: %v", err)
 	}
 }
@@ -161,4 +162,9 @@ func TestViewsWithoutAStore(t *testing.T) {
 	if err != nil || st.HasStore() || st.BlockCount() != 0 {
 		t.Fatalf("%+v %v", st, err)
 	}
+}
+
+// refTransactionHook is what m1nd init hands ops.Init.
+func refTransactionHook(repo *gitstore.Repo) ([]string, error) {
+	return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, "m1nd")
 }

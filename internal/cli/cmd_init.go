@@ -5,6 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/githook"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -26,7 +28,7 @@ nothing.`,
 			if err != nil {
 				return err
 			}
-			reply, err := flows.Init(c.Context, hookCommandName())
+			reply, err := flows.Init(c.Context, refTransactionHook(hookCommandName()))
 			var bad *ops.SecretError
 			if errors.As(err, &bad) {
 				return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
@@ -46,5 +48,13 @@ nothing.`,
 			}
 			return nil
 		},
+	}
+}
+
+// refTransactionHook installs the reference-transaction hook that keeps
+// raw git writes to refs/m1nd/ honest, run as command.
+func refTransactionHook(command string) ops.HookInstaller {
+	return func(repo *gitstore.Repo) ([]string, error) {
+		return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, command)
 	}
 }
