@@ -63,13 +63,7 @@ func ComposePacket(brainName string, snap *Snapshot, b *Block, files []string, a
 	w.WriteString(ask + "\n\n")
 	if len(files) > 0 {
 		fmt.Fprintf(&w, "## Likely files (%d)\n\n", len(files))
-		for i, f := range files {
-			if i == maxPacketFiles {
-				fmt.Fprintf(&w, "- … and %d more\n", len(files)-maxPacketFiles)
-				break
-			}
-			fmt.Fprintf(&w, "- %s\n", f)
-		}
+		writeList(&w, files, maxPacketFiles)
 		w.WriteString("\n")
 	}
 	w.WriteString("## Receipts & evidence state\n\n")
@@ -127,13 +121,7 @@ func NamingPacket(b *Block, files []string) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "# Name this block\n\nBlock %s, now called %q (%s).\n", b.BlockID, b.Name, b.Purpose)
 	fmt.Fprintf(&w, "\n## Member paths (%d)\n\n", len(files))
-	for i, f := range files {
-		if i == maxNamingPaths {
-			fmt.Fprintf(&w, "- … and %d more\n", len(files)-maxNamingPaths)
-			break
-		}
-		fmt.Fprintf(&w, "- %s\n", f)
-	}
+	writeList(&w, files, maxNamingPaths)
 	w.WriteString("\n## Answer\n\nPrint one JSON line last: {\"name\":\"<at most 40 characters>\",\"purpose\":\"<at most 120 characters>\"}.\nPlain prose only: no markup, links, paths, e-mail addresses or keys.\n")
 	return w.String()
 }
@@ -160,4 +148,16 @@ func CurationPacket(snap *Snapshot, ask string) string {
 	}
 	w.WriteString("\n## Answer\n\nPrint one JSON line last: an array of candidate_edit ops (rename, merge, split, move_member, resolve_seam, assign_unmapped). They are applied all or none, and every name and purpose passes the o5 sanitizer.\n")
 	return w.String()
+}
+
+// writeList writes items as a Markdown list of at most max lines, the
+// last saying how many more there were.
+func writeList(w *strings.Builder, items []string, max int) {
+	for i, item := range items {
+		if i == max {
+			fmt.Fprintf(w, "- … and %d more\n", len(items)-max)
+			return
+		}
+		fmt.Fprintf(w, "- %s\n", item)
+	}
 }

@@ -37,6 +37,16 @@ func DecodeCanonical(data []byte, v any, file string) error {
 	return CheckCanonical(data, v, file)
 }
 
+// DecodeAs decodes a stored document of type T: its canonical bytes and
+// nothing else (see DecodeCanonical).
+func DecodeAs[T any](data []byte, file string) (*T, error) {
+	v := new(T)
+	if err := DecodeCanonical(data, v, file); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // CheckCanonical refuses, invalid_letter, a stored document whose bytes
 // are not the canonical bytes of v, its decoded form.
 func CheckCanonical(data []byte, v any, file string) error {

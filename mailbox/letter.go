@@ -50,7 +50,7 @@ type Letter struct {
 func (l *Letter) Canonical() []byte { return chain.CanonicalJSON(l) }
 
 // ID is the letter's content id.
-func (l *Letter) ID() string { return chain.LetterID(l.Canonical()) }
+func (l *Letter) ID() string { return chain.DocID(l.Canonical()) }
 
 func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
@@ -58,13 +58,7 @@ func invalid(field, format string, args ...any) error {
 
 // Decode parses a stored mail letter: its canonical bytes and nothing
 // else.
-func Decode(data []byte) (*Letter, error) {
-	l := &Letter{}
-	if err := chain.DecodeCanonical(data, l, File); err != nil {
-		return nil, err
-	}
-	return l, nil
-}
+func Decode(data []byte) (*Letter, error) { return chain.DecodeAs[Letter](data, File) }
 
 // Validate applies the mail laws: a UTC timestamp, valid agent ids (the
 // recipient may be "all"), a class, a bare brain name, an optional tool

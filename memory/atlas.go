@@ -184,13 +184,7 @@ func (a *Atlas) Read(id string) (*Doc, gitstore.Hash, error) {
 
 // DecodeDoc parses a stored document: its canonical bytes (the proof
 // covers them) and nothing else.
-func DecodeDoc(data []byte) (*Doc, error) {
-	d := &Doc{}
-	if err := chain.DecodeCanonical(data, d, AtlasFile); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
+func DecodeDoc(data []byte) (*Doc, error) { return chain.DecodeAs[Doc](data, AtlasFile) }
 
 func checkDoc(d *Doc) error {
 	if !oneOf(d.Kind, DocKinds) {

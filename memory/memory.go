@@ -78,13 +78,7 @@ func invalid(field, format string, args ...any) error {
 }
 
 // Decode parses a stored event: its canonical bytes and nothing else.
-func Decode(data []byte) (*Event, error) {
-	e := &Event{}
-	if err := chain.DecodeCanonical(data, e, File); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
+func Decode(data []byte) (*Event, error) { return chain.DecodeAs[Event](data, File) }
 
 func validID(id string) bool { return chain.ValidLetterID(id) }
 
