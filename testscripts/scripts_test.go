@@ -82,6 +82,7 @@ func setupGitEnv(env *testscript.Env) error {
 		"GIT_COMMITTER_DATE":  "2026-07-09T12:00:00Z",
 		"M1ND_AGENT":          "",
 		"TZ":                  "UTC",
+		"GORACE":              os.Getenv("GORACE"), // see TestMain
 	} {
 		env.Setenv(k, v)
 	}
