@@ -23,6 +23,11 @@ func TestMain(m *testing.M) {
 	// on PATH, and a process started under that name runs the CLI in full
 	// (git hooks, servers and daemons included). No separate build, and go
 	// test's cache sees every source the CLI is made of.
+	// Under -race every m1nd process is race-checked too, and the race
+	// runtime sleeps a second before each exit by default
+	// (atexit_sleep_ms) to let other threads report: hundreds of calls
+	// would each wait it out. Processes started from here wait none.
+	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	testscript.Main(m, map[string]func(){
 		"m1nd":    func() { os.Exit(m1ndMain()) },
 		"jsonval": func() { os.Exit(jsonvalMain()) },
