@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"strings"
 
@@ -43,8 +44,8 @@ func newApp(inv *invocation) *cli.App {
 			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
 		},
 		Commands: []*cli.Command{
-			initCommand(inv),
-			statusCommand(inv),
+			newInitCmd(inv, nil),
+			newStatusCmd(inv, nil),
 			missionCommand(inv),
 			skeletonCommand(inv),
 			blocksCommand(inv),
@@ -56,8 +57,8 @@ func newApp(inv *invocation) *cli.App {
 			spawnCommand(inv),
 			worktreesCommand(inv),
 			gitHooksCommand(inv),
-			verifyCommand(inv),
-			syncCommand(inv),
+			newVerifyCmd(inv, nil),
+			newSyncCmd(inv, nil),
 			memoryCommand(inv),
 			followupCommand(inv),
 			atlasCommand(inv),
@@ -255,6 +256,20 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 		return "", usagef("agent id %q (from %s) is not valid: use [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:", id, from)
 	}
 	return id, nil
+}
+
+// agentOf defers resolving who acts until a verb's run asks.
+func (inv *invocation) agentOf(c *cli.Context) func() (string, error) {
+	return func() (string, error) { return inv.agent(c) }
+}
+
+// runWith runs a verb parsed into opts: runF when a test hands one in (it
+// sees the options without running anything), else the verb's own run.
+func runWith[O any](ctx context.Context, opts *O, runF, run func(context.Context, *O) error) error {
+	if runF != nil {
+		return runF(ctx, opts)
+	}
+	return run(ctx, opts)
 }
 
 // oneArg returns the single positional argument a verb takes.

@@ -53,7 +53,7 @@ func (inv *invocation) finish(err error) int {
 	}
 	if r, ok := gates.AsRefusal(err); ok {
 		if inv.jsonOut {
-			inv.printJSON(r.Envelope())
+			inv.io.printJSON(r.Envelope())
 		} else {
 			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", r.Code, r.Lesson)
 		}

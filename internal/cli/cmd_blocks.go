@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
@@ -31,14 +34,13 @@ Mission letters never change a colour; a receipt import does.`,
 			if !reply.HasStore() {
 				return gates.Refuse(gates.NoStore, "")
 			}
-			if inv.jsonOut {
-				return inv.printJSON(reply)
-			}
-			inv.printf("store v%d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
-			for _, b := range reply.Blocks {
-				inv.printf("%-16s %-28s %-20s boundary v%d  %s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why)
-			}
-			return nil
+			return inv.reply(reply, func(w io.Writer) error {
+				fmt.Fprintf(w, "store v%d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
+				for _, b := range reply.Blocks {
+					fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why)
+				}
+				return nil
+			})
 		},
 	}
 }

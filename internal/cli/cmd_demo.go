@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -52,17 +54,17 @@ Nothing outside DIR is touched.`,
 				return err
 			}
 			inv.dir = res.Dir
-			if inv.jsonOut {
-				if err := inv.printJSON(res); err != nil {
-					return err
-				}
-			} else {
-				inv.printf("demo brain %q built in %s\n\n", res.Brain, res.Dir)
-				if err := printStatus(c.Context, inv); err != nil {
+			err = inv.reply(res, func(w io.Writer) error {
+				fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
+				if err := runStatus(c.Context, &statusOptions{IO: inv.io, Flows: inv.flows}); err != nil {
 					return err
 				}
 				mw := res.Missions["merge_wait"]
-				inv.printf("\nTry, in another terminal:\n  cd %s\n  m1nd blocks\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n\n", res.Dir, mw, mw)
+				fmt.Fprintf(w, "\nTry, in another terminal:\n  cd %s\n  m1nd blocks\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n\n", res.Dir, mw, mw)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if c.Bool("no-serve") {
 				return nil

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/githook"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
 )
 
@@ -74,20 +77,17 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	if err != nil {
 		return err
 	}
-	if inv.jsonOut {
-		return inv.printJSON(map[string]any{"ok": true, "hooks_dir": dir, "changed": changed})
-	}
-	if len(changed) == 0 {
-		inv.printf("%s: nothing to change\n", dir)
-	}
-	verb := "installed"
-	if !install {
-		verb = "removed"
-	}
-	for _, p := range changed {
-		inv.printf("%s %s\n", verb, p)
-	}
-	return nil
+	return inv.reply(map[string]any{"ok": true, "hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
+		if len(changed) == 0 {
+			fmt.Fprintf(w, "%s: nothing to change\n", dir)
+		}
+		verb := "installed"
+		if !install {
+			verb = "removed"
+		}
+		printIDs(w, verb+" %s\n", changed)
+		return nil
+	})
 }
 
 // runGitHook is what git runs. A refusal prints each fault's code and
@@ -127,7 +127,14 @@ func runGitHook(inv *invocation, c *cli.Context) error {
 	return nil
 }
 
-func verifyCommand(inv *invocation) *cli.Command {
+// verifyOptions is what verify runs on.
+type verifyOptions struct {
+	IO   *IOStreams
+	JSON bool
+	Repo func() (*gitstore.Repo, error)
+}
+
+func newVerifyCmd(inv *invocation, runF func(context.Context, *verifyOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
 		Usage: "check every chain and the store under refs/m1nd/ (ids, seq, prev, schema, store versions)",
@@ -139,31 +146,38 @@ list of faults — for history written with the hooks bypassed.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			repo, err := inv.openRepo()
-			if err != nil {
-				return err
-			}
-			faults, checked, err := laws.Verify(c.Context, repo)
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				if faults == nil {
-					faults = []*laws.RefFault{}
-				}
-				if err := inv.printJSON(map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults}); err != nil {
-					return err
-				}
-			} else {
-				for _, f := range faults {
-					inv.printf("fault %s\n", f.Error())
-				}
-				inv.printf("%s checked, %s\n", gates.Count(checked, "ref"), gates.Count(len(faults), "fault"))
-			}
-			if len(faults) > 0 {
-				return exitStatus(exitRefused)
-			}
-			return nil
+			opts := &verifyOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo}
+			return runWith(c.Context, opts, runF, runVerify)
 		},
 	}
+}
+
+// runVerify checks every ref under refs/m1nd/ and exits 3 on any fault,
+// after listing them.
+func runVerify(ctx context.Context, opts *verifyOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
+	faults, checked, err := laws.Verify(ctx, repo)
+	if err != nil {
+		return err
+	}
+	if faults == nil {
+		faults = []*laws.RefFault{}
+	}
+	err = opts.IO.reply(opts.JSON, map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults}, func(w io.Writer) error {
+		for _, f := range faults {
+			fmt.Fprintf(w, "fault %s\n", f.Error())
+		}
+		fmt.Fprintf(w, "%s checked, %s\n", gates.Count(checked, "ref"), gates.Count(len(faults), "fault"))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(faults) > 0 {
+		return exitStatus(exitRefused)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,18 +150,17 @@ project's.`,
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(map[string]any{"ok": true, "path": path, "changed": changed})
-			}
-			switch {
-			case !changed:
-				inv.printf("%s: nothing to change\n", path)
-			case install:
-				inv.printf("%s: m1nd's %s hooks installed\n", path, host)
-			default:
-				inv.printf("%s: m1nd's %s hooks removed\n", path, host)
-			}
-			return nil
+			return inv.reply(map[string]any{"ok": true, "path": path, "changed": changed}, func(w io.Writer) error {
+				switch {
+				case !changed:
+					fmt.Fprintf(w, "%s: nothing to change\n", path)
+				case install:
+					fmt.Fprintf(w, "%s: m1nd's %s hooks installed\n", path, host)
+				default:
+					fmt.Fprintf(w, "%s: m1nd's %s hooks removed\n", path, host)
+				}
+				return nil
+			})
 		},
 	}
 }

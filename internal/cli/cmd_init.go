@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -10,7 +13,15 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func initCommand(inv *invocation) *cli.Command {
+// initOptions is what init runs on.
+type initOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+	Hook  ops.HookInstaller // installs the reference-transaction hook
+}
+
+func newInitCmd(inv *invocation, runF func(context.Context, *initOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "prepare this repository for m1nd (idempotent)",
@@ -24,31 +35,34 @@ nothing.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			flows, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			reply, err := flows.Init(c.Context, refTransactionHook(hookCommandName()))
-			var bad *ops.SecretError
-			if errors.As(err, &bad) {
-				return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
-			}
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				return inv.printJSON(reply)
-			}
-			inv.printf("brain %s\nruntime dir %s\n", reply.Brain, reply.RuntimeDir)
-			if len(reply.Created) == 0 {
-				inv.printf("already initialised; nothing changed\n")
-			}
-			for _, p := range reply.Created {
-				inv.printf("created %s\n", p)
-			}
-			return nil
+			opts := &initOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Hook: refTransactionHook(hookCommandName())}
+			return runWith(c.Context, opts, runF, runInit)
 		},
 	}
+}
+
+// runInit prepares the repository: runtime dir, secret, git hook.
+func runInit(ctx context.Context, opts *initOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	reply, err := flows.Init(ctx, opts.Hook)
+	var bad *ops.SecretError
+	if errors.As(err, &bad) {
+		return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
+	}
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		fmt.Fprintf(w, "brain %s\nruntime dir %s\n", reply.Brain, reply.RuntimeDir)
+		if len(reply.Created) == 0 {
+			fmt.Fprintf(w, "already initialised; nothing changed\n")
+		}
+		printIDs(w, "created %s\n", reply.Created)
+		return nil
+	})
 }
 
 // refTransactionHook installs the reference-transaction hook that keeps

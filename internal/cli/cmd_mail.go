@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -26,7 +29,7 @@ wet_ink or in_flight. With the agent-session hooks installed
 ('m1nd hook install claude'), letters drop into the recipient's live session
 at its next tool call, exactly once.`,
 		Subcommands: []*cli.Command{
-			mailSendCommand(inv),
+			newMailSendCmd(inv, nil),
 			mailInboxCommand(inv),
 			mailShowCommand(inv),
 			mailFatesCommand(inv),
@@ -34,7 +37,22 @@ at its next tool call, exactly once.`,
 	}
 }
 
-func mailSendCommand(inv *invocation) *cli.Command {
+// mailSendOptions is what mail send runs on.
+type mailSendOptions struct {
+	IO       *IOStreams
+	JSON     bool
+	Agent    func() (string, error)
+	Mailbox  func() (*mailbox.Mailbox, error)
+	To       string
+	Class    string
+	What     string
+	Expected string
+	Snippet  string
+	Tool     string
+	Answers  []string
+}
+
+func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "send",
 		Usage: "send a letter to an agent, or to all",
@@ -55,30 +73,40 @@ func mailSendCommand(inv *invocation) *cli.Command {
 			if c.String("to") == "" || c.String("what") == "" {
 				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
 			}
-			box, agent, err := inv.mailboxAs(c)
-			if err != nil {
-				return err
-			}
-			l := &mailbox.Letter{
-				TS: chain.Timestamp(inv.now()), Agent: agent, To: c.String("to"), Class: c.String("class"), Brain: box.Brain,
-				Tool: c.String("tool"), What: c.String("what"), Expected: c.String("expected"), Snippet: c.String("snippet"),
-				Answers: c.StringSlice("answers"),
-			}
-			res, err := box.Send(c.Context, l)
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			if res.Deduped {
-				inv.printf("letter %s was already sent (%s)\n", res.ID, res.Ref)
-			} else {
-				inv.printf("sent letter %s to %s (%s)\n", res.ID, res.To, res.Ref)
-			}
-			return nil
+			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Mailbox: inv.mailbox,
+				To: c.String("to"), Class: c.String("class"), What: c.String("what"), Expected: c.String("expected"),
+				Snippet: c.String("snippet"), Tool: c.String("tool"), Answers: c.StringSlice("answers")}
+			return runWith(c.Context, opts, runF, runMailSend)
 		},
 	}
+}
+
+// runMailSend sends the letter as the acting agent.
+func runMailSend(ctx context.Context, opts *mailSendOptions) error {
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	box, err := opts.Mailbox()
+	if err != nil {
+		return err
+	}
+	l := &mailbox.Letter{
+		TS: chain.Timestamp(opts.IO.now()), Agent: agent, To: opts.To, Class: opts.Class, Brain: box.Brain,
+		Tool: opts.Tool, What: opts.What, Expected: opts.Expected, Snippet: opts.Snippet, Answers: opts.Answers,
+	}
+	res, err := box.Send(ctx, l)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		if res.Deduped {
+			fmt.Fprintf(w, "letter %s was already sent (%s)\n", res.ID, res.Ref)
+		} else {
+			fmt.Fprintf(w, "sent letter %s to %s (%s)\n", res.ID, res.To, res.Ref)
+		}
+		return nil
+	})
 }
 
 type inboxReply struct {
@@ -129,21 +157,20 @@ so the hooks will not deliver it again.`,
 				}
 				reply.Letters = append(reply.Letters, e)
 			}
-			if inv.jsonOut {
-				return inv.printJSON(reply)
-			}
-			inv.printf("inbox of %s: %s, %d unread\n", agent, gates.Count(len(entries), "letter"), reply.Unread)
-			for _, e := range reply.Letters {
-				mark := " "
-				if !e.Read {
-					mark = "*"
+			return inv.reply(reply, func(w io.Writer) error {
+				fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(len(entries), "letter"), reply.Unread)
+				for _, e := range reply.Letters {
+					mark := " "
+					if !e.Read {
+						mark = "*"
+					}
+					fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
 				}
-				inv.printf("%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
-			}
-			if n := len(entries) - len(reply.Letters); n > 0 && !c.Bool("unread") {
-				inv.printf("… %d older (--limit 0 shows all)\n", n)
-			}
-			return nil
+				if n := len(entries) - len(reply.Letters); n > 0 && !c.Bool("unread") {
+					fmt.Fprintf(w, "… %d older (--limit 0 shows all)\n", n)
+				}
+				return nil
+			})
 		},
 	}
 }
@@ -176,25 +203,24 @@ func mailShowCommand(inv *invocation) *cli.Command {
 			if !ok {
 				return gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
 			}
-			if inv.jsonOut {
-				return inv.printJSON(showReply{OK: true, Stored: s, Fate: fate})
-			}
-			l := s.Letter
-			inv.printf("letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
-			if l.Tool != "" {
-				inv.printf("tool %s\n", l.Tool)
-			}
-			if len(l.Answers) > 0 {
-				inv.printf("answers %s\n", strings.Join(l.Answers, ", "))
-			}
-			inv.printf("\n%s\n", l.What)
-			if l.Expected != "" {
-				inv.printf("\nexpected: %s\n", l.Expected)
-			}
-			if l.Snippet != "" {
-				inv.printf("\n%s\n", l.Snippet)
-			}
-			return nil
+			return inv.reply(showReply{OK: true, Stored: s, Fate: fate}, func(w io.Writer) error {
+				l := s.Letter
+				fmt.Fprintf(w, "letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
+				if l.Tool != "" {
+					fmt.Fprintf(w, "tool %s\n", l.Tool)
+				}
+				if len(l.Answers) > 0 {
+					fmt.Fprintf(w, "answers %s\n", strings.Join(l.Answers, ", "))
+				}
+				fmt.Fprintf(w, "\n%s\n", l.What)
+				if l.Expected != "" {
+					fmt.Fprintf(w, "\nexpected: %s\n", l.Expected)
+				}
+				if l.Snippet != "" {
+					fmt.Fprintf(w, "\n%s\n", l.Snippet)
+				}
+				return nil
+			})
 		},
 	}
 }
@@ -226,20 +252,19 @@ func mailFatesCommand(inv *invocation) *cli.Command {
 			fates := box.Fates(all)
 			reply := fatesReply{OK: true, Fates: fates}
 			reply.Counts, reply.Open = mailbox.Tally(fates)
-			if inv.jsonOut {
-				return inv.printJSON(reply)
-			}
-			inv.printf("%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
-			for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
-				inv.printf("  %-10s %d\n", f, reply.Counts[f])
-			}
-			for i := len(all) - 1; i >= 0; i-- {
-				s := all[i]
-				if mailbox.Open(fates[s.ID]) {
-					inv.printf("  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, clipText(firstLine(s.Letter.What), 50))
+			return inv.reply(reply, func(w io.Writer) error {
+				fmt.Fprintf(w, "%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
+				for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
+					fmt.Fprintf(w, "  %-10s %d\n", f, reply.Counts[f])
 				}
-			}
-			return nil
+				for i := len(all) - 1; i >= 0; i-- {
+					s := all[i]
+					if mailbox.Open(fates[s.ID]) {
+						fmt.Fprintf(w, "  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, clipText(firstLine(s.Letter.What), 50))
+					}
+				}
+				return nil
+			})
 		},
 	}
 }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -32,84 +35,8 @@ func memoryCommand(inv *invocation) *cli.Command {
 		Name:  "memory",
 		Usage: "typed memories of an agent (refs/m1nd/memory/<agent>): memory is the truth, a session its cache",
 		Subcommands: []*cli.Command{
-			{
-				Name:      "add",
-				Usage:     "record a memory",
-				ArgsUsage: "TEXT",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "sort", Usage: "what it is: " + strings.Join(memory.Sorts, ", ") + " (required)"},
-					&cli.StringSliceFlag{Name: "about", Usage: "an `ID` it is about: a mission, a block, a letter (repeatable)"},
-					&cli.StringSliceFlag{Name: "source", Usage: "an `ID` it rests on (repeatable)"},
-					&cli.BoolFlag{Name: "private", Usage: "only this agent recalls it"},
-					&cli.StringFlag{Name: "supersedes", Usage: "an older memory `ID` this decided/learned memory replaces (it stays in history, superseded)"},
-					agentFlag, jsonFlag,
-				},
-				Action: func(c *cli.Context) error {
-					text, err := oneArg(c, "memory text")
-					if err != nil {
-						return err
-					}
-					if c.String("sort") == "" {
-						return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
-					}
-					b, agent, err := inv.bookAs(c)
-					if err != nil {
-						return err
-					}
-					id, err := b.Add(c.Context, memory.AddRequest{Agent: agent, Sort: c.String("sort"), Text: text, About: c.StringSlice("about"),
-						Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes"), Now: inv.now()})
-					if err != nil {
-						return err
-					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "id": id, "agent": agent})
-					}
-					inv.printf("memory %s recorded (%s)\n", id, c.String("sort"))
-					return nil
-				},
-			},
-			{
-				Name:  "recall",
-				Usage: "in-force memories, ranked by query match then recency, bounded",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "about", Usage: "only memories about `ID`"},
-					&cli.StringFlag{Name: "sort", Usage: "only this sort"},
-					&cli.StringFlag{Name: "query", Usage: "words to rank by"},
-					&cli.IntFlag{Name: "limit", Value: 20, Usage: "at most `N` memories"},
-					&cli.IntFlag{Name: "max-bytes", Value: 4096, Usage: "at most `B` bytes of memory text"},
-					asAgentFlag, jsonFlag,
-				},
-				Action: func(c *cli.Context) error {
-					if err := noArgs(c); err != nil {
-						return err
-					}
-					b, agent, err := inv.bookAs(c)
-					if err != nil {
-						return err
-					}
-					ms, cut, err := b.Recall(c.Context, memory.RecallRequest{Agent: agent, About: c.String("about"), Sort: c.String("sort"),
-						Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")})
-					if err != nil {
-						return err
-					}
-					if inv.jsonOut {
-						if ms == nil {
-							ms = []*memory.Memory{}
-						}
-						return inv.printJSON(map[string]any{"ok": true, "memories": ms, "cut": cut})
-					}
-					for _, m := range ms {
-						inv.printf("%s  %-9s %s  %s: %s\n", m.ID, m.Sort, m.TS, m.Agent, m.Text)
-					}
-					if cut > 0 {
-						inv.printf("… %s more matched but were cut (--limit, --max-bytes)\n", gates.Count(cut, "memory"))
-					}
-					if len(ms) == 0 {
-						inv.printf("no memory matches\n")
-					}
-					return nil
-				},
-			},
+			newMemoryAddCmd(inv, nil),
+			newMemoryRecallCmd(inv, nil),
 			{
 				Name:      "resolve",
 				Usage:     "settle one of your memories: recorded, withdrawn or deferred (to a follow-up)",
@@ -135,15 +62,145 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if err != nil {
 						return err
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "id": id, "resolution": rid, "as": c.String("as")})
-					}
-					inv.printf("memory %s %s\n", id, c.String("as"))
-					return nil
+					return inv.reply(map[string]any{"ok": true, "id": id, "resolution": rid, "as": c.String("as")}, func(w io.Writer) error {
+						fmt.Fprintf(w, "memory %s %s\n", id, c.String("as"))
+						return nil
+					})
 				},
 			},
 		},
 	}
+}
+
+// memoryAddOptions is what memory add runs on.
+type memoryAddOptions struct {
+	IO         *IOStreams
+	JSON       bool
+	Agent      func() (string, error)
+	Book       func() (*memory.Book, error)
+	Text       string
+	Sort       string
+	About      []string
+	Source     []string
+	Private    bool
+	Supersedes string
+}
+
+func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "add",
+		Usage:     "record a memory",
+		ArgsUsage: "TEXT",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "sort", Usage: "what it is: " + strings.Join(memory.Sorts, ", ") + " (required)"},
+			&cli.StringSliceFlag{Name: "about", Usage: "an `ID` it is about: a mission, a block, a letter (repeatable)"},
+			&cli.StringSliceFlag{Name: "source", Usage: "an `ID` it rests on (repeatable)"},
+			&cli.BoolFlag{Name: "private", Usage: "only this agent recalls it"},
+			&cli.StringFlag{Name: "supersedes", Usage: "an older memory `ID` this decided/learned memory replaces (it stays in history, superseded)"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			text, err := oneArg(c, "memory text")
+			if err != nil {
+				return err
+			}
+			if c.String("sort") == "" {
+				return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
+			}
+			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Book: inv.book, Text: text, Sort: c.String("sort"),
+				About: c.StringSlice("about"), Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes")}
+			return runWith(c.Context, opts, runF, runMemoryAdd)
+		},
+	}
+}
+
+// runMemoryAdd records the memory as the acting agent.
+func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	b, err := opts.Book()
+	if err != nil {
+		return err
+	}
+	id, err := b.Add(ctx, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
+		Source: opts.Source, Private: opts.Private, Supersedes: opts.Supersedes, Now: opts.IO.now()})
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": id, "agent": agent}, func(w io.Writer) error {
+		fmt.Fprintf(w, "memory %s recorded (%s)\n", id, opts.Sort)
+		return nil
+	})
+}
+
+// memoryRecallOptions is what memory recall runs on.
+type memoryRecallOptions struct {
+	IO       *IOStreams
+	JSON     bool
+	Agent    func() (string, error)
+	Book     func() (*memory.Book, error)
+	About    string
+	Sort     string
+	Query    string
+	Limit    int
+	MaxBytes int
+}
+
+func newMemoryRecallCmd(inv *invocation, runF func(context.Context, *memoryRecallOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:  "recall",
+		Usage: "in-force memories, ranked by query match then recency, bounded",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "about", Usage: "only memories about `ID`"},
+			&cli.StringFlag{Name: "sort", Usage: "only this sort"},
+			&cli.StringFlag{Name: "query", Usage: "words to rank by"},
+			&cli.IntFlag{Name: "limit", Value: 20, Usage: "at most `N` memories"},
+			&cli.IntFlag{Name: "max-bytes", Value: 4096, Usage: "at most `B` bytes of memory text"},
+			asAgentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			opts := &memoryRecallOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Book: inv.book, About: c.String("about"),
+				Sort: c.String("sort"), Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")}
+			return runWith(c.Context, opts, runF, runMemoryRecall)
+		},
+	}
+}
+
+// runMemoryRecall lists the in-force memories the agent may recall.
+func runMemoryRecall(ctx context.Context, opts *memoryRecallOptions) error {
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	b, err := opts.Book()
+	if err != nil {
+		return err
+	}
+	ms, cut, err := b.Recall(ctx, memory.RecallRequest{Agent: agent, About: opts.About, Sort: opts.Sort,
+		Query: opts.Query, Limit: opts.Limit, MaxBytes: opts.MaxBytes})
+	if err != nil {
+		return err
+	}
+	if ms == nil {
+		ms = []*memory.Memory{}
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "memories": ms, "cut": cut}, func(w io.Writer) error {
+		for _, m := range ms {
+			fmt.Fprintf(w, "%s  %-9s %s  %s: %s\n", m.ID, m.Sort, m.TS, m.Agent, m.Text)
+		}
+		if cut > 0 {
+			fmt.Fprintf(w, "… %s more matched but were cut (--limit, --max-bytes)\n", gates.Count(cut, "memory"))
+		}
+		if len(ms) == 0 {
+			fmt.Fprintf(w, "no memory matches\n")
+		}
+		return nil
+	})
 }
 
 func followupCommand(inv *invocation) *cli.Command {
@@ -179,11 +236,10 @@ merge_wait, landed or failed.`,
 					if err != nil {
 						return err
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "id": id})
-					}
-					inv.printf("follow-up %s opened for %s\n", id, c.String("owner"))
-					return nil
+					return inv.reply(map[string]any{"ok": true, "id": id}, func(w io.Writer) error {
+						fmt.Fprintf(w, "follow-up %s opened for %s\n", id, c.String("owner"))
+						return nil
+					})
 				},
 			},
 			{
@@ -214,11 +270,10 @@ merge_wait, landed or failed.`,
 					if _, err := b.ResolveFollowup(c.Context, agent, id, as, text, inv.now()); err != nil {
 						return err
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "id": id, "state": as})
-					}
-					inv.printf("follow-up %s %s\n", id, as)
-					return nil
+					return inv.reply(map[string]any{"ok": true, "id": id, "state": as}, func(w io.Writer) error {
+						fmt.Fprintf(w, "follow-up %s %s\n", id, as)
+						return nil
+					})
 				},
 			},
 			{
@@ -252,19 +307,18 @@ merge_wait, landed or failed.`,
 						}
 						out = append(out, f)
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "followups": out})
-					}
-					for _, f := range out {
-						inv.printf("%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
-						if f.Result != "" {
-							inv.printf("    → %s\n", clipText(firstLine(f.Result), 100))
+					return inv.reply(map[string]any{"ok": true, "followups": out}, func(w io.Writer) error {
+						for _, f := range out {
+							fmt.Fprintf(w, "%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
+							if f.Result != "" {
+								fmt.Fprintf(w, "    → %s\n", clipText(firstLine(f.Result), 100))
+							}
 						}
-					}
-					if len(out) == 0 {
-						inv.printf("no follow-ups\n")
-					}
-					return nil
+						if len(out) == 0 {
+							fmt.Fprintf(w, "no follow-ups\n")
+						}
+						return nil
+					})
 				},
 			},
 		},
@@ -278,9 +332,6 @@ func atlasCommand(inv *invocation) *cli.Command {
 			return nil, err
 		}
 		return &memory.Atlas{Repo: repo, Keys: memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}, nil
-	}
-	show := func(d *memory.Doc, proof string) {
-		inv.printf("%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
 	}
 	amend := func(resolve bool) cli.ActionFunc {
 		return func(c *cli.Context) error {
@@ -302,11 +353,10 @@ func atlasCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(map[string]any{"ok": true, "doc": d})
-			}
-			inv.printf("%s v%d (%s)\n", d.DocID, d.Version, d.State)
-			return nil
+			return inv.reply(map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
+				fmt.Fprintf(w, "%s v%d (%s)\n", d.DocID, d.Version, d.State)
+				return nil
+			})
 		}
 	}
 	return &cli.Command{
@@ -340,11 +390,10 @@ proof that does not verify is refused on write and flagged on read.`,
 					if err != nil {
 						return err
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "doc": d})
-					}
-					inv.printf("published %s (%s)\n", d.DocID, d.Kind)
-					return nil
+					return inv.reply(map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
+						fmt.Fprintf(w, "published %s (%s)\n", d.DocID, d.Kind)
+						return nil
+					})
 				},
 			},
 			{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}, Action: amend(false)},
@@ -368,11 +417,10 @@ proof that does not verify is refused on write and flagged on read.`,
 					if err != nil {
 						return err
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "doc": d, "proof": proof})
-					}
-					show(d, proof)
-					return nil
+					return inv.reply(map[string]any{"ok": true, "doc": d, "proof": proof}, func(w io.Writer) error {
+						fmt.Fprintf(w, "%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
+						return nil
+					})
 				},
 			},
 			{
@@ -395,13 +443,12 @@ proof that does not verify is refused on write and flagged on read.`,
 						p, _ := a.Keys.CheckProof(d)
 						rows = append(rows, row{d, p})
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "docs": rows})
-					}
-					for _, r := range rows {
-						inv.printf("%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
-					}
-					return nil
+					return inv.reply(map[string]any{"ok": true, "docs": rows}, func(w io.Writer) error {
+						for _, r := range rows {
+							fmt.Fprintf(w, "%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
+						}
+						return nil
+					})
 				},
 			},
 		},
@@ -430,11 +477,10 @@ func agentCommand(inv *invocation) *cli.Command {
 					if err != nil {
 						return usagef("%v", err)
 					}
-					if inv.jsonOut {
-						return inv.printJSON(map[string]any{"ok": true, "agent": name, "path": path})
-					}
-					inv.printf("key for %s: %s (mode 0600)\n", name, path)
-					return nil
+					return inv.reply(map[string]any{"ok": true, "agent": name, "path": path}, func(w io.Writer) error {
+						fmt.Fprintf(w, "key for %s: %s (mode 0600)\n", name, path)
+						return nil
+					})
 				},
 			}},
 		}},

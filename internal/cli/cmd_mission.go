@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -28,18 +29,34 @@ commit on refs/m1nd/missions/<id> whose tree holds letter.json, its parent the
 previous letter. A new letter must extend the head: mission_seq = head + 1 and
 prev_letter_id = the head's letter id, or it is refused stale_head.`,
 		Subcommands: []*cli.Command{
-			missionNewCommand(inv),
-			missionPostCommand(inv),
+			newMissionNewCmd(inv, nil),
+			newMissionPostCmd(inv, nil),
 			missionShowCommand(inv),
 			missionLogCommand(inv),
 			missionHeadsCommand(inv),
-			missionNextCommand(inv),
-			missionArchiveCommand(inv),
+			newMissionNextCmd(inv, nil),
+			newMissionArchiveCmd(inv, nil),
 		},
 	}
 }
 
-func missionNewCommand(inv *invocation) *cli.Command {
+// missionNewOptions is what mission new runs on.
+type missionNewOptions struct {
+	IO         *IOStreams
+	JSON       bool
+	Agent      func() (string, error)
+	Flows      func() (*ops.Brain, error)
+	Block      string
+	Seat       string
+	Capability string
+	Runner     string
+	Packet     string // a FILE, or - for stdin; "" for none
+	Synthetic  bool
+	DeliverTo  string
+	Followup   string
+}
+
+func newMissionNewCmd(inv *invocation, runF func(context.Context, *missionNewOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "new",
 		Usage:     "open a mission: post its first (judging) letter",
@@ -62,51 +79,67 @@ func missionNewCommand(inv *invocation) *cli.Command {
 			if c.String("block") == "" {
 				return usagef("missing --block: name the block the mission is about")
 			}
-			req := ops.MissionRequest{
-				BlockID: c.String("block"), Seat: c.String("seat"), Capability: c.String("capability"),
-				RunnerID: c.String("runner"), Synthetic: c.Bool("synthetic"), Now: inv.now(),
-				DeliverTo: c.String("deliver-to"), Followup: c.String("followup"),
-			}
-			if path := c.String("packet"); path != "" {
-				packet, err := readPacket(path, inv.io.In)
-				if err != nil {
-					return err
-				}
-				req.Packet = packet
-			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			req.Agent = agent
-			flows, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			opened, err := flows.OpenMission(c.Context, req)
-			if err != nil {
-				return err
-			}
-			res, delivered := opened.Mission, opened.Delivered
-			if inv.jsonOut {
-				if delivered == nil {
-					return inv.printJSON(res)
-				}
-				return inv.printJSON(struct {
-					*chain.PostResult
-					Delivered *mailbox.SendResult `json:"delivered"`
-				}{res, delivered})
-			}
-			inv.printf("opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
-			if delivered != nil {
-				inv.printf("delivered to %s's inbox as letter %s — delivery is not execution\n", req.DeliverTo, delivered.ID)
-			}
-			return nil
+			opts := &missionNewOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows,
+				Block: c.String("block"), Seat: c.String("seat"), Capability: c.String("capability"), Runner: c.String("runner"),
+				Packet: c.String("packet"), Synthetic: c.Bool("synthetic"), DeliverTo: c.String("deliver-to"), Followup: c.String("followup")}
+			return runWith(c.Context, opts, runF, runMissionNew)
 		},
 	}
 }
 
-func missionPostCommand(inv *invocation) *cli.Command {
+// runMissionNew opens the mission and, with --deliver-to, delivers its packet.
+func runMissionNew(ctx context.Context, opts *missionNewOptions) error {
+	req := ops.MissionRequest{
+		BlockID: opts.Block, Seat: opts.Seat, Capability: opts.Capability,
+		RunnerID: opts.Runner, Synthetic: opts.Synthetic, Now: opts.IO.now(),
+		DeliverTo: opts.DeliverTo, Followup: opts.Followup,
+	}
+	if opts.Packet != "" {
+		packet, err := readPacket(opts.Packet, opts.IO.In)
+		if err != nil {
+			return err
+		}
+		req.Packet = packet
+	}
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	req.Agent = agent
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	opened, err := flows.OpenMission(ctx, req)
+	if err != nil {
+		return err
+	}
+	res, delivered := opened.Mission, opened.Delivered
+	var v any = res
+	if delivered != nil {
+		v = struct {
+			*chain.PostResult
+			Delivered *mailbox.SendResult `json:"delivered"`
+		}{res, delivered}
+	}
+	return opts.IO.reply(opts.JSON, v, func(w io.Writer) error {
+		fmt.Fprintf(w, "opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
+		if delivered != nil {
+			fmt.Fprintf(w, "delivered to %s's inbox as letter %s — delivery is not execution\n", req.DeliverTo, delivered.ID)
+		}
+		return nil
+	})
+}
+
+// missionPostOptions is what mission post runs on.
+type missionPostOptions struct {
+	IO       *IOStreams
+	Agent    func() (string, error)
+	Missions func() (*chain.Missions, error)
+	Letter   string // a FILE, or "" or - for stdin
+}
+
+func newMissionPostCmd(inv *invocation, runF func(context.Context, *missionPostOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "post",
 		Usage:     "post a letter (JSON from FILE or stdin); always replies in JSON",
@@ -122,25 +155,31 @@ An archived letter is a human gesture: use 'm1nd mission archive'.`,
 			if c.NArg() > 1 {
 				return usagef("too many arguments: want one FILE (or - for stdin)")
 			}
-			body, err := readLetter(c.Args().First(), inv.io.In)
-			if err != nil {
-				return err
-			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			m, err := inv.missions()
-			if err != nil {
-				return err
-			}
-			res, err := m.Post(c.Context, chain.PostRequest{Body: body, Agent: agent})
-			if err != nil {
-				return err
-			}
-			return inv.printJSON(res)
+			opts := &missionPostOptions{IO: inv.io, Agent: inv.agentOf(c), Missions: inv.missions, Letter: c.Args().First()}
+			return runWith(c.Context, opts, runF, runMissionPost)
 		},
 	}
+}
+
+// runMissionPost appends the letter to its chain; the reply is always JSON.
+func runMissionPost(ctx context.Context, opts *missionPostOptions) error {
+	body, err := readLetter(opts.Letter, opts.IO.In)
+	if err != nil {
+		return err
+	}
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	m, err := opts.Missions()
+	if err != nil {
+		return err
+	}
+	res, err := m.Post(ctx, chain.PostRequest{Body: body, Agent: agent})
+	if err != nil {
+		return err
+	}
+	return opts.IO.printJSON(res)
 }
 
 // readPacket reads a mission packet (markdown) from path, or stdin for "-".
@@ -186,48 +225,47 @@ func missionShowCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(head)
-			}
-			printLetter(inv, head.HeadLetterID, head.Letter)
-			inv.printf("superseded  %s\n", gates.Count(int(head.SupersededCount), "earlier letter"))
-			return nil
+			return inv.reply(head, func(w io.Writer) error {
+				printLetter(w, head.HeadLetterID, head.Letter)
+				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(head.SupersededCount), "earlier letter"))
+				return nil
+			})
 		},
 	}
 }
 
-func printLetter(inv *invocation, id string, l *chain.Letter) {
-	inv.printf("mission     %s #%d  (letter %s)\n", l.MissionID, l.MissionSeq, id)
-	inv.printf("phase       %s\n", l.Phase)
-	inv.printf("block       %s  (brain %s)\n", l.BlockID, l.BrainRef)
+func printLetter(w io.Writer, id string, l *chain.Letter) {
+	fmt.Fprintf(w, "mission     %s #%d  (letter %s)\n", l.MissionID, l.MissionSeq, id)
+	fmt.Fprintf(w, "phase       %s\n", l.Phase)
+	fmt.Fprintf(w, "block       %s  (brain %s)\n", l.BlockID, l.BrainRef)
 	role := l.Seat + " · " + l.Capability
 	if l.RunnerID != nil {
 		role += " · runner " + *l.RunnerID
 	}
-	inv.printf("seat        %s\n", role)
+	fmt.Fprintf(w, "seat        %s\n", role)
 	if v := l.Verdict; v != nil {
-		inv.printf("verdict     %s %s\n", v.Decision, v.Gist)
+		fmt.Fprintf(w, "verdict     %s %s\n", v.Decision, v.Gist)
 	}
 	if g := l.Gate; g != nil {
 		line := g.Command
 		if g.ExitStatus != nil {
 			line += fmt.Sprintf(" · exit %d", *g.ExitStatus)
 		}
-		inv.printf("gate        %s\n", line)
+		fmt.Fprintf(w, "gate        %s\n", line)
 		if l.Phase == chain.PhaseMergeWait {
-			inv.printf("            gate green — receipt not landed\n")
+			fmt.Fprintf(w, "            gate green — receipt not landed\n")
 		}
 	}
 	if r := l.Receipt; r != nil && r.Imported {
-		inv.printf("receipt     ✓ store v%d\n", r.StoreVersion)
+		fmt.Fprintf(w, "receipt     ✓ store v%d\n", r.StoreVersion)
 	}
 	if l.PacketRef != nil {
-		inv.printf("packet      %s\n", *l.PacketRef)
+		fmt.Fprintf(w, "packet      %s\n", *l.PacketRef)
 	}
 	if l.Synthetic {
-		inv.printf("synthetic   yes\n")
+		fmt.Fprintf(w, "synthetic   yes\n")
 	}
-	inv.printf("started     %s\nupdated     %s\n", l.StartedAt, l.UpdatedAt)
+	fmt.Fprintf(w, "started     %s\nupdated     %s\n", l.StartedAt, l.UpdatedAt)
 }
 
 type logReply struct {
@@ -251,18 +289,17 @@ func missionLogCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(logReply{OK: true, MissionID: id, Letters: entries})
-			}
-			for _, e := range entries {
-				l := e.Decoded
-				gist := ""
-				if l.Verdict != nil {
-					gist = l.Verdict.Decision + " " + l.Verdict.Gist
+			return inv.reply(logReply{OK: true, MissionID: id, Letters: entries}, func(w io.Writer) error {
+				for _, e := range entries {
+					l := e.Decoded
+					gist := ""
+					if l.Verdict != nil {
+						gist = l.Verdict.Decision + " " + l.Verdict.Gist
+					}
+					fmt.Fprintf(w, "#%-3d %-10s %s  %s  %-12s %s\n", l.MissionSeq, l.Phase, e.LetterID, l.UpdatedAt, e.Agent, gist)
 				}
-				inv.printf("#%-3d %-10s %s  %s  %-12s %s\n", l.MissionSeq, l.Phase, e.LetterID, l.UpdatedAt, e.Agent, gist)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 }
@@ -292,22 +329,21 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(view)
-			}
-			if len(view.Missions) == 0 && phase != "" {
-				inv.printf("no mission heads in phase %s\n", phase)
+			return inv.reply(view, func(w io.Writer) error {
+				if len(view.Missions) == 0 && phase != "" {
+					fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
+					return nil
+				}
+				if len(view.Missions) == 0 {
+					fmt.Fprintf(w, "no missions yet — open one with: m1nd mission new --block ID\n")
+					return nil
+				}
+				for _, h := range view.Missions {
+					l := h.Letter
+					fmt.Fprintf(w, "%s  #%-3d %-10s %-28s %s  %s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt)
+				}
 				return nil
-			}
-			if len(view.Missions) == 0 {
-				inv.printf("no missions yet — open one with: m1nd mission new --block ID\n")
-				return nil
-			}
-			for _, h := range view.Missions {
-				l := h.Letter
-				inv.printf("%s  #%-3d %-10s %-28s %s  %s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt)
-			}
-			return nil
+			})
 		},
 	}
 }
@@ -326,7 +362,16 @@ func phaseFlag(c *cli.Context) (string, error) {
 	return "", usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
 }
 
-func missionArchiveCommand(inv *invocation) *cli.Command {
+// missionArchiveOptions is what mission archive runs on.
+type missionArchiveOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Agent     func() (string, error)
+	Missions  func() (*chain.Missions, error)
+	MissionID string
+}
+
+func newMissionArchiveCmd(inv *invocation, runF func(context.Context, *missionArchiveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "archive",
 		Usage:     "archive a merge_wait mission (a human gesture: asks at the terminal)",
@@ -337,29 +382,48 @@ at an interactive terminal and asks you to type the mission id. Agents cannot
 archive their own work.`,
 		Flags: []cli.Flag{agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			m, id, err := inv.missionFor(c)
+			id, err := missionArg(c)
 			if err != nil {
 				return err
 			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			origin := inv.gesture(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
-			res, err := m.Archive(c.Context, id, agent, origin, inv.now())
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			inv.printf("archived %s (letter %s, #%d)\n", res.MissionID, res.LetterID, res.MissionSeq)
-			return nil
+			opts := &missionArchiveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Missions: inv.missions, MissionID: id}
+			return runWith(c.Context, opts, runF, runMissionArchive)
 		},
 	}
 }
 
-func missionNextCommand(inv *invocation) *cli.Command {
+// runMissionArchive asks for the gesture at the terminal and posts the
+// archived letter; without the gesture the law refuses it.
+func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
+	m, err := opts.Missions()
+	if err != nil {
+		return err
+	}
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	id := opts.MissionID
+	origin := opts.IO.gesture(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
+	res, err := m.Archive(ctx, id, agent, origin, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		fmt.Fprintf(w, "archived %s (letter %s, #%d)\n", res.MissionID, res.LetterID, res.MissionSeq)
+		return nil
+	})
+}
+
+// missionNextOptions is what mission next runs on.
+type missionNextOptions struct {
+	IO        *IOStreams
+	Missions  func() (*chain.Missions, error)
+	MissionID string
+	Phase     string // "" keeps the head's phase
+}
+
+func newMissionNextCmd(inv *invocation, runF func(context.Context, *missionNextOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "next",
 		Usage:     "print the letter that would extend a mission's head (posts nothing)",
@@ -377,16 +441,30 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			head, err := inv.currentMission(c)
+			id, err := missionArg(c)
 			if err != nil {
 				return err
 			}
-			next := chain.Next(head.Letter, head.HeadLetterID, inv.now())
-			if phase != "" {
-				next.SetPhase(phase)
-			}
-			_, err = inv.io.Out.Write(append(next.Canonical(), '\n'))
-			return err
+			opts := &missionNextOptions{IO: inv.io, Missions: inv.missions, MissionID: id, Phase: phase}
+			return runWith(c.Context, opts, runF, runMissionNext)
 		},
 	}
+}
+
+// runMissionNext prints the head letter moved one step on.
+func runMissionNext(_ context.Context, opts *missionNextOptions) error {
+	m, err := opts.Missions()
+	if err != nil {
+		return err
+	}
+	head, err := m.Current(opts.MissionID)
+	if err != nil {
+		return err
+	}
+	next := chain.Next(head.Letter, head.HeadLetterID, opts.IO.now())
+	if opts.Phase != "" {
+		next.SetPhase(opts.Phase)
+	}
+	_, err = opts.IO.Out.Write(append(next.Canonical(), '\n'))
+	return err
 }

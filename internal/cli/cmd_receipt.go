@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,11 +15,23 @@ func receiptCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:        "receipt",
 		Usage:       "import receipts into the brain store",
-		Subcommands: []*cli.Command{receiptImportCommand(inv)},
+		Subcommands: []*cli.Command{newReceiptImportCmd(inv, nil)},
 	}
 }
 
-func receiptImportCommand(inv *invocation) *cli.Command {
+// receiptImportOptions is what receipt import runs on.
+type receiptImportOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Agent func() (string, error)
+	Store func() (*brain.Store, error)
+	// ExpectedStoreVersion is the store version the caller read.
+	ExpectedStoreVersion int64
+	Block                string
+	Receipt              string // a FILE (stdin is the terminal that confirms)
+}
+
+func newReceiptImportCmd(inv *invocation, runF func(context.Context, *receiptImportOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "import a receipt into a block (a human gesture: asks at the terminal)",
@@ -54,25 +68,37 @@ only at an interactive terminal and asks you to type the block id.`,
 			if block == "" {
 				return usagef("missing --block: name the block the receipt proves")
 			}
-			s, req, err := inv.storeWriter(c, true)
+			expected, err := expectedVersion(c, true)
 			if err != nil {
 				return err
 			}
-			body, err := readDocument(path, nil, "receipt", gates.Refusef(gates.IncompleteEvidence, "receipt",
-				"the receipt is larger than %d bytes", maxDocumentBytes))
-			if err != nil {
-				return err
-			}
-			origin := inv.gesture(fmt.Sprintf("Import the receipt in %s into %s at store v%d?", path, block, req.ExpectedStoreVersion), block)
-			res, err := s.ImportReceipt(c.Context, brain.ImportRequest{WriteRequest: req, BlockID: block, Receipt: body, Origin: origin})
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			inv.printf("store v%d: receipt imported into %s (%s)\n", res.StoreVersion, res.BlockID, gates.Count(res.ReceiptCount, "receipt"))
-			return nil
+			opts := &receiptImportOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+				ExpectedStoreVersion: expected, Block: block, Receipt: path}
+			return runWith(c.Context, opts, runF, runReceiptImport)
 		},
 	}
+}
+
+// runReceiptImport asks for the gesture at the terminal and imports the
+// receipt; without the gesture the store refuses it.
+func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
+	s, req, err := openStoreWrite(opts.IO, opts.Agent, opts.Store, opts.ExpectedStoreVersion)
+	if err != nil {
+		return err
+	}
+	body, err := readDocument(opts.Receipt, nil, "receipt", gates.Refusef(gates.IncompleteEvidence, "receipt",
+		"the receipt is larger than %d bytes", maxDocumentBytes))
+	if err != nil {
+		return err
+	}
+	block := opts.Block
+	origin := opts.IO.gesture(fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), block)
+	res, err := s.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: req, BlockID: block, Receipt: body, Origin: origin})
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		fmt.Fprintf(w, "store v%d: receipt imported into %s (%s)\n", res.StoreVersion, res.BlockID, gates.Count(res.ReceiptCount, "receipt"))
+		return nil
+	})
 }

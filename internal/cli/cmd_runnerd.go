@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"path/filepath"
@@ -167,11 +168,10 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 				data, _ := json.Marshal(reply)
 				return fmt.Errorf("the owner answered without accepting: %s", data)
 			}
-			if inv.jsonOut {
-				return inv.printJSON(reply)
-			}
-			inv.printf("runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
-			return nil
+			return inv.reply(reply, func(w io.Writer) error {
+				fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
+				return nil
+			})
 		},
 	}
 }
@@ -186,23 +186,22 @@ func worktreesCommand(inv *invocation) *cli.Command {
 		if err != nil {
 			return err
 		}
-		if inv.jsonOut {
-			return inv.printJSON(map[string]any{"ok": true, "worktrees": wts})
-		}
-		if len(wts) == 0 {
-			inv.printf("no mission worktrees\n")
-		}
-		for _, w := range wts {
-			state := "removed"
-			if w.Present {
-				state = "clean"
-				if !w.Clean {
-					state = "uncommitted changes"
-				}
+		return inv.reply(map[string]any{"ok": true, "worktrees": wts}, func(out io.Writer) error {
+			if len(wts) == 0 {
+				fmt.Fprintf(out, "no mission worktrees\n")
 			}
-			inv.printf("%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, gates.Count(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
-		}
-		return nil
+			for _, w := range wts {
+				state := "removed"
+				if w.Present {
+					state = "clean"
+					if !w.Clean {
+						state = "uncommitted changes"
+					}
+				}
+				fmt.Fprintf(out, "%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, gates.Count(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
+			}
+			return nil
+		})
 	}
 	return &cli.Command{
 		Name:  "worktrees",
@@ -227,14 +226,11 @@ func worktreesCommand(inv *invocation) *cli.Command {
 				if err != nil {
 					return err
 				}
-				if inv.jsonOut {
-					return inv.printJSON(map[string]any{"ok": true, "removed": removed})
-				}
-				inv.printf("removed %s\n", gates.Count(len(removed), "worktree"))
-				for _, id := range removed {
-					inv.printf("  %s\n", id)
-				}
-				return nil
+				return inv.reply(map[string]any{"ok": true, "removed": removed}, func(w io.Writer) error {
+					fmt.Fprintf(w, "removed %s\n", gates.Count(len(removed), "worktree"))
+					printIDs(w, "  %s\n", removed)
+					return nil
+				})
 			},
 		}},
 	}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -30,7 +32,7 @@ blocks whose files changed.`,
 			skeletonScanCommand(inv),
 			skeletonReconcileCommand(inv),
 			skeletonShowCommand(inv),
-			skeletonEditCommand(inv),
+			newSkeletonEditCmd(inv, nil),
 			skeletonRatifyCommand(inv),
 		},
 	}
@@ -39,20 +41,36 @@ blocks whose files changed.`,
 var expectedVersionFlag = &cli.Int64Flag{Name: "expected-store-version", Value: -1, Usage: "the store version `N` you read; refused store_version_conflict when the store moved"}
 
 // storeWriter opens the store for a writing verb and builds the common
-// part of its request: who writes and the version the caller read (the
-// current one when --expected-store-version is not given and the verb does
-// not require it).
+// part of its request (see openStoreWrite), refusing as a usage error a
+// missing --expected-store-version when the verb requires it.
 func (inv *invocation) storeWriter(c *cli.Context, versionRequired bool) (*brain.Store, brain.WriteRequest, error) {
-	req := brain.WriteRequest{ExpectedStoreVersion: c.Int64("expected-store-version"), Now: inv.now()}
-	if req.ExpectedStoreVersion < 0 && versionRequired {
-		return nil, req, usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
+	expected, err := expectedVersion(c, versionRequired)
+	if err != nil {
+		return nil, brain.WriteRequest{}, err
 	}
-	agent, err := inv.agent(c)
+	return openStoreWrite(inv.io, inv.agentOf(c), inv.store, expected)
+}
+
+// expectedVersion reads --expected-store-version (-1 when not given).
+func expectedVersion(c *cli.Context, required bool) (int64, error) {
+	v := c.Int64("expected-store-version")
+	if v < 0 && required {
+		return v, usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
+	}
+	return v, nil
+}
+
+// openStoreWrite opens the store for a writing verb and builds the common
+// part of its request: who writes and the version the caller read (the
+// current one when expected is negative).
+func openStoreWrite(streams *IOStreams, agentOf func() (string, error), open func() (*brain.Store, error), expected int64) (*brain.Store, brain.WriteRequest, error) {
+	req := brain.WriteRequest{ExpectedStoreVersion: expected, Now: streams.now()}
+	agent, err := agentOf()
 	if err != nil {
 		return nil, req, err
 	}
 	req.Agent = agent
-	s, err := inv.store()
+	s, err := open()
 	if err != nil {
 		return nil, req, err
 	}
@@ -86,31 +104,24 @@ leaves the ratified blocks alone.`,
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			switch {
-			case !res.Changed && res.StoreVersion == 0:
-				inv.printf("no store written: HEAD has no tracked files to make blocks of\n")
-			case !res.Changed:
-				inv.printf("store v%d unchanged: the scan found nothing new\n", res.StoreVersion)
-			case res.Revision > 0:
-				inv.printf("%s\n", res.Subject)
-				inv.printf("the skeleton is ratified: its blocks are unchanged; the proposal is candidate revision %d\n", res.Revision)
-				for _, id := range res.New {
-					inv.printf("  new   %s\n", id)
+			return inv.reply(res, func(w io.Writer) error {
+				switch {
+				case !res.Changed && res.StoreVersion == 0:
+					fmt.Fprintf(w, "no store written: HEAD has no tracked files to make blocks of\n")
+				case !res.Changed:
+					fmt.Fprintf(w, "store v%d unchanged: the scan found nothing new\n", res.StoreVersion)
+				case res.Revision > 0:
+					fmt.Fprintf(w, "%s\n", res.Subject)
+					fmt.Fprintf(w, "the skeleton is ratified: its blocks are unchanged; the proposal is candidate revision %d\n", res.Revision)
+					printIDs(w, "  new   %s\n", res.New)
+					printIDs(w, "  gone  %s (no file left at HEAD)\n", res.Gone)
+				default:
+					fmt.Fprintf(w, "%s\n", res.Subject)
+					printIDs(w, "  + %s\n", res.Added)
+					fmt.Fprintf(w, "next: name the blocks (m1nd skeleton edit), then m1nd skeleton ratify; after commits, m1nd skeleton reconcile\n")
 				}
-				for _, id := range res.Gone {
-					inv.printf("  gone  %s (no file left at HEAD)\n", id)
-				}
-			default:
-				inv.printf("%s\n", res.Subject)
-				for _, id := range res.Added {
-					inv.printf("  + %s\n", id)
-				}
-				inv.printf("next: name the blocks (m1nd skeleton edit), then m1nd skeleton ratify; after commits, m1nd skeleton reconcile\n")
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 }
@@ -138,38 +149,45 @@ blocks claim, are listed.`,
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			if res.Changed {
-				inv.printf("%s\n", res.Subject)
-			} else {
-				inv.printf("store v%d unchanged: every block covers the same files\n", res.StoreVersion)
-			}
-			for _, id := range res.Baselined {
-				inv.printf("  baseline  %s\n", id)
-			}
-			for _, id := range res.Bumped {
-				inv.printf("  bumped    %s (its receipts are stale until re-proved)\n", id)
-			}
-			printPaths(inv, "unmapped", res.Unmapped, "assign with an assign_unmapped op")
-			printPaths(inv, "contested", res.Contested, "settle with a resolve_seam op")
-			return nil
+			return inv.reply(res, func(w io.Writer) error {
+				if res.Changed {
+					fmt.Fprintf(w, "%s\n", res.Subject)
+				} else {
+					fmt.Fprintf(w, "store v%d unchanged: every block covers the same files\n", res.StoreVersion)
+				}
+				printIDs(w, "  baseline  %s\n", res.Baselined)
+				printIDs(w, "  bumped    %s (its receipts are stale until re-proved)\n", res.Bumped)
+				printLayout(w, res.Unmapped, res.Contested)
+				return nil
+			})
 		},
 	}
 }
 
-func printPaths(inv *invocation, label string, paths []string, hint string) {
+// printIDs prints one line per id, formatted by format.
+func printIDs(w io.Writer, format string, ids []string) {
+	for _, id := range ids {
+		fmt.Fprintf(w, format, id)
+	}
+}
+
+// printLayout prints the files no block covers and those several claim.
+func printLayout(w io.Writer, unmapped, contested []string) {
+	printPaths(w, "unmapped", unmapped, "assign with an assign_unmapped op")
+	printPaths(w, "contested", contested, "settle with a resolve_seam op")
+}
+
+func printPaths(w io.Writer, label string, paths []string, hint string) {
 	if len(paths) == 0 {
 		return
 	}
-	inv.printf("%s (%s):\n", label, hint)
+	fmt.Fprintf(w, "%s (%s):\n", label, hint)
 	for i, p := range paths {
 		if i == 20 {
-			inv.printf("  … and %d more (--json lists all)\n", len(paths)-20)
+			fmt.Fprintf(w, "  … and %d more (--json lists all)\n", len(paths)-20)
 			break
 		}
-		inv.printf("  %s\n", p)
+		fmt.Fprintf(w, "  %s\n", p)
 	}
 }
 
@@ -200,43 +218,59 @@ func skeletonShowCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
-					Blocks: ops.ViewBlocks(snap.Blocks, inv.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)})
-			}
-			sk := snap.Skeleton
-			inv.printf("skeleton %s  %s  version %d  (store v%d)\n", sk.SkeletonID, sk.State, sk.Version, snap.StoreVersion)
-			if r := sk.Ratification; r != nil {
-				inv.printf("ratified by %s via %s at %s (store v%d)\n", r.Ratifier, r.RatifiedVia, r.RatifiedAt, r.StoreVersion)
-			}
-			for _, b := range snap.Blocks {
-				naming := ""
-				if b.CandidateMeta.NeedsOwnerNaming {
-					naming = "  (needs owner naming)"
-				}
-				inv.printf("\n%s  %q  %s, boundary v%d, contract v%d%s\n", b.BlockID, b.Name, b.State, b.BoundaryVersion, b.ContractVersion, naming)
-				if b.Purpose != "" {
-					inv.printf("  %s\n", b.Purpose)
-				}
-				for _, m := range b.Membership {
-					inv.printf("  %-9s %s\n", m.Role, m.Path)
-				}
-				for _, sk := range b.Sockets {
-					inv.printf("  socket -> %s\n", sk.To)
-				}
-			}
-			if rev := snap.Revision; rev != nil {
-				inv.printf("\ncandidate revision %d (scanned %s): %d new, %d gone\n", rev.Revision, shortHash(rev.Head), len(rev.New), len(rev.Gone))
-			}
-			inv.printf("\n")
-			printPaths(inv, "unmapped", layout.Unmapped, "assign with an assign_unmapped op")
-			printPaths(inv, "contested", layout.Contested, "settle with a resolve_seam op")
-			return nil
+			reply := skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
+				Blocks: ops.ViewBlocks(snap.Blocks, inv.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)}
+			return inv.reply(reply, func(w io.Writer) error {
+				printSkeleton(w, snap)
+				printLayout(w, layout.Unmapped, layout.Contested)
+				return nil
+			})
 		},
 	}
 }
 
-func skeletonEditCommand(inv *invocation) *cli.Command {
+// printSkeleton prints the skeleton's state and its blocks with their members.
+func printSkeleton(w io.Writer, snap *brain.Snapshot) {
+	sk := snap.Skeleton
+	fmt.Fprintf(w, "skeleton %s  %s  version %d  (store v%d)\n", sk.SkeletonID, sk.State, sk.Version, snap.StoreVersion)
+	if r := sk.Ratification; r != nil {
+		fmt.Fprintf(w, "ratified by %s via %s at %s (store v%d)\n", r.Ratifier, r.RatifiedVia, r.RatifiedAt, r.StoreVersion)
+	}
+	for _, b := range snap.Blocks {
+		naming := ""
+		if b.CandidateMeta.NeedsOwnerNaming {
+			naming = "  (needs owner naming)"
+		}
+		fmt.Fprintf(w, "\n%s  %q  %s, boundary v%d, contract v%d%s\n", b.BlockID, b.Name, b.State, b.BoundaryVersion, b.ContractVersion, naming)
+		if b.Purpose != "" {
+			fmt.Fprintf(w, "  %s\n", b.Purpose)
+		}
+		for _, m := range b.Membership {
+			fmt.Fprintf(w, "  %-9s %s\n", m.Role, m.Path)
+		}
+		for _, sk := range b.Sockets {
+			fmt.Fprintf(w, "  socket -> %s\n", sk.To)
+		}
+	}
+	if rev := snap.Revision; rev != nil {
+		fmt.Fprintf(w, "\ncandidate revision %d (scanned %s): %d new, %d gone\n", rev.Revision, shortHash(rev.Head), len(rev.New), len(rev.Gone))
+	}
+	fmt.Fprintf(w, "\n")
+}
+
+// skeletonEditOptions is what skeleton edit runs on.
+type skeletonEditOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Agent func() (string, error)
+	Store func() (*brain.Store, error)
+	// ExpectedStoreVersion is the store version the caller read.
+	ExpectedStoreVersion int64
+	Seat                 string // brain.SeatOwner or brain.SeatRunner
+	Ops                  string // a FILE, or "" or - for stdin
+}
+
+func newSkeletonEditCmd(inv *invocation, runF func(context.Context, *skeletonEditOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "edit",
 		Usage:     "apply a candidate_edit batch (a JSON array of ops) to a candidate skeleton",
@@ -268,36 +302,42 @@ most 40 characters, purpose at most 120.`,
 			if seat != brain.SeatOwner && seat != brain.SeatRunner {
 				return usagef("--seat %q: want owner or runner", seat)
 			}
-			s, req, err := inv.storeWriter(c, true)
+			expected, err := expectedVersion(c, true)
 			if err != nil {
 				return err
 			}
-			ops, err := readDocument(c.Args().First(), inv.io.In, "ops", gates.Refusef(gates.CandidateEditRejected, "ops",
-				"candidate_edit rejected: the ops file is larger than %d bytes", maxDocumentBytes))
-			if err != nil {
-				return err
-			}
-			res, err := s.Edit(c.Context, brain.EditRequest{WriteRequest: req, Seat: seat, Ops: ops})
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			if !res.Changed {
-				inv.printf("store v%d unchanged: the batch restates what the store already says\n", res.StoreVersion)
-				return nil
-			}
-			inv.printf("%s\n", res.Subject)
-			for _, id := range res.Blocks {
-				inv.printf("  ~ %s\n", id)
-			}
-			for _, id := range res.Removed {
-				inv.printf("  - %s\n", id)
-			}
-			return nil
+			opts := &skeletonEditOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+				ExpectedStoreVersion: expected, Seat: seat, Ops: c.Args().First()}
+			return runWith(c.Context, opts, runF, runSkeletonEdit)
 		},
 	}
+}
+
+// runSkeletonEdit applies the batch of ops, all or nothing.
+func runSkeletonEdit(ctx context.Context, opts *skeletonEditOptions) error {
+	s, req, err := openStoreWrite(opts.IO, opts.Agent, opts.Store, opts.ExpectedStoreVersion)
+	if err != nil {
+		return err
+	}
+	ops, err := readDocument(opts.Ops, opts.IO.In, "ops", gates.Refusef(gates.CandidateEditRejected, "ops",
+		"candidate_edit rejected: the ops file is larger than %d bytes", maxDocumentBytes))
+	if err != nil {
+		return err
+	}
+	res, err := s.Edit(ctx, brain.EditRequest{WriteRequest: req, Seat: opts.Seat, Ops: ops})
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		if !res.Changed {
+			fmt.Fprintf(w, "store v%d unchanged: the batch restates what the store already says\n", res.StoreVersion)
+			return nil
+		}
+		fmt.Fprintf(w, "%s\n", res.Subject)
+		printIDs(w, "  ~ %s\n", res.Blocks)
+		printIDs(w, "  - %s\n", res.Removed)
+		return nil
+	})
 }
 
 func skeletonRatifyCommand(inv *invocation) *cli.Command {
@@ -321,7 +361,7 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 				return err
 			}
 			origin := ""
-			if inv.interactive() {
+			if inv.io.interactive() {
 				// Only a terminal session gets this far; reading the store
 				// for the prompt is no check of the gesture.
 				snap, ok, err := s.Snapshot()
@@ -335,18 +375,17 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 				if ids := c.StringSlice("block"); len(ids) > 0 {
 					what = strings.Join(ids, ", ")
 				}
-				origin = inv.gesture(fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), snap.Skeleton.SkeletonID)
+				origin = inv.io.gesture(fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), snap.Skeleton.SkeletonID)
 			}
 			res, err := s.Ratify(c.Context, brain.RatifyRequest{WriteRequest: req, BlockIDs: c.StringSlice("block"), Origin: origin})
 			if err != nil {
 				return err
 			}
-			if inv.jsonOut {
-				return inv.printJSON(res)
-			}
-			inv.printf("%s\n", res.Subject)
-			inv.printf("ratified %s; the skeleton is %s\n", strings.Join(res.Ratified, ", "), res.SkeletonState)
-			return nil
+			return inv.reply(res, func(w io.Writer) error {
+				fmt.Fprintf(w, "%s\n", res.Subject)
+				fmt.Fprintf(w, "ratified %s; the skeleton is %s\n", strings.Join(res.Ratified, ", "), res.SkeletonState)
+				return nil
+			})
 		},
 	}
 }

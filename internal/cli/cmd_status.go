@@ -2,15 +2,25 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/ops"
 )
 
-func statusCommand(inv *invocation) *cli.Command {
+// statusOptions is what status runs on.
+type statusOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+}
+
+func newStatusCmd(inv *invocation, runF func(context.Context, *statusOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show the brain, its store version, mission heads per phase and the landing bell",
@@ -22,45 +32,44 @@ green and waits for a human to land its receipt. In --json it appears as
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return printStatus(c.Context, inv)
+			opts := &statusOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}
+			return runWith(c.Context, opts, runF, runStatus)
 		},
 	}
 }
 
-// printStatus prints the status of the repository the invocation names,
-// as JSON when the verb was asked for --json.
-func printStatus(ctx context.Context, inv *invocation) error {
-	flows, err := inv.flows()
+// runStatus prints the brain's status, as JSON when asked.
+func runStatus(ctx context.Context, opts *statusOptions) error {
+	flows, err := opts.Flows()
 	if err != nil {
 		return err
 	}
-	reply, err := flows.Status(ctx, inv.now())
+	reply, err := flows.Status(ctx, opts.IO.now())
 	if err != nil {
 		return err
 	}
-	if inv.jsonOut {
-		return inv.printJSON(reply)
-	}
-	inv.printf("brain    %s\n", reply.Brain)
-	if !reply.HasStore() {
-		inv.printf("store    none yet (m1nd skeleton scan creates it)\n")
-	} else {
-		inv.printf("store    version %d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
-		inv.printf("blocks   %d\n", reply.BlockCount())
-		for _, colour := range brain.Colours {
-			if n := reply.Blocks[string(colour)]; n > 0 {
-				inv.printf("  %-16s %d\n", colour, n)
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		fmt.Fprintf(w, "brain    %s\n", reply.Brain)
+		if !reply.HasStore() {
+			fmt.Fprintf(w, "store    none yet (m1nd skeleton scan creates it)\n")
+		} else {
+			fmt.Fprintf(w, "store    version %d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
+			fmt.Fprintf(w, "blocks   %d\n", reply.BlockCount())
+			for _, colour := range brain.Colours {
+				if n := reply.Blocks[string(colour)]; n > 0 {
+					fmt.Fprintf(w, "  %-16s %d\n", colour, n)
+				}
 			}
 		}
-	}
-	inv.printf("missions %d\n", reply.Missions)
-	for _, phase := range chain.Phases {
-		if n := reply.Phases[phase]; n > 0 {
-			inv.printf("  %-16s %d\n", phase, n)
+		fmt.Fprintf(w, "missions %d\n", reply.Missions)
+		for _, phase := range chain.Phases {
+			if n := reply.Phases[phase]; n > 0 {
+				fmt.Fprintf(w, "  %-16s %d\n", phase, n)
+			}
 		}
-	}
-	if reply.LandingBell != nil {
-		inv.printf("landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", gates.Count(reply.LandingBell.MergeWait, "mission"))
-	}
-	return nil
+		if reply.LandingBell != nil {
+			fmt.Fprintf(w, "landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", gates.Count(reply.LandingBell.MergeWait, "mission"))
+		}
+		return nil
+	})
 }

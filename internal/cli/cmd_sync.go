@@ -1,13 +1,26 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/gitsync"
 )
 
-func syncCommand(inv *invocation) *cli.Command {
+// syncOptions is what sync runs on.
+type syncOptions struct {
+	IO     *IOStreams
+	JSON   bool
+	Repo   func() (*gitstore.Repo, error)
+	Remote string
+}
+
+func newSyncCmd(inv *invocation, runF func(context.Context, *syncOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "sync",
 		Usage:     "share refs/m1nd/ with a git remote: fetch, fast-forward, push, park what lost a race",
@@ -31,35 +44,43 @@ remote too: 'm1nd hooks install --bare' in the bare repository.`,
 			if !gitsync.ValidRemote(remote) {
 				return usagef("%q is not a remote name (git remote -v lists them)", remote)
 			}
-			repo, err := inv.openRepo()
-			if err != nil {
-				return err
-			}
-			rep, err := gitsync.Sync(c.Context, repo, remote, inv.io.Err)
-			if err != nil {
-				return err
-			}
-			if inv.jsonOut {
-				if err := inv.printJSON(rep); err != nil {
-					return err
-				}
-			} else {
-				inv.printf("sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
-					gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Pushed), "ref"))
-				for _, c := range rep.Conflicts {
-					inv.printf("stale_head: %s\n", c.Lesson)
-				}
-				for _, f := range rep.RefusedRemote {
-					inv.printf("refused from %s: %s\n", remote, f.Error())
-				}
-				if rep.PushError != "" {
-					inv.printf("push refused (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.PushError)
-				}
-			}
-			if !rep.OK {
-				return exitStatus(exitRefused)
-			}
-			return nil
+			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Remote: remote}
+			return runWith(c.Context, opts, runF, runSync)
 		},
 	}
+}
+
+// runSync syncs refs/m1nd/ with the remote; anything parked or refused
+// exits 3 after the report.
+func runSync(ctx context.Context, opts *syncOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
+	remote := opts.Remote
+	rep, err := gitsync.Sync(ctx, repo, remote, opts.IO.Err)
+	if err != nil {
+		return err
+	}
+	err = opts.IO.reply(opts.JSON, rep, func(w io.Writer) error {
+		fmt.Fprintf(w, "sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
+			gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Pushed), "ref"))
+		for _, c := range rep.Conflicts {
+			fmt.Fprintf(w, "stale_head: %s\n", c.Lesson)
+		}
+		for _, f := range rep.RefusedRemote {
+			fmt.Fprintf(w, "refused from %s: %s\n", remote, f.Error())
+		}
+		if rep.PushError != "" {
+			fmt.Fprintf(w, "push refused (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.PushError)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !rep.OK {
+		return exitStatus(exitRefused)
+	}
+	return nil
 }

@@ -46,17 +46,35 @@ func SystemIO() *IOStreams {
 	}
 }
 
-// now reads the invocation's clock: the one place the CLI asks the time.
-func (inv *invocation) now() time.Time {
-	if inv.io.Now != nil {
-		return inv.io.Now()
+// now reads the streams' clock: the one place the CLI asks the time.
+func (s *IOStreams) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
 	}
 	return time.Now()
 }
 
+// now reads the invocation's clock.
+func (inv *invocation) now() time.Time { return inv.io.now() }
+
+// reply writes a verb's answer on stdout: v as one line of JSON when asJSON,
+// else the human text that text writes. Every verb answers through it.
+func (s *IOStreams) reply(asJSON bool, v any, text func(w io.Writer) error) error {
+	if asJSON {
+		return s.printJSON(v)
+	}
+	return text(s.Out)
+}
+
+// reply is IOStreams.reply for a verb run through the invocation, JSON
+// under --json.
+func (inv *invocation) reply(v any, text func(w io.Writer) error) error {
+	return inv.io.reply(inv.jsonOut, v, text)
+}
+
 // printJSON writes v as one line of JSON on stdout.
-func (inv *invocation) printJSON(v any) error {
-	w := bufio.NewWriterSize(inv.io.Out, 64*1024)
+func (s *IOStreams) printJSON(v any) error {
+	w := bufio.NewWriterSize(s.Out, 64*1024)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
@@ -65,26 +83,21 @@ func (inv *invocation) printJSON(v any) error {
 	return w.Flush()
 }
 
-// printf writes human-readable output on stdout.
-func (inv *invocation) printf(format string, args ...any) {
-	fmt.Fprintf(inv.io.Out, format, args...)
-}
-
 // interactive reports whether stdin and stdout are a terminal.
-func (inv *invocation) interactive() bool {
-	return inv.io.Interactive != nil && inv.io.Interactive()
+func (s *IOStreams) interactive() bool {
+	return s.Interactive != nil && s.Interactive()
 }
 
 // gesture asks the operator to type want at the terminal and returns the
 // human-gesture origin when they did, "" otherwise. It is the CLI's half of
 // a human gesture and never asks when not interactive: the law that
 // refuses an empty origin is the other half.
-func (inv *invocation) gesture(prompt, want string) string {
-	if !inv.interactive() {
+func (s *IOStreams) gesture(prompt, want string) string {
+	if !s.interactive() {
 		return ""
 	}
-	fmt.Fprintf(inv.io.Out, "%s\nType %s to confirm: ", prompt, want)
-	line, _ := bufio.NewReader(inv.io.In).ReadString('\n')
+	fmt.Fprintf(s.Out, "%s\nType %s to confirm: ", prompt, want)
+	line, _ := bufio.NewReader(s.In).ReadString('\n')
 	if strings.TrimSpace(line) != want {
 		return ""
 	}
