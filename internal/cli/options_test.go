@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// parse runs the verb that newCmd builds on args, as Main would, with a
+// runF that only keeps the options: flag parsing without running the verb.
+func parse[O any](t *testing.T, newCmd func(*invocation, func(context.Context, *O) error) *cli.Command, args ...string) (*O, error) {
+	t.Helper()
+	inv := &invocation{io: &IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}}
+	var got *O
+	cmd := newCmd(inv, func(_ context.Context, o *O) error { got = o; return nil })
+	app := &cli.App{Name: "m1nd", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard,
+		ExitErrHandler: func(*cli.Context, error) {}}
+	wireUsage(inv, app.Commands, "m1nd")
+	err := app.Run(hoistFlags(app, append([]string{"m1nd", cmd.Name}, args...)))
+	if err == nil && got == nil {
+		t.Fatalf("%s %v: runF was not called", cmd.Name, args)
+	}
+	if got != nil && reflect.ValueOf(got).Elem().FieldByName("IO").Interface() != inv.io {
+		t.Fatalf("%s %v: the options do not carry the invocation's streams", cmd.Name, args)
+	}
+	return got, err
+}
+
+// plain is o without its streams and dependency funcs, for comparing the
+// parsed flags alone.
+func plain[O any](o *O) O {
+	v := *o
+	rv := reflect.ValueOf(&v).Elem()
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Func || f.Type() == reflect.TypeOf((*IOStreams)(nil)) {
+			f.SetZero()
+		}
+	}
+	return v
+}
+
+// parseCase is one command line and the options it should parse into, or
+// the usage error it should give (without running).
+type parseCase[O any] struct {
+	args  []string
+	want  O
+	usage string // when set, a usage error containing this
+}
+
+func checkParse[O any](t *testing.T, newCmd func(*invocation, func(context.Context, *O) error) *cli.Command, cases []parseCase[O]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parse(t, newCmd, tc.args...)
+			if tc.usage != "" {
+				var u *usageError
+				if !errors.As(err, &u) || !strings.Contains(u.msg, tc.usage) {
+					t.Fatalf("error %v, want a usage error containing %q", err, tc.usage)
+				}
+				if got != nil {
+					t.Fatalf("runF ran on a usage error: %+v", plain(got))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := plain(got); !reflect.DeepEqual(p, tc.want) {
+				t.Fatalf("options\n got %+v\nwant %+v", p, tc.want)
+			}
+		})
+	}
+}
+
+const msn = "msn_0123456789ab"
+
+func TestParseMissionNew(t *testing.T) {
+	checkParse(t, newMissionNewCmd, []parseCase[missionNewOptions]{
+		{args: []string{"--block", "sb_x"}, want: missionNewOptions{Block: "sb_x", Seat: "hand", Capability: "hand-runner"}},
+		{args: []string{"--block", "sb_x", "--json", "--seat", "oracle", "--capability", "build-runner", "--runner", "r1",
+			"--packet", "p.md", "--synthetic", "--deliver-to", "a2", "--followup", "fu_1"},
+			want: missionNewOptions{JSON: true, Block: "sb_x", Seat: "oracle", Capability: "build-runner", Runner: "r1",
+				Packet: "p.md", Synthetic: true, DeliverTo: "a2", Followup: "fu_1"}},
+		{args: []string{}, usage: "missing --block"},
+		{args: []string{"--block", "sb_x", "extra"}, usage: `unexpected argument "extra"`},
+		{args: []string{"--nope"}, usage: "flag provided but not defined"},
+	})
+}
+
+func TestParseMissionPost(t *testing.T) {
+	checkParse(t, newMissionPostCmd, []parseCase[missionPostOptions]{
+		{args: []string{}, want: missionPostOptions{}},
+		{args: []string{"-"}, want: missionPostOptions{Letter: "-"}},
+		{args: []string{"letter.json", "--agent", "a2"}, want: missionPostOptions{Letter: "letter.json"}},
+		{args: []string{"a", "b"}, usage: "too many arguments"},
+	})
+}
+
+func TestParseMissionNextAndArchive(t *testing.T) {
+	checkParse(t, newMissionNextCmd, []parseCase[missionNextOptions]{
+		{args: []string{msn}, want: missionNextOptions{MissionID: msn}},
+		{args: []string{msn, "--phase", "executing"}, want: missionNextOptions{MissionID: msn, Phase: "executing"}},
+		{args: []string{msn, "--phase", "nowhere"}, usage: `--phase "nowhere"`},
+		{args: []string{"msn_nope"}, usage: "is not a mission id"},
+		{args: []string{}, usage: "missing mission id"},
+	})
+	checkParse(t, newMissionArchiveCmd, []parseCase[missionArchiveOptions]{
+		{args: []string{msn}, want: missionArchiveOptions{MissionID: msn}},
+		{args: []string{msn, "--json"}, want: missionArchiveOptions{JSON: true, MissionID: msn}},
+		{args: []string{msn, msn}, usage: "too many arguments"},
+	})
+}
+
+func TestParseSkeletonEditAndReceiptImport(t *testing.T) {
+	checkParse(t, newSkeletonEditCmd, []parseCase[skeletonEditOptions]{
+		{args: []string{"--expected-store-version", "3", "ops.json"}, want: skeletonEditOptions{ExpectedStoreVersion: 3, Seat: "owner", Ops: "ops.json"}},
+		{args: []string{"--expected-store-version", "0", "--seat", "runner", "--json"}, want: skeletonEditOptions{JSON: true, Seat: "runner"}},
+		{args: []string{"ops.json"}, usage: "missing --expected-store-version"},
+		{args: []string{"--expected-store-version", "1", "--seat", "oracle"}, usage: `--seat "oracle"`},
+		{args: []string{"--expected-store-version", "1", "a", "b"}, usage: "too many arguments"},
+	})
+	checkParse(t, newReceiptImportCmd, []parseCase[receiptImportOptions]{
+		{args: []string{"--expected-store-version", "2", "--block", "sb_x", "r.json"},
+			want: receiptImportOptions{ExpectedStoreVersion: 2, Block: "sb_x", Receipt: "r.json"}},
+		{args: []string{"--expected-store-version", "2", "--block", "sb_x", "-"}, usage: "the receipt comes from a file"},
+		{args: []string{"--expected-store-version", "2", "r.json"}, usage: "missing --block"},
+		{args: []string{"--block", "sb_x", "r.json"}, usage: "missing --expected-store-version"},
+		{args: []string{}, usage: "missing receipt file"},
+	})
+}
+
+func TestParseMailAndMemory(t *testing.T) {
+	checkParse(t, newMailSendCmd, []parseCase[mailSendOptions]{
+		{args: []string{"--to", "a2", "--what", "hi"}, want: mailSendOptions{To: "a2", Class: "note", What: "hi"}},
+		{args: []string{"--to", "all", "--what", "hi", "--class", "ask", "--expected", "yes", "--snippet", "s", "--tool", "go",
+			"--answers", "abc", "--answers", "def", "--json"},
+			want: mailSendOptions{JSON: true, To: "all", Class: "ask", What: "hi", Expected: "yes", Snippet: "s", Tool: "go", Answers: []string{"abc", "def"}}},
+		{args: []string{"--to", "a2"}, usage: "mail send needs --to"},
+	})
+	checkParse(t, newMemoryAddCmd, []parseCase[memoryAddOptions]{
+		{args: []string{"--sort", "learned", "the text"}, want: memoryAddOptions{Sort: "learned", Text: "the text"}},
+		{args: []string{"the text", "--sort", "decided", "--about", "sb_x", "--source", "m1", "--private", "--supersedes", "mem_1", "--json"},
+			want: memoryAddOptions{JSON: true, Sort: "decided", Text: "the text", About: []string{"sb_x"}, Source: []string{"m1"}, Private: true, Supersedes: "mem_1"}},
+		{args: []string{"the text"}, usage: "missing --sort"},
+		{args: []string{"--sort", "learned"}, usage: "missing memory text"},
+	})
+	checkParse(t, newMemoryRecallCmd, []parseCase[memoryRecallOptions]{
+		{args: []string{}, want: memoryRecallOptions{Limit: 20, MaxBytes: 4096}},
+		{args: []string{"--about", "sb_x", "--sort", "learned", "--query", "q", "--limit", "3", "--max-bytes", "10", "--json"},
+			want: memoryRecallOptions{JSON: true, About: "sb_x", Sort: "learned", Query: "q", Limit: 3, MaxBytes: 10}},
+		{args: []string{"stray"}, usage: "unexpected argument"},
+	})
+}
+
+func TestParseRepoVerbs(t *testing.T) {
+	checkParse(t, newSyncCmd, []parseCase[syncOptions]{
+		{args: []string{}, want: syncOptions{Remote: "origin"}},
+		{args: []string{"upstream", "--json"}, want: syncOptions{JSON: true, Remote: "upstream"}},
+		{args: []string{"not a remote"}, usage: "is not a remote name"},
+		{args: []string{"a", "b"}, usage: "want at most one REMOTE"},
+	})
+	checkParse(t, newVerifyCmd, []parseCase[verifyOptions]{
+		{args: []string{"--json"}, want: verifyOptions{JSON: true}},
+		{args: []string{"x"}, usage: "unexpected argument"},
+	})
+	checkParse(t, newStatusCmd, []parseCase[statusOptions]{
+		{args: []string{}, want: statusOptions{}},
+		{args: []string{"x"}, usage: "unexpected argument"},
+	})
+	checkParse(t, newInitCmd, []parseCase[initOptions]{
+		{args: []string{"--json"}, want: initOptions{JSON: true}},
+		{args: []string{"x"}, usage: "unexpected argument"},
+	})
+}
+
+// TestParseDefersTheAgent checks that a bad --agent is found when the verb
+// runs, not while its flags are parsed.
+func TestParseDefersTheAgent(t *testing.T) {
+	got, err := parse(t, newMailSendCmd, "--to", "a2", "--what", "hi", "--agent", "Not Valid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := got.Agent(); err == nil || !strings.Contains(err.Error(), `agent id "Not Valid" (from --agent) is not valid`) {
+		t.Fatalf("Agent(): %v", err)
+	}
+	got, err = parse(t, newMailSendCmd, "--to", "a2", "--what", "hi", "--agent", "a7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := got.Agent(); a != "a7" || err != nil {
+		t.Fatalf("Agent() = %q, %v", a, err)
+	}
+}
