@@ -191,14 +191,16 @@ func (inv *invocation) mailbox() (*mailbox.Mailbox, error) {
 	return mailbox.New(repo, name), nil
 }
 
-// mailboxAs opens the brain's mail for a verb that acts as an agent.
-func (inv *invocation) mailboxAs(c *cli.Context) (*mailbox.Mailbox, string, error) {
-	agent, err := inv.agent(c)
+// openAs resolves who acts, then opens what a verb acts on (the mail,
+// the memory book): the start of every verb that acts as an agent.
+func openAs[T any](agent func() (string, error), open func() (T, error)) (T, string, error) {
+	id, err := agent()
 	if err != nil {
-		return nil, "", err
+		var none T
+		return none, "", err
 	}
-	box, err := inv.mailbox()
-	return box, agent, err
+	v, err := open()
+	return v, id, err
 }
 
 // store opens the brain's block store.
@@ -315,6 +317,8 @@ func missionArg(c *cli.Context) (string, error) {
 	return id, nil
 }
 
+// noArgs refuses positional arguments: the Before of every verb that
+// takes none, so its Action starts at its work.
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected argument %q", c.Args().First())

@@ -18,11 +18,9 @@ receipt of some type failed → broken; its contract requires no receipt type �
 unknown; every required type has a fresh receipt at the block's current
 boundary and contract → evidence-backed; otherwise → needs-evidence.
 Mission letters never change a colour; a receipt import does.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags:  []cli.Flag{jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			flows, err := inv.flows()
 			if err != nil {
 				return err

@@ -29,17 +29,19 @@ valid document in canonical bytes. On a bare remote, 'm1nd hooks install --bare'
 same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 		Subcommands: []*cli.Command{
 			{
-				Name:  "install",
-				Usage: "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"}, jsonFlag},
+				Name:   "install",
+				Usage:  "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"}, jsonFlag},
+				Before: noArgs,
 				Action: func(c *cli.Context) error {
 					return installHooks(inv, c, true)
 				},
 			},
 			{
-				Name:  "uninstall",
-				Usage: "remove m1nd's git hooks (a chained earlier hook goes back in place)",
-				Flags: []cli.Flag{jsonFlag},
+				Name:   "uninstall",
+				Usage:  "remove m1nd's git hooks (a chained earlier hook goes back in place)",
+				Flags:  []cli.Flag{jsonFlag},
+				Before: noArgs,
 				Action: func(c *cli.Context) error {
 					return installHooks(inv, c, false)
 				},
@@ -57,9 +59,6 @@ same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 }
 
 func installHooks(inv *invocation, c *cli.Context, install bool) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	repo, err := inv.openRepo()
 	if err != nil {
 		return err
@@ -141,11 +140,9 @@ func newVerifyCmd(inv *invocation, runF func(context.Context, *verifyOptions) er
 		Description: `Walks every mission chain, the store and every mail, memory and atlas ref
 from its root and checks each commit as the git hooks would have. Exit 0 when clean, 3 with the
 list of faults — for history written with the hooks bypassed.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags:  []cli.Flag{jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			opts := &verifyOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo}
 			return runWith(c.Context, opts, runF, runVerify)
 		},

@@ -85,7 +85,7 @@ func runHook(inv *invocation, c *cli.Context, host, event string) session.Result
 			inv.dir = in.Cwd
 		}
 	}
-	box, agent, err := inv.mailboxAs(c)
+	box, agent, err := openAs(inv.agentOf(c), inv.mailbox)
 	if err != nil {
 		return fail(err)
 	}

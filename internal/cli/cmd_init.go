@@ -30,11 +30,9 @@ ref, never pushed), the runner daemon's shared secret in it (mode 0600), and
 the reference-transaction git hook that keeps raw git writes to refs/m1nd/
 honest (an existing hook is kept and runs first). Running it again changes
 nothing.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags:  []cli.Flag{jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			opts := &initOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Hook: refTransactionHook(hookCommandName())}
 			return runWith(c.Context, opts, runF, runInit)
 		},

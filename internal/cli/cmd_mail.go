@@ -66,10 +66,8 @@ func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions
 			&cli.StringSliceFlag{Name: "answers", Usage: "the letter `ID` this one answers (repeatable)"},
 			agentFlag, jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			if c.String("to") == "" || c.String("what") == "" {
 				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
 			}
@@ -83,11 +81,7 @@ func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions
 
 // runMailSend sends the letter as the acting agent.
 func runMailSend(ctx context.Context, opts *mailSendOptions) error {
-	agent, err := opts.Agent()
-	if err != nil {
-		return err
-	}
-	box, err := opts.Mailbox()
+	box, agent, err := openAs(opts.Agent, opts.Mailbox)
 	if err != nil {
 		return err
 	}
@@ -130,11 +124,9 @@ so the hooks will not deliver it again.`,
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` letters (0: all)"},
 			asAgentFlag, jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			box, agent, err := inv.mailboxAs(c)
+			box, agent, err := openAs(inv.agentOf(c), inv.mailbox)
 			if err != nil {
 				return err
 			}
@@ -234,13 +226,11 @@ type fatesReply struct {
 
 func mailFatesCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
-		Name:  "fates",
-		Usage: "every letter's fate, and how many are open",
-		Flags: []cli.Flag{jsonFlag},
+		Name:   "fates",
+		Usage:  "every letter's fate, and how many are open",
+		Flags:  []cli.Flag{jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			box, err := inv.mailbox()
 			if err != nil {
 				return err

@@ -12,16 +12,6 @@ import (
 	"github.com/m1nd/m1nd/memory"
 )
 
-// bookAs opens the memory book for a verb that acts as an agent.
-func (inv *invocation) bookAs(c *cli.Context) (*memory.Book, string, error) {
-	agent, err := inv.agent(c)
-	if err != nil {
-		return nil, "", err
-	}
-	b, err := inv.book()
-	return b, agent, err
-}
-
 func (inv *invocation) book() (*memory.Book, error) {
 	repo, err := inv.openRepo()
 	if err != nil {
@@ -54,7 +44,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if c.String("as") == "" || c.String("rationale") == "" {
 						return usagef("memory resolve needs --as and --rationale")
 					}
-					b, agent, err := inv.bookAs(c)
+					b, agent, err := openAs(inv.agentOf(c), inv.book)
 					if err != nil {
 						return err
 					}
@@ -116,11 +106,7 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 
 // runMemoryAdd records the memory as the acting agent.
 func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
-	agent, err := opts.Agent()
-	if err != nil {
-		return err
-	}
-	b, err := opts.Book()
+	b, agent, err := openAs(opts.Agent, opts.Book)
 	if err != nil {
 		return err
 	}
@@ -160,10 +146,8 @@ func newMemoryRecallCmd(inv *invocation, runF func(context.Context, *memoryRecal
 			&cli.IntFlag{Name: "max-bytes", Value: 4096, Usage: "at most `B` bytes of memory text"},
 			asAgentFlag, jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			opts := &memoryRecallOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Book: inv.book, About: c.String("about"),
 				Sort: c.String("sort"), Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")}
 			return runWith(c.Context, opts, runF, runMemoryRecall)
@@ -173,11 +157,7 @@ func newMemoryRecallCmd(inv *invocation, runF func(context.Context, *memoryRecal
 
 // runMemoryRecall lists the in-force memories the agent may recall.
 func runMemoryRecall(ctx context.Context, opts *memoryRecallOptions) error {
-	agent, err := opts.Agent()
-	if err != nil {
-		return err
-	}
-	b, err := opts.Book()
+	b, agent, err := openAs(opts.Agent, opts.Book)
 	if err != nil {
 		return err
 	}
@@ -228,7 +208,7 @@ merge_wait, landed or failed.`,
 					if c.String("owner") == "" {
 						return usagef("missing --owner")
 					}
-					b, agent, err := inv.bookAs(c)
+					b, agent, err := openAs(inv.agentOf(c), inv.book)
 					if err != nil {
 						return err
 					}
@@ -263,7 +243,7 @@ merge_wait, landed or failed.`,
 					if (c.String("recorded") == "") == (c.String("withdrawn") == "") {
 						return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
 					}
-					b, agent, err := inv.bookAs(c)
+					b, agent, err := openAs(inv.agentOf(c), inv.book)
 					if err != nil {
 						return err
 					}
@@ -284,10 +264,8 @@ merge_wait, landed or failed.`,
 					&cli.BoolFlag{Name: "open", Usage: "only open ones"},
 					jsonFlag,
 				},
+				Before: noArgs,
 				Action: func(c *cli.Context) error {
-					if err := noArgs(c); err != nil {
-						return err
-					}
 					b, err := inv.book()
 					if err != nil {
 						return err

@@ -72,10 +72,8 @@ func newMissionNewCmd(inv *invocation, runF func(context.Context, *missionNewOpt
 			&cli.StringFlag{Name: "followup", Usage: "the follow-up `ID` this mission carries: its end closes it"},
 			agentFlag, jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			if c.String("block") == "" {
 				return usagef("missing --block: name the block the mission is about")
 			}
@@ -313,10 +311,8 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			&cli.StringFlag{Name: "phase", Usage: "only heads in phase `P`"},
 			jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			phase, err := phaseFlag(c)
 			if err != nil {
 				return err

@@ -46,10 +46,8 @@ its runners to the owner (m1nd serve) every 30 s, authenticated by
 			&cli.StringFlag{Name: "owner-url", Usage: "the owner's `URL` (default: found in .git/m1nd/serve.json)"},
 			&cli.DurationFlag{Name: "announce-interval", Value: runnerd.AnnounceInterval, Usage: "how often to announce to the owner"},
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			repo, name, err := inv.brain()
 			if err != nil {
 				return err
@@ -129,10 +127,8 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			&cli.StringFlag{Name: "owner-url", Usage: "the owner's `URL` (default: found in .git/m1nd/serve.json)"},
 			jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			if c.String("runner") == "" || c.String("block") == "" {
 				return usagef("spawn needs --runner ID and --block ID")
 			}

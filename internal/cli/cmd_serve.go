@@ -30,10 +30,8 @@ The address and pid are recorded in .git/m1nd/serve.json while it runs.`,
 			&cli.BoolFlag{Name: "read-only", Usage: "refuse every write"},
 			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			repo, name, err := inv.brain()
 			if err != nil {
 				return err

@@ -51,6 +51,17 @@ func (inv *invocation) storeWriter(c *cli.Context, versionRequired bool) (*brain
 	return openStoreWrite(inv.io, inv.agentOf(c), inv.store, expected)
 }
 
+// writeStore runs a store write (scan, reconcile) at the version the
+// caller read, or the current one.
+func writeStore[R any](inv *invocation, c *cli.Context, write func(*brain.Store, context.Context, brain.WriteRequest) (R, error)) (R, error) {
+	s, req, err := inv.storeWriter(c, false)
+	if err != nil {
+		var none R
+		return none, err
+	}
+	return write(s, c.Context, req)
+}
+
 // expectedVersion reads --expected-store-version (-1 when not given).
 func expectedVersion(c *cli.Context, required bool) (int64, error) {
 	v := c.Int64("expected-store-version")
@@ -91,16 +102,10 @@ the files at the root; ids sb_<repo>_<dir>, heuristic names that the owner
 still has to confirm. On a candidate skeleton a scan adds blocks only for new
 directories; on a ratified skeleton it writes only a candidate revision and
 leaves the ratified blocks alone.`,
-		Flags: []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
+		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			s, req, err := inv.storeWriter(c, false)
-			if err != nil {
-				return err
-			}
-			res, err := s.Scan(c.Context, req)
+			res, err := writeStore(inv, c, (*brain.Store).Scan)
 			if err != nil {
 				return err
 			}
@@ -136,16 +141,10 @@ receipts proved at the old boundary stop counting (the block needs evidence
 again). The scan and every membership edit record a block's baseline, so the
 first reconcile already compares. Files no block covers, and files several
 blocks claim, are listed.`,
-		Flags: []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
+		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			s, req, err := inv.storeWriter(c, false)
-			if err != nil {
-				return err
-			}
-			res, err := s.Reconcile(c.Context, req)
+			res, err := writeStore(inv, c, (*brain.Store).Reconcile)
 			if err != nil {
 				return err
 			}
@@ -203,13 +202,11 @@ type skeletonReply struct {
 
 func skeletonShowCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
-		Name:  "show",
-		Usage: "show the skeleton: its state, blocks and members, and what no block covers",
-		Flags: []cli.Flag{jsonFlag},
+		Name:   "show",
+		Usage:  "show the skeleton: its state, blocks and members, and what no block covers",
+		Flags:  []cli.Flag{jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			s, snap, err := inv.snapshot()
 			if err != nil {
 				return err
@@ -352,10 +349,8 @@ terminal and asks you to type the skeleton id. Agents never ratify.`,
 			&cli.StringSliceFlag{Name: "block", Usage: "ratify only block `ID` (repeatable)"},
 			expectedVersionFlag, agentFlag, jsonFlag,
 		},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			s, req, err := inv.storeWriter(c, false)
 			if err != nil {
 				return err

@@ -27,11 +27,9 @@ func newStatusCmd(inv *invocation, runF func(context.Context, *statusOptions) er
 		Description: `The landing bell counts missions whose head is merge_wait: work whose gate is
 green and waits for a human to land its receipt. In --json it appears as
 "landing_bell":{"merge_wait":N} only when N > 0.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags:  []cli.Flag{jsonFlag},
+		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
 			opts := &statusOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}
 			return runWith(c.Context, opts, runF, runStatus)
 		},
