@@ -66,12 +66,15 @@ type Env struct {
 	RuntimeDir string
 }
 
-// Judged is a document being judged, decoded once: its commit, bytes and
-// id, and the value its kind decoded.
-type Judged struct {
+// Decoded is a document with the value its kind decoded from it: how the
+// engine and the kinds hand documents out once they are read.
+type Decoded[T any] struct {
 	Doc
-	Value any
+	Value T
 }
+
+// Judged is a document being judged, decoded once by its kind.
+type Judged = Decoded[any]
 
 // Owns reports whether ref is of kind k.
 func (k *Kind) Owns(ref string) bool {

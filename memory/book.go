@@ -61,7 +61,7 @@ func Derive(events []Stored) *View {
 			continue // an identical replay says nothing new
 		}
 		seen[s.ID] = true
-		e := s.Event
+		e := s.Value
 		switch e.Kind {
 		case KindMemory:
 			m := &Memory{ID: s.ID, Agent: e.Agent, Sort: e.Sort, Text: e.Text, About: e.About, Source: e.Source,

@@ -196,11 +196,8 @@ func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
 	return id, nil
 }
 
-// Stored is an event as read, with its id.
-type Stored struct {
-	ID    string `json:"id"`
-	Event *Event `json:"event"`
-}
+// Stored is an event as read: its document and the decoded event.
+type Stored = chain.Decoded[*Event]
 
 // All reads every event of every memory ref, oldest first.
 func (b *Book) All(ctx context.Context) ([]Stored, error) {
@@ -211,7 +208,7 @@ func (b *Book) All(ctx context.Context) ([]Stored, error) {
 	var out []Stored
 	for _, d := range docs {
 		if e, err := Decode(d.Body); err == nil {
-			out = append(out, Stored{ID: d.ID, Event: e})
+			out = append(out, Stored{Doc: d, Value: e})
 		}
 	}
 	sortByTS(out)
@@ -221,5 +218,5 @@ func (b *Book) All(ctx context.Context) ([]Stored, error) {
 // sortByTS orders events by time; within one agent's ref the chain order
 // already holds, and the stable sort keeps it for equal times.
 func sortByTS(s []Stored) {
-	sort.SliceStable(s, func(i, j int) bool { return s[i].Event.TS < s[j].Event.TS })
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Value.TS < s[j].Value.TS })
 }
