@@ -1,14 +1,13 @@
 package githook
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/chain/chaintest"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -33,26 +32,10 @@ func newChainRig(t *testing.T) *hookRig {
 	return &hookRig{t: t, g: g, repo: repo, m: &chain.Missions{Repo: repo, Brain: "brain"}}
 }
 
-// mergeWait opens a mission and moves it to merge_wait through the post
-// law; it returns the head and the mission's ref.
+// mergeWait makes a mission whose head is merge_wait and returns it.
 func (r *hookRig) mergeWait() (*chain.Head, string) {
 	r.t.Helper()
-	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	res, err := r.m.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "a", Now: now})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	head, _ := r.m.Current(res.MissionID)
-	next := chain.Next(head.Letter, head.HeadLetterID, now)
-	next.Phase = chain.PhaseMergeWait
-	exit := int64(0)
-	next.Gate = &chain.Gate{Command: "true", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("a", 64)}
-	if _, err := r.m.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: "a"}); err != nil {
-		r.t.Fatal(err)
-	}
-	head, _ = r.m.Current(res.MissionID)
-	return head, chain.MissionRefPrefix + res.MissionID
+	return chaintest.MergeWait(r.t, r.m, "sb_brain_core")
 }
 
 // TestCheckTransactionPackedRefs is the hook's view of packed refs: the

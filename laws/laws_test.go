@@ -10,6 +10,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/chain/chaintest"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -64,22 +65,7 @@ func (r *chainRig) commitFiles(parent gitstore.Hash, files map[string][]byte, me
 // mergeWait makes a mission whose head is merge_wait and returns it.
 func (r *chainRig) mergeWait() (*chain.Head, string) {
 	r.t.Helper()
-	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	res, err := r.m.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "a", Now: now})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	head, _ := r.m.Current(res.MissionID)
-	next := chain.Next(head.Letter, head.HeadLetterID, now)
-	next.Phase = chain.PhaseMergeWait
-	exit := int64(0)
-	next.Gate = &chain.Gate{Command: "true", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("a", 64)}
-	if _, err := r.m.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: "a"}); err != nil {
-		r.t.Fatal(err)
-	}
-	head, _ = r.m.Current(res.MissionID)
-	return head, chain.MissionRefPrefix + res.MissionID
+	return chaintest.MergeWait(r.t, r.m, "sb_brain_core")
 }
 
 func TestCheckUpdateLaws(t *testing.T) {
