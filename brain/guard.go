@@ -60,7 +60,7 @@ func (s *Store) lookup(tree gitstore.Hash, id string, skeletonOK bool) (*Block, 
 		if err != nil {
 			return nil, err
 		}
-		return s.readBlockBody(id, body)
+		return decodeBlock(id, body)
 	}
 	if skeletonOK && ValidSkeletonID(id) {
 		snap, err := s.readStoreDoc(tree)

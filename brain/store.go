@@ -83,7 +83,7 @@ func (s *Store) readSnapshot(head gitstore.Hash, withBlocks bool) (*Snapshot, er
 	gitstore.Parallel(len(entries), func(i int) {
 		body, err := s.Repo.ReadTyped(gitstore.BlobObject, entries[i].Hash)
 		if err == nil {
-			snap.Blocks[i], err = s.readBlockBody(strings.TrimSuffix(entries[i].Name, ".json"), body)
+			snap.Blocks[i], err = decodeBlock(strings.TrimSuffix(entries[i].Name, ".json"), body)
 		}
 		errs[i] = err
 	})
@@ -133,8 +133,8 @@ func (s *Store) blockEntries(root gitstore.Hash) ([]gitstore.TreeEntry, error) {
 	return nil, nil
 }
 
-// readBlockBody decodes blocks/<id>.json and checks it holds block id.
-func (s *Store) readBlockBody(id string, body []byte) (*Block, error) {
+// decodeBlock decodes blocks/<id>.json and checks it holds block id.
+func decodeBlock(id string, body []byte) (*Block, error) {
 	b := &Block{}
 	if err := json.Unmarshal(body, b); err != nil {
 		return nil, fmt.Errorf("%s/%s.json: %w", blocksDir, id, err)

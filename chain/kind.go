@@ -64,6 +64,9 @@ type Env struct {
 	// RuntimeDir is this repository's runtime dir, where agent keys live;
 	// empty where there is none to consult (a remote's pre-receive).
 	RuntimeDir string
+	// Landings is the store as of the update being judged, for the landed
+	// law; nil when there is none (a landed letter is then refused).
+	Landings Landings
 }
 
 // Decoded is a document with the value its kind decoded from it: how the

@@ -38,8 +38,9 @@ func decodeStoredLetter(body []byte) (any, error) {
 
 // letterFollows is the post law's steps 6 and 7 for a letter written by
 // any means: it belongs to its ref's mission, extends the letter before,
-// and an archive is a human gesture over a merge_wait head.
-func letterFollows(prev, next *Judged, _ Env) error {
+// an archive is a human gesture over a merge_wait head, and a landing is
+// backed by the store.
+func letterFollows(prev, next *Judged, env Env) error {
 	l := next.Value.(*Letter)
 	if id := strings.TrimPrefix(next.Ref, MissionRefPrefix); l.MissionID != id {
 		return gates.Refusef(gates.InvalidLetter, "mission_id", "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
@@ -53,6 +54,9 @@ func letterFollows(prev, next *Judged, _ Env) error {
 		return err
 	}
 	if err := CheckTransition(l, head); err != nil {
+		return err
+	}
+	if err := CheckLanded(l, head, env.Landings); err != nil {
 		return err
 	}
 	if l.Phase == PhaseArchived && !HasTrailer(next.Meta.Message, "M1nd-Origin", gates.OriginHumanUI) {

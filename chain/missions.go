@@ -12,12 +12,21 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// BlockGuard is post step 3: when the brain has a store, the letter's
-// block must exist (the skeleton id is a valid anchor) and a receipt
-// candidate must be scoped to its block's current boundary. The brain store
-// implements it; synthetic letters never reach it.
+// BlockGuard is what the post law asks the brain store. Step 3: when the
+// brain has a store, the letter's block must exist (the skeleton id is a
+// valid anchor) and a receipt candidate must be scoped to its block's
+// current boundary; synthetic letters never reach it. And the landed law:
+// a landed letter's receipt is a foreign key into the store (Landings).
 type BlockGuard interface {
 	CheckLetterBlock(blockID string, candidate *ReceiptCandidate) error
+	Landings
+}
+
+// Landings answers the landed law's foreign key: the store at version
+// holds, for block, a receipt a human imported whose evidence is the
+// mission's merge_wait candidate. The brain store implements it.
+type Landings interface {
+	CheckLanding(block string, version int64, candidate *ReceiptCandidate) error
 }
 
 // Missions posts and reads the mission chains of one brain.
@@ -122,8 +131,16 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err := CheckExtends(l, headLetter, headID); err != nil {
 		return nil, err
 	}
-	// 7. The board's first transition rule.
+	// 7. The board's first transition rule, and the landed law's foreign
+	// key into the store.
 	if err := CheckTransition(l, headLetter); err != nil {
+		return nil, err
+	}
+	var landings Landings
+	if m.Blocks != nil {
+		landings = m.Blocks
+	}
+	if err := CheckLanded(l, headLetter, landings); err != nil {
 		return nil, err
 	}
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
@@ -173,6 +190,28 @@ func CheckTransition(l, head *Letter) error {
 		from = "a " + head.Phase + " head"
 	}
 	return gates.Refusef(gates.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
+}
+
+// CheckLanded is the landed law beyond the letter itself: a landed letter
+// follows the merge_wait letter whose receipt candidate it lands, and the
+// store it names holds that candidate as a receipt a human imported
+// (landings nil: there is no store to hold it). Every other phase passes.
+// Post and the laws of raw writes ask it alike.
+func CheckLanded(l, head *Letter, landings Landings) error {
+	if l.Phase != PhaseLanded {
+		return nil
+	}
+	if head == nil || head.Phase != PhaseMergeWait || head.ReceiptCandidate == nil {
+		from := "no head"
+		if head != nil {
+			from = "a " + head.Phase + " head"
+		}
+		return gates.Refusef(gates.LandedLaw, "phase", "landed follows the merge_wait letter whose receipt candidate it lands, not %s", from)
+	}
+	if landings == nil {
+		return gates.Refusef(gates.LandedLaw, "receipt.store_version", "this brain has no store to land into: a landing imports the merge_wait candidate as a receipt first")
+	}
+	return landings.CheckLanding(l.BlockID, l.Receipt.StoreVersion, head.ReceiptCandidate)
 }
 
 // findLetter looks for letter id at position seq of the chain. A letter's

@@ -228,6 +228,11 @@ func (r *refuseBlocks) CheckLetterBlock(blockID string, _ *chain.ReceiptCandidat
 	return nil
 }
 
+// CheckLanding refuses every landing: these tests post none.
+func (r *refuseBlocks) CheckLanding(string, int64, *chain.ReceiptCandidate) error {
+	return gates.Refuse(gates.LandedLaw, "receipt.store_version")
+}
+
 func TestBlockGuardHookAndSynthetic(t *testing.T) {
 	m, _ := newMissions(t, "brain")
 	guard := &refuseBlocks{}

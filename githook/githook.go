@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
@@ -211,6 +212,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 		h, ok := p[name]
 		return h, err == nil && ok
 	}
+	storeHead := storeHeadAfter(updates, func() gitstore.Hash { h, _ := current(brain.StoreRef); return h })
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		stated := u.Old
@@ -230,7 +232,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 			p, err := packedRefs()
 			return err == nil && p[u.Ref] == u.Old
 		}
-		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}}
+		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead}
 		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
@@ -249,11 +251,33 @@ func CheckPush(dir string, updates []laws.Update) ([]*laws.RefFault, error) {
 		return nil, err
 	}
 	defer objs.Close()
+	storeHead := storeHeadAfter(updates, func() gitstore.Hash {
+		repo, err := gitstore.Open(dir)
+		if err != nil {
+			return gitstore.ZeroHash
+		}
+		defer repo.Close()
+		h, _, _ := repo.ReadRef(brain.StoreRef)
+		return h
+	})
 	var faults []*laws.RefFault
 	for _, u := range updates {
-		if f := laws.CheckUpdate(objs, u, nil); f != nil {
+		if f := (laws.Laws{StoreHead: storeHead}).Check(objs, u); f != nil {
 			faults = append(faults, f)
 		}
 	}
 	return faults, nil
+}
+
+// storeHeadAfter is the store's head once updates are applied: the value
+// they move refs/m1nd/store to, else its current value. A landed letter
+// moved in the same transaction as the store is judged against the new
+// store, whose commits are judged in the same pass.
+func storeHeadAfter(updates []laws.Update, current func() gitstore.Hash) gitstore.Hash {
+	for _, u := range updates {
+		if u.Ref == brain.StoreRef {
+			return u.New
+		}
+	}
+	return current()
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -109,6 +110,13 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
+	// The remote's history is judged against the remote's store: a landed
+	// letter there names one of its versions.
+	storeHead, ok := remoteRefs[strings.TrimPrefix(brain.StoreRef, Prefix)]
+	if !ok {
+		storeHead = local[brain.StoreRef]
+	}
+	judge := laws.Laws{Packing: noPacking, StoreHead: storeHead}
 	type lease struct{ ref, expected string }
 	var push []lease
 	for _, ref := range sorted {
@@ -118,7 +126,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		case hasL && !hasR:
 			push = append(push, lease{ref, ""})
 		case hasR && !hasL:
-			if f := laws.CheckUpdate(repo, laws.Update{New: r, Ref: ref}, noPacking); f != nil {
+			if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f != nil {
 				rep.RefusedRemote = append(rep.RefusedRemote, f)
 				continue
 			}
@@ -137,7 +145,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			case fork == r: // the remote is behind: push
 				push = append(push, lease{ref, r.String()})
 			case fork == l: // we are behind: fast-forward after checking the new links
-				if f := laws.CheckUpdate(repo, laws.Update{Old: l, New: r, Ref: ref}, noPacking); f != nil {
+				if f := judge.Check(repo, laws.Update{Old: l, New: r, Ref: ref}); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
 					continue
 				}
@@ -146,7 +154,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 				}
 				rep.FastForwarded = append(rep.FastForwarded, ref)
 			default: // forked: take the remote's chain if it keeps the laws, park ours
-				if f := laws.CheckUpdate(repo, laws.Update{New: r, Ref: ref}, noPacking); f != nil {
+				if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
 					continue
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -56,11 +57,13 @@ func CheckUpdate(objs Objects, u Update, packing func(Update) bool) *RefFault {
 }
 
 // Laws are the ref laws with what this machine knows: which deletions are
-// pack-refs at work, and its runtime dir (where the agent keys that prove
-// shared documents' publishers live).
+// pack-refs at work, its runtime dir (where the agent keys that prove
+// shared documents' publishers live), and the store's head as of the
+// update, which a landed letter must be backed by (ZeroHash: no store).
 type Laws struct {
-	Packing func(Update) bool
-	Env     chain.Env
+	Packing   func(Update) bool
+	Env       chain.Env
+	StoreHead gitstore.Hash
 }
 
 // Check applies the laws to one update (see CheckUpdate). A ref of no
@@ -83,6 +86,10 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 	// Oldest first, each against the document before it, which is read
 	// once: the old head's for the first new commit, then each new one's as
 	// it was checked.
+	env := laws.Env
+	if env.Landings == nil {
+		env.Landings = brain.StoreAt{Objects: objs, Head: laws.StoreHead}
+	}
 	var prev *chain.Judged
 	if len(fresh[0].commit.Parents) == 1 {
 		if prev, f = readPrevious(objs, u, kind, fresh[0]); f != nil {
@@ -94,7 +101,7 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 		if f != nil {
 			return f
 		}
-		if f := asFault(u, l.hash, kind.Follows(prev, next, laws.Env)); f != nil {
+		if f := asFault(u, l.hash, kind.Follows(prev, next, env)); f != nil {
 			return f
 		}
 		prev = next
@@ -213,7 +220,11 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 		faults = append(faults, &RefFault{Ref: name, Code: string(gates.InvalidLetter), Lesson: "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"})
 	}
 	checked := len(symbolic)
-	laws := Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}}
+	storeHead, _, err := repo.ReadRef(brain.StoreRef)
+	if err != nil {
+		return nil, 0, err
+	}
+	laws := Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead}
 	for _, r := range refs {
 		if err := ctx.Err(); err != nil {
 			return nil, checked, err

@@ -38,6 +38,7 @@ import (
 var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"jsonobj":   cmdJSONObj,
 	"jsonget":   cmdJSONGet,
+	"jsonset":   cmdJSONSet,
 	"owner":     cmdOwner,
 	"waitphase": cmdWaitPhase,
 	"waitfor":   cmdWaitFor,
@@ -525,4 +526,38 @@ func runnerLive(ts *testscript.TestScript, id string) (bool, string) {
 		}
 	}
 	return false, strings.TrimSpace(string(body))
+}
+
+// cmdJSONSet implements `jsonset FILE KEY VALUE-FILE|-`: FILE holds one
+// JSON object; KEY (a top-level key) is set to the JSON value that
+// VALUE-FILE holds (a file, or "-" for the last command's stdout), or
+// removed when VALUE-FILE is "delete". The object is written back compact
+// with its keys sorted: what it says, not how, is what a scenario edits
+// (m1nd post reads any key order).
+func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonset FILE KEY VALUE-FILE|-|delete")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &obj); err != nil || obj == nil {
+		ts.Fatalf("jsonset: %s does not hold a JSON object: %v", args[0], err)
+	}
+	switch src := args[2]; src {
+	case "delete":
+		delete(obj, args[1])
+	default:
+		if src == "-" {
+			src = "stdout"
+		}
+		value := json.RawMessage(strings.TrimSpace(ts.ReadFile(src)))
+		if !json.Valid(value) {
+			ts.Fatalf("jsonset: %s does not hold one JSON value", args[2])
+		}
+		obj[args[1]] = value
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		ts.Fatalf("jsonset: %v", err)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), append(out, '\n'), 0o644))
 }

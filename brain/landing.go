@@ -1,0 +1,95 @@
+package brain
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// StoreAt is the store as it stands at Head (a commit of refs/m1nd/store,
+// ZeroHash for no store), read through Objects: what the laws check a
+// landed letter against, in a repository or in a git hook's quarantine.
+type StoreAt struct {
+	Objects gitstore.Objects
+	Head    gitstore.Hash
+}
+
+// CheckLanding is the landed law's foreign key (DESIGN §7): the store at
+// version (no newer than the store's head) holds, for block, a receipt
+// that a human gesture imported and whose evidence is the mission's
+// merge_wait candidate, byte for byte in canonical form. Anything else is
+// refused landed_law.
+func (st StoreAt) CheckLanding(block string, version int64, candidate *gates.Receipt) error {
+	refuse := func(format string, args ...any) error {
+		return gates.Refusef(gates.LandedLaw, "receipt.store_version", format, args...)
+	}
+	if st.Head.IsZero() {
+		return refuse("this brain has no store: a landing first imports the merge_wait candidate as a receipt (a human gesture), then names that store version")
+	}
+	at, c, err := st.snapshotAt(version)
+	if err != nil {
+		return err
+	}
+	if at == nil {
+		return refuse("the letter names store v%d, which the store has not reached; name the version the receipt import replied with", version)
+	}
+	body, err := st.Objects.ReadFileInTree(c.Tree, blocksDir+"/"+block+".json")
+	if err != nil {
+		return refuse("store v%d has no block %s to hold the landed receipt", version, gates.Echo(block))
+	}
+	b, err := decodeBlock(block, body)
+	if err != nil {
+		return refuse("store v%d: %v", version, err)
+	}
+	want := chain.CanonicalJSON(candidate)
+	for _, r := range b.Receipts {
+		if r.StoreVersion > version || gates.RequireHumanOrigin(r.ImportedVia, "imported_via") != nil {
+			continue
+		}
+		got, _, err := DecodeReceipt(r.Receipt)
+		if err == nil && bytes.Equal(chain.CanonicalJSON(got), want) {
+			return nil
+		}
+	}
+	return refuse("store v%d holds no receipt for %s that a human imported with this mission's merge_wait candidate: a landing imports exactly that candidate first", version, block)
+}
+
+// snapshotAt reads store.json at version, walking first parents back from
+// the head; nil when version is newer than the head.
+func (st StoreAt) snapshotAt(version int64) (*Snapshot, *gitstore.Commit, error) {
+	h := st.Head
+	for {
+		c, err := st.Objects.ReadCommit(h)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store at %s: %w", h, err)
+		}
+		body, err := st.Objects.ReadFileInTree(c.Tree, StoreFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store at %s: %w", h, err)
+		}
+		snap, err := DecodeStoreDoc(body)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store at %s: %w", h, err)
+		}
+		switch {
+		case snap.StoreVersion == version:
+			return snap, c, nil
+		case snap.StoreVersion < version || len(c.Parents) == 0:
+			return nil, nil, nil
+		}
+		h = c.Parents[0]
+	}
+}
+
+// CheckLanding checks a landed letter against this brain's store as it
+// stands now (see StoreAt.CheckLanding).
+func (s *Store) CheckLanding(block string, version int64, candidate *gates.Receipt) error {
+	head, _, err := s.Repo.ReadRef(StoreRef)
+	if err != nil {
+		return err
+	}
+	return StoreAt{Objects: s.Repo, Head: head}.CheckLanding(block, version, candidate)
+}

@@ -1,0 +1,133 @@
+package testscripts
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+// TestSelfCertifiedLandingByRawGit: a landed letter written with git's own
+// plumbing, in canonical bytes and extending a real merge_wait head, but
+// naming a store version that holds no human-imported candidate, is
+// refused landed_law by the local reference-transaction hook and by a bare
+// remote's pre-receive, and m1nd verify names it when it was written past
+// the hook. The real landing (the candidate imported, the letter naming
+// that version) passes the hook and the remote, store and letter pushed
+// together.
+func TestSelfCertifiedLandingByRawGit(t *testing.T) {
+	ctx := context.Background()
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
+	run := func(dir string, args ...string) (string, error) {
+		cmd := exec.Command(m1ndBin(t), args...)
+		cmd.Dir, cmd.Env = dir, gittest.Env(t)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(g.Dir, "init"); err != nil {
+		t.Fatalf("m1nd init: %v\n%s", err, out)
+	}
+	remote := filepath.Join(t.TempDir(), "shop.git")
+	g.Git("init", "-q", "--bare", remote)
+	if out, err := run(remote, "hooks", "install", "--bare"); err != nil {
+		t.Fatalf("hooks install --bare: %v\n%s", err, out)
+	}
+	g.Git("remote", "add", "origin", remote)
+
+	// The store and a merge_wait mission, written through the laws.
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	now := time.Now().UTC().Truncate(time.Second)
+	store := &brain.Store{Repo: repo, Brain: "shop"}
+	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	m := &chain.Missions{Repo: repo, Brain: "shop", Blocks: store}
+	opened, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := m.Current(opened.MissionID)
+	mw := chain.Next(head.Letter, head.HeadLetterID, now)
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	if _, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		t.Fatal(err)
+	}
+	ref := chain.MissionRefPrefix + opened.MissionID
+	head, _ = m.Current(opened.MissionID)
+	g.Git("push", "-q", "origin", ref+":"+ref, brain.StoreRef+":"+brain.StoreRef)
+
+	// landed writes a landed letter naming version on the merge_wait head,
+	// as raw git would, and returns its commit.
+	landed := func(version int64) string {
+		l := chain.Next(mw, head.HeadLetterID, now.Add(time.Minute))
+		l.Phase = chain.PhaseLanded
+		l.Receipt = &chain.Receipt{Imported: true, StoreVersion: version}
+		id := chain.LetterID(l.Canonical())
+		msg := opened.MissionID + " #3 landed sb_shop_core\n\nM1nd-Letter: " + id + "\nM1nd-Agent: owner\n"
+		return g.CommitFile(head.Commit.String(), chain.LetterFile, l.Canonical(), msg)
+	}
+	forged := landed(1) // store v1 holds no receipt at all
+	out, err := g.TryGit("update-ref", ref, forged, head.Commit.String())
+	if err == nil || !strings.Contains(out, "m1nd: refused: landed_law: store v1 holds no receipt for sb_shop_core") {
+		t.Fatalf("the local hook let a self-certified landing through: %v\n%s", err, out)
+	}
+	if got := g.Git("rev-parse", ref); got != head.Commit.String() {
+		t.Fatalf("the refused landing moved the ref to %s", got)
+	}
+
+	// Past the local hook, verify names it, and the remote declines it.
+	g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, forged, head.Commit.String())
+	out, err = run(g.Dir, "verify")
+	if exitCode(err) != 3 || !strings.Contains(out, forged[:12]) || !strings.Contains(out, "landed_law") {
+		t.Fatalf("verify (exit %d) did not name the forged landing %s:\n%s", exitCode(err), forged[:12], out)
+	}
+	out, err = g.TryGit("push", "origin", ref+":"+ref)
+	if err == nil || !strings.Contains(out, "landed_law") {
+		t.Fatalf("the remote took a self-certified landing: %v\n%s", err, out)
+	}
+	if got := g.Git("ls-remote", "origin", ref); !strings.HasPrefix(got, head.Commit.String()) {
+		t.Fatalf("the remote moved to %s", got)
+	}
+	g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, head.Commit.String(), forged)
+
+	// The real landing: the candidate imported by a human gesture (store
+	// v2), then the letter naming v2; the hook and the remote take both,
+	// pushed in one atomic transaction as m1nd sync pushes (pushed one ref
+	// at a time, the landing must not arrive before its store).
+	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
+		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanUI,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest := landed(imp.StoreVersion)
+	if out, err := g.TryGit("update-ref", ref, honest, head.Commit.String()); err != nil {
+		t.Fatalf("the hook refused the real landing: %v\n%s", err, out)
+	}
+	if out, err := g.TryGit("push", "--atomic", "origin", ref+":"+ref, brain.StoreRef+":"+brain.StoreRef); err != nil {
+		t.Fatalf("the remote refused the real landing: %v\n%s", err, out)
+	}
+	if out, err := run(g.Dir, "verify"); err != nil {
+		t.Fatalf("verify after the real landing: %v\n%s", err, out)
+	}
+}
