@@ -1,6 +1,13 @@
 package brain
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -20,29 +27,134 @@ var StoreKind = &chain.Kind{
 
 func init() { chain.Register(StoreKind) }
 
-// readStoreCommit decodes store.json of a store commit: its version is
-// what the laws look at.
+// readStoreCommit decodes a whole store commit, as strictly as the store
+// writes it: its tree holds store.json and blocks/ and nothing else,
+// store.json is a snapshot of this schema, and every blocks/<id>.json is
+// a valid block of that id whose receipts decode. Junk here would break
+// every clone that synced it, so the laws refuse it (schema_mismatch).
 func readStoreCommit(objs gitstore.Objects, c *gitstore.Commit) (any, error) {
-	body, err := objs.ReadFileInTree(c.Tree, StoreFile)
-	var snap *Snapshot
-	if err == nil {
-		snap, err = DecodeStoreDoc(body)
-	}
+	snap, err := decodeStoreTree(objs, c.Tree)
 	if err != nil {
 		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "a store commit holds %s of %s: %v", StoreFile, StoreSchema, err)
 	}
 	return snap, nil
 }
 
+func decodeStoreTree(objs gitstore.Objects, tree gitstore.Hash) (*Snapshot, error) {
+	entries, err := objs.TreeEntries(tree)
+	if err != nil {
+		return nil, err
+	}
+	var snap *Snapshot
+	var blocks []gitstore.TreeEntry
+	for _, e := range entries {
+		switch {
+		case e.Name == StoreFile && e.Mode == gitstore.ModeFile:
+			body, err := objs.ReadBlob(e.Hash)
+			if err != nil {
+				return nil, err
+			}
+			if snap, err = decodeStrict[Snapshot](body); err != nil {
+				return nil, err
+			}
+			if snap.Schema != StoreSchema {
+				return nil, fmt.Errorf("schema %q, this m1nd reads %q", snap.Schema, StoreSchema)
+			}
+		case e.Name == blocksDir && e.Mode == gitstore.ModeTree:
+			if blocks, err = objs.TreeEntries(e.Hash); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("the tree holds %s; a store commit holds %s and %s/ only", gates.Echo(e.Name), StoreFile, blocksDir)
+		}
+	}
+	if snap == nil {
+		return nil, gitstore.ErrNoSuchFile
+	}
+	if snap.StoreVersion < 1 || snap.Skeleton.SkeletonID == "" {
+		return nil, fmt.Errorf("store_version %d and skeleton %q: a store starts at version 1 with a skeleton", snap.StoreVersion, gates.Echo(snap.Skeleton.SkeletonID))
+	}
+	for _, e := range blocks {
+		id, ok := strings.CutSuffix(e.Name, ".json")
+		if !ok || !ValidBlockID(id) || e.Mode != gitstore.ModeFile {
+			return nil, fmt.Errorf("%s/%s is not a block file", blocksDir, gates.Echo(e.Name))
+		}
+		body, err := objs.ReadBlob(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		b, err := decodeBlock(id, body)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range b.Receipts {
+			if _, _, err := DecodeReceipt(r.Receipt); err != nil || r.StoreVersion < 1 || r.StoreVersion > snap.StoreVersion {
+				return nil, fmt.Errorf("%s/%s receipt %d is not an imported receipt of this store", blocksDir, e.Name, i)
+			}
+		}
+		snap.Blocks = append(snap.Blocks, b)
+	}
+	return snap, nil
+}
+
+// decodeStrict decodes one JSON object of type T with no unknown fields
+// and nothing after it.
+func decodeStrict[T any](body []byte) (*T, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	v := new(T)
+	if err := dec.Decode(v); err != nil {
+		return nil, fmt.Errorf("not a %T document: %v", *v, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("more than one JSON document")
+	}
+	return v, nil
+}
+
 // storeFollows: each store commit adds exactly 1 to store_version, the
-// first being version 1.
+// first being version 1; a receipt that was not in the store before was
+// imported by a human gesture in this very commit: it records this
+// version and a human origin, and the commit carries the origin trailer.
 func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
 	want := int64(1)
+	var before map[string]bool
 	if prev != nil {
-		want = prev.Value.(*Snapshot).StoreVersion + 1
+		p := prev.Value.(*Snapshot)
+		want = p.StoreVersion + 1
+		before = receiptKeys(p)
 	}
-	if v := next.Value.(*Snapshot).StoreVersion; v != want {
+	snap := next.Value.(*Snapshot)
+	if v := snap.StoreVersion; v != want {
 		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
 	}
+	for _, b := range snap.Blocks {
+		for _, r := range b.Receipts {
+			if before[receiptKey(r)] {
+				continue
+			}
+			human := gates.RequireHumanOrigin(r.ImportedVia, "imported_via") == nil && chain.HasTrailer(next.Meta.Message, "M1nd-Origin", r.ImportedVia)
+			if r.StoreVersion != snap.StoreVersion || !human {
+				return gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", snap.StoreVersion, b.BlockID)
+			}
+		}
+	}
 	return nil
+}
+
+func receiptKeys(s *Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, b := range s.Blocks {
+		for _, r := range b.Receipts {
+			out[receiptKey(r)] = true
+		}
+	}
+	return out
+}
+
+// receiptKey names an imported receipt: its block, the version that
+// imported it and its bytes. A receipt moved to another block by an edit
+// (merge, split) keeps its version and bytes.
+func receiptKey(r StoredReceipt) string {
+	return fmt.Sprintf("%d %s", r.StoreVersion, r.Receipt)
 }

@@ -135,8 +135,8 @@ func (s *Store) blockEntries(root gitstore.Hash) ([]gitstore.TreeEntry, error) {
 
 // decodeBlock decodes blocks/<id>.json and checks it holds block id.
 func decodeBlock(id string, body []byte) (*Block, error) {
-	b := &Block{}
-	if err := json.Unmarshal(body, b); err != nil {
+	b, err := decodeStrict[Block](body)
+	if err != nil {
 		return nil, fmt.Errorf("%s/%s.json: %w", blocksDir, id, err)
 	}
 	if b.BlockID != id {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -45,11 +46,26 @@ func (r *chainRig) commit(parent gitstore.Hash, file string, body []byte, messag
 func (r *chainRig) commitFiles(parent gitstore.Hash, files map[string][]byte, message string) gitstore.Hash {
 	r.t.Helper()
 	var entries []gitstore.TreeEntry
+	dirs := map[string][]gitstore.TreeEntry{} // one level of folders: blocks/x.json
 	for name, body := range files {
 		blob, _ := r.repo.WriteBlob(body)
-		entries = append(entries, gitstore.TreeEntry{Name: name, Mode: "100644", Hash: blob})
+		if dir, base, ok := strings.Cut(name, "/"); ok {
+			dirs[dir] = append(dirs[dir], gitstore.TreeEntry{Name: base, Mode: gitstore.ModeFile, Hash: blob})
+			continue
+		}
+		entries = append(entries, gitstore.TreeEntry{Name: name, Mode: gitstore.ModeFile, Hash: blob})
 	}
-	tree, _ := r.repo.WriteTree(entries)
+	for dir, list := range dirs {
+		sub, err := r.repo.WriteTree(list)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		entries = append(entries, gitstore.TreeEntry{Name: dir, Mode: gitstore.ModeTree, Hash: sub})
+	}
+	tree, err := r.repo.WriteTree(entries)
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	sig := gitstore.Signature{Name: "forger", Email: "f@x", When: time.Unix(1, 0)}
 	c := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: message}
 	if !parent.IsZero() {
@@ -134,8 +150,9 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	v1, _, _ := r.repo.ReadRef(brain.StoreRef)
-	jump := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":3}`), "store v3\n")
-	step := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":2}`), "store v2\n")
+	const skeleton = `,"skeleton":{"skeleton_id":"sk_brain_candidate","version":1,"state":"candidate"}}`
+	jump := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":3`+skeleton), "store v3\n")
+	step := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":2`+skeleton), "store v2\n")
 	never := func(Update) bool { return false }
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: jump, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.StoreVersionConflict) {
 		t.Errorf("a jump of 2: %v", f)
@@ -146,6 +163,77 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 	other := r.commit(v1, brain.StoreFile, []byte(`{"schema":"m1nd-system-block-store-v9","store_version":2}`), "store v2 of another schema\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: other, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.SchemaMismatch) {
 		t.Errorf("another schema: %v", f)
+	}
+}
+
+// TestStoreCommitsAreJudgedWhole: a store commit is judged as the store
+// writes it (store.json and valid blocks/ only), and a receipt enters it
+// only by a human import recorded in that commit. Each forged commit below
+// is one raw git could write on a real store.
+func TestStoreCommitsAreJudgedWhole(t *testing.T) {
+	r := newChainRig(t)
+	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	ctx := context.Background()
+	store := &brain.Store{Repo: r.repo, Brain: "brain"}
+	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	v1, _, _ := r.repo.ReadRef(brain.StoreRef)
+	c1, _ := r.repo.ReadCommit(v1)
+	files := func(version int64, edit func(blocks map[string][]byte), extra map[string][]byte) map[string][]byte {
+		doc, _ := r.repo.ReadFileInTree(c1.Tree, brain.StoreFile)
+		out := map[string][]byte{brain.StoreFile: []byte(strings.Replace(string(doc), `"store_version": 1`, fmt.Sprintf(`"store_version": %d`, version), 1))}
+		blocks := map[string][]byte{}
+		entries, _ := r.repo.ListFiles(v1)
+		for _, name := range entries {
+			if strings.HasPrefix(name, "blocks/") {
+				blocks[name], _ = r.repo.ReadFileInTree(c1.Tree, name)
+			}
+		}
+		if edit != nil {
+			edit(blocks)
+		}
+		for k, v := range blocks {
+			out[k] = v
+		}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	receipt := `{"block_id":"sb_brain_core","type":"test","scope":{"block_id":"sb_brain_core","boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"sha256:ab","evidence_refs":["gate://x"],"command":"go test","cwd":".","exit_status":0,"started_at":"2026-11-30T10:00:00Z","ended_at":"2026-11-30T10:01:00Z"}}`
+	addReceipt := func(via string) func(map[string][]byte) {
+		return func(blocks map[string][]byte) {
+			b := blocks["blocks/sb_brain_core.json"]
+			b = []byte(strings.Replace(string(b), `"receipts": []`, `"receipts": [{"receipt":`+receipt+`,"store_version":2,"imported_by":"owner","imported_via":"`+via+`","imported_at":"2026-11-30T10:02:00Z"}]`, 1))
+			blocks["blocks/sb_brain_core.json"] = b
+		}
+	}
+	for _, tt := range []struct {
+		label   string
+		files   map[string][]byte
+		message string
+		code    gates.Code // "" = allowed
+	}{
+		{"a faithful copy at v2", files(2, nil, nil), "store v2: nothing\n", ""},
+		{"an extra file", files(2, nil, map[string][]byte{"notes.txt": []byte("hi")}), "store v2\n", gates.SchemaMismatch},
+		{"a block file of junk", files(2, func(b map[string][]byte) { b["blocks/sb_brain_core.json"] = []byte("junk") }, nil), "store v2\n", gates.SchemaMismatch},
+		{"a block file that is no block id", files(2, nil, map[string][]byte{"blocks/Not A Block.json": []byte("{}")}), "store v2\n", gates.SchemaMismatch},
+		{"an unknown field in a block", files(2, func(b map[string][]byte) {
+			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"name":`, `"colour":"evidence-backed","name":`, 1))
+		}, nil), "store v2\n", gates.SchemaMismatch},
+		{"a receipt no human imported", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n", gates.HumanGestureRequired},
+		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
+		{"a receipt with the human trailer", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n", ""},
+	} {
+		c := r.commitFiles(v1, tt.files, tt.message)
+		f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
 	}
 }
 
