@@ -13,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
@@ -493,6 +494,50 @@ func TestMemoryAndAtlasDocuments(t *testing.T) {
 		c := r.commit(gitstore.ZeroHash, memory.AtlasFile, bad, "v1 again\n")
 		if f := CheckUpdate(r.repo, Update{New: c, Ref: memory.DocRef(d.DocID)}, nil); f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "canonical bytes") {
 			t.Errorf("atlas %q: %v", bad, f)
+		}
+	}
+}
+
+// TestKeySetChanges: the first key set registers one key; every later set
+// is proven by a key of the set before it, over exactly the new set.
+func TestKeySetChanges(t *testing.T) {
+	r := newChainRig(t)
+	alice, bob, eve := gatestest.New(t, "es256"), gatestest.New(t, "ed25519"), gatestest.New(t, "es256")
+	set := func(version int64, keys ...*gatestest.Authenticator) *brain.KeySet {
+		k := &brain.KeySet{Schema: brain.KeysSchema, Version: version, Keys: []brain.Passkey{}}
+		for _, a := range keys {
+			k.Keys = append(k.Keys, brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"})
+		}
+		return k
+	}
+	proven := func(by *gatestest.Authenticator, over *brain.KeySet) string {
+		p := by.Assert(gates.GestureChallenge(brain.KeysGesture, over.Canonical()), nil)
+		return "keys v2\n\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+	}
+	first := r.commit(gitstore.ZeroHash, brain.KeysFile, set(1, alice).Canonical(), "keys v1\n")
+	two := set(2, alice, bob)
+	for _, tt := range []struct {
+		label string
+		u     Update
+		code  gates.Code // "" = allowed
+	}{
+		{"the first key", Update{New: first, Ref: brain.KeysRef}, ""},
+		{"two keys at once, first", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, set(1, alice, bob).Canonical(), "keys v1\n"), Ref: brain.KeysRef}, gates.InvalidLetter},
+		{"a key added with no proof", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), "keys v2\n"), Ref: brain.KeysRef}, gates.HumanGestureRequired},
+		{"a key added, proven by a registered key", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(alice, two)), Ref: brain.KeysRef}, ""},
+		{"a key added, proven by the key it adds", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(bob, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
+		{"a proof over another set", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, alice, eve).Canonical(), proven(alice, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
+		{"the only key removed, proven", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2).Canonical(), proven(alice, set(2))), Ref: brain.KeysRef}, ""},
+		{"a version skipped", Update{Old: first, New: r.commit(first, brain.KeysFile, set(3, alice, bob).Canonical(), proven(alice, set(3, alice, bob))), Ref: brain.KeysRef}, gates.InvalidLetter},
+		{"a key that is none", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, []byte(`{"schema":"m1nd-passkeys-v0","version":1,"keys":[{"credential_id":"AA","public_key":"AA","added_at":"2026-12-01T10:00:00Z"}]}`), "keys v1\n"), Ref: brain.KeysRef}, gates.InvalidLetter},
+		{"a deletion", Update{Old: first, Ref: brain.KeysRef}, gates.InvalidTransition},
+	} {
+		f := CheckUpdate(r.repo, tt.u, nil)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
 		}
 	}
 }

@@ -15,7 +15,7 @@ func TestEveryShippedKindIsLinked(t *testing.T) {
 	for _, k := range chain.Kinds() {
 		names = append(names, k.Name)
 	}
-	for _, want := range []string{"atlas", "mail", "memory", "mission", "store"} {
+	for _, want := range []string{"atlas", "keys", "mail", "memory", "mission", "store"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("kind %q is not registered in the CLI; registered: %v", want, names)
 		}
