@@ -134,13 +134,16 @@ func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Vo
 // click clicks the element a CSS selector names.
 func click(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	run(t, ctx, chromedp.Click(chromedp.CSS(sel)))
+	// Clicked from inside the page, at the moment the element is found: a
+	// click by DevTools node id fails with "could not find node" when a
+	// refresh replaces the element between the lookup and the click.
+	until(t, ctx, "to click "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true })()`, sel))
 }
 
 // until polls a JavaScript condition in the page.
 func until(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		screenshot(t, ctx, "failed")
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
