@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
@@ -126,7 +125,7 @@ func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
 // checkProofBy checks that a commit message carries a proof, by a key of
 // keys, of gesture over change.
 func checkProofBy(keys *KeySet, message, gesture string, change []byte) error {
-	value, ok := trailer(message, gates.ProofTrailer)
+	value, ok := chain.TrailerValue(message, gates.ProofTrailer)
 	if !ok {
 		return gates.Refusef(gates.HumanGestureRequired, "proof", "this change is a human gesture: its commit carries %s, a passkey's assertion over it", gates.ProofTrailer)
 	}
@@ -139,16 +138,6 @@ func checkProofBy(keys *KeySet, message, gesture string, change []byte) error {
 		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this brain has not registered")
 	}
 	return gates.VerifyProof(p, key, gates.GestureChallenge(gesture, change))
-}
-
-// trailer returns the value of a commit message's trailer key.
-func trailer(message, key string) (string, bool) {
-	for _, line := range strings.Split(message, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), key) {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
 }
 
 // ReadKeys reads the key set at the keys ref's head through objs; nil when

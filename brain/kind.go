@@ -133,7 +133,8 @@ func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
 			if before[receiptKey(r)] {
 				continue
 			}
-			human := gates.RequireHumanOrigin(r.ImportedVia, "imported_via") == nil && chain.HasTrailer(next.Meta.Message, "M1nd-Origin", r.ImportedVia)
+			origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
+			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
 			if r.StoreVersion != snap.StoreVersion || !human {
 				return gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", snap.StoreVersion, b.BlockID)
 			}

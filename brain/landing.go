@@ -46,7 +46,7 @@ func (st StoreAt) CheckLanding(block string, version int64, candidate *gates.Rec
 	}
 	want := chain.CanonicalJSON(candidate)
 	for _, r := range b.Receipts {
-		if r.StoreVersion > version || gates.RequireHumanOrigin(r.ImportedVia, "imported_via") != nil {
+		if r.StoreVersion > version || !gates.IsHumanOrigin(r.ImportedVia) {
 			continue
 		}
 		got, _, err := DecodeReceipt(r.Receipt)

@@ -59,19 +59,19 @@ func letterFollows(prev, next *Judged, env Env) error {
 	if err := CheckLanded(l, head, env.Landings); err != nil {
 		return err
 	}
-	if l.Phase == PhaseArchived && !HasTrailer(next.Meta.Message, "M1nd-Origin", gates.OriginHumanUI) {
-		return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-ui (the tray or m1nd mission archive makes it)")
+	if origin, _ := TrailerValue(next.Meta.Message, "M1nd-Origin"); l.Phase == PhaseArchived && !gates.IsHumanOrigin(origin) {
+		return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-ui (the tray)")
 	}
 	return nil
 }
 
-// HasTrailer reports whether a commit message carries the trailer key
-// (any case) with exactly value.
-func HasTrailer(message, key, value string) bool {
+// TrailerValue returns the value of the first line "key: value" (key in
+// any case) of a commit message.
+func TrailerValue(message, key string) (string, bool) {
 	for _, line := range strings.Split(message, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), key) && strings.TrimSpace(v) == value {
-			return true
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			return strings.TrimSpace(v), true
 		}
 	}
-	return false
+	return "", false
 }

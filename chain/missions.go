@@ -253,8 +253,8 @@ func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit 
 		Subject:  fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID),
 		Trailers: []Trailer{{"M1nd-Letter", id}, {"M1nd-Agent", req.Agent}},
 	}
-	if req.Origin == gates.OriginHumanUI {
-		c.Trailers = append(c.Trailers, Trailer{"M1nd-Origin", gates.OriginHumanUI})
+	if gates.IsHumanOrigin(req.Origin) {
+		c.Trailers = append(c.Trailers, Trailer{"M1nd-Origin", req.Origin})
 	}
 	return c
 }

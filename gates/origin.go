@@ -1,12 +1,21 @@
 package gates
 
-// OriginHumanUI is the one origin token that proves a human gesture: the
-// tray's browser code stamps it, and the CLI stamps it only after an
-// interactive terminal confirmation.
-const OriginHumanUI = "human-ui"
+// The origins of a human gesture, recorded on the commit it makes.
+const (
+	// OriginHumanUI is a gesture made in the tray (its page stamps it on a
+	// click); until tray gestures carry a passkey proof it is a claim.
+	OriginHumanUI = "human-ui"
+	// OriginHumanTTY is a gesture confirmed at an interactive terminal: the
+	// weaker mode, which stops an agent that simply calls the verb, not one
+	// that fakes a pty.
+	OriginHumanTTY = "human-tty"
+)
 
 // humanOrigins is the closed allow-list. Adding to it is a design change.
-var humanOrigins = map[string]bool{OriginHumanUI: true}
+var humanOrigins = map[string]bool{OriginHumanUI: true, OriginHumanTTY: true}
+
+// IsHumanOrigin reports whether origin is on the allow-list.
+func IsHumanOrigin(origin string) bool { return humanOrigins[origin] }
 
 // RequireHumanOrigin refuses unless origin is on the closed allow-list. It
 // runs before anything else about the request is looked at. field names the

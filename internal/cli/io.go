@@ -101,5 +101,5 @@ func (s *IOStreams) gesture(prompt, want string) string {
 	if strings.TrimSpace(line) != want {
 		return ""
 	}
-	return gates.OriginHumanUI
+	return gates.OriginHumanTTY
 }
