@@ -82,7 +82,7 @@ func (o *owner) serve(extra ...string) string {
 	if err != nil {
 		t.Fatalf("m1nd serve said nothing: %v", err)
 	}
-	m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(line)
+	m := regexp.MustCompile(`http://localhost:\d+/`).FindString(line)
 	if m == "" {
 		t.Fatalf("m1nd serve printed %q", line)
 	}

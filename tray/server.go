@@ -33,6 +33,7 @@ type Server struct {
 	port    string
 	events  *hub
 	runners registry
+	reg     registration // the one-time code that registers the first passkey
 }
 
 // New builds the owner of the brain in repo.
@@ -83,6 +84,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
 	mux.HandleFunc("POST /api/naming", s.write(s.postNaming))
 	mux.HandleFunc("POST /api/curate", s.write(s.postCurate))
+	mux.HandleFunc("GET /api/passkeys", s.getPasskeys)
+	mux.HandleFunc("POST /api/passkey/options", s.write(s.postPasskeyOptions))
+	mux.HandleFunc("POST /api/passkey/register", s.write(s.postPasskeyRegister))
 	mux.HandleFunc("POST "+serve.PathMissionSpawn, s.write(s.postSpawn))
 	mux.HandleFunc("POST "+serve.PathAnnounce, s.postAnnounce)
 	mux.HandleFunc("GET "+serve.PathRunnersStatus, s.getRunnerStatus)
@@ -97,7 +101,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
 		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1") {
-			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only http://127.0.0.1:"+s.port+" (or localhost); the request named another host"))
+			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only http://localhost:"+s.port+" (or 127.0.0.1); the request named another host"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")

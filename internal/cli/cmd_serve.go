@@ -47,7 +47,10 @@ The address and pid are recorded in .git/m1nd/serve.json while it runs.`,
 
 // runOwner runs the owner on ln until ctx ends (Ctrl-C).
 func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
-	url := "http://" + ln.Addr().String() + "/"
+	// The tray's URL names localhost: browsers refuse an IP address as the
+	// WebAuthn relying party, and the passkeys are registered there.
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	url := "http://localhost:" + port + "/"
 	removeRecord, err := serve.WriteRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
 	if err != nil {
 		ln.Close()
@@ -58,13 +61,21 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 	if readOnly {
 		mode = " (read-only)"
 	}
+	owner := tray.New(repo, brainName, readOnly)
+	owner.Pins = loadPins(inv, repo)
+	code, err := owner.OfferRegistration()
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	fmt.Fprintf(inv.io.Out, "m1nd owner for brain %s%s: %s\n(Ctrl-C stops it)\n", brainName, mode, url)
+	if code != "" {
+		fmt.Fprintf(inv.io.Out, "register a passkey in the tray with code %s (it works once, and only here)\n", code)
+	}
 	if open {
 		if err := exec.Command("xdg-open", url).Start(); err != nil {
 			fmt.Fprintf(inv.io.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
-	owner := tray.New(repo, brainName, readOnly)
-	owner.Pins = loadPins(inv, repo)
 	return owner.Serve(ctx, ln)
 }

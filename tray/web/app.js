@@ -18,7 +18,7 @@ const HUMAN = 'human-ui';
 const STAGNANT_MS = 24 * 3600 * 1000;
 const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
 
-const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '' };
+const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '', passkeys: null, justRegistered: '' };
 
 // ---- small helpers -------------------------------------------------------
 
@@ -91,8 +91,10 @@ function confirmDialog(title, text, okLabel) {
 // ---- loading -------------------------------------------------------------
 
 async function refresh() {
-  const [heads, blocks, policy] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy')]);
+  const [heads, blocks, policy, passkeys] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys')]);
   state.policy = policy;
+  state.passkeys = passkeys.ok ? passkeys : null;
+  renderPasskeys();
   renderPolicy();
   state.heads = heads.missions || [];
   state.brain = heads.served_brain || blocks.served_brain || '';
@@ -335,6 +337,89 @@ async function compose() {
   }
 }
 
+// ---- passkeys ------------------------------------------------------------
+
+// The owner's first passkey is registered here with the one-time code that
+// `m1nd serve` printed on its terminal. WebAuthn wants binary fields; the
+// server speaks base64url.
+function fromB64url(s) {
+  const b = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4));
+  const out = new Uint8Array(b.length);
+  for (let i = 0; i < b.length; i++) out[i] = b.charCodeAt(i);
+  return out.buffer;
+}
+
+function toB64url(buf) {
+  let b = '';
+  for (const byte of new Uint8Array(buf)) b += String.fromCharCode(byte);
+  return btoa(b).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function renderPasskeys() {
+  const p = state.passkeys;
+  const keys = p ? p.keys : [];
+  const line = $('#passkey-line');
+  line.hidden = keys.length === 0;
+  line.textContent = keys.length ? 'passkey: ' + keys.map((k) => k.label).join(', ') : '';
+  const panel = $('#passkey');
+  if (state.justRegistered) {
+    panel.hidden = false;
+    panel.classList.add('done');
+    panel.querySelector('.passkey-fields').hidden = true;
+    panel.querySelector('.note').hidden = true;
+    $('#passkey-title').textContent = 'Passkey registered';
+    $('#passkey-note').textContent = `passkey registered: ${state.justRegistered}`;
+    return;
+  }
+  panel.hidden = !(p && !p.registered && p.registration && canWrite());
+  if (!panel.hidden && location.hostname !== 'localhost') {
+    $('#passkey-note').textContent = `passkeys work only at http://localhost:${location.port}/ — open the tray there`;
+  }
+}
+
+async function registerPasskey() {
+  const code = $('#passkey-code').value.trim();
+  const label = $('#passkey-label').value.trim();
+  const note = $('#passkey-note');
+  if (!code) { note.textContent = 'type the code `m1nd serve` printed on its terminal'; $('#passkey-code').focus(); return; }
+  if (!window.PublicKeyCredential || !navigator.credentials) { note.textContent = `this browser makes no passkeys here: open http://localhost:${location.port}/`; return; }
+  const go = $('#passkey-go');
+  go.disabled = true;
+  try {
+    const opts = await postJSON('/api/passkey/options', {});
+    if (!opts.ok) { note.textContent = refusal(opts); return; }
+    const publicKey = opts.publicKey;
+    publicKey.challenge = fromB64url(publicKey.challenge);
+    publicKey.user.id = fromB64url(publicKey.user.id);
+    for (const c of publicKey.excludeCredentials || []) c.id = fromB64url(c.id);
+    note.textContent = 'your browser asks for a passkey…';
+    let cred;
+    try {
+      cred = await navigator.credentials.create({ publicKey });
+    } catch (e) {
+      note.textContent = `no passkey was made: ${e.message || e}`;
+      return;
+    }
+    const r = cred.response;
+    const credential = {
+      id: cred.id, rawId: toB64url(cred.rawId), type: cred.type,
+      authenticatorAttachment: cred.authenticatorAttachment || undefined,
+      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
+      response: {
+        clientDataJSON: toB64url(r.clientDataJSON), attestationObject: toB64url(r.attestationObject),
+        transports: r.getTransports ? r.getTransports() : [],
+      },
+    };
+    const out = await postJSON('/api/passkey/register', { code, label, credential });
+    if (!out.ok) { note.textContent = refusal(out); return; }
+    state.justRegistered = label || 'passkey';
+    say('passkey registered');
+    await refresh();
+  } finally {
+    go.disabled = false;
+  }
+}
+
 // ---- start ---------------------------------------------------------------
 
 function setTray(open) {
@@ -353,6 +438,7 @@ async function start() {
   $('#compose-close').addEventListener('click', () => { $('#compose').hidden = true; });
   $('#compose-go').addEventListener('click', compose);
   for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener('change', updateComposeNote);
+  $('#passkey-go').addEventListener('click', registerPasskey);
   await refresh();
   document.body.dataset.ready = 'true';
   const events = new EventSource('/api/events');

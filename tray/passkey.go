@@ -1,0 +1,379 @@
+package tray
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/subtle"
+	"crypto/x509"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/protocol/webauthncose"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
+)
+
+// The owner's first passkey is registered in the tray with a one-time code
+// that `m1nd serve` prints on its terminal: the code lives in this
+// process's memory only (never a file, never a ref), works once, and only
+// while the brain has no registered key. Adding a key to a registered
+// brain is itself a proven gesture (not in this version).
+
+// ChallengeTTL is how long a registration challenge handed out by
+// /api/passkey/options can be answered.
+const ChallengeTTL = 5 * time.Minute
+
+// maxChallenges caps the challenges outstanding at once: a page that asks
+// for options over and over pushes out the oldest, never grows the map.
+const maxChallenges = 16
+
+// registration is the owner's one-time code and the challenges it handed
+// out; every field is guarded by mu.
+type registration struct {
+	mu         sync.Mutex
+	code       string // canonical (upper case, no dash); "" when none was offered
+	used       bool   // consumed by a registration that wrote the key set
+	busy       bool   // a registration holding the code is under way
+	challenges map[string]time.Time
+}
+
+var codeEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// OfferRegistration makes the one-time code that registers the brain's
+// first passkey, when this owner writes and the brain has no registered
+// key; it returns the code as the operator types it (XXXX-XXXX), or ""
+// when there is nothing to register. Call it once, before Serve.
+func (s *Server) OfferRegistration() (string, error) {
+	if s.ReadOnly {
+		return "", nil
+	}
+	keys, err := s.readKeys()
+	if err != nil {
+		return "", err
+	}
+	if keys != nil && len(keys.Keys) > 0 {
+		return "", nil
+	}
+	raw := make([]byte, 5) // 40 bits: 8 base32 characters
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	code := codeEncoding.EncodeToString(raw)
+	s.reg.mu.Lock()
+	s.reg.code, s.reg.used = code, false
+	s.reg.mu.Unlock()
+	return code[:4] + "-" + code[4:], nil
+}
+
+// canonicalCode is a typed code as the owner keeps it: upper case, without
+// the dash or spaces a human may type.
+func canonicalCode(typed string) string {
+	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(typed))
+}
+
+// readKeys reads the brain's registered key set; nil when none.
+func (s *Server) readKeys() (*brain.KeySet, error) {
+	head, _, err := s.Repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return nil, err
+	}
+	return brain.ReadKeys(s.Repo, head)
+}
+
+var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this brain has a registered passkey: adding a key to a registered brain is a proven gesture: not in this version")
+
+type passkeysReply struct {
+	OK         bool          `json:"ok"`
+	Registered bool          `json:"registered"`
+	Keys       []passkeyView `json:"keys"`
+	// Registration says whether this owner takes a one-time code now.
+	Registration bool `json:"registration"`
+}
+
+type passkeyView struct {
+	CredentialID string `json:"credential_id"`
+	Label        string `json:"label"`
+	AddedAt      string `json:"added_at"`
+}
+
+// getPasskeys answers which passkeys the brain has registered: public
+// ids, labels and dates only.
+func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.readKeys()
+	if err != nil {
+		serve.WriteErr(w, err)
+		return
+	}
+	reply := passkeysReply{OK: true, Keys: []passkeyView{}}
+	if keys != nil {
+		for _, k := range keys.Keys {
+			reply.Keys = append(reply.Keys, passkeyView{CredentialID: k.CredentialID, Label: k.Label, AddedAt: k.AddedAt})
+		}
+	}
+	reply.Registered = len(reply.Keys) > 0
+	s.reg.mu.Lock()
+	reply.Registration = !reply.Registered && s.reg.code != "" && !s.reg.used && !s.ReadOnly
+	s.reg.mu.Unlock()
+	serve.WriteJSON(w, http.StatusOK, reply)
+}
+
+// credParams are the algorithms m1nd verifies a proof with
+// (gates.VerifyProof): ES256, EdDSA, RS256.
+var credParams = []protocol.CredentialParameter{
+	{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgES256},
+	{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgEdDSA},
+	{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgRS256},
+}
+
+// postPasskeyOptions answers the PublicKeyCredentialCreationOptions the
+// page hands to navigator.credentials.create: a fresh challenge, kept here
+// for ChallengeTTL and answerable once.
+func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
+	var req struct{}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := decodeRequest(body, &req); err != nil {
+			return nil, err
+		}
+	}
+	keys, err := s.readKeys()
+	if err != nil {
+		return nil, err
+	}
+	if keys != nil && len(keys.Keys) > 0 {
+		return nil, errKeyRegistered
+	}
+	challenge, err := protocol.CreateChallenge()
+	if err != nil {
+		return nil, err
+	}
+	handle := make([]byte, 16)
+	if _, err := rand.Read(handle); err != nil {
+		return nil, err
+	}
+	s.reg.mu.Lock()
+	s.reg.remember(challenge.String(), s.now())
+	s.reg.mu.Unlock()
+	name := "m1nd " + s.Name
+	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
+		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
+		User: protocol.UserEntity{
+			ID:               protocol.URLEncodedBase64(handle),
+			DisplayName:      "owner of " + name,
+			CredentialEntity: protocol.CredentialEntity{Name: "owner"},
+		},
+		Challenge:              challenge,
+		Parameters:             credParams,
+		Timeout:                int(ChallengeTTL / time.Millisecond),
+		AuthenticatorSelection: protocol.AuthenticatorSelection{UserVerification: protocol.VerificationPreferred},
+		Attestation:            protocol.PreferNoAttestation,
+	}}, nil
+}
+
+// remember keeps a challenge until its deadline, dropping expired ones
+// and, past maxChallenges, the oldest. The caller holds mu.
+func (g *registration) remember(challenge string, now time.Time) {
+	if g.challenges == nil {
+		g.challenges = map[string]time.Time{}
+	}
+	oldest, oldestAt := "", time.Time{}
+	for c, until := range g.challenges {
+		if !now.Before(until) {
+			delete(g.challenges, c)
+		} else if oldest == "" || until.Before(oldestAt) {
+			oldest, oldestAt = c, until
+		}
+	}
+	if len(g.challenges) >= maxChallenges {
+		delete(g.challenges, oldest)
+	}
+	g.challenges[challenge] = now.Add(ChallengeTTL)
+}
+
+// take removes a challenge, reporting whether it was handed out and has
+// not expired. The caller holds mu.
+func (g *registration) take(challenge string, now time.Time) bool {
+	until, ok := g.challenges[challenge]
+	delete(g.challenges, challenge)
+	return ok && now.Before(until)
+}
+
+type registerRequest struct {
+	Code       string          `json:"code"`
+	Label      string          `json:"label"`
+	Credential json.RawMessage `json:"credential"`
+}
+
+type registerReply struct {
+	OK           bool   `json:"ok"`
+	CredentialID string `json:"credential_id"`
+	KeysVersion  int64  `json:"keys_version"`
+}
+
+func codeRefusal(format string, args ...any) error {
+	return gates.Refusef(gates.HumanGestureRequired, "code", format, args...)
+}
+
+// postPasskeyRegister registers the brain's first passkey: the one-time
+// code is checked first, before the request is parsed; then the browser's
+// attestation is verified against a challenge this owner handed out, for
+// relying party localhost and this tray's origin, with the user present;
+// the credential's public key is written as key set version 1.
+func (s *Server) postPasskeyRegister(r *http.Request, body []byte) (any, error) {
+	keys, err := s.readKeys()
+	if err != nil {
+		return nil, err
+	}
+	if keys != nil && len(keys.Keys) > 0 {
+		return nil, errKeyRegistered
+	}
+	if err := s.reg.hold(canonicalCode(peekString(body, "code"))); err != nil {
+		return nil, err
+	}
+	reply, err := s.register(r.Context(), body)
+	s.reg.release(err == nil)
+	return reply, err
+}
+
+// hold takes the one-time code for one registration: a wrong, used or busy
+// code is refused. release gives it back, or burns it once used.
+func (g *registration) hold(typed string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.code == "":
+		return codeRefusal("this owner offers no registration code: restart `m1nd serve` on a brain with no registered passkey and type the code it prints")
+	case g.used:
+		return codeRefusal("the registration code was used already: it works once; restart `m1nd serve` for a new one")
+	case subtle.ConstantTimeCompare([]byte(typed), []byte(g.code)) != 1:
+		return codeRefusal("that is not the registration code `m1nd serve` printed on its terminal")
+	case g.busy:
+		return codeRefusal("a registration with this code is under way")
+	}
+	g.busy = true
+	return nil
+}
+
+func (g *registration) release(used bool) {
+	g.mu.Lock()
+	g.busy = false
+	g.used = g.used || used
+	g.mu.Unlock()
+}
+
+// register verifies the attestation in body and writes key set 1.
+func (s *Server) register(ctx context.Context, body []byte) (any, error) {
+	var req registerRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	label := strings.Join(strings.Fields(req.Label), " ")
+	if label == "" {
+		label = "passkey"
+	}
+	if len(label) > 100 || gates.HasUnsafeText(label) {
+		return nil, gates.Refusef(gates.InvalidLetter, "label", "a passkey's label is short plain text (at most 100 bytes)")
+	}
+	if len(req.Credential) == 0 || string(req.Credential) == "null" {
+		return nil, gates.Refusef(gates.InvalidLetter, "credential", "credential is the browser's answer to navigator.credentials.create, as JSON")
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(req.Credential)
+	if err != nil {
+		return nil, gates.Refusef(gates.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", gates.Clip(webauthnError(err)))
+	}
+	challenge := parsed.Response.CollectedClientData.Challenge
+	s.reg.mu.Lock()
+	fresh := s.reg.take(challenge, s.now())
+	s.reg.mu.Unlock()
+	if !fresh {
+		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired or was used: ask for new options and try again")
+	}
+	origin := "http://" + gates.RelyingParty + ":" + s.port
+	if _, err := parsed.Verify(challenge, gates.RelyingParty, []string{origin}, nil, nil, protocol.TopOriginImplicitVerificationMode,
+		false, false, true, nil, credParams, protocol.AttestationPolicy{}, protocol.SignaturePolicy{}); err != nil {
+		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey's registration does not hold (it must be made in the tray at %s, with a user present): %s", origin, gates.Clip(webauthnError(err)))
+	}
+	att := parsed.Response.AttestationObject.AuthData.AttData
+	der, err := pkixOf(att.CredentialPublicKey)
+	if err != nil {
+		return nil, gates.Refusef(gates.InvalidLetter, "credential", "the passkey's public key is not one m1nd verifies with (ES256, EdDSA or RS256): %s", gates.Clip(webauthnError(err)))
+	}
+	id := base64.RawURLEncoding.EncodeToString(att.CredentialID)
+	now := s.now().UTC()
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{
+		CredentialID: id, PublicKey: base64.RawURLEncoding.EncodeToString(der), Label: label, AddedAt: now.Format(time.RFC3339),
+	}}}
+	if _, err := brain.DecodeKeySet(set.Canonical()); err != nil {
+		return nil, err
+	}
+	c := chain.Chain{Repo: s.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
+	_, err = c.Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{
+		Agent: "owner", When: now, Subject: "keys v1: register " + label,
+		Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: "owner"}, {Key: "M1nd-Registered-Via", Value: "one-time code"}},
+	})
+	if errors.Is(err, chain.ErrLostRace) {
+		return nil, gates.Refusef(gates.StaleHead, "", "a passkey was registered while this one was being made: reload the tray")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return registerReply{OK: true, CredentialID: id, KeysVersion: set.Version}, nil
+}
+
+// pkixOf converts a credential's COSE public key to PKIX DER, the form
+// the key set stores and gates.VerifyProof reads.
+func pkixOf(cose []byte) ([]byte, error) {
+	key, err := webauthncose.ParsePublicKey(cose)
+	if err != nil {
+		return nil, err
+	}
+	var pub any
+	switch k := key.(type) {
+	case webauthncose.EC2PublicKeyData:
+		if webauthncose.COSEAlgorithmIdentifier(k.Algorithm) != webauthncose.AlgES256 {
+			return nil, errors.New("an EC2 key that is not ES256")
+		}
+		if pub, err = k.ToECDSA(); err != nil {
+			return nil, err
+		}
+	case webauthncose.OKPPublicKeyData:
+		pub = ed25519.PublicKey(k.XCoord)
+	case webauthncose.RSAPublicKeyData:
+		if webauthncose.COSEAlgorithmIdentifier(k.Algorithm) != webauthncose.AlgRS256 {
+			return nil, errors.New("an RSA key that is not RS256")
+		}
+		e, err := webauthncose.ParseRSAPublicKeyDataExponent(&k)
+		if err != nil {
+			return nil, err
+		}
+		pub = &rsa.PublicKey{N: new(big.Int).SetBytes(k.Modulus), E: e}
+	default:
+		return nil, errors.New("a key type m1nd does not verify")
+	}
+	return x509.MarshalPKIXPublicKey(pub)
+}
+
+// webauthnError is the readable part of a go-webauthn error.
+func webauthnError(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		if pe.DevInfo != "" {
+			return pe.Details + ": " + pe.DevInfo
+		}
+		return pe.Details
+	}
+	return err.Error()
+}
