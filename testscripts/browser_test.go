@@ -2,7 +2,10 @@ package testscripts
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
 )
 
@@ -41,10 +46,11 @@ func chromiumPath(t *testing.T) string {
 }
 
 type owner struct {
-	t   *testing.T
-	dir string // the demo brain
-	url string
-	env []string
+	t    *testing.T
+	dir  string // the demo brain
+	url  string
+	env  []string
+	said *bufio.Reader // the rest of what `m1nd serve` prints
 }
 
 // demoOwner builds a demo brain with the real binary and serves it.
@@ -78,7 +84,8 @@ func (o *owner) serve(extra ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
+	o.said = bufio.NewReader(out)
+	line, err := o.said.ReadString('\n')
 	if err != nil {
 		t.Fatalf("m1nd serve said nothing: %v", err)
 	}
@@ -464,4 +471,123 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 			t.Errorf("mission log lacks %s:\n%s", phase, log)
 		}
 	}
+}
+
+// registrationCode reads the one-time code `m1nd serve` printed after its
+// URL.
+func (o *owner) registrationCode() string {
+	o.t.Helper()
+	for range 3 {
+		line, err := o.said.ReadString('\n')
+		if err != nil {
+			o.t.Fatalf("m1nd serve printed no registration code: %v", err)
+		}
+		if m := regexp.MustCompile(`^register a passkey in the tray with code ([A-Z2-7]{4}-[A-Z2-7]{4})`).FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+	}
+	o.t.Fatal("m1nd serve printed no registration code")
+	return ""
+}
+
+// virtualAuthenticator gives the page a passkey authenticator through the
+// DevTools WebAuthn domain: a platform authenticator that verifies its user
+// and simulates the touch.
+func virtualAuthenticator(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
+		Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
+		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
+	}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The owner's first passkey: the code `m1nd serve` printed, a passkey made
+// by the browser's authenticator, key set 1 in refs/m1nd/keys, and the
+// code refused the second time.
+func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
+	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	o.url = o.serve()
+	code := o.registrationCode()
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	virtualAuthenticator(t, ctx)
+	if !eval[bool](t, ctx, `!document.querySelector('#passkey').hidden && document.querySelector('#passkey-line').hidden`) {
+		t.Fatal("a brain without a passkey shows no register panel")
+	}
+	screenshot(t, ctx, "passkey-before")
+	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#passkey-code`), strings.ToLower(code)),
+		chromedp.SendKeys(chromedp.CSS(`#passkey-label`), "test laptop"))
+	click(t, ctx, `#passkey-go`)
+	until(t, ctx, "the passkey registered", `document.querySelector('#passkey-note').textContent === 'passkey registered: test laptop' && getComputedStyle(document.querySelector('.passkey-fields')).display === 'none'`)
+	until(t, ctx, "the header to name the passkey", `document.querySelector('#passkey-line').textContent === 'passkey: test laptop'`)
+	screenshot(t, ctx, "passkey-after")
+
+	git := exec.Command("git", "cat-file", "blob", "refs/m1nd/keys:keys.json")
+	git.Dir, git.Env = o.dir, o.env
+	out, err := git.Output()
+	if err != nil {
+		t.Fatalf("git cat-file: %v", err)
+	}
+	var set struct {
+		Schema  string `json:"schema"`
+		Version int    `json:"version"`
+		Keys    []struct {
+			CredentialID string `json:"credential_id"`
+			PublicKey    string `json:"public_key"`
+			Label        string `json:"label"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal(out, &set); err != nil || set.Schema != "m1nd-passkeys-v0" || set.Version != 1 || len(set.Keys) != 1 || set.Keys[0].Label != "test laptop" || set.Keys[0].PublicKey == "" {
+		t.Fatalf("keys.json: %s (%v)", out, err)
+	}
+	// The key stored is the one the authenticator signs with: an assertion
+	// made in the page holds under gates.VerifyProof.
+	challenge := bytes.Repeat([]byte{7}, 32)
+	proof, err := chromedp.Run(ctx, chromedp.Evaluate[gates.Proof](fmt.Sprintf(`navigator.credentials.get({publicKey: {challenge: fromB64url(%q), rpId: 'localhost',
+		allowCredentials: [{type: 'public-key', id: fromB64url(%q)}]}}).then(a => ({credential_id: toB64url(a.rawId),
+		authenticator_data: toB64url(a.response.authenticatorData), client_data_json: toB64url(a.response.clientDataJSON), signature: toB64url(a.response.signature)}))`,
+		base64.RawURLEncoding.EncodeToString(challenge), set.Keys[0].CredentialID), chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gates.VerifyProof(&proof, gates.PublicKey{CredentialID: set.Keys[0].CredentialID, PKIX: set.Keys[0].PublicKey}, challenge); err != nil {
+		t.Fatalf("an assertion by the registered passkey: %v", err)
+	}
+	if v := o.m1nd("verify"); !strings.HasSuffix(strings.TrimSpace(v), " 0 faults") {
+		t.Fatalf("m1nd verify: %s", v)
+	}
+	// The same code again: refused, nothing written.
+	reply, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](fmt.Sprintf(`fetch('/api/passkey/register', {method: 'POST',
+		headers: {'Content-Type': 'application/json'}, body: JSON.stringify({code: %q, label: 'again', credential: {}})}).then(r => r.json())`, code), chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply["refused"] != "human_gesture_required" || !strings.Contains(fmt.Sprint(reply["lesson"]), "not in this version") {
+		t.Fatalf("the code again: %v", reply)
+	}
+	if n := strings.Count(o.gitOut("rev-list", "refs/m1nd/keys"), "\n"); n != 1 {
+		t.Fatalf("refs/m1nd/keys has %d commits", n)
+	}
+	// Reloaded, the page shows the passkey quietly and no panel.
+	open(t, ctx, o.url)
+	if !eval[bool](t, ctx, `document.querySelector('#passkey').hidden && document.querySelector('#passkey-line').textContent === 'passkey: test laptop'`) {
+		t.Fatal("a registered brain still offers the register panel")
+	}
+}
+
+func (o *owner) gitOut(args ...string) string {
+	o.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = o.dir, o.env
+	out, err := cmd.Output()
+	if err != nil {
+		o.t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
 }
