@@ -22,9 +22,11 @@ func gitHooksCommand(inv *invocation) *cli.Command {
 hooks check what plain git does. reference-transaction (installed by m1nd
 init) refuses, for refs under refs/m1nd/: deleting a mission, store, memory or
 atlas ref; a rewrite (non-fast-forward); a mission commit whose letter does not
-validate or does not extend its chain; an archived letter without
-M1nd-Origin: human-ui; a store commit that does not add exactly 1 to
-store_version; a mail, memory or atlas commit that holds anything but its one
+validate or does not extend its chain; an archived letter without a human
+M1nd-Origin; a landed letter the store does not back; a store commit that
+is not a whole store adding exactly 1 to store_version, or that adds a
+receipt no human import made; a key set change no registered passkey
+proved; a mail, memory or atlas commit that holds anything but its one
 valid document in canonical bytes. On a bare remote, 'm1nd hooks install --bare' installs the
 same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 		Subcommands: []*cli.Command{
