@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
@@ -113,27 +114,42 @@ func decodeStrict[T any](body []byte) (*T, error) {
 }
 
 // storeFollows: each store commit adds exactly 1 to store_version, the
-// first being version 1; a receipt that was not in the store before was
-// imported by a human gesture in this very commit: it records this
-// version and a human origin, and the commit carries the origin trailer.
+// first being version 1; what only a human makes was made by a human
+// gesture in this very commit: a receipt that was not in the store before
+// records this version and a human origin, a block that became ratified is
+// named by this version's ratification, made by a human, and the commit
+// carries that origin's trailer.
 func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
 	want := int64(1)
 	var before map[string]bool
+	wasRatified := map[string]bool{}
 	if prev != nil {
 		p := prev.Value.(*Snapshot)
 		want = p.StoreVersion + 1
 		before = receiptKeys(p)
+		for _, b := range p.Blocks {
+			wasRatified[b.BlockID] = b.State == StateRatified
+		}
 	}
 	snap := next.Value.(*Snapshot)
 	if v := snap.StoreVersion; v != want {
 		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
+	}
+	origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
+	for _, b := range snap.Blocks {
+		if b.State != StateRatified || wasRatified[b.BlockID] {
+			continue
+		}
+		r := snap.Skeleton.Ratification
+		if r == nil || r.StoreVersion != snap.StoreVersion || !gates.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
+			return gates.Refusef(gates.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", snap.StoreVersion, b.BlockID)
+		}
 	}
 	for _, b := range snap.Blocks {
 		for _, r := range b.Receipts {
 			if before[receiptKey(r)] {
 				continue
 			}
-			origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
 			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
 			if r.StoreVersion != snap.StoreVersion || !human {
 				return gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", snap.StoreVersion, b.BlockID)

@@ -210,6 +210,22 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 			blocks["blocks/sb_brain_core.json"] = b
 		}
 	}
+	ratify := func(blocks map[string][]byte) {
+		b := blocks["blocks/sb_brain_core.json"]
+		blocks["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b), `"state": "candidate"`, `"state": "ratified"`, 1))
+	}
+	// ratified records, in store.json, a ratification of sb_brain_core at v2
+	// made via origin ("" for none).
+	ratified := func(files map[string][]byte, via string) map[string][]byte {
+		if via == "" {
+			return files
+		}
+		var doc map[string]any
+		json.Unmarshal(files[brain.StoreFile], &doc)
+		doc["skeleton"].(map[string]any)["ratification"] = map[string]any{"ratifier": "owner", "ratified_via": via, "ratified_at": "2026-11-30T10:02:00Z", "store_version": 2, "block_ids": []string{"sb_brain_core"}}
+		files[brain.StoreFile], _ = json.MarshalIndent(doc, "", "  ")
+		return files
+	}
 	for _, tt := range []struct {
 		label   string
 		files   map[string][]byte
@@ -226,6 +242,10 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		{"a receipt no human imported", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n", gates.HumanGestureRequired},
 		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
 		{"a receipt with the human trailer", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n", ""},
+		{"a block ratified with no ratification", ratified(files(2, ratify, nil), ""), "store v2: ratify\n\nM1nd-Origin: human-tty\n", gates.HumanGestureRequired},
+		{"a ratification with no human trailer", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n", gates.HumanGestureRequired},
+		{"a ratification by an agent", ratified(files(2, ratify, nil), "agent"), "store v2: ratify\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
+		{"a human ratification", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n\nM1nd-Origin: human-tty\n", ""},
 	} {
 		c := r.commitFiles(v1, tt.files, tt.message)
 		f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil)
