@@ -119,7 +119,7 @@ func decodeStrict[T any](body []byte) (*T, error) {
 // records this version and a human origin, a block that became ratified is
 // named by this version's ratification, made by a human, and the commit
 // carries that origin's trailer.
-func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
+func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	want := int64(1)
 	var before map[string]bool
 	wasRatified := map[string]bool{}
@@ -136,6 +136,7 @@ func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
 		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
 	}
 	origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
+	var gesture string // the human gesture this commit makes, if any
 	for _, b := range snap.Blocks {
 		if b.State != StateRatified || wasRatified[b.BlockID] {
 			continue
@@ -144,6 +145,7 @@ func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
 		if r == nil || r.StoreVersion != snap.StoreVersion || !gates.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
 			return gates.Refusef(gates.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", snap.StoreVersion, b.BlockID)
 		}
+		gesture = GestureRatify
 	}
 	for _, b := range snap.Blocks {
 		for _, r := range b.Receipts {
@@ -151,12 +153,20 @@ func storeFollows(prev, next *chain.Judged, _ chain.Env) error {
 				continue
 			}
 			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
-			if r.StoreVersion != snap.StoreVersion || !human {
+			if r.StoreVersion != snap.StoreVersion || !human || gesture == GestureRatify {
 				return gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", snap.StoreVersion, b.BlockID)
 			}
+			gesture = GestureReceiptImport
 		}
 	}
-	return nil
+	if gesture == "" || env.Gestures == nil {
+		return nil
+	}
+	parent := gitstore.ZeroHash
+	if len(next.Meta.Parents) > 0 {
+		parent = next.Meta.Parents[0]
+	}
+	return env.Gestures.CheckCommit(gesture, StoreChange(parent, next.Meta.Tree), next.Meta.Message)
 }
 
 func receiptKeys(s *Snapshot) map[string]bool {

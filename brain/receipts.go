@@ -17,7 +17,11 @@ type ImportRequest struct {
 	WriteRequest
 	BlockID string
 	Receipt []byte // the receipt JSON, kept exactly (compacted) as submitted
-	Origin  string // imported_via: the human-gesture token
+	Origin  string // imported_via: the human gesture's origin
+	Proof   *gates.Proof
+	// DryRun prepares the import without committing it: the reply's
+	// Change is what the passkey signs.
+	DryRun bool
 }
 
 // ImportResult is the reply to an accepted import.
@@ -27,6 +31,8 @@ type ImportResult struct {
 	BlockID      string `json:"block_id"`
 	ReceiptCount int    `json:"receipt_count"`
 	Commit       string `json:"commit"`
+
+	Change []byte `json:"-"` // with DryRun: what the passkey signs
 }
 
 // ImportReceipt is the receipt_import law, checks in order: the human
@@ -37,8 +43,8 @@ type ImportResult struct {
 func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportResult, error) {
 	now := req.at()
 	res := &ImportResult{OK: true, BlockID: req.BlockID}
-	snap, _, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "imported_via", now: now,
+	snap, mres, err := s.mutate(ctx, mutation{
+		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "imported_via", name: GestureReceiptImport, proof: req.Proof, dryRun: req.DryRun, now: now,
 		apply: func(next *Snapshot) (string, error) {
 			b := next.Block(req.BlockID)
 			if b == nil {
@@ -65,7 +71,10 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 	if err != nil {
 		return nil, err
 	}
-	res.StoreVersion, res.Commit = snap.StoreVersion, snap.Commit.String()
+	res.StoreVersion, res.Change = snap.StoreVersion, mres.Change
+	if !req.DryRun {
+		res.Commit = snap.Commit.String()
+	}
 	return res, nil
 }
 

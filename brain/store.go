@@ -159,9 +159,14 @@ type mutation struct {
 	expected  int64 // the store_version the caller read; 0 for "no store yet"
 	needStore bool  // refuse no_store when there is none
 	agent     string
-	origin    string // the human-gesture token, stamped as a trailer
+	origin    string // the human gesture's origin, stamped as a trailer
 	gesture   string // for a human gesture, the field the origin came in: checked before anything else
-	now       time.Time
+	name      string // for a human gesture, its name in challenges (GestureReceiptImport)
+	proof     *gates.Proof
+	// dryRun prepares the change and writes its objects, but no commit:
+	// the result's Change is what a passkey signs to prove the gesture.
+	dryRun bool
+	now    time.Time
 	// apply changes the snapshot (a private copy, already at the new
 	// store_version) and returns what the commit subject says after
 	// "store vN: ", or errUnchanged.
@@ -179,6 +184,10 @@ type MutationResult struct {
 	Changed      bool   `json:"changed"`
 	Subject      string `json:"subject,omitempty"`
 	Commit       string `json:"commit,omitempty"`
+
+	// Change is, for a gesture prepared with DryRun, what its proof binds
+	// (StoreChange of the parent and the prepared tree).
+	Change []byte `json:"-"`
 }
 
 // mutate runs the store's OCC law around one change: read the head, check
@@ -222,7 +231,20 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	if ok {
 		parent = cur.Commit
 	}
-	commit, err := s.write(ctx, parent, next, m, subject)
+	tree, err := s.writeTree(next)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store v%d: %s: %w", next.StoreVersion, subject, err)
+	}
+	if m.gesture != "" {
+		change := StoreChange(parent, tree)
+		if m.dryRun {
+			return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Change: change}, nil
+		}
+		if err := s.CheckGesture(m.name, change, m.origin, m.proof); err != nil {
+			return nil, nil, err
+		}
+	}
+	commit, err := s.commit(ctx, parent, tree, next.StoreVersion, m, subject)
 	var stale *gitstore.StaleRefError
 	if errors.As(err, &stale) {
 		return nil, nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
@@ -293,9 +315,9 @@ func encode(v any) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// write stores the snapshot's objects and then moves the ref from parent;
-// a crash before the ref moves leaves only unreachable objects.
-func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot, m mutation, subject string) (gitstore.Hash, error) {
+// writeTree stores the snapshot's objects and returns its tree; nothing
+// points at them until a commit does.
+func (s *Store) writeTree(snap *Snapshot) (gitstore.Hash, error) {
 	blockEntries := make([]gitstore.TreeEntry, 0, len(snap.Blocks))
 	for _, b := range snap.Blocks {
 		if !ValidBlockID(b.BlockID) {
@@ -328,21 +350,27 @@ func (s *Store) write(ctx context.Context, parent gitstore.Hash, snap *Snapshot,
 		return gitstore.ZeroHash, err
 	}
 	root = append(root, gitstore.TreeEntry{Name: StoreFile, Mode: gitstore.ModeFile, Hash: doc})
-	tree, err := s.Repo.WriteTree(root)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
+	return s.Repo.WriteTree(root)
+}
+
+// commit writes the store commit of tree after parent and moves the ref
+// from parent; a crash before the ref moves leaves only unreachable
+// objects.
+func (s *Store) commit(ctx context.Context, parent, tree gitstore.Hash, version int64, m mutation, subject string) (gitstore.Hash, error) {
 	meta := chain.Commit{
 		Agent:   m.agent,
 		When:    m.now,
-		Subject: fmt.Sprintf("store v%d: %s", snap.StoreVersion, subject),
+		Subject: fmt.Sprintf("store v%d: %s", version, subject),
 		Trailers: []chain.Trailer{
-			{Key: "M1nd-Store-Version", Value: strconv.FormatInt(snap.StoreVersion, 10)},
+			{Key: "M1nd-Store-Version", Value: strconv.FormatInt(version, 10)},
 			{Key: "M1nd-Agent", Value: m.agent},
 		},
 	}
 	if m.origin != "" {
 		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: "M1nd-Origin", Value: m.origin})
+	}
+	if m.proof != nil {
+		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.ProofTrailer, Value: gates.EncodeProof(m.proof)})
 	}
 	return chain.Chain{Repo: s.Repo, Kind: StoreKind, Ref: StoreRef}.AppendTree(ctx, parent, tree, meta)
 }

@@ -67,6 +67,16 @@ type Env struct {
 	// Landings is the store as of the update being judged, for the landed
 	// law; nil when there is none (a landed letter is then refused).
 	Landings Landings
+	// Gestures judges a human gesture's commit against the brain's keys;
+	// nil: only its origin trailer is read.
+	Gestures Gestures
+}
+
+// Gestures judges the commit of a human gesture (an archive, a receipt
+// import, a ratification): its origin and its proof over change, against
+// the brain's registered passkeys. The brain store implements it.
+type Gestures interface {
+	CheckCommit(gesture string, change []byte, message string) error
 }
 
 // Decoded is a document with the value its kind decoded from it: how the

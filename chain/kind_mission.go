@@ -59,8 +59,13 @@ func letterFollows(prev, next *Judged, env Env) error {
 	if err := CheckLanded(l, head, env.Landings); err != nil {
 		return err
 	}
-	if origin, _ := TrailerValue(next.Meta.Message, "M1nd-Origin"); l.Phase == PhaseArchived && !gates.IsHumanOrigin(origin) {
-		return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-ui (the tray)")
+	if l.Phase == PhaseArchived {
+		if origin, _ := TrailerValue(next.Meta.Message, "M1nd-Origin"); !gates.IsHumanOrigin(origin) {
+			return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
+		}
+		if env.Gestures != nil {
+			return env.Gestures.CheckCommit(GestureArchive, next.Body, next.Meta.Message)
+		}
 	}
 	return nil
 }

@@ -20,7 +20,13 @@ import (
 type BlockGuard interface {
 	CheckLetterBlock(blockID string, candidate *ReceiptCandidate) error
 	Landings
+	// CheckGesture is the one rule a human gesture meets before it is
+	// written: its origin and proof over change, against the brain's keys.
+	CheckGesture(gesture string, change []byte, origin string, proof *gates.Proof) error
 }
+
+// GestureArchive names the archive gesture in challenges.
+const GestureArchive = "archive"
 
 // Landings answers the landed law's foreign key: the store at version
 // holds, for block, a receipt a human imported whose evidence is the
@@ -40,7 +46,8 @@ type Missions struct {
 type PostRequest struct {
 	Body   []byte // the letter JSON as submitted
 	Agent  string // who posts; becomes the commit author
-	Origin string // the human-gesture token, if any (archived_via)
+	Origin string       // the human gesture's origin, if any (archived_via)
+	Proof  *gates.Proof // with origin human-passkey: the assertion over the letter's canonical bytes
 }
 
 // PostResult is the reply to a successful post.
@@ -130,6 +137,13 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	// 6. The head CAS, as the letter states it.
 	if err := CheckExtends(l, headLetter, headID); err != nil {
 		return nil, err
+	}
+	// 1, again: an archive's origin and proof, now that its exact bytes
+	// are known.
+	if l.Phase == PhaseArchived && m.Blocks != nil {
+		if err := m.Blocks.CheckGesture(GestureArchive, canonical, req.Origin, req.Proof); err != nil {
+			return nil, err
+		}
 	}
 	// 7. The board's first transition rule, and the landed law's foreign
 	// key into the store.
@@ -255,6 +269,9 @@ func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit 
 	}
 	if gates.IsHumanOrigin(req.Origin) {
 		c.Trailers = append(c.Trailers, Trailer{"M1nd-Origin", req.Origin})
+	}
+	if req.Proof != nil {
+		c.Trailers = append(c.Trailers, Trailer{gates.ProofTrailer, gates.EncodeProof(req.Proof)})
 	}
 	return c
 }

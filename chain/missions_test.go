@@ -233,6 +233,9 @@ func (r *refuseBlocks) CheckLanding(string, int64, *chain.ReceiptCandidate) erro
 	return gates.Refuse(gates.LandedLaw, "receipt.store_version")
 }
 
+// CheckGesture lets every origin through: these tests are about blocks.
+func (r *refuseBlocks) CheckGesture(string, []byte, string, *gates.Proof) error { return nil }
+
 func TestBlockGuardHookAndSynthetic(t *testing.T) {
 	m, _ := newMissions(t, "brain")
 	guard := &refuseBlocks{}

@@ -195,7 +195,7 @@ func (b *builder) landed(dir string, start time.Time) (string, error) {
 	candidate := chain.CanonicalJSON(mw.ReceiptCandidate)
 	imp, err := b.store.ImportReceipt(b.ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: v, Agent: "owner", Now: b.now},
-		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: gates.OriginHumanUI,
+		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: gates.OriginHumanTTY,
 	})
 	if err != nil {
 		return "", err
@@ -217,6 +217,6 @@ func (b *builder) archived(dir string, start time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = b.m.Archive(b.ctx, id, "owner", gates.OriginHumanUI, start.Add(time.Hour))
+	_, err = b.m.Archive(b.ctx, id, "owner", gates.OriginHumanTTY, start.Add(time.Hour))
 	return id, err
 }

@@ -2,17 +2,20 @@ package gates
 
 // The origins of a human gesture, recorded on the commit it makes.
 const (
-	// OriginHumanUI is a gesture made in the tray (its page stamps it on a
-	// click); until tray gestures carry a passkey proof it is a claim.
+	// OriginHumanUI is a gesture the tray's page claimed before tray
+	// gestures were signed: still read in history, no longer written.
 	OriginHumanUI = "human-ui"
 	// OriginHumanTTY is a gesture confirmed at an interactive terminal: the
 	// weaker mode, which stops an agent that simply calls the verb, not one
 	// that fakes a pty.
 	OriginHumanTTY = "human-tty"
+	// OriginHumanPasskey is a gesture signed in the tray by a registered
+	// passkey: it counts only with a proof that verifies (VerifyProof).
+	OriginHumanPasskey = "human-passkey"
 )
 
 // humanOrigins is the closed allow-list. Adding to it is a design change.
-var humanOrigins = map[string]bool{OriginHumanUI: true, OriginHumanTTY: true}
+var humanOrigins = map[string]bool{OriginHumanUI: true, OriginHumanTTY: true, OriginHumanPasskey: true}
 
 // IsHumanOrigin reports whether origin is on the allow-list.
 func IsHumanOrigin(origin string) bool { return humanOrigins[origin] }

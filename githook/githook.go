@@ -212,7 +212,8 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 		h, ok := p[name]
 		return h, err == nil && ok
 	}
-	storeHead := storeHeadAfter(updates, func() gitstore.Hash { h, _ := current(brain.StoreRef); return h })
+	now := func(ref string) gitstore.Hash { h, _ := current(ref); return h }
+	storeHead, keysHead := headAfter(updates, brain.StoreRef, now), headAfter(updates, brain.KeysRef, now)
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		stated := u.Old
@@ -232,7 +233,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 			p, err := packedRefs()
 			return err == nil && p[u.Ref] == u.Old
 		}
-		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead}
+		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}
 		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
@@ -251,33 +252,41 @@ func CheckPush(dir string, updates []laws.Update) ([]*laws.RefFault, error) {
 		return nil, err
 	}
 	defer objs.Close()
-	storeHead := storeHeadAfter(updates, func() gitstore.Hash {
-		repo, err := gitstore.Open(dir)
-		if err != nil {
-			return gitstore.ZeroHash
+	var repo *gitstore.Repo
+	now := func(ref string) gitstore.Hash {
+		if repo == nil {
+			var err error
+			if repo, err = gitstore.Open(dir); err != nil {
+				return gitstore.ZeroHash
+			}
 		}
-		defer repo.Close()
-		h, _, _ := repo.ReadRef(brain.StoreRef)
+		h, _, _ := repo.ReadRef(ref)
 		return h
-	})
+	}
+	storeHead, keysHead := headAfter(updates, brain.StoreRef, now), headAfter(updates, brain.KeysRef, now)
+	defer func() {
+		if repo != nil {
+			repo.Close()
+		}
+	}()
 	var faults []*laws.RefFault
 	for _, u := range updates {
-		if f := (laws.Laws{StoreHead: storeHead}).Check(objs, u); f != nil {
+		if f := (laws.Laws{StoreHead: storeHead, KeysHead: keysHead}).Check(objs, u); f != nil {
 			faults = append(faults, f)
 		}
 	}
 	return faults, nil
 }
 
-// storeHeadAfter is the store's head once updates are applied: the value
-// they move refs/m1nd/store to, else its current value. A landed letter
-// moved in the same transaction as the store is judged against the new
-// store, whose commits are judged in the same pass.
-func storeHeadAfter(updates []laws.Update, current func() gitstore.Hash) gitstore.Hash {
+// headAfter is ref's value once updates are applied: the value they move
+// it to, else its current value. A landed letter or a gesture moved in the
+// same transaction as the store or the keys is judged against their new
+// values, whose commits are judged in the same pass.
+func headAfter(updates []laws.Update, ref string, current func(string) gitstore.Hash) gitstore.Hash {
 	for _, u := range updates {
-		if u.Ref == brain.StoreRef {
+		if u.Ref == ref {
 			return u.New
 		}
 	}
-	return current()
+	return current(ref)
 }

@@ -110,13 +110,16 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	// The remote's history is judged against the remote's store: a landed
-	// letter there names one of its versions.
-	storeHead, ok := remoteRefs[strings.TrimPrefix(brain.StoreRef, Prefix)]
-	if !ok {
-		storeHead = local[brain.StoreRef]
+	// The remote's history is judged against the remote's store and keys:
+	// a landed letter there names one of its versions, a gesture there was
+	// proven by one of its keys.
+	remoteHead := func(ref string) gitstore.Hash {
+		if h, ok := remoteRefs[strings.TrimPrefix(ref, Prefix)]; ok {
+			return h
+		}
+		return local[ref]
 	}
-	judge := laws.Laws{Packing: noPacking, StoreHead: storeHead}
+	judge := laws.Laws{Packing: noPacking, StoreHead: remoteHead(brain.StoreRef), KeysHead: remoteHead(brain.KeysRef)}
 	type lease struct{ ref, expected string }
 	var push []lease
 	for _, ref := range sorted {

@@ -64,6 +64,12 @@ type Laws struct {
 	Packing   func(Update) bool
 	Env       chain.Env
 	StoreHead gitstore.Hash
+	// KeysHead is the brain's passkeys as of the update (ZeroHash: none
+	// registered): once a key exists, a gesture needs its proof. History
+	// judges chains from their root (verify), where a terminal gesture
+	// made before the first key cannot be told from one made after.
+	KeysHead gitstore.Hash
+	History  bool
 }
 
 // Check applies the laws to one update (see CheckUpdate). A ref of no
@@ -89,6 +95,9 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 	env := laws.Env
 	if env.Landings == nil {
 		env.Landings = brain.StoreAt{Objects: objs, Head: laws.StoreHead}
+	}
+	if env.Gestures == nil {
+		env.Gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, History: laws.History}
 	}
 	var prev *chain.Judged
 	if len(fresh[0].commit.Parents) == 1 {
@@ -224,7 +233,11 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	laws := Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead}
+	keysHead, _, err := repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return nil, 0, err
+	}
+	laws := Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, History: true}
 	for _, r := range refs {
 		if err := ctx.Err(); err != nil {
 			return nil, checked, err

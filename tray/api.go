@@ -168,10 +168,11 @@ func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": id, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
 }
 
+// missionPostRequest is POST /api/mission_post. It carries no origin: an
+// archive is a signed gesture (/api/gesture/options), never a field.
 type missionPostRequest struct {
-	AgentID     string          `json:"agent_id"`
-	Letter      json.RawMessage `json:"letter"`
-	ArchivedVia string          `json:"archived_via,omitempty"`
+	AgentID string          `json:"agent_id"`
+	Letter  json.RawMessage `json:"letter"`
 }
 
 func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
@@ -182,7 +183,7 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 	if !gates.ValidAgentID(req.AgentID) {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:")
 	}
-	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID, Origin: req.ArchivedVia})
+	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID})
 }
 
 // missionNewRequest is POST /api/mission_new: what `m1nd mission new`
@@ -240,45 +241,6 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	return reply, nil
 }
 
-type receiptImportRequest struct {
-	ExpectedStoreVersion *int64          `json:"expected_store_version"`
-	BlockID              string          `json:"block_id"`
-	Receipt              json.RawMessage `json:"receipt"`
-	ImportedVia          string          `json:"imported_via,omitempty"`
-	Importer             string          `json:"importer,omitempty"`
-}
-
-func (s *Server) postReceiptImport(r *http.Request, body []byte) (any, error) {
-	var req receiptImportRequest
-	if err := decodeGesture(body, "imported_via", &req); err != nil {
-		return nil, err
-	}
-	w, err := s.writeRequest(req.ExpectedStoreVersion, req.Importer, "importer")
-	if err != nil {
-		return nil, err
-	}
-	return s.Store.ImportReceipt(r.Context(), brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: req.ImportedVia})
-}
-
-type ratifyRequest struct {
-	ExpectedStoreVersion *int64   `json:"expected_store_version"`
-	BlockIDs             []string `json:"block_ids,omitempty"`
-	Ratifier             string   `json:"ratifier"`
-	RatifiedVia          string   `json:"ratified_via,omitempty"`
-}
-
-func (s *Server) postRatify(r *http.Request, body []byte) (any, error) {
-	var req ratifyRequest
-	if err := decodeGesture(body, "ratified_via", &req); err != nil {
-		return nil, err
-	}
-	w, err := s.writeRequest(req.ExpectedStoreVersion, req.Ratifier, "ratifier")
-	if err != nil {
-		return nil, err
-	}
-	return s.Store.Ratify(r.Context(), brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: req.RatifiedVia})
-}
-
 type candidateEditRequest struct {
 	ExpectedStoreVersion *int64          `json:"expected_store_version"`
 	By                   string          `json:"by"`
@@ -298,15 +260,6 @@ func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	return s.Store.Edit(r.Context(), brain.EditRequest{WriteRequest: w, Seat: req.By, Ops: req.Ops})
-}
-
-// decodeGesture decodes a human gesture's request: the origin field via
-// is checked first, before the body is parsed (DESIGN §7).
-func decodeGesture(body []byte, via string, req any) error {
-	if err := gates.RequireHumanOrigin(peekString(body, via), via); err != nil {
-		return err
-	}
-	return decodeRequest(body, req)
 }
 
 // writeRequest is what every store write names: the store version the

@@ -122,10 +122,10 @@ func TestEveryStatusAndRefusal(t *testing.T) {
 		{"archive without the gesture", "POST", "/api/mission_post", post(func() *chain.Letter { l := judging("msn_0000000000cc"); l.Phase = "archived"; return l }(), ""), nil, 403, "human_gesture_required"},
 		{"unknown request field", "POST", "/api/mission_post", `{"agent_id":"owner","letter":{},"extra":1}`, nil, 422, "invalid_letter"},
 		{"bad agent", "POST", "/api/mission_post", `{"agent_id":"Owner!","letter":{}}`, nil, 422, "invalid_letter"},
-		{"import without the gesture", "POST", "/api/receipt_import", `{"garbage`, nil, 403, "human_gesture_required"},
-		{"import at an old version", "POST", "/api/receipt_import", `{"expected_store_version":9,"block_id":"sb_shop_core","receipt":{},"imported_via":"human-ui"}`, nil, 409, "store_version_conflict"},
-		{"ratify without the gesture", "POST", "/api/system_blocks_ratify", `{"expected_store_version":1,"ratifier":"owner"}`, nil, 403, "human_gesture_required"},
-		{"ratify unnamed", "POST", "/api/system_blocks_ratify", `{"expected_store_version":1,"ratifier":"owner","ratified_via":"human-ui"}`, nil, 422, "needs_owner_naming"},
+		{"a gesture with no passkey registered", "POST", "/api/gesture/options", `{"gesture":"receipt_import","expected_store_version":1,"block_id":"sb_shop_core","receipt":{}}`, nil, 403, "human_gesture_required"},
+		{"a gesture that is not JSON", "POST", "/api/gesture/options", `{"garbage`, nil, 422, "invalid_letter"},
+		{"a signature for no challenge", "POST", "/api/gesture/commit", `{"challenge":"AAAA","credential":{}}`, nil, 403, "human_gesture_required"},
+		{"an origin claimed in a body", "POST", "/api/mission_post", `{"agent_id":"owner","letter":{},"archived_via":"human-ui"}`, nil, 422, "invalid_letter"},
 		{"runner edit, hostile", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"runner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"a/b"}]}`, nil, 422, "candidate_edit_rejected"},
 		{"owner edit", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]}`, nil, 200, ""},
 		{"edit at an old version", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core 2"}]}`, nil, 409, "store_version_conflict"},
@@ -179,7 +179,7 @@ func TestComposeDirectRefusesBeforeOpening(t *testing.T) {
 
 func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	f := newFixture(t, true)
-	for _, path := range []string{"/api/mission_post", "/api/mission_new", "/api/receipt_import", "/api/system_blocks_ratify", "/api/candidate_edit"} {
+	for _, path := range []string{"/api/mission_post", "/api/mission_new", "/api/gesture/options", "/api/gesture/commit", "/api/candidate_edit"} {
 		status, out := f.do("POST", path, `{}`, nil)
 		if status != 403 || out["refused"] != string(gates.ReadOnlyOwner) {
 			t.Errorf("%s: %d %v", path, status, out)
@@ -193,48 +193,6 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	}
 	if refs := f.g.Git("for-each-ref", "refs/m1nd/missions/"); refs != "" {
 		t.Fatalf("a read-only owner wrote %s", refs)
-	}
-}
-
-// The tray's landing: import the merge_wait letter's candidate, then post
-// the landed letter naming the store version.
-func TestLandingThroughTheAPI(t *testing.T) {
-	f := newFixture(t, false)
-	ctx := context.Background()
-	m := f.srv.Missions
-	open, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: testNow.Add(-time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, _ := m.Current(open.MissionID)
-	mw := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-10*time.Minute))
-	mw.Phase = chain.PhaseMergeWait
-	exit := int64(0)
-	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
-			StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
-	res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	candidate, _ := json.Marshal(mw.ReceiptCandidate)
-	status, out := f.do("POST", "/api/receipt_import", fmt.Sprintf(`{"expected_store_version":1,"block_id":"sb_shop_core","receipt":%s,"imported_via":"human-ui"}`, candidate), nil)
-	if status != 200 || out["store_version"] != 2.0 {
-		t.Fatalf("import: %d %v", status, out)
-	}
-	landed := chain.Next(mw, res.LetterID, testNow)
-	landed.Phase = chain.PhaseLanded
-	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: 2}
-	status, out = f.do("POST", "/api/mission_post", fmt.Sprintf(`{"agent_id":"owner","letter":%s}`, landed.Canonical()), nil)
-	if status != 200 || out["phase"] != "landed" {
-		t.Fatalf("landed: %d %v", status, out)
-	}
-	_, blocks := f.do("GET", "/api/system_blocks", "", nil)
-	for _, b := range blocks["blocks"].([]any) {
-		if bm := b.(map[string]any); bm["block_id"] == "sb_shop_core" && bm["colour"] != "evidence-backed" {
-			t.Fatalf("core after landing: %v", bm["colour"])
-		}
 	}
 }
 
@@ -387,11 +345,12 @@ func TestRunnerAnnounceStatusAndSpawn(t *testing.T) {
 	}
 }
 
-// The importer and ratifier a gesture names is who it is recorded as; none
-// named means owner; a named id that is not an agent id is refused, never
-// replaced by owner.
+// The agent a gesture names is who it is recorded as; none named means
+// owner; a named id that is not an agent id is refused, never replaced by
+// owner.
 func TestGestureAgentIsRefusedNotReplaced(t *testing.T) {
 	f := newFixture(t, false)
+	a := f.registerKey("es256")
 	storeAt := func() string { return f.g.Git("rev-parse", "refs/m1nd/store") }
 	agentOf := func() string {
 		return f.g.Git("log", "-1", "--format=%(trailers:key=M1nd-Agent,valueonly)", "refs/m1nd/store")
@@ -401,24 +360,24 @@ func TestGestureAgentIsRefusedNotReplaced(t *testing.T) {
 		t.Fatalf("owner edit: %d %v, agent %q", status, out, agentOf())
 	}
 	before := storeAt()
-	for _, tt := range []struct{ path, body, field string }{
-		{"/api/system_blocks_ratify", `{"expected_store_version":2,"block_ids":["sb_shop_core"],"ratifier":"Owner!","ratified_via":"human-ui"}`, "ratifier"},
-		{"/api/system_blocks_ratify", `{"expected_store_version":2,"block_ids":["sb_shop_core"],"ratifier":"runnerd:","ratified_via":"human-ui"}`, "ratifier"},
-		{"/api/receipt_import", `{"expected_store_version":2,"block_id":"sb_shop_core","receipt":{},"importer":"a b","imported_via":"human-ui"}`, "importer"},
+	for _, body := range []string{
+		`{"gesture":"ratify","expected_store_version":2,"block_ids":["sb_shop_core"],"agent_id":"Owner!"}`,
+		`{"gesture":"ratify","expected_store_version":2,"block_ids":["sb_shop_core"],"agent_id":"runnerd:"}`,
+		`{"gesture":"receipt_import","expected_store_version":2,"block_id":"sb_shop_core","receipt":{},"agent_id":"a b"}`,
 	} {
-		status, out := f.do("POST", tt.path, tt.body, nil)
-		if status != 422 || out["refused"] != "invalid_letter" || out["field"] != tt.field || out["lesson"] == "" {
-			t.Errorf("%s: %d %v, want 422 invalid_letter on %s", tt.body, status, out, tt.field)
+		status, out, _ := f.gestureOptions(body)
+		if status != 422 || out["refused"] != "invalid_letter" || out["field"] != "agent_id" || out["lesson"] == "" {
+			t.Errorf("%s: %d %v, want 422 invalid_letter on agent_id", body, status, out)
 		}
 	}
 	if storeAt() != before {
 		t.Fatal("a refused gesture wrote the store")
 	}
-	status, out = f.do("POST", "/api/system_blocks_ratify", `{"expected_store_version":2,"block_ids":["sb_shop_core"],"ratifier":"","ratified_via":"human-ui"}`, nil)
+	status, out = f.signed(a, `{"gesture":"ratify","expected_store_version":2,"block_ids":["sb_shop_core"]}`)
 	if status != 200 || agentOf() != "owner" {
 		t.Fatalf("ratify naming nobody: %d %v, agent %q", status, out, agentOf())
 	}
-	status, out = f.do("POST", "/api/system_blocks_ratify", `{"expected_store_version":3,"block_ids":["sb_shop_web"],"ratifier":"alice","ratified_via":"human-ui"}`, nil)
+	status, out = f.signed(a, `{"gesture":"ratify","expected_store_version":3,"block_ids":["sb_shop_web"],"agent_id":"alice"}`)
 	if status != 200 || agentOf() != "alice" {
 		t.Fatalf("ratify by alice: %d %v, agent %q", status, out, agentOf())
 	}

@@ -24,9 +24,9 @@ func FuzzWriteBodies(f *testing.F) {
 	srv := New(repo, "fuzz", false)
 	srv.SetPort("7420")
 	h := srv.Handler()
-	paths := []string{"/api/mission_post", "/api/mission_new", "/api/receipt_import", "/api/system_blocks_ratify", "/api/candidate_edit"}
+	paths := []string{"/api/mission_post", "/api/mission_new", "/api/gesture/options", "/api/gesture/commit", "/api/candidate_edit"}
 	for _, seed := range []string{`{}`, `{"agent_id":"owner","letter":{}}`, `{"expected_store_version":0,"by":"owner","ops":[]}`,
-		`{"imported_via":"human-ui","receipt":[]}`, `{"ratified_via":"human-ui","expected_store_version":-1}`, `[`, `null`, `{"letter":"x","agent_id":"a"}`} {
+		`{"gesture":"receipt_import","receipt":[]}`, `{"gesture":"ratify","expected_store_version":-1}`, `{"challenge":"x","credential":{"id":"y"}}`, `[`, `null`, `{"letter":"x","agent_id":"a"}`} {
 		for i := range paths {
 			f.Add(uint8(i), seed)
 		}

@@ -30,10 +30,11 @@ type Server struct {
 	// Now is the server's clock (tests set it); time.Now when nil.
 	Now func() time.Time
 
-	port    string
-	events  *hub
-	runners registry
-	reg     registration // the one-time code that registers the first passkey
+	port     string
+	events   *hub
+	runners  registry
+	reg      registration // the one-time code that registers the first passkey
+	gestures gestures     // prepared gestures waiting for their passkey signature
 }
 
 // New builds the owner of the brain in repo.
@@ -79,8 +80,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/events", s.getEvents)
 	mux.HandleFunc("POST /api/mission_post", s.write(s.postMission))
 	mux.HandleFunc("POST /api/mission_new", s.write(s.postMissionNew))
-	mux.HandleFunc("POST /api/receipt_import", s.write(s.postReceiptImport))
-	mux.HandleFunc("POST /api/system_blocks_ratify", s.write(s.postRatify))
+	mux.HandleFunc("POST /api/gesture/options", s.write(s.postGestureOptions))
+	mux.HandleFunc("POST /api/gesture/commit", s.write(s.postGestureCommit))
 	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
 	mux.HandleFunc("POST /api/naming", s.write(s.postNaming))
 	mux.HandleFunc("POST /api/curate", s.write(s.postCurate))

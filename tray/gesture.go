@@ -1,0 +1,238 @@
+package tray
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+)
+
+// A human gesture in the tray is signed by the brain's registered passkey:
+// the page asks for options, the owner prepares the exact change the
+// gesture would write (the archived letter's bytes; the store's parent and
+// the tree of the new snapshot) and hands out its challenge, the browser's
+// authenticator signs it with the user present, and the commit is written
+// with the proof on it — checked here and by every law that reads it. The
+// API never takes a gesture's origin from a request body.
+
+// gestureTTL bounds how long a prepared gesture waits for its signature.
+const gestureTTL = 5 * time.Minute
+
+// maxPendingGestures bounds the prepared gestures kept; the oldest goes.
+const maxPendingGestures = 16
+
+// gestureRequest is POST /api/gesture/options: a gesture and its inputs.
+type gestureRequest struct {
+	Gesture              string          `json:"gesture"`
+	ExpectedStoreVersion *int64          `json:"expected_store_version,omitempty"`
+	BlockID              string          `json:"block_id,omitempty"`
+	Receipt              json.RawMessage `json:"receipt,omitempty"`
+	BlockIDs             []string        `json:"block_ids,omitempty"`
+	MissionID            string          `json:"mission_id,omitempty"`
+	AgentID              string          `json:"agent_id,omitempty"`
+}
+
+// pendingGesture is a prepared gesture waiting for its signature: what
+// is replayed, with the proof, once the assertion comes back.
+type pendingGesture struct {
+	req     gestureRequest
+	write   brain.WriteRequest // store gestures: the same version, writer and time
+	letter  []byte             // archive: the letter's canonical bytes
+	expires time.Time
+	reply   any // a store gesture's reply, once written
+}
+
+// gestures holds the prepared gestures by challenge.
+type gestures struct {
+	mu      sync.Mutex
+	pending map[string]*pendingGesture
+}
+
+func (g *gestures) put(challenge string, p *pendingGesture, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending == nil {
+		g.pending = map[string]*pendingGesture{}
+	}
+	oldest, oldestAt := "", time.Time{}
+	for c, q := range g.pending {
+		if now.After(q.expires) {
+			delete(g.pending, c)
+		} else if oldest == "" || q.expires.Before(oldestAt) {
+			oldest, oldestAt = c, q.expires
+		}
+	}
+	if len(g.pending) >= maxPendingGestures {
+		delete(g.pending, oldest)
+	}
+	g.pending[challenge] = p
+}
+
+// take returns the prepared gesture of a challenge, once.
+func (g *gestures) take(challenge string, now time.Time) *pendingGesture {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := g.pending[challenge]
+	delete(g.pending, challenge)
+	if p == nil || now.After(p.expires) {
+		return nil
+	}
+	return p
+}
+
+// gestureOptions is the reply to options: what navigator.credentials.get
+// takes, its binary fields base64url.
+type gestureOptions struct {
+	OK        bool `json:"ok"`
+	PublicKey struct {
+		Challenge        string              `json:"challenge"`
+		RPID             string              `json:"rpId"`
+		AllowCredentials []allowedCredential `json:"allowCredentials"`
+		UserVerification string              `json:"userVerification"`
+		Timeout          int64               `json:"timeout"`
+	} `json:"publicKey"`
+}
+
+type allowedCredential struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// postGestureOptions prepares a gesture and hands out its challenge.
+// Nothing is committed: the store gesture's objects are written but no
+// ref points at them until the signed gesture comes back.
+func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
+	var req gestureRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	keys, err := s.Store.Keys()
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil || len(keys.Keys) == 0 {
+		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
+	}
+	now := s.now()
+	p := &pendingGesture{req: req, expires: now.Add(gestureTTL)}
+	var change []byte
+	switch req.Gesture {
+	case brain.GestureReceiptImport, brain.GestureRatify:
+		if p.write, err = s.writeRequest(req.ExpectedStoreVersion, req.AgentID, "agent_id"); err != nil {
+			return nil, err
+		}
+		if change, err = s.storeGesture(r, p, nil, true); err != nil {
+			return nil, err
+		}
+	case brain.GestureArchive:
+		agent, err := agentOrOwner(req.AgentID, "agent_id")
+		if err != nil {
+			return nil, err
+		}
+		head, err := s.Missions.Current(req.MissionID)
+		if err != nil {
+			return nil, err
+		}
+		next := chain.Next(head.Letter, head.HeadLetterID, now)
+		next.SetPhase(chain.PhaseArchived)
+		if err := chain.CheckTransition(next, head.Letter); err != nil {
+			return nil, err
+		}
+		p.req.AgentID, p.letter, change = agent, next.Canonical(), next.Canonical()
+	default:
+		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is receipt_import, ratify or archive")
+	}
+	challenge := base64.RawURLEncoding.EncodeToString(gates.GestureChallenge(req.Gesture, change))
+	s.gestures.put(challenge, p, now)
+	reply := gestureOptions{OK: true}
+	reply.PublicKey.Challenge = challenge
+	reply.PublicKey.RPID = gates.RelyingParty
+	reply.PublicKey.UserVerification = "preferred"
+	reply.PublicKey.Timeout = gestureTTL.Milliseconds()
+	for _, k := range keys.Keys {
+		reply.PublicKey.AllowCredentials = append(reply.PublicKey.AllowCredentials, allowedCredential{Type: "public-key", ID: k.CredentialID})
+	}
+	return reply, nil
+}
+
+// storeGesture runs a store gesture: prepared only (dry), or written with
+// its proof. A prepared gesture returns the change its proof binds.
+func (s *Server) storeGesture(r *http.Request, p *pendingGesture, proof *gates.Proof, dry bool) ([]byte, error) {
+	origin := gates.OriginHumanPasskey
+	switch p.req.Gesture {
+	case brain.GestureReceiptImport:
+		res, err := s.Store.ImportReceipt(r.Context(), brain.ImportRequest{WriteRequest: p.write, BlockID: p.req.BlockID, Receipt: p.req.Receipt, Origin: origin, Proof: proof, DryRun: dry})
+		if err != nil || dry {
+			return changeOf(res), err
+		}
+		p.reply = res
+	default:
+		res, err := s.Store.Ratify(r.Context(), brain.RatifyRequest{WriteRequest: p.write, BlockIDs: p.req.BlockIDs, Origin: origin, Proof: proof, DryRun: dry})
+		if err != nil || dry {
+			if res == nil {
+				return nil, err
+			}
+			return res.Change, err
+		}
+		p.reply = res
+	}
+	return nil, nil
+}
+
+func changeOf(res *brain.ImportResult) []byte {
+	if res == nil {
+		return nil
+	}
+	return res.Change
+}
+
+// gestureCommit is POST /api/gesture/commit: the challenge options handed
+// out, and the browser's assertion over it.
+type gestureCommit struct {
+	Challenge  string `json:"challenge"`
+	Credential struct {
+		ID       string `json:"id"`
+		Response struct {
+			AuthenticatorData string `json:"authenticatorData"`
+			ClientDataJSON    string `json:"clientDataJSON"`
+			Signature         string `json:"signature"`
+			UserHandle        string `json:"userHandle,omitempty"`
+		} `json:"response"`
+		Type                    string          `json:"type,omitempty"`
+		RawID                   string          `json:"rawId,omitempty"`
+		AuthenticatorAttachment string          `json:"authenticatorAttachment,omitempty"`
+		ClientExtensionResults  json.RawMessage `json:"clientExtensionResults,omitempty"`
+	} `json:"credential"`
+}
+
+// postGestureCommit writes a prepared gesture with its proof. The proof is
+// checked by the same law that will judge the commit (brain.CheckGesture):
+// over exactly the change prepared, by a registered key, a user present.
+func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
+	var req gestureCommit
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	p := s.gestures.take(req.Challenge, s.now())
+	if p == nil {
+		return nil, gates.Refusef(gates.HumanGestureRequired, "challenge", "this challenge was not handed out here, expired or was used: ask for the gesture again")
+	}
+	proof := &gates.Proof{
+		CredentialID:      req.Credential.ID,
+		AuthenticatorData: req.Credential.Response.AuthenticatorData,
+		ClientDataJSON:    req.Credential.Response.ClientDataJSON,
+		Signature:         req.Credential.Response.Signature,
+	}
+	if p.req.Gesture == brain.GestureArchive {
+		return s.Missions.Post(r.Context(), chain.PostRequest{Body: p.letter, Agent: p.req.AgentID, Origin: gates.OriginHumanPasskey, Proof: proof})
+	}
+	if _, err := s.storeGesture(r, p, proof, false); err != nil {
+		return nil, err
+	}
+	return p.reply, nil
+}

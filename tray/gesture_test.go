@@ -1,0 +1,199 @@
+package tray
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gates/gatestest"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// registerKey writes the brain's first key set, as the tray's
+// registration does, for a software passkey.
+func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
+	f.t.Helper()
+	a := gatestest.New(f.t, alg)
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}}}
+	c := chain.Chain{Repo: f.srv.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
+	if _, err := c.Append(context.Background(), gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: testNow, Subject: "keys v1: register test"}); err != nil {
+		f.t.Fatal(err)
+	}
+	return a
+}
+
+// options asks for a gesture's challenge.
+func (f *fixture) gestureOptions(body string) (int, map[string]any, []byte) {
+	f.t.Helper()
+	status, out := f.do("POST", "/api/gesture/options", body, nil)
+	if status != 200 {
+		return status, out, nil
+	}
+	challenge := out["publicKey"].(map[string]any)["challenge"].(string)
+	raw, err := base64.RawURLEncoding.DecodeString(challenge)
+	if err != nil {
+		f.t.Fatalf("challenge %q: %v", challenge, err)
+	}
+	return status, out, raw
+}
+
+// commit sends an assertion for a challenge, as the page does.
+func (f *fixture) commit(challenge []byte, p *gates.Proof) (int, map[string]any) {
+	f.t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"challenge": base64.RawURLEncoding.EncodeToString(challenge),
+		"credential": map[string]any{"id": p.CredentialID, "type": "public-key", "response": map[string]any{
+			"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}},
+	})
+	return f.do("POST", "/api/gesture/commit", string(body), nil)
+}
+
+// signed makes a gesture signed by a.
+func (f *fixture) signed(a *gatestest.Authenticator, body string) (int, map[string]any) {
+	f.t.Helper()
+	status, out, challenge := f.gestureOptions(body)
+	if status != 200 {
+		return status, out
+	}
+	return f.commit(challenge, a.Assert(challenge, nil))
+}
+
+// TestSignedGestures: with a registered passkey, a tray gesture is written
+// only with an assertion by that key over exactly the change prepared; the
+// commit carries the proof and the laws accept it. A tampered assertion, an
+// unregistered key, a proof for another change, a reused challenge and the
+// terminal's origin are refused, nothing written.
+func TestSignedGestures(t *testing.T) {
+	f := newFixture(t, false)
+	storeAt := func() string { return f.g.Git("rev-parse", "refs/m1nd/store") }
+	// No passkey yet: the tray makes no gesture.
+	if status, out, _ := f.gestureOptions(`{"gesture":"ratify","expected_store_version":1}`); status != 403 || out["refused"] != "human_gesture_required" {
+		t.Fatalf("a gesture before any passkey: %d %v", status, out)
+	}
+	a := f.registerKey("es256")
+	f.do("POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]}`, nil)
+	ratify := `{"gesture":"ratify","expected_store_version":2,"block_ids":["sb_shop_core"]}`
+	before := storeAt()
+	for label, make := range map[string]func(challenge []byte) *gates.Proof{
+		"a tampered signature": func(c []byte) *gates.Proof {
+			p := a.Assert(c, nil)
+			sig, _ := base64.RawURLEncoding.DecodeString(p.Signature)
+			sig[len(sig)-1] ^= 1
+			p.Signature = base64.RawURLEncoding.EncodeToString(sig)
+			return p
+		},
+		"an unregistered key": func(c []byte) *gates.Proof { return gatestest.New(t, "es256").Assert(c, nil) },
+		"a proof of another change": func(c []byte) *gates.Proof {
+			return a.Assert(gates.GestureChallenge(brain.GestureRatify, []byte("another store")), nil)
+		},
+		"no user present": func(c []byte) *gates.Proof {
+			return a.Assert(c, func(_ map[string]any, ad []byte) []byte { ad[32] = 0; return ad })
+		},
+	} {
+		status, out, challenge := f.gestureOptions(ratify)
+		if status != 200 {
+			t.Fatalf("%s: options: %d %v", label, status, out)
+		}
+		if status, out := f.commit(challenge, make(challenge)); status != 403 || out["refused"] != "human_gesture_required" {
+			t.Errorf("%s: %d %v", label, status, out)
+		}
+	}
+	if storeAt() != before {
+		t.Fatal("a refused gesture wrote the store")
+	}
+	// The signed ratification, then its challenge again.
+	status, out, challenge := f.gestureOptions(ratify)
+	if status != 200 {
+		t.Fatalf("options: %d %v", status, out)
+	}
+	proof := a.Assert(challenge, nil)
+	if status, out := f.commit(challenge, proof); status != 200 || out["store_version"] != 3.0 {
+		t.Fatalf("a signed ratification: %d %v", status, out)
+	}
+	msg := f.g.Git("log", "-1", "--format=%B", "refs/m1nd/store")
+	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, gates.ProofTrailer+": "+gates.EncodeProof(proof)) {
+		t.Fatalf("the ratification's commit:\n%s", msg)
+	}
+	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "challenge" {
+		t.Fatalf("a reused challenge: %d %v", status, out)
+	}
+	// The terminal's origin no longer counts, in the store and in post.
+	if _, err := f.srv.Store.Ratify(context.Background(), brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 3, Agent: "owner", Now: testNow}, Origin: gates.OriginHumanTTY}); err == nil {
+		t.Fatal("a terminal ratification with a passkey registered was written")
+	}
+	// The gesture options refuse what the gesture would: a stale version.
+	if status, out, _ := f.gestureOptions(`{"gesture":"ratify","expected_store_version":2}`); status != 409 || out["refused"] != "store_version_conflict" {
+		t.Fatalf("a stale ratification: %d %v", status, out)
+	}
+	if status, out, _ := f.gestureOptions(`{"gesture":"dance"}`); status != 422 || out["field"] != "gesture" {
+		t.Fatalf("no such gesture: %d %v", status, out)
+	}
+	// An origin in the body is no field at all.
+	if status, out := f.do("POST", "/api/mission_post", `{"agent_id":"owner","letter":{},"archived_via":"human-ui"}`, nil); status != 422 || out["refused"] != "invalid_letter" {
+		t.Fatalf("archived_via in a post: %d %v", status, out)
+	}
+}
+
+// TestLandingThroughTheAPI: the tray's landing is the signed import of the
+// merge_wait candidate, then the landed letter naming its store version;
+// an archive is signed the same way.
+func TestLandingThroughTheAPI(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.registerKey("ed25519")
+	ctx := context.Background()
+	m := f.srv.Missions
+	mergeWait := func() (*chain.Letter, string) {
+		open, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: testNow.Add(-time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := m.Current(open.MissionID)
+		mw := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-10*time.Minute))
+		mw.Phase = chain.PhaseMergeWait
+		exit := int64(0)
+		mw.Gate = &chain.Gate{Command: "go test ./core/... && echo <ok>", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
+		mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+			Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: mw.Gate.Command, Cwd: ".", ExitStatus: &exit,
+				StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
+		res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mw, res.LetterID
+	}
+	mw, mwID := mergeWait()
+	status, out := f.signed(a, fmt.Sprintf(`{"gesture":"receipt_import","expected_store_version":1,"block_id":"sb_shop_core","receipt":%s}`, chain.CanonicalJSON(mw.ReceiptCandidate)))
+	if status != 200 || out["store_version"] != 2.0 {
+		t.Fatalf("signed import: %d %v", status, out)
+	}
+	landed := chain.Next(mw, mwID, testNow)
+	landed.Phase = chain.PhaseLanded
+	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: 2}
+	status, out = f.do("POST", "/api/mission_post", fmt.Sprintf(`{"agent_id":"owner","letter":%s}`, landed.Canonical()), nil)
+	if status != 200 || out["phase"] != "landed" {
+		t.Fatalf("landed: %d %v", status, out)
+	}
+	_, blocks := f.do("GET", "/api/system_blocks", "", nil)
+	for _, b := range blocks["blocks"].([]any) {
+		if bm := b.(map[string]any); bm["block_id"] == "sb_shop_core" && bm["colour"] != "evidence-backed" {
+			t.Fatalf("core after landing: %v", bm["colour"])
+		}
+	}
+	// An archive, signed.
+	mw2, _ := mergeWait()
+	status, out = f.signed(a, fmt.Sprintf(`{"gesture":"archive","mission_id":%q}`, mw2.MissionID))
+	if status != 200 || out["phase"] != "archived" {
+		t.Fatalf("signed archive: %d %v", status, out)
+	}
+	// The laws read the same proofs: verify is clean.
+	if out, err := f.g.TryGit("for-each-ref", "refs/m1nd/"); err != nil {
+		t.Fatal(out)
+	}
+}
