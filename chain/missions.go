@@ -44,8 +44,8 @@ type Missions struct {
 
 // PostRequest is one letter submitted for posting.
 type PostRequest struct {
-	Body   []byte // the letter JSON as submitted
-	Agent  string // who posts; becomes the commit author
+	Body   []byte       // the letter JSON as submitted
+	Agent  string       // who posts; becomes the commit author
 	Origin string       // the human gesture's origin, if any (archived_via)
 	Proof  *gates.Proof // with origin human-passkey: the assertion over the letter's canonical bytes
 }
