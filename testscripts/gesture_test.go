@@ -1,0 +1,134 @@
+package testscripts
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gates/gatestest"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+// TestPasskeyGesturesHoldOnTheRemote: once the brain has a registered
+// passkey, a gesture counts only with its proof. A ratification signed by
+// the key is written, passes the local hook and is accepted by a bare
+// remote; the same store change written by raw git as a terminal gesture,
+// with a tampered proof, with a proof by an unregistered key or with a
+// proof of another change is refused by the local hook and by the remote,
+// and m1nd verify names the one written past the hook.
+func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
+	ctx := context.Background()
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
+	run := func(dir string, args ...string) (string, error) {
+		cmd := exec.Command(m1ndBin(t), args...)
+		cmd.Dir, cmd.Env = dir, gittest.Env(t)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(g.Dir, "init"); err != nil {
+		t.Fatalf("m1nd init: %v\n%s", err, out)
+	}
+	remote := filepath.Join(t.TempDir(), "shop.git")
+	g.Git("init", "-q", "--bare", remote)
+	if out, err := run(remote, "hooks", "install", "--bare"); err != nil {
+		t.Fatalf("hooks install --bare: %v\n%s", err, out)
+	}
+	g.Git("remote", "add", "origin", remote)
+
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	now := time.Now().UTC().Truncate(time.Second)
+	store := &brain.Store{Repo: repo, Brain: "shop"}
+	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Edit(ctx, brain.EditRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now}, Seat: brain.SeatOwner,
+		Ops: []byte(`[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	key := gatestest.New(t, "es256")
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: now.Format(time.RFC3339)}}}
+	if _, err := (chain.Chain{Repo: repo, Kind: brain.KeysKind, Ref: brain.KeysRef}).Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: now, Subject: "keys v1"}); err != nil {
+		t.Fatal(err)
+	}
+	g.Git("push", "-q", "--atomic", "origin", brain.KeysRef+":"+brain.KeysRef, brain.StoreRef+":"+brain.StoreRef)
+	v2 := g.Git("rev-parse", brain.StoreRef)
+
+	// The signed ratification: prepared, signed over its change, written.
+	ratify := brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 2, Agent: "owner", Now: now}, BlockIDs: []string{"sb_shop_core"}, Origin: gates.OriginHumanPasskey}
+	dry := ratify
+	dry.DryRun = true
+	prepared, err := store.Ratify(ctx, dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change := prepared.Change
+	signed := ratify
+	signed.Proof = key.Assert(gates.GestureChallenge(brain.GestureRatify, change), nil)
+	if _, err := store.Ratify(ctx, signed); err != nil {
+		t.Fatalf("the signed ratification: %v", err)
+	}
+	v3 := g.Git("rev-parse", brain.StoreRef)
+	tree := g.Git("rev-parse", v3+"^{tree}")
+
+	// forge writes the same store change (v2 → that tree) with message.
+	forge := func(message string) string {
+		return strings.TrimSpace(g.Git("commit-tree", tree, "-p", v2, "-m", message))
+	}
+	trailers := func(origin string, p *gates.Proof) string {
+		msg := "store v3: ratify sk_shop_candidate (1 block)\n\nM1nd-Store-Version: 3\nM1nd-Agent: owner\nM1nd-Origin: " + origin + "\n"
+		if p != nil {
+			msg += gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+		}
+		return msg
+	}
+	tampered := key.Assert(gates.GestureChallenge(brain.GestureRatify, change), func(cd map[string]any, ad []byte) []byte { cd["origin"] = "http://localhost:1"; return ad })
+	tampered.ClientDataJSON = signed.Proof.ClientDataJSON // the signature no longer covers it
+	for label, message := range map[string]string{
+		"a terminal gesture":         trailers(gates.OriginHumanTTY, nil),
+		"a tampered proof":           trailers(gates.OriginHumanPasskey, tampered),
+		"an unregistered key":        trailers(gates.OriginHumanPasskey, gatestest.New(t, "es256").Assert(gates.GestureChallenge(brain.GestureRatify, change), nil)),
+		"a proof of another change":  trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(brain.GestureRatify, []byte("another change")), nil)),
+		"a proof of another gesture": trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(brain.GestureReceiptImport, change), nil)),
+	} {
+		bad := forge(message)
+		g.Git("-c", "core.hooksPath=/dev/null", "update-ref", brain.StoreRef, v2, v3)
+		out, err := g.TryGit("update-ref", brain.StoreRef, bad, v2)
+		if err == nil || !strings.Contains(out, "human_gesture_required") {
+			t.Errorf("%s: the local hook let it through: %v\n%s", label, err, out)
+		}
+		g.Git("-c", "core.hooksPath=/dev/null", "update-ref", brain.StoreRef, bad, v2)
+		if out, err := g.TryGit("push", "origin", brain.StoreRef+":"+brain.StoreRef); err == nil || !strings.Contains(out, "human_gesture_required") {
+			t.Errorf("%s: the remote took it: %v\n%s", label, err, out)
+		}
+		// verify reads history leniently for terminal gestures (it cannot
+		// order them against the key); the hooks above judged strictly.
+		if label != "a terminal gesture" {
+			out, err = run(g.Dir, "verify")
+			if exitCode(err) != 3 || !strings.Contains(out, bad[:12]) {
+				t.Errorf("%s: verify (exit %d) did not name %s:\n%s", label, exitCode(err), bad[:12], out)
+			}
+		}
+		g.Git("-c", "core.hooksPath=/dev/null", "update-ref", brain.StoreRef, v3, bad)
+	}
+	if got := g.Git("rev-parse", brain.StoreRef); got != v3 {
+		t.Fatalf("the store is at %s, want the signed %s", got, v3)
+	}
+	if out, err := g.TryGit("push", "origin", brain.StoreRef+":"+brain.StoreRef); err != nil {
+		t.Fatalf("the remote refused the signed ratification: %v\n%s", err, out)
+	}
+	if out, err := run(g.Dir, "verify"); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+}
