@@ -19,12 +19,17 @@ func serveCommand(inv *invocation) *cli.Command {
 		Name:  "serve",
 		Usage: "run the owner: the loopback API and the tray, the web view where a human lands work",
 		Description: `Serves one brain on a loopback address only. The API answers JSON
-(GET /api/mailbox?kind=mission, GET /api/system_blocks, POST /api/mission_post,
-/api/receipt_import, /api/system_blocks_ratify, /api/candidate_edit, and
-GET /api/events, a stream of the refs/m1nd refs that moved — also when plain
-git moved them). Requests must name the loopback host; writes must be JSON
-from the tray's own page. --read-only refuses every write (read_only_owner).
-The address and pid are recorded in .git/m1nd/serve.json while it runs.`,
+(GET /api/mailbox?kind=mission, GET /api/system_blocks, GET /api/status,
+POST /api/mission_post, /api/mission_new, /api/candidate_edit; the human
+gestures POST /api/gesture/options and /api/gesture/commit, signed by the
+brain's passkey; GET /api/passkeys, POST /api/passkey/options and
+/api/passkey/register for the first key, with the one-time code printed
+here; and GET /api/events, a stream of the refs/m1nd refs that moved — also
+when plain git moved them). The tray is http://localhost:PORT (a passkey
+needs a site name); it listens on loopback only, requests must name it, and
+writes must be JSON from the tray's own page. --read-only refuses every
+write (read_only_owner). The address and pid are recorded in
+.git/m1nd/serve.json while it runs.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: tray.DefaultAddr, Usage: "listen on loopback `HOST:PORT` (port 0 picks a free one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "refuse every write"},
