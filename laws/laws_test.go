@@ -561,3 +561,44 @@ func TestKeySetChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveWithAKeyNeedsItsProof: once a passkey is registered, an
+// archived letter's commit counts only with a proof by it over the
+// letter's canonical bytes; a terminal origin no longer does, except when
+// verify reads history.
+func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
+	r := newChainRig(t)
+	head, ref := r.mergeWait()
+	key := gatestest.New(t, "ed25519")
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"}}}
+	keys := r.commit(gitstore.ZeroHash, brain.KeysFile, set.Canonical(), "keys v1\n")
+	archived := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+	archived.SetPhase(chain.PhaseArchived)
+	body := archived.Canonical()
+	proven := func(p *gates.Proof) string {
+		return "archived\n\nM1nd-Origin: human-passkey\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+	}
+	good := key.Assert(gates.GestureChallenge(brain.GestureArchive, body), nil)
+	for _, tt := range []struct {
+		label   string
+		message string
+		history bool
+		code    gates.Code // "" = allowed
+	}{
+		{"signed", proven(good), false, ""},
+		{"at a terminal", "archived\n\nM1nd-Origin: human-tty\n", false, gates.HumanGestureRequired},
+		{"at a terminal, read as history", "archived\n\nM1nd-Origin: human-tty\n", true, ""},
+		{"signed over another letter", proven(key.Assert(gates.GestureChallenge(brain.GestureArchive, []byte("{}")), nil)), false, gates.HumanGestureRequired},
+		{"signed by another key", proven(gatestest.New(t, "ed25519").Assert(gates.GestureChallenge(brain.GestureArchive, body), nil)), true, gates.HumanGestureRequired},
+		{"a passkey origin with no proof", "archived\n\nM1nd-Origin: human-passkey\n", false, gates.HumanGestureRequired},
+	} {
+		c := r.commit(head.Commit, chain.LetterFile, body, tt.message)
+		f := Laws{KeysHead: keys, History: tt.history}.Check(r.repo, Update{Old: head.Commit, New: c, Ref: ref})
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
+	}
+}
