@@ -186,8 +186,11 @@ func TestLandingThroughTheAPI(t *testing.T) {
 			t.Fatalf("core after landing: %v", bm["colour"])
 		}
 	}
-	// An archive, signed.
+	// An archive: the terminal's origin no longer counts; signed, it does.
 	mw2, _ := mergeWait()
+	if _, err := m.Archive(ctx, mw2.MissionID, "owner", gates.OriginHumanTTY, testNow); err == nil {
+		t.Fatal("a terminal archive with a passkey registered was posted")
+	}
 	status, out = f.signed(a, fmt.Sprintf(`{"gesture":"archive","mission_id":%q}`, mw2.MissionID))
 	if status != 200 || out["phase"] != "archived" {
 		t.Fatalf("signed archive: %d %v", status, out)
