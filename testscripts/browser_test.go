@@ -191,6 +191,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
+	o.withPasskey(ctx)
 	if n := eval[int](t, ctx, `document.querySelectorAll('#cards .card').length`); n != 9 {
 		t.Fatalf("%d cards, want the demo's 9 heads", n)
 	}
@@ -212,6 +213,19 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	}
 	screenshot(t, ctx, "before-landing")
 	id := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').dataset.mission`)
+	// A prompt the owner cancels: a short word, nothing written.
+	storeHead := o.gitOut("rev-parse", "refs/m1nd/store")
+	eval[bool](t, ctx, `(navigator.credentials.get = () => Promise.reject(new DOMException('The operation either timed out or was not allowed.', 'NotAllowedError')), true)`)
+	click(t, ctx, cardOf("merge_wait")+` button.import`)
+	until(t, ctx, "the cancelled word", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent === 'not signed: the passkey prompt was cancelled — nothing changed' && !m.classList.contains('error'))`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('#status .msg.error').length`); n != 0 {
+		t.Errorf("a cancelled prompt said %d errors", n)
+	}
+	if after := o.gitOut("rev-parse", "refs/m1nd/store"); after != storeHead || !eval[bool](t, ctx, `!!document.querySelector('`+cardOf("merge_wait")+`')`) {
+		t.Fatal("a cancelled prompt changed something")
+	}
+	screenshot(t, ctx, "cancelled")
+	eval[bool](t, ctx, `delete navigator.credentials.get`)
 	click(t, ctx, cardOf("merge_wait")+` button.import`)
 	landed := fmt.Sprintf(`#cards .card[data-mission=%q][data-phase="landed"]`, id)
 	until(t, ctx, "the mission to land", `!!document.querySelector('`+landed+`')`)
@@ -237,12 +251,36 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	if !strings.Contains(log, `"phase":"landed"`) || !strings.Contains(log, `"receipt":{"imported":true,"store_version":3}`) {
 		t.Fatalf("mission show: %s", log)
 	}
+	// The import is proved by the passkey, and the proof is recorded with
+	// the store commit it proves.
+	o.wantPasskeyProof("refs/m1nd/store")
+	o.wantVerifyClean()
+}
+
+// wantPasskeyProof says the commit at ref was made by a gesture signed by
+// the passkey: the human-passkey origin and the proof, in its trailers.
+func (o *owner) wantPasskeyProof(ref string) {
+	o.t.Helper()
+	body := o.gitOut("log", "-1", "--format=%B", ref)
+	if !regexp.MustCompile(`(?m)^M1nd-Origin: human-passkey$`).MatchString(body) || !regexp.MustCompile(`(?m)^M1nd-Proof: \S+`).MatchString(body) {
+		o.t.Fatalf("%s: the commit carries no passkey proof:\n%s", ref, body)
+	}
+}
+
+// wantVerifyClean runs `m1nd verify` and wants no fault.
+func (o *owner) wantVerifyClean() {
+	o.t.Helper()
+	if v := o.m1nd("verify"); !strings.HasSuffix(strings.TrimSpace(v), " 0 faults") {
+		o.t.Fatalf("m1nd verify: %s", v)
+	}
 }
 
 func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
+	o.withPasskey(ctx)
+	id := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').dataset.mission`)
 	click(t, ctx, cardOf("merge_wait")+` button.archive`)
 	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
 	if text := eval[string](t, ctx, `document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "still importable") {
@@ -282,6 +320,67 @@ func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
 	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the archived head", `document.querySelectorAll('`+cardOf("archived")+`').length === 2 && !document.querySelector('`+cardOf("merge_wait")+`')`)
 	screenshot(t, ctx, "archived")
+	if show := o.m1nd("mission", "show", id, "--json"); !strings.Contains(show, `"phase":"archived"`) {
+		t.Fatalf("mission show: %s", show)
+	}
+	o.wantPasskeyProof("refs/m1nd/missions/" + id)
+	o.wantVerifyClean()
+}
+
+// Without a registered passkey the page makes no gesture: import and
+// archive are disabled and say why, and a terminal still lands.
+func TestBrowserGesturesNeedAPasskey(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	if !eval[bool](t, ctx, `!document.querySelector('#passkey').hidden`) {
+		t.Fatal("a brain without a passkey shows no register panel")
+	}
+	mw := cardOf("merge_wait")
+	for _, b := range []string{"import", "archive"} {
+		if !eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('%s button.%s').disabled`, mw, b)) {
+			t.Errorf("with no passkey, %s is enabled", b)
+		}
+		if title := eval[string](t, ctx, fmt.Sprintf(`document.querySelector('%s button.%s').title`, mw, b)); !strings.HasPrefix(title, "register a passkey to land here") {
+			t.Errorf("%s's title says %q", b, title)
+		}
+	}
+	why := eval[string](t, ctx, `(document.querySelector('`+mw+` [data-why="gesture"]') || {}).textContent || ''`)
+	if why != "register a passkey to land here — or land from a terminal: m1nd receipt import … then m1nd mission post" {
+		t.Errorf("the merge_wait card says %q", why)
+	}
+	// Visible, not only in a tooltip.
+	if !eval[bool](t, ctx, `(() => { const r = document.querySelector('`+mw+` [data-why="gesture"]').getBoundingClientRect(); return r.width > 0 && r.height > 0 })()`) {
+		t.Error("the why is not visible")
+	}
+	screenshot(t, ctx, "no-passkey")
+	// A click on a disabled gesture does nothing.
+	eval[bool](t, ctx, `(document.querySelector('`+mw+` button.import').click(), true)`)
+	time.Sleep(300 * time.Millisecond)
+	if !eval[bool](t, ctx, `!!document.querySelector('`+mw+`') && !document.querySelector('#confirm').open`) {
+		t.Fatal("a disabled gesture did something")
+	}
+	// Nor does the server sign anything: options are refused, nothing written.
+	before := o.gitOut("for-each-ref", "refs/m1nd/")
+	archiveOptions := `fetch('/api/gesture/options', {method: 'POST', headers: {'Content-Type': 'application/json'},
+		body: JSON.stringify({gesture: 'archive', mission_id: document.querySelector('` + mw + `').dataset.mission})}).then(r => r.json())`
+	reply, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](archiveOptions, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply["refused"] != "human_gesture_required" || !strings.Contains(fmt.Sprint(reply["lesson"]), "register a passkey") {
+		t.Fatalf("archive options with no passkey: %v", reply)
+	}
+	if after := o.gitOut("for-each-ref", "refs/m1nd/"); after != before {
+		t.Fatalf("refused options moved refs:\n%s\n%s", before, after)
+	}
+	// Registered, the same buttons work and the why is gone.
+	o.withPasskey(ctx)
+	until(t, ctx, "the gestures enabled", `!document.querySelector('`+mw+` button.import').disabled && !document.querySelector('`+mw+` button.archive').disabled && !document.querySelector('`+mw+` [data-why="gesture"]')`)
+	if reply, err = chromedp.Run(ctx, chromedp.Evaluate[map[string]any](archiveOptions, chromedp.EvalAwaitPromise)); err != nil || reply["ok"] != true {
+		t.Fatalf("archive options with a passkey: %v %v", reply, err)
+	}
+	screenshot(t, ctx, "with-passkey")
 }
 
 func TestBrowserFailedPinnedUntilDismissedAndStagnantConfirm(t *testing.T) {
@@ -445,6 +544,7 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	// The announce moves no ref: the policy is read again on the next refresh.
 	until(t, ctx, "spawn to be offered", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available)`)
 	open(t, ctx, o.url)
+	o.withPasskey(ctx)
 	click(t, ctx, `#open-compose`)
 	run(t, ctx, chromedp.SetValue(chromedp.CSS(`#compose-block`), "sb_demo_brain_core"))
 	if disabled := eval[bool](t, ctx, `document.querySelector('input[value="spawn"]').disabled`); disabled {
@@ -459,6 +559,7 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	click(t, ctx, fmt.Sprintf(`#cards .card[data-mission=%q] button.import`, id))
 	until(t, ctx, "the spawned mission landed", fmt.Sprintf(`!!document.querySelector('#cards .card[data-mission=%q][data-phase="landed"]')`, id))
 	screenshot(t, ctx, "spawned-landed")
+	o.wantPasskeyProof("refs/m1nd/store")
 	// The work sits on the mission's branch, made in a sibling worktree.
 	branch := exec.Command("git", "log", "-1", "--format=%s", "m1nd/"+id)
 	branch.Dir, branch.Env = o.dir, o.env
@@ -506,6 +607,28 @@ func virtualAuthenticator(t *testing.T, ctx context.Context) {
 	}
 }
 
+// registerPasskey registers the brain's first passkey in the page as the
+// owner does: types the code and a label, presses register, and waits for
+// the page to say so. The page needs an authenticator (virtualAuthenticator).
+func registerPasskey(t *testing.T, ctx context.Context, code, label string) {
+	t.Helper()
+	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#passkey-code`), code),
+		chromedp.SendKeys(chromedp.CSS(`#passkey-label`), label))
+	click(t, ctx, `#passkey-go`)
+	until(t, ctx, "the passkey registered", fmt.Sprintf(`document.querySelector('#passkey-note').textContent === %q && getComputedStyle(document.querySelector('.passkey-fields')).display === 'none'`, "passkey registered: "+label))
+	until(t, ctx, "the header to name the passkey", fmt.Sprintf(`document.querySelector('#passkey-line').textContent === %q`, "passkey: "+label))
+}
+
+// withPasskey gives the open page an authenticator and registers the
+// owner's first passkey with the code `m1nd serve` printed, so the page
+// can sign gestures.
+func (o *owner) withPasskey(ctx context.Context) {
+	o.t.Helper()
+	code := o.registrationCode()
+	virtualAuthenticator(o.t, ctx)
+	registerPasskey(o.t, ctx, code, "test laptop")
+}
+
 // The owner's first passkey: the code `m1nd serve` printed, a passkey made
 // by the browser's authenticator, key set 1 in refs/m1nd/keys, and the
 // code refused the second time.
@@ -521,11 +644,7 @@ func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
 		t.Fatal("a brain without a passkey shows no register panel")
 	}
 	screenshot(t, ctx, "passkey-before")
-	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#passkey-code`), strings.ToLower(code)),
-		chromedp.SendKeys(chromedp.CSS(`#passkey-label`), "test laptop"))
-	click(t, ctx, `#passkey-go`)
-	until(t, ctx, "the passkey registered", `document.querySelector('#passkey-note').textContent === 'passkey registered: test laptop' && getComputedStyle(document.querySelector('.passkey-fields')).display === 'none'`)
-	until(t, ctx, "the header to name the passkey", `document.querySelector('#passkey-line').textContent === 'passkey: test laptop'`)
+	registerPasskey(t, ctx, strings.ToLower(code), "test laptop")
 	screenshot(t, ctx, "passkey-after")
 
 	git := exec.Command("git", "cat-file", "blob", "refs/m1nd/keys:keys.json")
@@ -559,9 +678,7 @@ func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
 	if err := gates.VerifyProof(&proof, gates.PublicKey{CredentialID: set.Keys[0].CredentialID, PKIX: set.Keys[0].PublicKey}, challenge); err != nil {
 		t.Fatalf("an assertion by the registered passkey: %v", err)
 	}
-	if v := o.m1nd("verify"); !strings.HasSuffix(strings.TrimSpace(v), " 0 faults") {
-		t.Fatalf("m1nd verify: %s", v)
-	}
+	o.wantVerifyClean()
 	// The same code again: refused, nothing written.
 	reply, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](fmt.Sprintf(`fetch('/api/passkey/register', {method: 'POST',
 		headers: {'Content-Type': 'application/json'}, body: JSON.stringify({code: %q, label: 'again', credential: {}})}).then(r => r.json())`, code), chromedp.EvalAwaitPromise))

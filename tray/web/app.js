@@ -1,6 +1,9 @@
 // The tray: the brain's blocks, and the right-edge fixed tray of mission
-// cards where a human lands work. Every write stamps the human origin
-// ("human-ui") only from a click here, and only the human's gestures.
+// cards where a human lands work. The human's gestures (receipt import,
+// archive) are signed by the owner's passkey: the server hands out a
+// challenge bound to the exact change, the browser's authenticator signs
+// it with the user present, and the server verifies and records the proof.
+// The page never claims an origin; without a passkey it makes no gesture.
 'use strict';
 
 const PHASES = {
@@ -14,8 +17,8 @@ const PHASES = {
   archived: { glyph: '▪', label: 'archived', accent: 'muted' },
 };
 const PHASE_ORDER = Object.keys(PHASES);
-const HUMAN = 'human-ui';
 const STAGNANT_MS = 24 * 3600 * 1000;
+const NO_PASSKEY_WHY = 'register a passkey to land here — or land from a terminal: m1nd receipt import … then m1nd mission post';
 const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
 
 const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '', passkeys: null, justRegistered: '' };
@@ -185,8 +188,10 @@ function card(m, now) {
   const actions = el('div', { class: 'actions' });
   if (l.phase === 'merge_wait') {
     c.append(el('div', { class: 'muted', text: 'gate green — receipt not landed' }));
-    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary import', text: 'import this receipt', onclick: () => land(m) }));
-    if (canWrite()) actions.append(el('button', { type: 'button', class: 'archive', text: 'archive…', onclick: () => archive(m) }));
+    const why = gestureWhy();
+    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary import', text: 'import this receipt', disabled: !!why, title: why || undefined, onclick: () => land(m) }));
+    if (canWrite()) actions.append(el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => archive(m) }));
+    if (canWrite() && why) actions.append(el('span', { class: 'why', 'data-why': 'gesture', text: why }));
   }
   if (l.phase === 'landed' && l.receipt) {
     c.append(el('div', { class: 'receipt', text: `receipt ✓ store v${l.receipt.store_version}` }));
@@ -211,6 +216,13 @@ function card(m, now) {
 
 function canWrite() { return state.policy && !state.policy.read_only; }
 
+// Why the page cannot make a signed gesture now, or '' when it can.
+function gestureWhy() {
+  if (!state.passkeys || !state.passkeys.registered) return NO_PASSKEY_WHY;
+  if (location.hostname !== 'localhost') return `passkeys work only at http://localhost:${location.port}/ — open the tray there`;
+  return '';
+}
+
 function showBlock(id) {
   const node = document.getElementById('block-' + id);
   if (!node) { say(`block ${id} is not in this brain's store`, true); return; }
@@ -222,6 +234,40 @@ function showBlock(id) {
 
 // ---- the human gestures --------------------------------------------------
 
+// signedGesture makes one gesture signed by the owner's passkey: the
+// server's options bind a challenge to the exact change, the browser's
+// authenticator signs it, and the commit verifies the assertion and writes.
+// It returns the gesture's reply or a refusal; a prompt the user cancelled
+// returns { ok: false, cancelled: true }.
+async function signedGesture(body) {
+  const opts = await postJSON('/api/gesture/options', body);
+  if (!opts.ok) return opts;
+  if (!window.PublicKeyCredential || !navigator.credentials) {
+    return { ok: false, lesson: `this browser signs no gestures here: open http://localhost:${location.port}/` };
+  }
+  const challenge = opts.publicKey.challenge;
+  const publicKey = Object.assign({}, opts.publicKey, {
+    challenge: fromB64url(challenge),
+    allowCredentials: (opts.publicKey.allowCredentials || []).map((c) => Object.assign({}, c, { id: fromB64url(c.id) })),
+  });
+  let a;
+  try {
+    a = await navigator.credentials.get({ publicKey });
+  } catch (e) {
+    // NotAllowedError is what a browser says for a prompt cancelled or
+    // timed out, and says nothing more on purpose.
+    if (e && (e.name === 'NotAllowedError' || e.name === 'AbortError')) return { ok: false, cancelled: true };
+    return { ok: false, lesson: `the passkey made no signature: ${e.message || e}` };
+  }
+  if (!a) return { ok: false, cancelled: true };
+  const r = a.response;
+  return postJSON('/api/gesture/commit', { challenge, credential: { id: toB64url(a.rawId), response: {
+    authenticatorData: toB64url(r.authenticatorData), clientDataJSON: toB64url(r.clientDataJSON), signature: toB64url(r.signature),
+  } } });
+}
+
+const CANCELLED = 'not signed: the passkey prompt was cancelled — nothing changed';
+
 function extend(m, phase) {
   const next = Object.assign({}, m.head, { mission_seq: m.head.mission_seq + 1, prev_letter_id: m.head_letter_id, phase, updated_at: nowStamp() });
   delete next.receipt_candidate;
@@ -230,12 +276,14 @@ function extend(m, phase) {
 }
 
 // Import the merge_wait letter's candidate exactly as it was proposed, at
-// the store version the page shows, then post the landed letter naming it.
-// If the store moved since, the import is refused store_version_conflict
-// and the page refreshes: a human never lands onto a store not yet seen.
+// the store version the page shows, signed by the passkey, then post the
+// landed letter naming the store version the import wrote. If the store
+// moved since, the import is refused store_version_conflict and the page
+// refreshes: a human never lands onto a store not yet seen.
 async function land(m) {
   const cand = m.head.receipt_candidate;
-  const imp = await postJSON('/api/receipt_import', { expected_store_version: state.storeVersion, block_id: cand.block_id, receipt: cand, imported_via: HUMAN });
+  const imp = await signedGesture({ gesture: 'receipt_import', expected_store_version: state.storeVersion, block_id: cand.block_id, receipt: cand });
+  if (imp.cancelled) { say(CANCELLED); return; }
   if (!imp.ok) { say(refusal(imp), true); await refresh(); return; }
   const landed = extend(m, 'landed');
   landed.receipt = { imported: true, store_version: imp.store_version };
@@ -246,7 +294,8 @@ async function land(m) {
 }
 
 // Archive sets a merge_wait head aside. The confirm compares, live, the
-// boundary the candidate was proved at with the block's boundary now.
+// boundary the candidate was proved at with the block's boundary now; the
+// passkey then signs the archive, and the server writes the archived letter.
 async function archive(m) {
   const blocks = await getJSON('/api/system_blocks');
   const cand = m.head.receipt_candidate;
@@ -257,7 +306,8 @@ async function archive(m) {
     text = `proved at boundary v${cand.scope.boundary_version} — the block is at v${block.boundary_version}. Archiving sets the receipt aside and drops the landing bell.`;
   else text = `still importable — proved at boundary v${cand.scope.boundary_version}, the block's boundary now. Archive anyway?`;
   if (!(await confirmDialog(`Archive ${m.mission_id}?`, text, 'archive'))) return;
-  const out = await postJSON('/api/mission_post', { agent_id: 'owner', letter: extend(m, 'archived'), archived_via: HUMAN });
+  const out = await signedGesture({ gesture: 'archive', mission_id: m.mission_id });
+  if (out.cancelled) { say(CANCELLED); return; }
   if (!out.ok) say(refusal(out), true); else say(`archived ${m.mission_id}`);
   await refresh();
 }
