@@ -265,6 +265,26 @@ func (inv *invocation) agentOf(c *cli.Context) func() (string, error) {
 	return func() (string, error) { return inv.agent(c) }
 }
 
+// humanName is the name the human's own work goes by (the default agent
+// id, the tray's writes): an agent's mail or memory may not claim it.
+const humanName = "owner"
+
+// writer resolves who writes mail, memories, follow-ups and shared
+// documents: an agent, never the human's name, which anyone could
+// otherwise claim in what other agents read as the human's word.
+func (inv *invocation) writer(c *cli.Context) (string, error) {
+	id, err := inv.agent(c)
+	if err == nil && id == humanName {
+		return "", gates.Refusef(gates.InvalidLetter, "agent", "this write speaks as an agent, and %q is the human's name, which an agent's write may not claim: set --agent, M1ND_AGENT or git config m1nd.agent", humanName)
+	}
+	return id, err
+}
+
+// writerOf is writer, for an options struct.
+func (inv *invocation) writerOf(c *cli.Context) func() (string, error) {
+	return func() (string, error) { return inv.writer(c) }
+}
+
 // runWith runs a verb parsed into opts: runF when a test hands one in (it
 // sees the options without running anything), else the verb's own run.
 func runWith[O any](ctx context.Context, opts *O, runF, run func(context.Context, *O) error) error {

@@ -71,7 +71,7 @@ func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions
 			if c.String("to") == "" || c.String("what") == "" {
 				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
 			}
-			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Mailbox: inv.mailbox,
+			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Mailbox: inv.mailbox,
 				To: c.String("to"), Class: c.String("class"), What: c.String("what"), Expected: c.String("expected"),
 				Snippet: c.String("snippet"), Tool: c.String("tool"), Answers: c.StringSlice("answers")}
 			return runWith(c.Context, opts, runF, runMailSend)

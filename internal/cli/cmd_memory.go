@@ -44,7 +44,7 @@ func memoryCommand(inv *invocation) *cli.Command {
 					if c.String("as") == "" || c.String("rationale") == "" {
 						return usagef("memory resolve needs --as and --rationale")
 					}
-					b, agent, err := openAs(inv.agentOf(c), inv.book)
+					b, agent, err := openAs(inv.writerOf(c), inv.book)
 					if err != nil {
 						return err
 					}
@@ -97,7 +97,7 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 			if c.String("sort") == "" {
 				return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
 			}
-			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Book: inv.book, Text: text, Sort: c.String("sort"),
+			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Book: inv.book, Text: text, Sort: c.String("sort"),
 				About: c.StringSlice("about"), Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes")}
 			return runWith(c.Context, opts, runF, runMemoryAdd)
 		},
@@ -208,7 +208,7 @@ merge_wait, landed or failed.`,
 					if c.String("owner") == "" {
 						return usagef("missing --owner")
 					}
-					b, agent, err := openAs(inv.agentOf(c), inv.book)
+					b, agent, err := openAs(inv.writerOf(c), inv.book)
 					if err != nil {
 						return err
 					}
@@ -243,7 +243,7 @@ merge_wait, landed or failed.`,
 					if (c.String("recorded") == "") == (c.String("withdrawn") == "") {
 						return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
 					}
-					b, agent, err := openAs(inv.agentOf(c), inv.book)
+					b, agent, err := openAs(inv.writerOf(c), inv.book)
 					if err != nil {
 						return err
 					}
@@ -319,7 +319,7 @@ func atlasCommand(inv *invocation) *cli.Command {
 			if !resolve && c.NArg() != 2 {
 				return usagef("atlas amend ID TEXT")
 			}
-			agent, err := inv.agent(c)
+			agent, err := inv.writer(c)
 			if err != nil {
 				return err
 			}
@@ -356,7 +356,7 @@ proof that does not verify is refused on write and flagged on read.`,
 					if c.String("kind") == "" {
 						return usagef("missing --kind: one of %s", strings.Join(memory.DocKinds, ", "))
 					}
-					agent, err := inv.agent(c)
+					agent, err := inv.writer(c)
 					if err != nil {
 						return err
 					}
