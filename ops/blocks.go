@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates"
 )
 
 // BlockView is one block with its colour and why: the block exactly as the
@@ -19,6 +20,17 @@ type BlockView struct {
 	ReceiptCount     int          `json:"receipt_count"`      // len(receipts)
 	Colour           brain.Colour `json:"colour"`
 	Why              string       `json:"why"` // why it has that colour, in one line
+	// ReceiptOrigin says how the newest receipt was imported: "passkey"
+	// (a proven gesture) or "terminal" (the weaker mode); absent with none.
+	ReceiptOrigin string `json:"receipt_origin,omitempty"`
+}
+
+// ReceiptOrigin is how a receipt's import was made, as people read it.
+func ReceiptOrigin(importedVia string) string {
+	if importedVia == gates.OriginHumanPasskey {
+		return "passkey"
+	}
+	return "terminal"
 }
 
 // ViewBlock is b's view, its colour as of now.
@@ -28,10 +40,14 @@ func ViewBlock(b *brain.Block, now time.Time) BlockView {
 	if required == nil {
 		required = []string{}
 	}
-	return BlockView{
+	v := BlockView{
 		Block: b, Required: required, NeedsOwnerNaming: b.CandidateMeta.NeedsOwnerNaming,
 		ReceiptCount: len(b.Receipts), Colour: paint.Colour, Why: paint.Why,
 	}
+	if n := len(b.Receipts); n > 0 {
+		v.ReceiptOrigin = ReceiptOrigin(b.Receipts[n-1].ImportedVia)
+	}
+	return v
 }
 
 // ViewBlocks is the view of every block, in order; never nil.

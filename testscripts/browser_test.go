@@ -232,6 +232,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	if text := eval[string](t, ctx, `document.querySelector('`+landed+` .receipt').textContent`); text != "receipt ✓ store v3" {
 		t.Fatalf("landed card says %q", text)
 	}
+	until(t, ctx, "the card to say how the receipt was imported", `(document.querySelector('`+landed+` .proof') || {}).textContent === 'landed by passkey'`)
 	until(t, ctx, "core to turn evidence-backed", `document.querySelector('#block-sb_demo_brain_core').dataset.colour === 'evidence-backed'`)
 	// The provenance chain on the landed card.
 	click(t, ctx, landed+` details summary`)

@@ -35,7 +35,14 @@ Mission letters never change a colour; a receipt import does.`,
 			return inv.reply(reply, func(w io.Writer) error {
 				fmt.Fprintf(w, "store v%d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
 				for _, b := range reply.Blocks {
-					fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why)
+					origin := ""
+					switch b.ReceiptOrigin {
+					case "passkey":
+						origin = " · imported with a passkey"
+					case "terminal":
+						origin = " · imported at a terminal"
+					}
+					fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s%s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
 				}
 				return nil
 			})
