@@ -135,6 +135,11 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	if v := snap.StoreVersion; v != want {
 		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
 	}
+	if prev != nil {
+		if err := receiptsKept(prev.Value.(*Snapshot), snap); err != nil {
+			return err
+		}
+	}
 	origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
 	var gesture string // the human gesture this commit makes, if any
 	for _, b := range snap.Blocks {
@@ -167,6 +172,31 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 		parent = next.Meta.Parents[0]
 	}
 	return env.Gestures.CheckCommit(gesture, StoreChange(parent, next.Meta.Tree), next.Meta.Message)
+}
+
+// receiptsKept: evidence is never taken back. A block that is still in
+// the store keeps every receipt it had; receipts leave only with their
+// block (a merge or a split replaces the blocks it touches).
+func receiptsKept(prev, next *Snapshot) error {
+	now := map[string]map[string]bool{}
+	for _, b := range next.Blocks {
+		now[b.BlockID] = map[string]bool{}
+		for _, r := range b.Receipts {
+			now[b.BlockID][receiptKey(r)] = true
+		}
+	}
+	for _, b := range prev.Blocks {
+		kept, still := now[b.BlockID]
+		if !still {
+			continue
+		}
+		for _, r := range b.Receipts {
+			if !kept[receiptKey(r)] {
+				return gates.Refusef(gates.InvalidTransition, "receipts", "store v%d drops a receipt of %s (imported in v%d): evidence is never taken back, and a failing receipt stays until a newer one passes", next.StoreVersion, b.BlockID, r.StoreVersion)
+			}
+		}
+	}
+	return nil
 }
 
 func receiptKeys(s *Snapshot) map[string]bool {

@@ -256,6 +256,18 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
 		}
 	}
+	// Evidence is never taken back: on a store whose v2 holds a receipt, a
+	// v3 that drops it from a block still there is refused; the same v3
+	// with the receipt kept passes.
+	v2 := r.commitFiles(v1, files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n")
+	dropped := r.commitFiles(v2, files(3, nil, nil), "store v3: nothing\n")
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: dropped, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
+		t.Errorf("a dropped receipt: %v", f)
+	}
+	kept := r.commitFiles(v2, files(3, addReceipt("human-ui"), nil), "store v3: nothing\n")
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: kept, Ref: brain.StoreRef}, nil); f != nil {
+		t.Errorf("a kept receipt: %v", f)
+	}
 }
 
 func TestVerifyFindsACorruptedChain(t *testing.T) {
