@@ -139,6 +139,9 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 		if err := receiptsKept(prev.Value.(*Snapshot), snap); err != nil {
 			return err
 		}
+		if err := scopesOnlyGrow(prev.Value.(*Snapshot), snap); err != nil {
+			return err
+		}
 	}
 	origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
 	var gesture string // the human gesture this commit makes, if any
@@ -194,6 +197,26 @@ func receiptsKept(prev, next *Snapshot) error {
 			if !kept[receiptKey(r)] {
 				return gates.Refusef(gates.InvalidTransition, "receipts", "store v%d drops a receipt of %s (imported in v%d): evidence is never taken back, and a failing receipt stays until a newer one passes", next.StoreVersion, b.BlockID, r.StoreVersion)
 			}
+		}
+	}
+	return nil
+}
+
+// scopesOnlyGrow: what a receipt is judged against never moves back. A
+// block that is still in the store keeps its receipt contract (no verb
+// changes it), and its boundary and contract versions never go down:
+// rewinding them would make a stale receipt count again.
+func scopesOnlyGrow(prev, next *Snapshot) error {
+	for _, p := range prev.Blocks {
+		b := next.Block(p.BlockID)
+		if b == nil {
+			continue
+		}
+		if b.BoundaryVersion < p.BoundaryVersion || b.ContractVersion < p.ContractVersion {
+			return gates.Refusef(gates.InvalidTransition, "boundary_version", "store v%d moves %s back to boundary v%d, contract v%d (it was at v%d, v%d): versions only grow, so a stale receipt never counts again", next.StoreVersion, b.BlockID, b.BoundaryVersion, b.ContractVersion, p.BoundaryVersion, p.ContractVersion)
+		}
+		if !slices.Equal(b.ReceiptContract.Required, p.ReceiptContract.Required) {
+			return gates.Refusef(gates.InvalidTransition, "receipt_contract", "store v%d changes what %s's receipt contract requires: no verb does", next.StoreVersion, b.BlockID)
 		}
 	}
 	return nil

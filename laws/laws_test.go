@@ -264,6 +264,23 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: dropped, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
 		t.Errorf("a dropped receipt: %v", f)
 	}
+	for label, edit := range map[string]func(map[string][]byte){
+		"a boundary moved back": func(b map[string][]byte) {
+			addReceipt("human-ui")(b)
+			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"boundary_version": 1`, `"boundary_version": 0`, 1))
+		},
+		"a contract emptied": func(b map[string][]byte) {
+			addReceipt("human-ui")(b)
+			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"required": [
+      "test"
+    ]`, `"required": []`, 1))
+		},
+	} {
+		c := r.commitFiles(v2, files(3, edit, nil), "store v3: nothing\n")
+		if f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
+			t.Errorf("%s: %v", label, f)
+		}
+	}
 	kept := r.commitFiles(v2, files(3, addReceipt("human-ui"), nil), "store v3: nothing\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: kept, Ref: brain.StoreRef}, nil); f != nil {
 		t.Errorf("a kept receipt: %v", f)
