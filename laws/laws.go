@@ -66,8 +66,9 @@ type Laws struct {
 	StoreHead gitstore.Hash
 	// KeysHead is the brain's passkeys as of the update (ZeroHash: none
 	// registered): once a key exists, a gesture needs its proof. History
-	// judges chains from their root (verify), where a terminal gesture
-	// made before the first key cannot be told from one made after.
+	// judges every chain as read from its root (verify), where a terminal
+	// gesture made before the first key cannot be told from one made after;
+	// a ref created by the update is read that way too.
 	KeysHead gitstore.Hash
 	History  bool
 }
@@ -97,7 +98,11 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 		env.Landings = brain.StoreAt{Objects: objs, Head: laws.StoreHead}
 	}
 	if env.Gestures == nil {
-		env.Gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, History: laws.History}
+		// A ref judged from its root (created here, or by verify) is
+		// history: a terminal gesture in it may predate the first key. New
+		// commits on a chain this side already holds are judged strictly.
+		history := laws.History || u.Old.IsZero()
+		env.Gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, History: history}
 	}
 	var prev *chain.Judged
 	if len(fresh[0].commit.Parents) == 1 {

@@ -256,6 +256,29 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	// the store commit it proves.
 	o.wantPasskeyProof("refs/m1nd/store")
 	o.wantVerifyClean()
+	o.wantRemoteTakesIt()
+}
+
+// wantRemoteTakesIt pushes every m1nd ref, in one atomic push, to a new
+// bare remote guarded by m1nd's pre-receive: the remote judges the proofs
+// with the same laws and takes the history.
+func (o *owner) wantRemoteTakesIt() {
+	o.t.Helper()
+	remote := filepath.Join(o.t.TempDir(), "remote.git")
+	o.gitOut("init", "-q", "--bare", remote)
+	cmd := exec.Command(m1ndBin(o.t), "-C", remote, "hooks", "install", "--bare")
+	cmd.Env = o.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		o.t.Fatalf("hooks install --bare: %v\n%s", err, out)
+	}
+	push := exec.Command("git", "push", "--atomic", remote, "refs/m1nd/*:refs/m1nd/*")
+	push.Dir, push.Env = o.dir, o.env
+	if out, err := push.CombinedOutput(); err != nil {
+		o.t.Fatalf("the remote refused the signed history: %v\n%s", err, out)
+	}
+	if local, theirs := o.gitOut("rev-parse", "refs/m1nd/store"), o.gitOut("--git-dir", remote, "rev-parse", "refs/m1nd/store"); local != theirs {
+		o.t.Fatalf("the remote's store is %s, want %s", theirs, local)
+	}
 }
 
 // wantPasskeyProof says the commit at ref was made by a gesture signed by
@@ -326,6 +349,7 @@ func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
 	}
 	o.wantPasskeyProof("refs/m1nd/missions/" + id)
 	o.wantVerifyClean()
+	o.wantRemoteTakesIt()
 }
 
 // Without a registered passkey the page makes no gesture: import and
