@@ -2,8 +2,6 @@ package testscripts
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 )
 
 // TestPasskeyGesturesHoldOnTheRemote: once the brain has a registered
@@ -25,34 +22,8 @@ import (
 // and m1nd verify names the one written past the hook.
 func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	ctx := context.Background()
-	g := gittest.Init(t, "shop")
-	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
-	run := func(dir string, args ...string) (string, error) {
-		cmd := exec.Command(m1ndBin(t), args...)
-		cmd.Dir, cmd.Env = dir, gittest.Env(t)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := run(g.Dir, "init"); err != nil {
-		t.Fatalf("m1nd init: %v\n%s", err, out)
-	}
-	remote := filepath.Join(t.TempDir(), "shop.git")
-	g.Git("init", "-q", "--bare", remote)
-	if out, err := run(remote, "hooks", "install", "--bare"); err != nil {
-		t.Fatalf("hooks install --bare: %v\n%s", err, out)
-	}
-	g.Git("remote", "add", "origin", remote)
-
-	repo, err := gitstore.Open(g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	now := time.Now().UTC().Truncate(time.Second)
-	store := &brain.Store{Repo: repo, Brain: "shop"}
-	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
-		t.Fatal(err)
-	}
+	b := newRemoteBrain(t)
+	g, repo, store, now, run := b.g, b.repo, b.store, b.now, b.m1nd
 	if _, err := store.Edit(ctx, brain.EditRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now}, Seat: brain.SeatOwner,
 		Ops: []byte(`[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]`)}); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,58 @@
+package testscripts
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+)
+
+// remoteBrain is a brain "shop" with m1nd's git hook installed, a scanned
+// store, and a bare remote "origin" guarded by m1nd's pre-receive: what
+// the tests of raw git writes against the laws start from.
+type remoteBrain struct {
+	t      *testing.T
+	g      *gittest.Repo
+	remote string
+	repo   *gitstore.Repo
+	store  *brain.Store
+	now    time.Time
+}
+
+func newRemoteBrain(t *testing.T) *remoteBrain {
+	t.Helper()
+	b := &remoteBrain{t: t, g: gittest.Init(t, "shop"), now: time.Now().UTC().Truncate(time.Second)}
+	b.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
+	if out, err := b.m1nd(b.g.Dir, "init"); err != nil {
+		t.Fatalf("m1nd init: %v\n%s", err, out)
+	}
+	b.remote = filepath.Join(t.TempDir(), "shop.git")
+	b.g.Git("init", "-q", "--bare", b.remote)
+	if out, err := b.m1nd(b.remote, "hooks", "install", "--bare"); err != nil {
+		t.Fatalf("hooks install --bare: %v\n%s", err, out)
+	}
+	b.g.Git("remote", "add", "origin", b.remote)
+	repo, err := gitstore.Open(b.g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	b.repo, b.store = repo, &brain.Store{Repo: repo, Brain: "shop"}
+	if _, err := b.store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: b.now}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// m1nd runs the m1nd on PATH in dir.
+func (b *remoteBrain) m1nd(dir string, args ...string) (string, error) {
+	cmd := exec.Command(m1ndBin(b.t), args...)
+	cmd.Dir, cmd.Env = dir, gittest.Env(b.t)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
