@@ -61,7 +61,7 @@ func (s *Server) OfferRegistration() (string, error) {
 	if s.ReadOnly {
 		return "", nil
 	}
-	keys, err := s.readKeys()
+	keys, err := s.Store.Keys()
 	if err != nil {
 		return "", err
 	}
@@ -85,15 +85,6 @@ func canonicalCode(typed string) string {
 	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(typed))
 }
 
-// readKeys reads the brain's registered key set; nil when none.
-func (s *Server) readKeys() (*brain.KeySet, error) {
-	head, _, err := s.Repo.ReadRef(brain.KeysRef)
-	if err != nil {
-		return nil, err
-	}
-	return brain.ReadKeys(s.Repo, head)
-}
-
 var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this brain has a registered passkey: adding a key to a registered brain is a proven gesture: not in this version")
 
 type passkeysReply struct {
@@ -113,7 +104,7 @@ type passkeyView struct {
 // getPasskeys answers which passkeys the brain has registered: public
 // ids, labels and dates only.
 func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.readKeys()
+	keys, err := s.Store.Keys()
 	if err != nil {
 		serve.WriteErr(w, err)
 		return
@@ -149,7 +140,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 			return nil, err
 		}
 	}
-	keys, err := s.readKeys()
+	keys, err := s.Store.Keys()
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +224,7 @@ func codeRefusal(format string, args ...any) error {
 // relying party localhost and this tray's origin, with the user present;
 // the credential's public key is written as key set version 1.
 func (s *Server) postPasskeyRegister(r *http.Request, body []byte) (any, error) {
-	keys, err := s.readKeys()
+	keys, err := s.Store.Keys()
 	if err != nil {
 		return nil, err
 	}
