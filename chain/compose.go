@@ -100,13 +100,28 @@ func (m *Missions) Archive(ctx context.Context, missionID, agent, origin string,
 	if err := gates.RequireHumanOrigin(origin, "archived_via"); err != nil {
 		return nil, err
 	}
+	letter, err := m.ArchiveLetter(missionID, now)
+	if err != nil {
+		return nil, err
+	}
+	return m.Post(ctx, PostRequest{Body: letter, Agent: agent, Origin: origin})
+}
+
+// ArchiveLetter is the archived letter that would supersede a mission's
+// head now, in canonical bytes: what an archive posts, and what a passkey
+// signs before it does. A head that is not merge_wait is refused
+// invalid_transition.
+func (m *Missions) ArchiveLetter(missionID string, now time.Time) ([]byte, error) {
 	head, err := m.Current(missionID)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", missionID, err)
 	}
 	next := Next(head.Letter, head.HeadLetterID, now)
 	next.SetPhase(PhaseArchived)
-	return m.Post(ctx, PostRequest{Body: next.Canonical(), Agent: agent, Origin: origin})
+	if err := CheckTransition(next, head.Letter); err != nil {
+		return nil, err
+	}
+	return next.Canonical(), nil
 }
 
 // PhaseCounts counts heads per phase.

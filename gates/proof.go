@@ -138,6 +138,20 @@ func VerifyProof(p *Proof, key PublicKey, challenge []byte) error {
 	return nil
 }
 
+// ProofOrigin is the page a proof was made on, as its client data says.
+// The laws accept any tray on localhost (they cannot know its port); the
+// tray that asked for a proof holds it to its own origin.
+func ProofOrigin(p *Proof) (string, error) {
+	data, err := b64.DecodeString(p.ClientDataJSON)
+	var cd struct {
+		Origin string `json:"origin"`
+	}
+	if err != nil || json.Unmarshal(data, &cd) != nil {
+		return "", badProof("the client data does not decode")
+	}
+	return cd.Origin, nil
+}
+
 // trayOrigin reports whether origin is a tray's: http://localhost, any port.
 func trayOrigin(origin string) bool {
 	u, err := url.Parse(origin)

@@ -44,7 +44,6 @@ type pendingGesture struct {
 	write   brain.WriteRequest // store gestures: the same version, writer and time
 	letter  []byte             // archive: the letter's canonical bytes
 	expires time.Time
-	reply   any // a store gesture's reply, once written
 }
 
 // gestures holds the prepared gestures by challenge.
@@ -107,16 +106,17 @@ type allowedCredential struct {
 // Nothing is committed: the store gesture's objects are written but no
 // ref points at them until the signed gesture comes back.
 func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
-	var req gestureRequest
-	if err := decodeRequest(body, &req); err != nil {
-		return nil, err
-	}
+	// The gate comes before the input is parsed (DESIGN §7).
 	keys, err := s.Store.Keys()
 	if err != nil {
 		return nil, err
 	}
 	if keys == nil || len(keys.Keys) == 0 {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
+	}
+	var req gestureRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	p := &pendingGesture{req: req, expires: now.Add(gestureTTL)}
@@ -126,7 +126,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 		if p.write, err = s.writeRequest(req.ExpectedStoreVersion, req.AgentID, "agent_id"); err != nil {
 			return nil, err
 		}
-		if change, err = s.storeGesture(r, p, nil, true); err != nil {
+		if _, change, err = s.storeGesture(r, p, nil, true); err != nil {
 			return nil, err
 		}
 	case brain.GestureArchive:
@@ -134,16 +134,11 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		head, err := s.Missions.Current(req.MissionID)
+		letter, err := s.Missions.ArchiveLetter(req.MissionID, now)
 		if err != nil {
 			return nil, err
 		}
-		next := chain.Next(head.Letter, head.HeadLetterID, now)
-		next.SetPhase(chain.PhaseArchived)
-		if err := chain.CheckTransition(next, head.Letter); err != nil {
-			return nil, err
-		}
-		p.req.AgentID, p.letter, change = agent, next.Canonical(), next.Canonical()
+		p.req.AgentID, p.letter, change = agent, letter, letter
 	default:
 		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is receipt_import, ratify or archive")
 	}
@@ -160,39 +155,28 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	return reply, nil
 }
 
-// storeGesture runs a store gesture: prepared only (dry), or written with
-// its proof. A prepared gesture returns the change its proof binds.
-func (s *Server) storeGesture(r *http.Request, p *pendingGesture, proof *gates.Proof, dry bool) ([]byte, error) {
+// storeGesture runs a store gesture: prepared only (dry), returning the
+// change its proof binds, or written with its proof, returning the reply.
+func (s *Server) storeGesture(r *http.Request, p *pendingGesture, proof *gates.Proof, dry bool) (reply any, change []byte, err error) {
 	origin := gates.OriginHumanPasskey
-	switch p.req.Gesture {
-	case brain.GestureReceiptImport:
+	if p.req.Gesture == brain.GestureReceiptImport {
 		res, err := s.Store.ImportReceipt(r.Context(), brain.ImportRequest{WriteRequest: p.write, BlockID: p.req.BlockID, Receipt: p.req.Receipt, Origin: origin, Proof: proof, DryRun: dry})
-		if err != nil || dry {
-			return changeOf(res), err
+		if err != nil {
+			return nil, nil, err
 		}
-		p.reply = res
-	default:
-		res, err := s.Store.Ratify(r.Context(), brain.RatifyRequest{WriteRequest: p.write, BlockIDs: p.req.BlockIDs, Origin: origin, Proof: proof, DryRun: dry})
-		if err != nil || dry {
-			if res == nil {
-				return nil, err
-			}
-			return res.Change, err
-		}
-		p.reply = res
+		return res, res.Change, nil
 	}
-	return nil, nil
-}
-
-func changeOf(res *brain.ImportResult) []byte {
-	if res == nil {
-		return nil
+	res, err := s.Store.Ratify(r.Context(), brain.RatifyRequest{WriteRequest: p.write, BlockIDs: p.req.BlockIDs, Origin: origin, Proof: proof, DryRun: dry})
+	if err != nil {
+		return nil, nil, err
 	}
-	return res.Change
+	return res, res.Change, nil
 }
 
 // gestureCommit is POST /api/gesture/commit: the challenge options handed
-// out, and the browser's assertion over it.
+// out, and the browser's assertion over it. The credential's other fields
+// are declared so the browser's whole PublicKeyCredential JSON decodes
+// strictly; only the assertion is read.
 type gestureCommit struct {
 	Challenge  string `json:"challenge"`
 	Credential struct {
@@ -228,11 +212,15 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 		ClientDataJSON:    req.Credential.Response.ClientDataJSON,
 		Signature:         req.Credential.Response.Signature,
 	}
+	// The laws accept a proof from a tray on any localhost port; this tray
+	// takes only one made on its own page, so no other local page can ask
+	// the human's authenticator for a change this tray prepared.
+	if origin, err := gates.ProofOrigin(proof); err != nil || origin != "http://"+gates.RelyingParty+":"+s.port {
+		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "the passkey was asked on another page, not this tray (http://%s:%s)", gates.RelyingParty, s.port)
+	}
 	if p.req.Gesture == brain.GestureArchive {
 		return s.Missions.Post(r.Context(), chain.PostRequest{Body: p.letter, Agent: p.req.AgentID, Origin: gates.OriginHumanPasskey, Proof: proof})
 	}
-	if _, err := s.storeGesture(r, p, proof, false); err != nil {
-		return nil, err
-	}
-	return p.reply, nil
+	reply, _, err := s.storeGesture(r, p, proof, false)
+	return reply, err
 }

@@ -21,6 +21,7 @@ import (
 func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
 	f.t.Helper()
 	a := gatestest.New(f.t, alg)
+	a.Origin = "http://localhost:" + f.srv.port
 	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}}}
 	c := chain.Chain{Repo: f.srv.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
 	if _, err := c.Append(context.Background(), gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: testNow, Subject: "keys v1: register test"}); err != nil {

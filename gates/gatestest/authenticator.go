@@ -23,9 +23,10 @@ var b64 = base64.RawURLEncoding
 
 // Authenticator holds one credential's private key.
 type Authenticator struct {
-	ID   string          // the credential id, base64url
-	Key  gates.PublicKey // what the tray registers for it
-	sign func([]byte) []byte
+	ID     string          // the credential id, base64url
+	Key    gates.PublicKey // what the tray registers for it
+	Origin string          // the page the assertion is made on; http://localhost:7420 by default
+	sign   func([]byte) []byte
 }
 
 // New makes a credential of alg: "es256", "ed25519" or "rs256".
@@ -33,7 +34,7 @@ func New(t testing.TB, alg string) *Authenticator {
 	t.Helper()
 	id := make([]byte, 16)
 	rand.Read(id)
-	a := &Authenticator{ID: b64.EncodeToString(id)}
+	a := &Authenticator{ID: b64.EncodeToString(id), Origin: "http://localhost:7420"}
 	var pub any
 	switch alg {
 	case "es256":
@@ -67,11 +68,11 @@ func New(t testing.TB, alg string) *Authenticator {
 	return a
 }
 
-// Assert makes an assertion over challenge from a tray on localhost with
-// the user present; tweak, when set, may change the client data and
+// Assert makes an assertion over challenge from a's Origin with the user
+// present; tweak, when set, may change the client data and
 // return other authenticator data before it is signed.
 func (a *Authenticator) Assert(challenge []byte, tweak func(clientData map[string]any, authData []byte) []byte) *gates.Proof {
-	cd := map[string]any{"type": "webauthn.get", "challenge": b64.EncodeToString(challenge), "origin": "http://localhost:7420", "crossOrigin": false}
+	cd := map[string]any{"type": "webauthn.get", "challenge": b64.EncodeToString(challenge), "origin": a.Origin, "crossOrigin": false}
 	rp := sha256.Sum256([]byte(gates.RelyingParty))
 	ad := append(rp[:], 0x05, 0, 0, 0, 7) // user present and verified, count 7
 	if tweak != nil {
