@@ -38,7 +38,7 @@ func BenchmarkImportReceipt(b *testing.B) {
 	receipt := []byte(testReceipt("sb_bench_part007", 1, 0))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.ImportReceipt(context.Background(), importReq(int64(i+1), "sb_bench_part007", string(receipt), gates.OriginHumanUI)); err != nil {
+		if _, err := s.ImportReceipt(context.Background(), importReq(int64(i+1), "sb_bench_part007", string(receipt), gates.OriginHumanTTY)); err != nil {
 			b.Fatal(err)
 		}
 	}

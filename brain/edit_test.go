@@ -107,7 +107,7 @@ func TestEditOps(t *testing.T) {
 			ops := tt.ops
 			if ops == "ratified" {
 				mustEdit(t, s, "owner", `[{"op":"rename","block_id":"sb_shop_github","name":"CI"}]`)
-				if _, err := s.Ratify(context.Background(), RatifyRequest{WriteRequest: write(2), BlockIDs: []string{"sb_shop_github"}, Origin: gates.OriginHumanUI}); err != nil {
+				if _, err := s.Ratify(context.Background(), RatifyRequest{WriteRequest: write(2), BlockIDs: []string{"sb_shop_github"}, Origin: gates.OriginHumanTTY}); err != nil {
 					t.Fatal(err)
 				}
 				ops = `[{"op":"merge","into":"sb_shop_core","block_ids":["sb_shop_github"]}]`

@@ -18,30 +18,30 @@ func TestRatifyIsAHumanGestureAfterNaming(t *testing.T) {
 		_, err := ratify(s, 0, origin)
 		wantRefusal(t, err, gates.HumanGestureRequired, "ratified_via")
 	}
-	_, err := ratify(s, 0, gates.OriginHumanUI)
+	_, err := ratify(s, 0, gates.OriginHumanTTY)
 	wantRefusal(t, err, gates.NoStore, "")
 	mustScan(t, s)
-	_, err = ratify(s, 1, gates.OriginHumanUI, "sb_shop_core", "sb_shop_nope")
+	_, err = ratify(s, 1, gates.OriginHumanTTY, "sb_shop_core", "sb_shop_nope")
 	wantRefusal(t, err, gates.UnknownBlock, "block_ids")
-	_, err = ratify(s, 1, gates.OriginHumanUI)
+	_, err = ratify(s, 1, gates.OriginHumanTTY)
 	r := wantRefusal(t, err, gates.NeedsOwnerNaming, "block_ids")
 	if !strings.Contains(r.Lesson, "sb_shop_cmd, sb_shop_core, sb_shop_github, sb_shop_root") {
 		t.Fatalf("lesson %q", r.Lesson)
 	}
 	mustEdit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_core","name":"Ledger"}]`)
-	res, err := ratify(s, 2, gates.OriginHumanUI, "sb_shop_core")
+	res, err := ratify(s, 2, gates.OriginHumanTTY, "sb_shop_core")
 	if err != nil || strings.Join(res.Ratified, ",") != "sb_shop_core" || res.SkeletonState != StateCandidate {
 		t.Fatalf("partial ratify = %+v %v", res, err)
 	}
 	mustEdit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_cmd","name":"CLI"},{"op":"rename","block_id":"sb_shop_github","name":"CI"},{"op":"rename","block_id":"sb_shop_root","name":"Root"}]`)
-	res, err = ratify(s, 4, gates.OriginHumanUI)
+	res, err = ratify(s, 4, gates.OriginHumanTTY)
 	if err != nil || len(res.Ratified) != 3 || res.SkeletonState != StateRatified || res.StoreVersion != 5 {
 		t.Fatalf("ratify = %+v %v", res, err)
 	}
-	if msg := g.Git("log", "-1", "--format=%B", StoreRef); !strings.Contains(msg, "store v5: ratify sk_shop_candidate (3 blocks)") || !strings.Contains(msg, "M1nd-Origin: human-ui") {
+	if msg := g.Git("log", "-1", "--format=%B", StoreRef); !strings.Contains(msg, "store v5: ratify sk_shop_candidate (3 blocks)") || !strings.Contains(msg, "M1nd-Origin: human-tty") {
 		t.Fatalf("commit message %q", msg)
 	}
-	_, err = ratify(s, 5, gates.OriginHumanUI)
+	_, err = ratify(s, 5, gates.OriginHumanTTY)
 	wantRefusal(t, err, gates.SkeletonNotCandidate, "block_ids")
 	// A ratified skeleton takes no candidate_edit...
 	_, err = edit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_core","name":"x"}]`)

@@ -34,7 +34,7 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	wantRefusal(t, err, gates.HumanGestureRequired, "imported_via")
 	_, err = s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", "runnerd"))
 	wantRefusal(t, err, gates.HumanGestureRequired, "imported_via")
-	_, err = s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", gates.OriginHumanUI))
+	_, err = s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", gates.OriginHumanTTY))
 	wantRefusal(t, err, gates.NoStore, "")
 	mustScan(t, s)
 	before := g.Git("rev-parse", StoreRef)
@@ -46,15 +46,15 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 		field  string
 		lesson string
 	}{
-		{"stale expected version", importReq(5, "sb_shop_core", "{garbage", gates.OriginHumanUI), gates.StoreVersionConflict, "expected_store_version", ""},
-		{"unknown block", importReq(1, "sb_shop_nope", "{garbage", gates.OriginHumanUI), gates.UnknownBlock, "block_id", ""},
-		{"malformed receipt", importReq(1, "sb_shop_core", "{garbage", gates.OriginHumanUI), gates.IncompleteEvidence, "receipt", ""},
-		{"unknown field", importReq(1, "sb_shop_core", strings.Replace(good, `"type"`, `"typo":1,"type"`, 1), gates.OriginHumanUI), gates.IncompleteEvidence, "receipt", ""},
-		{"another block's receipt", importReq(1, "sb_shop_cmd", good, gates.OriginHumanUI), gates.StaleScope, "block_id", ""},
-		{"old boundary", importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanUI), gates.StaleScope, "scope.boundary_version", "boundary v2"},
-		{"other contract", importReq(1, "sb_shop_core", strings.Replace(good, `"contract_version":1`, `"contract_version":3`, 1), gates.OriginHumanUI), gates.StaleScope, "scope.contract_version", ""},
-		{"no command", importReq(1, "sb_shop_core", strings.Replace(good, `"command":"go vet ./core/... && go test ./core/... 2>&1 | tee <out>",`, "", 1), gates.OriginHumanUI), gates.IncompleteEvidence, "evidence.command", ""},
-		{"future window", importReq(1, "sb_shop_core", strings.Replace(good, "2026-11-30T10:01:00Z", "2026-11-30T12:00:01Z", 1), gates.OriginHumanUI), gates.IncompleteEvidence, "evidence.ended_at", ""},
+		{"stale expected version", importReq(5, "sb_shop_core", "{garbage", gates.OriginHumanTTY), gates.StoreVersionConflict, "expected_store_version", ""},
+		{"unknown block", importReq(1, "sb_shop_nope", "{garbage", gates.OriginHumanTTY), gates.UnknownBlock, "block_id", ""},
+		{"malformed receipt", importReq(1, "sb_shop_core", "{garbage", gates.OriginHumanTTY), gates.IncompleteEvidence, "receipt", ""},
+		{"unknown field", importReq(1, "sb_shop_core", strings.Replace(good, `"type"`, `"typo":1,"type"`, 1), gates.OriginHumanTTY), gates.IncompleteEvidence, "receipt", ""},
+		{"another block's receipt", importReq(1, "sb_shop_cmd", good, gates.OriginHumanTTY), gates.StaleScope, "block_id", ""},
+		{"old boundary", importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanTTY), gates.StaleScope, "scope.boundary_version", "boundary v2"},
+		{"other contract", importReq(1, "sb_shop_core", strings.Replace(good, `"contract_version":1`, `"contract_version":3`, 1), gates.OriginHumanTTY), gates.StaleScope, "scope.contract_version", ""},
+		{"no command", importReq(1, "sb_shop_core", strings.Replace(good, `"command":"go vet ./core/... && go test ./core/... 2>&1 | tee <out>",`, "", 1), gates.OriginHumanTTY), gates.IncompleteEvidence, "evidence.command", ""},
+		{"future window", importReq(1, "sb_shop_core", strings.Replace(good, "2026-11-30T10:01:00Z", "2026-11-30T12:00:01Z", 1), gates.OriginHumanTTY), gates.IncompleteEvidence, "evidence.ended_at", ""},
 	} {
 		_, err := s.ImportReceipt(ctx, tt.req)
 		r, ok := gates.AsRefusal(err)
@@ -65,12 +65,12 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	if after := g.Git("rev-parse", StoreRef); after != before {
 		t.Fatal("a refused import moved the store")
 	}
-	res, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", good, gates.OriginHumanUI))
+	res, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", good, gates.OriginHumanTTY))
 	if err != nil || res.StoreVersion != 2 || res.ReceiptCount != 1 || res.BlockID != "sb_shop_core" {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
 	log := g.Git("log", "-1", "--format=%s%n%b", StoreRef)
-	if !strings.HasPrefix(log, "store v2: receipt_import sb_shop_core test") || !strings.Contains(log, "M1nd-Origin: human-ui") {
+	if !strings.HasPrefix(log, "store v2: receipt_import sb_shop_core test") || !strings.Contains(log, "M1nd-Origin: human-tty") {
 		t.Fatalf("commit message:\n%s", log)
 	}
 	// Stored as submitted (compacted), never re-dated, and never re-escaped:
@@ -78,7 +78,7 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	core := snap(t, s).Block("sb_shop_core")
 	var compact bytes.Buffer
 	_ = json.Compact(&compact, []byte(good))
-	if !bytes.Equal(core.Receipts[0].Receipt, compact.Bytes()) || core.Receipts[0].StoreVersion != 2 || core.Receipts[0].ImportedVia != "human-ui" {
+	if !bytes.Equal(core.Receipts[0].Receipt, compact.Bytes()) || core.Receipts[0].StoreVersion != 2 || core.Receipts[0].ImportedVia != "human-tty" {
 		t.Fatalf("stored receipt %s (%+v)", core.Receipts[0].Receipt, core.Receipts[0])
 	}
 	if p := core.Colour(testNow); p.Colour != EvidenceBacked {
@@ -100,7 +100,7 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != NeedsEvidence || p.Why != "no test receipt yet" {
 		t.Fatalf("before any receipt: %+v", p)
 	}
-	if _, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanUI)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanTTY)); err != nil {
 		t.Fatal(err)
 	}
 	// A file added before any reconcile still counts against the scan's
@@ -116,9 +116,9 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 		t.Fatalf("after the bump: boundary %d, %+v", core.BoundaryVersion, p)
 	}
 	// The old receipt no longer imports; one at the new boundary does.
-	_, err = s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanUI))
+	_, err = s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanTTY))
 	wantRefusal(t, err, gates.StaleScope, "scope.boundary_version")
-	if _, err := s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanUI)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanTTY)); err != nil {
 		t.Fatal(err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != EvidenceBacked {
@@ -129,7 +129,7 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 		t.Fatalf("idle reconcile = %+v %v", same, err)
 	}
 	// A failing run is evidence too: it turns the block broken.
-	if _, err := s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 2, 1), gates.OriginHumanUI)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 2, 1), gates.OriginHumanTTY)); err != nil {
 		t.Fatal(err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != Broken {
@@ -155,7 +155,7 @@ func TestConcurrentWritersAtOneVersionExactlyOneWins(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				defer repo.Close()
-				_, errs[w] = writer.ImportReceipt(ctx, importReq(round, "sb_shop_core", testReceipt("sb_shop_core", 1, w), gates.OriginHumanUI))
+				_, errs[w] = writer.ImportReceipt(ctx, importReq(round, "sb_shop_core", testReceipt("sb_shop_core", 1, w), gates.OriginHumanTTY))
 			}()
 		}
 		wg.Wait()

@@ -159,8 +159,8 @@ func TestPostOrderAndNothingWritten(t *testing.T) {
 		}(), "", gates.StaleHead, "prev_letter_id"},
 		{"seq 1 on existing mission, different letter", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.BlockID = "sb_other"; return l }(), "", gates.StaleHead, "mission_seq"},
 		// 7: archive only supersedes merge_wait.
-		{"archive a judging head", next(judging, chain.PhaseArchived), gates.OriginHumanUI, gates.InvalidTransition, "phase"},
-		{"archive a fresh mission", func() *chain.Letter { l := first("brain", "msn_0000000000dd"); l.Phase = chain.PhaseArchived; return l }(), gates.OriginHumanUI, gates.InvalidTransition, "phase"},
+		{"archive a judging head", next(judging, chain.PhaseArchived), gates.OriginHumanTTY, gates.InvalidTransition, "phase"},
+		{"archive a fresh mission", func() *chain.Letter { l := first("brain", "msn_0000000000dd"); l.Phase = chain.PhaseArchived; return l }(), gates.OriginHumanTTY, gates.InvalidTransition, "phase"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,7 +199,7 @@ func TestArchiveDropsTheBell(t *testing.T) {
 	if _, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", "", t0); err == nil {
 		t.Fatal("archive without origin accepted")
 	}
-	res, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanUI, t0.Add(time.Hour))
+	res, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanTTY, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,11 +210,11 @@ func TestArchiveDropsTheBell(t *testing.T) {
 	if chain.LandingBell(view.Missions) != 0 {
 		t.Fatal("bell still rings after archive")
 	}
-	if body := g.Git("log", "-1", "--format=%b", "refs/m1nd/missions/msn_0000000000aa"); !strings.Contains(body, "M1nd-Origin: human-ui") {
+	if body := g.Git("log", "-1", "--format=%b", "refs/m1nd/missions/msn_0000000000aa"); !strings.Contains(body, "M1nd-Origin: human-tty") {
 		t.Fatalf("archive commit lacks origin trailer:\n%s", body)
 	}
 	// Nothing follows an archived head but another valid letter, and archive twice is a transition error.
-	_, err = m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanUI, t0.Add(2*time.Hour))
+	_, err = m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanTTY, t0.Add(2*time.Hour))
 	wantRefusal(t, err, gates.InvalidTransition, "phase")
 }
 

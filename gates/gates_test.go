@@ -45,7 +45,7 @@ func TestHTTPStatus(t *testing.T) {
 }
 
 func TestRequireHumanOrigin(t *testing.T) {
-	for origin, ok := range map[string]bool{"human-ui": true, "": false, "runnerd": false, "Human-UI": false, "human-touchid": false, "human-ui ": false} {
+	for origin, ok := range map[string]bool{"human-tty": true, "human-passkey": true, "human-ui": false, "": false, "runnerd": false, "Human-TTY": false, "human-touchid": false, "human-tty ": false} {
 		err := RequireHumanOrigin(origin, "archived_via")
 		if (err == nil) != ok {
 			t.Errorf("origin %q: err = %v", origin, err)

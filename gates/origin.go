@@ -14,11 +14,13 @@ const (
 	OriginHumanPasskey = "human-passkey"
 )
 
-// humanOrigins is the closed allow-list. Adding to it is a design change.
-var humanOrigins = map[string]bool{OriginHumanUI: true, OriginHumanTTY: true, OriginHumanPasskey: true}
+// writeOrigins is the closed allow-list of origins a gesture is written
+// with today. Adding to it is a design change.
+var writeOrigins = map[string]bool{OriginHumanTTY: true, OriginHumanPasskey: true}
 
-// IsHumanOrigin reports whether origin is on the allow-list.
-func IsHumanOrigin(origin string) bool { return humanOrigins[origin] }
+// IsHumanOrigin reports whether a commit read from history may carry
+// origin: the write allow-list, and the tray's former claim.
+func IsHumanOrigin(origin string) bool { return writeOrigins[origin] || origin == OriginHumanUI }
 
 // RequireHumanOrigin refuses unless origin is on the closed allow-list. It
 // runs before anything else about the request is looked at. field names the
@@ -27,7 +29,7 @@ func IsHumanOrigin(origin string) bool { return humanOrigins[origin] }
 // The token is forgeable by a process of the same user: this stops an agent
 // that simply calls the verb, not a hostile local process.
 func RequireHumanOrigin(origin, field string) error {
-	if humanOrigins[origin] {
+	if writeOrigins[origin] {
 		return nil
 	}
 	return Refuse(HumanGestureRequired, field)

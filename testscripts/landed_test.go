@@ -86,7 +86,7 @@ func TestSelfCertifiedLandingByRawGit(t *testing.T) {
 	// at a time, the landing must not arrive before its store).
 	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
-		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanUI,
+		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
 	})
 	if err != nil {
 		t.Fatal(err)
