@@ -157,7 +157,7 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	}
 	for _, b := range snap.Blocks {
 		for _, r := range b.Receipts {
-			if before[receiptKey(r)] {
+			if before[b.BlockID+" "+receiptKey(r)] {
 				continue
 			}
 			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
@@ -222,19 +222,21 @@ func scopesOnlyGrow(prev, next *Snapshot) error {
 	return nil
 }
 
+// receiptKeys names every receipt of a snapshot with its block.
 func receiptKeys(s *Snapshot) map[string]bool {
 	out := map[string]bool{}
 	for _, b := range s.Blocks {
 		for _, r := range b.Receipts {
-			out[receiptKey(r)] = true
+			out[b.BlockID+" "+receiptKey(r)] = true
 		}
 	}
 	return out
 }
 
-// receiptKey names an imported receipt: its block, the version that
-// imported it and its bytes. A receipt moved to another block by an edit
-// (merge, split) keeps its version and bytes.
+// receiptKey names an imported receipt within its block: the version
+// that imported it and its bytes. A receipt never moves between blocks
+// (a merge or a split leaves the new blocks without receipts), so one
+// found on a block that did not hold it is new, and needs its gesture.
 func receiptKey(r StoredReceipt) string {
 	return fmt.Sprintf("%d %s", r.StoreVersion, r.Receipt)
 }

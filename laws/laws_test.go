@@ -173,7 +173,7 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 // is one raw git could write on a real store.
 func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 	r := newChainRig(t)
-	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/a.go": "package web\n"})
 	ctx := context.Background()
 	store := &brain.Store{Repo: r.repo, Brain: "brain"}
 	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner"}); err != nil {
@@ -280,6 +280,18 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		if f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
 			t.Errorf("%s: %v", label, f)
 		}
+	}
+	copied := r.commitFiles(v2, files(3, func(b map[string][]byte) {
+		addReceipt("human-ui")(b)
+		entry := `"receipts": [{"receipt":` + receipt + `,"store_version":2,"imported_by":"owner","imported_via":"human-ui","imported_at":"2026-11-30T10:02:00Z"}]`
+		for name, body := range b {
+			if name != "blocks/sb_brain_core.json" {
+				b[name] = []byte(strings.Replace(string(body), `"receipts": []`, entry, 1))
+			}
+		}
+	}, nil), "store v3: nothing\n")
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: copied, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.HumanGestureRequired) {
+		t.Errorf("a receipt copied to another block: %v", f)
 	}
 	kept := r.commitFiles(v2, files(3, addReceipt("human-ui"), nil), "store v3: nothing\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: kept, Ref: brain.StoreRef}, nil); f != nil {
