@@ -193,7 +193,7 @@ func ParseUpdates(r io.Reader) ([]laws.Update, error) {
 //
 // packed-refs is read at most once per transaction: parsing it is O(refs),
 // and a transaction may move thousands of refs.
-func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFault {
+func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFault, error) {
 	var packed map[string]gitstore.Hash
 	var packedErr error
 	packedRefs := func() (map[string]gitstore.Hash, error) {
@@ -212,8 +212,21 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 		h, ok := p[name]
 		return h, err == nil && ok
 	}
-	now := func(ref string) gitstore.Hash { h, _ := current(ref); return h }
-	storeHead, keysHead := headAfter(updates, brain.StoreRef, now), headAfter(updates, brain.KeysRef, now)
+	// The store and the keys are read through git's own ref order; one that
+	// cannot be read fails the transaction rather than reading as none (no
+	// keys would let terminal gestures through).
+	storeHead, keysHead, err := lawHeads(updates, repo.ReadRef)
+	if err != nil {
+		return nil, err
+	}
+	// Refs created while this repository held no key are read as history,
+	// as a fresh remote reads them in its pre-receive (a remote runs this
+	// hook too, for the same push): with no key, a terminal gesture stands
+	// anyway. Once a key is held, a new ref is judged strictly.
+	keysBefore, _, err := repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return nil, err
+	}
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		stated := u.Old
@@ -233,12 +246,12 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) []*laws.RefFau
 			p, err := packedRefs()
 			return err == nil && p[u.Ref] == u.Old
 		}
-		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}
+		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, CreatedIsHistory: keysBefore.IsZero()}
 		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
 	}
-	return faults
+	return faults, nil
 }
 
 // CheckPush is the pre-receive hook: the pushed objects are read through
@@ -252,41 +265,52 @@ func CheckPush(dir string, updates []laws.Update) ([]*laws.RefFault, error) {
 		return nil, err
 	}
 	defer objs.Close()
-	var repo *gitstore.Repo
-	now := func(ref string) gitstore.Hash {
-		if repo == nil {
-			var err error
-			if repo, err = gitstore.Open(dir); err != nil {
-				return gitstore.ZeroHash
-			}
-		}
-		h, _, _ := repo.ReadRef(ref)
-		return h
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		return nil, err
 	}
-	storeHead, keysHead := headAfter(updates, brain.StoreRef, now), headAfter(updates, brain.KeysRef, now)
-	defer func() {
-		if repo != nil {
-			repo.Close()
-		}
-	}()
+	defer repo.Close()
+	storeHead, keysHead, err := lawHeads(updates, repo.ReadRef)
+	if err != nil {
+		return nil, err
+	}
+	// A remote that held no key before this push reads the refs it creates
+	// as history: a brain's terminal gestures from before its first key
+	// reach a fresh remote. Once it holds one, new refs are judged strictly.
+	keysBefore, _, err := repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return nil, err
+	}
 	var faults []*laws.RefFault
 	for _, u := range updates {
-		if f := (laws.Laws{StoreHead: storeHead, KeysHead: keysHead}).Check(objs, u); f != nil {
+		if f := (laws.Laws{StoreHead: storeHead, KeysHead: keysHead, CreatedIsHistory: keysBefore.IsZero()}).Check(objs, u); f != nil {
 			faults = append(faults, f)
 		}
 	}
 	return faults, nil
 }
 
-// headAfter is ref's value once updates are applied: the value they move
-// it to, else its current value. A landed letter or a gesture moved in the
-// same transaction as the store or the keys is judged against their new
-// values, whose commits are judged in the same pass.
-func headAfter(updates []laws.Update, ref string, current func(string) gitstore.Hash) gitstore.Hash {
-	for _, u := range updates {
-		if u.Ref == ref {
-			return u.New
+// lawHeads is the store's and the keys' heads once updates are applied:
+// the value an update moves each to, else its value now. A landed letter
+// or a gesture moved in the same transaction as the store or the keys is
+// judged against their new values, whose commits are judged in the same
+// pass.
+func lawHeads(updates []laws.Update, read func(string) (gitstore.Hash, bool, error)) (store, keys gitstore.Hash, err error) {
+	after := func(ref string) (gitstore.Hash, error) {
+		for _, u := range updates {
+			if u.Ref == ref {
+				return u.New, nil
+			}
 		}
+		h, _, err := read(ref)
+		if err != nil {
+			return gitstore.ZeroHash, fmt.Errorf("read %s: %w", ref, err)
+		}
+		return h, nil
 	}
-	return current(ref)
+	if store, err = after(brain.StoreRef); err != nil {
+		return
+	}
+	keys, err = after(brain.KeysRef)
+	return
 }

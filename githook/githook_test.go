@@ -49,25 +49,25 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	// value, as when pack-refs is about to delete it.
 	r.g.Git("pack-refs", "--all", "--no-prune")
 	noise := []laws.Update{{Old: a.Commit, Ref: refA}, {Old: b.Commit, Ref: refB}}
-	if faults := CheckTransaction(r.repo, noise); len(faults) != 0 {
+	if faults, _ := CheckTransaction(r.repo, noise); len(faults) != 0 {
 		t.Fatalf("pack-refs noise refused: %v", faults)
 	}
 	// A deletion without the old value is never pack-refs at work.
-	if faults := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
+	if faults, _ := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion without an old value: %v", faults)
 	}
 	// Once the loose copy is gone the same deletion would bury the chain.
 	if err := os.Remove(filepath.Join(r.repo.CommonDir(), filepath.FromSlash(refA))); err != nil {
 		t.Fatal(err)
 	}
-	faults := CheckTransaction(r.repo, noise)
+	faults, _ := CheckTransaction(r.repo, noise)
 	if len(faults) != 1 || faults[0].Ref != refA || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion of a packed-only ref: %v", faults)
 	}
 	// A writer that gives no old value: the ref's value is read from
 	// packed-refs, so moving it back to its parent is a rewrite.
 	first, _ := r.repo.ReadCommit(a.Commit)
-	faults = CheckTransaction(r.repo, []laws.Update{{New: first.Parents[0], Ref: refA}})
+	faults, _ = CheckTransaction(r.repo, []laws.Update{{New: first.Parents[0], Ref: refA}})
 	if len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a rewrite of a packed-only ref without an old value: %v", faults)
 	}

@@ -119,7 +119,11 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 		return local[ref]
 	}
-	judge := laws.Laws{Packing: noPacking, StoreHead: remoteHead(brain.StoreRef), KeysHead: remoteHead(brain.KeysRef)}
+	// A clone that held no key before this sync reads the refs it takes
+	// whole as history; shared documents' proofs are checked with the keys
+	// this machine holds, as the git hook would.
+	_, heldKeys := local[brain.KeysRef]
+	judge := laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: remoteHead(brain.StoreRef), KeysHead: remoteHead(brain.KeysRef), CreatedIsHistory: !heldKeys}
 	type lease struct{ ref, expected string }
 	var push []lease
 	for _, ref := range sorted {
@@ -157,7 +161,9 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 				}
 				rep.FastForwarded = append(rep.FastForwarded, ref)
 			default: // forked: take the remote's chain if it keeps the laws, park ours
-				if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f != nil {
+				// Judged from the fork on: what came before is this side's
+				// own, already judged.
+				if f := judge.Check(repo, laws.Update{Old: fork, New: r, Ref: ref}); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
 					continue
 				}
@@ -194,8 +200,6 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	}
 	return rep, nil
 }
-
-func noPacking(laws.Update) bool { return false }
 
 // forkPoint finds where two first-parent chains meet: the newest commit of
 // b's line that is on a's line, and a's commits after it (oldest first).

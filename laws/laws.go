@@ -67,10 +67,13 @@ type Laws struct {
 	// KeysHead is the brain's passkeys as of the update (ZeroHash: none
 	// registered): once a key exists, a gesture needs its proof. History
 	// judges every chain as read from its root (verify), where a terminal
-	// gesture made before the first key cannot be told from one made after;
-	// a ref created by the update is read that way too.
-	KeysHead gitstore.Hash
-	History  bool
+	// gesture made before the first key cannot be told from one made after.
+	// CreatedIsHistory reads a ref the update creates that way: for a side
+	// that held no key before it (a fresh remote, a first sync), where a
+	// terminal gesture would stand anyway; never once a key is held.
+	KeysHead         gitstore.Hash
+	History          bool
+	CreatedIsHistory bool
 }
 
 // Check applies the laws to one update (see CheckUpdate). A ref of no
@@ -98,10 +101,7 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 		env.Landings = brain.StoreAt{Objects: objs, Head: laws.StoreHead}
 	}
 	if env.Gestures == nil {
-		// A ref judged from its root (created here, or by verify) is
-		// history: a terminal gesture in it may predate the first key. New
-		// commits on a chain this side already holds are judged strictly.
-		history := laws.History || u.Old.IsZero()
+		history := laws.History || (laws.CreatedIsHistory && u.Old.IsZero())
 		env.Gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, History: history}
 	}
 	var prev *chain.Judged

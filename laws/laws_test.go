@@ -642,4 +642,13 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
 		}
 	}
+	// The same terminal archive on a ref this update creates: history for a
+	// side that held no key before (a fresh remote), strict once one is held.
+	c := r.commit(head.Commit, chain.LetterFile, body, "archived\n\nM1nd-Origin: human-tty\n")
+	if f := (Laws{KeysHead: keys}).Check(r.repo, Update{New: c, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) {
+		t.Errorf("a created ref with a terminal archive, keys held: %v", f)
+	}
+	if f := (Laws{KeysHead: keys, CreatedIsHistory: true}).Check(r.repo, Update{New: c, Ref: ref}); f != nil {
+		t.Errorf("a created ref with a terminal archive, read as history: %v", f)
+	}
 }

@@ -110,7 +110,9 @@ func runGitHook(inv *invocation, c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		faults = githook.CheckTransaction(repo, updates)
+		if faults, err = githook.CheckTransaction(repo, updates); err != nil {
+			return err
+		}
 	case githook.GitHookPreReceive:
 		dir, _ := os.Getwd()
 		if faults, err = githook.CheckPush(dir, updates); err != nil {
