@@ -140,8 +140,14 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	}
 	// 1, again: an archive's origin and proof, now that its exact bytes
 	// are known.
-	if l.Phase == PhaseArchived && m.Blocks != nil {
-		if err := m.Blocks.CheckGesture(GestureArchive, canonical, req.Origin, req.Proof); err != nil {
+	if l.Phase == PhaseArchived {
+		if m.Blocks == nil {
+			// No brain store to read the keys from: only the terminal's
+			// origin, which needs none, stands.
+			if req.Origin != gates.OriginHumanTTY {
+				return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: archive at a terminal")
+			}
+		} else if err := m.Blocks.CheckGesture(GestureArchive, canonical, req.Origin, req.Proof); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +156,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err := CheckTransition(l, headLetter); err != nil {
 		return nil, err
 	}
-	var landings Landings
+	var landings Landings // nil, not a nil *Store, when there is no guard
 	if m.Blocks != nil {
 		landings = m.Blocks
 	}
