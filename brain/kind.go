@@ -55,11 +55,8 @@ func decodeStoreTree(objs gitstore.Objects, tree gitstore.Hash) (*Snapshot, erro
 			if err != nil {
 				return nil, err
 			}
-			if snap, err = decodeStrict[Snapshot](body); err != nil {
+			if snap, err = DecodeStoreDoc(body); err != nil {
 				return nil, err
-			}
-			if snap.Schema != StoreSchema {
-				return nil, fmt.Errorf("schema %q, this m1nd reads %q", snap.Schema, StoreSchema)
 			}
 		case e.Name == blocksDir && e.Mode == gitstore.ModeTree:
 			if blocks, err = objs.TreeEntries(e.Hash); err != nil {

@@ -29,11 +29,11 @@ func (st StoreAt) CheckLanding(block string, version int64, candidate *gates.Rec
 	if st.Head.IsZero() {
 		return refuse("this brain has no store: a landing first imports the merge_wait candidate as a receipt (a human gesture), then names that store version")
 	}
-	at, c, err := st.snapshotAt(version)
+	c, err := st.commitAt(version)
 	if err != nil {
 		return err
 	}
-	if at == nil {
+	if c == nil {
 		return refuse("the letter names store v%d, which the store has not reached; name the version the receipt import replied with", version)
 	}
 	body, err := st.Objects.ReadFileInTree(c.Tree, blocksDir+"/"+block+".json")
@@ -57,31 +57,35 @@ func (st StoreAt) CheckLanding(block string, version int64, candidate *gates.Rec
 	return refuse("store v%d holds no receipt for %s that a human imported with this mission's merge_wait candidate: a landing imports exactly that candidate first", version, block)
 }
 
-// snapshotAt reads store.json at version, walking first parents back from
-// the head; nil when version is newer than the head.
-func (st StoreAt) snapshotAt(version int64) (*Snapshot, *gitstore.Commit, error) {
-	h := st.Head
-	for {
-		c, err := st.Objects.ReadCommit(h)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store at %s: %w", h, err)
-		}
-		body, err := st.Objects.ReadFileInTree(c.Tree, StoreFile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store at %s: %w", h, err)
-		}
-		snap, err := DecodeStoreDoc(body)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store at %s: %w", h, err)
-		}
-		switch {
-		case snap.StoreVersion == version:
-			return snap, c, nil
-		case snap.StoreVersion < version || len(c.Parents) == 0:
-			return nil, nil, nil
-		}
-		h = c.Parents[0]
+// commitAt is the store commit at version, nil when version is newer than
+// the head. The laws make store_version count the commits, so only the
+// head's store.json is read: the rest is a walk along first parents.
+func (st StoreAt) commitAt(version int64) (*gitstore.Commit, error) {
+	c, err := st.Objects.ReadCommit(st.Head)
+	if err != nil {
+		return nil, fmt.Errorf("store at %s: %w", st.Head, err)
 	}
+	body, err := st.Objects.ReadFileInTree(c.Tree, StoreFile)
+	var head *Snapshot
+	if err == nil {
+		head, err = DecodeStoreDoc(body)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store at %s: %w", st.Head, err)
+	}
+	if version < 1 || version > head.StoreVersion {
+		return nil, nil
+	}
+	for v := head.StoreVersion; v > version; v-- {
+		if len(c.Parents) == 0 {
+			return nil, nil
+		}
+		h := c.Parents[0]
+		if c, err = st.Objects.ReadCommit(h); err != nil {
+			return nil, fmt.Errorf("store at %s: %w", h, err)
+		}
+	}
+	return c, nil
 }
 
 // CheckLanding checks a landed letter against this brain's store as it

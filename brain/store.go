@@ -106,12 +106,12 @@ func (s *Store) readStoreDoc(tree gitstore.Hash) (*Snapshot, error) {
 	return nil, fmt.Errorf("%s: %w", StoreFile, err)
 }
 
-// DecodeStoreDoc decodes the bytes of store.json: the snapshot without its
-// blocks. It reads nothing else, for callers that hold the bytes (the git
-// hooks read them through git).
+// DecodeStoreDoc decodes the bytes of store.json, strictly (no unknown
+// fields, nothing after it), as the store writes it: the snapshot without
+// its blocks. Reads, the laws and the landing check all decode it here.
 func DecodeStoreDoc(body []byte) (*Snapshot, error) {
-	snap := &Snapshot{}
-	if err := json.Unmarshal(body, snap); err != nil {
+	snap, err := decodeStrict[Snapshot](body)
+	if err != nil {
 		return nil, err
 	}
 	if snap.Schema != StoreSchema {
