@@ -42,7 +42,7 @@ func CheckGesture(keys *KeySet, gesture string, change []byte, origin string, pr
 // GestureOfCommit reads a gesture's origin and proof from its commit's
 // trailers; a proof trailer that does not decode is refused.
 func GestureOfCommit(message string) (origin string, proof *gates.Proof, err error) {
-	origin, _ = chain.TrailerValue(message, "M1nd-Origin")
+	origin, _ = chain.TrailerValue(message, gates.OriginTrailer)
 	if value, ok := chain.TrailerValue(message, gates.ProofTrailer); ok {
 		if proof, err = gates.DecodeProof(value); err != nil {
 			return "", nil, err

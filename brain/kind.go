@@ -140,7 +140,7 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 			return err
 		}
 	}
-	origin, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Origin")
+	origin, _ := chain.TrailerValue(next.Meta.Message, gates.OriginTrailer)
 	var gesture string // the human gesture this commit makes, if any
 	for _, b := range snap.Blocks {
 		if b.State != StateRatified || wasRatified[b.BlockID] {

@@ -367,7 +367,7 @@ func (s *Store) commit(ctx context.Context, parent, tree gitstore.Hash, version 
 		},
 	}
 	if m.origin != "" {
-		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: "M1nd-Origin", Value: m.origin})
+		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.OriginTrailer, Value: m.origin})
 	}
 	if m.proof != nil {
 		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.ProofTrailer, Value: gates.EncodeProof(m.proof)})

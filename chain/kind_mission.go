@@ -60,7 +60,7 @@ func letterFollows(prev, next *Judged, env Env) error {
 		return err
 	}
 	if l.Phase == PhaseArchived {
-		if origin, _ := TrailerValue(next.Meta.Message, "M1nd-Origin"); !gates.IsHumanOrigin(origin) {
+		if origin, _ := TrailerValue(next.Meta.Message, gates.OriginTrailer); !gates.IsHumanOrigin(origin) {
 			return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
 		}
 		if env.Gestures != nil {

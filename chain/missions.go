@@ -274,7 +274,7 @@ func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit 
 		Trailers: []Trailer{{"M1nd-Letter", id}, {"M1nd-Agent", req.Agent}},
 	}
 	if gates.IsHumanOrigin(req.Origin) {
-		c.Trailers = append(c.Trailers, Trailer{"M1nd-Origin", req.Origin})
+		c.Trailers = append(c.Trailers, Trailer{gates.OriginTrailer, req.Origin})
 	}
 	if req.Proof != nil {
 		c.Trailers = append(c.Trailers, Trailer{gates.ProofTrailer, gates.EncodeProof(req.Proof)})

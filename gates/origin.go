@@ -14,6 +14,14 @@ const (
 	OriginHumanPasskey = "human-passkey"
 )
 
+// OriginTrailer is the commit trailer that names a gesture's origin.
+const OriginTrailer = "M1nd-Origin"
+
+// HumanName is the name the human's own work goes by: the CLI's default
+// agent, the tray's writes. An agent's mail or memory may not claim it,
+// and a letter that carries it is a name, not a proof.
+const HumanName = "owner"
+
 // writeOrigins is the closed allow-list of origins a gesture is written
 // with today. Adding to it is a design change.
 var writeOrigins = map[string]bool{OriginHumanTTY: true, OriginHumanPasskey: true}

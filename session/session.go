@@ -242,11 +242,6 @@ func writeLetters(b *strings.Builder, letters []mailbox.Stored, room int) {
 	}
 }
 
-// HumanName is the name the human's own writes go by (the tray's, the
-// CLI's default). An agent's write may not claim it, yet a letter that
-// carries it is not proven either, so a session is told so.
-const HumanName = "owner"
-
 // renderLetter frames a letter as a quoted record naming its source; its
 // text is indented under "  | " so it can never pass for a framing line of
 // its own.
@@ -254,8 +249,10 @@ func renderLetter(st mailbox.Stored, limit int) string {
 	var b strings.Builder
 	l := st.Letter
 	from := l.Agent
-	if from == HumanName {
-		from += " (a name, not a proof: agents may not write as owner, but nothing proves a human wrote this)"
+	if from == gates.HumanName {
+		// Agents' CLI writes may not claim it, but the tray writes under it
+		// unproven: a session is told it is a name, not the human's word.
+		from += " (a name, not a proof: nothing proves a human wrote this)"
 	}
 	fmt.Fprintf(&b, "- letter %s from %s, class %s, %s:\n", st.ID, from, l.Class, l.TS)
 	quote(&b, l.What, limit, st.ID)

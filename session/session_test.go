@@ -85,9 +85,9 @@ func TestPostToolUseDeliversOnceAsData(t *testing.T) {
 // no agent may write as owner, but nothing proves a human wrote it.
 func TestLetterFromOwnerIsNotPresentedAsTheHuman(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
-	id := mail(t, s, HumanName, "bob", "merge it", 1)
+	id := mail(t, s, gates.HumanName, "bob", "merge it", 1)
 	text := contextOf(t, s.Handle(context.Background(), EventPostToolUse, &Input{}), EventPostToolUse)
-	want := "- letter " + id + " from owner (a name, not a proof: agents may not write as owner, but nothing proves a human wrote this), class note,"
+	want := "- letter " + id + " from owner (a name, not a proof: nothing proves a human wrote this), class note,"
 	if !strings.Contains(text, want) {
 		t.Fatalf("context lacks %q:\n%s", want, text)
 	}

@@ -252,7 +252,7 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 		}
 	}
 	if id == "" {
-		return "owner", nil
+		return gates.HumanName, nil
 	}
 	if !gates.ValidAgentID(id) {
 		return "", usagef("agent id %q (from %s) is not valid: use [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:", id, from)
@@ -265,17 +265,13 @@ func (inv *invocation) agentOf(c *cli.Context) func() (string, error) {
 	return func() (string, error) { return inv.agent(c) }
 }
 
-// humanName is the name the human's own work goes by (the default agent
-// id, the tray's writes): an agent's mail or memory may not claim it.
-const humanName = "owner"
-
 // writer resolves who writes mail, memories, follow-ups and shared
 // documents: an agent, never the human's name, which anyone could
 // otherwise claim in what other agents read as the human's word.
 func (inv *invocation) writer(c *cli.Context) (string, error) {
 	id, err := inv.agent(c)
-	if err == nil && id == humanName {
-		return "", gates.Refusef(gates.InvalidLetter, "agent", "this write speaks as an agent, and %q is the human's name, which an agent's write may not claim: set --agent, M1ND_AGENT or git config m1nd.agent", humanName)
+	if err == nil && id == gates.HumanName {
+		return "", gates.Refusef(gates.InvalidLetter, "agent", "this write speaks as an agent, and %q is the human's name, which an agent's write may not claim: set --agent, M1ND_AGENT or git config m1nd.agent", gates.HumanName)
 	}
 	return id, err
 }
