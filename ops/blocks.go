@@ -25,10 +25,15 @@ type BlockView struct {
 	ReceiptOrigin string `json:"receipt_origin,omitempty"`
 }
 
-// ReceiptOrigin is how a receipt's import was made, as people read it.
+// ReceiptOrigin is how a receipt's import was made, as people read it:
+// "passkey", "terminal", or "tray claim" for the tray's unsigned imports
+// of before.
 func ReceiptOrigin(importedVia string) string {
-	if importedVia == gates.OriginHumanPasskey {
+	switch importedVia {
+	case gates.OriginHumanPasskey:
 		return "passkey"
+	case gates.OriginHumanUI:
+		return "tray claim"
 	}
 	return "terminal"
 }

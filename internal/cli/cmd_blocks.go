@@ -41,6 +41,8 @@ Mission letters never change a colour; a receipt import does.`,
 						origin = " · imported with a passkey"
 					case "terminal":
 						origin = " · imported at a terminal"
+					case "tray claim":
+						origin = " · imported by an unsigned tray claim"
 					}
 					fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s%s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
 				}

@@ -374,7 +374,8 @@ func newMissionArchiveCmd(inv *invocation, runF func(context.Context, *missionAr
 		ArgsUsage: "MISSION_ID",
 		Description: `Posts an archived letter that supersedes a merge_wait head whose receipt will
 not be landed; the landing bell drops. This is a human gesture: it runs only
-at an interactive terminal and asks you to type the mission id. Agents cannot
+at an interactive terminal, asks you to type the mission id, and only while
+the brain has no registered passkey (then archive in the tray). Agents cannot
 archive their own work.`,
 		Flags: []cli.Flag{agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {

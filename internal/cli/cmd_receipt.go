@@ -50,7 +50,8 @@ contract of the type (every type: artifact_hash and evidence_refs; test also
 command, cwd, exit_status and its window), and the window: UTC spelled as
 above, started before ended, nothing in the future, at most 24 hours. The
 receipt is kept exactly as written. Importing is a human gesture: it runs
-only at an interactive terminal and asks you to type the block id.`,
+only at an interactive terminal, asks you to type the block id, and only
+while the brain has no registered passkey (then import in the tray).`,
 		Flags: []cli.Flag{
 			expectedVersionFlag,
 			&cli.StringFlag{Name: "block", Usage: "the block `ID` the receipt proves (required)"},

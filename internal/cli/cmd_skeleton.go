@@ -344,7 +344,8 @@ func skeletonRatifyCommand(inv *invocation) *cli.Command {
 		Description: `Makes the candidate blocks (all of them, or those named with --block) the
 brain's own. Refused needs_owner_naming while a block still carries its
 heuristic name. This is a human gesture: it runs only at an interactive
-terminal and asks you to type the skeleton id. Agents never ratify.`,
+terminal, asks you to type the skeleton id, and only while the brain has no
+registered passkey (then ratify in the tray). Agents never ratify.`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "block", Usage: "ratify only block `ID` (repeatable)"},
 			expectedVersionFlag, agentFlag, jsonFlag,

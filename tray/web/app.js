@@ -196,7 +196,7 @@ function card(m, now) {
   if (l.phase === 'landed' && l.receipt) {
     c.append(el('div', { class: 'receipt', text: `receipt ✓ store v${l.receipt.store_version}` }));
     const imported = ((blockById(l.block_id) || {}).receipts || []).find((r) => r.store_version === l.receipt.store_version);
-    if (imported) c.append(el('div', { class: 'muted proof', text: imported.imported_via === 'human-passkey' ? 'landed by passkey' : 'landed at a terminal (the weaker mode)' }));
+    if (imported) c.append(el('div', { class: 'muted proof', text: { 'human-passkey': 'landed by passkey', 'human-ui': 'landed by an unsigned tray claim (before passkeys)' }[imported.imported_via] || 'landed at a terminal (the weaker mode)' }));
     c.append(el('details', { class: 'provenance' },
       el('summary', { text: 'provenance' }),
       el('ol', {},
