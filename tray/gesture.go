@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
@@ -19,12 +17,6 @@ import (
 // authenticator signs it with the user present, and the commit is written
 // with the proof on it — checked here and by every law that reads it. The
 // API never takes a gesture's origin from a request body.
-
-// gestureTTL bounds how long a prepared gesture waits for its signature.
-const gestureTTL = 5 * time.Minute
-
-// maxPendingGestures bounds the prepared gestures kept; the oldest goes.
-const maxPendingGestures = 16
 
 // gestureRequest is POST /api/gesture/options: a gesture and its inputs.
 type gestureRequest struct {
@@ -40,48 +32,9 @@ type gestureRequest struct {
 // pendingGesture is a prepared gesture waiting for its signature: what
 // is replayed, with the proof, once the assertion comes back.
 type pendingGesture struct {
-	req     gestureRequest
-	write   brain.WriteRequest // store gestures: the same version, writer and time
-	letter  []byte             // archive: the letter's canonical bytes
-	expires time.Time
-}
-
-// gestures holds the prepared gestures by challenge.
-type gestures struct {
-	mu      sync.Mutex
-	pending map[string]*pendingGesture
-}
-
-func (g *gestures) put(challenge string, p *pendingGesture, now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.pending == nil {
-		g.pending = map[string]*pendingGesture{}
-	}
-	oldest, oldestAt := "", time.Time{}
-	for c, q := range g.pending {
-		if now.After(q.expires) {
-			delete(g.pending, c)
-		} else if oldest == "" || q.expires.Before(oldestAt) {
-			oldest, oldestAt = c, q.expires
-		}
-	}
-	if len(g.pending) >= maxPendingGestures {
-		delete(g.pending, oldest)
-	}
-	g.pending[challenge] = p
-}
-
-// take returns the prepared gesture of a challenge, once.
-func (g *gestures) take(challenge string, now time.Time) *pendingGesture {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	p := g.pending[challenge]
-	delete(g.pending, challenge)
-	if p == nil || now.After(p.expires) {
-		return nil
-	}
-	return p
+	req    gestureRequest
+	write  brain.WriteRequest // store gestures: the same version, writer and time
+	letter []byte             // archive: the letter's canonical bytes
 }
 
 // gestureOptions is the reply to options: what navigator.credentials.get
@@ -119,7 +72,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	now := s.now()
-	p := &pendingGesture{req: req, expires: now.Add(gestureTTL)}
+	p := &pendingGesture{req: req}
 	var change []byte
 	switch req.Gesture {
 	case brain.GestureReceiptImport, brain.GestureRatify:
@@ -148,7 +101,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	reply.PublicKey.Challenge = challenge
 	reply.PublicKey.RPID = gates.RelyingParty
 	reply.PublicKey.UserVerification = "preferred"
-	reply.PublicKey.Timeout = gestureTTL.Milliseconds()
+	reply.PublicKey.Timeout = challengeTTL.Milliseconds()
 	for _, k := range keys.Keys {
 		reply.PublicKey.AllowCredentials = append(reply.PublicKey.AllowCredentials, allowedCredential{Type: "public-key", ID: k.CredentialID})
 	}
@@ -202,8 +155,8 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	p := s.gestures.take(req.Challenge, s.now())
-	if p == nil {
+	p, ok := s.gestures.take(req.Challenge, s.now())
+	if !ok {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "challenge", "this challenge was not handed out here, expired or was used: ask for the gesture again")
 	}
 	proof := &gates.Proof{

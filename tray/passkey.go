@@ -33,22 +33,14 @@ import (
 // while the brain has no registered key. Adding a key to a registered
 // brain is itself a proven gesture (not in this version).
 
-// ChallengeTTL is how long a registration challenge handed out by
-// /api/passkey/options can be answered.
-const ChallengeTTL = 5 * time.Minute
-
-// maxChallenges caps the challenges outstanding at once: a page that asks
-// for options over and over pushes out the oldest, never grows the map.
-const maxChallenges = 16
-
-// registration is the owner's one-time code and the challenges it handed
-// out; every field is guarded by mu.
+// registration is the owner's one-time code, guarded by mu, and the
+// challenges it handed out.
 type registration struct {
 	mu         sync.Mutex
 	code       string // canonical (upper case, no dash); "" when none was offered
 	used       bool   // consumed by a registration that wrote the key set
 	busy       bool   // a registration holding the code is under way
-	challenges map[string]time.Time
+	challenges pending[struct{}]
 }
 
 var codeEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
@@ -155,9 +147,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	if _, err := rand.Read(handle); err != nil {
 		return nil, err
 	}
-	s.reg.mu.Lock()
-	s.reg.remember(challenge.String(), s.now())
-	s.reg.mu.Unlock()
+	s.reg.challenges.put(challenge.String(), struct{}{}, s.now())
 	name := "m1nd " + s.Name
 	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
@@ -168,38 +158,10 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 		},
 		Challenge:              challenge,
 		Parameters:             credParams,
-		Timeout:                int(ChallengeTTL / time.Millisecond),
+		Timeout:                int(challengeTTL / time.Millisecond),
 		AuthenticatorSelection: protocol.AuthenticatorSelection{UserVerification: protocol.VerificationPreferred},
 		Attestation:            protocol.PreferNoAttestation,
 	}}, nil
-}
-
-// remember keeps a challenge until its deadline, dropping expired ones
-// and, past maxChallenges, the oldest. The caller holds mu.
-func (g *registration) remember(challenge string, now time.Time) {
-	if g.challenges == nil {
-		g.challenges = map[string]time.Time{}
-	}
-	oldest, oldestAt := "", time.Time{}
-	for c, until := range g.challenges {
-		if !now.Before(until) {
-			delete(g.challenges, c)
-		} else if oldest == "" || until.Before(oldestAt) {
-			oldest, oldestAt = c, until
-		}
-	}
-	if len(g.challenges) >= maxChallenges {
-		delete(g.challenges, oldest)
-	}
-	g.challenges[challenge] = now.Add(ChallengeTTL)
-}
-
-// take removes a challenge, reporting whether it was handed out and has
-// not expired. The caller holds mu.
-func (g *registration) take(challenge string, now time.Time) bool {
-	until, ok := g.challenges[challenge]
-	delete(g.challenges, challenge)
-	return ok && now.Before(until)
 }
 
 type registerRequest struct {
@@ -286,10 +248,7 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 		return nil, gates.Refusef(gates.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", gates.Clip(webauthnError(err)))
 	}
 	challenge := parsed.Response.CollectedClientData.Challenge
-	s.reg.mu.Lock()
-	fresh := s.reg.take(challenge, s.now())
-	s.reg.mu.Unlock()
-	if !fresh {
+	if _, fresh := s.reg.challenges.take(challenge, s.now()); !fresh {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired or was used: ask for new options and try again")
 	}
 	origin := "http://" + gates.RelyingParty + ":" + s.port

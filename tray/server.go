@@ -33,8 +33,8 @@ type Server struct {
 	port     string
 	events   *hub
 	runners  registry
-	reg      registration // the one-time code that registers the first passkey
-	gestures gestures     // prepared gestures waiting for their passkey signature
+	reg      registration             // the one-time code that registers the first passkey
+	gestures pending[*pendingGesture] // prepared gestures waiting for their passkey signature
 }
 
 // New builds the owner of the brain in repo.
