@@ -109,26 +109,45 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	for n := range names {
 		sorted = append(sorted, n)
 	}
-	sort.Strings(sorted)
-	// The remote's history is judged against the remote's store and keys:
-	// a landed letter there names one of its versions, a gesture there was
-	// proven by one of its keys.
-	remoteHead := func(ref string) gitstore.Hash {
-		if h, ok := remoteRefs[strings.TrimPrefix(ref, Prefix)]; ok {
-			return h
+	// The keys and the store go first: every other ref's history is judged
+	// against the keys and store this clone holds once they are taken (a
+	// landed letter names one of the store's versions, a gesture was
+	// proven by one of the keys), and if the remote's are refused, the
+	// local ones stand and what leans on them is refused too.
+	first := map[string]int{brain.KeysRef: 0, brain.StoreRef: 1}
+	sort.Slice(sorted, func(i, j int) bool {
+		fi, iFirst := first[sorted[i]]
+		fj, jFirst := first[sorted[j]]
+		if iFirst != jFirst {
+			return iFirst
 		}
-		return local[ref]
-	}
+		if iFirst {
+			return fi < fj
+		}
+		return sorted[i] < sorted[j]
+	})
 	// A clone that held no key before this sync reads the refs it takes
 	// whole as history; shared documents' proofs are checked with the keys
 	// this machine holds, as the git hook would.
 	_, heldKeys := local[brain.KeysRef]
-	judge := laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: remoteHead(brain.StoreRef), KeysHead: remoteHead(brain.KeysRef), CreatedIsHistory: !heldKeys}
+	judge := laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, CreatedIsHistory: !heldKeys}
+	headsRead := false
 	type lease struct{ ref, expected string }
 	var push []lease
 	for _, ref := range sorted {
 		l, hasL := local[ref]
 		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
+		// The heads are read once the keys and the store are settled (and
+		// before each of those two, for the next one).
+		if _, isFirst := first[ref]; isFirst || !headsRead {
+			if judge.StoreHead, _, err = repo.ReadRef(brain.StoreRef); err != nil {
+				return nil, err
+			}
+			if judge.KeysHead, _, err = repo.ReadRef(brain.KeysRef); err != nil {
+				return nil, err
+			}
+			headsRead = !isFirst
+		}
 		switch {
 		case hasL && !hasR:
 			push = append(push, lease{ref, ""})

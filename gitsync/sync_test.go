@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 )
@@ -183,5 +185,58 @@ func TestSyncRefusesAForkedRemoteThatBreaksTheLaws(t *testing.T) {
 	}
 	if parked := a.g.Git("for-each-ref", "refs/m1nd/conflicts/"); parked != "" {
 		t.Fatalf("something was parked: %s", parked)
+	}
+}
+
+// TestSyncTakesALandingWithItsStore: a landing made in clone a (the store's
+// import and the landed letter) reaches clone b in one sync, the letter
+// judged against the store b has just taken.
+func TestSyncTakesALandingWithItsStore(t *testing.T) {
+	a, b := twoClones(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	a.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	store := &brain.Store{Repo: a.repo, Brain: "shop"}
+	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	a.m.Blocks = store
+	open, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:r1", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := a.m.Current(open.MissionID)
+	mw := chain.Next(head.Letter, head.HeadLetterID, now)
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://x"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	posted, err := a.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
+		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY})
+	if err != nil {
+		t.Fatal(err)
+	}
+	landed := chain.Next(mw, posted.LetterID, now)
+	landed.Phase = chain.PhaseLanded
+	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: imp.StoreVersion}
+	if _, err := a.m.Post(ctx, chain.PostRequest{Body: landed.Canonical(), Agent: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := a.sync(t); !rep.OK {
+		t.Fatalf("a's sync: %+v", rep)
+	}
+	rep := b.sync(t)
+	if !rep.OK || len(rep.RefusedRemote) != 0 {
+		t.Fatalf("b's sync: %+v", rep)
+	}
+	if h, err := b.m.Current(open.MissionID); err != nil || h.Letter.Phase != chain.PhaseLanded {
+		t.Fatalf("b's mission: %v %v", h, err)
 	}
 }
