@@ -177,7 +177,7 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 	}
 	res := &EditResult{Blocks: []string{}}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
+		op: StoreOpEdit, seat: req.Seat, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			if next.Skeleton.State == StateRatified {
 				return "", gates.Refusef(gates.SkeletonNotCandidate, "", "skeleton %s is ratified; candidate_edit changes a candidate skeleton only", next.Skeleton.SkeletonID)
@@ -417,6 +417,11 @@ func (e *editor) split(op Op) error {
 			Sockets: append([]Socket{}, parent.Sockets...), Receipts: []StoredReceipt{},
 			ReceiptContract: ReceiptContract{Required: append([]string{}, parent.ReceiptContract.Required...)},
 			CandidateMeta:   CandidateMeta{NamedBy: NamedByHeuristic, NeedsOwnerNaming: true},
+		}
+		if e.seat == SeatRunner {
+			if err := gates.SanitizeName(child.Name); err != nil {
+				return fmt.Errorf("the new block %s would carry %s's name, which is not plain prose (%v): rename %s first", id, parent.BlockID, err, parent.BlockID)
+			}
 		}
 		for _, p := range globs {
 			child.Membership = appendMember(child.Membership, Member{Path: p, Role: RolePrimary})

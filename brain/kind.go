@@ -132,6 +132,18 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	if v := snap.StoreVersion; v != want {
 		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
 	}
+	op, seat, err := storeOpOf(next.Meta.Message)
+	if err != nil {
+		return err
+	}
+	agent, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Agent")
+	move := storeMove{next: snap, op: op, seat: seat, agent: agent}
+	if prev != nil {
+		move.prev = prev.Value.(*Snapshot)
+	}
+	if err := move.checkOperation(); err != nil {
+		return err
+	}
 	if prev != nil {
 		if err := receiptsKept(prev.Value.(*Snapshot), snap); err != nil {
 			return err

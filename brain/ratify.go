@@ -34,7 +34,7 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 	now := req.at()
 	res := &RatifyResult{}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "ratified_via", name: GestureRatify, proof: req.Proof, dryRun: req.DryRun, now: now,
+		op: StoreOpRatify, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "ratified_via", name: GestureRatify, proof: req.Proof, dryRun: req.DryRun, now: now,
 		apply: func(next *Snapshot) (string, error) {
 			targets, err := ratifyTargets(next, req.BlockIDs)
 			if err != nil {

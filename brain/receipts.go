@@ -44,7 +44,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 	now := req.at()
 	res := &ImportResult{OK: true, BlockID: req.BlockID}
 	snap, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "imported_via", name: GestureReceiptImport, proof: req.Proof, dryRun: req.DryRun, now: now,
+		op: StoreOpReceiptImport, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "imported_via", name: GestureReceiptImport, proof: req.Proof, dryRun: req.DryRun, now: now,
 		apply: func(next *Snapshot) (string, error) {
 			b := next.Block(req.BlockID)
 			if b == nil {

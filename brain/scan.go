@@ -70,7 +70,7 @@ func (s *Store) Scan(ctx context.Context, req WriteRequest) (*ScanResult, error)
 	}
 	res := &ScanResult{}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, agent: req.Agent, now: req.at(),
+		op: StoreOpScan, expected: req.ExpectedStoreVersion, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			slug := repoSlug(s.Brain)
 			if next.Skeleton.SkeletonID == "" {
@@ -197,7 +197,7 @@ func (s *Store) Reconcile(ctx context.Context, req WriteRequest) (*ReconcileResu
 	}
 	res := &ReconcileResult{Unmapped: []string{}, Contested: []string{}}
 	_, mres, err := s.mutate(ctx, mutation{
-		expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
+		op: StoreOpReconcile, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			own := ownership(next.Blocks, files)
 			res.Unmapped, res.Contested = nonNil(own.Unmapped), nonNil(own.Contested)

@@ -156,8 +156,10 @@ func decodeBlock(id string, body []byte) (*Block, error) {
 
 // mutation is one change to the store.
 type mutation struct {
-	expected  int64 // the store_version the caller read; 0 for "no store yet"
-	needStore bool  // refuse no_store when there is none
+	op        StoreOp // what the commit says it is, checked by the laws
+	seat      string  // candidate_edit: owner or runner
+	expected  int64   // the store_version the caller read; 0 for "no store yet"
+	needStore bool    // refuse no_store when there is none
 	agent     string
 	origin    string // the human gesture's origin, stamped as a trailer
 	gesture   string // for a human gesture, the field the origin came in: checked before anything else
@@ -364,7 +366,11 @@ func (s *Store) commit(ctx context.Context, parent, tree gitstore.Hash, version 
 		Trailers: []chain.Trailer{
 			{Key: "M1nd-Store-Version", Value: strconv.FormatInt(version, 10)},
 			{Key: "M1nd-Agent", Value: m.agent},
+			{Key: StoreOpTrailer, Value: string(m.op)},
 		},
+	}
+	if m.seat != "" {
+		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: SeatTrailer, Value: m.seat})
 	}
 	if m.origin != "" {
 		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.OriginTrailer, Value: m.origin})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,17 +142,55 @@ func TestCheckUpdateLaws(t *testing.T) {
 	}
 }
 
-func TestStoreLinksAddExactlyOne(t *testing.T) {
+// storeFiles copies the files of store commit base, at version, with
+// edit applied to its blocks/ files: the way raw git could forge a store
+// commit on a real store.
+func (r *chainRig) storeFiles(base gitstore.Hash, version int64, edit func(blocks map[string][]byte)) map[string][]byte {
+	r.t.Helper()
+	c, err := r.repo.ReadCommit(base)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	doc, _ := r.repo.ReadFileInTree(c.Tree, brain.StoreFile)
+	var snap map[string]any
+	if err := json.Unmarshal(doc, &snap); err != nil {
+		r.t.Fatal(err)
+	}
+	snap["store_version"] = version
+	doc, _ = json.MarshalIndent(snap, "", "  ")
+	out := map[string][]byte{brain.StoreFile: doc}
+	blocks := map[string][]byte{}
+	names, _ := r.repo.ListFiles(base)
+	for _, name := range names {
+		if strings.HasPrefix(name, "blocks/") {
+			blocks[name], _ = r.repo.ReadFileInTree(c.Tree, name)
+		}
+	}
+	if edit != nil {
+		edit(blocks)
+	}
+	for k, v := range blocks {
+		out[k] = v
+	}
+	return out
+}
+
+// scanned is a rig whose store is one scan of core/ and web/.
+func scanned(t *testing.T) (*chainRig, gitstore.Hash) {
 	r := newChainRig(t)
-	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/a.go": "package web\n"})
 	store := &brain.Store{Repo: r.repo, Brain: "brain"}
 	if _, err := store.Scan(context.Background(), brain.WriteRequest{Agent: "owner"}); err != nil {
 		t.Fatal(err)
 	}
 	v1, _, _ := r.repo.ReadRef(brain.StoreRef)
-	const skeleton = `,"skeleton":{"skeleton_id":"sk_brain_candidate","version":1,"state":"candidate"}}`
-	jump := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":3`+skeleton), "store v3\n")
-	step := r.commit(v1, "store.json", []byte(`{"schema":"m1nd-system-block-store-v0","store_version":2`+skeleton), "store v2\n")
+	return r, v1
+}
+
+func TestStoreLinksAddExactlyOne(t *testing.T) {
+	r, v1 := scanned(t)
+	jump := r.commitFiles(v1, r.storeFiles(v1, 3, nil), "store v3: reconcile\n")
+	step := r.commitFiles(v1, r.storeFiles(v1, 2, nil), "store v2: reconcile\n")
 	never := func(Update) bool { return false }
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: jump, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.StoreVersionConflict) {
 		t.Errorf("a jump of 2: %v", f)
@@ -172,31 +209,9 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 // only by a human import recorded in that commit. Each forged commit below
 // is one raw git could write on a real store.
 func TestStoreCommitsAreJudgedWhole(t *testing.T) {
-	r := newChainRig(t)
-	r.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/a.go": "package web\n"})
-	ctx := context.Background()
-	store := &brain.Store{Repo: r.repo, Brain: "brain"}
-	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner"}); err != nil {
-		t.Fatal(err)
-	}
-	v1, _, _ := r.repo.ReadRef(brain.StoreRef)
-	c1, _ := r.repo.ReadCommit(v1)
+	r, v1 := scanned(t)
 	files := func(version int64, edit func(blocks map[string][]byte), extra map[string][]byte) map[string][]byte {
-		doc, _ := r.repo.ReadFileInTree(c1.Tree, brain.StoreFile)
-		out := map[string][]byte{brain.StoreFile: []byte(strings.Replace(string(doc), `"store_version": 1`, fmt.Sprintf(`"store_version": %d`, version), 1))}
-		blocks := map[string][]byte{}
-		entries, _ := r.repo.ListFiles(v1)
-		for _, name := range entries {
-			if strings.HasPrefix(name, "blocks/") {
-				blocks[name], _ = r.repo.ReadFileInTree(c1.Tree, name)
-			}
-		}
-		if edit != nil {
-			edit(blocks)
-		}
-		for k, v := range blocks {
-			out[k] = v
-		}
+		out := r.storeFiles(v1, version, edit)
 		for k, v := range extra {
 			out[k] = v
 		}
@@ -232,7 +247,7 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		message string
 		code    gates.Code // "" = allowed
 	}{
-		{"a faithful copy at v2", files(2, nil, nil), "store v2: nothing\n", ""},
+		{"a faithful copy at v2", files(2, nil, nil), "store v2: reconcile\n", ""},
 		{"an extra file", files(2, nil, map[string][]byte{"notes.txt": []byte("hi")}), "store v2\n", gates.SchemaMismatch},
 		{"a block file of junk", files(2, func(b map[string][]byte) { b["blocks/sb_brain_core.json"] = []byte("junk") }, nil), "store v2\n", gates.SchemaMismatch},
 		{"a block file that is no block id", files(2, nil, map[string][]byte{"blocks/Not A Block.json": []byte("{}")}), "store v2\n", gates.SchemaMismatch},
@@ -240,9 +255,10 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"name":`, `"colour":"evidence-backed","name":`, 1))
 		}, nil), "store v2\n", gates.SchemaMismatch},
 		{"a receipt no human imported", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n", gates.HumanGestureRequired},
-		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
+		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2: receipt_import\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
 		{"a receipt with the human trailer", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n", ""},
-		{"a block ratified with no ratification", ratified(files(2, ratify, nil), ""), "store v2: ratify\n\nM1nd-Origin: human-tty\n", gates.HumanGestureRequired},
+		{"a block ratified with no ratification", ratified(files(2, ratify, nil), ""), "store v2: ratify\n\nM1nd-Origin: human-tty\n", gates.InvalidTransition},
+		{"a block ratified by a reconcile", ratified(files(2, ratify, nil), "human-tty"), "store v2: reconcile\n\nM1nd-Origin: human-tty\n", gates.InvalidTransition},
 		{"a ratification with no human trailer", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n", gates.HumanGestureRequired},
 		{"a ratification by an agent", ratified(files(2, ratify, nil), "agent"), "store v2: ratify\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
 		{"a human ratification", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n\nM1nd-Origin: human-tty\n", ""},
@@ -260,7 +276,7 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 	// v3 that drops it from a block still there is refused; the same v3
 	// with the receipt kept passes.
 	v2 := r.commitFiles(v1, files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n")
-	dropped := r.commitFiles(v2, files(3, nil, nil), "store v3: nothing\n")
+	dropped := r.commitFiles(v2, files(3, nil, nil), "store v3: reconcile\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: dropped, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
 		t.Errorf("a dropped receipt: %v", f)
 	}
@@ -276,7 +292,7 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
     ]`, `"required": []`, 1))
 		},
 	} {
-		c := r.commitFiles(v2, files(3, edit, nil), "store v3: nothing\n")
+		c := r.commitFiles(v2, files(3, edit, nil), "store v3: reconcile\n")
 		if f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
 			t.Errorf("%s: %v", label, f)
 		}
@@ -289,11 +305,11 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 				b[name] = []byte(strings.Replace(string(body), `"receipts": []`, entry, 1))
 			}
 		}
-	}, nil), "store v3: nothing\n")
+	}, nil), "store v3: receipt_import\n\nM1nd-Origin: human-ui\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: copied, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.HumanGestureRequired) {
 		t.Errorf("a receipt copied to another block: %v", f)
 	}
-	kept := r.commitFiles(v2, files(3, addReceipt("human-ui"), nil), "store v3: nothing\n")
+	kept := r.commitFiles(v2, files(3, addReceipt("human-ui"), nil), "store v3: reconcile\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: kept, Ref: brain.StoreRef}, nil); f != nil {
 		t.Errorf("a kept receipt: %v", f)
 	}
@@ -650,5 +666,104 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 	}
 	if f := (Laws{KeysHead: keys, CreatedIsHistory: true}).Check(r.repo, Update{New: c, Ref: ref}); f != nil {
 		t.Errorf("a created ref with a terminal archive, read as history: %v", f)
+	}
+}
+
+// TestStoreCommitsAreOneOperation: a store commit is the operation it
+// names and no more. Each forged commit changes what that operation may
+// not (or names none); each honest one is what the writer could write.
+func TestStoreCommitsAreOneOperation(t *testing.T) {
+	r, v1 := scanned(t)
+	const core, web = "blocks/sb_brain_core.json", "blocks/sb_brain_web.json"
+	// block edits the named block files of v1 as JSON; the store at
+	// version 2 around them.
+	block := func(edits map[string]func(b map[string]any)) map[string][]byte {
+		return r.storeFiles(v1, 2, func(blocks map[string][]byte) {
+			for name, edit := range edits {
+				var b map[string]any
+				if err := json.Unmarshal(blocks[name], &b); err != nil {
+					t.Fatal(err)
+				}
+				edit(b)
+				blocks[name], _ = json.MarshalIndent(b, "", "  ")
+			}
+		})
+	}
+	skeleton := func(files map[string][]byte, edit func(s map[string]any)) map[string][]byte {
+		var doc map[string]any
+		json.Unmarshal(files[brain.StoreFile], &doc)
+		edit(doc["skeleton"].(map[string]any))
+		files[brain.StoreFile], _ = json.MarshalIndent(doc, "", "  ")
+		return files
+	}
+	nextVersion := func(s map[string]any) { s["version"] = s["version"].(float64) + 1 }
+	rename := func(name string) func(b map[string]any) {
+		return func(b map[string]any) {
+			b["name"] = name
+			b["candidate_meta"] = map[string]any{"named_by": "runner", "needs_owner_naming": false}
+		}
+	}
+	set := func(key string, value any) func(b map[string]any) {
+		return func(b map[string]any) { b[key] = value }
+	}
+	const edit = "store v2: candidate_edit 1 op (runner)\n\nM1nd-Agent: runnerd:r1\n"
+	for _, tt := range []struct {
+		label   string
+		files   map[string][]byte
+		message string
+		code    gates.Code // "" = allowed
+	}{
+		{"no operation named", r.storeFiles(v1, 2, nil), "store v2: tidy\n", gates.InvalidTransition},
+		{"a runner's rename", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion), edit, ""},
+		{"the same rename by trailer", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion),
+			"store v2: tidy\n\nM1nd-Store-Op: candidate_edit\nM1nd-Seat: runner\n", ""},
+		{"an edit with no seat", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion),
+			"store v2: tidy\n\nM1nd-Store-Op: candidate_edit\n", gates.InvalidTransition},
+		{"a runner's name in markdown", skeleton(block(map[string]func(map[string]any){core: rename("see [docs](https://evil.example)")}), nextVersion), edit, gates.InvalidTransition},
+		{"a runner in the owner's seat", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion),
+			"store v2: candidate_edit 1 op (owner)\n\nM1nd-Agent: runnerd:r1\n", gates.InvalidTransition},
+		{"a runner naming as the owner", skeleton(block(map[string]func(map[string]any){core: func(b map[string]any) {
+			b["name"] = "core engine"
+			b["candidate_meta"] = map[string]any{"named_by": "owner", "needs_owner_naming": false}
+		}}), nextVersion), edit, gates.InvalidTransition},
+		{"an owner's name is kept verbatim", skeleton(block(map[string]func(map[string]any){core: func(b map[string]any) {
+			b["name"] = "**core**"
+			b["candidate_meta"] = map[string]any{"named_by": "owner", "needs_owner_naming": false}
+		}}), nextVersion), "store v2: candidate_edit 1 op (owner)\n", ""},
+		{"an edit that leaves the skeleton version", block(map[string]func(map[string]any){core: rename("core engine")}), edit, gates.InvalidTransition},
+		{"an edit with a socket to nowhere", skeleton(block(map[string]func(map[string]any){core: set("sockets", []any{map[string]any{"to": "sb_brain_gone"}})}), nextVersion), edit, gates.InvalidTransition},
+		{"an edit that empties a block", skeleton(block(map[string]func(map[string]any){core: set("membership", []any{})}), nextVersion), edit, gates.InvalidTransition},
+		{"a scan that renames", block(map[string]func(map[string]any){core: rename("core engine")}), "store v2: scan\n", gates.InvalidTransition},
+		{"a scan that adds a block", r.storeFiles(v1, 2, func(b map[string][]byte) {
+			b["blocks/sb_brain_docs.json"] = []byte(strings.ReplaceAll(string(b[core]), "core", "docs"))
+		}), "store v2: scan\n", ""},
+		{"a scan that adds a named block", r.storeFiles(v1, 2, func(b map[string][]byte) {
+			b["blocks/sb_brain_docs.json"] = []byte(strings.Replace(strings.ReplaceAll(string(b[core]), "core", "docs"), `"heuristic"`, `"owner"`, 1))
+		}), "store v2: scan\n", gates.InvalidTransition},
+		{"a reconcile that bumps a changed block", block(map[string]func(map[string]any){core: func(b map[string]any) {
+			b["membership_fingerprint"], b["boundary_version"] = "sha256:00", 2
+		}}), "store v2: reconcile: bumped sb_brain_core\n", ""},
+		{"a reconcile that bumps by 2", block(map[string]func(map[string]any){core: func(b map[string]any) {
+			b["membership_fingerprint"], b["boundary_version"] = "sha256:00", 3
+		}}), "store v2: reconcile\n", gates.InvalidTransition},
+		{"a reconcile that bumps an unchanged block", block(map[string]func(map[string]any){core: set("boundary_version", 2)}), "store v2: reconcile\n", gates.InvalidTransition},
+		{"a reconcile that moves a member", block(map[string]func(map[string]any){core: set("membership", []any{map[string]any{"path": "web/", "role": "primary"}})}),
+			"store v2: reconcile\n", gates.InvalidTransition},
+		{"a reconcile that drops a block", r.storeFiles(v1, 2, func(b map[string][]byte) { delete(b, web) }), "store v2: reconcile\n", gates.InvalidTransition},
+		{"a reconcile by a runner", r.storeFiles(v1, 2, nil), "store v2: reconcile\n\nM1nd-Agent: runnerd:r1\n", gates.InvalidTransition},
+		{"a first commit that is no scan", r.storeFiles(v1, 1, nil), "store v1: reconcile\n", gates.InvalidTransition},
+	} {
+		parent := v1
+		if strings.HasPrefix(tt.message, "store v1") {
+			parent = gitstore.ZeroHash
+		}
+		c := r.commitFiles(parent, tt.files, tt.message)
+		f := CheckUpdate(r.repo, Update{Old: parent, New: c, Ref: brain.StoreRef}, nil)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
 	}
 }
