@@ -59,16 +59,20 @@ func StoreChange(parent, tree gitstore.Hash) []byte {
 }
 
 // KeysAt judges gesture commits against the key set at Head (ZeroHash: no
-// key registered), read through Objects once. With History, a terminal
-// gesture passes even when a key exists now: a chain read from its root
-// cannot tell whether it came before the key (hooks and sync judge new
-// commits strictly).
+// key registered), read through Objects once. With History, a chain is
+// read from its root, and a gesture may be older than today's keys: a
+// terminal gesture passes even when a key exists now (it cannot be told
+// from one made before the first key), and a proof passes when any key the
+// keys chain ever held made it (a key removed since proved what it signed
+// while it was held). Hooks and sync judge new commits strictly: by
+// today's keys only, so a removed key proves nothing new.
 type KeysAt struct {
 	Objects gitstore.Objects
 	Head    gitstore.Hash
 	History bool
 
 	keys   *KeySet
+	ever   *KeySet // History: every key the chain held, read on first need
 	err    error
 	loaded bool
 }
@@ -87,8 +91,16 @@ func (k *KeysAt) CheckCommit(gesture string, change []byte, message string) erro
 		return err
 	}
 	keys := k.keys
-	if k.History && proof == nil {
+	switch {
+	case k.History && proof == nil:
 		keys = nil
+	case k.History:
+		if k.ever == nil {
+			if k.ever, err = ReadKeysEverHeld(k.Objects, k.Head); err != nil {
+				return err
+			}
+		}
+		keys = k.ever
 	}
 	return CheckGesture(keys, gesture, change, origin, proof)
 }

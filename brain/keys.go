@@ -140,6 +140,38 @@ func checkProofBy(keys *KeySet, message, gesture string, change []byte) error {
 	return gates.VerifyProof(p, key, gates.GestureChallenge(gesture, change))
 }
 
+// ReadKeysEverHeld reads every key the keys chain at head ever held, as
+// one set (the newest registration of a credential wins); nil when no key
+// was ever registered.
+func ReadKeysEverHeld(objs gitstore.Objects, head gitstore.Hash) (*KeySet, error) {
+	var all *KeySet
+	seen := map[string]bool{}
+	for h := head; !h.IsZero(); {
+		c, err := objs.ReadCommit(h)
+		if err != nil {
+			return nil, fmt.Errorf("%s at %s: %w", KeysRef, h, err)
+		}
+		set, err := ReadKeys(objs, h)
+		if err != nil {
+			return nil, err
+		}
+		if all == nil {
+			all = &KeySet{Schema: set.Schema, Version: set.Version}
+		}
+		for _, p := range set.Keys {
+			if !seen[p.CredentialID] {
+				seen[p.CredentialID] = true
+				all.Keys = append(all.Keys, p)
+			}
+		}
+		h = gitstore.ZeroHash
+		if len(c.Parents) > 0 {
+			h = c.Parents[0]
+		}
+	}
+	return all, nil
+}
+
 // ReadKeys reads the key set at the keys ref's head through objs; nil when
 // no key was ever registered.
 func ReadKeys(objs gitstore.Objects, head gitstore.Hash) (*KeySet, error) {

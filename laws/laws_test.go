@@ -658,6 +658,26 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
 		}
 	}
+	// The key is replaced (keys v2 holds only a new one, proven by the
+	// old): what the old key signed while it was held still stands in
+	// history, but it proves nothing new.
+	next := gatestest.New(t, "es256")
+	rotated := &brain.KeySet{Schema: brain.KeysSchema, Version: 2, Keys: []brain.Passkey{{CredentialID: next.ID, PublicKey: next.Key.PKIX, AddedAt: "2026-12-01T11:00:00Z"}}}
+	byOld := key.Assert(gates.GestureChallenge(brain.KeysGesture, rotated.Canonical()), nil)
+	keys2 := r.commit(keys, brain.KeysFile, rotated.Canonical(), "keys v2\n\n"+gates.ProofTrailer+": "+gates.EncodeProof(byOld)+"\n")
+	if f := CheckUpdate(r.repo, Update{Old: keys, New: keys2, Ref: brain.KeysRef}, nil); f != nil {
+		t.Fatalf("the key replaced: %v", f)
+	}
+	signed := r.commit(head.Commit, chain.LetterFile, body, proven(good))
+	if f := (Laws{KeysHead: keys2, History: true}).Check(r.repo, Update{Old: head.Commit, New: signed, Ref: ref}); f != nil {
+		t.Errorf("signed by a key held before, read as history: %v", f)
+	}
+	if f := (Laws{KeysHead: keys2}).Check(r.repo, Update{Old: head.Commit, New: signed, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) {
+		t.Errorf("signed by a removed key, new: %v", f)
+	}
+	if f := (Laws{KeysHead: keys2}).Check(r.repo, Update{Old: head.Commit, New: r.commit(head.Commit, chain.LetterFile, body, proven(next.Assert(gates.GestureChallenge(brain.GestureArchive, body), nil))), Ref: ref}); f != nil {
+		t.Errorf("signed by the new key: %v", f)
+	}
 	// The same terminal archive on a ref this update creates: history for a
 	// side that held no key before (a fresh remote), strict once one is held.
 	c := r.commit(head.Commit, chain.LetterFile, body, "archived\n\nM1nd-Origin: human-tty\n")
