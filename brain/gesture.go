@@ -105,6 +105,18 @@ func (k *KeysAt) CheckCommit(gesture string, change []byte, message string) erro
 	return CheckGesture(keys, gesture, change, origin, proof)
 }
 
+// TerminalGesture is nil while a terminal may make gesture in repo (no
+// passkey is registered), and otherwise the refusal the terminal's gesture
+// would meet: the CLI checks it before it asks, so nobody types a
+// confirmation that cannot count.
+func TerminalGesture(repo *gitstore.Repo, gesture string) error {
+	keys, err := (&Store{Repo: repo}).Keys()
+	if err != nil {
+		return err
+	}
+	return CheckGesture(keys, gesture, nil, gates.OriginHumanTTY, nil)
+}
+
 // Keys reads the brain's registered passkeys now; nil when none.
 func (s *Store) Keys() (*KeySet, error) {
 	head, _, err := s.Repo.ReadRef(KeysRef)

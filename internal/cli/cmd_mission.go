@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
@@ -401,7 +402,10 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 		return err
 	}
 	id := opts.MissionID
-	origin := opts.IO.gesture(fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
+	origin, err := opts.IO.gesture(m.Repo, brain.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
+	if err != nil {
+		return err
+	}
 	res, err := m.Archive(ctx, id, agent, origin, opts.IO.now())
 	if err != nil {
 		return err

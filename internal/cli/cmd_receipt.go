@@ -93,7 +93,10 @@ func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
 		return err
 	}
 	block := opts.Block
-	origin := opts.IO.gesture(fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), block)
+	origin, err := opts.IO.gesture(s.Repo, brain.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), block)
+	if err != nil {
+		return err
+	}
 	res, err := s.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: req, BlockID: block, Receipt: body, Origin: origin})
 	if err != nil {
 		return err

@@ -356,6 +356,9 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 			if err != nil {
 				return err
 			}
+			if err := brain.TerminalGesture(s.Repo, brain.GestureRatify); err != nil {
+				return err
+			}
 			origin := ""
 			if inv.io.interactive() {
 				// Only a terminal session gets this far; reading the store
@@ -371,7 +374,10 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 				if ids := c.StringSlice("block"); len(ids) > 0 {
 					what = strings.Join(ids, ", ")
 				}
-				origin = inv.io.gesture(fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), snap.Skeleton.SkeletonID)
+				origin, err = inv.io.gesture(s.Repo, brain.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), snap.Skeleton.SkeletonID)
+				if err != nil {
+					return err
+				}
 			}
 			res, err := s.Ratify(c.Context, brain.RatifyRequest{WriteRequest: req, BlockIDs: c.StringSlice("block"), Origin: origin})
 			if err != nil {

@@ -11,7 +11,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // IOStreams is where an invocation reads and writes. TTY detection lives
@@ -91,15 +93,20 @@ func (s *IOStreams) interactive() bool {
 // gesture asks the operator to type want at the terminal and returns the
 // human-gesture origin when they did, "" otherwise. It is the CLI's half of
 // a human gesture and never asks when not interactive: the law that
-// refuses an empty origin is the other half.
-func (s *IOStreams) gesture(prompt, want string) string {
+// refuses an empty origin is the other half. A brain with a registered
+// passkey is refused before anything is asked: its gestures are signed in
+// the tray.
+func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, want string) (string, error) {
+	if err := brain.TerminalGesture(repo, name); err != nil {
+		return "", err
+	}
 	if !s.interactive() {
-		return ""
+		return "", nil
 	}
 	fmt.Fprintf(s.Out, "%s\nType %s to confirm: ", prompt, want)
 	line, _ := bufio.NewReader(s.In).ReadString('\n')
 	if strings.TrimSpace(line) != want {
-		return ""
+		return "", nil
 	}
-	return gates.OriginHumanTTY
+	return gates.OriginHumanTTY, nil
 }
