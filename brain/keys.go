@@ -54,7 +54,8 @@ func (k *KeySet) Key(credentialID string) (gates.PublicKey, bool) {
 // in the tray with the one-time code `m1nd serve` prints (the laws cannot
 // see that code: whoever writes the first set is trusted, so register a key
 // before letting agents loose). Every later set is a proven gesture: its
-// commit carries a proof by a key of the set before it, over the new set.
+// commit carries a proof by a key of the set before it, over the new set;
+// and it holds at least one key, so a brain that had a passkey keeps one.
 var KeysKind = &chain.Kind{
 	Name:    "keys",
 	Prefix:  KeysRef,
@@ -106,7 +107,8 @@ func DecodeKeySet(body []byte) (*KeySet, error) {
 }
 
 // keysFollow: versions count up from 1; the first set registers one key;
-// every later set is proven by a key of the set before it.
+// every later set keeps at least one and is proven by a key of the set
+// before it (KeysFollow).
 func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
 	k := next.Value.(*KeySet)
 	if prev == nil {
@@ -115,11 +117,26 @@ func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
 		}
 		return nil
 	}
-	before := prev.Value.(*KeySet)
-	if k.Version != before.Version+1 {
-		return gates.Refusef(gates.InvalidLetter, "version", "each key set adds 1 to version: this one says %d, want %d", k.Version, before.Version+1)
+	return KeysFollow(prev.Value.(*KeySet), k, next.Body, next.Meta.Message)
+}
+
+// ErrLastKey refuses a key set after the first that holds no key: with
+// none, CheckGesture would take a terminal's word again.
+var ErrLastKey = gates.Refusef(gates.InvalidTransition, "keys", "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)")
+
+// KeysFollow is the law of a key set after the first, whose commit message
+// is message and canonical bytes body: its version adds 1, it holds at
+// least one key, and the commit carries a proof, by a key of before, of
+// gesture KeysGesture over body. The tray checks a change with it before
+// writing; the laws judge the commit with it.
+func KeysFollow(before, next *KeySet, body []byte, message string) error {
+	if next.Version != before.Version+1 {
+		return gates.Refusef(gates.InvalidLetter, "version", "each key set adds 1 to version: this one says %d, want %d", next.Version, before.Version+1)
 	}
-	return checkProofBy(before, next.Meta.Message, KeysGesture, next.Body)
+	if len(next.Keys) == 0 {
+		return ErrLastKey
+	}
+	return checkProofBy(before, message, KeysGesture, body)
 }
 
 // checkProofBy checks that a commit message carries a proof, by a key of

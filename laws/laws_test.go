@@ -604,7 +604,7 @@ func TestKeySetChanges(t *testing.T) {
 		{"a key added, proven by a registered key", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(alice, two)), Ref: brain.KeysRef}, ""},
 		{"a key added, proven by the key it adds", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(bob, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
 		{"a proof over another set", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, alice, eve).Canonical(), proven(alice, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
-		{"the only key removed, proven", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2).Canonical(), proven(alice, set(2))), Ref: brain.KeysRef}, ""},
+		{"the only key removed, proven: a brain keeps one", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2).Canonical(), proven(alice, set(2))), Ref: brain.KeysRef}, gates.InvalidTransition},
 		{"a version skipped", Update{Old: first, New: r.commit(first, brain.KeysFile, set(3, alice, bob).Canonical(), proven(alice, set(3, alice, bob))), Ref: brain.KeysRef}, gates.InvalidLetter},
 		{"a key that is none", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, []byte(`{"schema":"m1nd-passkeys-v0","version":1,"keys":[{"credential_id":"AA","public_key":"AA","added_at":"2026-12-01T10:00:00Z"}]}`), "keys v1\n"), Ref: brain.KeysRef}, gates.InvalidLetter},
 		{"a deletion", Update{Old: first, Ref: brain.KeysRef}, gates.InvalidTransition},
