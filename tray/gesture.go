@@ -27,6 +27,11 @@ type gestureRequest struct {
 	BlockIDs             []string        `json:"block_ids,omitempty"`
 	MissionID            string          `json:"mission_id,omitempty"`
 	AgentID              string          `json:"agent_id,omitempty"`
+	// keys: a new passkey (navigator.credentials.create's answer to
+	// /api/passkey/options) and its label, or the credential id to remove.
+	Credential json.RawMessage `json:"credential,omitempty"`
+	Label      string          `json:"label,omitempty"`
+	Remove     string          `json:"remove,omitempty"`
 }
 
 // pendingGesture is a prepared gesture waiting for its signature: what
@@ -35,6 +40,7 @@ type pendingGesture struct {
 	req    gestureRequest
 	write  brain.WriteRequest // store gestures: the same version, writer and time
 	letter []byte             // archive: the letter's canonical bytes
+	keys   *keysChange        // keys: the key set before and after
 }
 
 // gestureOptions is the reply to options: what navigator.credentials.get
@@ -92,8 +98,13 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 			return nil, err
 		}
 		p.req.AgentID, p.letter, change = agent, letter, letter
+	case brain.KeysGesture:
+		if p.keys, err = s.prepareKeys(req); err != nil {
+			return nil, err
+		}
+		keys, change = p.keys.before, p.keys.next.Canonical()
 	default:
-		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is receipt_import, ratify or archive")
+		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is receipt_import, ratify, archive or keys")
 	}
 	challenge := base64.RawURLEncoding.EncodeToString(gates.GestureChallenge(req.Gesture, change))
 	s.gestures.put(challenge, p, now)
@@ -170,6 +181,9 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	// the human's authenticator for a change this tray prepared.
 	if origin, err := gates.ProofOrigin(proof); err != nil || origin != "http://"+gates.RelyingParty+":"+s.port {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "the passkey was asked on another page, not this tray (http://%s:%s)", gates.RelyingParty, s.port)
+	}
+	if p.req.Gesture == brain.KeysGesture {
+		return s.commitKeys(r.Context(), p.keys, proof)
 	}
 	if p.req.Gesture == brain.GestureArchive {
 		return s.Missions.Post(r.Context(), chain.PostRequest{Body: p.letter, Agent: p.req.AgentID, Origin: gates.OriginHumanPasskey, Proof: proof})

@@ -31,7 +31,8 @@ import (
 // that `m1nd serve` prints on its terminal: the code lives in this
 // process's memory only (never a file, never a ref), works once, and only
 // while the brain has no registered key. Adding a key to a registered
-// brain is itself a proven gesture (not in this version).
+// brain, or removing one, is itself a proven gesture (gesture "keys",
+// keys.go): signed by a key the brain already holds.
 
 // registration is the owner's one-time code, guarded by mu, and the
 // challenges it handed out.
@@ -77,7 +78,7 @@ func canonicalCode(typed string) string {
 	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(typed))
 }
 
-var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this brain has a registered passkey: adding a key to a registered brain is a proven gesture: not in this version")
+var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this brain has a registered passkey, so a code registers nothing: press \"add another passkey\" in the tray and sign the change with a registered one")
 
 type passkeysReply struct {
 	OK         bool          `json:"ok"`
@@ -124,7 +125,10 @@ var credParams = []protocol.CredentialParameter{
 
 // postPasskeyOptions answers the PublicKeyCredentialCreationOptions the
 // page hands to navigator.credentials.create: a fresh challenge, kept here
-// for ChallengeTTL and answerable once.
+// for ChallengeTTL and answerable once. On a brain with keys the new
+// credential is added by the signed gesture "keys" (keys.go), and the
+// authenticators that hold a registered key are excluded: a second key
+// on the same authenticator is no spare.
 func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	var req struct{}
 	if len(strings.TrimSpace(string(body))) > 0 {
@@ -136,9 +140,6 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if keys != nil && len(keys.Keys) > 0 {
-		return nil, errKeyRegistered
-	}
 	challenge, err := protocol.CreateChallenge()
 	if err != nil {
 		return nil, err
@@ -148,6 +149,16 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	s.reg.challenges.put(challenge.String(), struct{}{}, s.now())
+	var exclude []protocol.CredentialDescriptor
+	if keys != nil {
+		for _, k := range keys.Keys {
+			id, err := base64.RawURLEncoding.DecodeString(k.CredentialID)
+			if err != nil {
+				return nil, err
+			}
+			exclude = append(exclude, protocol.CredentialDescriptor{Type: protocol.PublicKeyCredentialType, CredentialID: id})
+		}
+	}
 	name := "m1nd " + s.Name
 	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
@@ -161,6 +172,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 		Timeout:                int(challengeTTL / time.Millisecond),
 		AuthenticatorSelection: protocol.AuthenticatorSelection{UserVerification: protocol.VerificationPreferred},
 		Attestation:            protocol.PreferNoAttestation,
+		CredentialExcludeList:  exclude,
 	}}, nil
 }
 
@@ -233,45 +245,17 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	label := strings.Join(strings.Fields(req.Label), " ")
-	if label == "" {
-		label = "passkey"
-	}
-	if len(label) > 100 || gates.HasUnsafeText(label) {
-		return nil, gates.Refusef(gates.InvalidLetter, "label", "a passkey's label is short plain text (at most 100 bytes)")
-	}
-	if len(req.Credential) == 0 || string(req.Credential) == "null" {
-		return nil, gates.Refusef(gates.InvalidLetter, "credential", "credential is the browser's answer to navigator.credentials.create, as JSON")
-	}
-	parsed, err := protocol.ParseCredentialCreationResponseBytes(req.Credential)
+	key, err := s.verifyCreation(req.Label, req.Credential)
 	if err != nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", gates.Clip(webauthnError(err)))
+		return nil, err
 	}
-	challenge := parsed.Response.CollectedClientData.Challenge
-	if _, fresh := s.reg.challenges.take(challenge, s.now()); !fresh {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired or was used: ask for new options and try again")
-	}
-	origin := "http://" + gates.RelyingParty + ":" + s.port
-	if _, err := parsed.Verify(challenge, gates.RelyingParty, []string{origin}, nil, nil, protocol.TopOriginImplicitVerificationMode,
-		false, false, true, nil, credParams, protocol.AttestationPolicy{}, protocol.SignaturePolicy{}); err != nil {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey's registration does not hold (it must be made in the tray at %s, with a user present): %s", origin, gates.Clip(webauthnError(err)))
-	}
-	att := parsed.Response.AttestationObject.AuthData.AttData
-	der, err := pkixOf(att.CredentialPublicKey)
-	if err != nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "credential", "the passkey's public key is not one m1nd verifies with (ES256, EdDSA or RS256): %s", gates.Clip(webauthnError(err)))
-	}
-	id := base64.RawURLEncoding.EncodeToString(att.CredentialID)
-	now := s.now().UTC()
-	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{
-		CredentialID: id, PublicKey: base64.RawURLEncoding.EncodeToString(der), Label: label, AddedAt: now.Format(time.RFC3339),
-	}}}
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{key}}
 	if _, err := brain.DecodeKeySet(set.Canonical()); err != nil {
 		return nil, err
 	}
 	c := chain.Chain{Repo: s.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
 	_, err = c.Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{
-		Agent: "owner", When: now, Subject: "keys v1: register " + label,
+		Agent: "owner", When: s.now().UTC(), Subject: "keys v1: register " + key.Label,
 		Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: "owner"}, {Key: "M1nd-Registered-Via", Value: "one-time code"}},
 	})
 	if errors.Is(err, chain.ErrLostRace) {
@@ -280,7 +264,47 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return registerReply{OK: true, CredentialID: id, KeysVersion: set.Version}, nil
+	return registerReply{OK: true, CredentialID: key.CredentialID, KeysVersion: set.Version}, nil
+}
+
+// verifyCreation verifies the browser's answer to navigator.credentials.create
+// (credential), for the first key and for every key added after it: a
+// challenge this owner handed out, relying party localhost, this tray's
+// origin, the user present; it returns the key as the key set stores it.
+func (s *Server) verifyCreation(label string, credential json.RawMessage) (brain.Passkey, error) {
+	var none brain.Passkey
+	label = strings.Join(strings.Fields(label), " ")
+	if label == "" {
+		label = "passkey"
+	}
+	if len(label) > 100 || gates.HasUnsafeText(label) {
+		return none, gates.Refusef(gates.InvalidLetter, "label", "a passkey's label is short plain text (at most 100 bytes)")
+	}
+	if len(credential) == 0 || string(credential) == "null" {
+		return none, gates.Refusef(gates.InvalidLetter, "credential", "credential is the browser's answer to navigator.credentials.create, as JSON")
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(credential)
+	if err != nil {
+		return none, gates.Refusef(gates.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", gates.Clip(webauthnError(err)))
+	}
+	challenge := parsed.Response.CollectedClientData.Challenge
+	if _, fresh := s.reg.challenges.take(challenge, s.now()); !fresh {
+		return none, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired or was used: ask for new options and try again")
+	}
+	origin := "http://" + gates.RelyingParty + ":" + s.port
+	if _, err := parsed.Verify(challenge, gates.RelyingParty, []string{origin}, nil, nil, protocol.TopOriginImplicitVerificationMode,
+		false, false, true, nil, credParams, protocol.AttestationPolicy{}, protocol.SignaturePolicy{}); err != nil {
+		return none, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey's registration does not hold (it must be made in the tray at %s, with a user present): %s", origin, gates.Clip(webauthnError(err)))
+	}
+	att := parsed.Response.AttestationObject.AuthData.AttData
+	der, err := pkixOf(att.CredentialPublicKey)
+	if err != nil {
+		return none, gates.Refusef(gates.InvalidLetter, "credential", "the passkey's public key is not one m1nd verifies with (ES256, EdDSA or RS256): %s", gates.Clip(webauthnError(err)))
+	}
+	return brain.Passkey{
+		CredentialID: base64.RawURLEncoding.EncodeToString(att.CredentialID), PublicKey: base64.RawURLEncoding.EncodeToString(der),
+		Label: label, AddedAt: s.now().UTC().Format(time.RFC3339),
+	}, nil
 }
 
 // pkixOf converts a credential's COSE public key to PKIX DER, the form
