@@ -276,8 +276,9 @@ func (o *owner) wantRemoteTakesIt() {
 	if out, err := push.CombinedOutput(); err != nil {
 		o.t.Fatalf("the remote refused the signed history: %v\n%s", err, out)
 	}
-	if local, theirs := o.gitOut("rev-parse", "refs/m1nd/store"), o.gitOut("--git-dir", remote, "rev-parse", "refs/m1nd/store"); local != theirs {
-		o.t.Fatalf("the remote's store is %s, want %s", theirs, local)
+	refs := []string{"for-each-ref", "--format=%(objectname) %(refname)", "refs/m1nd/"}
+	if local, theirs := o.gitOut(refs...), o.gitOut(append([]string{"--git-dir", remote}, refs...)...); local != theirs || !strings.Contains(theirs, " refs/m1nd/store\n") {
+		o.t.Fatalf("the remote holds\n%s\nwant\n%s", theirs, local)
 	}
 }
 
@@ -710,7 +711,7 @@ func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reply["refused"] != "human_gesture_required" || !strings.Contains(fmt.Sprint(reply["lesson"]), "not in this version") {
+	if reply["refused"] != "human_gesture_required" || !strings.Contains(fmt.Sprint(reply["lesson"]), `press "add another passkey" in the tray`) {
 		t.Fatalf("the code again: %v", reply)
 	}
 	if n := strings.Count(o.gitOut("rev-list", "refs/m1nd/keys"), "\n"); n != 1 {
@@ -732,4 +733,109 @@ func (o *owner) gitOut(args ...string) string {
 		o.t.Fatalf("git %v: %v", args, err)
 	}
 	return string(out)
+}
+
+// keySet is refs/m1nd/keys:keys.json as git shows it.
+type keySet struct {
+	Version int `json:"version"`
+	Keys    []struct {
+		CredentialID string `json:"credential_id"`
+		Label        string `json:"label"`
+	} `json:"keys"`
+}
+
+func (o *owner) keySet() (keySet, string) {
+	o.t.Helper()
+	var set keySet
+	if err := json.Unmarshal([]byte(o.gitOut("cat-file", "blob", "refs/m1nd/keys:keys.json")), &set); err != nil {
+		o.t.Fatal(err)
+	}
+	return set, o.gitOut("rev-parse", "refs/m1nd/keys")
+}
+
+func (k keySet) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "v%d", k.Version)
+	for _, p := range k.Keys {
+		fmt.Fprintf(&b, " %s=%s", p.Label, p.CredentialID)
+	}
+	return b.String()
+}
+
+// A second passkey is added in the page and signed by the first; the first
+// is removed, signed by itself; the last one cannot be removed; the kept
+// key signs a landing; and a bare remote's pre-receive takes the history.
+func TestBrowserAddsAndRemovesAPasskey(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	o.withPasskey(ctx)
+	v1, _ := o.keySet()
+	if len(v1.Keys) != 1 {
+		t.Fatalf("keys after registration: %s", v1)
+	}
+	first := v1.Keys[0].CredentialID
+	until(t, ctx, "the passkey list", `!document.querySelector('#keys').hidden && document.querySelectorAll('#keys-list li').length === 1`)
+	if text := eval[string](t, ctx, `document.querySelector('#keys-list li').textContent`); !strings.Contains(text, "test laptop") || !strings.Contains(text, "added 20") || !strings.Contains(text, first[:10]+"…") {
+		t.Fatalf("the passkey list says %q", text)
+	}
+
+	// Add: the authenticator makes a second passkey, the first signs it.
+	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#keys-label`), "spare key"))
+	click(t, ctx, `#keys-go`)
+	until(t, ctx, "the passkey added", `document.querySelector('#keys-note').textContent === 'passkey added: spare key — key set v2, 2 passkeys' && document.querySelectorAll('#keys-list li').length === 2`)
+	screenshot(t, ctx, "passkey-added")
+	v2, _ := o.keySet()
+	if v2.Version != 2 || len(v2.Keys) != 2 || v2.Keys[0].CredentialID != first || v2.Keys[1].Label != "spare key" || v2.Keys[1].CredentialID == first {
+		t.Fatalf("keys after the add: %s", v2)
+	}
+	second := v2.Keys[1].CredentialID
+	o.wantPasskeyProof("refs/m1nd/keys")
+	o.wantProofBy("refs/m1nd/keys", first)
+
+	// Remove the first, signed by itself (the page asks which key signs).
+	click(t, ctx, fmt.Sprintf(`#keys-list li[data-credential=%q] button.remove-key`, first))
+	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the passkey removed", `document.querySelector('#keys-note').textContent === 'passkey removed: test laptop — key set v3, 1 passkey' && document.querySelectorAll('#keys-list li').length === 1`)
+	v3, head3 := o.keySet()
+	if v3.Version != 3 || len(v3.Keys) != 1 || v3.Keys[0].CredentialID != second {
+		t.Fatalf("keys after the removal: %s", v3)
+	}
+	o.wantPasskeyProof("refs/m1nd/keys")
+	if line := eval[string](t, ctx, `document.querySelector('#passkey-line').textContent`); line != "passkey: spare key" {
+		t.Fatalf("the header says %q", line)
+	}
+
+	// The last passkey: refused with its code and lesson, nothing written.
+	click(t, ctx, fmt.Sprintf(`#keys-list li[data-credential=%q] button.remove-key`, second))
+	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the refusal", `document.querySelector('#keys-note').textContent === 'refused: invalid_transition: a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)'`)
+	screenshot(t, ctx, "last-passkey-refused")
+	if v, head := o.keySet(); head != head3 || v.Version != 3 {
+		t.Fatalf("refusing the last key moved refs/m1nd/keys to %s", v)
+	}
+
+	// A later gesture: the kept key signs the landing.
+	click(t, ctx, cardOf("merge_wait")+` button.import`)
+	until(t, ctx, "the mission to land", `!!document.querySelector('`+cardOf("landed")+`') && !document.querySelector('`+cardOf("merge_wait")+`')`)
+	o.wantPasskeyProof("refs/m1nd/store")
+	o.wantProofBy("refs/m1nd/store", second)
+	o.wantVerifyClean()
+	o.wantRemoteTakesIt()
+}
+
+// wantProofBy says the newest commit at ref is proven by credential id.
+func (o *owner) wantProofBy(ref, id string) {
+	o.t.Helper()
+	body := o.gitOut("log", "-1", "--format=%B", ref)
+	m := regexp.MustCompile(`(?m)^M1nd-Proof: (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		o.t.Fatalf("%s: no proof:\n%s", ref, body)
+	}
+	p, err := gates.DecodeProof(m[1])
+	if err != nil || p.CredentialID != id {
+		o.t.Fatalf("%s: proven by %v (%v), want %s", ref, p, err, id)
+	}
 }

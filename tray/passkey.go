@@ -126,19 +126,16 @@ var credParams = []protocol.CredentialParameter{
 // postPasskeyOptions answers the PublicKeyCredentialCreationOptions the
 // page hands to navigator.credentials.create: a fresh challenge, kept here
 // for ChallengeTTL and answerable once. On a brain with keys the new
-// credential is added by the signed gesture "keys" (keys.go), and the
-// authenticators that hold a registered key are excluded: a second key
-// on the same authenticator is no spare.
+// credential is added by the signed gesture "keys" (keys.go). No
+// credential is excluded: an authenticator may hold a second passkey of
+// the brain (the owner's choice); the gesture refuses only a credential
+// registered already.
 func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	var req struct{}
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := decodeRequest(body, &req); err != nil {
 			return nil, err
 		}
-	}
-	keys, err := s.Store.Keys()
-	if err != nil {
-		return nil, err
 	}
 	challenge, err := protocol.CreateChallenge()
 	if err != nil {
@@ -149,16 +146,6 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	s.reg.challenges.put(challenge.String(), struct{}{}, s.now())
-	var exclude []protocol.CredentialDescriptor
-	if keys != nil {
-		for _, k := range keys.Keys {
-			id, err := base64.RawURLEncoding.DecodeString(k.CredentialID)
-			if err != nil {
-				return nil, err
-			}
-			exclude = append(exclude, protocol.CredentialDescriptor{Type: protocol.PublicKeyCredentialType, CredentialID: id})
-		}
-	}
 	name := "m1nd " + s.Name
 	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
@@ -172,7 +159,6 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 		Timeout:                int(challengeTTL / time.Millisecond),
 		AuthenticatorSelection: protocol.AuthenticatorSelection{UserVerification: protocol.VerificationPreferred},
 		Attestation:            protocol.PreferNoAttestation,
-		CredentialExcludeList:  exclude,
 	}}, nil
 }
 

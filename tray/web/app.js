@@ -412,7 +412,8 @@ function renderPasskeys() {
   const keys = p ? p.keys : [];
   const line = $('#passkey-line');
   line.hidden = keys.length === 0;
-  line.textContent = keys.length ? 'passkey: ' + keys.map((k) => k.label).join(', ') : '';
+  line.textContent = keys.length ? (keys.length > 1 ? 'passkeys: ' : 'passkey: ') + keys.map((k) => k.label).join(', ') : '';
+  renderKeys();
   const panel = $('#passkey');
   if (state.justRegistered) {
     panel.hidden = false;
@@ -429,6 +430,36 @@ function renderPasskeys() {
   }
 }
 
+// makePasskey asks the server for creation options and the browser for a
+// new passkey; it returns { ok, credential } with the credential as JSON,
+// or says in note why none was made.
+async function makePasskey(note) {
+  const opts = await postJSON('/api/passkey/options', {});
+  if (!opts.ok) { note.textContent = refusal(opts); return { ok: false }; }
+  const publicKey = opts.publicKey;
+  publicKey.challenge = fromB64url(publicKey.challenge);
+  publicKey.user.id = fromB64url(publicKey.user.id);
+  for (const c of publicKey.excludeCredentials || []) c.id = fromB64url(c.id);
+  note.textContent = 'your browser asks for a passkey…';
+  let cred;
+  try {
+    cred = await navigator.credentials.create({ publicKey });
+  } catch (e) {
+    note.textContent = `no passkey was made: ${e.message || e}`;
+    return { ok: false };
+  }
+  const r = cred.response;
+  return { ok: true, credential: {
+    id: cred.id, rawId: toB64url(cred.rawId), type: cred.type,
+    authenticatorAttachment: cred.authenticatorAttachment || undefined,
+    clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
+    response: {
+      clientDataJSON: toB64url(r.clientDataJSON), attestationObject: toB64url(r.attestationObject),
+      transports: r.getTransports ? r.getTransports() : [],
+    },
+  } };
+}
+
 async function registerPasskey() {
   const code = $('#passkey-code').value.trim();
   const label = $('#passkey-label').value.trim();
@@ -438,31 +469,9 @@ async function registerPasskey() {
   const go = $('#passkey-go');
   go.disabled = true;
   try {
-    const opts = await postJSON('/api/passkey/options', {});
-    if (!opts.ok) { note.textContent = refusal(opts); return; }
-    const publicKey = opts.publicKey;
-    publicKey.challenge = fromB64url(publicKey.challenge);
-    publicKey.user.id = fromB64url(publicKey.user.id);
-    for (const c of publicKey.excludeCredentials || []) c.id = fromB64url(c.id);
-    note.textContent = 'your browser asks for a passkey…';
-    let cred;
-    try {
-      cred = await navigator.credentials.create({ publicKey });
-    } catch (e) {
-      note.textContent = `no passkey was made: ${e.message || e}`;
-      return;
-    }
-    const r = cred.response;
-    const credential = {
-      id: cred.id, rawId: toB64url(cred.rawId), type: cred.type,
-      authenticatorAttachment: cred.authenticatorAttachment || undefined,
-      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
-      response: {
-        clientDataJSON: toB64url(r.clientDataJSON), attestationObject: toB64url(r.attestationObject),
-        transports: r.getTransports ? r.getTransports() : [],
-      },
-    };
-    const out = await postJSON('/api/passkey/register', { code, label, credential });
+    const made = await makePasskey(note);
+    if (!made.ok) return;
+    const out = await postJSON('/api/passkey/register', { code, label, credential: made.credential });
     if (!out.ok) { note.textContent = refusal(out); return; }
     state.justRegistered = label || 'passkey';
     say('passkey registered');
@@ -470,6 +479,57 @@ async function registerPasskey() {
   } finally {
     go.disabled = false;
   }
+}
+
+// The registered passkeys, each with its remove button, and "add another
+// passkey": both are the gesture "keys", signed by a passkey the brain
+// already holds (the server refuses removing the last one).
+function renderKeys() {
+  const p = state.passkeys;
+  const box = $('#keys');
+  box.hidden = !(p && p.registered);
+  if (box.hidden) return;
+  const write = canWrite() && !gestureWhy();
+  const list = $('#keys-list');
+  list.replaceChildren(...p.keys.map((k) => el('li', { 'data-credential': k.credential_id },
+    el('span', { class: 'key-label', text: k.label }),
+    el('span', { class: 'muted', text: `added ${k.added_at} · id ${k.credential_id.slice(0, 10)}…`, title: k.credential_id }),
+    write ? el('button', { type: 'button', class: 'remove-key', text: 'remove', onclick: () => removePasskey(k) }) : null)));
+  $('#keys-add').hidden = !write;
+}
+
+// keysGesture signs a change of the key set and says how it went.
+async function keysGesture(body, done) {
+  const note = $('#keys-note');
+  note.textContent = 'sign the change with a passkey this brain already holds…';
+  const out = await signedGesture(body);
+  if (out.cancelled) { note.textContent = CANCELLED; say(CANCELLED); return; }
+  if (!out.ok) { note.textContent = refusal(out); say(refusal(out), true); await refresh(); return; }
+  note.textContent = `${done} — key set v${out.keys_version}, ${out.keys} passkey${out.keys === 1 ? '' : 's'}`;
+  say(done);
+  await refresh();
+}
+
+async function addPasskey() {
+  const note = $('#keys-note');
+  if (!window.PublicKeyCredential || !navigator.credentials) { note.textContent = `this browser makes no passkeys here: open http://localhost:${location.port}/`; return; }
+  const label = $('#keys-label').value.trim();
+  const go = $('#keys-go');
+  go.disabled = true;
+  try {
+    const made = await makePasskey(note);
+    if (!made.ok) return;
+    await keysGesture({ gesture: 'keys', label, credential: made.credential }, `passkey added: ${label || 'passkey'}`);
+    $('#keys-label').value = '';
+  } finally {
+    go.disabled = false;
+  }
+}
+
+async function removePasskey(k) {
+  const text = `Gestures signed by ${k.label} stop counting once it is removed. A passkey this brain holds (this one too) signs the removal.`;
+  if (!(await confirmDialog(`Remove passkey ${k.label}?`, text, 'remove'))) return;
+  await keysGesture({ gesture: 'keys', remove: k.credential_id }, `passkey removed: ${k.label}`);
 }
 
 // ---- start ---------------------------------------------------------------
@@ -491,6 +551,7 @@ async function start() {
   $('#compose-go').addEventListener('click', compose);
   for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener('change', updateComposeNote);
   $('#passkey-go').addEventListener('click', registerPasskey);
+  $('#keys-go').addEventListener('click', addPasskey);
   await refresh();
   document.body.dataset.ready = 'true';
   const events = new EventSource('/api/events');
