@@ -24,7 +24,8 @@ POST /api/mission_post, /api/mission_new, /api/candidate_edit; the human
 gestures POST /api/gesture/options and /api/gesture/commit, signed by the
 brain's passkey; GET /api/passkeys, POST /api/passkey/options and
 /api/passkey/register for the first key, with the one-time code printed
-here; and GET /api/events, a stream of the refs/m1nd refs that moved — also
+here (later keys are added and removed by the gesture "keys", signed by a
+registered passkey; the last one stays); and GET /api/events, a stream of the refs/m1nd refs that moved — also
 when plain git moved them). The tray is http://localhost:PORT (a passkey
 needs a site name); it listens on loopback only, requests must name it, and
 writes must be JSON from the tray's own page. --read-only refuses every
