@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,62 +20,11 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // packetFile is the packet's name inside a mission worktree.
 const packetFile = "m1nd-mission-packet.md"
-
-// Side is the owner-runtime side record of a mission run: host-local
-// detail (the worktree's absolute path) that never enters a letter or a
-// ref (seed 1f).
-type Side struct {
-	MissionID string `json:"mission_id"`
-	RunnerID  string `json:"runner_id"`
-	Worktree  string `json:"worktree"`
-	Branch    string `json:"branch"`
-	Base      string `json:"base"` // the commit the worktree started from
-	Created   string `json:"created_at"`
-	Removed   bool   `json:"removed,omitempty"`
-	// AgentPGID is the running agent's process group, so a restarted
-	// runnerd can stop what a killed one left behind.
-	AgentPGID int `json:"agent_pgid,omitempty"`
-}
-
-// sideDir is where side records live in the runtime dir.
-func sideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
-
-func sidePath(runtimeDir, missionID string) string {
-	return filepath.Join(sideDir(runtimeDir), missionID+".json")
-}
-
-// writeSide records a side record (0600: it names local paths).
-func writeSide(runtimeDir string, s *Side) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return gitstore.WriteFileAtomic(sidePath(runtimeDir, s.MissionID), append(data, '\n'), 0o600)
-}
-
-// readSides lists every side record.
-func readSides(runtimeDir string) ([]*Side, error) {
-	paths, err := filepath.Glob(filepath.Join(sideDir(runtimeDir), "msn_*.json"))
-	if err != nil {
-		return nil, err
-	}
-	var out []*Side
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := &Side{}
-		if json.Unmarshal(data, s) == nil && chain.ValidMissionID(s.MissionID) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
 
 // worktreePath is where a mission's worktree goes: a sibling of the main
 // worktree, <parent>/<repo>.m1nd/<mission_id>, never inside the repository.
@@ -112,8 +60,9 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		fail("worktree add failed (runnerd's log says why)", nil)
 		return
 	}
-	side := &Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Created: chain.Timestamp(d.Now())}
-	if err := writeSide(d.Repo.RuntimeDir(), side); err != nil {
+	target, _ := gitOutput(ctx, main, "symbolic-ref", "-q", "--short", "HEAD")
+	side := &serve.Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Target: target, Created: chain.Timestamp(d.Now())}
+	if err := serve.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
 		d.Logf("mission %s: side record: %v", missionID, err)
 	}
 	// From here on the worktree exists: a failure says what became of it.
@@ -126,15 +75,19 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		d.Logf("mission %s: info/exclude: %v", missionID, err)
 	}
 	packet := filepath.Join(wt, packetFile)
+	// The mission view shows the ask: a copy stays beside the side record.
+	if err := gitstore.WriteFileAtomic(serve.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
+		d.Logf("mission %s: packet copy: %v", missionID, err)
+	}
 	if err := os.WriteFile(packet, []byte(packetMarkdown), 0o644); err != nil {
 		d.Logf("mission %s: %v", missionID, err)
 		failTidy("packet write failed (runnerd's log says why)", nil)
 		return
 	}
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
-	logs := filepath.Join(sideDir(d.Repo.RuntimeDir()), missionID)
+	logOf := func(what string) string { return serve.SideLog(d.Repo.RuntimeDir(), missionID, what) }
 	if runner.SetupCommand != "" {
-		res := runGroup(ctx, wt, env, runner.Timeout(), logs+".setup.log", "sh", "-c", runner.SetupCommand)
+		res := runGroup(ctx, wt, env, runner.Timeout(), logOf("setup"), "sh", "-c", runner.SetupCommand)
 		if res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
 			failTidy("setup failed: "+res.describe("setup"), nil)
 			return
@@ -144,12 +97,12 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	for i, a := range runner.Command {
 		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
 	}
-	agent := runProcess(ctx, wt, env, runner.Timeout(), logs+".agent.log", nil, false, func(pid int) {
+	agent := runProcess(ctx, wt, env, runner.Timeout(), logOf("agent"), nil, false, func(pid int) {
 		side.AgentPGID = pid
-		writeSide(d.Repo.RuntimeDir(), side)
+		serve.WriteSide(d.Repo.RuntimeDir(), side)
 	}, argv[0], argv[1:]...)
 	side.AgentPGID = 0
-	writeSide(d.Repo.RuntimeDir(), side)
+	serve.WriteSide(d.Repo.RuntimeDir(), side)
 	switch {
 	case agent.err != nil:
 		failTidy("agent could not run: "+startProblem(agent.err), nil)
@@ -173,7 +126,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	// the letter waits for that second to pass, so the window is never in
 	// the future and always runs forward.
 	started := d.Now().UTC().Truncate(time.Second)
-	gate := runGroup(ctx, wt, env, runner.Timeout(), logs+".gate.log", "sh", "-c", runner.GateCommand)
+	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf("gate"), "sh", "-c", runner.GateCommand)
 	ended := d.Now().UTC().Truncate(time.Second).Add(time.Second)
 	if wait := time.Until(ended); wait > 0 {
 		time.Sleep(wait)
@@ -262,7 +215,7 @@ func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, 
 // tidy removes the mission's worktree only when nothing in it would be
 // lost (removeIfClean); the branch keeps the agent's commits. It returns
 // what the letter should say about it.
-func (d *Daemon) tidy(ctx context.Context, side *Side) string {
+func (d *Daemon) tidy(ctx context.Context, side *serve.Side) string {
 	ctx = context.WithoutCancel(ctx)
 	outcome := removeIfClean(ctx, d.Repo, side)
 	if outcome == worktreeGone {
@@ -285,7 +238,7 @@ func (d *Daemon) tidy(ctx context.Context, side *Side) string {
 // runners left executing or at the gate: a restarted daemon cannot finish
 // them, and a silent head would look alive forever.
 func (d *Daemon) recover(ctx context.Context) {
-	sides, err := readSides(d.Repo.RuntimeDir())
+	sides, err := serve.ReadSides(d.Repo.RuntimeDir())
 	if err != nil {
 		return
 	}
@@ -306,7 +259,7 @@ func (d *Daemon) recover(ctx context.Context) {
 // stopOrphan kills the process group a killed runnerd left running in a
 // mission's worktree — checked by the group leader's working directory, so
 // a reused pid is never hit.
-func stopOrphan(s *Side) {
+func stopOrphan(s *serve.Side) {
 	if s.AgentPGID <= 0 {
 		return
 	}

@@ -129,7 +129,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ cor
 	if err := gates.CheckReceipt(c, time.Now()); err != nil {
 		t.Fatalf("the candidate would not import: %v", err)
 	}
-	log, _ := os.ReadFile(filepath.Join(sideDir(r.d.Repo.RuntimeDir()), head.MissionID+".gate.log"))
+	log, _ := os.ReadFile(serve.SideLog(r.d.Repo.RuntimeDir(), head.MissionID, "gate"))
 	if c.Evidence.ArtifactHash != chain.PacketRef(log) || l.Gate.ArtifactHash != c.Evidence.ArtifactHash {
 		t.Fatal("artifact hash is not sha256 of the gate log")
 	}
@@ -326,7 +326,7 @@ func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
 	if err := r.d.advance(ctx, runner, id, func(l *chain.Letter) { l.Phase = chain.PhaseExecuting }); err != nil {
 		t.Fatal(err)
 	}
-	writeSide(r.d.Repo.RuntimeDir(), &Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
+	serve.WriteSide(r.d.Repo.RuntimeDir(), &serve.Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
 	r.d.recover(ctx)
 	head, _ := r.d.missions.Current(id)
 	if head.Letter.Phase != "failed" || !strings.HasPrefix(head.Letter.Verdict.Gist, "runner restarted") {

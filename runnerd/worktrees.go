@@ -9,6 +9,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // Worktree is a mission worktree as `m1nd worktrees` shows it.
@@ -26,7 +27,7 @@ type Worktree struct {
 
 // Worktrees lists the mission worktrees runnerd made in this brain.
 func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]Worktree, error) {
-	sides, err := readSides(repo.RuntimeDir())
+	sides, err := serve.ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]W
 // clean (no uncommitted change; the branch keeps the commits) and not in
 // the middle of a run. It returns the missions whose worktree it removed.
 func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]string, error) {
-	sides, err := readSides(repo.RuntimeDir())
+	sides, err := serve.ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ const (
 // removeIfClean removes a mission's worktree only when nothing in it would
 // be lost: no uncommitted change (the branch keeps the commits). A removed
 // worktree is marked so in its side record.
-func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *Side) tidyOutcome {
+func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *serve.Side) tidyOutcome {
 	if fi, err := os.Stat(s.Worktree); err != nil || !fi.IsDir() {
 		return worktreeGone
 	}
@@ -94,7 +95,7 @@ func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *Side) tidyOutcom
 		return worktreeKept
 	}
 	s.Removed = true
-	writeSide(repo.RuntimeDir(), s)
+	serve.WriteSide(repo.RuntimeDir(), s)
 	return worktreeRemoved
 }
 

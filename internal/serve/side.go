@@ -1,0 +1,101 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// Side is the owner-runtime side record of a mission run: host-local
+// detail (the worktree's absolute path, the branch the work lands in) that
+// never enters a letter or a ref (seed 1f). runnerd writes it when it
+// spawns; the mission view and the landing read it.
+type Side struct {
+	MissionID string `json:"mission_id"`
+	RunnerID  string `json:"runner_id"`
+	Worktree  string `json:"worktree"`
+	Branch    string `json:"branch"`
+	Base      string `json:"base"` // the commit the worktree started from
+	// Target is the branch the worktree was cut from (checked out in the
+	// main worktree at spawn), where a landing merges the work; "" when
+	// HEAD was detached.
+	Target  string `json:"target,omitempty"`
+	Created string `json:"created_at"`
+	Removed bool   `json:"removed,omitempty"`
+	// AgentPGID is the running agent's process group, so a restarted
+	// runnerd can stop what a killed one left behind.
+	AgentPGID int `json:"agent_pgid,omitempty"`
+}
+
+// SideDir is where side records and run logs live in the runtime dir.
+func SideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
+
+// SideLog is a run's log of what ("setup", "agent", "gate"), kept 0600
+// beside its side record.
+func SideLog(runtimeDir, missionID, what string) string {
+	return filepath.Join(SideDir(runtimeDir), missionID+"."+what+".log")
+}
+
+// SidePacket is the mission packet a run was given, kept beside its side
+// record.
+func SidePacket(runtimeDir, missionID string) string {
+	return filepath.Join(SideDir(runtimeDir), missionID+".packet.md")
+}
+
+func sidePath(runtimeDir, missionID string) string {
+	return filepath.Join(SideDir(runtimeDir), missionID+".json")
+}
+
+// WriteSide records a side record (0600: it names local paths).
+func WriteSide(runtimeDir string, s *Side) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return gitstore.WriteFileAtomic(sidePath(runtimeDir, s.MissionID), append(data, '\n'), 0o600)
+}
+
+// ReadSide reads a mission's side record; ok is false when this machine
+// never ran the mission.
+func ReadSide(runtimeDir, missionID string) (s *Side, ok bool, err error) {
+	if !chain.ValidMissionID(missionID) {
+		return nil, false, nil
+	}
+	data, err := os.ReadFile(sidePath(runtimeDir, missionID))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	s = &Side{}
+	if err := json.Unmarshal(data, s); err != nil || s.MissionID != missionID {
+		return nil, false, nil // not ours to trust: as if never run here
+	}
+	return s, true, nil
+}
+
+// ReadSides lists every side record.
+func ReadSides(runtimeDir string) ([]*Side, error) {
+	paths, err := filepath.Glob(filepath.Join(SideDir(runtimeDir), "msn_*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*Side
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := &Side{}
+		if json.Unmarshal(data, s) == nil && chain.ValidMissionID(s.MissionID) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
