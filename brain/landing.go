@@ -46,11 +46,7 @@ func (st StoreAt) CheckLanding(block string, version int64, candidate *gates.Rec
 	}
 	want := chain.CanonicalJSON(candidate)
 	for _, r := range b.Receipts {
-		if r.StoreVersion > version || !gates.IsHumanOrigin(r.ImportedVia) {
-			continue
-		}
-		got, _, err := DecodeReceipt(r.Receipt)
-		if err == nil && bytes.Equal(chain.CanonicalJSON(got), want) {
+		if r.StoreVersion <= version && landsCandidate(r, want) {
 			return nil
 		}
 	}
@@ -96,4 +92,35 @@ func (s *Store) CheckLanding(block string, version int64, candidate *gates.Recei
 		return err
 	}
 	return StoreAt{Objects: s.Repo, Head: head}.CheckLanding(block, version, candidate)
+}
+
+// landsCandidate reports whether a stored receipt is a human's import of
+// the candidate whose canonical bytes are want.
+func landsCandidate(r StoredReceipt, want []byte) bool {
+	if !gates.IsHumanOrigin(r.ImportedVia) {
+		return false
+	}
+	got, _, err := DecodeReceipt(r.Receipt)
+	return err == nil && bytes.Equal(chain.CanonicalJSON(got), want)
+}
+
+// LandingVersion finds the import that lands a mission's candidate: the
+// store version at which a human imported it into block, which a landed
+// letter names. ok is false when no such import is in the store now.
+func (s *Store) LandingVersion(block string, candidate *gates.Receipt) (version int64, ok bool, err error) {
+	snap, exists, err := s.Snapshot()
+	if err != nil || !exists {
+		return 0, false, err
+	}
+	b := snap.Block(block)
+	if b == nil {
+		return 0, false, nil
+	}
+	want := chain.CanonicalJSON(candidate)
+	for _, r := range b.Receipts {
+		if landsCandidate(r, want) {
+			return r.StoreVersion, true, nil
+		}
+	}
+	return 0, false, nil
 }

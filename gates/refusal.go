@@ -32,6 +32,8 @@ const (
 	WorkspaceNotAllowed   Code = "workspace_not_allowed"
 	NotPublisher          Code = "not_publisher"
 	BadPublisherProof     Code = "bad_publisher_proof"
+	MergeConflict         Code = "merge_conflict"
+	WorktreeDirty         Code = "worktree_dirty"
 )
 
 // defaultLessons is what a newcomer reads when a refusal has no more
@@ -59,6 +61,8 @@ var defaultLessons = map[Code]string{
 	WorkspaceNotAllowed:   "that workspace is outside the runner's pinned workspace roots",
 	NotPublisher:          "only the publisher of a shared document may amend it",
 	BadPublisherProof:     "the publisher proof does not verify",
+	MergeConflict:         "the mission's branch does not merge cleanly into its target; resolve it on the branch, then land again",
+	WorktreeDirty:         "the target branch is checked out in a worktree with uncommitted changes; commit or stash them, then land again",
 }
 
 // Refusal is a law saying no. It is an error, and callers test for it with
@@ -122,7 +126,7 @@ func AsRefusal(err error) (*Refusal, bool) {
 // would cost every CLI call its start-up.)
 func HTTPStatus(code Code) int {
 	switch code {
-	case StaleHead, StoreVersionConflict, StaleScope:
+	case StaleHead, StoreVersionConflict, StaleScope, MergeConflict, WorktreeDirty:
 		return 409
 	case HumanGestureRequired, ReadOnlyOwner, UnpinnedRunner, WorkspaceNotAllowed:
 		return 403

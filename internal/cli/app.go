@@ -47,6 +47,7 @@ func newApp(inv *invocation) *cli.App {
 			newInitCmd(inv, nil),
 			newStatusCmd(inv, nil),
 			missionCommand(inv),
+			newLandCmd(inv, nil),
 			skeletonCommand(inv),
 			blocksCommand(inv),
 			receiptCommand(inv),

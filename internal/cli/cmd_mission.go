@@ -34,6 +34,8 @@ prev_letter_id = the head's letter id, or it is refused stale_head.`,
 			newMissionPostCmd(inv, nil),
 			missionShowCommand(inv),
 			missionLogCommand(inv),
+			missionGateCommand(inv),
+			missionDiffCommand(inv),
 			missionHeadsCommand(inv),
 			newMissionNextCmd(inv, nil),
 			newMissionArchiveCmd(inv, nil),
@@ -216,20 +218,78 @@ func readDocument(path string, stdin io.Reader, what string, tooBig error) ([]by
 func missionShowCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
-		Usage:     "show a mission's head letter",
+		Usage:     "show a mission: its head letter, its letters as a timeline, the gate and the work",
 		ArgsUsage: "MISSION_ID",
-		Flags:     []cli.Flag{jsonFlag},
+		Description: `Prints the head letter, then every letter as a timeline (seq, phase, who,
+when, verdict), the gate's last lines when it failed, and the work: the
+commits on m1nd/<mission_id> since its base, with files changed and +/-
+counts. --json replies {mission_id, head_letter_id, head, superseded_count,
+view}, view being what the tray's GET /api/missions/<id> answers.`,
+		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			head, err := inv.currentMission(c)
 			if err != nil {
 				return err
 			}
-			return inv.reply(head, func(w io.Writer) error {
+			b, err := inv.flows()
+			if err != nil {
+				return err
+			}
+			view, err := b.MissionView(c.Context, head.MissionID)
+			if err != nil {
+				return err
+			}
+			reply := struct {
+				*chain.Head
+				View *ops.MissionView `json:"view"`
+			}{head, view}
+			return inv.reply(reply, func(w io.Writer) error {
 				printLetter(w, head.HeadLetterID, head.Letter)
 				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(head.SupersededCount), "earlier letter"))
+				printView(w, view)
 				return nil
 			})
 		},
+	}
+}
+
+// printView prints a mission view's timeline, gate tail and work.
+func printView(w io.Writer, v *ops.MissionView) {
+	fmt.Fprintf(w, "\ntimeline\n")
+	for _, m := range v.Timeline {
+		verdict := ""
+		if m.Verdict != nil {
+			verdict = m.Verdict.Decision + " " + m.Verdict.Gist
+		}
+		fmt.Fprintf(w, "  #%-3d %-10s %s  %-16s %s\n", m.Seq, m.Phase, m.At, m.Agent, verdict)
+	}
+	if g := v.Gate; g != nil && g.ExitStatus != nil && *g.ExitStatus != 0 && g.Output != "" {
+		lines := strings.Split(strings.TrimRight(g.Output, "\n"), "\n")
+		if len(lines) > 8 {
+			lines = lines[len(lines)-8:]
+		}
+		fmt.Fprintf(w, "\ngate output (last lines; m1nd mission gate %s prints it all)\n", v.MissionID)
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	if wk := v.Work; wk != nil {
+		target := ""
+		if wk.Target != "" {
+			target = ", lands in " + wk.Target
+		}
+		fmt.Fprintf(w, "\nwork        %s: %s, %s (+%d -%d) since %.12s%s\n", wk.Branch, gates.Count(len(wk.Commits), "commit"), gates.Count(len(wk.Files), "file"), wk.Added, wk.Deleted, wk.Base, target)
+		for _, c := range wk.Commits {
+			fmt.Fprintf(w, "  %.12s %s\n", c.Commit, c.Subject)
+		}
+		for _, f := range wk.Files {
+			if f.Added < 0 {
+				fmt.Fprintf(w, "  %s (binary)\n", f.Path)
+				continue
+			}
+			fmt.Fprintf(w, "  %s +%d -%d\n", f.Path, f.Added, f.Deleted)
+		}
+		fmt.Fprintf(w, "  (m1nd mission diff %s prints the diff)\n", v.MissionID)
 	}
 }
 

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// landOptions is what land runs on.
+type landOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Agent     func() (string, error)
+	Flows     func() (*ops.Brain, error)
+	MissionID string
+	Into      string
+}
+
+func newLandCmd(inv *invocation, runF func(context.Context, *landOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "land",
+		Usage:     "land a merge_wait mission: import its receipt and merge its branch (a human gesture)",
+		ArgsUsage: "MISSION_ID",
+		Description: `Landing is one human gesture: the mission's receipt candidate is imported
+into the store, its work branch m1nd/<mission_id> is merged into the branch
+its worktree was cut from (or --into BRANCH), and the landed letter is posted.
+
+The merge touches no working tree: a fast-forward when the target has not
+moved, else a merge commit naming the mission and the receipt. Where the
+target is checked out (your main worktree, usually), that worktree is
+fast-forwarded, and only when it has no uncommitted changes. A conflict is
+refused merge_conflict with the paths, a dirty worktree worktree_dirty; both
+write nothing and the mission stays in merge_wait.
+
+Each step is one compare-and-swap: if a landing is cut short, run it again
+and it finishes what is left, without asking again. At a terminal it asks
+you to type the block id, while the brain has no registered passkey (then
+land in the tray). Read the work first: m1nd mission diff, m1nd mission gate.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "into", Usage: "merge into `BRANCH` instead of the branch recorded at spawn"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			opts := &landOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows, MissionID: id, Into: c.String("into")}
+			return runWith(c.Context, opts, runF, runLand)
+		},
+	}
+}
+
+// runLand checks the landing (dry), asks for the gesture when the import
+// is still to be made, and lands.
+func runLand(ctx context.Context, opts *landOptions) error {
+	b, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	req := ops.LandRequest{MissionID: opts.MissionID, Into: opts.Into, Agent: agent, Origin: gates.OriginHumanTTY, DryRun: true, Now: opts.IO.now()}
+	plan, err := b.Land(ctx, req)
+	if err != nil {
+		return err
+	}
+	if plan.NeedsGesture {
+		what := "merge " + plan.Branch + " into " + plan.Target
+		if plan.Merge == ops.MergeNoBranch {
+			what = "no branch to merge"
+		}
+		req.Origin, err = opts.IO.gesture(b.Repo, brain.GestureReceiptImport,
+			fmt.Sprintf("Land %s: import its receipt into %s (store v%d) and %s?", plan.MissionID, plan.BlockID, plan.StoreVersion, what), plan.BlockID)
+		if err != nil {
+			return err
+		}
+	}
+	req.DryRun, req.Now = false, opts.IO.now()
+	res, err := b.Land(ctx, req)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		if res.AlreadyLanded {
+			fmt.Fprintf(w, "%s is already landed (receipt in store v%d)\n", res.MissionID, res.StoreVersion)
+			return nil
+		}
+		how := map[bool]string{true: "imported into", false: "already in"}[res.Imported]
+		fmt.Fprintf(w, "landed %s: receipt %s %s at store v%d\n", res.MissionID, how, res.BlockID, res.StoreVersion)
+		switch res.Merge {
+		case ops.MergeNoBranch:
+			fmt.Fprintf(w, "no branch %s here: nothing to merge\n", ops.WorkBranch(res.MissionID))
+		case ops.MergeUpToDate:
+			fmt.Fprintf(w, "%s already holds %s\n", res.Target, res.Branch)
+		default:
+			where := ""
+			if res.Worktree {
+				where = " (its worktree updated)"
+			}
+			fmt.Fprintf(w, "%s %s into %s: %s is now %.12s%s\n", res.Merge, res.Branch, res.Target, res.Target, res.Commit, where)
+		}
+		return nil
+	})
+}
+
+func missionGateCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "gate",
+		Usage:     "print the output of a mission's gate, as the runner kept it",
+		ArgsUsage: "MISSION_ID",
+		Description: `Prints the gate command's output from the run's log on this machine, control
+characters made visible and the machine's paths spelled <worktree>, <repo>
+and ~. The letters carry only the log's hash (gate.artifact_hash).`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			b, err := inv.flows()
+			if err != nil {
+				return err
+			}
+			head, err := b.Missions.Current(id)
+			if err != nil {
+				return err
+			}
+			out, truncated, err := b.GateOutput(id, 16<<20)
+			if errors.Is(err, ops.ErrNoGateLog) {
+				return fmt.Errorf("mission %s: %w", id, err)
+			}
+			if err != nil {
+				return err
+			}
+			reply := ops.GateView{Output: out, Truncated: truncated, Kept: true}
+			if g := head.Letter.Gate; g != nil {
+				reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
+			}
+			return inv.reply(struct {
+				OK        bool   `json:"ok"`
+				MissionID string `json:"mission_id"`
+				ops.GateView
+			}{true, id, reply}, func(w io.Writer) error {
+				if truncated {
+					fmt.Fprintln(w, "[… the start of the output is cut …]")
+				}
+				fmt.Fprint(w, out)
+				if out != "" && !strings.HasSuffix(out, "\n") {
+					fmt.Fprintln(w)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func missionDiffCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "print a mission's work: the diff of m1nd/<mission_id> since its base",
+		ArgsUsage: "MISSION_ID",
+		Description: `Prints git's own diff of the mission's branch against the commit its worktree
+started from, so it pipes into a pager or a viewer:
+
+   m1nd mission diff ID | less
+   m1nd mission diff ID | delta`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "stat", Usage: "print the diffstat only"}},
+		Action: func(c *cli.Context) error {
+			id, err := missionArg(c)
+			if err != nil {
+				return err
+			}
+			b, err := inv.flows()
+			if err != nil {
+				return err
+			}
+			if _, err := b.Missions.Current(id); err != nil {
+				return err
+			}
+			return b.Diff(c.Context, id, inv.io.Out, c.Bool("stat"))
+		},
+	}
+}

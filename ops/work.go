@@ -1,0 +1,363 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/internal/serve"
+)
+
+// The caps of what the mission view carries: a view is read in a browser
+// and by agents, never a firehose. The CLI's `mission gate` and `mission
+// diff` print the whole.
+const (
+	GateOutputCap = 64 << 10  // the tail of the gate's output
+	DiffCap       = 512 << 10 // the head of the diff
+	packetCap     = 64 << 10
+)
+
+// MissionView is everything a human looks at before landing a mission:
+// its letters as a timeline, the ask, the gate's proof and the work.
+type MissionView struct {
+	MissionID string                  `json:"mission_id"`
+	BlockID   string                  `json:"block_id"`
+	Phase     string                  `json:"phase"`
+	Timeline  []Moment                `json:"timeline"`
+	PacketRef string                  `json:"packet_ref,omitempty"`
+	Packet    string                  `json:"packet,omitempty"` // the ask, when this machine ran the mission
+	Gate      *GateView               `json:"gate,omitempty"`
+	Work      *WorkView               `json:"work,omitempty"`
+	Candidate *chain.ReceiptCandidate `json:"receipt_candidate,omitempty"`
+}
+
+// Moment is one letter of the timeline.
+type Moment struct {
+	Seq      int64          `json:"seq"`
+	Phase    string         `json:"phase"`
+	Agent    string         `json:"agent"`
+	At       string         `json:"at"`
+	Verdict  *chain.Verdict `json:"verdict,omitempty"`
+	LetterID string         `json:"letter_id"`
+	Commit   string         `json:"commit"`
+}
+
+// GateView is the gate a runner ran and what it printed.
+type GateView struct {
+	Command    string `json:"command"`
+	ExitStatus *int64 `json:"exit_status,omitempty"`
+	// Output is the tail of the log (GateOutputCap), control characters
+	// made visible and the machine's paths replaced; "" when this machine
+	// holds no log of the run.
+	Output    string `json:"output,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Kept      bool   `json:"kept"` // a log of the run is on this machine
+}
+
+// WorkView is what the agent did: the commits on its branch since the
+// base, and their diff.
+type WorkView struct {
+	Branch    string       `json:"branch"`
+	Base      string       `json:"base"`
+	Target    string       `json:"target,omitempty"`
+	Commits   []WorkCommit `json:"commits"`
+	Files     []FileChange `json:"files"`
+	Added     int          `json:"added"`
+	Deleted   int          `json:"deleted"`
+	Diff      string       `json:"diff"`
+	Truncated bool         `json:"truncated,omitempty"`
+}
+
+// WorkCommit is one commit of the work.
+type WorkCommit struct {
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	Author  string `json:"author"`
+	At      string `json:"at"`
+}
+
+// FileChange is one file of the diff with its line counts (-1 for a
+// binary file).
+type FileChange struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Deleted int    `json:"deleted"`
+}
+
+// MissionView reads a mission's view; unknown_mission when there is none.
+func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView, error) {
+	log, err := b.Missions.Log(ctx, missionID)
+	if err != nil {
+		return nil, err
+	}
+	v := &MissionView{MissionID: missionID, Timeline: make([]Moment, 0, len(log))}
+	var gate *chain.Gate
+	for _, e := range log {
+		l := e.Decoded
+		v.Timeline = append(v.Timeline, Moment{Seq: l.MissionSeq, Phase: l.Phase, Agent: e.Agent, At: l.UpdatedAt, Verdict: l.Verdict, LetterID: e.LetterID, Commit: e.Commit})
+		v.BlockID, v.Phase = l.BlockID, l.Phase
+		if l.PacketRef != nil {
+			v.PacketRef = *l.PacketRef
+		}
+		if l.Gate != nil {
+			gate = l.Gate
+		}
+		if l.ReceiptCandidate != nil {
+			v.Candidate = l.ReceiptCandidate
+		}
+	}
+	runtime := b.Repo.RuntimeDir()
+	side, ran, err := serve.ReadSide(runtime, missionID)
+	if err != nil {
+		return nil, fmt.Errorf("mission %s: side record: %w", missionID, err)
+	}
+	if ran {
+		if packet, _, err := readTail(serve.SidePacket(runtime, missionID), packetCap); err == nil {
+			v.Packet = strings.ToValidUTF8(string(packet), "\uFFFD")
+		}
+	}
+	if gate != nil {
+		v.Gate = &GateView{Command: gate.Command, ExitStatus: gate.ExitStatus}
+		if out, cut, err := b.GateOutput(missionID, GateOutputCap); err == nil {
+			v.Gate.Output, v.Gate.Truncated, v.Gate.Kept = out, cut, true
+		}
+	}
+	if v.Work, err = b.work(ctx, missionID, side); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// ErrNoGateLog means this machine holds no gate log of the mission: no
+// runner here ran its gate.
+var ErrNoGateLog = errors.New("no gate output is kept on this machine for this mission (its gate ran elsewhere, or never)")
+
+// GateOutput is the tail of a mission's gate log, at most limit bytes,
+// made safe to show: control characters visible, the machine's paths
+// replaced. truncated says the head was cut.
+func (b *Brain) GateOutput(missionID string, limit int64) (out string, truncated bool, err error) {
+	if !chain.ValidMissionID(missionID) {
+		return "", false, fmt.Errorf("gate output: %q is not a mission id", missionID)
+	}
+	raw, truncated, err := readTail(serve.SideLog(b.Repo.RuntimeDir(), missionID, "gate"), limit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, ErrNoGateLog
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return b.Printable(missionID, raw), truncated, nil
+}
+
+// Printable makes a run's output safe to show: invalid UTF-8 replaced,
+// control characters other than new line and tab shown as their Unicode
+// pictures (an escape sequence cannot move a terminal's cursor or colour a
+// page), and the machine's paths — the mission's worktree, the repository,
+// the home folder — spelled <worktree>, <repo> and ~.
+func (b *Brain) Printable(missionID string, raw []byte) string {
+	s := strings.ToValidUTF8(string(raw), "\uFFFD")
+	var paths []string
+	if side, ok, _ := serve.ReadSide(b.Repo.RuntimeDir(), missionID); ok && side.Worktree != "" {
+		paths = append(paths, side.Worktree, "<worktree>")
+	}
+	if main := b.Repo.MainWorkTree(); main != "" {
+		paths = append(paths, main, "<repo>")
+	}
+	if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
+		paths = append(paths, home, "~")
+	}
+	if len(paths) > 0 {
+		s = strings.NewReplacer(paths...).Replace(s)
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r < 0x20:
+			return 0x2400 + r // ␀ … ␟
+		case r == 0x7f:
+			return '\u2421' // ␡
+		case r >= 0x80 && r < 0xa0, r == '\u2028', r == '\u2029', r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// readTail reads at most limit bytes from the end of path, starting at a
+// line when it cut.
+func readTail(path string, limit int64) ([]byte, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	off := int64(0)
+	if fi.Size() > limit {
+		off = fi.Size() - limit
+	}
+	buf := make([]byte, fi.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && n < len(buf) {
+		return nil, false, err
+	}
+	buf = buf[:n]
+	if off > 0 {
+		if i := strings.IndexByte(string(buf), '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+		for len(buf) > 0 && !utf8.RuneStart(buf[0]) {
+			buf = buf[1:]
+		}
+	}
+	return buf, off > 0, nil
+}
+
+// WorkBranch is the branch a runner's work is on.
+func WorkBranch(missionID string) string { return "m1nd/" + missionID }
+
+// workRange is the mission's work: its branch's tip and the base it
+// started from (recorded at spawn, else where the branch leaves HEAD). ok
+// is false when the repository has no work branch for the mission.
+func (b *Brain) workRange(ctx context.Context, missionID string, side *serve.Side) (base, tip string, ok bool, err error) {
+	h, ok, err := b.Repo.ReadRef("refs/heads/" + WorkBranch(missionID))
+	if err != nil || !ok {
+		return "", "", false, err
+	}
+	if side != nil {
+		base = side.Base
+	}
+	if base == "" {
+		if base, err = b.gitOut(ctx, "merge-base", "HEAD", h.String()); err != nil {
+			return "", "", false, fmt.Errorf("mission %s: the base of %s: %w", missionID, WorkBranch(missionID), err)
+		}
+	}
+	return base, h.String(), true, nil
+}
+
+// ErrNoWork means the repository has no work branch for the mission.
+var ErrNoWork = errors.New("no work branch: no runner on this machine worked on this mission (its letters are all there is)")
+
+// Diff writes the mission's work as git prints it (`git diff base tip`,
+// or its --stat), so it pipes into a pager or a diff viewer.
+func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) error {
+	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	if err != nil {
+		return err
+	}
+	base, tip, ok, err := b.workRange(ctx, missionID, side)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("mission %s: %w", missionID, ErrNoWork)
+	}
+	args := []string{"--no-pager", "diff", "--no-ext-diff"}
+	if stat {
+		args = append(args, "--stat")
+	}
+	cmd := exec.CommandContext(ctx, "git", append(args, base, tip)...)
+	cmd.Dir, cmd.Stdout = b.gitDir(), w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("mission %s: git diff: %v: %s", missionID, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// work reads the commits on the mission's branch since its base; nil when
+// the repository has no such branch (a mission carried by hand).
+func (b *Brain) work(ctx context.Context, missionID string, side *serve.Side) (*WorkView, error) {
+	base, tip, ok, err := b.workRange(ctx, missionID, side)
+	if err != nil || !ok {
+		return nil, err
+	}
+	branch := WorkBranch(missionID)
+	w := &WorkView{Branch: branch, Base: base, Commits: []WorkCommit{}, Files: []FileChange{}}
+	if side != nil {
+		w.Target = side.Target
+	}
+	out, err := b.gitOut(ctx, "log", "--no-color", "--format=%H%x00%s%x00%an%x00%aI", w.Base+".."+tip)
+	if err != nil {
+		return nil, fmt.Errorf("mission %s: the commits of %s: %w", missionID, branch, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Split(line, "\x00"); len(f) == 4 {
+			w.Commits = append(w.Commits, WorkCommit{Commit: f[0], Subject: f[1], Author: f[2], At: f[3]})
+		}
+	}
+	if out, err = b.gitOut(ctx, "diff", "--no-color", "--no-ext-diff", "--numstat", "-z", w.Base, tip); err != nil {
+		return nil, fmt.Errorf("mission %s: the diff of %s: %w", missionID, branch, err)
+	}
+	w.Files = parseNumstat(out)
+	for _, f := range w.Files {
+		w.Added += max(f.Added, 0)
+		w.Deleted += max(f.Deleted, 0)
+	}
+	diff, err := b.gitOut(ctx, "diff", "--no-color", "--no-ext-diff", w.Base, tip)
+	if err != nil {
+		return nil, fmt.Errorf("mission %s: the diff of %s: %w", missionID, branch, err)
+	}
+	if len(diff) > DiffCap {
+		cut := strings.LastIndexByte(diff[:DiffCap], '\n')
+		diff, w.Truncated = diff[:cut+1], true
+	}
+	w.Diff = strings.ToValidUTF8(diff, "\uFFFD")
+	return w, nil
+}
+
+// parseNumstat reads `git diff --numstat -z`: "added\tdeleted\tpath\0",
+// or for a rename "added\tdeleted\t\0from\0to\0".
+func parseNumstat(out string) []FileChange {
+	files := []FileChange{}
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		parts := strings.SplitN(fields[i], "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		path := parts[2]
+		if path == "" && i+2 < len(fields) {
+			path = fields[i+1] + " → " + fields[i+2]
+			i += 2
+		}
+		added, err1 := strconv.Atoi(parts[0])
+		deleted, err2 := strconv.Atoi(parts[1])
+		if err1 != nil || err2 != nil {
+			added, deleted = -1, -1 // binary
+		}
+		files = append(files, FileChange{Path: path, Added: added, Deleted: deleted})
+	}
+	return files
+}
+
+// gitDir is where git commands on the repository run: the main worktree,
+// or the repository itself when it is bare.
+func (b *Brain) gitDir() string {
+	if main := b.Repo.MainWorkTree(); main != "" {
+		return main
+	}
+	return filepath.Clean(b.Repo.CommonDir())
+}
+
+// gitOut is gitRun for a command whose exit code says nothing more than
+// its error.
+func (b *Brain) gitOut(ctx context.Context, args ...string) (string, error) {
+	out, _, err := b.gitRun(ctx, nil, args...)
+	return out, err
+}
