@@ -21,10 +21,14 @@ type LandRequest struct {
 	MissionID string
 	// Into is the branch the work merges into; "" for the one the mission's
 	// worktree was cut from (recorded at spawn).
-	Into   string
-	Agent  string       // who lands: the owner
-	Origin string       // the gesture's origin (imported_via)
-	Proof  *gates.Proof // with human-passkey: the assertion over the import's change
+	Into  string
+	Agent string // who lands: the owner
+	// ExpectedStoreVersion is the store version the import builds on; 0
+	// reads the store's version now. A signed landing names the version its
+	// proof was made over, so a store that moved is store_version_conflict.
+	ExpectedStoreVersion int64
+	Origin               string       // the gesture's origin (imported_via)
+	Proof                *gates.Proof // with human-passkey: the assertion over the import's change
 	// DryRun checks everything a landing checks and prepares the import,
 	// writing nothing a ref reaches: the result says whether a gesture is
 	// still needed, and its Change is what a passkey signs.
@@ -98,9 +102,11 @@ func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) 
 		return nil, fmt.Errorf("land %s: %w", l.MissionID, err)
 	}
 	if !imported {
-		current, _, err := brain.StoreVersion(b.Repo)
-		if err != nil {
-			return nil, fmt.Errorf("land %s: %w", l.MissionID, err)
+		current := req.ExpectedStoreVersion
+		if current == 0 {
+			if current, _, err = brain.StoreVersion(b.Repo); err != nil {
+				return nil, fmt.Errorf("land %s: %w", l.MissionID, err)
+			}
 		}
 		imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
 			WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: req.Agent, Now: req.Now},

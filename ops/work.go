@@ -94,6 +94,28 @@ type FileChange struct {
 	Deleted int    `json:"deleted"`
 }
 
+// ShownMission is a mission as `m1nd mission show --json` and the tray's
+// GET /api/missions/<id> answer it: its head, and its view.
+type ShownMission struct {
+	OK bool `json:"ok"`
+	*chain.Head
+	View *MissionView `json:"view"`
+}
+
+// ShowMission reads a mission's head and view; unknown_mission when there
+// is none.
+func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMission, error) {
+	head, err := b.Missions.Current(missionID)
+	if err != nil {
+		return nil, err
+	}
+	view, err := b.MissionView(ctx, missionID)
+	if err != nil {
+		return nil, err
+	}
+	return &ShownMission{OK: true, Head: head, View: view}, nil
+}
+
 // MissionView reads a mission's view; unknown_mission when there is none.
 func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView, error) {
 	log, err := b.Missions.Log(ctx, missionID)

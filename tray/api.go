@@ -103,6 +103,26 @@ func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
 	serve.WriteJSON(w, http.StatusOK, view)
 }
 
+// getMission answers one mission: its head and its view (timeline, ask,
+// gate output, work and diff), the same as `m1nd mission show --json`.
+func (s *Server) getMission(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkBrain(r); err != nil {
+		serve.WriteErr(w, err)
+		return
+	}
+	id := r.PathValue("id")
+	if !chain.ValidMissionID(id) {
+		serve.WriteRefusal(w, gates.Refusef(gates.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", gates.Echo(id)))
+		return
+	}
+	shown, err := s.ShowMission(r.Context(), id)
+	if err != nil {
+		serve.WriteErr(w, err)
+		return
+	}
+	serve.WriteJSON(w, http.StatusOK, shown)
+}
+
 // getStatus answers the status view (ops.Status), the same as `m1nd
 // status --json`.
 func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {

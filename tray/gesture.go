@@ -8,6 +8,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // A human gesture in the tray is signed by the brain's registered passkey:
@@ -18,6 +19,17 @@ import (
 // with the proof on it — checked here and by every law that reads it. The
 // API never takes a gesture's origin from a request body.
 
+// GestureLand is the tray's landing (ops.Land): the receipt import its
+// proof signs, the merge and the landed letter.
+const GestureLand = "land"
+
+// landDone answers the options of a landing that needs no signature: an
+// earlier one imported the receipt and was cut short, and this finished it.
+type landDone struct {
+	Done bool `json:"done"`
+	*ops.LandResult
+}
+
 // gestureRequest is POST /api/gesture/options: a gesture and its inputs.
 type gestureRequest struct {
 	Gesture              string          `json:"gesture"`
@@ -26,6 +38,7 @@ type gestureRequest struct {
 	Receipt              json.RawMessage `json:"receipt,omitempty"`
 	BlockIDs             []string        `json:"block_ids,omitempty"`
 	MissionID            string          `json:"mission_id,omitempty"`
+	Into                 string          `json:"into,omitempty"` // land: the target branch, "" for the recorded one
 	AgentID              string          `json:"agent_id,omitempty"`
 	// keys: a new passkey (navigator.credentials.create's answer to
 	// /api/passkey/options) and its label, or the credential id to remove.
@@ -40,6 +53,7 @@ type pendingGesture struct {
 	req    gestureRequest
 	write  brain.WriteRequest // store gestures: the same version, writer and time
 	letter []byte             // archive: the letter's canonical bytes
+	land   *ops.LandRequest   // land: the landing, replayed with its proof
 	keys   *keysChange        // keys: the key set before and after
 }
 
@@ -98,13 +112,36 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 			return nil, err
 		}
 		p.req.AgentID, p.letter, change = agent, letter, letter
+	case GestureLand:
+		agent, err := agentOrOwner(req.AgentID, "agent_id")
+		if err != nil {
+			return nil, err
+		}
+		land := ops.LandRequest{MissionID: req.MissionID, Into: req.Into, Agent: agent, Origin: gates.OriginHumanPasskey, DryRun: true, Now: now}
+		plan, err := s.Land(r.Context(), land)
+		if err != nil {
+			return nil, err
+		}
+		land.DryRun = false
+		if !plan.NeedsGesture {
+			// The store already holds the human's import (a landing cut
+			// short): what is left needs no second gesture.
+			res, err := s.Land(r.Context(), land)
+			if err != nil {
+				return nil, err
+			}
+			return landDone{Done: true, LandResult: res}, nil
+		}
+		land.ExpectedStoreVersion = plan.StoreVersion - 1
+		// The proof is the import's: the store's law checks it by that name.
+		p.land, change, req.Gesture = &land, plan.Change, brain.GestureReceiptImport
 	case brain.KeysGesture:
 		if p.keys, err = s.prepareKeys(req); err != nil {
 			return nil, err
 		}
 		keys, change = p.keys.before, p.keys.next.Canonical()
 	default:
-		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is receipt_import, ratify, archive or keys")
+		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is land, receipt_import, ratify, archive or keys")
 	}
 	challenge := base64.RawURLEncoding.EncodeToString(gates.GestureChallenge(req.Gesture, change))
 	s.gestures.put(challenge, p, now)
@@ -184,6 +221,11 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	}
 	if p.req.Gesture == brain.KeysGesture {
 		return s.commitKeys(r.Context(), p.keys, proof)
+	}
+	if p.land != nil {
+		land := *p.land
+		land.Proof = proof
+		return s.Land(r.Context(), land)
 	}
 	if p.req.Gesture == brain.GestureArchive {
 		return s.Missions.Post(r.Context(), chain.PostRequest{Body: p.letter, Agent: p.req.AgentID, Origin: gates.OriginHumanPasskey, Proof: proof})

@@ -75,6 +75,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/mailbox", s.getMailbox)
 	mux.HandleFunc("GET /api/system_blocks", s.getSystemBlocks)
 	mux.HandleFunc("GET /api/status", s.getStatus)
+	mux.HandleFunc("GET /api/missions/{id}", s.getMission)
 	mux.HandleFunc("GET /api/policy", s.getPolicy)
 	mux.HandleFunc("GET /api/packet", s.getPacket)
 	mux.HandleFunc("GET /api/events", s.getEvents)

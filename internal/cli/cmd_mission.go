@@ -223,11 +223,11 @@ func missionShowCommand(inv *invocation) *cli.Command {
 		Description: `Prints the head letter, then every letter as a timeline (seq, phase, who,
 when, verdict), the gate's last lines when it failed, and the work: the
 commits on m1nd/<mission_id> since its base, with files changed and +/-
-counts. --json replies {mission_id, head_letter_id, head, superseded_count,
-view}, view being what the tray's GET /api/missions/<id> answers.`,
+counts. --json replies {ok, mission_id, head_letter_id, head, superseded_count,
+view}, as the tray's GET /api/missions/<id> does.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			head, err := inv.currentMission(c)
+			id, err := missionArg(c)
 			if err != nil {
 				return err
 			}
@@ -235,18 +235,14 @@ view}, view being what the tray's GET /api/missions/<id> answers.`,
 			if err != nil {
 				return err
 			}
-			view, err := b.MissionView(c.Context, head.MissionID)
+			shown, err := b.ShowMission(c.Context, id)
 			if err != nil {
 				return err
 			}
-			reply := struct {
-				*chain.Head
-				View *ops.MissionView `json:"view"`
-			}{head, view}
-			return inv.reply(reply, func(w io.Writer) error {
-				printLetter(w, head.HeadLetterID, head.Letter)
-				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(head.SupersededCount), "earlier letter"))
-				printView(w, view)
+			return inv.reply(shown, func(w io.Writer) error {
+				printLetter(w, shown.HeadLetterID, shown.Letter)
+				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
+				printView(w, shown.View)
 				return nil
 			})
 		},
