@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // files is the demo repository's content: enough for blocks to mean something.
@@ -95,10 +97,18 @@ func Build(ctx context.Context, dir string, now time.Time) (*Result, error) {
 			return b.mission("docs", "hand-1", now.Add(-90*time.Minute), "executing", "gate", "review")
 		}},
 		{"merge_wait", func() (string, error) {
-			return b.mission("core", "runnerd:build-1", now.Add(-42*time.Minute), "executing", "gate", "merge_wait")
+			id, err := b.mission("core", "runnerd:build-1", now.Add(-42*time.Minute), "executing", "gate", "merge_wait")
+			if err == nil {
+				err = b.work(id, now.Add(-35*time.Minute))
+			}
+			return id, err
 		}},
 		{"failed", func() (string, error) {
-			return b.mission("web", "runnerd:build-1", now.Add(-2*time.Hour), "executing", "gate", "failed")
+			id, err := b.mission("web", "runnerd:build-1", now.Add(-2*time.Hour), "executing", "gate", "failed")
+			if err == nil {
+				err = b.keepGateLog(id, failedLog("web"))
+			}
+			return id, err
 		}},
 		{"landed", func() (string, error) { return b.landed("docs", now.Add(-3*time.Hour)) }},
 		{"archived", func() (string, error) { return b.archived("root", now.Add(-4*time.Hour)) }},
@@ -157,7 +167,7 @@ func (b *builder) carry(dir, agent string, start time.Time, phases ...string) (s
 // dress gives a letter what its phase carries: a verdict, a gate, and on
 // merge_wait a complete receipt candidate at the block's boundary.
 func (b *builder) dress(l *chain.Letter, dir string, when time.Time) {
-	log := []byte(fmt.Sprintf("ok  demo/%s 0.01s\n", dir))
+	log := greenLog(dir)
 	exit := int64(0)
 	switch l.Phase {
 	case "gate":
@@ -166,7 +176,7 @@ func (b *builder) dress(l *chain.Letter, dir string, when time.Time) {
 		l.Verdict = &chain.Verdict{Decision: "CHANGE", Gist: "the docs contradict the ledger's rounding"}
 	case "failed":
 		exit = 1
-		l.Gate = &chain.Gate{Command: "go test ./" + dir + "/...", ExitStatus: &exit, ArtifactHash: chain.PacketRef([]byte("FAIL demo/" + dir))}
+		l.Gate = &chain.Gate{Command: "go test ./" + dir + "/...", ExitStatus: &exit, ArtifactHash: chain.PacketRef(failedLog(dir))}
 		l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: "gate exited 1"}
 	case "merge_wait":
 		l.Gate = &chain.Gate{Command: "go test ./" + dir + "/...", ExitStatus: &exit, ArtifactHash: chain.PacketRef(log)}
@@ -219,4 +229,90 @@ func (b *builder) archived(dir string, start time.Time) (string, error) {
 	}
 	_, err = b.m.Archive(b.ctx, id, "owner", gates.OriginHumanTTY, start.Add(time.Hour))
 	return id, err
+}
+
+// greenLog and failedLog are the gate output of the demo's runs; their
+// sha256 is the letters' artifact hash, as a runner's would be.
+func greenLog(dir string) []byte {
+	return []byte(fmt.Sprintf("=== RUN   TestLedger\n--- PASS: TestLedger (0.00s)\n=== RUN   TestLedgerNegative\n--- PASS: TestLedgerNegative (0.00s)\nPASS\nok  \tdemo/%s\t0.01s\n", dir))
+}
+
+func failedLog(dir string) []byte {
+	return []byte(fmt.Sprintf("=== RUN   TestIndexTitle\n    index_test.go:9: the title says \"demo\", want \"ledger\"\n--- FAIL: TestIndexTitle (0.00s)\nFAIL\nFAIL\tdemo/%s\t0.01s\nFAIL\n", dir))
+}
+
+// keepGateLog writes a mission's gate output where a runner keeps it.
+func (b *builder) keepGateLog(missionID string, log []byte) error {
+	path := serve.SideLog(b.store.Repo.RuntimeDir(), missionID, "gate")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, log, 0o600)
+}
+
+// work gives the merge_wait mission what a runner leaves behind: the
+// agent's commit on m1nd/<id> (off main, never checked out), its gate log
+// and the side record naming main as the branch it lands in. Landing it
+// in the tray puts the commit on main.
+func (b *builder) work(missionID string, when time.Time) error {
+	repo := b.store.Repo
+	dir := repo.MainWorkTree()
+	base, _, err := repo.ReadRef("refs/heads/main")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(serve.SideDir(repo.RuntimeDir()), 0o700); err != nil {
+		return err
+	}
+	index := filepath.Join(serve.SideDir(repo.RuntimeDir()), missionID+".index")
+	defer os.Remove(index)
+	stamp := when.UTC().Format(time.RFC3339)
+	env := []string{"GIT_INDEX_FILE=" + index,
+		"GIT_AUTHOR_NAME=build-1", "GIT_AUTHOR_EMAIL=build-1@runnerd.invalid", "GIT_AUTHOR_DATE=" + stamp,
+		"GIT_COMMITTER_NAME=build-1", "GIT_COMMITTER_EMAIL=build-1@runnerd.invalid", "GIT_COMMITTER_DATE=" + stamp}
+	git := func(stdin string, args ...string) (string, error) {
+		cmd := exec.CommandContext(b.ctx, "git", args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, append(os.Environ(), env...), strings.NewReader(stdin)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("demo: git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	if _, err := git("", "read-tree", base.String()); err != nil {
+		return err
+	}
+	for name, body := range agentChange {
+		blob, err := git(body, "hash-object", "-w", "--stdin")
+		if err != nil {
+			return err
+		}
+		if _, err := git("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+name); err != nil {
+			return err
+		}
+	}
+	tree, err := git("", "write-tree")
+	if err != nil {
+		return err
+	}
+	commit, err := git("", "commit-tree", tree, "-p", base.String(), "-m", "core: refuse negative entries\n\nThe ledger summed them silently; now it says which one it refused.")
+	if err != nil {
+		return err
+	}
+	if _, err := git("", "update-ref", "refs/heads/m1nd/"+missionID, commit, gitstore.ZeroHash.String()); err != nil {
+		return err
+	}
+	if err := b.keepGateLog(missionID, greenLog("core")); err != nil {
+		return err
+	}
+	return serve.WriteSide(repo.RuntimeDir(), &serve.Side{MissionID: missionID, RunnerID: "build-1", Branch: "m1nd/" + missionID,
+		Base: base.String(), Target: "main", Created: chain.Timestamp(when), Removed: true})
+}
+
+// agentChange is the demo agent's work on core.
+var agentChange = map[string]string{
+	"core/ledger.go":      "package core\n\nimport \"fmt\"\n\n// Ledger sums entries; a negative entry is refused, by its index.\nfunc Ledger(xs []int) (n int, err error) {\n\tfor i, x := range xs {\n\t\tif x < 0 {\n\t\t\treturn 0, fmt.Errorf(\"entry %d is negative (%d)\", i, x)\n\t\t}\n\t\tn += x\n\t}\n\treturn n, nil\n}\n",
+	"core/ledger_test.go": "package core\n\nimport \"testing\"\n\nfunc TestLedger(t *testing.T) {\n\tif n, err := Ledger([]int{1, 2}); n != 3 || err != nil {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n\nfunc TestLedgerNegative(t *testing.T) {\n\tif _, err := Ledger([]int{1, -2}); err == nil {\n\t\tt.Fatal(\"a negative entry was summed\")\n\t}\n}\n",
 }

@@ -21,9 +21,9 @@ func demoCommand(inv *invocation) *cli.Command {
 repository with a few files, scans its skeleton, posts one mission in every
 phase (one waits in merge_wait: the landing bell rings), then serves the tray
 on loopback and prints its URL and a one-time code. Open it, register a
-passkey with the code, and land the merge_wait mission with "import this
-receipt" (your authenticator signs it). Ctrl-C stops the server; the demo
-repository stays.
+passkey with the code, open the merge_wait mission to read its work, and
+land it with "land…" (your authenticator signs it; the agent's commit lands
+on main). Ctrl-C stops the server; the demo repository stays.
 Nothing outside DIR is touched.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "build the demo brain in `DIR` (must not exist)"},
