@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -85,6 +86,9 @@ func (m Commit) Message() string {
 func Signature(agent string, when time.Time) (gitstore.Signature, error) {
 	name, err := AgentRefName(agent)
 	if err != nil {
+		return gitstore.Signature{}, err
+	}
+	if err := gates.CheckCommitDate(when, time.Now()); err != nil {
 		return gitstore.Signature{}, err
 	}
 	return gitstore.Signature{Name: name, Email: name + "@m1nd", When: when.UTC().Truncate(time.Second)}, nil

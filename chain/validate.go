@@ -2,7 +2,6 @@ package chain
 
 import (
 	"strings"
-	"time"
 
 	"github.com/m1nd/m1nd/gates"
 )
@@ -89,7 +88,7 @@ func validateShape(l *Letter) error {
 		if !oneOf(v.Decision, Decisions) {
 			return invalid("verdict.decision", "verdict.decision must be one of %s", strings.Join(Decisions, ", "))
 		}
-		if gates.HasControl(v.Gist) {
+		if gates.HasUnsafeText(v.Gist) || strings.ContainsAny(v.Gist, "\n\t") {
 			return invalid("verdict.gist", "verdict.gist is one line of plain text")
 		}
 	}
@@ -99,12 +98,12 @@ func validateShape(l *Letter) error {
 	if l.TokensTotal != nil && *l.TokensTotal < 0 {
 		return invalid("tokens_total", "tokens_total cannot be negative")
 	}
-	if g := l.Gate; g != nil && gates.HasControl(strings.ReplaceAll(g.Command, "\t", " ")) {
+	if g := l.Gate; g != nil && (gates.HasUnsafeText(g.Command) || strings.Contains(g.Command, "\n")) {
 		return invalid("gate.command", "gate.command is the command line, verbatim, on one line")
 	}
 	for _, ts := range []struct{ field, value string }{{"started_at", l.StartedAt}, {"updated_at", l.UpdatedAt}} {
-		if _, err := time.Parse(time.RFC3339, ts.value); err != nil {
-			return invalid(ts.field, "%s must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z", ts.field)
+		if !gates.ValidDocTime(ts.value) {
+			return invalid(ts.field, "%s must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z, 1970 or later (git dates no commit before)", ts.field)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEveryCodeHasAOneLineLesson(t *testing.T) {
@@ -12,8 +13,10 @@ func TestEveryCodeHasAOneLineLesson(t *testing.T) {
 			t.Errorf("%s: lesson %q must be one non-empty line", code, lesson)
 		}
 	}
-	if len(defaultLessons) != 22 {
-		t.Errorf("%d codes, DESIGN §5 lists 22", len(defaultLessons))
+	// DESIGN §5 lists 22, and names merge_conflict as one to add; the
+	// landing (§10, issue 14) added it and worktree_dirty.
+	if len(defaultLessons) != 24 {
+		t.Errorf("%d codes, DESIGN §5 lists 22 and the landing adds 2", len(defaultLessons))
 	}
 }
 
@@ -34,7 +37,7 @@ func TestEnvelopeShape(t *testing.T) {
 
 func TestHTTPStatus(t *testing.T) {
 	for code, want := range map[Code]int{
-		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409,
+		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409, MergeConflict: 409, WorktreeDirty: 409,
 		HumanGestureRequired: 403, ReadOnlyOwner: 403, UnpinnedRunner: 403, WorkspaceNotAllowed: 403,
 		InvalidLetter: 422, SchemaMismatch: 422, LandedLaw: 422, UnknownMission: 422,
 	} {
@@ -89,6 +92,35 @@ func TestIsToken(t *testing.T) {
 	} {
 		if got := IsToken(tt.s, tt.digitFirst, tt.extra, tt.max); got != tt.want {
 			t.Errorf("IsToken(%q, %v, %q, %d) = %v", tt.s, tt.digitFirst, tt.extra, tt.max, got)
+		}
+	}
+}
+
+func TestCommitDates(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		label string
+		when  time.Time
+		ok    bool
+	}{
+		{"now", now, true},
+		{"the epoch", time.Unix(0, 0), true},
+		{"a second before the epoch", time.Unix(-1, 0), false},
+		{"a day ahead", now.Add(MaxClockSkew), true},
+		{"a day and a second ahead", now.Add(MaxClockSkew + time.Second), false},
+		{"year 9999", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), false},
+	} {
+		err := CheckCommitDate(tt.when, now)
+		if r, refused := AsRefusal(err); tt.ok == refused || (refused && r.Code != InvalidLetter) {
+			t.Errorf("%s: %v", tt.label, err)
+		}
+	}
+	for value, ok := range map[string]bool{
+		"2026-07-09T12:00:00Z": true, "1970-01-01T00:00:00Z": true, "1969-12-31T23:59:59Z": false,
+		"1970-01-01T00:59:59+01:00": false, "2026-07-09": false, "": false,
+	} {
+		if ValidDocTime(value) != ok {
+			t.Errorf("ValidDocTime(%q) = %v", value, !ok)
 		}
 	}
 }

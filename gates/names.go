@@ -36,12 +36,12 @@ func HasControl(s string) bool {
 	return false
 }
 
-// Clip makes submitted text safe to quote in a lesson: control characters
-// and bidirectional overrides become "?" and anything past 60 characters
+// Clip makes submitted text safe to quote in a lesson: unsafe runes
+// (control characters, bidirectional and invisible ones) become "?" and anything past 60 characters
 // is cut, on a rune boundary.
 func Clip(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if isControlOrBidi(r) {
+		if isUnsafeRune(r) {
 			return '?'
 		}
 		return r

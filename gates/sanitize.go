@@ -35,7 +35,7 @@ func SanitizePurpose(value string) error { return sanitize("purpose", value, Max
 // value cannot smuggle itself into a log or a lesson.
 func sanitize(field, value string, limit int) error {
 	fail := func(class string) error { return &NamingProblem{Field: field, Class: class} }
-	if !utf8.ValidString(value) || hasControlOrBidi(value) {
+	if !utf8.ValidString(value) || hasUnsafeRune(value) {
 		return fail("control character")
 	}
 	collapsed := strings.Join(strings.Fields(value), " ")
@@ -66,28 +66,36 @@ func sanitize(field, value string, limit int) error {
 	return nil
 }
 
-// hasControlOrBidi reports Unicode control characters (C0, DEL, C1, line
-// and paragraph separators) and the bidirectional overrides that make text
-// display other than it reads.
-func hasControlOrBidi(s string) bool {
-	return strings.IndexFunc(s, isControlOrBidi) >= 0
+// hasUnsafeRune reports a rune of isUnsafeRune.
+func hasUnsafeRune(s string) bool {
+	return strings.IndexFunc(s, isUnsafeRune) >= 0
 }
 
-// HasUnsafeText reports text that must not reach a session or a terminal
-// raw: invalid UTF-8, control characters other than new line and tab, and
-// bidirectional overrides. Multi-line prose passes.
+// HasUnsafeText is the one rule for text that reaches a session, a
+// terminal or the tray: it reports invalid UTF-8 and every rune of
+// isUnsafeRune but new line and tab. Multi-line prose passes.
 func HasUnsafeText(s string) bool {
 	if !utf8.ValidString(s) {
 		return true
 	}
-	return strings.IndexFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && isControlOrBidi(r) }) >= 0
+	return strings.IndexFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && isUnsafeRune(r) }) >= 0
 }
 
-func isControlOrBidi(r rune) bool {
+// isUnsafeRune: a rune that makes text read other than it shows, or hides
+// text from the human who reads it while an agent still reads it: control
+// characters (C0, DEL, C1 with NEL), line and paragraph separators, the
+// bidirectional marks and overrides (with U+061C, the Arabic letter mark),
+// zero-width characters and word joiners, the byte order mark, and the tag
+// characters (U+E0000 block) that spell invisible ASCII.
+func isUnsafeRune(r rune) bool {
 	switch {
 	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
 		return true
-	case '\u202a' <= r && r <= '\u202e', '\u2066' <= r && r <= '\u2069', r == '\u200e', r == '\u200f':
+	case '\u202a' <= r && r <= '\u202e', '\u2066' <= r && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c':
+		return true
+	case '\u200b' <= r && r <= '\u200d', '\u2060' <= r && r <= '\u2064', r == '\ufeff', r == '\u180e':
+		return true
+	case 0xe0000 <= r && r <= 0xe007f:
 		return true
 	}
 	return false

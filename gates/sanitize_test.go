@@ -143,3 +143,42 @@ func TestEchoRepeatsOnlyPlainIDs(t *testing.T) {
 		t.Errorf("Clip = %q", got)
 	}
 }
+
+// TestUnsafeTextIsOneRule: every class of rune that hides text from the
+// human, or makes it read other than it shows, is unsafe wherever text
+// reaches a session, a terminal or the tray; prose with new lines, tabs
+// and ordinary non-ASCII passes.
+func TestUnsafeTextIsOneRule(t *testing.T) {
+	for _, tt := range []struct {
+		label string
+		text  string
+		bad   bool
+	}{
+		{"prose", "Fix the ledger.\n\tThen the docs — naïve café, 日本語, emoji 🙂", false},
+		{"invalid UTF-8", "a\xffb", true},
+		{"NUL", "a\x00b", true},
+		{"escape", "\x1b[31mred", true},
+		{"DEL", "a\x7fb", true},
+		{"NEL", "a\u0085b", true},
+		{"line separator", "a\u2028b", true},
+		{"paragraph separator", "a\u2029b", true},
+		{"bidi override", "a\u202eb", true},
+		{"bidi isolate", "a\u2067b", true},
+		{"left-to-right mark", "a\u200eb", true},
+		{"Arabic letter mark", "a\u061cb", true},
+		{"zero-width space", "a\u200bb", true},
+		{"zero-width joiner", "a\u200db", true},
+		{"word joiner", "a\u2060b", true},
+		{"byte order mark", "\ufeffa", true},
+		{"Mongolian vowel separator", "a\u180eb", true},
+		{"tag character", "a\U000E0041\U000E0042b", true},
+		{"cancel tag", "a\U000E007Fb", true},
+	} {
+		if got := HasUnsafeText(tt.text); got != tt.bad {
+			t.Errorf("%s: HasUnsafeText = %v, want %v", tt.label, got, tt.bad)
+		}
+		if tt.bad && strings.ContainsAny(Clip(tt.text), "\u200b\u2060\ufeff\u061c\U000E0041") {
+			t.Errorf("%s: Clip kept the hidden rune: %q", tt.label, Clip(tt.text))
+		}
+	}
+}

@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"strings"
-	"time"
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
@@ -65,8 +64,8 @@ func Decode(data []byte) (*Letter, error) { return chain.DecodeAs[Letter](data, 
 // name, non-empty text within bounds and on no control characters but new
 // lines and tabs, and answers that are letter ids.
 func Validate(l *Letter) error {
-	if _, err := time.Parse(time.RFC3339, l.TS); err != nil {
-		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z")
+	if !gates.ValidDocTime(l.TS) {
+		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z, 1970 or later")
 	}
 	if !gates.ValidAgentID(l.Agent) || l.Agent == ToAll {
 		return invalid("agent", `agent is the writer's id: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:, and not "all"`)

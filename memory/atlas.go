@@ -193,6 +193,9 @@ func checkDoc(d *Doc) error {
 	if strings.TrimSpace(d.Text) == "" || len(d.Text) > MaxText || gates.HasUnsafeText(d.Text) {
 		return invalid("text", "a document's text is 1 to %d bytes of plain text", MaxText)
 	}
+	if !gates.ValidDocTime(d.TS) {
+		return invalid("ts", "ts is an RFC 3339 timestamp, 1970 or later")
+	}
 	return nil
 }
 

@@ -84,8 +84,8 @@ func validID(id string) bool { return chain.ValidLetterID(id) }
 
 // Validate applies the memory laws to one event.
 func Validate(e *Event) error {
-	if _, err := time.Parse(time.RFC3339, e.TS); err != nil {
-		return invalid("ts", "ts is an RFC 3339 timestamp")
+	if !gates.ValidDocTime(e.TS) {
+		return invalid("ts", "ts is an RFC 3339 timestamp, 1970 or later")
 	}
 	if !gates.ValidAgentID(e.Agent) {
 		return invalid("agent", "agent is the writer's id")
