@@ -247,7 +247,8 @@ func TestEventsWatchOnlyWhileSubscribed(t *testing.T) {
 	if running() {
 		t.Fatal("the watcher runs with nobody listening")
 	}
-	a, b := h.subscribe(), h.subscribe()
+	a, _ := h.subscribe()
+	b, _ := h.subscribe()
 	f.g.Git("update-ref", "refs/m1nd/missions/msn_00000000cafe", f.g.Git("rev-parse", "HEAD"))
 	for _, ch := range []chan []string{a, b} {
 		select {
@@ -266,6 +267,54 @@ func TestEventsWatchOnlyWhileSubscribed(t *testing.T) {
 	h.unsubscribe(b)
 	if running() {
 		t.Fatal("the watcher still runs after the last subscriber left")
+	}
+}
+
+// TestEventStreamsAreCapped: past MaxStreams an owner answers 503 with
+// a lesson instead of holding one more stream; a freed one is served.
+func TestEventStreamsAreCapped(t *testing.T) {
+	f := newFixture(t, false)
+	h := f.srv.events
+	var held []chan []string
+	for range MaxStreams {
+		ch, ok := h.subscribe()
+		if !ok {
+			t.Fatalf("stream %d refused under the cap", len(held)+1)
+		}
+		held = append(held, ch)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/api/events", nil)
+	req.Host = "localhost:" + f.srv.port
+	f.srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"error":"too_many_streams"`) || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("stream %d: %d %s", MaxStreams+1, rec.Code, rec.Body)
+	}
+	h.unsubscribe(held[0])
+	if _, ok := h.subscribe(); !ok {
+		t.Fatal("a freed stream is not served again")
+	}
+}
+
+// TestOwnerBoundElsewhereAnswersItsOwnURL: an owner on another loopback
+// address prints that address and answers a Host naming it.
+func TestOwnerBoundElsewhereAnswersItsOwnURL(t *testing.T) {
+	if got := OwnerURL("127.0.0.2", "7420"); got != "http://127.0.0.2:7420/" {
+		t.Errorf("OwnerURL = %s", got)
+	}
+	if got := OwnerURL("127.0.0.1", "7420"); got != "http://localhost:7420/" {
+		t.Errorf("OwnerURL = %s", got)
+	}
+	f := newFixture(t, false)
+	f.srv.host = "127.0.0.2"
+	for host, want := range map[string]int{"127.0.0.2:" + f.srv.port: 200, "localhost:" + f.srv.port: 200, "127.0.0.3:" + f.srv.port: http.StatusMisdirectedRequest} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/api/status", nil)
+		req.Host = host
+		f.srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s: %d, want %d", host, rec.Code, want)
+		}
 	}
 }
 

@@ -35,13 +35,20 @@ func newHub(repo *gitstore.Repo, interval time.Duration) *hub {
 	return &hub{repo: repo, interval: interval, subs: map[chan []string]bool{}}
 }
 
-// subscribe returns a channel of moved refs. The first subscriber starts
-// the watcher from a listing taken before subscribe returns, so whatever
-// moves afterwards is seen.
-func (h *hub) subscribe() chan []string {
+// MaxStreams caps the event streams an owner serves at once: each holds a
+// connection and a goroutine, and a page needs one.
+const MaxStreams = 64
+
+// subscribe returns a channel of moved refs, or false when MaxStreams are
+// already served. The first subscriber starts the watcher from a listing
+// taken before subscribe returns, so whatever moves afterwards is seen.
+func (h *hub) subscribe() (chan []string, bool) {
 	ch := make(chan []string, 16)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.subs) >= MaxStreams {
+		return nil, false
+	}
 	h.subs[ch] = true
 	if h.stop == nil {
 		var ctx context.Context
@@ -50,7 +57,7 @@ func (h *hub) subscribe() chan []string {
 		stamp, _ := h.repo.RefsStamp(refPrefix)
 		go h.run(ctx, last, stamp)
 	}
-	return ch
+	return ch, true
 }
 
 // unsubscribe drops ch; the last one out stops the watcher.
@@ -141,7 +148,12 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, serve.Fail(http.StatusInternalServerError, "internal", "streaming is not supported here"))
 		return
 	}
-	ch := s.events.subscribe()
+	ch, ok := s.events.subscribe()
+	if !ok {
+		w.Header().Set("Retry-After", "30")
+		serve.WriteErr(w, serve.Fail(http.StatusServiceUnavailable, "too_many_streams", fmt.Sprintf("this owner already serves %d event streams; close a tray tab and reload", MaxStreams)))
+		return
+	}
 	defer s.events.unsubscribe(ch)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

@@ -30,6 +30,7 @@ type Server struct {
 	// Now is the server's clock (tests set it); time.Now when nil.
 	Now func() time.Time
 
+	host     string // the loopback address it is bound to, which its Host may name
 	port     string
 	events   *hub
 	runners  registry
@@ -53,8 +54,8 @@ func Listen(addr string) (net.Listener, error) { return serve.Listen(addr, "the 
 
 // Serve answers on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	s.port = port
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.host, s.port = host, port
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -63,6 +64,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// No WriteTimeout: /api/events streams for as long as the tab is open.
 	}
 	return serve.Run(ctx, srv, ln)
+}
+
+// OwnerURL is the tray's address for a server bound to host:port. It names
+// localhost (browsers refuse an IP address as a passkey's site) unless the
+// server is bound to another loopback address, which localhost does not
+// reach.
+func OwnerURL(host, port string) string {
+	switch host {
+	case "", "localhost", "127.0.0.1", "::1":
+		return "http://localhost:" + port + "/"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // SetPort tells a server that is not started by Serve (tests with
@@ -102,8 +115,8 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
-		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1") {
-			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only http://localhost:"+s.port+" (or 127.0.0.1); the request named another host"))
+		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || (host == s.host && s.host != "")) {
+			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only "+OwnerURL(s.host, s.port)+" (or 127.0.0.1); the request named another host"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -53,10 +53,10 @@ write (read_only_owner). The address and pid are recorded in
 
 // runOwner runs the owner on ln until ctx ends (Ctrl-C).
 func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
-	// The tray's URL names localhost: browsers refuse an IP address as the
-	// WebAuthn relying party, and the passkeys are registered there.
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	url := "http://localhost:" + port + "/"
+	// The tray's URL names localhost where it can: browsers refuse an IP
+	// address as the WebAuthn relying party, and the passkeys live there.
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	url := tray.OwnerURL(host, port)
 	removeRecord, err := serve.WriteRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
 	if err != nil {
 		ln.Close()
