@@ -48,7 +48,7 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 		return fmt.Errorf("update %s: refusing to write the zero hash", name)
 	}
 	path := filepath.Join(r.commonDir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+	if err := r.mkdirShared(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	lock, err := acquireLock(ctx, path+".lock", r.LockTimeout)
@@ -82,6 +82,9 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 	}
 	if err := lock.Truncate(int64(len(value))); err != nil {
 		return fmt.Errorf("update %s: write lock: %w", name, err)
+	}
+	if err := r.adjustShared(lock.Name()); err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
 	}
 	if err := os.Rename(lock.Name(), path); err != nil {
 		return fmt.Errorf("update %s: commit lock: %w", name, err)

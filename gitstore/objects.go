@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -63,12 +65,62 @@ func (r *Repo) WriteObject(t ObjectType, data []byte) (Hash, error) {
 	if _, err := os.Stat(r.loosePath(h)); err == nil {
 		return h, nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, err := r.storage.SetEncodedObject(obj); err != nil {
+	if err := r.writeLoose(h, t, data); err != nil {
 		return ZeroHash, fmt.Errorf("write %s %s: %w", t, h, err)
 	}
 	return h, nil
+}
+
+// writeLoose writes a loose object as git does: zlib-compressed "<type>
+// <size>\0<data>" into a temporary file in its folder, created read-only
+// (0444 less the umask, with a shared repository's bits), then linked into
+// place; an object already there wins. A crash leaves at most a temporary
+// file git's gc removes.
+func (r *Repo) writeLoose(h Hash, t ObjectType, data []byte) error {
+	path := r.loosePath(h)
+	dir := filepath.Dir(path)
+	if err := r.mkdirShared(dir); err != nil {
+		return err
+	}
+	var tmp *os.File
+	var tmpPath string
+	for i := 0; ; i++ {
+		tmpPath = filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), rand.Uint64()))
+		f, err := os.OpenFile(tmpPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		if err == nil {
+			tmp = f
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i == 10 {
+			return err
+		}
+	}
+	defer os.Remove(tmpPath)
+	zw := zlib.NewWriter(tmp)
+	fmt.Fprintf(zw, "%s %d\x00", t, len(data))
+	_, err := zw.Write(data)
+	if err == nil {
+		err = zw.Close()
+	}
+	// No fsync, as git (core.fsync leaves loose objects out by default): a
+	// killed process loses nothing the kernel holds, and a post stays one
+	// fsync (its ref's) long.
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.adjustShared(tmpPath)
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmpPath, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links: rename, as git falls back to.
+		if rerr := os.Rename(tmpPath, path); rerr != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteBlob stores data as a blob.
