@@ -163,9 +163,9 @@ const emptyLockAge = time.Second
 // than emptyLockAge. A lock holding a ref value may belong to a live git
 // transaction and is never judged dead.
 func lockIsDead(path string) bool {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
-		return false
+		return false // a FIFO or a device is no lock m1nd made: never cleared, never read
 	}
 	defer f.Close()
 	fi, err := f.Stat()

@@ -100,7 +100,7 @@ func (r *Repo) MainHead() (h Hash, ok bool, err error) {
 }
 
 func readLooseRef(path string) (Hash, bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadRegular(path, 64<<10)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
 		return ZeroHash, false, nil
 	}
@@ -119,7 +119,7 @@ func readLooseRef(path string) (Hash, bool, error) {
 }
 
 func (r *Repo) readPackedRefs() (map[string]Hash, error) {
-	f, err := os.Open(filepath.Join(r.commonDir, "packed-refs"))
+	f, err := OpenRegular(filepath.Join(r.commonDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Hash{}, nil
 	}

@@ -13,6 +13,15 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels the context: servers stop and write what
+	// ends their work. From then on a signal kills as it would without
+	// m1nd, so nothing that does not watch the context can hold the
+	// process past a second one. Every write is a compare-and-swap: a kill
+	// leaves every ref valid.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Main(ctx, os.Args, cli.SystemIO())
 	stop()
 	os.Exit(code)

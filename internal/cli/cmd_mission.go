@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -198,7 +200,7 @@ func readLetter(path string, stdin io.Reader) ([]byte, error) {
 func readDocument(path string, stdin io.Reader, what string, tooBig error) ([]byte, error) {
 	var r io.Reader = stdin
 	if path != "" && path != "-" {
-		f, err := os.Open(path)
+		f, err := openDocument(path)
 		if err != nil {
 			return nil, usagef("read %s: %v", what, err)
 		}
@@ -213,6 +215,26 @@ func readDocument(path string, stdin io.Reader, what string, tooBig error) ([]by
 		return nil, tooBig
 	}
 	return body, nil
+}
+
+// openDocument opens a submitted document: a regular file, or a pipe
+// (`<(…)`, a named FIFO). The open never blocks: a FIFO nobody writes to
+// reads as empty instead of hanging the process, and a device, a socket
+// or a folder is refused.
+func openDocument(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeNamedPipe == 0 {
+		err = fmt.Errorf("%s is not a file or a pipe", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func missionShowCommand(inv *invocation) *cli.Command {
