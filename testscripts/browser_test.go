@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -203,7 +204,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 		t.Fatalf("bell %q", bell)
 	}
 	mw := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').textContent`)
-	for _, want := range []string{"⏳ merge wait", "go test ./core/... · exit 0", "gate green — receipt not landed", "hand · build-runner · build-1", "APPROVE: gate green"} {
+	for _, want := range []string{"merge wait · started ", "go test ./core/... · exit 0", "gate green — receipt not landed", "hand · build-runner · build-1", "APPROVE: gate green"} {
 		if !strings.Contains(mw, want) {
 			t.Errorf("merge_wait card lacks %q: %s", want, mw)
 		}
@@ -211,12 +212,47 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	if c := eval[string](t, ctx, `document.querySelector('#block-sb_demo_brain_core').dataset.colour`); c != "needs-evidence" {
 		t.Fatalf("core is %s before landing", c)
 	}
+	// No emoji font is assumed: the phases are drawn, not typed.
+	if text := eval[string](t, ctx, `document.body.innerText`); strings.ContainsAny(text, "⏳⚖⚙") {
+		t.Errorf("the page leans on an emoji font: %q", text)
+	}
+	// What needs the human comes first: the failed, merge_wait and
+	// stagnant heads, in the lane at the top of the tray.
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#needs-you .card')].map(c => c.dataset.phase).join(' ')`); got != "failed merge_wait judging" {
+		t.Errorf("the needs-you lane holds %q", got)
+	}
+	// Times are moments, the exact one on hover.
+	when := eval[map[string]string](t, ctx, `(() => { const t = document.querySelector('`+cardOf("failed")+` .phase time'); return {text: t.textContent, title: t.title} })()`)
+	if !regexp.MustCompile(`^ended (\d+ h|\d+ min) ago$`).MatchString(when["text"]) || !regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(when["title"]) {
+		t.Errorf("the failed card's time says %q, titled %q", when["text"], when["title"])
+	}
+	// Each block lists its missions beside it; one opens the mission view.
+	if n := eval[int](t, ctx, `document.querySelectorAll('#block-sb_demo_brain_core .block-missions .mission-link').length`); n < 1 {
+		t.Fatal("core lists no missions")
+	}
 	screenshot(t, ctx, "before-landing")
+	// Enter on a focused card opens its mission; Escape closes it.
+	eval[bool](t, ctx, `(document.querySelector('`+cardOf("merge_wait")+`').focus(), true)`)
+	run(t, ctx, chromedp.KeyEvent("\r"))
+	until(t, ctx, "the mission view", `document.querySelector('#mission').open && !!document.querySelector('#mission').dataset.ready`)
+	if text := eval[string](t, ctx, `document.querySelector('#mission-body').innerText`); !strings.Contains(text, "APPROVE: gate green") || !strings.Contains(text, "no gate output is kept on this machine") || !strings.Contains(text, "no branch m1nd/") {
+		t.Errorf("the demo's merge_wait view says %q", text)
+	}
+	run(t, ctx, chromedp.KeyEvent(kb.Escape))
+	until(t, ctx, "the view to close", `!document.querySelector('#mission').open`)
 	id := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').dataset.mission`)
 	// A prompt the owner cancels: a short word, nothing written.
 	storeHead := o.gitOut("rev-parse", "refs/m1nd/store")
 	eval[bool](t, ctx, `(navigator.credentials.get = () => Promise.reject(new DOMException('The operation either timed out or was not allowed.', 'NotAllowedError')), true)`)
-	click(t, ctx, cardOf("merge_wait")+` button.import`)
+	click(t, ctx, cardOf("merge_wait")+` button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	// The confirm names the block and what the landing does.
+	if text := eval[string](t, ctx, `document.querySelector('#confirm-title').textContent + ' ' + document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "Land "+id+"?") ||
+		!strings.Contains(text, "Block core (sb_demo_brain_core).") || !strings.Contains(text, "imports the receipt") || !strings.Contains(text, "no branch to merge") {
+		t.Errorf("the landing's confirm says %q", text)
+	}
+	screenshot(t, ctx, "land-confirm")
+	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the cancelled word", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent === 'not signed: the passkey prompt was cancelled — nothing changed' && !m.classList.contains('error'))`)
 	if n := eval[int](t, ctx, `document.querySelectorAll('#status .msg.error').length`); n != 0 {
 		t.Errorf("a cancelled prompt said %d errors", n)
@@ -226,12 +262,23 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	}
 	screenshot(t, ctx, "cancelled")
 	eval[bool](t, ctx, `delete navigator.credentials.get`)
-	click(t, ctx, cardOf("merge_wait")+` button.import`)
+	// Cancelled at the confirm: nothing asked, nothing written.
+	click(t, ctx, cardOf("merge_wait")+` button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-cancel`)
+	until(t, ctx, "the confirm to close", `!document.querySelector('#confirm').open`)
+	if after := o.gitOut("rev-parse", "refs/m1nd/store"); after != storeHead {
+		t.Fatal("a landing cancelled at its confirm wrote the store")
+	}
+	click(t, ctx, cardOf("merge_wait")+` button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
 	landed := fmt.Sprintf(`#cards .card[data-mission=%q][data-phase="landed"]`, id)
 	until(t, ctx, "the mission to land", `!!document.querySelector('`+landed+`')`)
 	if text := eval[string](t, ctx, `document.querySelector('`+landed+` .receipt').textContent`); text != "receipt ✓ store v3" {
 		t.Fatalf("landed card says %q", text)
 	}
+	until(t, ctx, "the landing's word", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent === 'landed `+id+`: no branch to merge · receipt ✓ store v3')`)
 	until(t, ctx, "the card to say how the receipt was imported", `(document.querySelector('`+landed+` .proof') || {}).textContent === 'landed by passkey'`)
 	until(t, ctx, "core to turn evidence-backed", `document.querySelector('#block-sb_demo_brain_core').dataset.colour === 'evidence-backed'`)
 	// The provenance chain on the landed card.
@@ -363,7 +410,7 @@ func TestBrowserGesturesNeedAPasskey(t *testing.T) {
 		t.Fatal("a brain without a passkey shows no register panel")
 	}
 	mw := cardOf("merge_wait")
-	for _, b := range []string{"import", "archive"} {
+	for _, b := range []string{"land", "archive"} {
 		if !eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('%s button.%s').disabled`, mw, b)) {
 			t.Errorf("with no passkey, %s is enabled", b)
 		}
@@ -372,7 +419,7 @@ func TestBrowserGesturesNeedAPasskey(t *testing.T) {
 		}
 	}
 	why := eval[string](t, ctx, `(document.querySelector('`+mw+` [data-why="gesture"]') || {}).textContent || ''`)
-	if why != "register a passkey to land here — or land from a terminal: m1nd receipt import … then m1nd mission post" {
+	if why != "register a passkey to land here — or land from a terminal: m1nd land ID" {
 		t.Errorf("the merge_wait card says %q", why)
 	}
 	// Visible, not only in a tooltip.
@@ -381,7 +428,7 @@ func TestBrowserGesturesNeedAPasskey(t *testing.T) {
 	}
 	screenshot(t, ctx, "no-passkey")
 	// A click on a disabled gesture does nothing.
-	eval[bool](t, ctx, `(document.querySelector('`+mw+` button.import').click(), true)`)
+	eval[bool](t, ctx, `(document.querySelector('`+mw+` button.land').click(), true)`)
 	time.Sleep(300 * time.Millisecond)
 	if !eval[bool](t, ctx, `!!document.querySelector('`+mw+`') && !document.querySelector('#confirm').open`) {
 		t.Fatal("a disabled gesture did something")
@@ -402,7 +449,7 @@ func TestBrowserGesturesNeedAPasskey(t *testing.T) {
 	}
 	// Registered, the same buttons work and the why is gone.
 	o.withPasskey(ctx)
-	until(t, ctx, "the gestures enabled", `!document.querySelector('`+mw+` button.import').disabled && !document.querySelector('`+mw+` button.archive').disabled && !document.querySelector('`+mw+` [data-why="gesture"]')`)
+	until(t, ctx, "the gestures enabled", `!document.querySelector('`+mw+` button.land').disabled && !document.querySelector('`+mw+` button.archive').disabled && !document.querySelector('`+mw+` [data-why="gesture"]')`)
 	if reply, err = chromedp.Run(ctx, chromedp.Evaluate[map[string]any](archiveOptions, chromedp.EvalAwaitPromise)); err != nil || reply["ok"] != true {
 		t.Fatalf("archive options with a passkey: %v %v", reply, err)
 	}
@@ -445,7 +492,15 @@ func TestBrowserReadOnlyOffersClipboardOnly(t *testing.T) {
 	o := demoOwner(t, true)
 	ctx := browser(t)
 	open(t, ctx, o.url)
+	// The owner says so, in a banner one sees.
+	if !eval[bool](t, ctx, `(() => { const b = document.querySelector('#read-only-banner'); const r = b.getBoundingClientRect(); return !!b.offsetParent && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight && b.textContent.includes('read-only') })()`) {
+		t.Error("a read-only owner shows no banner")
+	}
 	click(t, ctx, `#open-compose`)
+	// Clipboard, the one mode, shows neither an agent nor a runner.
+	if !eval[bool](t, ctx, `!document.querySelector('#compose-agent').offsetParent && !document.querySelector('#compose-runner').offsetParent`) {
+		t.Error("clipboard mode shows the agent or the runner field")
+	}
 	for mode, disabled := range map[string]bool{"clipboard": false, "direct": true, "spawn": true} {
 		if got := eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('input[value=%q]').disabled`, mode)); got != disabled {
 			t.Errorf("%s disabled = %v", mode, got)
@@ -454,7 +509,7 @@ func TestBrowserReadOnlyOffersClipboardOnly(t *testing.T) {
 	if why := eval[string](t, ctx, `document.querySelector('[data-why="direct"]').textContent`); !strings.Contains(why, "read-only") {
 		t.Errorf("direct's disabled state says %q", why)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('button.import, button.archive').length`); n != 0 {
+	if n := eval[int](t, ctx, `document.querySelectorAll('button.land, button.archive').length`); n != 0 {
 		t.Errorf("a read-only tray offers %d write gestures", n)
 	}
 	click(t, ctx, `#compose-go`)
@@ -544,8 +599,12 @@ func TestBrowserComposeDirect(t *testing.T) {
 	screenshot(t, ctx, "direct")
 }
 
-// The issue's "done when": pin a runner, press spawn in the tray, watch the
-// mission walk to merge_wait in a sibling worktree, land it with one click.
+// The issues' "done when": pin two runners, pick one in the tray's compose
+// and spawn, watch each mission walk in a sibling worktree. The red gate's
+// failure shows on its card by the failing test's name; the green one
+// reaches merge_wait, its mission view shows the timeline, the gate's
+// output and the diff, and one signed landing puts the agent's commit on
+// main.
 func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
@@ -554,7 +613,11 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	if err := os.WriteFile(agent, []byte("#!/bin/sh\ntest -f \"$1\" || exit 9\necho '// spawned' >> core/ledger.go\ngit commit -qam 'agent work'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pins := fmt.Sprintf("[[runner]]\nid = \"build-1\"\ncapability = \"build-runner\"\ncommand = [%q, \"{packet_file}\"]\ngate_command = \"grep -q spawned core/ledger.go && echo proved\"\nworkspace_allowlist = [%q]\ntimeout_secs = 60\n", agent, filepath.Dir(o.dir))
+	redGate := `echo '=== RUN   TestLedgerNegative'; echo '--- FAIL: TestLedgerNegative (0.00s)'; echo '    ledger_test.go:12: a negative entry was accepted'; echo FAIL; exit 1`
+	pin := func(id, gate string) string {
+		return fmt.Sprintf("[[runner]]\nid = %q\ncapability = \"build-runner\"\ncommand = [%q, \"{packet_file}\"]\ngate_command = %q\nworkspace_allowlist = [%q]\ntimeout_secs = 60\n", id, agent, gate, filepath.Dir(o.dir))
+	}
+	pins := pin("build-1", "grep -q spawned core/ledger.go && echo proved") + "\n" + pin("build-red", redGate)
 	if err := os.WriteFile(filepath.Join(o.dir, ".git", "m1nd", "runners.toml"), []byte(pins), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -568,29 +631,119 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	ctx := browser(t)
 	open(t, ctx, o.url)
 	// The announce moves no ref: the policy is read again on the next refresh.
-	until(t, ctx, "spawn to be offered", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available)`)
+	until(t, ctx, "spawn to be offered on both runners", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available && p.build_runners.length === 2)`)
 	open(t, ctx, o.url)
 	o.withPasskey(ctx)
+	mainBefore := strings.TrimSpace(o.gitOut("rev-parse", "main"))
 	click(t, ctx, `#open-compose`)
 	run(t, ctx, chromedp.SetValue(chromedp.CSS(`#compose-block`), "sb_demo_brain_core"))
 	if disabled := eval[bool](t, ctx, `document.querySelector('input[value="spawn"]').disabled`); disabled {
 		t.Fatal("spawn is disabled with a live pinned runner")
 	}
 	click(t, ctx, `input[value="spawn"]`)
-	before := eval[int](t, ctx, `document.querySelectorAll('#cards .card').length`)
-	click(t, ctx, `#compose-go`)
-	until(t, ctx, "the spawned mission at merge wait", fmt.Sprintf(`document.querySelectorAll('#cards .card').length === %d && [...document.querySelectorAll('#cards .card[data-phase="merge_wait"]')].some(c => c.textContent.includes('grep -q spawned'))`, before+1))
+	// Spawn shows the runner picker and no agent to deliver to.
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#compose-runner option')].map(o => o.value).join(' ')`); got != "build-1 build-red" {
+		t.Fatalf("the runner picker offers %q", got)
+	}
+	if !eval[bool](t, ctx, `!!document.querySelector('#compose-runner').offsetParent && !document.querySelector('#compose-agent').offsetParent`) {
+		t.Fatal("spawn does not show the runner picker alone")
+	}
+	spawn := func(runner string) string {
+		t.Helper()
+		run(t, ctx, chromedp.SetValue(chromedp.CSS(`#compose-runner`), runner))
+		eval[bool](t, ctx, `(document.querySelector('#compose-runner').dispatchEvent(new Event('change')), true)`)
+		if note := eval[string](t, ctx, `document.querySelector('#compose-note').textContent`); !strings.HasPrefix(note, "spawn: runner "+runner+" runs") {
+			t.Fatalf("the note says %q", note)
+		}
+		before := eval[[]string](t, ctx, `[...document.querySelectorAll('#cards .card')].map(c => c.dataset.mission)`)
+		click(t, ctx, `#compose-go`)
+		var id string
+		until(t, ctx, "the word that "+runner+" accepted", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent.startsWith('runner `+runner+` accepted msn_'))`)
+		for _, m := range eval[[]string](t, ctx, `[...document.querySelectorAll('#status .msg')].map(m => m.textContent)`) {
+			if rest, ok := strings.CutPrefix(m, "runner "+runner+" accepted "); ok {
+				id = rest
+			}
+		}
+		for _, b := range before {
+			if b == id {
+				t.Fatalf("%s was there before the spawn", id)
+			}
+		}
+		return id
+	}
+
+	// The red gate: the card names the failing test, read from the gate's
+	// output.
+	red := spawn("build-red")
+	redCard := fmt.Sprintf(`#cards .card[data-mission=%q]`, red)
+	until(t, ctx, "the red mission to fail", `!!document.querySelector('`+redCard+`[data-phase="failed"]')`)
+	until(t, ctx, "the failed card to name the failing test", `(() => { const p = document.querySelector('`+redCard+` pre.tail'); return !!p && !!p.offsetParent && p.textContent.includes('--- FAIL: TestLedgerNegative') })()`)
+	if !eval[bool](t, ctx, `!!document.querySelector('#needs-you .card[data-mission="`+red+`"]')`) {
+		t.Error("the failed card is not in the needs-you lane")
+	}
+	screenshot(t, ctx, "spawned-failed")
+
+	// The green one, to merge wait.
+	id := spawn("build-1")
+	card := fmt.Sprintf(`#cards .card[data-mission=%q]`, id)
+	until(t, ctx, "the spawned mission at merge wait", `!!document.querySelector('#needs-you .card[data-mission="`+id+`"][data-phase="merge_wait"]')`)
 	screenshot(t, ctx, "spawned-merge-wait")
-	id := eval[string](t, ctx, `[...document.querySelectorAll('#cards .card[data-phase="merge_wait"]')].find(c => c.textContent.includes('grep -q spawned')).dataset.mission`)
-	click(t, ctx, fmt.Sprintf(`#cards .card[data-mission=%q] button.import`, id))
-	until(t, ctx, "the spawned mission landed", fmt.Sprintf(`!!document.querySelector('#cards .card[data-mission=%q][data-phase="landed"]')`, id))
+
+	// The mission view: a click on the card.
+	click(t, ctx, card)
+	until(t, ctx, "the mission view", `document.querySelector('#mission').open && document.querySelector('#mission').dataset.mission === '`+id+`' && !!document.querySelector('#mission').dataset.ready`)
+	run(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#mission .mv-timeline`)), chromedp.WaitVisible(chromedp.CSS(`#mission pre.gate-output`)),
+		chromedp.WaitVisible(chromedp.CSS(`#mission .file-diff[data-path="core/ledger.go"] pre.diff`)))
+	view := eval[map[string]string](t, ctx, `(() => { const q = (s) => { const e = document.querySelector('#mission ' + s); return e && e.offsetParent ? e.innerText : '' };
+		return {timeline: q('.mv-timeline'), ask: q('.mv-ask'), gate: q('.mv-gate'), work: q('.mv-work'), diff: q('.file-diff[data-path="core/ledger.go"] pre.diff')} })()`)
+	for _, phase := range []string{"#1", "judging", "executing", "gate", "merge wait", "runnerd:build-1", "APPROVE"} {
+		if !strings.Contains(view["timeline"], phase) {
+			t.Errorf("the timeline lacks %q: %s", phase, view["timeline"])
+		}
+	}
+	if !strings.Contains(view["ask"], "# Mission packet — ") {
+		t.Errorf("the ask shows %q", view["ask"])
+	}
+	if !strings.Contains(view["gate"], "grep -q spawned core/ledger.go && echo proved") || !strings.Contains(view["gate"], "exit 0") || !strings.Contains(view["gate"], "proved") {
+		t.Errorf("the gate shows %q", view["gate"])
+	}
+	if !strings.Contains(view["work"], "m1nd/"+id+" → main") || !strings.Contains(view["work"], "agent work") || !strings.Contains(view["work"], "1 file changed · +1 −0") {
+		t.Errorf("the work shows %q", view["work"])
+	}
+	if !strings.Contains(view["diff"], "+// spawned") {
+		t.Errorf("the diff shows %q", view["diff"])
+	}
+	screenshot(t, ctx, "mission-view")
+	eval[bool](t, ctx, `(document.querySelector('#mission .mv-gate').scrollIntoView(), true)`)
+	screenshot(t, ctx, "mission-view-gate-and-diff")
+	run(t, ctx, chromedp.KeyEvent(kb.Escape))
+	until(t, ctx, "the view to close", `!document.querySelector('#mission').open`)
+
+	// Land: the confirm names the block and the merge, the passkey signs.
+	click(t, ctx, card+` button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	if text := eval[string](t, ctx, `document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "Block core (sb_demo_brain_core).") || !strings.Contains(text, "merges m1nd/"+id+" (1 commit, +1 −0) into main") {
+		t.Errorf("the landing's confirm says %q", text)
+	}
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the spawned mission landed", `!!document.querySelector('`+card+`[data-phase="landed"]')`)
+	until(t, ctx, "the landing's word", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent.startsWith('landed `+id+`: fast-forward m1nd/`+id+` into main · receipt ✓ store v'))`)
 	screenshot(t, ctx, "spawned-landed")
 	o.wantPasskeyProof("refs/m1nd/store")
-	// The work sits on the mission's branch, made in a sibling worktree.
-	branch := exec.Command("git", "log", "-1", "--format=%s", "m1nd/"+id)
-	branch.Dir, branch.Env = o.dir, o.env
-	if out, err := branch.Output(); err != nil || strings.TrimSpace(string(out)) != "agent work" {
-		t.Fatalf("branch m1nd/%s: %q %v", id, out, err)
+	// Main moved: it is the agent's commit, made in the sibling worktree,
+	// and the main worktree has it checked out, clean.
+	tip := strings.TrimSpace(o.gitOut("rev-parse", "m1nd/"+id))
+	if got := strings.TrimSpace(o.gitOut("rev-parse", "main")); got != tip || got == mainBefore {
+		t.Fatalf("main is at %s (was %s), want the agent's commit %s", got, mainBefore, tip)
+	}
+	if subject := strings.TrimSpace(o.gitOut("log", "-1", "--format=%s", "main")); subject != "agent work" {
+		t.Fatalf("main's tip is %q", subject)
+	}
+	if st := o.gitOut("status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Fatalf("the main worktree after the landing: %q", st)
+	}
+	if b, err := os.ReadFile(filepath.Join(o.dir, "core", "ledger.go")); err != nil || !strings.Contains(string(b), "// spawned") {
+		t.Fatalf("core/ledger.go in the main worktree lacks the work: %v", err)
 	}
 	log := o.m1nd("mission", "log", id)
 	for _, phase := range []string{"judging", "executing", "gate", "merge_wait", "landed"} {
@@ -598,6 +751,50 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 			t.Errorf("mission log lacks %s:\n%s", phase, log)
 		}
 	}
+	// The block now lists the landed mission beside it.
+	until(t, ctx, "core to list the landed mission", `!!document.querySelector('#block-sb_demo_brain_core .block-missions li[data-phase="landed"] .mission-link[data-mission="`+id+`"]')`)
+	o.wantVerifyClean()
+}
+
+// The bell goes to the needs-you lane; compose opens in view and shows
+// only its mode's fields; a writable owner shows no read-only banner.
+func TestBrowserBellAndComposeFields(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	if !eval[bool](t, ctx, `document.querySelector('#read-only-banner').offsetParent === null`) {
+		t.Error("a writable owner shows the read-only banner")
+	}
+	// The tray scrolled away from the lane, then the bell.
+	eval[bool](t, ctx, `(document.querySelector('#tray-body').scrollTop = 1e6, true)`)
+	if eval[bool](t, ctx, `document.querySelector('#needs-you').getBoundingClientRect().bottom > 0`) {
+		t.Log("the tray is too short to scroll the lane away: the scroll is not proved")
+	}
+	click(t, ctx, `#bell`)
+	until(t, ctx, "the lane in view and focused", `(() => { const r = document.querySelector('#needs-you').getBoundingClientRect();
+		return r.top > -1 && r.top < innerHeight / 2 && document.activeElement.closest('#needs-you') && document.activeElement.dataset.phase === 'merge_wait' })()`)
+	screenshot(t, ctx, "bell")
+	// The bell works with the tray collapsed too: it opens it.
+	click(t, ctx, `#tray-toggle`)
+	until(t, ctx, "the tray collapsed", `document.querySelector('#tray').classList.contains('collapsed')`)
+	click(t, ctx, `#bell`)
+	until(t, ctx, "the tray open at the lane", `!document.querySelector('#tray').classList.contains('collapsed') && !!document.querySelector('#needs-you').offsetParent`)
+
+	// Compose: in view, focused, and only the chosen mode's fields.
+	eval[bool](t, ctx, `(window.scrollTo(0, document.body.scrollHeight), true)`)
+	click(t, ctx, `#open-compose`)
+	until(t, ctx, "compose in view and focused", `(() => { const r = document.querySelector('#compose').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight && document.activeElement.id === 'compose-block' })()`)
+	visible := func(sel string) bool { return eval[bool](t, ctx, `!!document.querySelector('`+sel+`').offsetParent`) }
+	for _, m := range []struct {
+		mode          string
+		agent, runner bool
+	}{{"clipboard", false, false}, {"direct", true, false}, {"clipboard", false, false}} {
+		click(t, ctx, `input[value="`+m.mode+`"]`)
+		if agent, runner := visible(`#compose-agent`), visible(`#compose-runner`); agent != m.agent || runner != m.runner {
+			t.Errorf("%s shows the agent field %v and the runner picker %v", m.mode, agent, runner)
+		}
+	}
+	screenshot(t, ctx, "compose")
 }
 
 // registrationCode reads the one-time code `m1nd serve` printed after its
@@ -818,7 +1015,9 @@ func TestBrowserAddsAndRemovesAPasskey(t *testing.T) {
 	}
 
 	// A later gesture: the kept key signs the landing.
-	click(t, ctx, cardOf("merge_wait")+` button.import`)
+	click(t, ctx, cardOf("merge_wait")+` button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the mission to land", `!!document.querySelector('`+cardOf("landed")+`') && !document.querySelector('`+cardOf("merge_wait")+`')`)
 	o.wantPasskeyProof("refs/m1nd/store")
 	o.wantProofBy("refs/m1nd/store", second)

@@ -1,27 +1,48 @@
-// The tray: the brain's blocks, and the right-edge fixed tray of mission
-// cards where a human lands work. The human's gestures (receipt import,
-// archive) are signed by the owner's passkey: the server hands out a
+// The tray: the brain's blocks with their missions, and the right-edge
+// fixed tray of mission cards where a human lands work — what needs the
+// human first. A card opens the mission view (timeline, ask, gate output,
+// diff). The human's gestures (land, archive, the passkeys) are signed
+// by the owner's passkey: the server hands out a
 // challenge bound to the exact change, the browser's authenticator signs
 // it with the user present, and the server verifies and records the proof.
 // The page never claims an origin; without a passkey it makes no gesture.
 'use strict';
 
+// Phase icons are inline SVG (16×16, drawn in the text colour): no emoji
+// font is assumed on the machine.
+const ICONS = {
+  judging: '<circle cx="8" cy="8" r="5.5"/><path d="M8 5v3.5"/><circle cx="8" cy="11" r=".6" fill="currentColor"/>',
+  executing: '<path d="M5 3l8 5-8 5z" fill="currentColor"/>',
+  gate: '<path d="M3 2.5v11M13 2.5v11M3 6h10M3 10h10"/>',
+  review: '<path d="M1.5 8s2.5-4.5 6.5-4.5 6.5 4.5 6.5 4.5-2.5 4.5-6.5 4.5S1.5 8 1.5 8z"/><circle cx="8" cy="8" r="1.8" fill="currentColor"/>',
+  merge_wait: '<path d="M4 2h8M4 14h8M5 2l6 6-6 6M11 2L5 8l6 6"/>',
+  landed: '<path d="M3 8.5l3.2 3.2L13 4.5"/>',
+  failed: '<path d="M4 4l8 8M12 4l-8 8"/>',
+  archived: '<path d="M2.5 3.5h11v3h-11zM3.5 6.5v6h9v-6M6.5 9h3"/>',
+  bell: '<path d="M4 11V7a4 4 0 018 0v4l1.5 1.5h-11zM6.5 13.5a1.5 1.5 0 003 0"/>',
+  unknown: '<circle cx="8" cy="8" r="5.5"/>',
+};
 const PHASES = {
-  judging: { glyph: '⚖', label: 'judging', accent: 'blue' },
-  executing: { glyph: '▶', label: 'executing', accent: 'blue' },
-  gate: { glyph: '⚙', label: 'gate', accent: 'amber' },
-  review: { glyph: '⊙', label: 'review', accent: 'amber' },
-  merge_wait: { glyph: '⏳', label: 'merge wait', accent: 'amber' },
-  landed: { glyph: '✓', label: 'landed', accent: 'sage' },
-  failed: { glyph: '✗', label: 'failed', accent: 'clay' },
-  archived: { glyph: '▪', label: 'archived', accent: 'muted' },
+  judging: { label: 'judging', accent: 'blue' },
+  executing: { label: 'executing', accent: 'blue' },
+  gate: { label: 'gate', accent: 'amber' },
+  review: { label: 'review', accent: 'amber' },
+  merge_wait: { label: 'merge wait', accent: 'amber' },
+  landed: { label: 'landed', accent: 'sage' },
+  failed: { label: 'failed', accent: 'clay' },
+  archived: { label: 'archived', accent: 'muted' },
 };
 const PHASE_ORDER = Object.keys(PHASES);
+const TERMINAL = ['landed', 'failed', 'archived'];
 const STAGNANT_MS = 24 * 3600 * 1000;
-const NO_PASSKEY_WHY = 'register a passkey to land here — or land from a terminal: m1nd receipt import … then m1nd mission post';
+const NO_PASSKEY_WHY = 'register a passkey to land here — or land from a terminal: m1nd land ID';
 const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
+const FOLD_LINES = 200; // a file's diff longer than this starts folded
 
 const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '', passkeys: null, justRegistered: '' };
+// Mission views fetched for failed cards, by mission id, each with the head
+// letter it was read at: a head that moves is read again.
+const views = new Map();
 
 // ---- small helpers -------------------------------------------------------
 
@@ -61,14 +82,58 @@ function refusal(out) {
   return out.refused ? `refused: ${out.refused}: ${out.lesson}` : (out.lesson || out.error || 'failed');
 }
 
-function nowStamp() { return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'); }
-
+// elapsed is a short duration: "no movement for 2d".
 function elapsed(from, to) {
   let s = Math.max(0, Math.round((to - from) / 1000));
   if (s < 60) return s + 's';
   s = Math.round(s / 60); if (s < 60) return s + 'm';
   s = Math.round(s / 60); if (s < 48) return s + 'h';
   return Math.round(s / 24) + 'd';
+}
+
+// ago is a moment as people say it: "3 min ago".
+function ago(ms, now) {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 45) return 'just now';
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const h = Math.round(m / 60);
+  if (h < 48) return `${h} h ago`;
+  return `${Math.round(h / 24)} days ago`;
+}
+
+// timeTag says when, "ended 3 min ago", with the exact time on hover.
+function timeTag(verb, iso, now) {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return el('span', { class: 'when', text: verb ? `${verb} at a time not recorded` : '' });
+  const exact = `${new Date(ms).toLocaleString()} — ${new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
+  return el('time', { class: 'when', datetime: iso, 'data-verb': verb, title: exact, text: (verb ? verb + ' ' : '') + ago(ms, now) });
+}
+
+// tickTimes moves every "3 min ago" on the page along.
+function tickTimes() {
+  const now = Date.now();
+  for (const t of document.querySelectorAll('time.when')) {
+    t.textContent = (t.dataset.verb ? t.dataset.verb + ' ' : '') + ago(Date.parse(t.getAttribute('datetime')), now);
+  }
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+// icon draws one of ICONS (constant markup, never data) in the text colour.
+function icon(name) {
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  for (const [k, v] of Object.entries({ viewBox: '0 0 16 16', width: '16', height: '16', class: 'icon', 'aria-hidden': 'true', fill: 'none',
+    stroke: 'currentColor', 'stroke-width': '1.6', 'stroke-linecap': 'round', 'stroke-linejoin': 'round' })) svg.setAttribute(k, v);
+  svg.innerHTML = ICONS[name] || ICONS.unknown;
+  return svg;
+}
+
+function phaseLabel(phase) { return (PHASES[phase] || { label: phase }).label; }
+
+// phaseTag is a phase's icon and its word.
+function phaseTag(phase) {
+  return el('span', { class: 'phase-tag', 'data-phase': phase }, icon(phase), ' ' + phaseLabel(phase));
 }
 
 function blockById(id) { return state.blocks.find((b) => b.block_id === id); }
@@ -114,33 +179,72 @@ function render() {
   $('#store-line').textContent = state.skeleton
     ? `store v${state.storeVersion} · skeleton ${state.skeleton.skeleton_id} ${state.skeleton.state} · ${state.blocks.length} blocks`
     : 'no store yet';
-  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait').length;
+  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait' && !isDismissed(m)).length;
   $('#bell').hidden = bell === 0;
-  $('#bell').textContent = `⏳ landing bell: ${bell} waiting in merge wait`;
+  $('#bell').replaceChildren(icon('bell'), ` landing bell: ${bell} waiting in merge wait`);
+  $('#bell').title = 'show what needs you';
   renderBlocks();
   renderTray();
   renderComposeBlocks();
 }
 
+// Each block is a row: what the store says of it, and beside it its
+// missions, newest first, each opening the mission view.
 function renderBlocks() {
+  const now = Date.now();
   const box = $('#blocks');
   box.replaceChildren();
   $('#blocks-empty').hidden = state.blocks.length > 0;
+  const missions = new Map();
+  for (const m of state.heads) {
+    if (!missions.has(m.head.block_id)) missions.set(m.head.block_id, []);
+    missions.get(m.head.block_id).push(m);
+  }
   for (const b of state.blocks) {
-    const receipts = el('ul', {});
+    const receipts = el('ul', { class: 'receipts' });
     for (const r of b.receipts || []) {
       const rc = r.receipt || {};
       const exit = rc.evidence && rc.evidence.exit_status !== undefined ? ` · exit ${rc.evidence.exit_status}` : '';
       receipts.append(el('li', { text: `${rc.type} receipt · boundary v${rc.scope ? rc.scope.boundary_version : '?'}${exit} · store v${r.store_version}` }));
     }
     if (!(b.receipts || []).length) receipts.append(el('li', { class: 'muted', text: 'no receipts' }));
+    const mine = (missions.get(b.block_id) || []).sort(newestFirst);
+    const list = el('ul', { class: 'block-missions' });
+    for (const m of mine) {
+      const l = m.head;
+      const terminal = TERMINAL.includes(l.phase);
+      list.append(el('li', { 'data-phase': l.phase },
+        el('button', { type: 'button', class: 'link mission-link', 'data-mission': m.mission_id, title: 'open the mission', onclick: () => openMission(m.mission_id) },
+          icon(l.phase), ` ${phaseLabel(l.phase)}`),
+        el('span', { class: 'muted' }, ` · ${m.mission_id} · `, timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now))));
+    }
     box.append(el('article', { class: 'block', id: 'block-' + b.block_id, 'data-colour': b.colour, tabindex: '0' },
-      el('h3', { text: b.name }),
-      el('div', { class: 'id', text: `${b.block_id} · ${b.state} · boundary v${b.boundary_version}` }),
-      el('div', { class: 'colour', text: b.colour }),
-      el('div', { class: 'muted', text: b.why }),
-      receipts));
+      el('div', { class: 'block-info' },
+        el('h3', { text: b.name }),
+        el('div', { class: 'id', text: `${b.block_id} · ${b.state} · boundary v${b.boundary_version}` }),
+        el('div', { class: 'colour', text: b.colour }),
+        el('div', { class: 'muted', text: b.why }),
+        receipts),
+      el('div', { class: 'block-side' },
+        el('h4', { text: mine.length ? `missions · ${mine.length}` : 'no missions yet' }),
+        mine.length ? list : null)));
   }
+}
+
+function newestFirst(a, b) { return (b.head.updated_at || '').localeCompare(a.head.updated_at || ''); }
+
+function isStagnant(m, now) {
+  return (m.head.phase === 'judging' || m.head.phase === 'executing') && now - Date.parse(m.head.updated_at) > STAGNANT_MS;
+}
+
+// What waits on the human: a landing to decide (merge wait), a failure to
+// read, a mission that stopped moving. Failed first: it is pinned until
+// dismissed.
+function needRank(m, now) {
+  if (m.head.phase === 'failed') return 0;
+  if (m.head.phase === 'merge_wait') return 1;
+  if (isStagnant(m, now)) return 2;
+  return -1;
 }
 
 function renderTray() {
@@ -151,35 +255,51 @@ function renderTray() {
   for (const m of state.heads) counts[m.head.phase] = (counts[m.head.phase] || 0) + 1;
   for (const p of PHASE_ORDER) {
     if (!counts[p]) continue;
-    strip.append(el('div', { class: 'strip-phase', title: PHASES[p].label, 'data-phase': p },
-      el('span', { text: PHASES[p].glyph }), el('span', { class: 'count', text: String(counts[p]) })));
+    strip.append(el('div', { class: 'strip-phase', title: phaseLabel(p), 'data-phase': p },
+      icon(p), el('span', { class: 'count', text: String(counts[p]) })));
   }
-  const cards = $('#cards');
-  cards.replaceChildren();
+  // A card that had the focus keeps it through the re-render.
+  const focused = document.activeElement && document.activeElement.classList.contains('card') ? document.activeElement.dataset.mission : '';
   const visible = state.heads.filter((m) => !isDismissed(m));
   $('#tray-empty').hidden = state.heads.length > 0;
-  // Failed first (pinned until dismissed), then the newest.
-  visible.sort((a, b) => {
-    const fa = a.head.phase === 'failed' ? 0 : 1, fb = b.head.phase === 'failed' ? 0 : 1;
-    if (fa !== fb) return fa - fb;
-    return (b.head.updated_at || '').localeCompare(a.head.updated_at || '');
-  });
-  for (const m of visible) cards.append(card(m, now));
+  const need = visible.filter((m) => needRank(m, now) >= 0).sort((a, b) => needRank(a, now) - needRank(b, now) || newestFirst(a, b));
+  const rest = visible.filter((m) => needRank(m, now) < 0).sort(newestFirst);
+  $('#needs-you').hidden = need.length === 0;
+  $('#needs-you-title').textContent = `Needs you · ${need.length}`;
+  $('#needs-you-cards').replaceChildren(...need.map((m) => card(m, now)));
+  $('#others-title').hidden = need.length === 0 || rest.length === 0;
+  $('#other-cards').replaceChildren(...rest.map((m) => card(m, now)));
+  if (focused) {
+    const again = document.querySelector(`#cards .card[data-mission="${focused}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
 }
 
 function card(m, now) {
   const l = m.head;
-  const meta = PHASES[l.phase] || { glyph: '?', label: l.phase, accent: 'muted' };
+  const meta = PHASES[l.phase] || { label: l.phase, accent: 'muted' };
   const block = blockById(l.block_id);
-  const started = Date.parse(l.started_at), updated = Date.parse(l.updated_at);
-  const terminal = ['landed', 'failed', 'archived'].includes(l.phase);
-  const c = el('article', { class: 'card' + (l.phase === 'failed' ? ' pinned' : ''), 'data-mission': m.mission_id, 'data-phase': l.phase, 'data-accent': meta.accent, tabindex: '0' });
+  const updated = Date.parse(l.updated_at);
+  const terminal = TERMINAL.includes(l.phase);
+  const c = el('article', { class: 'card' + (l.phase === 'failed' ? ' pinned' : ''), 'data-mission': m.mission_id, 'data-phase': l.phase, 'data-accent': meta.accent, tabindex: '0',
+    'aria-label': `${block ? block.name : l.block_id}: ${m.mission_id}, ${meta.label} — Enter opens it` });
+  // The card opens the mission view: a click on it (not on one of its
+  // controls, nor one that selected text) or Enter while it has the focus.
+  c.addEventListener('click', (e) => {
+    if (e.target.closest('button, a, summary, input, select, textarea') || String(window.getSelection())) return;
+    openMission(m.mission_id);
+  });
+  // On keyup: the whole key press belongs to the card, none of it to the
+  // dialog's first button that takes the focus.
+  c.addEventListener('keyup', (e) => {
+    if (e.key === 'Enter' && e.target === c) { e.preventDefault(); openMission(m.mission_id); }
+  });
   c.append(el('div', {},
     el('button', { type: 'button', class: 'link block-link', text: block ? block.name : l.block_id, onclick: () => showBlock(l.block_id) }),
     el('span', { class: 'muted', text: ` · ${m.mission_id}` })));
   c.append(el('div', { class: 'meta', text: [l.seat, l.capability, l.runner_id].filter(Boolean).join(' · ') }));
-  c.append(el('div', { class: 'phase', text: `${meta.glyph} ${meta.label}` },
-    el('span', { class: 'muted', text: ` · ${elapsed(started, terminal ? updated : now)} · #${l.mission_seq}` })));
+  c.append(el('div', { class: 'phase' }, icon(l.phase), ` ${meta.label}`,
+    el('span', { class: 'muted' }, ' · ', timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now), ` · #${l.mission_seq}`)));
   if (l.verdict && l.verdict.gist) c.append(el('div', { class: 'gist', text: `${l.verdict.decision}: ${l.verdict.gist}` }));
   if (l.gate) {
     const exit = l.gate.exit_status === undefined ? '' : ` · exit ${l.gate.exit_status}`;
@@ -189,9 +309,10 @@ function card(m, now) {
   if (l.phase === 'merge_wait') {
     c.append(el('div', { class: 'muted', text: 'gate green — receipt not landed' }));
     const why = gestureWhy();
-    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary import', text: 'import this receipt', disabled: !!why, title: why || undefined, onclick: () => land(m) }));
+    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!why, title: why || 'import the receipt and merge the work, signed by your passkey', onclick: () => land(m) }));
     if (canWrite()) actions.append(el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => archive(m) }));
     if (canWrite() && why) actions.append(el('span', { class: 'why', 'data-why': 'gesture', text: why }));
+    if (!canWrite()) actions.append(el('span', { class: 'why', text: `this owner is read-only: land at a terminal with m1nd land ${m.mission_id}` }));
   }
   if (l.phase === 'landed' && l.receipt) {
     c.append(el('div', { class: 'receipt', text: `receipt ✓ store v${l.receipt.store_version}` }));
@@ -205,15 +326,46 @@ function card(m, now) {
         el('li', { text: `gate ${l.gate ? l.gate.artifact_hash : '(none)'}` }),
         el('li', { text: `receipt store v${l.receipt.store_version}` }))));
   }
-  if (l.phase === 'failed') actions.append(el('button', { type: 'button', class: 'dismiss', text: 'dismiss', onclick: () => dismiss(m) }));
-  if ((l.phase === 'judging' || l.phase === 'executing') && now - updated > STAGNANT_MS) {
+  if (l.phase === 'failed') {
+    // The gate's last lines say why, read from the mission view once per
+    // head.
+    const tail = el('pre', { class: 'tail', hidden: true, 'aria-label': 'the last lines the gate printed' });
+    c.append(tail);
+    if (l.gate) {
+      missionView(m).then((out) => {
+        const g = out && out.ok && out.view && out.view.gate;
+        if (g && g.output) { tail.textContent = tailLines(g.output, 6); tail.hidden = false; }
+      });
+    }
+    actions.append(el('button', { type: 'button', class: 'dismiss', text: 'dismiss', onclick: () => dismiss(m) }));
+  }
+  if (isStagnant(m, now)) {
     c.append(el('div', { class: 'muted', text: `no movement for ${elapsed(updated, now)}` }));
     actions.append(el('button', { type: 'button', class: 'dismiss-stagnant', text: 'dismiss…', onclick: async () => {
       if (await confirmDialog('Dismiss this stagnant mission?', STAGNANT_CONFIRM, 'dismiss')) dismiss(m);
     } }));
   }
-  if (actions.childElementCount) c.append(actions);
+  actions.append(el('button', { type: 'button', class: 'link open-view', text: 'open', title: 'the timeline, the ask, the gate output and the diff', onclick: () => openMission(m.mission_id) }));
+  c.append(actions);
   return c;
+}
+
+// tailLines is the end of a gate's output, led by the lines that name a
+// failure (a Go test's "--- FAIL: TestX", a panic) when the end has none.
+function tailLines(output, n) {
+  const lines = output.replace(/\s+$/, '').split('\n');
+  const tail = lines.slice(-n);
+  const named = lines.slice(0, -n).filter((line) => /--- FAIL:|^panic:|^FAIL\s/.test(line)).slice(0, 3);
+  return (named.length ? [...named, '…', ...tail] : tail).join('\n');
+}
+
+// missionView reads /api/missions/<id> once per head letter.
+function missionView(m) {
+  const had = views.get(m.mission_id);
+  if (had && had.head === m.head_letter_id) return had.p;
+  const p = getJSON(`/api/missions/${encodeURIComponent(m.mission_id)}`).catch((e) => ({ ok: false, lesson: `the tray could not read the mission: ${e}` }));
+  views.set(m.mission_id, { head: m.head_letter_id, p });
+  return p;
 }
 
 function canWrite() { return state.policy && !state.policy.read_only; }
@@ -234,6 +386,138 @@ function showBlock(id) {
   node.focus();
 }
 
+// ---- the mission view ---------------------------------------------------
+
+// openMission shows one mission in a dialog: its letters as a timeline,
+// the ask, the gate and what it printed, and the work with its diff.
+// Escape, or close, shuts it.
+async function openMission(id) {
+  const d = $('#mission');
+  const body = $('#mission-body');
+  d.dataset.mission = id;
+  $('#mission-title').textContent = `Mission ${id}`;
+  body.replaceChildren(el('p', { class: 'note', text: 'reading the mission…' }));
+  if (!d.open) d.showModal();
+  const out = await getJSON(`/api/missions/${encodeURIComponent(id)}`).catch((e) => ({ ok: false, lesson: `the tray could not read the mission: ${e}` }));
+  if (d.dataset.mission !== id || !d.open) return; // another was opened, or it was closed
+  if (!out.ok) { body.replaceChildren(el('p', { class: 'note', text: refusal(out) })); return; }
+  views.set(id, { head: out.head_letter_id, p: Promise.resolve(out) });
+  body.replaceChildren(...missionSections(out));
+  d.dataset.ready = out.head_letter_id;
+}
+
+function section(cls, title, ...children) {
+  return el('section', { class: 'mv ' + cls }, el('h3', { text: title }), ...children);
+}
+
+function missionSections(out) {
+  const v = out.view, l = out.head, now = Date.now();
+  const m = { mission_id: out.mission_id, head_letter_id: out.head_letter_id, head: l };
+  const block = blockById(v.block_id);
+  const terminal = TERMINAL.includes(l.phase);
+  const parts = [];
+  $('#mission-title').textContent = `${block ? block.name : v.block_id} · ${out.mission_id}`;
+  parts.push(el('p', { class: 'mv-summary' }, phaseTag(l.phase), ' · block ',
+    el('button', { type: 'button', class: 'link', text: block ? block.name : v.block_id, onclick: () => { $('#mission').close(); showBlock(v.block_id); } }),
+    el('span', { class: 'muted', text: ` (${v.block_id})` }), ' · ',
+    timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now),
+    el('span', { class: 'muted', text: [l.seat, l.capability, l.runner_id].filter(Boolean).map((x) => ' · ' + x).join('') })));
+  if (l.phase === 'merge_wait' && canWrite()) {
+    const why = gestureWhy();
+    const again = async (gesture) => { const done = await gesture(m); if (done && $('#mission').open) openMission(m.mission_id); };
+    parts.push(el('div', { class: 'actions' },
+      l.receipt_candidate ? el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!why, title: why || undefined, onclick: () => again(land) }) : null,
+      el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => again(archive) }),
+      why ? el('span', { class: 'why', text: why }) : null));
+  }
+
+  const timeline = el('ol', { class: 'timeline' });
+  for (const t of v.timeline) {
+    timeline.append(el('li', { 'data-phase': t.phase },
+      el('span', { class: 'seq', text: `#${t.seq}` }), phaseTag(t.phase),
+      el('span', { class: 'who', text: t.agent }), timeTag('', t.at, now),
+      t.verdict ? el('span', { class: 'verdict', text: `${t.verdict.decision}: ${t.verdict.gist || ''}` }) : null));
+  }
+  parts.push(section('mv-timeline', 'Timeline', timeline));
+
+  parts.push(section('mv-ask', 'The ask', v.packet
+    ? el('pre', { class: 'scroll packet', text: v.packet })
+    : el('p', { class: 'note', text: v.packet_ref ? `the packet is not kept on this machine; its ref is ${v.packet_ref}` : 'this mission was opened with no packet' })));
+
+  if (v.gate) {
+    const g = v.gate;
+    const gate = [el('p', {}, el('code', { text: g.command }), el('span', { class: 'muted', text: g.exit_status === undefined ? ' · still running' : ` · exit ${g.exit_status}` }))];
+    if (g.output) {
+      if (g.truncated) gate.push(el('p', { class: 'note', text: `the last 64 KiB; m1nd mission gate ${out.mission_id} prints the whole` }));
+      gate.push(el('pre', { class: 'scroll gate-output', text: g.output }));
+    } else {
+      gate.push(el('p', { class: 'note', text: g.kept ? 'the gate printed nothing' : 'no gate output is kept on this machine (its gate ran elsewhere)' }));
+    }
+    parts.push(section('mv-gate', 'Gate', ...gate));
+  } else {
+    parts.push(section('mv-gate', 'Gate', el('p', { class: 'note', text: 'no gate has run yet' })));
+  }
+
+  parts.push(section('mv-work', 'Work', ...workParts(v.work, out.mission_id, now)));
+  return parts;
+}
+
+function workParts(w, id, now) {
+  if (!w) return [el('p', { class: 'note', text: `no branch m1nd/${id} in this repository: the mission was carried by hand or elsewhere, and its letters are all there is` })];
+  const parts = [el('p', {}, el('code', { text: w.branch }), ' → ',
+    w.target ? el('code', { text: w.target }) : el('span', { class: 'muted', text: 'no target recorded (m1nd land --into BRANCH)' }),
+    el('span', { class: 'muted', text: ` · from ${w.base.slice(0, 12)}` }))];
+  const commits = el('ul', { class: 'commits' });
+  for (const c of w.commits) {
+    commits.append(el('li', {}, el('code', { text: c.commit.slice(0, 12), title: c.commit }), ` ${c.subject} `,
+      el('span', { class: 'muted' }, `${c.author} · `, timeTag('', c.at, now))));
+  }
+  if (!w.commits.length) commits.append(el('li', { class: 'muted', text: 'no commits since the base' }));
+  parts.push(commits);
+  parts.push(el('p', { class: 'totals', text: `${w.files.length} file${w.files.length === 1 ? '' : 's'} changed · +${w.added} −${w.deleted}` }));
+  const chunks = splitDiff(w.diff);
+  const files = el('div', { class: 'files' });
+  chunks.forEach((chunk, i) => files.append(fileDiff(chunk, chunks.length === w.files.length ? w.files[i] : null)));
+  parts.push(files);
+  if (w.truncated) parts.push(el('p', { class: 'note', text: `the diff is cut at 512 KiB; m1nd mission diff ${id} prints the whole` }));
+  return parts;
+}
+
+// splitDiff cuts git's diff into its files.
+function splitDiff(diff) {
+  const chunks = [];
+  let cur = null;
+  for (const line of (diff || '').replace(/\n$/, '').split('\n')) {
+    if (line.startsWith('diff --git ')) { cur = { header: line, lines: [] }; chunks.push(cur); }
+    if (cur) cur.lines.push(line);
+  }
+  return chunks;
+}
+
+// fileDiff is one file's diff, folded when it is long: its lines are drawn
+// only once it is opened.
+function fileDiff(chunk, f) {
+  const path = f ? f.path : (chunk.header.match(/ b\/(.*)$/) || [null, chunk.header.slice(11)])[1];
+  const counts = !f ? '' : f.added < 0 ? ' binary' : ` +${f.added} −${f.deleted}`;
+  const long = chunk.lines.length > FOLD_LINES;
+  const d = el('details', { class: 'file-diff', 'data-path': path },
+    el('summary', {}, el('code', { text: path }), el('span', { class: 'counts', text: counts }),
+      long ? el('span', { class: 'muted', text: ` · ${chunk.lines.length} lines, folded` }) : null));
+  const draw = () => {
+    if (d.querySelector('pre')) return;
+    const pre = el('pre', { class: 'diff' });
+    for (const line of chunk.lines) {
+      const cls = /^(diff --git |index |--- |\+\+\+ |new file|deleted file|similarity|rename |old mode|new mode|Binary )/.test(line) ? 'meta'
+        : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : '';
+      pre.append(cls ? el('span', { class: cls, text: line + '\n' }) : line + '\n');
+    }
+    d.append(pre);
+  };
+  if (long) d.addEventListener('toggle', () => { if (d.open) draw(); });
+  else { d.open = true; draw(); }
+  return d;
+}
+
 // ---- the human gestures --------------------------------------------------
 
 // signedGesture makes one gesture signed by the owner's passkey: the
@@ -243,7 +527,9 @@ function showBlock(id) {
 // returns { ok: false, cancelled: true }.
 async function signedGesture(body) {
   const opts = await postJSON('/api/gesture/options', body);
-  if (!opts.ok) return opts;
+  // A landing cut short after its import is finished by its options alone:
+  // the store already holds the signed import.
+  if (!opts.ok || opts.done) return opts;
   if (!window.PublicKeyCredential || !navigator.credentials) {
     return { ok: false, lesson: `this browser signs no gestures here: open http://localhost:${location.port}/` };
   }
@@ -270,29 +556,40 @@ async function signedGesture(body) {
 
 const CANCELLED = 'not signed: the passkey prompt was cancelled — nothing changed';
 
-function extend(m, phase) {
-  const next = Object.assign({}, m.head, { mission_seq: m.head.mission_seq + 1, prev_letter_id: m.head_letter_id, phase, updated_at: nowStamp() });
-  delete next.receipt_candidate;
-  delete next.receipt;
-  return next;
+// A landing is one signed gesture (DESIGN §10): the confirm names the
+// block and what will move, the server runs the landing dry (a conflict,
+// a dirty worktree, a store that moved are refused before any prompt),
+// the passkey signs the import, and the server imports the receipt,
+// merges m1nd/<id> into the target branch and posts landed.
+async function land(m) {
+  const block = blockById(m.head.block_id);
+  const name = block ? `${block.name} (${block.block_id})` : m.head.block_id;
+  const shown = await missionView(m);
+  const w = shown && shown.ok && shown.view ? shown.view.work : null;
+  let merge;
+  if (!shown || !shown.ok) merge = `(The tray could not read its work: ${refusal(shown || {})}.)`;
+  else if (!w) merge = 'There is no branch to merge: only the receipt lands.';
+  else if (w.target) merge = `It merges ${w.branch} (${w.commits.length} commit${w.commits.length === 1 ? '' : 's'}, +${w.added} −${w.deleted}) into ${w.target}.`;
+  else merge = `It would merge ${w.branch}, but no target branch is recorded for it here: land it at a terminal with m1nd land ${m.mission_id} --into BRANCH.`;
+  const text = `Block ${name}. Landing imports the receipt its gate proved into the brain's store. ${merge} Your passkey signs it.`;
+  if (!(await confirmDialog(`Land ${m.mission_id}?`, text, 'land'))) return null;
+  const out = await signedGesture({ gesture: 'land', mission_id: m.mission_id });
+  if (out.cancelled) { say(CANCELLED); return null; }
+  if (!out.ok) say(refusal(out), true); else say(landedWords(out));
+  await refresh();
+  return out;
 }
 
-// Import the merge_wait letter's candidate exactly as it was proposed, at
-// the store version the page shows, signed by the passkey, then post the
-// landed letter naming the store version the import wrote. If the store
-// moved since, the import is refused store_version_conflict and the page
-// refreshes: a human never lands onto a store not yet seen.
-async function land(m) {
-  const cand = m.head.receipt_candidate;
-  const imp = await signedGesture({ gesture: 'receipt_import', expected_store_version: state.storeVersion, block_id: cand.block_id, receipt: cand });
-  if (imp.cancelled) { say(CANCELLED); return; }
-  if (!imp.ok) { say(refusal(imp), true); await refresh(); return; }
-  const landed = extend(m, 'landed');
-  landed.receipt = { imported: true, store_version: imp.store_version };
-  const post = await postJSON('/api/mission_post', { agent_id: 'owner', letter: landed });
-  if (!post.ok) say(`the receipt is in store v${imp.store_version}, but the landed letter was ${refusal(post)}`, true);
-  else say(`landed ${m.mission_id}: receipt ✓ store v${imp.store_version}`);
-  await refresh();
+// landedWords says what a landing did.
+function landedWords(r) {
+  if (r.already_landed) return `${r.mission_id} was already landed`;
+  const how = {
+    'fast-forward': `fast-forward ${r.branch} into ${r.target}`,
+    merge: `merged ${r.branch} into ${r.target} (merge commit ${(r.commit || '').slice(0, 12)})`,
+    'up-to-date': `${r.target} already held ${r.branch}`,
+    'no-branch': 'no branch to merge',
+  }[r.merge] || r.merge;
+  return `landed ${r.mission_id}: ${how} · receipt ✓ store v${r.store_version}`;
 }
 
 // Archive sets a merge_wait head aside. The confirm compares, live, the
@@ -307,11 +604,12 @@ async function archive(m) {
   else if (cand.scope.boundary_version !== block.boundary_version || cand.scope.contract_version !== block.contract_version)
     text = `proved at boundary v${cand.scope.boundary_version} — the block is at v${block.boundary_version}. Archiving sets the receipt aside and drops the landing bell.`;
   else text = `still importable — proved at boundary v${cand.scope.boundary_version}, the block's boundary now. Archive anyway?`;
-  if (!(await confirmDialog(`Archive ${m.mission_id}?`, text, 'archive'))) return;
+  if (!(await confirmDialog(`Archive ${m.mission_id}?`, text, 'archive'))) return null;
   const out = await signedGesture({ gesture: 'archive', mission_id: m.mission_id });
-  if (out.cancelled) { say(CANCELLED); return; }
+  if (out.cancelled) { say(CANCELLED); return null; }
   if (!out.ok) say(refusal(out), true); else say(`archived ${m.mission_id}`);
   await refresh();
+  return out;
 }
 
 // ---- compose ------------------------------------------------------------
@@ -324,6 +622,8 @@ function renderComposeBlocks() {
 }
 
 function renderPolicy() {
+  $('#read-only-banner').hidden = !state.policy.read_only;
+  renderRunners();
   const modes = state.policy.modes;
   for (const input of document.querySelectorAll('input[name="mode"]')) {
     const mode = modes[input.value];
@@ -336,9 +636,12 @@ function renderPolicy() {
 
 function mode() { return document.querySelector('input[name="mode"]:checked').value; }
 
+// Only the chosen mode's fields show: the agent to deliver to for direct,
+// the runner for spawn.
 function updateComposeNote() {
   const m = mode();
   $('#compose-agent-label').hidden = m !== 'direct';
+  $('#compose-runner-label').hidden = m !== 'spawn';
   $('#compose-note').textContent = {
     clipboard: 'clipboard: the packet is composed and copied; nothing is posted.',
     direct: "direct: posted to the agent's inbox — delivery is not execution.",
@@ -347,14 +650,34 @@ function updateComposeNote() {
   $('#compose-go').textContent = m === 'clipboard' ? 'compose and copy' : m === 'direct' ? 'post and deliver' : 'spawn';
 }
 
-function runnerForSpawn() {
+// The runner picker lists the live pinned build-runners; a choice holds
+// while its runner stays live.
+function renderRunners() {
+  const sel = $('#compose-runner');
+  const keep = sel.value;
   const live = (state.policy && state.policy.build_runners) || [];
-  return live[0] || '';
+  sel.replaceChildren(...live.map((r) => el('option', { value: r, text: r })));
+  if (live.includes(keep)) sel.value = keep;
 }
 
+function runnerForSpawn() { return $('#compose-runner').value || ''; }
+
+// Compose opens where the human looks: at the top of the page, focused.
 function openCompose() {
-  $('#compose').hidden = false;
-  $('#compose-block').focus();
+  const box = $('#compose');
+  box.hidden = false;
+  box.scrollIntoView({ block: 'start' });
+  $('#compose-block').focus({ preventScroll: true });
+}
+
+// The bell goes to what needs the human: the tray opens, the lane scrolls
+// into view and its first merge wait takes the focus.
+function showNeedsYou() {
+  setTray(true);
+  const lane = $('#needs-you');
+  if (lane.hidden) return;
+  lane.scrollIntoView({ block: 'start' });
+  (lane.querySelector('.card[data-phase="merge_wait"]') || lane).focus({ preventScroll: true });
 }
 
 async function compose() {
@@ -363,6 +686,7 @@ async function compose() {
   const packet = await getJSON(`/api/packet?block_id=${encodeURIComponent(blockID)}&ask=${encodeURIComponent($('#compose-ask').value)}`);
   if (!packet.ok) { say(refusal(packet), true); return; }
   $('#compose-packet').value = packet.markdown;
+  $('#compose-packet').hidden = false;
   const m = mode();
   if (m === 'clipboard') {
     const area = $('#compose-packet');
@@ -371,6 +695,7 @@ async function compose() {
     return;
   }
   if (m === 'spawn') {
+    if (!runnerForSpawn()) { say('no live pinned build-runner to spawn on', true); return; }
     const res = await fetch('/api/mission_spawn', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ runner_id: runnerForSpawn(), block_id: blockID, packet_markdown: packet.markdown }) });
     const out = await res.json();
@@ -550,13 +875,18 @@ async function start() {
   $('#compose-close').addEventListener('click', () => { $('#compose').hidden = true; });
   $('#compose-go').addEventListener('click', compose);
   for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener('change', updateComposeNote);
+  $('#compose-runner').addEventListener('change', updateComposeNote);
+  $('#bell').addEventListener('click', showNeedsYou);
+  $('#mission-close').addEventListener('click', () => $('#mission').close());
+  // A click on the backdrop (the dialog itself, outside its content) closes it.
+  $('#mission').addEventListener('click', (e) => { if (e.target === $('#mission')) $('#mission').close(); });
   $('#passkey-go').addEventListener('click', registerPasskey);
   $('#keys-go').addEventListener('click', addPasskey);
   await refresh();
   document.body.dataset.ready = 'true';
   const events = new EventSource('/api/events');
   events.addEventListener('refs', () => refresh());
-  setInterval(() => renderTray(), 30000); // elapsed times move on
+  setInterval(() => { renderTray(); tickTimes(); }, 30000); // "3 min ago" moves on
 }
 
 start().catch((e) => say(`the tray could not start: ${e}`, true));
