@@ -716,6 +716,30 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	screenshot(t, ctx, "mission-view")
 	eval[bool](t, ctx, `(document.querySelector('#mission .mv-gate').scrollIntoView(), true)`)
 	screenshot(t, ctx, "mission-view-gate-and-diff")
+
+	// Landing from the view onto a main worktree with an uncommitted
+	// change: refused worktree_dirty at the options, the view says so, and
+	// nothing moves.
+	ledger := filepath.Join(o.dir, "core", "ledger.go")
+	clean, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ledger, append(clean, []byte("// the human's own edit\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refs := o.gitOut("for-each-ref", "--format=%(objectname) %(refname)")
+	click(t, ctx, `#mission button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the refusal in the view", `document.querySelector('#mission').open && (document.querySelector('#mission .mv-said.error') || {}).textContent?.startsWith('refused: worktree_dirty: main is checked out in ')`)
+	screenshot(t, ctx, "land-refused-dirty")
+	if after := o.gitOut("for-each-ref", "--format=%(objectname) %(refname)"); after != refs {
+		t.Fatalf("a refused landing moved refs:\n%s\nwas\n%s", after, refs)
+	}
+	if err := os.WriteFile(ledger, clean, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run(t, ctx, chromedp.KeyEvent(kb.Escape))
 	until(t, ctx, "the view to close", `!document.querySelector('#mission').open`)
 

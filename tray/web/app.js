@@ -391,7 +391,7 @@ function showBlock(id) {
 // openMission shows one mission in a dialog: its letters as a timeline,
 // the ask, the gate and what it printed, and the work with its diff.
 // Escape, or close, shuts it.
-async function openMission(id) {
+async function openMission(id, note) {
   const d = $('#mission');
   const body = $('#mission-body');
   d.dataset.mission = id;
@@ -403,6 +403,9 @@ async function openMission(id) {
   if (!out.ok) { body.replaceChildren(el('p', { class: 'note', text: refusal(out) })); return; }
   views.set(id, { head: out.head_letter_id, p: Promise.resolve(out) });
   body.replaceChildren(...missionSections(out));
+  // What a gesture made from the view said: the page's own word is under
+  // the dialog.
+  if (note) body.prepend(el('p', { class: 'mv-said' + (note.error ? ' error' : ''), role: 'status', text: note.text }));
   d.dataset.ready = out.head_letter_id;
 }
 
@@ -424,10 +427,13 @@ function missionSections(out) {
     el('span', { class: 'muted', text: [l.seat, l.capability, l.runner_id].filter(Boolean).map((x) => ' · ' + x).join('') })));
   if (l.phase === 'merge_wait' && canWrite()) {
     const why = gestureWhy();
-    const again = async (gesture) => { const done = await gesture(m); if (done && $('#mission').open) openMission(m.mission_id); };
+    const again = async (gesture, words) => {
+      const out = await gesture(m);
+      if (out && $('#mission').open) openMission(m.mission_id, out.ok ? { text: words(out) } : { text: refusal(out), error: true });
+    };
     parts.push(el('div', { class: 'actions' },
-      l.receipt_candidate ? el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!why, title: why || undefined, onclick: () => again(land) }) : null,
-      el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => again(archive) }),
+      l.receipt_candidate ? el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!why, title: why || undefined, onclick: () => again(land, landedWords) }) : null,
+      el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => again(archive, () => `archived ${m.mission_id}`) }),
       why ? el('span', { class: 'why', text: why }) : null));
   }
 
