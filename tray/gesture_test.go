@@ -14,6 +14,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // registerKey writes the brain's first key set, as the tray's
@@ -150,26 +151,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	a := f.registerKey("ed25519")
 	ctx := context.Background()
 	m := f.srv.Missions
-	mergeWait := func() (*chain.Letter, string) {
-		open, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: testNow.Add(-time.Hour)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		head, _ := m.Current(open.MissionID)
-		mw := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-10*time.Minute))
-		mw.Phase = chain.PhaseMergeWait
-		exit := int64(0)
-		mw.Gate = &chain.Gate{Command: "go test ./core/... && echo <ok>", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
-		mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-			Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: mw.Gate.Command, Cwd: ".", ExitStatus: &exit,
-				StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
-		res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mw, res.LetterID
-	}
-	mw, mwID := mergeWait()
+	mw, mwID := f.mergeWait()
 	status, out := f.signed(a, fmt.Sprintf(`{"gesture":"receipt_import","expected_store_version":1,"block_id":"sb_shop_core","receipt":%s}`, chain.CanonicalJSON(mw.ReceiptCandidate)))
 	if status != 200 || out["store_version"] != 2.0 {
 		t.Fatalf("signed import: %d %v", status, out)
@@ -188,7 +170,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 		}
 	}
 	// An archive: the terminal's origin no longer counts; signed, it does.
-	mw2, _ := mergeWait()
+	mw2, _ := f.mergeWait()
 	if _, err := m.Archive(ctx, mw2.MissionID, "owner", gates.OriginHumanTTY, testNow); err == nil {
 		t.Fatal("a terminal archive with a passkey registered was posted")
 	}
@@ -199,5 +181,121 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	// The laws read the same proofs: verify is clean.
 	if out, err := f.g.TryGit("for-each-ref", "refs/m1nd/"); err != nil {
 		t.Fatal(out)
+	}
+}
+
+// mergeWait opens a mission on sb_shop_core and walks it to merge_wait
+// with a green gate and its receipt candidate, as a runner would.
+func (f *fixture) mergeWait() (*chain.Letter, string) {
+	f.t.Helper()
+	ctx, m := context.Background(), f.srv.Missions
+	open, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: testNow.Add(-time.Hour)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	head, _ := m.Current(open.MissionID)
+	mw := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-10*time.Minute))
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	mw.Gate = &chain.Gate{Command: "go test ./core/... && echo <ok>", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: mw.Gate.Command, Cwd: ".", ExitStatus: &exit,
+			StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
+	res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return mw, res.LetterID
+}
+
+// workBranch makes the mission's work branch m1nd/<id>: one commit on
+// main's tip writing files, made in the main worktree, which is left on
+// main and clean. Its side record names main as the target, as runnerd
+// records at spawn.
+func (f *fixture) workBranch(id string, files map[string]string) string {
+	f.t.Helper()
+	base := f.g.Git("rev-parse", "main")
+	f.g.Git("checkout", "-q", "-b", "m1nd/"+id)
+	tip := f.g.CommitFiles("agent work", files)
+	f.g.Git("checkout", "-q", "main")
+	side := &serve.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: "2026-11-30T11:00:00Z"}
+	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), side); err != nil {
+		f.t.Fatal(err)
+	}
+	return tip
+}
+
+// TestLandGesture: the tray's "land" is one signed gesture. Signed, it
+// imports the receipt, fast-forwards main (checked out, clean) to the
+// agent's commit and posts landed; a branch that conflicts with main is
+// refused merge_conflict at options and nothing moves; a tampered
+// assertion writes nothing.
+func TestLandGesture(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.registerKey("es256")
+	refs := func() string { return f.g.Git("for-each-ref", "--format=%(objectname) %(refname)") }
+	head := func(id string) string {
+		h, err := f.srv.Missions.Current(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Letter.Phase
+	}
+
+	// A tampered assertion: refused, no ref moves, the mission waits.
+	mw, _ := f.mergeWait()
+	tip := f.workBranch(mw.MissionID, map[string]string{"core/a.go": "package core\n\n// agent work\n"})
+	land := fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw.MissionID)
+	before := refs()
+	status, out, challenge := f.gestureOptions(land)
+	if status != 200 {
+		t.Fatalf("land options: %d %v", status, out)
+	}
+	p := a.Assert(challenge, nil)
+	sig, _ := base64.RawURLEncoding.DecodeString(p.Signature)
+	sig[len(sig)-1] ^= 1
+	p.Signature = base64.RawURLEncoding.EncodeToString(sig)
+	if status, out := f.commit(challenge, p); status != 403 || out["refused"] != "human_gesture_required" {
+		t.Fatalf("a tampered landing: %d %v", status, out)
+	}
+	if after := refs(); after != before || head(mw.MissionID) != chain.PhaseMergeWait {
+		t.Fatalf("a tampered landing wrote:\n%s\nwas\n%s", after, before)
+	}
+
+	// Signed: main moves to the agent's commit, in its clean worktree too.
+	status, out = f.signed(a, land)
+	if status != 200 || out["ok"] != true || out["merge"] != "fast-forward" || out["target"] != "main" || out["branch"] != "m1nd/"+mw.MissionID ||
+		out["commit"] != tip || out["worktree_updated"] != true || out["imported"] != true || out["store_version"] != 2.0 {
+		t.Fatalf("a signed landing: %d %v", status, out)
+	}
+	if got := f.g.Git("rev-parse", "main"); got != tip {
+		t.Fatalf("main is at %s, want the agent's commit %s", got, tip)
+	}
+	if s := f.g.Git("status", "--porcelain"); s != "" || !strings.Contains(f.g.Git("show", "HEAD:core/a.go"), "agent work") {
+		t.Fatalf("the main worktree after the landing: %q", s)
+	}
+	if phase := head(mw.MissionID); phase != chain.PhaseLanded {
+		t.Fatalf("the mission is %s after the landing", phase)
+	}
+	msg := f.g.Git("log", "-1", "--format=%B", "refs/m1nd/store")
+	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, gates.ProofTrailer+": ") {
+		t.Fatalf("the import's commit carries no passkey proof:\n%s", msg)
+	}
+	// Landed, its options say so and sign nothing.
+	if status, out := f.do("POST", "/api/gesture/options", land, nil); status != 200 || out["done"] != true || out["already_landed"] != true {
+		t.Fatalf("land options of a landed mission: %d %v", status, out)
+	}
+
+	// A branch that conflicts with main: refused at options, nothing moves.
+	mw2, _ := f.mergeWait()
+	f.workBranch(mw2.MissionID, map[string]string{"core/a.go": "package core\n\n// theirs\n"})
+	f.g.CommitFiles("ours", map[string]string{"core/a.go": "package core\n\n// ours\n"})
+	before = refs()
+	status, out, _ = f.gestureOptions(fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw2.MissionID))
+	if status != 409 || out["refused"] != "merge_conflict" || !strings.Contains(fmt.Sprint(out["lesson"]), "core/a.go") {
+		t.Fatalf("a conflicting landing: %d %v", status, out)
+	}
+	if after := refs(); after != before || head(mw2.MissionID) != chain.PhaseMergeWait {
+		t.Fatalf("a refused landing wrote:\n%s\nwas\n%s", after, before)
 	}
 }
