@@ -136,7 +136,7 @@ func (b *builder) carry(dir, agent string, start time.Time, phases ...string) (s
 	req := chain.NewMission{BlockID: b.block(dir), Agent: agent, Now: start, Capability: "hand-runner", Seat: "hand"}
 	if runner, ok := strings.CutPrefix(agent, gates.RunnerPrefix); ok {
 		req.Capability, req.RunnerID = "build-runner", runner
-		req.Packet = []byte(fmt.Sprintf("# Mission packet — %s\n\n## What should change?\nThe demo's %s needs care.\n", dir, dir))
+		req.Packet = demoPacket(dir)
 	}
 	opened, err := b.m.New(b.ctx, req)
 	if err != nil {
@@ -307,6 +307,9 @@ func (b *builder) work(missionID string, when time.Time) error {
 	if err := b.keepGateLog(missionID, greenLog("core")); err != nil {
 		return err
 	}
+	if err := os.WriteFile(serve.SidePacket(repo.RuntimeDir(), missionID), demoPacket("core"), 0o600); err != nil {
+		return err
+	}
 	return serve.WriteSide(repo.RuntimeDir(), &serve.Side{MissionID: missionID, RunnerID: "build-1", Branch: "m1nd/" + missionID,
 		Base: base.String(), Target: "main", Created: chain.Timestamp(when), Removed: true})
 }
@@ -315,4 +318,13 @@ func (b *builder) work(missionID string, when time.Time) error {
 var agentChange = map[string]string{
 	"core/ledger.go":      "package core\n\nimport \"fmt\"\n\n// Ledger sums entries; a negative entry is refused, by its index.\nfunc Ledger(xs []int) (n int, err error) {\n\tfor i, x := range xs {\n\t\tif x < 0 {\n\t\t\treturn 0, fmt.Errorf(\"entry %d is negative (%d)\", i, x)\n\t\t}\n\t\tn += x\n\t}\n\treturn n, nil\n}\n",
 	"core/ledger_test.go": "package core\n\nimport \"testing\"\n\nfunc TestLedger(t *testing.T) {\n\tif n, err := Ledger([]int{1, 2}); n != 3 || err != nil {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n\nfunc TestLedgerNegative(t *testing.T) {\n\tif _, err := Ledger([]int{1, -2}); err == nil {\n\t\tt.Fatal(\"a negative entry was summed\")\n\t}\n}\n",
+}
+
+// demoPacket is the ask a demo runner mission was given.
+func demoPacket(dir string) []byte {
+	ask := fmt.Sprintf("The demo's %s needs care.", dir)
+	if dir == "core" {
+		ask = "The ledger sums negative entries silently. Refuse them, saying which entry was refused, and prove it with a test."
+	}
+	return []byte(fmt.Sprintf("# Mission packet — %s\n\n## What should change?\n%s\n", dir, ask))
 }

@@ -235,7 +235,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	eval[bool](t, ctx, `(document.querySelector('`+cardOf("merge_wait")+`').focus(), true)`)
 	run(t, ctx, chromedp.KeyEvent("\r"))
 	until(t, ctx, "the mission view", `document.querySelector('#mission').open && !!document.querySelector('#mission').dataset.ready`)
-	if text := eval[string](t, ctx, `document.querySelector('#mission-body').innerText`); !strings.Contains(text, "APPROVE: gate green") || !strings.Contains(text, "no gate output is kept on this machine") || !strings.Contains(text, "no branch m1nd/") {
+	if text := eval[string](t, ctx, `document.querySelector('#mission-body').innerText`); !strings.Contains(text, "APPROVE: gate green") || !strings.Contains(text, "--- PASS: TestLedgerNegative") || !strings.Contains(text, "core: refuse negative entries") || !strings.Contains(text, "+func TestLedgerNegative(t *testing.T) {") {
 		t.Errorf("the demo's merge_wait view says %q", text)
 	}
 	run(t, ctx, chromedp.KeyEvent(kb.Escape))
@@ -248,7 +248,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
 	// The confirm names the block and what the landing does.
 	if text := eval[string](t, ctx, `document.querySelector('#confirm-title').textContent + ' ' + document.querySelector('#confirm-text').textContent`); !strings.Contains(text, "Land "+id+"?") ||
-		!strings.Contains(text, "Block core (sb_demo_brain_core).") || !strings.Contains(text, "imports the receipt") || !strings.Contains(text, "no branch to merge") {
+		!strings.Contains(text, "Block core (sb_demo_brain_core).") || !strings.Contains(text, "imports the receipt") || !strings.Contains(text, "merges m1nd/"+id+" (1 commit, +16 −5) into main") {
 		t.Errorf("the landing's confirm says %q", text)
 	}
 	screenshot(t, ctx, "land-confirm")
@@ -278,7 +278,14 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	if text := eval[string](t, ctx, `document.querySelector('`+landed+` .receipt').textContent`); text != "receipt ✓ store v3" {
 		t.Fatalf("landed card says %q", text)
 	}
-	until(t, ctx, "the landing's word", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent === 'landed `+id+`: no branch to merge · receipt ✓ store v3')`)
+	until(t, ctx, "the landing's word", `[...document.querySelectorAll('#status .msg')].some(m => m.textContent === 'landed `+id+`: fast-forward m1nd/`+id+` into main · receipt ✓ store v3')`)
+	// The agent's commit is on main, and the main worktree holds it.
+	if got := strings.TrimSpace(o.gitOut("log", "-1", "--format=%s", "main")); got != "core: refuse negative entries" {
+		t.Errorf("main's tip after the landing: %q", got)
+	}
+	if status := o.gitOut("status", "--porcelain"); status != "" {
+		t.Errorf("the main worktree after the landing: %q", status)
+	}
 	until(t, ctx, "the card to say how the receipt was imported", `(document.querySelector('`+landed+` .proof') || {}).textContent === 'landed by passkey'`)
 	until(t, ctx, "core to turn evidence-backed", `document.querySelector('#block-sb_demo_brain_core').dataset.colour === 'evidence-backed'`)
 	// The provenance chain on the landed card.
