@@ -69,9 +69,20 @@ if [ -x "$chained" ]; then
 	printf '%%s\n' "$input" | "$chained" "$@" || exit $?
 fi
 %scase "$input" in
-*" refs/m1nd/"*) printf '%%s\n' "$input" | %s hooks run %s "$@"; exit $? ;;
+*" refs/m1nd/"*) ;;
+*) exit 0 ;;
 esac
-exit 0
+installed=%s
+m1nd=$installed
+case "$m1nd" in
+*/*) [ -x "$m1nd" ] || m1nd=$(command -v m1nd) ;;
+*) m1nd=$(command -v "$m1nd") ;;
+esac
+if [ -z "$m1nd" ]; then
+	echo "m1nd: this git command moves refs/m1nd/ refs, and the hook that checks them cannot find m1nd (installed as $installed): run 'm1nd init' with the m1nd you use, or 'm1nd hooks uninstall'" >&2
+	exit 1
+fi
+printf '%%s\n' "$input" | "$m1nd" hooks run %s "$@"
 `, hookMarker, name, chainedSuffix, onlyPrepared, shellQuote(command), name)
 }
 
@@ -227,10 +238,22 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	if err != nil {
 		return nil, err
 	}
+	// pack-refs writes packed-refs in a transaction of its own, each line
+	// stating no old value and the value it read. While packed-refs.lock is
+	// held, a line whose ref has a loose file of another value moves
+	// nothing: the loose file (moved by a post since pack-refs read it)
+	// shadows the packed value, and git will leave it in place.
+	_, err = os.Lstat(filepath.Join(repo.CommonDir(), "packed-refs.lock"))
+	packedWrite := err == nil
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		stated := u.Old
 		if u.Old.IsZero() {
+			if packedWrite && !u.New.IsZero() {
+				if loose, inLoose, err := repo.LooseRef(u.Ref); err == nil && inLoose && loose != u.New {
+					continue
+				}
+			}
 			if cur, ok := current(u.Ref); ok {
 				u.Old = cur
 			}

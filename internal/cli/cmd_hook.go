@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -165,20 +164,18 @@ project's.`,
 	}
 }
 
-// hookCommandName is how a host should run m1nd: by name when the m1nd on
-// PATH is this binary, else by this binary's absolute path (but never a
-// go run build, which disappears).
+// hookCommandName is how a hook runs m1nd: by this binary's absolute path,
+// so git run with another PATH (env -i, a cron job, an IDE) still finds
+// it; `m1nd init` writes it again after m1nd moved. A go run or go test
+// build, which disappears, is named by name instead.
 func hookCommandName() string {
 	self, err := os.Executable()
 	if err != nil {
 		return "m1nd"
 	}
 	self, _ = filepath.EvalSymlinks(self)
-	if onPath, err := exec.LookPath("m1nd"); err == nil {
-		if resolved, _ := filepath.EvalSymlinks(onPath); resolved == self {
-			return "m1nd"
-		}
-	}
+	// A binary go test or go run built lives in a temporary folder: the
+	// hook names m1nd on PATH, where the tests put it.
 	if strings.Contains(self, string(filepath.Separator)+"go-build") {
 		return "m1nd"
 	}
