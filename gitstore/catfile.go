@@ -23,7 +23,7 @@ type CatFile struct {
 // environment.
 func NewCatFile(dir string) (*CatFile, error) {
 	cmd := exec.Command("git", "cat-file", "--batch")
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, NoReplaceEnv()
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

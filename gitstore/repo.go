@@ -220,7 +220,7 @@ func (r *Repo) EnsureRuntimeDir() (bool, error) {
 // error that carries git's stderr.
 func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, NoReplaceEnv()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
@@ -246,4 +246,13 @@ func InitWithCommit(ctx context.Context, dir, message string) error {
 		}
 	}
 	return nil
+}
+
+// NoReplaceEnv is the environment of the git processes m1nd reads through:
+// this process's, with replace refs ignored. `git replace` can make plain
+// git show a forged letter in place of a real one; m1nd reads, judges and
+// verifies the objects as they are (go-git never applies replace refs
+// either), and verify reports the replacement.
+func NoReplaceEnv() []string {
+	return append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")
 }

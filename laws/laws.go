@@ -9,6 +9,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
 )
 
 // Objects reads what the ref laws look at: a gitstore.Repo (m1nd verify)
@@ -260,5 +261,45 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 			faults = append(faults, f)
 		}
 	}
-	return faults, checked, nil
+	more, err := hiddenRewrites(repo)
+	if err != nil {
+		return nil, checked, err
+	}
+	return append(faults, more...), checked, nil
+}
+
+// hiddenRewrites finds what the chain walk cannot see: a replace ref that
+// makes plain git show another object in place of an m1nd commit (m1nd
+// reads the original; `git log` does not), and a mail ref that lost
+// letters this machine delivered from it (deleted and made again at an
+// older commit: each write alone is legal).
+func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
+	var faults []*RefFault
+	replaces, err := repo.ListRefs("refs/replace/")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range replaces {
+		h, err := gitstore.ParseHash(strings.TrimPrefix(r.Name, "refs/replace/"))
+		if err != nil {
+			continue
+		}
+		c, err := repo.ReadCommit(h)
+		if err != nil {
+			continue // not a commit this repository holds
+		}
+		if _, ours := chain.TrailerValue(c.Message, "M1nd-Agent"); ours {
+			faults = append(faults, &RefFault{Ref: r.Name, Commit: h.String(), Code: string(gates.InvalidTransition),
+				Lesson: fmt.Sprintf("replaces m1nd commit %.12s: plain git (git log, git show) shows another object in its place, m1nd reads the original; remove it with git replace -d %s", h, h)})
+		}
+	}
+	rewound, err := mailbox.Rewound(repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, rw := range rewound {
+		faults = append(faults, &RefFault{Ref: rw.Ref, Commit: rw.Delivered.String(), Code: string(gates.InvalidTransition),
+			Lesson: fmt.Sprintf("the ref no longer holds %.12s, which was delivered from it to %s: it was deleted and made again at an older commit, or rewritten, and the letters after that point are gone from it", rw.Delivered, rw.Agent)})
+	}
+	return faults, nil
 }

@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
@@ -77,7 +80,18 @@ func (b *Mailbox) deliveredSet(ref, through string) (map[gitstore.Hash]bool, err
 			return set, nil
 		}
 	}
-	return map[gitstore.Hash]bool{}, nil // the cursor left the history: nothing counts as delivered
+	// The cursor left the history (the ref was rewound): what counts as
+	// delivered is the chain the cursor names, where this repository
+	// still holds it.
+	set = map[gitstore.Hash]bool{}
+	if h, err := gitstore.ParseHash(through); err == nil {
+		if old, err := letters(b.Repo, ref, h); err == nil {
+			for _, e := range old {
+				set[e.Commit] = true
+			}
+		}
+	}
+	return set, nil
 }
 
 // Budget bounds one delivery. At least one letter is always delivered when
@@ -125,15 +139,31 @@ func (b *Mailbox) pending(agent string, cur *cursor) ([]*queue, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		start := 0
+		start, found := 0, through == ""
 		for i, e := range entries {
 			if e.Commit.String() == through {
-				start = i + 1
+				start, found = i+1, true
 				break
+			}
+		}
+		// The cursor is not in the ref's history: the ref was deleted and
+		// made again, or rewritten. What was delivered from the chain the
+		// cursor names is not delivered again (verify reports the rewind).
+		delivered := map[string]bool{}
+		if !found {
+			if h, err := gitstore.ParseHash(through); err == nil {
+				if old, err := letters(b.Repo, r.Name, h); err == nil {
+					for _, e := range old {
+						delivered[e.ID] = true
+					}
+				}
 			}
 		}
 		q := &queue{ref: r.Name, skipTo: r.Hash}
 		for _, e := range entries[start:] {
+			if delivered[e.ID] {
+				continue
+			}
 			if l, err := Decode(e.Body); err == nil {
 				q.letters = append(q.letters, Stored{ID: e.ID, Letter: l, Ref: r.Name, Commit: e.Commit})
 			}
@@ -284,4 +314,58 @@ func older(a, b Stored) bool {
 		return a.Letter.TS < b.Letter.TS
 	}
 	return a.ID < b.ID
+}
+
+// RewoundRef is a mail ref that no longer holds what this machine
+// delivered from it.
+type RewoundRef struct {
+	Ref       string        // the mail ref
+	Agent     string        // whose delivery cursor remembers more
+	Delivered gitstore.Hash // the newest commit delivered from it, no longer on it
+}
+
+// Rewound lists the mail refs whose head does not hold the newest commit
+// delivered from them: deleted and made again at an older commit, or
+// rewritten. Letters after the rewind point are gone from the ref, though
+// the hooks and the laws saw nothing wrong with either write. A ref that
+// is gone is pruned, not rewound.
+func Rewound(repo *gitstore.Repo) ([]RewoundRef, error) {
+	paths, err := filepath.Glob(filepath.Join(repo.RuntimeDir(), "mail", "cursors", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []RewoundRef
+	for _, p := range paths {
+		agent, err := chain.AgentFromRefName(strings.TrimSuffix(filepath.Base(p), ".json"))
+		if err != nil {
+			continue
+		}
+		cur, err := readCursor(repo, agent)
+		if err != nil {
+			return nil, err
+		}
+		refs := make([]string, 0, len(cur.Refs))
+		for ref := range cur.Refs {
+			refs = append(refs, ref)
+		}
+		sort.Strings(refs)
+		for _, ref := range refs {
+			delivered, err := gitstore.ParseHash(cur.Refs[ref])
+			if err != nil {
+				continue
+			}
+			head, ok, err := repo.ReadRef(ref)
+			if err != nil || !ok || head == delivered {
+				continue
+			}
+			entries, err := letters(repo, ref, head)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(entries, func(d chain.Doc) bool { return d.Commit == delivered }) {
+				out = append(out, RewoundRef{Ref: ref, Agent: agent, Delivered: delivered})
+			}
+		}
+	}
+	return out, nil
 }
