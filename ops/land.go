@@ -188,11 +188,21 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string) (*mergePl
 		return nil, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(p.target))
 	}
 	p.old = old.String()
+	landed, err := b.isAncestor(ctx, p.tip, p.old)
+	if err != nil {
+		return nil, err
+	}
+	ff := false
+	if !landed {
+		if ff, err = b.isAncestor(ctx, p.old, p.tip); err != nil {
+			return nil, err
+		}
+	}
 	switch {
-	case b.isAncestor(ctx, p.tip, p.old):
+	case landed:
 		p.kind = MergeUpToDate
 		return p, nil
-	case b.isAncestor(ctx, p.old, p.tip):
+	case ff:
 		p.kind = MergeFastForward
 	default:
 		p.kind = MergeCommit
@@ -290,9 +300,19 @@ func (b *Brain) cleanWorktree(ctx context.Context, dir, branch string) error {
 	return nil
 }
 
-func (b *Brain) isAncestor(ctx context.Context, a, c string) bool {
-	_, code, _ := b.gitRun(ctx, nil, "merge-base", "--is-ancestor", a, c)
-	return code == 0
+// isAncestor reports whether commit a is an ancestor of commit c. Only
+// git's own answer counts: a git that did not run, or was stopped, is an
+// error and never a yes (a yes makes the landing "up-to-date": landed
+// without the merge).
+func (b *Brain) isAncestor(ctx context.Context, a, c string) (bool, error) {
+	_, code, err := b.gitRun(ctx, nil, "merge-base", "--is-ancestor", a, c)
+	switch {
+	case err == nil:
+		return true, nil
+	case code == 1:
+		return false, nil
+	}
+	return false, fmt.Errorf("is %.12s an ancestor of %.12s: %w", a, c, err)
 }
 
 // gitRun runs the git CLI on the repository: its output without the final
@@ -314,6 +334,8 @@ func (b *Brain) gitRunIn(ctx context.Context, dir string, env []string, args ...
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		code = exit.ExitCode()
+	} else if err != nil {
+		code = -1 // git did not run (not found, context done): no exit code
 	}
 	if err != nil {
 		err = fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
