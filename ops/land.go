@@ -286,9 +286,12 @@ func (b *Brain) checkedOutIn(ctx context.Context, branch string) (string, error)
 }
 
 // cleanWorktree refuses worktree_dirty when the worktree that holds the
-// target has uncommitted changes to tracked files.
+// target has uncommitted changes to tracked files. It only reads: git
+// status takes no index.lock (GIT_OPTIONAL_LOCKS=0), so the owner's own
+// git in that worktree never finds it locked by a landing, and a landing
+// stopped here leaves no lock behind.
 func (b *Brain) cleanWorktree(ctx context.Context, dir, branch string) error {
-	out, _, err := b.gitRunIn(ctx, dir, nil, "status", "--porcelain", "--untracked-files=no")
+	out, _, err := b.gitRunIn(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain", "--untracked-files=no")
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", dir, err)
 	}

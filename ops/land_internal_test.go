@@ -1,9 +1,13 @@
 package ops
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -51,5 +55,36 @@ func TestIsAncestorOnlyGitsAnswer(t *testing.T) {
 	}
 	if yes, err := b.isAncestor(ctx, root, strings.Repeat("e", 40)); yes || err == nil {
 		t.Errorf("an unknown commit: got %v, %v; want an error", yes, err)
+	}
+}
+
+// The check that a worktree is clean only reads: git status there takes
+// no index.lock and so never rewrites the index it refreshes. (Holding
+// that lock, it failed the owner's own `git commit` in the worktree, and
+// a landing stopped mid-check left index.lock behind.)
+func TestCleanWorktreeTakesNoIndexLock(t *testing.T) {
+	b, g := gitBrain(t)
+	g.CommitFiles("files", map[string]string{"a.txt": "a\n"})
+	// Same content, older stat: a refreshing status would rewrite the index.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(g.Dir, "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(g.Dir, ".git", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.cleanWorktree(context.Background(), g.Dir, "main"); err != nil {
+		t.Fatalf("a clean worktree: %v", err)
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(before, after) {
+		t.Fatal("checking the worktree rewrote its index: git status took index.lock")
+	}
+	// The same status with optional locks does rewrite it: the check above
+	// can tell.
+	g.Git("status", "--porcelain")
+	if after, _ := os.ReadFile(index); bytes.Equal(before, after) {
+		t.Fatal("git status did not refresh the index: the test proves nothing")
 	}
 }
