@@ -1,0 +1,510 @@
+package testscripts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serve"
+)
+
+// TestKillNineWhileLanding kills `m1nd land` with SIGKILL at random moments
+// over its whole run (issue 14): the landing of a merge_wait mission into a
+// branch checked out in the main worktree, in a linked worktree, or
+// nowhere, as a fast-forward or as a merge commit. m1nd alone is killed,
+// as kill -9 or the OOM killer would: the git it started runs on and is
+// waited for. After every kill the mission is either landed with its work
+// on the target branch, or still at merge_wait and landable: `m1nd land`
+// run again at the terminal finishes it (without a second gesture when the
+// receipt was imported). git fsck is clean, m1nd verify finds no fault, no
+// lock is left behind, and every worktree holding a target is clean.
+func TestKillNineWhileLanding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	landCrashRounds(t, 60, func(round, pid int) { syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// landCrashRounds lands a new mission in each round and stops the landing
+// with stop (given m1nd's pid, also its process group) at a random moment,
+// then checks what the stop left and finishes the landing.
+func landCrashRounds(t *testing.T, rounds int, stop func(round, pid int)) {
+	start := time.Now()
+	c := newLandCrash(t)
+	seed := crashSeed(t)
+	t.Logf("seed %d (replay the same stop delays: %s=%d go test ./testscripts -run %s)", seed, crashSeedEnv, seed, t.Name())
+	rng := rand.New(rand.NewPCG(2, seed))
+
+	// How long a landing takes, whole process, so the stops spread over
+	// all of it: the mean of two fast-forwards and two merge commits into
+	// the main worktree.
+	var span time.Duration
+	for i := range 4 {
+		id := c.mission(c.targets[0], i%2 == 1)
+		t0 := time.Now()
+		if out, code := c.land(id, -1, nil); code != 0 {
+			t.Fatalf("calibration landing: exit %d\n%s", code, out)
+		}
+		span += time.Since(t0) / 4
+		c.check(id, "calibration")
+	}
+	t.Logf("a landing takes %v; stops spread over 0–%v", span, span*11/10)
+
+	states := map[string]int{}
+	var lockNotes []string
+	anonymousLocks := 0
+	for round := 0; round < rounds; round++ {
+		tg := c.targets[round%len(c.targets)]
+		merge := round/len(c.targets)%2 == 1
+		id := c.mission(tg, merge)
+		delay := time.Duration(rng.Int64N(int64(span * 11 / 10)))
+		label := fmt.Sprintf("round %d (%s, merge=%v, stop at %v)", round, tg.branch, merge, delay)
+		out, code := c.land(id, delay, func(pid int) { stop(round, pid) })
+
+		// What the stop left: checked before anything runs again. m1nd's
+		// own ref locks (empty, or stamped with its dead pid) are cleared by
+		// the next m1nd that writes the ref; any other lock is git's crash
+		// artefact, which only a killed git leaves, except an anonymous lock
+		// (m1nd killed between writing the value and the rename: the
+		// window TestKillNineWhilePosting measures).
+		var anonymous []string
+		for _, l := range c.locks() {
+			note := fmt.Sprintf("%s: %s (%s)", label, l.path, l.kind)
+			lockNotes = append(lockNotes, note)
+			switch l.kind {
+			case "m1nd":
+			case "anonymous":
+				anonymous = append(anonymous, l.path)
+			default:
+				t.Errorf("%s: the stop left git's lock behind: %s %q", label, l.path, l.content)
+			}
+		}
+		c.fsck(label)
+		c.verify(label)
+		state := c.state(id, tg)
+		if state == "landed" && code == 0 {
+			state = "finished"
+		}
+		states[state]++
+		switch state {
+		case "landed", "finished":
+			c.check(id, label)
+			continue
+		}
+		// Still merge_wait: landable, and landing again finishes it.
+		again, code2 := c.land(id, -1, nil)
+		if code2 != 0 && len(anonymous) > 0 && strings.Contains(again, "locked by another writer") {
+			anonymousLocks++
+			t.Logf("%s: the kill left an anonymous lock %s; removing it as the message says", label, anonymous)
+			for _, l := range anonymous {
+				os.Remove(l)
+			}
+			again, code2 = c.land(id, -1, nil)
+		}
+		if code2 != 0 {
+			t.Fatalf("%s: left at %s, the landing run again failed (exit %d):\n%s\nstopped run (exit %d):\n%s", label, state, code2, again, code, out)
+		}
+		if state != "untouched" && !strings.Contains(again, "receipt already in") {
+			t.Errorf("%s: left at %s, the landing run again imported a second time:\n%s", label, state, again)
+		}
+		c.check(id, label)
+		c.verify(label + " re-run")
+		if l := c.locks(); len(l) > 0 {
+			t.Errorf("%s: locks after the landing run again: %+v", label, l)
+		}
+	}
+	c.fsck("end")
+	t.Logf("%d rounds in %v: %v (finished = exit 0 before the stop; landed = stopped after the landed letter; "+
+		"merged/imported/untouched = left at merge_wait after the merge / after the import / before it, then finished by the landing run again)",
+		rounds, time.Since(start).Round(time.Millisecond), states)
+	if anonymousLocks > rounds/10 {
+		t.Errorf("%d of %d stops left an anonymous lock; the window should be a few syscalls wide", anonymousLocks, rounds)
+	}
+	if len(lockNotes) > 0 {
+		t.Logf("locks left by stops:\n%s", strings.Join(lockNotes, "\n"))
+	}
+}
+
+// landCrash is the brain the landing crash test lands missions in: shop,
+// with main checked out in the main worktree, lnk in a linked worktree and
+// rel nowhere.
+type landCrash struct {
+	t       *testing.T
+	g       *gittest.Repo
+	bin     string
+	env     []string
+	repo    *gitstore.Repo
+	m       *chain.Missions
+	targets []*landTarget
+	n       int // missions made
+	runs    int // landings run
+}
+
+// landTarget is a branch missions land in and the worktree that has it
+// checked out ("" for none).
+type landTarget struct {
+	branch   string
+	worktree string
+}
+
+func newLandCrash(t *testing.T) *landCrash {
+	t.Helper()
+	c := &landCrash{t: t, g: gittest.Init(t, "shop"), bin: m1ndBin(t), env: gittest.Env(t)}
+	c.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
+	if out, err := c.m1nd("init"); err != nil {
+		t.Fatalf("m1nd init: %v\n%s", err, out)
+	}
+	lnk := filepath.Join(filepath.Dir(c.g.Dir), "shop-lnk")
+	c.g.Git("worktree", "add", "-q", "-b", "lnk", lnk)
+	c.g.Git("branch", "rel")
+	c.targets = []*landTarget{{"main", c.g.Dir}, {"lnk", lnk}, {"rel", ""}}
+	repo, err := gitstore.Open(c.g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	c.repo = repo
+	store := &brain.Store{Repo: repo, Brain: "shop"}
+	if _, err := store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	c.m = &chain.Missions{Repo: repo, Brain: "shop", Blocks: store}
+	return c
+}
+
+func (c *landCrash) m1nd(args ...string) (string, error) {
+	cmd := exec.Command(c.bin, args...)
+	cmd.Dir, cmd.Env = c.g.Dir, c.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// mission makes a merge_wait mission whose work branch m1nd/<id> adds one
+// file on the target's tip, recorded (side record) to land in tg; with
+// merge, the target then moves on by a commit of its own, so the landing
+// is a merge commit.
+func (c *landCrash) mission(tg *landTarget, merge bool) string {
+	t := c.t
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	opened, err := c.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := opened.MissionID
+	head, err := c.m.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw := chain.Next(head.Letter, head.HeadLetterID, now)
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	hash := "sha256:" + fmt.Sprintf("%064x", c.n)
+	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + id}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		t.Fatal(err)
+	}
+	c.n++
+
+	base := c.g.Git("rev-parse", "refs/heads/"+tg.branch)
+	work := c.commitOn(base, fmt.Sprintf("work-%03d.txt", c.n), id+"\n", "agent: work of "+id)
+	c.g.Git("update-ref", "refs/heads/m1nd/"+id, work, strings.Repeat("0", 40))
+	if merge {
+		name := fmt.Sprintf("main-%03d.txt", c.n)
+		if tg.worktree != "" {
+			if err := os.WriteFile(filepath.Join(tg.worktree, name), []byte("moved on\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.g.Git("-C", tg.worktree, "add", name)
+			c.g.Git("-C", tg.worktree, "commit", "-qm", "target moves on")
+		} else {
+			c.g.Git("update-ref", "refs/heads/"+tg.branch, c.commitOn(base, name, "moved on\n", "target moves on"), base)
+		}
+	}
+	side := &serve.Side{MissionID: id, RunnerID: "b1", Worktree: filepath.Join(filepath.Dir(c.g.Dir), "shop-"+id), Branch: "m1nd/" + id,
+		Base: base, Target: tg.branch, Created: now.Format(time.RFC3339)}
+	if err := serve.WriteSide(c.repo.RuntimeDir(), side); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// commitOn writes, with git's plumbing, a commit on parent that adds the
+// top-level file name; no worktree is touched.
+func (c *landCrash) commitOn(parent, name, body, msg string) string {
+	t := c.t
+	t.Helper()
+	run := func(stdin string, args ...string) string {
+		cmd := c.g.Command(args...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := run(body, "hash-object", "-w", "--stdin")
+	entries := run("", "ls-tree", parent)
+	tree := run(entries+"\n100644 blob "+blob+"\t"+name+"\n", "mktree")
+	return run("", "commit-tree", tree, "-p", parent, "-m", msg)
+}
+
+// land runs `m1nd land id` at a terminal that has the block id typed in
+// advance. With after >= 0 it calls stop with m1nd's pid (m1nd leads its
+// own process group) after that long; either way it returns once m1nd and
+// every process it started are gone, with what the terminal showed and
+// m1nd's exit code (-1 when a signal ended it).
+func (c *landCrash) land(id string, after time.Duration, stop func(pid int)) (string, int) {
+	t := c.t
+	t.Helper()
+	master, tty, err := openPTY()
+	if err != nil {
+		t.Fatalf("pty: %v", err)
+	}
+	defer master.Close()
+	c.runs++
+	mark := fmt.Sprintf("M1ND_LANDCRASH_RUN=%d.%d", os.Getpid(), c.runs)
+	cmd := exec.Command(c.bin, "land", id)
+	cmd.Dir, cmd.Env = c.g.Dir, append(c.env, mark)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	// Its own process group, as a terminal's foreground job, but no
+	// session: m1nd has no controlling terminal whose hang-up would reach
+	// the git it started when m1nd dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if _, err := master.Write([]byte("sb_shop_core\n")); err != nil {
+		t.Fatalf("type at the pty: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var screen bytes.Buffer
+	read := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(read) }()
+	if after >= 0 {
+		time.Sleep(after)
+		stop(cmd.Process.Pid)
+	}
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code == 0 {
+		t.Fatalf("m1nd land: %v", err)
+	}
+	waitGone(t, mark)
+	<-read
+	return screen.String(), code
+}
+
+// waitGone waits until no live process has mark in its environment: m1nd
+// and what it started (git, git's hooks), which a killed m1nd leaves
+// running, orphaned, in process groups of their own.
+func waitGone(t *testing.T, mark string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := marked(mark)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still running after 10s: %v", left)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// marked lists the live processes whose environment holds mark (a zombie
+// has none).
+func marked(mark string) []string {
+	dirs, _ := os.ReadDir("/proc")
+	var out []string
+	want := []byte("\x00" + mark + "\x00")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), want) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		out = append(out, d.Name()+" "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+// openPTY opens a pseudo-terminal with the standard library only: its
+// master, and its terminal end for the child's stdin and stdout.
+func openPTY() (master, tty *os.File, err error) {
+	master, err = os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ioctl := func(req uintptr, arg unsafe.Pointer) error {
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), req, uintptr(arg)); e != 0 {
+			return e
+		}
+		return nil
+	}
+	var unlock int32
+	var n uint32
+	if err = ioctl(syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)); err == nil {
+		err = ioctl(syscall.TIOCGPTN, unsafe.Pointer(&n))
+	}
+	if err == nil {
+		tty, err = os.OpenFile("/dev/pts/"+strconv.FormatUint(uint64(n), 10), os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	return master, tty, nil
+}
+
+// state is where the kill left the mission: "finished" (m1nd exited 0
+// first) or "landed", else at merge_wait: "merged" (the target holds the
+// work), "imported" (the receipt is in the store) or "untouched".
+func (c *landCrash) state(id string, tg *landTarget) string {
+	t := c.t
+	t.Helper()
+	head, err := c.m.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch head.Letter.Phase {
+	case chain.PhaseLanded:
+		return "landed"
+	case chain.PhaseMergeWait:
+	default:
+		t.Fatalf("%s is at %s after the kill", id, head.Letter.Phase)
+	}
+	if c.holds(tg.branch, id) {
+		return "merged"
+	}
+	store := &brain.Store{Repo: c.repo, Brain: "shop"}
+	if _, ok, err := store.LandingVersion(head.Letter.BlockID, head.Letter.ReceiptCandidate); err != nil {
+		t.Fatal(err)
+	} else if ok {
+		return "imported"
+	}
+	return "untouched"
+}
+
+// holds reports whether branch holds the work of mission id.
+func (c *landCrash) holds(branch, id string) bool {
+	_, err := c.g.TryGit("merge-base", "--is-ancestor", "refs/heads/m1nd/"+id, "refs/heads/"+branch)
+	return err == nil
+}
+
+// check asserts a landed mission: the landed letter, the work on its
+// target, the receipt in the store, and every worktree clean.
+func (c *landCrash) check(id, label string) {
+	t := c.t
+	t.Helper()
+	head, err := c.m.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Letter.Phase != chain.PhaseLanded {
+		t.Fatalf("%s: %s is at %s, not landed", label, id, head.Letter.Phase)
+	}
+	side, _, _ := serve.ReadSide(c.repo.RuntimeDir(), id)
+	if !c.holds(side.Target, id) {
+		t.Fatalf("%s: %s is landed but %s does not hold m1nd/%s", label, id, side.Target, id)
+	}
+	store := &brain.Store{Repo: c.repo, Brain: "shop"}
+	v, ok, err := store.LandingVersion(head.Letter.BlockID, head.Letter.ReceiptCandidate)
+	if err != nil || !ok || head.Letter.Receipt == nil || head.Letter.Receipt.StoreVersion != v {
+		t.Fatalf("%s: %s is landed, but its receipt is not the one in the store (v%d, %v, %v)", label, id, v, ok, err)
+	}
+	for _, tg := range c.targets {
+		if tg.worktree == "" {
+			continue
+		}
+		if out := c.g.Git("-C", tg.worktree, "status", "--porcelain"); out != "" {
+			t.Fatalf("%s: the worktree of %s is not clean:\n%s", label, tg.branch, out)
+		}
+	}
+}
+
+func (c *landCrash) fsck(label string) {
+	t := c.t
+	t.Helper()
+	if out, err := c.g.TryGit("fsck", "--no-dangling", "--no-progress"); err != nil {
+		t.Fatalf("%s: git fsck: %v\n%s", label, err, out)
+	}
+}
+
+func (c *landCrash) verify(label string) {
+	t := c.t
+	t.Helper()
+	out, err := c.m1nd("verify")
+	if err != nil || !strings.Contains(out, " 0 faults") {
+		t.Fatalf("%s: m1nd verify: %v\n%s", label, err, out)
+	}
+}
+
+// lockFile is a lock file under the git dir and whose it is: "m1nd" (an
+// m1nd lock, empty or stamped, that the next m1nd writer clears),
+// "anonymous" (a ref value in a lock under refs/m1nd/, see
+// anonymousLock) or "git".
+type lockFile struct {
+	path, kind string
+	content    []byte
+}
+
+// locks lists the lock files under the repository's git dir (index, HEAD,
+// refs, packed-refs, the worktrees', m1nd's runtime).
+func (c *landCrash) locks() []lockFile {
+	var out []lockFile
+	gitDir := filepath.Join(c.g.Dir, ".git")
+	filepath.WalkDir(gitDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() || !strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		content, _ := os.ReadFile(path)
+		l := lockFile{path: path, kind: "git", content: content}
+		rel, _ := filepath.Rel(gitDir, path)
+		ours := strings.HasPrefix(rel, filepath.Join("refs", "m1nd")+string(filepath.Separator)) || strings.HasPrefix(rel, "m1nd"+string(filepath.Separator))
+		switch {
+		case !ours:
+		case len(content) == 0 || bytes.HasPrefix(content, []byte("m1nd-pid ")):
+			l.kind = "m1nd"
+		default:
+			if _, err := gitstore.ParseHash(strings.TrimSpace(string(content))); err == nil {
+				l.kind = "anonymous"
+			}
+		}
+		out = append(out, l)
+		return nil
+	})
+	return out
+}
