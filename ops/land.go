@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
@@ -126,7 +127,11 @@ func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) 
 	if req.DryRun {
 		return res, nil
 	}
-	if res.Commit, res.Worktree, err = b.applyMerge(ctx, plan, l, version); err != nil {
+	// The move is not cut short by a cancelled context (Ctrl-C, SIGTERM):
+	// a git merge stopped between the worktree and the branch leaves the
+	// worktree dirty and git's locks behind, a state no landing finishes.
+	// It takes milliseconds; what follows still honours ctx.
+	if res.Commit, res.Worktree, err = b.applyMerge(context.WithoutCancel(ctx), plan, l, version); err != nil {
 		return nil, fmt.Errorf("land %s: the receipt is in store v%d, but the merge did not happen (run the landing again to finish it): %w", l.MissionID, version, err)
 	}
 	landed := chain.Next(l, head.HeadLetterID, req.Now)
@@ -327,6 +332,14 @@ func (b *Brain) gitRun(ctx context.Context, env []string, args ...string) (strin
 func (b *Brain) gitRunIn(ctx context.Context, dir string, env []string, args ...string) (string, int, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
+	// git is stopped the way it can clean up after itself: SIGTERM, on
+	// which it removes its lock files (index.lock, <ref>.lock), not the
+	// default SIGKILL that leaves them for a human to delete. In a process
+	// group of its own, a Ctrl-C or a hang-up at the terminal reaches m1nd,
+	// which decides, and not the git it is waiting for.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}

@@ -43,6 +43,30 @@ func TestKillNineWhileLanding(t *testing.T) {
 	landCrashRounds(t, 60, func(round, pid int) { syscall.Kill(pid, syscall.SIGKILL) })
 }
 
+// TestInterruptWhileLanding stops `m1nd land` at random moments the ways a
+// terminal and a service manager do: SIGTERM to m1nd, and SIGINT (Ctrl-C)
+// or SIGHUP (the terminal closed) to its process group, the terminal's
+// foreground group. m1nd cancels or dies; the git it runs must neither be
+// killed half-way through moving the target (a dirty worktree and git's
+// locks left behind, a landing nothing finishes) nor be taken for having
+// answered (a landing "up-to-date" without its merge). The same
+// invariants as TestKillNineWhileLanding hold after every stop.
+func TestInterruptWhileLanding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	landCrashRounds(t, 30, func(round, pid int) {
+		switch round % 3 {
+		case 0:
+			syscall.Kill(pid, syscall.SIGTERM)
+		case 1:
+			syscall.Kill(-pid, syscall.SIGINT)
+		case 2:
+			syscall.Kill(-pid, syscall.SIGHUP)
+		}
+	})
+}
+
 // landCrashRounds lands a new mission in each round and stops the landing
 // with stop (given m1nd's pid, also its process group) at a random moment,
 // then checks what the stop left and finishes the landing.
