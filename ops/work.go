@@ -344,7 +344,8 @@ func (b *Brain) work(ctx context.Context, missionID string, side *serve.Side) (*
 }
 
 // parseNumstat reads `git diff --numstat -z`: "added\tdeleted\tpath\0",
-// or for a rename "added\tdeleted\t\0from\0to\0".
+// or for a rename "added\tdeleted\t\0from\0to\0". An entry without a
+// name (output cut short) is left out.
 func parseNumstat(out string) []FileChange {
 	files := []FileChange{}
 	fields := strings.Split(out, "\x00")
@@ -354,7 +355,10 @@ func parseNumstat(out string) []FileChange {
 			continue
 		}
 		path := parts[2]
-		if path == "" && i+2 < len(fields) {
+		if path == "" {
+			if i+2 >= len(fields) || fields[i+1] == "" || fields[i+2] == "" {
+				break // a rename cut short: its names are the last fields
+			}
 			path = fields[i+1] + " → " + fields[i+2]
 			i += 2
 		}

@@ -30,6 +30,9 @@ func TestParseNumstat(t *testing.T) {
 			[]FileChange{{"a b\tc.txt", 1, 1}}},
 		{"no final NUL", "1\t2\tx.go", []FileChange{{"x.go", 1, 2}}},
 		{"junk between", "warning\x001\t2\tx.go\x00", []FileChange{{"x.go", 1, 2}}},
+		{"cut before the name", "1\t2\t", []FileChange{}},
+		{"rename cut before its names", "1\t1\tx\x000\t0\t\x00", []FileChange{{"x", 1, 1}}},
+		{"rename cut after its first name", "0\t0\t\x00a\x00", []FileChange{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := parseNumstat(tt.in); !reflect.DeepEqual(got, tt.want) {
@@ -37,6 +40,21 @@ func TestParseNumstat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseNumstat: whatever git (or a broken pipe) prints, the parser
+// does not panic and names every file it counts.
+func FuzzParseNumstat(f *testing.F) {
+	for _, s := range []string{"", "3\t1\tcore/a.go\x00", "-\t-\tlogo.png\x00", "0\t0\t\x00old\x00new\x00", "1\t2\t", "1\t2\t\x00a\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, fc := range parseNumstat(in) {
+			if fc.Path == "" {
+				t.Fatalf("parseNumstat(%q) counts a file with no path: %+v", in, fc)
+			}
+		}
+	})
 }
 
 func TestPrintable(t *testing.T) {
