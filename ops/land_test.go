@@ -1,0 +1,294 @@
+package ops_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// landBrain is a scanned brain "shop" in a real repository, with no
+// passkey: a landing's gesture is the terminal's.
+type landBrain struct {
+	t   *testing.T
+	g   *gittest.Repo
+	b   *ops.Brain
+	now time.Time
+}
+
+func newLandBrain(t *testing.T) *landBrain {
+	t.Helper()
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
+	for _, kv := range gittest.Env(t) {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
+			t.Setenv(k, v)
+		}
+	}
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	lb := &landBrain{t: t, g: g, b: ops.New(repo, "shop"), now: time.Now().UTC().Truncate(time.Second)}
+	if _, err := lb.b.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: lb.now}); err != nil {
+		t.Fatal(err)
+	}
+	return lb
+}
+
+// mission opens a mission on sb_shop_core; with mergeWait, it is at
+// merge_wait with a receipt candidate, as runnerd leaves it.
+func (lb *landBrain) mission(mergeWait bool) string {
+	t := lb.t
+	t.Helper()
+	ctx := context.Background()
+	opened, err := lb.b.Missions.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: lb.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mergeWait {
+		return opened.MissionID
+	}
+	head, err := lb.b.Missions.Current(opened.MissionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw := chain.Next(head.Letter, head.HeadLetterID, lb.now)
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: lb.now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: lb.now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	if _, err := lb.b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		t.Fatal(err)
+	}
+	return opened.MissionID
+}
+
+// work commits files on m1nd/<id>, cut from the tip of target in a worktree
+// of its own, and writes the side record naming target, as runnerd does.
+func (lb *landBrain) work(id, target string, files map[string]string) {
+	t := lb.t
+	t.Helper()
+	base := lb.g.Git("rev-parse", "refs/heads/"+target)
+	wt := filepath.Join(filepath.Dir(lb.g.Dir), "wt-"+id)
+	lb.g.Git("worktree", "add", "-q", "-b", ops.WorkBranch(id), wt, base)
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(wt, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lb.g.Git("-C", wt, "add", "-A")
+	lb.g.Git("-C", wt, "commit", "-qm", "agent: work of "+id)
+	side := &serve.Side{MissionID: id, RunnerID: "b1", Worktree: wt, Branch: ops.WorkBranch(id), Base: base, Target: target, Created: lb.now.Format(time.RFC3339)}
+	if err := serve.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// land lands id at the terminal (no passkey: the human-tty gesture).
+func (lb *landBrain) land(id, into string) (*ops.LandResult, error) {
+	return lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now})
+}
+
+// state is everything a landing could write: every ref, every worktree's
+// HEAD and status.
+func (lb *landBrain) state() string {
+	t := lb.t
+	t.Helper()
+	var s strings.Builder
+	s.WriteString(lb.g.Git("for-each-ref", "--format=%(refname) %(objectname)"))
+	for _, line := range strings.Split(lb.g.Git("worktree", "list", "--porcelain"), "\n") {
+		if wt, ok := strings.CutPrefix(line, "worktree "); ok {
+			s.WriteString("\n" + wt + " " + lb.g.Git("-C", wt, "rev-parse", "HEAD") + "\n" + lb.g.Git("-C", wt, "status", "--porcelain"))
+		}
+	}
+	return s.String()
+}
+
+// refused asserts that a landing of id is refused code with a lesson
+// holding every one of lesson, and that it wrote nothing, dry or not.
+func (lb *landBrain) refused(id, into string, code gates.Code, lesson ...string) {
+	t := lb.t
+	t.Helper()
+	before := lb.state()
+	for _, dry := range []bool{true, false} {
+		_, err := lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now, DryRun: dry})
+		r, ok := gates.AsRefusal(err)
+		if !ok || r.Code != code {
+			t.Fatalf("land %s (dry run %v): got %v, want refused %s", id, dry, err, code)
+		}
+		for _, want := range lesson {
+			if !strings.Contains(r.Lesson, want) {
+				t.Errorf("land %s (dry run %v): the lesson %q does not name %q", id, dry, r.Lesson, want)
+			}
+		}
+	}
+	if after := lb.state(); after != before {
+		t.Errorf("a refused landing wrote:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestLandRefusesAConflict(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(true)
+	lb.work(id, "main", map[string]string{"core/a.go": "package core\n\nfunc B() {}\n"})
+	lb.g.CommitFiles("main: add C", map[string]string{"core/a.go": "package core\n\nfunc C() {}\n"})
+	lb.refused(id, "", gates.MergeConflict, "core/a.go", "m1nd/"+id, "main")
+	head, err := lb.b.Missions.Current(id)
+	if err != nil || head.Letter.Phase != chain.PhaseMergeWait || head.Letter.ReceiptCandidate == nil {
+		t.Fatalf("after a conflict the mission should wait with its candidate: %+v, %v", head, err)
+	}
+}
+
+func TestLandRefusesADirtyWorktreeHoldingTheTarget(t *testing.T) {
+	lb := newLandBrain(t)
+	feature := filepath.Join(filepath.Dir(lb.g.Dir), "shop-feature")
+	lb.g.Git("worktree", "add", "-q", "-b", "feature", feature)
+	id := lb.mission(true)
+	lb.work(id, "feature", map[string]string{"NOTE.md": "note\n"})
+	if err := os.WriteFile(filepath.Join(feature, "README.md"), []byte("edited, not committed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lb.refused(id, "", gates.WorktreeDirty, "feature is checked out in "+feature, "1 uncommitted change")
+
+	// An untracked file is no obstacle: cleaned, the landing goes through
+	// and fast-forwards that worktree.
+	lb.g.Git("-C", feature, "checkout", "README.md")
+	if err := os.WriteFile(filepath.Join(feature, "scratch.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := lb.land(id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Merge != ops.MergeFastForward || !res.Worktree || res.Target != "feature" {
+		t.Errorf("got %+v, want a fast-forward of feature in its worktree", res)
+	}
+	if _, err := os.Stat(filepath.Join(feature, "NOTE.md")); err != nil {
+		t.Errorf("the worktree of feature did not move: %v", err)
+	}
+}
+
+func TestLandRefusesWithoutATarget(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(true)
+	lb.work(id, "main", map[string]string{"NOTE.md": "note\n"})
+	// Spawned from a detached HEAD: no target recorded.
+	side, _, _ := serve.ReadSide(lb.b.Repo.RuntimeDir(), id)
+	side.Target = ""
+	if err := serve.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
+		t.Fatal(err)
+	}
+	lb.refused(id, "", gates.InvalidTransition, "no target branch is recorded for "+id, "--into")
+	// Not spawned here at all: no side record.
+	if err := os.Remove(filepath.Join(serve.SideDir(lb.b.Repo.RuntimeDir()), id+".json")); err != nil {
+		t.Fatal(err)
+	}
+	lb.refused(id, "", gates.InvalidTransition, "no target branch is recorded for "+id)
+}
+
+func TestLandRefusesABadInto(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(true)
+	lb.work(id, "main", map[string]string{"NOTE.md": "note\n"})
+	lb.refused(id, "release", gates.InvalidTransition, "no branch release")
+	lb.refused(id, "m1nd/"+id, gates.InvalidTransition, "is not a branch a landing merges into")
+	lb.refused(id, "two..dots", gates.InvalidTransition, "is not a branch a landing merges into")
+	lb.refused(id, "-f", gates.InvalidTransition, "is not a branch a landing merges into")
+}
+
+func TestLandRefusesAMissionNotAtMergeWait(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(false)
+	lb.refused(id, "main", gates.InvalidTransition, id+" is at judging")
+}
+
+// A mission carried by hand has no work branch here: the landing imports
+// its receipt and posts landed, with nothing to merge.
+func TestLandWithoutAWorkBranch(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(true)
+	mainBefore := lb.g.Git("rev-parse", "main")
+	dry, err := lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now, DryRun: true})
+	if err != nil || !dry.NeedsGesture || dry.Merge != ops.MergeNoBranch || len(dry.Change) == 0 {
+		t.Fatalf("dry run: %+v, %v; want a gesture needed and no branch", dry, err)
+	}
+	res, err := lb.land(id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Imported || res.Merge != ops.MergeNoBranch || res.LetterID == "" || res.Commit != "" || res.StoreVersion != dry.StoreVersion {
+		t.Errorf("got %+v; want imported at v%d, no branch, a landed letter", res, dry.StoreVersion)
+	}
+	head, err := lb.b.Missions.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Letter.Phase != chain.PhaseLanded || head.Letter.Receipt == nil || head.Letter.Receipt.StoreVersion != res.StoreVersion || head.HeadLetterID != res.LetterID {
+		t.Errorf("the head is %s with receipt %+v; want landed naming v%d", head.Letter.Phase, head.Letter.Receipt, res.StoreVersion)
+	}
+	if v, ok, err := lb.b.Store.LandingVersion("sb_shop_core", head.Letter.ReceiptCandidate); err != nil || !ok || v != res.StoreVersion {
+		t.Errorf("the store holds the candidate at v%d (%v, %v), want v%d", v, ok, err, res.StoreVersion)
+	}
+	if got := lb.g.Git("rev-parse", "main"); got != mainBefore {
+		t.Errorf("main moved to %s with nothing to merge", got)
+	}
+	again, err := lb.land(id, "")
+	if err != nil || !again.AlreadyLanded || again.StoreVersion != res.StoreVersion {
+		t.Errorf("landing again: %+v, %v; want already landed at v%d", again, err, res.StoreVersion)
+	}
+}
+
+// Into a branch checked out nowhere, after it moved on: a merge commit
+// naming the mission and the receipt, no worktree touched.
+func TestLandMergeCommitIntoABranchCheckedOutNowhere(t *testing.T) {
+	lb := newLandBrain(t)
+	lb.g.Git("branch", "release")
+	id := lb.mission(true)
+	lb.work(id, "release", map[string]string{"NOTE.md": "note\n"})
+	// release moves on, in a worktree gone before the landing.
+	tmp := filepath.Join(t.TempDir(), "release")
+	lb.g.Git("worktree", "add", "-q", tmp, "release")
+	if err := os.WriteFile(filepath.Join(tmp, "CHANGES"), []byte("1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lb.g.Git("-C", tmp, "add", "CHANGES")
+	lb.g.Git("-C", tmp, "commit", "-qm", "release moves on")
+	lb.g.Git("worktree", "remove", tmp)
+	moved := lb.g.Git("rev-parse", "release")
+	mainBefore, status := lb.g.Git("rev-parse", "main"), lb.g.Git("status", "--porcelain")
+	res, err := lb.land(id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Merge != ops.MergeCommit || res.Worktree || res.Commit != lb.g.Git("rev-parse", "release") {
+		t.Fatalf("got %+v; want a merge commit, release at its tip", res)
+	}
+	parents := lb.g.Git("log", "-1", "--format=%P", "release")
+	if parents != moved+" "+lb.g.Git("rev-parse", "m1nd/"+id) {
+		t.Errorf("the merge's parents are %s", parents)
+	}
+	msg := lb.g.Git("log", "-1", "--format=%B", "release")
+	for _, want := range []string{"Land m1nd/" + id + " into release", "M1nd-Mission: " + id, "M1nd-Block: sb_shop_core", "M1nd-Store-Version: "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the merge message lacks %q:\n%s", want, msg)
+		}
+	}
+	if lb.g.Git("rev-parse", "main") != mainBefore || lb.g.Git("status", "--porcelain") != status {
+		t.Error("landing into release touched main or its worktree")
+	}
+}
