@@ -40,7 +40,7 @@ func TestKillNineWhileLanding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")
 	}
-	landCrashRounds(t, 60, func(round, pid int) { syscall.Kill(pid, syscall.SIGKILL) })
+	landCrashRounds(t, crashRounds(60), func(round, pid int) { syscall.Kill(pid, syscall.SIGKILL) })
 }
 
 // TestInterruptWhileLanding stops `m1nd land` at random moments the ways a
@@ -55,7 +55,7 @@ func TestInterruptWhileLanding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")
 	}
-	landCrashRounds(t, 30, func(round, pid int) {
+	landCrashRounds(t, crashRounds(30), func(round, pid int) {
 		switch round % 3 {
 		case 0:
 			syscall.Kill(pid, syscall.SIGTERM)
@@ -65,6 +65,17 @@ func TestInterruptWhileLanding(t *testing.T) {
 			syscall.Kill(-pid, syscall.SIGHUP)
 		}
 	})
+}
+
+// crashRounds is n, or a third of it under the race detector: there every
+// m1nd is race-instrumented and a round takes a second or more, while the
+// race detector has little to find in a process killed from outside. The
+// full count runs in the plain `go test ./testscripts`.
+func crashRounds(n int) int {
+	if raceEnabled {
+		return n / 3
+	}
+	return n
 }
 
 // landCrashRounds lands a new mission in each round and stops the landing
@@ -99,7 +110,7 @@ func landCrashRounds(t *testing.T, rounds int, stop func(round, pid int)) {
 		tg := c.targets[round%len(c.targets)]
 		merge := round/len(c.targets)%2 == 1
 		id := c.mission(tg, merge)
-		delay := time.Duration(rng.Int64N(int64(span * 11 / 10)))
+		delay := time.Duration(rng.Int64N(int64(span * 5 / 4)))
 		label := fmt.Sprintf("round %d (%s, merge=%v, stop at %v)", round, tg.branch, merge, delay)
 		out, code := c.land(id, delay, func(pid int) { stop(round, pid) })
 
