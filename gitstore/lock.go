@@ -27,19 +27,19 @@ const DefaultLockTimeout = 2 * time.Second
 
 // UpdateRef moves ref name from old to new with git's lockfile protocol:
 // create <ref>.lock exclusively (waiting while another writer holds it),
-// verify the current value (loose, else packed) equals old, write the new
-// value into the lock and rename it over the ref. old == ZeroHash means
-// "must not exist". A mismatch is a *StaleRefError and leaves the ref
-// untouched; the lock is always removed.
+// verify the current value (loose, else packed) equals old, then, still
+// holding the lock, rename a synced file holding the new value over the
+// ref, and remove the lock. old == ZeroHash means "must not exist". A
+// mismatch is a *StaleRefError and leaves the ref untouched; the lock is
+// always removed.
 //
-// While m1nd holds a lock, the lock file says which process holds it
-// ("m1nd-pid <pid> <boot id>"); the ref value replaces that only just
-// before the rename. A lock left by an m1nd process that was killed is
-// therefore recognisable and is cleared by the next writer (git never reads
-// lock contents, so this stays compatible). The file is fsynced after the
-// rename and before UpdateRef returns: a post is durable when reported, and
-// the window in which a killed writer leaves an anonymous lock stays a few
-// syscalls wide.
+// The lock file says, for as long as it exists, which process holds it
+// ("m1nd-pid <pid> <boot id>"): its contents are never the ref's value, so
+// a lock left by an m1nd process that was killed at any point is
+// recognisable, and the next writer clears it (git never reads lock
+// contents, and a lock without m1nd's stamp, which git may hold, is never
+// cleared). The value file is synced before the rename: a post is durable
+// when reported.
 func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error {
 	if !ValidRefName(name) {
 		return fmt.Errorf("update ref: invalid ref name %q", name)
@@ -55,12 +55,9 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 	if err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
 	}
-	renamed := false
 	defer func() {
 		lock.Close()
-		if !renamed {
-			os.Remove(lock.Name())
-		}
+		os.Remove(lock.Name())
 	}()
 	cur, ok, err := readLooseRef(path)
 	if err != nil {
@@ -76,24 +73,49 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 	if cur != old {
 		return &StaleRefError{Ref: name, Expected: old, Actual: cur}
 	}
-	value := []byte(new.String() + "\n")
-	if _, err := lock.WriteAt(value, 0); err != nil {
-		return fmt.Errorf("update %s: write lock: %w", name, err)
-	}
-	if err := lock.Truncate(int64(len(value))); err != nil {
-		return fmt.Errorf("update %s: write lock: %w", name, err)
-	}
-	if err := r.adjustShared(lock.Name()); err != nil {
+	// The new value goes in through a file of its own, renamed over the
+	// ref while the lock (still stamped with this process) is held; the
+	// lock is removed after. A writer killed at any point leaves either a
+	// stamped lock, which the next writer clears, or nothing.
+	value, err := r.refValueFile(new)
+	if err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
 	}
-	if err := os.Rename(lock.Name(), path); err != nil {
-		return fmt.Errorf("update %s: commit lock: %w", name, err)
-	}
-	renamed = true
-	if err := lock.Sync(); err != nil {
-		return fmt.Errorf("update %s: sync: %w", name, err)
+	if err := os.Rename(value, path); err != nil {
+		os.Remove(value)
+		return fmt.Errorf("update %s: commit: %w", name, err)
 	}
 	return nil
+}
+
+// refValueFile writes h as a ref file's contents into a temporary file in
+// the runtime folder (the same file system as the refs, outside refs/ so
+// git never reads a leftover as a ref), synced and with git's mode.
+func (r *Repo) refValueFile(h Hash) (string, error) {
+	dir := filepath.Join(r.RuntimeDir(), "tmp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := filepath.Join(dir, fmt.Sprintf("ref-%d-%d", os.Getpid(), rand.Uint64()))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(h.String() + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.adjustShared(name)
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
 }
 
 // acquireLock creates path exclusively and stamps it with this process,
