@@ -263,11 +263,23 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 				return false
 			}
 			loose, inLoose, err := repo.LooseRef(u.Ref)
-			if err != nil || !inLoose || loose != u.Old {
+			if err != nil || (inLoose && loose != u.Old) {
 				return false
 			}
 			p, err := packedRefs()
-			return err == nil && p[u.Ref] == u.Old
+			if err != nil || p[u.Ref] != u.Old {
+				return false
+			}
+			if inLoose {
+				return true // the loose copy of the packed value goes: nothing moves
+			}
+			// The loose file is gone already (another pack-refs pruned it):
+			// this removes nothing, unless the deletion is real and takes
+			// the ref out of packed-refs too — then its git holds
+			// packed-refs.lock with the ref left out of it. A pack-refs
+			// writing it keeps the ref at the same value.
+			pending, locked, err := repo.PackedRefsLock()
+			return err == nil && (!locked || pending[u.Ref] == u.Old)
 		}
 		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, CreatedIsHistory: keysBefore.IsZero()}
 		if f := judge.Check(repo, u); f != nil {

@@ -39,8 +39,9 @@ func (r *hookRig) mergeWait() (*chain.Head, string) {
 }
 
 // TestCheckTransactionPackedRefs is the hook's view of packed refs: the
-// loose copy that `git pack-refs` deletes is no deletion, the same deletion
-// without a loose copy is, and a zero old value is read from packed-refs.
+// loose copy that `git pack-refs` deletes is no deletion, nor is a second
+// prune once it is gone; a deletion that takes the ref out of packed-refs
+// is; and a zero old value is read from packed-refs.
 func TestCheckTransactionPackedRefs(t *testing.T) {
 	r := newChainRig(t)
 	a, refA := r.mergeWait()
@@ -56,14 +57,34 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	if faults, _ := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion without an old value: %v", faults)
 	}
-	// Once the loose copy is gone the same deletion would bury the chain.
+	// Once the loose copy is gone, the same deletion is another pack-refs
+	// pruning after the first (nothing moves), unless its git is taking the
+	// ref out of packed-refs: then packed-refs.lock, written at prepare,
+	// leaves it out, and the deletion would bury the chain.
 	if err := os.Remove(filepath.Join(r.repo.CommonDir(), filepath.FromSlash(refA))); err != nil {
 		t.Fatal(err)
 	}
+	if faults, _ := CheckTransaction(r.repo, noise); len(faults) != 0 {
+		t.Fatalf("a second prune of a packed ref: %v", faults)
+	}
+	packed, _ := os.ReadFile(filepath.Join(r.repo.CommonDir(), "packed-refs"))
+	lock := filepath.Join(r.repo.CommonDir(), "packed-refs.lock")
+	os.WriteFile(lock, packed, 0o644) // a pack-refs writing packed-refs: refA stays
+	if faults, _ := CheckTransaction(r.repo, noise); len(faults) != 0 {
+		t.Fatalf("a prune while pack-refs rewrites packed-refs: %v", faults)
+	}
+	var without []string
+	for _, line := range strings.Split(string(packed), "\n") {
+		if !strings.HasSuffix(line, " "+refA) {
+			without = append(without, line)
+		}
+	}
+	os.WriteFile(lock, []byte(strings.Join(without, "\n")), 0o644) // git update-ref -d refA at prepare
 	faults, _ := CheckTransaction(r.repo, noise)
 	if len(faults) != 1 || faults[0].Ref != refA || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion of a packed-only ref: %v", faults)
 	}
+	os.Remove(lock)
 	// A writer that gives no old value: the ref's value is read from
 	// packed-refs, so moving it back to its parent is a rewrite.
 	first, _ := r.repo.ReadCommit(a.Commit)

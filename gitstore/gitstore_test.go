@@ -443,8 +443,10 @@ func TestParseHash(t *testing.T) {
 }
 
 // A lock left by a killed m1nd process names its holder; the next writer
-// clears it. A live holder's lock, or a lock with a ref value in it (git's,
-// or ours in the last instant before the rename), is waited for.
+// clears it. A live holder's lock, a lock with a ref value in it, or an
+// empty one, however old, may be git's (git deletes a ref under an empty
+// lock for as long as its hooks run) and is waited for, never cleared: an
+// m1nd lock is never empty, nor ever holds a ref value.
 func TestDeadWritersLockIsCleared(t *testing.T) {
 	g := gittest.Init(t, "deadlock")
 	r := open(t, g.Dir)
@@ -471,13 +473,13 @@ func TestDeadWritersLockIsCleared(t *testing.T) {
 		{"live pid", fmt.Sprintf("m1nd-pid %d %s\n", live.Process.Pid, bootID), false},
 		{"ref value", a.String() + "\n", false},
 		{"empty (git mid-write)", "", false},
-		{"empty and old", "", true},
+		{"empty and old (git's, its hook slow)", "", false},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := fmt.Sprintf("refs/m1nd/test/r%d", i)
 			lock := plantLock(t, g, ref, tt.content)
-			if tt.name == "empty and old" {
+			if strings.HasPrefix(tt.name, "empty and old") {
 				old := time.Now().Add(-time.Minute)
 				os.Chtimes(lock, old, old)
 			}

@@ -51,14 +51,11 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 	if err := r.mkdirShared(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
 	}
-	lock, err := acquireLock(ctx, path+".lock", r.LockTimeout)
-	if err != nil {
+	lock := path + ".lock"
+	if err := acquireLock(ctx, lock, r.tmpDir(), r.LockTimeout); err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
 	}
-	defer func() {
-		lock.Close()
-		os.Remove(lock.Name())
-	}()
+	defer os.Remove(lock)
 	cur, ok, err := readLooseRef(path)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
@@ -88,11 +85,15 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 	return nil
 }
 
+// tmpDir is the runtime folder's tmp/: the same file system as the refs,
+// and outside refs/, so git never takes a leftover there for a ref.
+func (r *Repo) tmpDir() string { return filepath.Join(r.RuntimeDir(), "tmp") }
+
 // refValueFile writes h as a ref file's contents into a temporary file in
 // the runtime folder (the same file system as the refs, outside refs/ so
 // git never reads a leftover as a ref), synced and with git's mode.
 func (r *Repo) refValueFile(h Hash) (string, error) {
-	dir := filepath.Join(r.RuntimeDir(), "tmp")
+	dir := r.tmpDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -118,43 +119,74 @@ func (r *Repo) refValueFile(h Hash) (string, error) {
 	return name, nil
 }
 
-// acquireLock creates path exclusively and stamps it with this process,
-// backing off with jitter while another writer holds it, up to timeout. A
-// lock abandoned by a killed writer is cleared (see lockIsDead).
-func acquireLock(ctx context.Context, path string, timeout time.Duration) (*os.File, error) {
+// acquireLock creates path exclusively, stamped with this process from its
+// first instant, backing off with jitter while another writer holds it, up
+// to timeout. A lock abandoned by a killed m1nd is cleared (see lockIsDead).
+// tmpDir is a folder on the same file system, outside refs/, where the
+// stamped file is prepared.
+func acquireLock(ctx context.Context, path, tmpDir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	backoff := time.Millisecond
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		err := createStamped(path, tmpDir)
 		if err == nil {
-			if _, err := f.WriteString(ownStamp()); err != nil {
-				f.Close()
-				os.Remove(path)
-				return nil, fmt.Errorf("stamp lock: %w", err)
-			}
-			return f, nil
+			return nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create lock: %w", err)
+			return fmt.Errorf("create lock: %w", err)
 		}
-		if cleared, err := clearDeadLock(path); err != nil {
-			return nil, err
+		if cleared, err := clearDeadLock(path, tmpDir); err != nil {
+			return err
 		} else if cleared {
 			continue
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%w (%s exists; if no git or m1nd process is running, remove it)", ErrRefLocked, path)
+			return fmt.Errorf("%w (%s exists; if no git or m1nd process is running, remove it)", ErrRefLocked, path)
 		}
 		sleep := backoff/2 + rand.N(backoff)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(sleep):
 		}
 		if backoff < 50*time.Millisecond {
 			backoff *= 2
 		}
 	}
+}
+
+// createStamped creates path exclusively with this process's stamp already
+// in it: the stamp is written to a file in tmpDir and hard-linked into
+// place, so an m1nd lock is never empty, not even for an instant. An empty
+// lock is therefore never m1nd's (git holds one while it deletes a ref) and
+// is never cleared. Where hard links fail, the lock is created and stamped
+// in two steps.
+func createStamped(path, tmpDir string) error {
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return err
+	}
+	tmp := filepath.Join(tmpDir, fmt.Sprintf("lock-%d-%d", os.Getpid(), rand.Uint64()))
+	if err := os.WriteFile(tmp, []byte(ownStamp()), 0o666); err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	err := os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if ferr != nil {
+		return ferr
+	}
+	_, werr := f.WriteString(ownStamp())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(path)
+		return fmt.Errorf("stamp lock: %w", werr)
+	}
+	return nil
 }
 
 const stampPrefix = "m1nd-pid "
@@ -175,31 +207,19 @@ var bootID = sync.OnceValue(func() string {
 	return strings.TrimSpace(string(b))
 })
 
-// emptyLockAge is how old an empty lock must be to count as abandoned:
-// git and m1nd both write into a lock right after creating it, so only a
-// writer killed in between leaves one empty for long.
-const emptyLockAge = time.Second
-
 // lockIsDead reports whether the lock at path was abandoned: an m1nd stamp
-// of a process that is not running on this boot, or an empty lock older
-// than emptyLockAge. A lock holding a ref value may belong to a live git
-// transaction and is never judged dead.
+// of a process that is not running on this boot. Any other lock — empty
+// (git holds one while it deletes a ref, for as long as its hooks run) or
+// holding a ref value — may belong to a live git and is never judged dead.
 func lockIsDead(path string) bool {
 	f, err := OpenRegular(path)
 	if err != nil {
 		return false // a FIFO or a device is no lock m1nd made: never cleared, never read
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
 	var buf [256]byte
 	n, _ := f.Read(buf[:])
-	if n == 0 {
-		return fi.Size() == 0 && time.Since(fi.ModTime()) > emptyLockAge
-	}
-	return stampIsDead(buf[:n])
+	return n > 0 && stampIsDead(buf[:n])
 }
 
 // stampIsDead reports whether a lock's contents are an m1nd stamp of a
@@ -238,7 +258,7 @@ func ProcessGone(pid int) bool {
 // same dead lock cannot remove the live lock one of them then takes: while
 // the break lock is held, only the breaker removes path, and nobody can
 // create path while it exists.
-func clearDeadLock(path string) (bool, error) {
+func clearDeadLock(path, tmpDir string) (bool, error) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return true, nil // gone meanwhile: just retry
 	}
@@ -246,7 +266,7 @@ func clearDeadLock(path string) (bool, error) {
 		return false, nil
 	}
 	breakPath := strings.TrimSuffix(path, ".lock") + ".break.lock"
-	b, err := os.OpenFile(breakPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	err := createStamped(breakPath, tmpDir)
 	if errors.Is(err, fs.ErrExist) {
 		if lockIsDead(breakPath) {
 			os.Remove(breakPath) // a breaker died mid-break; at worst another breaker retries
@@ -257,11 +277,6 @@ func clearDeadLock(path string) (bool, error) {
 		return false, fmt.Errorf("break stale lock %s: %w", path, err)
 	}
 	defer os.Remove(breakPath)
-	_, werr := b.WriteString(ownStamp())
-	b.Close()
-	if werr != nil {
-		return false, nil
-	}
 	if lockIsDead(path) {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, fmt.Errorf("break stale lock %s: %w", path, err)

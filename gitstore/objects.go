@@ -91,7 +91,18 @@ func (r *Repo) writeLoose(h Hash, t ObjectType, data []byte) error {
 			tmp = f
 			break
 		}
-		if !errors.Is(err, fs.ErrExist) || i == 10 {
+		if i == 10 {
+			return err
+		}
+		// git gc removes an object folder it emptied; make it again, as
+		// git does when it writes an object.
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := r.mkdirShared(dir); err != nil {
+				return err
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}

@@ -119,12 +119,33 @@ func readLooseRef(path string) (Hash, bool, error) {
 }
 
 func (r *Repo) readPackedRefs() (map[string]Hash, error) {
-	f, err := OpenRegular(filepath.Join(r.commonDir, "packed-refs"))
+	refs, _, err := r.readPackedFile("packed-refs")
+	return refs, err
+}
+
+// PackedRefsLock reads packed-refs.lock, the packed-refs a running git is
+// writing (it writes the whole new file into the lock before the rename);
+// ok is false when no git holds the lock. A lock read mid-write may hold
+// part of the file.
+func (r *Repo) PackedRefsLock() (refs map[string]Hash, ok bool, err error) {
+	return r.readPackedFile("packed-refs.lock")
+}
+
+func (r *Repo) readPackedFile(file string) (map[string]Hash, bool, error) {
+	refs, err := r.parsePacked(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]Hash{}, nil
+		return map[string]Hash{}, false, nil
+	}
+	return refs, err == nil, err
+}
+
+func (r *Repo) parsePacked(file string) (map[string]Hash, error) {
+	f, err := OpenRegular(filepath.Join(r.commonDir, file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read packed-refs: %w", err)
+		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
 	defer f.Close()
 	out := map[string]Hash{}

@@ -17,11 +17,9 @@ func LockFile(ctx context.Context, path string, timeout time.Duration) (unlock f
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	lock := path + ".lock"
-	f, err := acquireLock(ctx, lock, timeout)
-	if err != nil {
+	if err := acquireLock(ctx, lock, filepath.Dir(path), timeout); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	f.Close()
 	return func() { os.Remove(lock) }, nil
 }
 

@@ -87,10 +87,20 @@ func TestFaultAtEverySyscallOfAPost(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// Under the race detector every m1nd is several times slower: a third
+	// of the calls are faulted there (.ci/run also runs them all without
+	// it).
+	stride := 1
+	if raceEnabled {
+		stride = 3
+	}
 	rounds, refused := 0, 0
 	for _, fault := range []string{"signal=KILL", "error=EIO"} {
 		for _, name := range names {
 			for k := 1; k <= counts[name]; k++ {
+				if (k-1)%stride != 0 {
+					continue
+				}
 				next()
 				inject := fmt.Sprintf("inject=%s:%s:when=%d", name, fault, k)
 				if out, err := run(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace="+name, "-e", inject, bin, "mission", "post", letter); err != nil {
@@ -112,5 +122,9 @@ func TestFaultAtEverySyscallOfAPost(t *testing.T) {
 	if out, err := run("git", "fsck", "--strict", "--no-dangling"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
-	t.Logf("%d faults over %d file syscalls of a post (%d distinct); %d posts failed under their fault, every next post succeeded", rounds, rounds/2, len(names), refused)
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	t.Logf("%d faults at %d of a post's %d file syscalls (%d distinct); %d posts failed under their fault, every next post succeeded", rounds, rounds/2, total, len(names), refused)
 }
