@@ -123,7 +123,7 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 func groupAction(inv *invocation) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		if c.Args().Present() {
-			return usagef("unknown command %q", c.Args().First())
+			return unknownCommand(c.Command.Subcommands, c.Args().First())
 		}
 		return cli.ShowSubcommandHelp(c)
 	}
