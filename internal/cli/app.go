@@ -26,14 +26,15 @@ type invocation struct {
 	repo *gitstore.Repo
 }
 
-// version is set at build time with -ldflags "-X github.com/m1nd/m1nd/internal/cli.version=…".
+// version is set at build time with -ldflags "-X github.com/m1nd/m1nd/internal/cli.version=…";
+// without it, the build info names the version (version.go).
 var version = "dev"
 
 func newApp(inv *invocation) *cli.App {
 	app := &cli.App{
 		Name:                 "m1nd",
 		Usage:                "shared memory and context for coding agents, stored in git refs",
-		Version:              version,
+		Version:              readVersion().String(),
 		Reader:               inv.io.In,
 		Writer:               inv.io.Out,
 		ErrWriter:            inv.io.Err,
@@ -65,6 +66,7 @@ func newApp(inv *invocation) *cli.App {
 			atlasCommand(inv),
 			agentCommand(inv),
 			demoCommand(inv),
+			versionCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
 documents. A mission is a chain of letters on refs/m1nd/missions/<id>;
