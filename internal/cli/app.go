@@ -39,7 +39,7 @@ func newApp(inv *invocation) *cli.App {
 		Writer:               inv.io.Out,
 		ErrWriter:            inv.io.Err,
 		HideHelpCommand:      true,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,                         // the hidden --generate-bash-completion the completion scripts call
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors to exit codes
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
@@ -67,6 +67,7 @@ func newApp(inv *invocation) *cli.App {
 			agentCommand(inv),
 			demoCommand(inv),
 			versionCommand(inv),
+			completionCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
 documents. A mission is a chain of letters on refs/m1nd/missions/<id>;
@@ -110,6 +111,9 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 				return before(c)
 			}
 			return nil
+		}
+		if len(cmd.Subcommands) == 0 && cmd.BashComplete == nil {
+			cmd.BashComplete = completeLeaf(cmd)
 		}
 		if len(cmd.Subcommands) > 0 {
 			cmd.HideHelpCommand = true

@@ -23,7 +23,13 @@ const (
 func Main(ctx context.Context, args []string, io *IOStreams) int {
 	inv := &invocation{io: io}
 	app := newApp(inv)
-	err := app.RunContext(ctx, hoistFlags(app, args))
+	if completing(args) { // the flag stays last, where urfave/cli looks for it
+		n := len(args) - 1
+		args = append(hoistFlags(app, args[:n]), args[n])
+	} else {
+		args = hoistFlags(app, args)
+	}
+	err := app.RunContext(ctx, args)
 	return inv.finish(err)
 }
 

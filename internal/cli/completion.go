@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// completionFlag is the hidden flag urfave/cli answers with the words that
+// may follow: the shell scripts below call m1nd with it last.
+const completionFlag = "--generate-bash-completion"
+
+// bashCompletion asks m1nd itself what may follow the words typed so far.
+// It needs no bash-completion package.
+const bashCompletion = `# m1nd completion for bash: source <(m1nd completion bash)
+_m1nd_complete() {
+  local cur="${COMP_WORDS[COMP_CWORD]}"
+  local -a words=("${COMP_WORDS[@]:0:COMP_CWORD}")
+  if [[ "$cur" == -* ]]; then
+    words+=("$cur")
+  fi
+  local IFS=$'\n'
+  COMPREPLY=($(compgen -W "$("${words[@]}" ` + completionFlag + ` 2>/dev/null)" -- "$cur"))
+}
+complete -o bashdefault -o default -F _m1nd_complete m1nd
+`
+
+// zshCompletion is urfave/cli's zsh script (autocomplete/zsh_autocomplete)
+// for m1nd.
+const zshCompletion = `#compdef m1nd
+# m1nd completion for zsh: source <(m1nd completion zsh)
+_m1nd_complete() {
+  local -a opts
+  local cur
+  cur=${words[-1]}
+  if [[ "$cur" == "-"* ]]; then
+    opts=("${(@f)$(${words[@]:0:#words[@]-1} ${cur} ` + completionFlag + ` 2>/dev/null)}")
+  else
+    opts=("${(@f)$(${words[@]:0:#words[@]-1} ` + completionFlag + ` 2>/dev/null)}")
+  fi
+  if [[ "${opts[1]}" != "" ]]; then
+    _describe 'values' opts
+  else
+    _files
+  fi
+}
+compdef _m1nd_complete m1nd
+`
+
+// fishCompletion asks m1nd, like the bash script, what may follow.
+const fishCompletion = `# m1nd completion for fish: m1nd completion fish | source
+function __m1nd_complete
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    if string match -q -- '-*' $cur
+        set words $words $cur
+    end
+    $words ` + completionFlag + ` 2>/dev/null
+end
+complete -c m1nd -f -a '(__m1nd_complete)'
+`
+
+func completionCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell completion script for bash, zsh or fish",
+		ArgsUsage: "bash|zsh|fish",
+		Description: `Prints a script that completes m1nd's commands and flags; the script asks
+m1nd itself (the hidden ` + completionFlag + ` flag), so it follows
+the installed m1nd. Load it in the current shell, or in your shell's
+startup file:
+
+   source <(m1nd completion bash)     # ~/.bashrc
+   source <(m1nd completion zsh)      # ~/.zshrc, after compinit
+   m1nd completion fish | source      # ~/.config/fish/config.fish`,
+		Action: func(c *cli.Context) error {
+			shell, err := oneArg(c, "shell (bash, zsh or fish)")
+			if err != nil {
+				return err
+			}
+			script, ok := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[shell]
+			if !ok {
+				return usagef("no completion for shell %q: use bash, zsh or fish", shell)
+			}
+			_, err = io.WriteString(inv.io.Out, script)
+			return err
+		},
+	}
+}
+
+// completing reports whether args ask for completions (urfave/cli wants
+// the flag last, and hoistFlags must not move it).
+func completing(args []string) bool {
+	return len(args) > 1 && args[len(args)-1] == completionFlag
+}
+
+// completeLeaf completes a verb's flags after a "-"; its arguments are the
+// shell's to complete (files, ids), so it offers no word of its own, not
+// even the help subcommand urfave/cli gives every command.
+func completeLeaf(cmd *cli.Command) cli.BashCompleteFunc {
+	complete := cli.DefaultCompleteWithFlags(cmd)
+	return func(c *cli.Context) {
+		// urfave/cli reads the word being completed from os.Args too.
+		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
+			complete(c)
+		}
+	}
+}
