@@ -81,7 +81,7 @@ func runLand(ctx context.Context, opts *landOptions) error {
 			what = "no branch to merge"
 		}
 		req.Origin, err = opts.IO.gesture(b.Repo, brain.GestureReceiptImport,
-			fmt.Sprintf("Land %s: import its receipt into %s (store v%d) and %s?", plan.MissionID, plan.BlockID, plan.StoreVersion, what), plan.BlockID)
+			fmt.Sprintf("Land %s: import its receipt into %s (store v%d) and %s?", plan.MissionID, plan.BlockID, plan.StoreVersion, what), "block id", plan.BlockID)
 		if err != nil {
 			return err
 		}

@@ -480,7 +480,7 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 		return err
 	}
 	id := opts.MissionID
-	origin, err := opts.IO.gesture(m.Repo, brain.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), id)
+	origin, err := opts.IO.gesture(m.Repo, brain.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
 	if err != nil {
 		return err
 	}

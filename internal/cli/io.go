@@ -90,13 +90,15 @@ func (s *IOStreams) interactive() bool {
 	return s.Interactive != nil && s.Interactive()
 }
 
-// gesture asks the operator to type want at the terminal and returns the
-// human-gesture origin when they did, "" otherwise. It is the CLI's half of
-// a human gesture and never asks when not interactive: the law that
-// refuses an empty origin is the other half. A brain with a registered
-// passkey is refused before anything is asked: its gestures are signed in
-// the tray.
-func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, want string) (string, error) {
+// gesture asks the operator to type want (the what it names: "mission
+// id", "block id", …) at the terminal and returns the human-gesture origin
+// when they did, "" when not interactive. It is the CLI's half of a human
+// gesture and never asks when not interactive: the law that refuses an
+// empty origin is the other half. Text that is not want is refused
+// human_gesture_required at once, saying what was typed and what was
+// asked. A brain with a registered passkey is refused before anything is
+// asked: its gestures are signed in the tray.
+func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, what, want string) (string, error) {
 	if err := brain.TerminalGesture(repo, name); err != nil {
 		return "", err
 	}
@@ -105,8 +107,24 @@ func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, want string) (str
 	}
 	fmt.Fprintf(s.Out, "%s\nType %s to confirm: ", prompt, want)
 	line, _ := bufio.NewReader(s.In).ReadString('\n')
-	if strings.TrimSpace(line) != want {
-		return "", nil
+	if typed := strings.TrimSpace(line); typed != want {
+		said := "nothing"
+		if typed != "" {
+			said = "something else"
+			if gates.Echo(typed) == typed { // a short plain word: safe to repeat
+				said = typed
+			}
+		}
+		return "", gates.Refusef(gates.HumanGestureRequired, gestureFields[name],
+			"the confirmation did not match: you typed %s; the confirmation is the %s %s: nothing was written", said, what, want)
 	}
 	return gates.OriginHumanTTY, nil
+}
+
+// gestureFields names, per gesture, the field its law refuses an
+// unconfirmed origin on.
+var gestureFields = map[string]string{
+	brain.GestureArchive:       "archived_via",
+	brain.GestureRatify:        "ratified_via",
+	brain.GestureReceiptImport: "imported_via",
 }
