@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -109,25 +110,71 @@ type AddRequest struct {
 	Now               time.Time
 }
 
+// same reports whether m says what req would: same agent, sort, text,
+// subjects, sources and privacy.
+func (req *AddRequest) same(m *Memory) bool {
+	return m.Agent == req.Agent && m.Sort == req.Sort && m.Text == req.Text && m.Private == req.Private &&
+		slices.Equal(m.About, req.About) && slices.Equal(m.Source, req.Source)
+}
+
 // Add records a memory. A decided or learned memory may supersede an older
 // in-force memory of the same agent: the old one stays in history, marked
-// superseded, never overwritten.
-func (b *Book) Add(ctx context.Context, req AddRequest) (string, error) {
+// superseded, never overwritten. A memory the agent already holds in force,
+// word for word, is not written again: Add returns it as existing (nil
+// when the new memory was written).
+func (b *Book) Add(ctx context.Context, req AddRequest) (id string, existing *Memory, err error) {
+	v, err := b.View(ctx)
+	if err != nil {
+		return "", nil, err
+	}
 	if req.Supersedes != "" {
-		v, err := b.View(ctx)
-		if err != nil {
-			return "", err
-		}
 		old := v.byID[req.Supersedes]
 		if old == nil || old.Agent != req.Agent {
-			return "", invalid("supersedes", "%s is not one of your memories", gates.Echo(req.Supersedes))
+			return "", nil, invalid("supersedes", "%s is not one of your memories", gates.Echo(req.Supersedes))
+		}
+		if old.State == StateSuperseded {
+			if by := v.byID[old.SupersededBy]; by != nil && by.State == StateInForce && req.same(by) {
+				return by.ID, by, nil // this very memory superseded it already
+			}
 		}
 		if old.State != StateInForce {
-			return "", invalid("supersedes", "memory %s is %s already", old.ID, old.State)
+			return "", nil, invalid("supersedes", "memory %s is %s; nothing was written", old.ID, settled(v, old))
+		}
+	} else {
+		for _, m := range v.Memories {
+			if m.State == StateInForce && req.same(m) {
+				return m.ID, m, nil
+			}
 		}
 	}
-	return b.Append(ctx, &Event{TS: chain.Timestamp(req.Now), Agent: req.Agent, Kind: KindMemory, Sort: req.Sort, Text: req.Text,
-		About: req.About, Source: req.Source, Private: req.Private, Supersedes: req.Supersedes})
+	e := &Event{TS: chain.Timestamp(req.Now), Agent: req.Agent, Kind: KindMemory, Sort: req.Sort, Text: req.Text,
+		About: req.About, Source: req.Source, Private: req.Private, Supersedes: req.Supersedes}
+	id, deduped, err := b.appendEvent(ctx, e)
+	if err != nil || !deduped {
+		return id, nil, err
+	}
+	// The same event, to the second, is already on the ref (settled since,
+	// or it would have been found in force above).
+	if v, err = b.View(ctx); err != nil {
+		return "", nil, err
+	}
+	if m := v.byID[id]; m != nil {
+		return id, m, nil
+	}
+	return id, nil, nil
+}
+
+// settled says how a memory that is no longer in force was settled:
+// "superseded already, by ID (\"text\"): …" or "withdrawn already".
+func settled(v *View, m *Memory) string {
+	if m.State != StateSuperseded {
+		return m.State + " already"
+	}
+	by := v.byID[m.SupersededBy]
+	if by == nil {
+		return "superseded already"
+	}
+	return fmt.Sprintf("superseded already, by %s (%s, %s: %q): act on %s instead", by.ID, by.Sort, by.TS, cutRunes(by.Text, 60), by.ID)
 }
 
 // Resolve settles one of the agent's in-force memories: recorded,
@@ -143,7 +190,7 @@ func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now
 		return "", invalid("id", "%s is not one of your memories", gates.Echo(id))
 	}
 	if m.State != StateInForce {
-		return "", invalid("id", "memory %s is %s already", id, m.State)
+		return "", invalid("id", "memory %s is %s; nothing was written", id, settled(v, m))
 	}
 	e := &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: rationale}
 	if as == StateDeferred {

@@ -170,30 +170,36 @@ type Book struct {
 // Append validates an event and appends it to its agent's memory ref; an
 // identical replay is recorded once.
 func (b *Book) Append(ctx context.Context, e *Event) (string, error) {
+	id, _, err := b.appendEvent(ctx, e)
+	return id, err
+}
+
+// appendEvent is Append, saying whether the event was on the ref already.
+func (b *Book) appendEvent(ctx context.Context, e *Event) (id string, deduped bool, err error) {
 	if err := Validate(e); err != nil {
-		return "", err
+		return "", false, err
 	}
 	ref, err := Ref(e.Agent)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	body := e.Canonical()
-	id := chain.DocID(body)
+	id = chain.DocID(body)
 	when, _ := time.Parse(time.RFC3339, e.TS)
 	subject := fmt.Sprintf("memory %s %s", id, e.Kind)
 	if e.Sort != "" {
 		subject += " " + e.Sort
 	}
-	_, _, err = chain.Chain{Repo: b.Repo, Kind: Kind, Ref: ref}.AppendUnique(ctx, body, chain.Commit{
+	_, deduped, err = chain.Chain{Repo: b.Repo, Kind: Kind, Ref: ref}.AppendUnique(ctx, body, chain.Commit{
 		Agent:    e.Agent,
 		When:     when,
 		Subject:  subject,
 		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}, {Key: "M1nd-Agent", Value: e.Agent}},
 	})
 	if err != nil {
-		return "", fmt.Errorf("memory %s: %w", id, err)
+		return "", false, fmt.Errorf("memory %s: %w", id, err)
 	}
-	return id, nil
+	return id, deduped, nil
 }
 
 // Stored is an event as read: its document and the decoded event.

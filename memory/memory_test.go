@@ -33,7 +33,7 @@ func add(t *testing.T, b *Book, agent, sort, text string, i int, opts ...func(*A
 	for _, o := range opts {
 		o(&req)
 	}
-	id, err := b.Add(context.Background(), req)
+	id, _, err := b.Add(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestSupersedeKeepsHistory(t *testing.T) {
 		{AddRequest{Agent: "alice", Sort: "mood", Text: "x", Now: t0}, "sort"},
 		{AddRequest{Agent: "alice", Sort: "did", Text: " ", Now: t0}, "text"},
 	} {
-		_, err := b.Add(context.Background(), tt.req)
+		_, _, err := b.Add(context.Background(), tt.req)
 		if r, ok := gates.AsRefusal(err); !ok || !strings.Contains(r.Field+" "+r.Lesson, tt.want) {
 			t.Errorf("%+v: %v, want a refusal about %s", tt.req, err, tt.want)
 		}

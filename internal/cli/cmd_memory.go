@@ -104,19 +104,40 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 	}
 }
 
+// memoryAddReply is memory add's answer. Written is false when the agent
+// already held the same memory: nothing new was recorded.
+type memoryAddReply struct {
+	OK      bool   `json:"ok"`
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Written bool   `json:"written"`
+	State   string `json:"state"`
+}
+
 // runMemoryAdd records the memory as the acting agent.
 func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
 	b, agent, err := openAs(opts.Agent, opts.Book)
 	if err != nil {
 		return err
 	}
-	id, err := b.Add(ctx, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
+	id, existing, err := b.Add(ctx, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
 		Source: opts.Source, Private: opts.Private, Supersedes: opts.Supersedes, Now: opts.IO.now()})
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": id, "agent": agent}, func(w io.Writer) error {
-		fmt.Fprintf(w, "memory %s recorded (%s)\n", id, opts.Sort)
+	reply := memoryAddReply{OK: true, ID: id, Agent: agent, Written: existing == nil, State: memory.StateInForce}
+	if existing != nil {
+		reply.State = existing.State
+	}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		switch {
+		case existing == nil:
+			fmt.Fprintf(w, "memory %s recorded (%s)\n", id, opts.Sort)
+		case existing.State == memory.StateInForce:
+			fmt.Fprintf(w, "memory %s is already in force (%s, since %s): nothing was written\n", id, existing.Sort, existing.TS)
+		default:
+			fmt.Fprintf(w, "memory %s, the same to the second, is already recorded and now %s: nothing was written\n", id, existing.State)
+		}
 		return nil
 	})
 }
