@@ -56,7 +56,10 @@ Nothing outside DIR is touched.`,
 				return err
 			}
 			inv.dir = res.Dir
-			err = inv.reply(res, func(w io.Writer) error {
+			err = inv.reply(struct {
+				OK bool `json:"ok"`
+				*demo.Result
+			}{true, res}, func(w io.Writer) error {
 				fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
 				if err := runStatus(c.Context, &statusOptions{IO: inv.io, Flows: inv.flows}); err != nil {
 					return err

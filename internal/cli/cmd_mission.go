@@ -404,7 +404,7 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return inv.reply(view, func(w io.Writer) error {
+			return inv.reply(headsReply{OK: true, HeadsView: view}, func(w io.Writer) error {
 				if len(view.Missions) == 0 && phase != "" {
 					fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
 					return nil
@@ -546,4 +546,10 @@ func runMissionNext(_ context.Context, opts *missionNextOptions) error {
 	}
 	_, err = opts.IO.Out.Write(append(next.Canonical(), '\n'))
 	return err
+}
+
+// headsReply is mission heads' answer: the view, "ok" first.
+type headsReply struct {
+	OK bool `json:"ok"`
+	*chain.HeadsView
 }

@@ -164,7 +164,10 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 				data, _ := json.Marshal(reply)
 				return fmt.Errorf("the owner answered without accepting: %s", data)
 			}
-			return inv.reply(reply, func(w io.Writer) error {
+			return inv.reply(struct {
+				OK bool `json:"ok"`
+				*serve.RunReply
+			}{true, reply}, func(w io.Writer) error {
 				fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
 				return nil
 			})

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,11 +77,17 @@ func (inv *invocation) reply(v any, text func(w io.Writer) error) error {
 	return inv.io.reply(inv.jsonOut, v, text)
 }
 
-// printJSON writes v as one line of JSON on stdout.
+// printJSON writes v as one line of JSON on stdout. A reply built as a map
+// gets its "ok" first, as a struct reply declares it.
 func (s *IOStreams) printJSON(v any) error {
 	w := bufio.NewWriterSize(s.Out, 64*1024)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if m, isMap := v.(map[string]any); isMap {
+		if _, has := m["ok"]; has {
+			v = okFirst(m)
+		}
+	}
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
@@ -127,4 +136,33 @@ var gestureFields = map[string]string{
 	brain.GestureArchive:       "archived_via",
 	brain.GestureRatify:        "ratified_via",
 	brain.GestureReceiptImport: "imported_via",
+}
+
+// okFirst is a map reply that encodes with its "ok" key first and the rest
+// in key order, as encoding/json orders a map.
+type okFirst map[string]any
+
+func (m okFirst) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	keys := slices.Sorted(maps.Keys(m))
+	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "ok" })
+	b.WriteByte('{')
+	for i, k := range append([]string{"ok"}, keys...) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := enc.Encode(k); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode ends each value with a new line
+		b.WriteByte(':')
+		if err := enc.Encode(m[k]); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

@@ -297,7 +297,7 @@ func TestRunMailAndMemory(t *testing.T) {
 	if err := runMemoryRecall(testCtx, recall); err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"cut":0,"memories":[],"ok":true}` + "\n"; out.String() != want {
+	if want := `{"ok":true,"cut":0,"memories":[]}` + "\n"; out.String() != want {
 		t.Fatalf("recall of nothing: %s, want %s", out, want)
 	}
 	out.Reset()
