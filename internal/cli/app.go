@@ -112,8 +112,11 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 			}
 			return nil
 		}
-		if len(cmd.Subcommands) == 0 && cmd.BashComplete == nil {
-			cmd.BashComplete = completeLeaf(cmd)
+		if len(cmd.Subcommands) == 0 {
+			addExamples(cmd, path)
+			if cmd.BashComplete == nil {
+				cmd.BashComplete = completeLeaf(cmd)
+			}
 		}
 		if len(cmd.Subcommands) > 0 {
 			cmd.HideHelpCommand = true

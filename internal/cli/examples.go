@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// examples are each verb's example invocations, shown at the end of its
+// --help under "Examples:" (verbs whose description already shows one
+// may have none here). TestEveryVerbHasAnExample keeps every verb covered.
+var examples = map[string][]string{
+	"init":               {"m1nd init", "m1nd -C ../other-repo init --json"},
+	"status":             {"m1nd status", "m1nd status --json"},
+	"mission new":        {"m1nd mission new --block sb_myrepo_core", "m1nd mission new --block sb_myrepo_core --packet packet.md --json"},
+	"mission post":       {"m1nd mission post letter.json", "m1nd mission next msn_0123456789ab --phase executing | m1nd mission post"},
+	"mission show":       {"m1nd mission show msn_0123456789ab", "m1nd mission show msn_0123456789ab --json"},
+	"mission log":        {"m1nd mission log msn_0123456789ab"},
+	"mission gate":       {"m1nd mission gate msn_0123456789ab"},
+	"mission diff":       {"m1nd mission diff msn_0123456789ab --stat"},
+	"mission heads":      {"m1nd mission heads", "m1nd mission heads --phase merge_wait --json"},
+	"mission archive":    {"m1nd mission archive msn_0123456789ab    # at a terminal: type the id to confirm"},
+	"land":               {"m1nd land msn_0123456789ab    # at a terminal: type the block id to confirm", "m1nd land msn_0123456789ab --into release"},
+	"skeleton scan":      {"m1nd skeleton scan", "m1nd skeleton scan --json"},
+	"skeleton reconcile": {"m1nd skeleton reconcile --expected-store-version 6"},
+	"skeleton show":      {"m1nd skeleton show"},
+	"skeleton edit":      {"m1nd skeleton edit --expected-store-version 1 ops.json", `echo '[{"op":"rename","block_id":"sb_myrepo_core","name":"Ledger core"}]' | m1nd skeleton edit --expected-store-version 1 -`},
+	"skeleton ratify":    {"m1nd skeleton ratify    # at a terminal: type the skeleton id to confirm", "m1nd skeleton ratify --block sb_myrepo_core --expected-store-version 2"},
+	"blocks":             {"m1nd blocks", "m1nd blocks --json"},
+	"receipt import":     {"m1nd receipt import --expected-store-version 3 --block sb_myrepo_core receipt.json"},
+	"mail send":          {`m1nd mail send --to bob --class ask --what "who owns the web block?"`, `m1nd mail send --to all --what "main is red; hold your merges"`},
+	"mail inbox":         {"m1nd mail inbox --unread", "m1nd mail inbox --agent bob --mark-read --json"},
+	"mail show":          {"m1nd mail show 0123456789ab"},
+	"mail fates":         {"m1nd mail fates --json"},
+	"hook claude":        {"m1nd hook claude SessionStart < event.json    # as .claude/settings.json runs it"},
+	"hook codex":         {"m1nd hook codex Stop < event.json    # as .codex/hooks.json runs it"},
+	"hook install":       {"m1nd hook install claude", "m1nd hook install codex --user"},
+	"hook uninstall":     {"m1nd hook uninstall claude"},
+	"serve":              {"m1nd serve", "m1nd serve --addr 127.0.0.1:7430 --read-only"},
+	"runnerd":            {"m1nd runnerd", "m1nd runnerd --config ~/.config/m1nd/runners.toml"},
+	"spawn":              {"m1nd spawn --runner build-1 --block sb_myrepo_core --packet packet.md", `m1nd spawn --runner build-1 --block sb_myrepo_core --ask "make the ledger test pass"`},
+	"worktrees prune":    {"m1nd worktrees prune"},
+	"hooks install":      {"m1nd hooks install", "m1nd -C /srv/git/myrepo.git hooks install --bare"},
+	"hooks uninstall":    {"m1nd hooks uninstall"},
+	"hooks run":          {"m1nd hooks run pre-receive < updates    # as git runs it"},
+	"verify":             {"m1nd verify", "m1nd verify --json"},
+	"sync":               {"m1nd sync", "m1nd sync upstream --json"},
+	"memory add":         {`m1nd memory add --sort decided --about sb_myrepo_core "receipts are stored compacted"`, `m1nd memory add --sort learned --supersedes 1a2b3c4d5e6f "the ledger rounds half to even"`},
+	"memory recall":      {`m1nd memory recall --query "receipts" --limit 10`, "m1nd memory recall --about sb_myrepo_core --json"},
+	"memory resolve":     {`m1nd memory resolve 1a2b3c4d5e6f --as withdrawn --rationale "wrong"`},
+	"followup open":      {`m1nd followup open --owner bob "find out why the gate is red"`},
+	"followup resolve":   {`m1nd followup resolve 1a2b3c4d5e6f --recorded "a flaky clock in the ledger test"`},
+	"followup list":      {"m1nd followup list --open", "m1nd followup list --owner bob --json"},
+	"atlas publish":      {`m1nd atlas publish --kind plan "ship the tray, then the runner"`},
+	"atlas amend":        {`m1nd atlas amend atl_0123456789ab "ship the runner first"`},
+	"atlas resolve":      {"m1nd atlas resolve atl_0123456789ab"},
+	"atlas show":         {"m1nd atlas show atl_0123456789ab"},
+	"atlas list":         {"m1nd atlas list --json"},
+	"agent key create":   {"m1nd agent key create alice"},
+	"demo":               {"m1nd demo", "m1nd demo --no-serve /tmp/demo-brain"},
+	"version":            {"m1nd version", "m1nd --version"},
+}
+
+// addExamples ends cmd's description with its examples, if any.
+func addExamples(cmd *cli.Command, path string) {
+	ex := examples[strings.TrimPrefix(path, "m1nd ")]
+	if len(ex) == 0 {
+		return
+	}
+	var b strings.Builder
+	if cmd.Description != "" {
+		b.WriteString(cmd.Description)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("Examples:\n")
+	for _, e := range ex {
+		b.WriteString("\n   " + e)
+	}
+	cmd.Description = b.String()
+}
