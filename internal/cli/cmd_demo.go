@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -65,7 +67,12 @@ Nothing outside DIR is touched.`,
 					return err
 				}
 				mw := res.Missions["merge_wait"]
-				fmt.Fprintf(w, "\nTry, in another terminal:\n  cd %s\n  m1nd blocks\n  m1nd mission heads\n  m1nd mission log %s\n  git log refs/m1nd/missions/%s\n\n", res.Dir, mw, mw)
+				m1nd, note := runningM1nd(res.Dir)
+				fmt.Fprintf(w, "\nTry, in another terminal:\n  cd %s\n  %s blocks\n  %s mission heads\n  %s mission log %s\n  git log refs/m1nd/missions/%s\n", shellQuote(res.Dir), m1nd, m1nd, m1nd, mw, mw)
+				if note != "" {
+					fmt.Fprintf(w, "(%s)\n", note)
+				}
+				fmt.Fprintln(w)
 				return nil
 			})
 			if err != nil {
@@ -88,4 +95,56 @@ Nothing outside DIR is touched.`,
 			return runOwner(c.Context, inv, repo, name, ln, false, c.Bool("open"))
 		},
 	}
+}
+
+// runningM1nd is how the demo's hint names this m1nd for a shell in the
+// demo repository at dir: "m1nd" when it is the m1nd on PATH, else this
+// binary's path, or, for a go run build (which disappears when it exits),
+// go run from the module it was started in; note says why when it is not
+// plain m1nd.
+func runningM1nd(dir string) (cmd, note string) {
+	self, err := os.Executable()
+	if err != nil {
+		return "m1nd", ""
+	}
+	onPath, _ := exec.LookPath("m1nd")
+	cwd, _ := os.Getwd()
+	return m1ndCommand(self, onPath, cwd, dir)
+}
+
+// m1ndCommand is runningM1nd for a given binary, m1nd on PATH ("" when
+// none) and working directory.
+func m1ndCommand(self, onPath, cwd, dir string) (cmd, note string) {
+	self = resolved(self)
+	if onPath != "" && resolved(onPath) == self {
+		return "m1nd", ""
+	}
+	install := "go install -tags urfave_cli_no_docs ./cmd/m1nd puts m1nd on your PATH"
+	if strings.Contains(self, string(filepath.Separator)+"go-build") { // go run
+		if mod, err := os.ReadFile(filepath.Join(cwd, "go.mod")); err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n") {
+			return fmt.Sprintf("go -C %s run ./cmd/m1nd -C %s", shellQuote(cwd), shellQuote(dir)),
+				"m1nd is not installed: " + install
+		}
+		return "m1nd", "m1nd is not installed yet: from the m1nd source folder, " + install
+	}
+	if onPath == "" {
+		return shellQuote(self), "this m1nd is not on your PATH"
+	}
+	return shellQuote(self), "the m1nd on your PATH, " + onPath + ", is another build"
+}
+
+// resolved is path with symbolic links resolved, when it can be.
+func resolved(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
