@@ -153,7 +153,10 @@ func until(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		screenshot(t, ctx, "failed")
-		t.Fatalf("waiting for %s: %v", what, err)
+		// What the page said meanwhile (a refusal, an error) is most of
+		// the diagnosis.
+		said, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#status .msg, .outcome, #confirm[open]')].map(e => e.textContent).join(' | ')`))
+		t.Fatalf("waiting for %s: %v (the page says: %q)", what, err, said)
 	}
 }
 
