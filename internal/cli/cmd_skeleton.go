@@ -361,6 +361,13 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 			}
 			origin := ""
 			if inv.io.interactive() {
+				// At a terminal every law but the gesture is asked first, so
+				// nobody types a confirmation for a ratify refused anyway (a
+				// block that still needs its name, an id the store lacks).
+				// Without one the gate still comes first (DESIGN §7).
+				if _, err := s.Ratify(c.Context, brain.RatifyRequest{WriteRequest: req, BlockIDs: c.StringSlice("block"), Origin: gates.OriginHumanTTY, DryRun: true}); err != nil {
+					return err
+				}
 				// Only a terminal session gets this far; reading the store
 				// for the prompt is no check of the gesture.
 				snap, ok, err := s.Snapshot()
