@@ -174,3 +174,9 @@ func (k *Kind) ReadDocument(objs gitstore.Objects, c *gitstore.Commit) (body []b
 	}
 	return nil, nil, gitstore.ErrNoSuchFile
 }
+
+// ConflictsPrefix is where `m1nd sync` parks local history that lost a race
+// (refs/m1nd/conflicts/<the ref under refs/m1nd/>/<its head, 12 hex>): no
+// kind of its own, never pushed, listed by status and verify until the
+// owner re-posts what it holds and deletes it.
+const ConflictsPrefix = "refs/m1nd/conflicts/"

@@ -20,7 +20,7 @@ const Prefix = "refs/m1nd/"
 
 // ConflictsPrefix is where local history that lost a race is kept. It is
 // never pushed.
-const ConflictsPrefix = "refs/m1nd/conflicts/"
+const ConflictsPrefix = chain.ConflictsPrefix
 
 // TrackingPrefix is where a remote's m1nd refs are fetched to: outside
 // refs/m1nd/, so fetching never touches the brain's own refs.

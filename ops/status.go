@@ -3,9 +3,11 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // Status is the brain at a glance (`m1nd status --json`, the tray's GET
@@ -20,6 +22,41 @@ type Status struct {
 	Missions     int            `json:"missions"`               // missions, one head each
 	Phases       map[string]int `json:"phases"`                 // phase → heads in that phase
 	LandingBell  *LandingBell   `json:"landing_bell,omitempty"` // absent, not null, when no head waits (DESIGN §4)
+	Parked       []Parked       `json:"parked,omitempty"`       // history a sync parked, until it is re-posted and dropped
+}
+
+// Parked is local history a sync parked when another clone extended the
+// same ref first: it stays listed until the owner re-posts its letters and
+// deletes the ref.
+type Parked struct {
+	Ref    string `json:"ref"`    // the parked ref, under refs/m1nd/conflicts/
+	Of     string `json:"of"`     // the ref it forked from
+	Commit string `json:"commit"` // the parked head
+	Lesson string `json:"lesson"`
+}
+
+// ParkedConflicts lists the history sync parked in repo that is still
+// there.
+func ParkedConflicts(repo *gitstore.Repo) ([]Parked, error) {
+	refs, err := repo.ListRefs(chain.ConflictsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	out := []Parked{}
+	for _, r := range refs {
+		rest := strings.TrimPrefix(r.Name, chain.ConflictsPrefix)
+		if i := strings.LastIndexByte(rest, '/'); i > 0 {
+			rest = rest[:i]
+		}
+		of := "refs/m1nd/" + rest
+		what := "re-post its letters"
+		if id, ok := strings.CutPrefix(of, chain.MissionRefPrefix); ok {
+			what = fmt.Sprintf("re-post its letters on the new head (m1nd mission next %s)", id)
+		}
+		out = append(out, Parked{Ref: r.Name, Of: of, Commit: r.Hash.String(),
+			Lesson: fmt.Sprintf("a sync parked your commits on %s here, after another clone extended it first: %s, then drop it with git update-ref -d %s", of, what, r.Name)})
+	}
+	return out, nil
 }
 
 // SkeletonState names the store's skeleton and whether it is ratified.
@@ -69,6 +106,12 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 	}
 	if n := chain.LandingBell(heads.Missions); n > 0 {
 		st.LandingBell = &LandingBell{MergeWait: n}
+	}
+	if st.Parked, err = ParkedConflicts(b.Repo); err != nil {
+		return nil, fmt.Errorf("status: read the parked conflicts: %w", err)
+	}
+	if len(st.Parked) == 0 {
+		st.Parked = nil
 	}
 	return st, nil
 }

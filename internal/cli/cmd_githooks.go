@@ -12,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/ops"
 )
 
 func gitHooksCommand(inv *invocation) *cli.Command {
@@ -167,9 +168,18 @@ func runVerify(ctx context.Context, opts *verifyOptions) error {
 	if faults == nil {
 		faults = []*laws.RefFault{}
 	}
-	err = opts.IO.reply(opts.JSON, map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults}, func(w io.Writer) error {
+	// Parked history is no fault (sync kept it on purpose), but it waits
+	// for its owner: listed until it is re-posted and dropped.
+	parked, err := ops.ParkedConflicts(repo)
+	if err != nil {
+		return err
+	}
+	err = opts.IO.reply(opts.JSON, map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults, "parked": parked}, func(w io.Writer) error {
 		for _, f := range faults {
 			fmt.Fprintf(w, "fault %s\n", f.Error())
+		}
+		for _, p := range parked {
+			fmt.Fprintf(w, "parked %s: %s\n", p.Ref, p.Lesson)
 		}
 		fmt.Fprintf(w, "%s checked, %s\n", gates.Count(checked, "ref"), gates.Count(len(faults), "fault"))
 		return nil

@@ -68,6 +68,9 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 		if reply.LandingBell != nil {
 			fmt.Fprintf(w, "landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", gates.Count(reply.LandingBell.MergeWait, "mission"))
 		}
+		for _, p := range reply.Parked {
+			fmt.Fprintf(w, "parked   %s: %s\n", p.Ref, p.Lesson)
+		}
 		return nil
 	})
 }
