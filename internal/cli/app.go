@@ -68,6 +68,7 @@ func newApp(inv *invocation) *cli.App {
 			demoCommand(inv),
 			versionCommand(inv),
 			completionCommand(inv),
+			brainCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
 documents. A mission is a chain of letters on refs/m1nd/missions/<id>;
@@ -168,6 +169,9 @@ func (inv *invocation) brain() (*gitstore.Repo, string, error) {
 		return nil, "", err
 	}
 	name, err := brain.DisplayName(repo)
+	if _, refused := gates.AsRefusal(err); refused {
+		return nil, "", err // brain_mismatch: git config names another brain
+	}
 	if err != nil {
 		return nil, "", usagef("%v", err) // a configuration the operator fixes
 	}

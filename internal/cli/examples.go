@@ -15,6 +15,8 @@ var examples = map[string][]string{
 	"mission new":        {"m1nd mission new --block sb_myrepo_core", "m1nd mission new --block sb_myrepo_core --packet packet.md --json"},
 	"mission post":       {"m1nd mission post letter.json", "m1nd mission next msn_0123456789ab --phase executing | m1nd mission post"},
 	"mission show":       {"m1nd mission show msn_0123456789ab", "m1nd mission show msn_0123456789ab --json"},
+	"brain show":         {"m1nd brain show", "m1nd brain show --json"},
+	"brain rename":       {"m1nd brain rename shop"},
 	"mission log":        {"m1nd mission log msn_0123456789ab"},
 	"mission gate":       {"m1nd mission gate msn_0123456789ab"},
 	"mission diff":       {"m1nd mission diff msn_0123456789ab --stat"},

@@ -167,6 +167,8 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"agent key create", func() []string { return []string{"a3"} }},
 		{"demo", func() []string { return []string{"--no-serve", filepath.Join(t.TempDir(), "demo")} }},
 		{"version", nil},
+		{"brain show", nil},
+		{"brain rename", func() []string { return []string{"other"} }}, // refused: the brain has missions
 		{"hook install", func() []string { return []string{"claude"} }},
 		{"hook uninstall", func() []string { return []string{"claude"} }},
 		{"init", nil},
