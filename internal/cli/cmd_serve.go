@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -42,6 +43,11 @@ write (read_only_owner). The address and pid are recorded in
 			if err != nil {
 				return err
 			}
+			// Before binding: a second owner on the default address
+			// would otherwise be told only that the address is in use.
+			if rec, ok := serve.ReadRecord(repo.RuntimeDir()); ok && rec.Live() {
+				return secondOwner(&serve.ErrOwnerRunning{Record: rec})
+			}
 			ln, err := tray.Listen(c.String("addr"))
 			if err != nil {
 				return usagef("%v", err)
@@ -57,7 +63,12 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 	// address as the WebAuthn relying party, and the passkeys live there.
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	url := tray.OwnerURL(host, port)
-	removeRecord, err := serve.WriteRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
+	removeRecord, err := serve.ClaimRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
+	var running *serve.ErrOwnerRunning
+	if errors.As(err, &running) {
+		ln.Close()
+		return secondOwner(running)
+	}
 	if err != nil {
 		ln.Close()
 		return err
@@ -84,4 +95,11 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 		}
 	}
 	return owner.Serve(ctx, ln)
+}
+
+// secondOwner refuses to start an owner while another runs for the same
+// repository: both would answer, runnerd would announce to one of them,
+// and the first to stop would take the other's record with it.
+func secondOwner(e *serve.ErrOwnerRunning) error {
+	return usagef("%v: use that one, or stop it (Ctrl-C in its terminal, or kill -INT %d) and start m1nd serve again", e, e.Record.PID)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -137,27 +138,74 @@ type Record struct {
 	ReadOnly bool   `json:"read_only"`
 }
 
-// WriteRecord records a running owner; the returned func removes it.
-func WriteRecord(runtimeDir string, rec Record) (remove func(), err error) {
+// ErrOwnerRunning is the error ClaimRecord answers when another live
+// owner's record is in the way.
+type ErrOwnerRunning struct{ Record Record }
+
+func (e *ErrOwnerRunning) Error() string {
+	return fmt.Sprintf("an owner already runs for this repository at http://%s/ (pid %d)", e.Record.Addr, e.Record.PID)
+}
+
+// ClaimRecord records a running owner, unless the record of another live
+// owner is there (*ErrOwnerRunning): one owner per repository. A record
+// whose process is gone (a killed owner) is taken over. The record is
+// created with a link, so two owners starting at once cannot both win.
+// The returned func removes the record, but only while it is still this
+// owner's: a record another owner wrote since is left alone.
+func ClaimRecord(runtimeDir string, rec Record) (remove func(), err error) {
 	path := filepath.Join(runtimeDir, RecordFile)
 	data, _ := json.Marshal(rec)
-	if err := gitstore.WriteFileAtomic(path, data, 0o600); err != nil {
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := gitstore.WriteFileAtomic(tmp, data, 0o600); err != nil {
 		return nil, err
 	}
-	return func() { os.Remove(path) }, nil
+	defer os.Remove(tmp)
+	for try := 0; ; try++ {
+		err := os.Link(tmp, path)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || try == 2 {
+			return nil, fmt.Errorf("record the owner in %s: %w", path, err)
+		}
+		if other, ok := ReadRecord(runtimeDir); ok && other.Live() {
+			return nil, &ErrOwnerRunning{Record: other}
+		}
+		os.Remove(path) // a killed owner's record (or one that does not parse)
+	}
+	return func() {
+		if now, err := os.ReadFile(path); err == nil && string(now) == string(data) {
+			os.Remove(path)
+		}
+	}, nil
 }
+
+// ReadRecord reads the owner's record in runtimeDir; ok is false when
+// there is none, or it does not parse.
+func ReadRecord(runtimeDir string) (rec Record, ok bool) {
+	data, err := os.ReadFile(filepath.Join(runtimeDir, RecordFile))
+	if err != nil || json.Unmarshal(data, &rec) != nil {
+		return Record{}, false
+	}
+	return rec, true
+}
+
+// Live reports whether the process that wrote the record still runs and
+// the record names an address.
+func (r Record) Live() bool {
+	return r.Addr != "" && r.PID > 0 && !gitstore.ProcessGone(r.PID)
+}
+
+// URL is the owner's base URL.
+func (r Record) URL() string { return "http://" + r.Addr }
 
 // FindOwner returns the running owner's URL from its record, or "" when
 // there is none, or the process that wrote it is gone (an owner that was
 // killed leaves its record behind).
 func FindOwner(runtimeDir string) string {
-	data, err := os.ReadFile(filepath.Join(runtimeDir, RecordFile))
-	if err != nil {
+	rec, ok := ReadRecord(runtimeDir)
+	if !ok || !rec.Live() {
 		return ""
 	}
-	var rec Record
-	if json.Unmarshal(data, &rec) != nil || rec.Addr == "" || rec.PID <= 0 || gitstore.ProcessGone(rec.PID) {
-		return ""
-	}
-	return "http://" + rec.Addr
+	return rec.URL()
 }
