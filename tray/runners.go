@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +30,66 @@ import (
 type Pins struct {
 	Secret       string            // the shared local secret; "" refuses every runner call
 	Capabilities map[string]string // pinned runner id → capability
+	// File, when set, is runners.toml: the owner reads it again with Load
+	// whenever its size or modification time changes (looked at on each
+	// announce and each question about runners), so a runner the operator
+	// pins while the owner runs is pinned within seconds, no restart. A
+	// file that does not load keeps the pins the owner had, and says so.
+	File string
+	Load func(file string) (map[string]string, error)
+}
+
+// pinState is the owner's current pins and the runners.toml they came
+// from.
+type pinState struct {
+	mu     sync.Mutex
+	stamp  string          // File's size and mtime when last read; "" before
+	warned map[string]bool // unpinned ids whose refusal was logged since the last reload
+}
+
+// fileStamp is what says a file changed: its size and modification time,
+// or that it is missing.
+func fileStamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// pinned is the current pinned runner id → capability, after reading
+// runners.toml again if it changed. The map is never written once
+// returned.
+func (s *Server) pinned() map[string]string {
+	s.pins.mu.Lock()
+	defer s.pins.mu.Unlock()
+	if s.Pins.File == "" || s.Pins.Load == nil {
+		return s.Pins.Capabilities
+	}
+	stamp := fileStamp(s.Pins.File)
+	if stamp == s.pins.stamp {
+		return s.Pins.Capabilities
+	}
+	first := s.pins.stamp == ""
+	s.pins.stamp = stamp
+	caps, err := s.Pins.Load(s.Pins.File)
+	if err != nil {
+		if first {
+			return s.Pins.Capabilities // what loaded them said so already
+		}
+		log.Printf("m1nd owner: %v; the runners pinned before stay pinned until it loads", err)
+		return s.Pins.Capabilities
+	}
+	if maps.Equal(caps, s.Pins.Capabilities) {
+		return s.Pins.Capabilities
+	}
+	if !first || s.Pins.Capabilities != nil {
+		ids := slices.Sorted(maps.Keys(caps))
+		log.Printf("m1nd owner: %s changed; pinned now: %s", filepath.Base(s.Pins.File), strings.Join(ids, ", "))
+	}
+	s.Pins.Capabilities = caps
+	s.pins.warned = nil
+	return caps
 }
 
 // lostAfter is how long a runner may be silent before it counts as lost.
@@ -62,27 +127,41 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, serve.Fail(http.StatusBadRequest, "bad_request", "want {runner_ids, port, boot_challenge}"))
 		return
 	}
+	pins := s.pinned()
 	registered := []string{}
+	var refused []serve.RefusedRunner
 	s.runners.mu.Lock()
 	for _, id := range req.RunnerIDs {
-		if _, pinned := s.Pins.Capabilities[id]; !pinned {
-			log.Printf("m1nd owner: refused the announce of runner %q: not pinned in runners.toml", gates.Clip(id))
+		if _, pinned := pins[id]; !pinned {
+			refused = append(refused, serve.RefusedRunner{RunnerID: id, Why: "not pinned in runners.toml"})
 			continue
 		}
 		s.runners.seen[id] = runnerSeen{port: port, lastSeen: s.now()}
 		registered = append(registered, id)
 	}
 	s.runners.mu.Unlock()
-	serve.WriteJSON(w, http.StatusOK, serve.AnnounceReply{OK: true, Echo: req.BootChallenge, Registered: registered})
+	s.pins.mu.Lock()
+	for _, r := range refused {
+		if !s.pins.warned[r.RunnerID] { // once per runner until the pins change
+			log.Printf("m1nd owner: refused the announce of runner %q: %s", gates.Clip(r.RunnerID), r.Why)
+			if s.pins.warned == nil {
+				s.pins.warned = map[string]bool{}
+			}
+			s.pins.warned[r.RunnerID] = true
+		}
+	}
+	s.pins.mu.Unlock()
+	serve.WriteJSON(w, http.StatusOK, serve.AnnounceReply{OK: true, Echo: req.BootChallenge, Refused: refused, Registered: registered})
 }
 
 // status lists every pinned runner: when it last announced, and lost after
 // 90 s of silence (or when it never did).
 func (s *Server) status() []serve.RunnerStatus {
+	pins := s.pinned()
 	s.runners.mu.Lock()
 	defer s.runners.mu.Unlock()
 	out := []serve.RunnerStatus{}
-	for id, capability := range s.Pins.Capabilities {
+	for id, capability := range pins {
 		st := serve.RunnerStatus{RunnerID: id, Capability: capability, Lost: true}
 		if seen, ok := s.runners.seen[id]; ok {
 			st.LastSeen = chain.Timestamp(seen.lastSeen)

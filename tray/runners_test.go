@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,5 +126,66 @@ func TestALostRunnerDoesNotHideALiveOne(t *testing.T) {
 	status, out = f.do("POST", "/api/mission_spawn", `{"runner_id":"a-build","block_id":"sb_shop_core","packet_markdown":"# p"}`, nil)
 	if status != 403 || out["refused"] != "unpinned_runner" || !strings.Contains(out["lesson"].(string), "runner a-build is pinned but has not announced") {
 		t.Fatalf("spawn on the lost runner: %d %v", status, out)
+	}
+}
+
+// The owner reads runners.toml again when it changes: a runner pinned
+// while the owner runs registers at its next announce, with no restart;
+// until then the announce reply names it refused and why. A file that no
+// longer loads keeps the pins the owner had.
+func TestPinsReloadWhenTheFileChanges(t *testing.T) {
+	f := newFixture(t, false)
+	secret := strings.Repeat("ab", 32)
+	file := filepath.Join(t.TempDir(), "runners.toml")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A stand-in for runnerd.LoadConfig: one "id capability" a line.
+	load := func(path string) (map[string]string, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		caps := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			id, capability, ok := strings.Cut(line, " ")
+			if !ok {
+				return nil, fmt.Errorf("%s: bad line %q", path, line)
+			}
+			caps[id] = capability
+		}
+		return caps, nil
+	}
+	write("build-1 build-runner\n")
+	f.srv.Pins = Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner"}, File: file, Load: load}
+	announce := func() map[string]any {
+		t.Helper()
+		status, out := f.do("POST", "/api/runnerd/announce", `{"runner_ids":["build-1","build-2"],"port":"7421","boot_challenge":"c0ffee"}`, map[string]string{"x-runnerd-secret": secret})
+		if status != 200 {
+			t.Fatalf("announce: %d %v", status, out)
+		}
+		return out
+	}
+	out := announce()
+	if fmt.Sprint(out["registered"]) != "[build-1]" || fmt.Sprint(out["refused"]) != "[map[runner_id:build-2 why:not pinned in runners.toml]]" {
+		t.Fatalf("before build-2 is pinned: %v", out)
+	}
+
+	write("build-1 build-runner\nbuild-2 build-runner\n")
+	out = announce()
+	if fmt.Sprint(out["registered"]) != "[build-1 build-2]" || out["refused"] != nil {
+		t.Fatalf("after build-2 is pinned: %v", out)
+	}
+	if _, _, err := f.srv.liveRunner("build-2", "build-runner"); err != nil {
+		t.Fatalf("build-2 after its announce: %v", err)
+	}
+
+	write("not a pin file at all, this line has spaces but\nnone")
+	out = announce()
+	if fmt.Sprint(out["registered"]) != "[build-1 build-2]" {
+		t.Fatalf("a file that does not load keeps the pins: %v", out)
 	}
 }

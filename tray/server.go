@@ -34,6 +34,7 @@ type Server struct {
 	port     string
 	events   *hub
 	runners  registry
+	pins     pinState
 	reg      registration             // the one-time code that registers the first passkey
 	gestures pending[*pendingGesture] // prepared gestures waiting for their passkey signature
 }

@@ -93,23 +93,38 @@ func orNoneText(s string) string {
 
 // loadPins reads what the owner trusts about runners: the operator's pins
 // and the shared secret. A missing secret leaves runners unable to talk to
-// this owner, which says so.
+// this owner, which says so. The owner reads runners.toml again when it
+// changes (tray.Pins.File).
 func loadPins(inv *invocation, repo *gitstore.Repo) tray.Pins {
-	pins := tray.Pins{Capabilities: map[string]string{}}
-	cfg, err := runnerd.LoadConfig(filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile))
+	file := filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
+	pins := tray.Pins{Capabilities: map[string]string{}, File: file, Load: pinnedIn}
+	caps, err := pinnedIn(file)
 	if err != nil {
 		fmt.Fprintf(inv.io.Err, "m1nd: %v; no runner is pinned\n", err)
-		return pins
+	} else {
+		pins.Capabilities = caps
 	}
-	for _, r := range cfg.Runners {
-		pins.Capabilities[r.ID] = r.Capability
-	}
+	// The secret is read even when no runner is pinned yet: the operator
+	// may pin one while the owner runs.
 	if secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err == nil {
 		pins.Secret = secret
-	} else if len(cfg.Runners) > 0 {
+	} else if len(caps) > 0 {
 		fmt.Fprintf(inv.io.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)
 	}
 	return pins
+}
+
+// pinnedIn is the runner id → capability pinned in the runners file.
+func pinnedIn(file string) (map[string]string, error) {
+	cfg, err := runnerd.LoadConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	caps := map[string]string{}
+	for _, r := range cfg.Runners {
+		caps[r.ID] = r.Capability
+	}
+	return caps, nil
 }
 
 func spawnCommand(inv *invocation) *cli.Command {

@@ -29,11 +29,20 @@ type Announce struct {
 	BootChallenge string   `json:"boot_challenge"`
 }
 
-// AnnounceReply is the owner's answer to an announce.
+// AnnounceReply is the owner's answer to an announce: the runners it
+// registered, and those it refused with why (left out when none).
 type AnnounceReply struct {
-	Echo       string   `json:"echo"`
-	OK         bool     `json:"ok"`
-	Registered []string `json:"registered"`
+	Echo       string          `json:"echo"`
+	OK         bool            `json:"ok"`
+	Refused    []RefusedRunner `json:"refused,omitempty"`
+	Registered []string        `json:"registered"`
+}
+
+// RefusedRunner is a runner id of an announce the owner did not register,
+// and why (e.g. "not pinned in runners.toml").
+type RefusedRunner struct {
+	RunnerID string `json:"runner_id"`
+	Why      string `json:"why"`
 }
 
 // RunRequest asks runnerd to run a mission: a new one on BlockID, or the
