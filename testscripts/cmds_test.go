@@ -8,6 +8,7 @@ package testscripts
 //	jsonget [-env NAME] FILE PATH...    read values out of a JSON document
 //	waitphase [-timeout D] MISSION PHASE
 //	waitfor [-timeout D] exists FILE | listen HOST:PORT | owner | runner ID
+//	spawnwithin [-timeout D] LIMIT SINCE-FILE SPAWN-ARGS...
 //
 // Each is registered in Params.Cmds (see TestScripts). jsonget also comes
 // as jsonval, a program on PATH (see TestMain), for the shell helpers that
@@ -36,12 +37,13 @@ import (
 
 // scriptCmds are the commands every scenario may use.
 var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
-	"jsonobj":   cmdJSONObj,
-	"jsonget":   cmdJSONGet,
-	"jsonset":   cmdJSONSet,
-	"owner":     cmdOwner,
-	"waitphase": cmdWaitPhase,
-	"waitfor":   cmdWaitFor,
+	"jsonobj":     cmdJSONObj,
+	"jsonget":     cmdJSONGet,
+	"jsonset":     cmdJSONSet,
+	"owner":       cmdOwner,
+	"waitphase":   cmdWaitPhase,
+	"waitfor":     cmdWaitFor,
+	"spawnwithin": cmdSpawnWithin,
 }
 
 // defaultWait bounds every wait that is given no -timeout. It is generous
@@ -560,4 +562,57 @@ func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("jsonset: %v", err)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), append(out, '\n'), 0o644))
+}
+
+// cmdSpawnWithin implements `spawnwithin [-timeout D] LIMIT SINCE-FILE
+// SPAWN-ARGS...`: runs `m1nd spawn SPAWN-ARGS... --json` every 200ms until
+// one is accepted, for at most D (default 10s), and measures the time from
+// the moment in SINCE-FILE (`date +%s.%N`, written when the clock should
+// start: before a daemon starts, or a pin is added) to that spawn. Its
+// stdout is the accepted spawn's reply; its stderr says "spawn accepted
+// after N.N s". It fails when no spawn was accepted within D (saying what
+// the last one answered), or the first took longer than LIMIT.
+func cmdSpawnWithin(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: spawnwithin [-timeout D] LIMIT SINCE-FILE SPAWN-ARGS..."
+	if neg {
+		ts.Fatalf("unsupported: ! spawnwithin")
+	}
+	timeout := 10 * time.Second
+	if len(args) >= 2 && args[0] == "-timeout" {
+		d, err := time.ParseDuration(args[1])
+		if err != nil || d <= 0 {
+			ts.Fatalf("%s: bad -timeout %q", usage, args[1])
+		}
+		timeout, args = d, args[2:]
+	}
+	if len(args) < 3 {
+		ts.Fatalf("%s", usage)
+	}
+	limit, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("%s: bad LIMIT %q", usage, args[0])
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(ts.ReadFile(args[1])), 64)
+	if err != nil {
+		ts.Fatalf("%s: %s does not hold a time (date +%%s.%%N): %v", usage, args[1], err)
+	}
+	since := time.Unix(0, int64(secs*1e9))
+	spawn := append(append([]string{"spawn"}, args[2:]...), "--json")
+	for {
+		err := ts.Exec("m1nd", spawn...)
+		took := time.Since(since)
+		if err == nil {
+			reply := ts.ReadFile("stdout")
+			if took > limit {
+				ts.Fatalf("spawn accepted after %.1f s: more than %v", took.Seconds(), limit)
+			}
+			fmt.Fprint(ts.Stdout(), reply)
+			fmt.Fprintf(ts.Stderr(), "spawn accepted after %.1f s\n", took.Seconds())
+			return
+		}
+		if took > timeout {
+			ts.Fatalf("no spawn accepted within %.1f s; the last answered: %s%s", took.Seconds(), ts.ReadFile("stdout"), ts.ReadFile("stderr"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
