@@ -6,12 +6,11 @@ package runnerd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
@@ -24,20 +23,26 @@ import (
 // DefaultAddr is where runnerd listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7421"
 
-// AnnounceInterval is how often runnerd tells the owner it is alive.
+// AnnounceInterval is how often runnerd tells the owner it is alive
+// while the owner takes its announces; without an owner it tries sooner
+// (see announceLoop).
 const AnnounceInterval = 30 * time.Second
 
 // Daemon is the runner daemon of one brain: the only process that spawns
 // agents. It never imports receipts and never posts landed.
 type Daemon struct {
-	Repo     *gitstore.Repo
-	Brain    string
-	Config   *Config
-	Secret   string
-	OwnerURL string        // "" finds the owner in serve.json
-	Announce time.Duration // AnnounceInterval when 0
-	Logf     func(format string, args ...any)
-	Now      func() time.Time
+	Repo   *gitstore.Repo
+	Brain  string
+	Config *Config
+	// ConfigFile, when set, is the file Config came from: runnerd reads it
+	// again when it changes, so a runner pinned while runnerd runs is
+	// served (and announced) within a second, no restart.
+	ConfigFile string
+	Secret     string
+	OwnerURL   string        // "" finds the owner in serve.json
+	Announce   time.Duration // AnnounceInterval when 0
+	Logf       func(format string, args ...any)
+	Now        func() time.Time
 
 	missions *chain.Missions
 	store    *brain.Store
@@ -47,6 +52,11 @@ type Daemon struct {
 
 	trustMu      sync.Mutex
 	ownerRefused bool // an owner answered a wrong echo: no more announces to it
+
+	cfg        atomic.Pointer[Config] // the runners now, when ConfigFile was read again
+	cfgStamp   string                 // ConfigFile's size and mtime when last read
+	pinsStamp  string                 // the runtime dir's runners.toml (the owner's pins), likewise
+	ownerState string                 // what the last announce found, as the log last said it
 
 	// life ends when the daemon stops: running agents and gates are killed
 	// with their process groups, and their missions end in a letter.
@@ -125,7 +135,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id, packet_markdown, block_id, brain_ref, mission_id?}: %s", gates.Clip(err.Error())))
 		return
 	}
-	runner := d.Config.Runner(req.RunnerID)
+	runner := d.config().Runner(req.RunnerID)
 	if runner == nil || runner.Capability != capBuild {
 		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
@@ -184,58 +194,10 @@ func (d *Daemon) open(ctx context.Context, runner *Runner, req serve.RunRequest)
 
 func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {
 	var ids []string
-	for _, rn := range d.Config.Runners {
+	for _, rn := range d.config().Runners {
 		ids = append(ids, rn.ID)
 	}
 	serve.WriteJSON(w, http.StatusOK, serve.DaemonStatus{OK: true, Brain: d.Brain, RunnerIDs: ids})
-}
-
-// announceLoop tells the owner which runners are alive, every interval.
-// An owner that echoes the challenge wrong is not trusted again.
-func (d *Daemon) announceLoop(ctx context.Context) {
-	tick := time.NewTicker(d.Announce)
-	defer tick.Stop()
-	for {
-		d.announceOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-func (d *Daemon) announceOnce(ctx context.Context) {
-	d.trustMu.Lock()
-	refused := d.ownerRefused
-	d.trustMu.Unlock()
-	if refused {
-		return
-	}
-	owner, ok := serve.OwnerFor(d.Repo.RuntimeDir(), d.OwnerURL)
-	if !ok {
-		return // no owner running: nothing to announce to
-	}
-	owner.Secret, owner.Timeout = d.Secret, 5*time.Second
-	var challenge [8]byte
-	rand.Read(challenge[:])
-	var ids []string
-	for _, rn := range d.Config.Runners {
-		ids = append(ids, rn.ID)
-	}
-	reply, err := owner.Announce(ctx, serve.Announce{RunnerIDs: ids, Port: d.port, BootChallenge: hex.EncodeToString(challenge[:])})
-	if err != nil {
-		d.Logf("announce to %s: %v", owner.URL, err)
-		return
-	}
-	if reply.Echo != hex.EncodeToString(challenge[:]) {
-		d.trustMu.Lock()
-		d.ownerRefused = true
-		d.trustMu.Unlock()
-		d.Logf("the owner at %s echoed a wrong challenge: runnerd no longer trusts it", owner.URL)
-		return
-	}
-	d.Logf("announced %v to %s; registered %v", ids, owner.URL, reply.Registered)
 }
 
 // Listen binds a loopback address only.

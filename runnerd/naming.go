@@ -21,7 +21,7 @@ const namingParallel = 4
 const maxNamingBlocks = 200
 
 func (d *Daemon) pick(id, capability string) *Runner {
-	for _, r := range d.Config.Runners {
+	for _, r := range d.config().Runners {
 		if r.Capability == capability && (id == "" || r.ID == id) {
 			return r
 		}

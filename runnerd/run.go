@@ -243,7 +243,7 @@ func (d *Daemon) recover(ctx context.Context) {
 		return
 	}
 	for _, s := range sides {
-		runner := d.Config.Runner(s.RunnerID)
+		runner := d.config().Runner(s.RunnerID)
 		if runner == nil {
 			continue
 		}

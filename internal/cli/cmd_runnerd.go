@@ -39,7 +39,10 @@ m1nd/<mission_id>: runnerd posts executing, runs the agent, posts gate, runs
 the gate and posts merge_wait with a complete receipt candidate, or failed
 saying why. It never imports receipts and never posts landed. It announces
 its runners to the owner (m1nd serve) every 30 s, authenticated by
-.git/m1nd/runnerd.secret (m1nd init makes it).`,
+.git/m1nd/runnerd.secret (m1nd init makes it); without an owner it tries
+again within seconds, and it finds an owner that starts or restarts (its
+serve.json) and runners pinned while it runs (runners.toml) within a
+second, no restart of either daemon. Its log says what it waits for.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "runners `FILE` (default .git/m1nd/runners.toml)"},
 			&cli.StringFlag{Name: "addr", Value: runnerd.DefaultAddr, Usage: "listen on loopback `HOST:PORT`"},
@@ -77,7 +80,7 @@ its runners to the owner (m1nd serve) every 30 s, authenticated by
 				ids = append(ids, r.ID+" ("+r.Capability+")")
 			}
 			fmt.Fprintf(inv.io.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
-			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, Secret: secret, OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
+			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
 				Announce: c.Duration("announce-interval"), Logf: logger.Printf}
 			return d.Serve(c.Context, ln)
 		},
