@@ -31,7 +31,11 @@ when plain git moved them). The tray is http://localhost:PORT (a passkey
 needs a site name); it listens on loopback only, requests must name it, and
 writes must be JSON from the tray's own page. --read-only refuses every
 write (read_only_owner). The address and pid are recorded in
-.git/m1nd/serve.json while it runs.`,
+.git/m1nd/serve.json while it runs; a second m1nd serve on the same
+repository is refused (exit 2) naming the running one, and a killed
+owner's record is taken over. Runners pinned in .git/m1nd/runners.toml
+while it runs are read within seconds (m1nd runnerd finds a started or
+restarted owner by itself).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: tray.DefaultAddr, Usage: "listen on loopback `HOST:PORT` (port 0 picks a free one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "refuse every write"},
