@@ -49,7 +49,7 @@ restarted owner by itself).`,
 			}
 			// Before binding: a second owner on the default address
 			// would otherwise be told only that the address is in use.
-			if rec, ok := serve.ReadRecord(repo.RuntimeDir()); ok && rec.Live() {
+			if rec, ok := serve.ReadRecord(repo.RuntimeDir()); ok && rec.Running() {
 				return secondOwner(&serve.ErrOwnerRunning{Record: rec})
 			}
 			ln, err := tray.Listen(c.String("addr"))

@@ -146,9 +146,10 @@ func (e *ErrOwnerRunning) Error() string {
 	return fmt.Sprintf("an owner already runs for this repository at http://%s/ (pid %d)", e.Record.Addr, e.Record.PID)
 }
 
-// ClaimRecord records a running owner, unless the record of another live
-// owner is there (*ErrOwnerRunning): one owner per repository. A record
-// whose process is gone (a killed owner) is taken over. The record is
+// ClaimRecord records a running owner, unless the record of another
+// running owner is there (*ErrOwnerRunning, see Record.Running): one owner
+// per repository. A record whose process is gone (a killed owner), or
+// whose address no longer answers, is taken over. The record is
 // created with a link, so two owners starting at once cannot both win.
 // The returned func removes the record, but only while it is still this
 // owner's: a record another owner wrote since is left alone.
@@ -168,7 +169,7 @@ func ClaimRecord(runtimeDir string, rec Record) (remove func(), err error) {
 		if !errors.Is(err, fs.ErrExist) || try == 2 {
 			return nil, fmt.Errorf("record the owner in %s: %w", path, err)
 		}
-		if other, ok := ReadRecord(runtimeDir); ok && other.Live() {
+		if other, ok := ReadRecord(runtimeDir); ok && other.Running() {
 			return nil, &ErrOwnerRunning{Record: other}
 		}
 		os.Remove(path) // a killed owner's record (or one that does not parse)
@@ -194,6 +195,22 @@ func ReadRecord(runtimeDir string) (rec Record, ok bool) {
 // the record names an address.
 func (r Record) Live() bool {
 	return r.Addr != "" && r.PID > 0 && !gitstore.ProcessGone(r.PID)
+}
+
+// Running reports whether the owner the record names still runs: its
+// process is alive and its address accepts a connection. The address
+// check keeps a pid that the system reused for another process (after a
+// reboot, say) from passing for an owner.
+func (r Record) Running() bool {
+	if !r.Live() {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", r.Addr, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // URL is the owner's base URL.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -93,14 +94,21 @@ func TestFindOwnerTrustsOnlyALiveRecord(t *testing.T) {
 	}
 }
 
-// One owner per repository: a second claim while the first owner's
-// process runs is refused naming it, and leaves its record as it was; a
-// killed owner's record is taken over; removing a record that another
+// One owner per repository: a second claim while the first owner runs
+// (its process alive, its address answering) is refused naming it, and
+// leaves its record as it was; a record whose address does not answer, or
+// a killed owner's, is taken over; removing a record that another
 // owner has since written leaves that one in place.
 func TestClaimRecordOneOwner(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, RecordFile)
-	first := Record{Addr: "127.0.0.1:7420", PID: os.Getpid(), Brain: "shop"}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	first := Record{Addr: addr, PID: os.Getpid(), Brain: "shop"}
 	removeFirst, err := ClaimRecord(dir, first)
 	if err != nil {
 		t.Fatal(err)
@@ -108,13 +116,23 @@ func TestClaimRecordOneOwner(t *testing.T) {
 	before, _ := os.ReadFile(path)
 	_, err = ClaimRecord(dir, Record{Addr: "127.0.0.1:7555", PID: os.Getpid(), Brain: "shop"})
 	var running *ErrOwnerRunning
-	if !errors.As(err, &running) || running.Record != first || err.Error() != fmt.Sprintf("an owner already runs for this repository at http://127.0.0.1:7420/ (pid %d)", os.Getpid()) {
+	if !errors.As(err, &running) || running.Record != first || err.Error() != fmt.Sprintf("an owner already runs for this repository at http://%s/ (pid %d)", addr, os.Getpid()) {
 		t.Fatalf("a second owner: %v", err)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Fatalf("the refused claim changed the record: %s", after)
 	}
 	removeFirst()
+
+	// A live pid whose address no longer answers (a pid reused by another
+	// process) is no owner: its record is taken over.
+	ln.Close()
+	writeRecord(t, dir, first)
+	removeReused, err := ClaimRecord(dir, Record{Addr: "127.0.0.1:7558", PID: os.Getpid(), Brain: "shop"})
+	if err != nil {
+		t.Fatalf("a record whose address does not answer: %v", err)
+	}
+	removeReused()
 
 	writeRecord(t, dir, Record{Addr: "127.0.0.1:7420", PID: gonePID(t), Brain: "shop"})
 	taker := Record{Addr: "127.0.0.1:7556", PID: os.Getpid(), Brain: "shop"}
