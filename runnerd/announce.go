@@ -77,12 +77,10 @@ func (d *Daemon) announceLoop(ctx context.Context) {
 	}
 }
 
-// ownerRecord is serve.json as it is now ("" when missing), when runnerd
-// finds the owner through it.
+// ownerRecord is serve.json as it is now ("" when missing). It is watched
+// also when --owner-url names the owner: a change there is an owner that
+// restarted, which may be the same one.
 func (d *Daemon) ownerRecord() string {
-	if d.OwnerURL != "" {
-		return ""
-	}
 	data, _ := os.ReadFile(filepath.Join(d.Repo.RuntimeDir(), serve.RecordFile))
 	return string(data)
 }
