@@ -61,11 +61,9 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	if !ok {
-		packed, err := r.readPackedRefs()
-		if err != nil {
+		if cur, _, err = r.packedRef(name); err != nil {
 			return fmt.Errorf("update %s: %w", name, err)
 		}
-		cur = packed[name]
 	}
 	if cur != old {
 		return &StaleRefError{Ref: name, Expected: old, Actual: cur}

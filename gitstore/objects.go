@@ -107,12 +107,20 @@ func (r *Repo) writeLoose(h Hash, t ObjectType, data []byte) error {
 		}
 	}
 	defer os.Remove(tmpPath)
-	zw := zlib.NewWriter(tmp)
+	// A compressor is large (hundreds of KB of tables): one per object
+	// was most of a post's object cost, so they are reused.
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		zw = zlib.NewWriter(tmp)
+	} else {
+		zw.Reset(tmp)
+	}
 	fmt.Fprintf(zw, "%s %d\x00", t, len(data))
 	_, err := zw.Write(data)
 	if err == nil {
 		err = zw.Close()
 	}
+	zlibWriters.Put(zw)
 	// No fsync, as git (core.fsync leaves loose objects out by default): a
 	// killed process loses nothing the kernel holds, and a post stays one
 	// fsync (its ref's) long.
@@ -249,6 +257,9 @@ func (r *Repo) loosePath(h Hash) string {
 }
 
 var zlibPool sync.Pool
+
+// zlibWriters are the loose-object compressors, reused across writes.
+var zlibWriters sync.Pool
 
 func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
 	f, err := os.Open(r.loosePath(h))

@@ -119,3 +119,56 @@ func writeForModes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPackedRefLookup: one ref read from packed-refs without the map is
+// the value git itself reads, for every ref and for none, also on the
+// last line when the file ends without a new line.
+func TestPackedRefLookup(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@x")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "one")
+	git("tag", "-a", "-m", "t", "a") // a peeled line follows it
+	names := []string{"refs/m1nd/missions/msn_000000000001", "refs/m1nd/missions/msn_000000000002", "refs/m1nd/missions/msn_0000000000020"}
+	for i, n := range names {
+		git("commit", "-q", "--allow-empty", "-m", fmt.Sprint(i))
+		git("update-ref", n, "HEAD")
+	}
+	git("pack-refs", "--all")
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, n := range append(names, "refs/tags/a") {
+		h, ok, err := r.ReadRef(n)
+		if err != nil || !ok || h.String() != git("rev-parse", n) {
+			t.Errorf("%s: %s %v %v, git says %s", n, h, ok, err, git("rev-parse", n))
+		}
+	}
+	for _, n := range []string{"refs/m1nd/missions/msn_00000000000", "refs/m1nd/missions/msn_000000000003"} {
+		if h, ok, err := r.ReadRef(n); ok || err != nil {
+			t.Errorf("%s: %s %v %v, want none", n, h, ok, err)
+		}
+	}
+	git("tag", "-d", "a") // the last line is a mission's again
+	packed := filepath.Join(dir, ".git", "packed-refs")
+	data, _ := os.ReadFile(packed)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	last := strings.Fields(lines[len(lines)-1])[1]
+	want := git("rev-parse", last)
+	os.WriteFile(packed, []byte(strings.TrimRight(string(data), "\n")), 0o644)
+	if h, ok, err := r.ReadRef(last); err != nil || !ok || h.String() != want {
+		t.Errorf("the last line without its new line: %s %v %v", h, ok, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -72,12 +73,44 @@ func (r *Repo) ReadRef(name string) (h Hash, ok bool, err error) {
 	if err != nil || ok {
 		return h, ok, err
 	}
-	packed, err := r.readPackedRefs()
-	if err != nil {
-		return ZeroHash, false, err
+	return r.packedRef(name)
+}
+
+// packedRef looks one ref up in packed-refs without building the whole
+// map: a post on a packed brain reads one line of a file that holds
+// every ref (770 KB at 10,000 missions), and a map of them all cost a few
+// milliseconds and a garbage collection on every call.
+func (r *Repo) packedRef(name string) (Hash, bool, error) {
+	f, err := OpenRegular(filepath.Join(r.commonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ZeroHash, false, nil
 	}
-	h, ok = packed[name]
-	return h, ok, nil
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("read packed-refs: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("read packed-refs: %w", err)
+	}
+	hexLen := 2 * len(ZeroHash)
+	for len(data) > 0 {
+		line := data
+		if j := bytes.IndexByte(data, '\n'); j >= 0 {
+			line, data = data[:j], data[j+1:]
+		} else {
+			data = nil
+		}
+		if len(line) != hexLen+1+len(name) || line[hexLen] != ' ' || string(line[hexLen+1:]) != name {
+			continue
+		}
+		h, err := ParseHash(string(line[:hexLen]))
+		if err != nil {
+			return ZeroHash, false, fmt.Errorf("packed-refs: %w", err)
+		}
+		return h, true, nil
+	}
+	return ZeroHash, false, nil
 }
 
 // MainHead returns the commit the main worktree's HEAD names (the common
