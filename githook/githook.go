@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
@@ -250,13 +251,14 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 		stated := u.Old
 		if u.Old.IsZero() {
 			if packedWrite && !u.New.IsZero() {
-				if loose, inLoose, err := repo.LooseRef(u.Ref); err == nil && inLoose && loose != u.New {
+				if _, inLoose, err := repo.LooseRef(u.Ref); err == nil && inLoose {
 					continue
 				}
 			}
 			if cur, ok := current(u.Ref); ok {
 				u.Old = cur
 			}
+
 		}
 		packing := func(u laws.Update) bool {
 			if stated.IsZero() {
@@ -279,7 +281,26 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 			// packed-refs.lock with the ref left out of it. A pack-refs
 			// writing it keeps the ref at the same value.
 			pending, locked, err := repo.PackedRefsLock()
-			return err == nil && (!locked || pending[u.Ref] == u.Old)
+			if err != nil {
+				return false
+			}
+			if !locked || pending[u.Ref] == u.Old {
+				return true
+			}
+			// The lock may be another pack-refs's, read mid-write. The git
+			// that deletes this ref for real is ours (it holds the ref's
+			// lock, so no other git can): it keeps packed-refs.lock while
+			// this hook runs. Another's goes within moments.
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+				if _, locked, err := repo.PackedRefsLock(); err != nil {
+					return false
+				} else if !locked {
+					p, err := repo.PackedRefs()
+					return err == nil && p[u.Ref] == u.Old
+				}
+			}
+			return false
 		}
 		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, CreatedIsHistory: keysBefore.IsZero()}
 		if f := judge.Check(repo, u); f != nil {

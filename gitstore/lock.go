@@ -52,7 +52,19 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	lock := path + ".lock"
-	if err := acquireLock(ctx, lock, r.tmpDir(), r.LockTimeout); err != nil {
+	for attempt := 0; ; attempt++ {
+		err := acquireLock(ctx, lock, r.tmpDir(), r.LockTimeout)
+		if err == nil {
+			break
+		}
+		// git prunes a ref folder it emptied (pack-refs, a deletion): make
+		// it again and retry, as git does.
+		if errors.Is(err, fs.ErrNotExist) && attempt < 5 {
+			if err := r.mkdirShared(filepath.Dir(path)); err != nil {
+				return fmt.Errorf("update %s: %w", name, err)
+			}
+			continue
+		}
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	defer os.Remove(lock)
