@@ -508,9 +508,19 @@ func runnerLive(ts *testscript.TestScript, id string) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	status, body, err := get(url + "/api/runnerd/status")
+	live, said, err := liveRunners(url)
 	if err != nil {
 		return false, err.Error()
+	}
+	return live[id], said
+}
+
+// liveRunners asks the owner at url which runners have announced and are
+// not lost; said is the owner's whole answer, for a failure's message.
+func liveRunners(url string) (live map[string]bool, said string, err error) {
+	status, body, err := get(url + "/api/runnerd/status")
+	if err != nil {
+		return nil, "", err
 	}
 	var reply struct {
 		Runners []struct {
@@ -519,15 +529,15 @@ func runnerLive(ts *testscript.TestScript, id string) (bool, string) {
 			Lost     bool   `json:"lost"`
 		} `json:"runners"`
 	}
+	said = strings.TrimSpace(string(body))
 	if status != http.StatusOK || json.Unmarshal(body, &reply) != nil {
-		return false, fmt.Sprintf("status %d: %s", status, bytes.TrimSpace(body))
+		return nil, "", fmt.Errorf("status %d: %s", status, said)
 	}
+	live = map[string]bool{}
 	for _, r := range reply.Runners {
-		if r.RunnerID == id {
-			return r.LastSeen != "" && !r.Lost, strings.TrimSpace(string(body))
-		}
+		live[r.RunnerID] = r.LastSeen != "" && !r.Lost
 	}
-	return false, strings.TrimSpace(string(body))
+	return live, said, nil
 }
 
 // cmdJSONSet implements `jsonset FILE KEY VALUE-FILE|-`: FILE holds one

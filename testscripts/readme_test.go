@@ -599,30 +599,16 @@ func (r *readmeRun) runnersLive() (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	status, body, err := get(url + "/api/runnerd/status")
+	live, said, err := liveRunners(url)
 	if err != nil {
 		return false, err.Error()
 	}
-	var reply struct {
-		Runners []struct {
-			RunnerID string `json:"runner_id"`
-			LastSeen string `json:"last_seen"`
-			Lost     bool   `json:"lost"`
-		} `json:"runners"`
-	}
-	if status != http.StatusOK || json.Unmarshal(body, &reply) != nil {
-		return false, fmt.Sprintf("status %d: %s", status, bytes.TrimSpace(body))
-	}
-	live := map[string]bool{}
-	for _, rn := range reply.Runners {
-		live[rn.RunnerID] = rn.LastSeen != "" && !rn.Lost
-	}
 	for _, id := range r.runners {
 		if !live[id] {
-			return false, strings.TrimSpace(string(body))
+			return false, said
 		}
 	}
-	return len(r.runners) > 0, strings.TrimSpace(string(body))
+	return len(r.runners) > 0, said
 }
 
 // waitMergeWait waits until a spawned mission has run its agent and its
