@@ -389,6 +389,11 @@ func (m *Missions) Log(ctx context.Context, missionID string) ([]Entry, error) {
 	return out, nil
 }
 
+// batchReadMin is how many cold letters make Heads read them through one
+// git cat-file pipeline rather than one object at a time: below it, a
+// process start costs more than it saves.
+const batchReadMin = 64
+
 // HeadsView is the reply of `mission heads`.
 type HeadsView struct {
 	ServedBrain string  `json:"served_brain"`
@@ -405,7 +410,36 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 	}
 	cache := loadHeadCache(m.Repo)
 	heads := make([]*Head, len(refs))
+	bodies := make([][]byte, len(refs))
 	missed := make([]bool, len(refs))
+	var misses []int
+	for i, r := range refs {
+		if !ValidMissionID(r.Name[len(MissionRefPrefix):]) {
+			continue // not ours: someone wrote a stray ref by hand
+		}
+		if body, ok := cache.entries[r.Hash]; ok {
+			bodies[i] = body
+		} else {
+			missed[i] = true
+			misses = append(misses, i)
+		}
+	}
+	// Many letters to read cold (no cache yet, or a sync brought them):
+	// one git cat-file reads them all in a pipeline, where reading each
+	// through its commit and tree costs a round trip per object.
+	if len(misses) >= batchReadMin {
+		commits := make([]gitstore.Hash, len(misses))
+		for k, i := range misses {
+			commits[k] = refs[i].Hash
+		}
+		files, err := gitstore.BatchFiles(ctx, m.Repo.CommonDir(), commits, LetterFile)
+		if err != nil {
+			return nil, fmt.Errorf("mission heads: %w", err)
+		}
+		for k, i := range misses {
+			bodies[i] = files[k]
+		}
+	}
 	errs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
 		if errs[i] = ctx.Err(); errs[i] != nil {
@@ -413,16 +447,15 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 		}
 		id := refs[i].Name[len(MissionRefPrefix):]
 		if !ValidMissionID(id) {
-			return // not ours: someone wrote a stray ref by hand
+			return
 		}
-		body, ok := cache.entries[refs[i].Hash]
-		if !ok {
+		body := bodies[i]
+		if body == nil {
 			var err error
 			if body, _, err = m.Repo.ReadFileAt(refs[i].Hash, LetterFile); err != nil {
 				errs[i] = fmt.Errorf("mission %s: %w", id, err)
 				return
 			}
-			missed[i] = true
 		}
 		heads[i], errs[i] = newHead(id, refs[i].Hash, body)
 	})

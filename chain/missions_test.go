@@ -2,6 +2,8 @@ package chain_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -352,5 +354,53 @@ func TestHeadsCacheFollowsPlainGit(t *testing.T) {
 	os.Remove(cache)
 	if got := headID(); got != l1.ID() {
 		t.Fatalf("after gc, head = %s", got)
+	}
+}
+
+// TestColdHeadsReadInOnePipeline: past batchReadMin cold letters, Heads
+// reads them through one git cat-file pipeline; the view is the one the
+// per-object path and the warm cache give, loose and after gc, and a head
+// whose commit holds no letter is an error, not a silent gap.
+func TestColdHeadsReadInOnePipeline(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	const n = 80
+	for i := range n {
+		l := first("brain", fmt.Sprintf("msn_%012x", i+1))
+		mustPost(t, m, l)
+		if i%3 == 0 {
+			mustPost(t, m, next(l, "executing"))
+		}
+	}
+	ctx := context.Background()
+	view := func() string {
+		t.Helper()
+		v, err := m.Heads(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Missions) != n {
+			t.Fatalf("%d heads, want %d", len(v.Missions), n)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	cache := chain.HeadCachePath(m.Repo.RuntimeDir())
+	os.Remove(cache)
+	cold := view()
+	if warm := view(); warm != cold {
+		t.Fatal("the cold (pipelined) view differs from the warm one")
+	}
+	g.Git("gc", "-q")
+	os.Remove(cache)
+	if packed := view(); packed != cold {
+		t.Fatal("after gc the cold view differs")
+	}
+	// A head that is no letter at all, written by plain git.
+	tree := g.Git("mktree") // an empty tree: no letter.json
+	bad := g.Git("commit-tree", "-m", "not a letter", tree)
+	g.Git("update-ref", "refs/m1nd/missions/msn_0000000000ff", bad)
+	os.Remove(cache)
+	if _, err := m.Heads(ctx, ""); err == nil {
+		t.Fatal("a head without a letter read as nothing")
 	}
 }
