@@ -502,6 +502,44 @@ func TestDeadWritersLockIsCleared(t *testing.T) {
 }
 
 // plantLock leaves <ref>.lock with content, as another writer would.
+// TestReadingARefClearsItsDeadLock: an m1nd killed after its rename and
+// before removing its lock leaves the ref updated and a stamped lock
+// nobody must write past; reading the ref clears it, so git's own
+// commands do not wait on it. A live holder's lock and git's stay.
+func TestReadingARefClearsItsDeadLock(t *testing.T) {
+	g := gittest.Init(t, "readclears")
+	r := open(t, g.Dir)
+	a, _ := r.WriteBlob([]byte("a"))
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	for _, tt := range []struct {
+		content string
+		cleared bool
+	}{
+		{fmt.Sprintf("m1nd-pid %d %s\n", dead.Process.Pid, strings.TrimSpace(string(boot))), true},
+		{fmt.Sprintf("m1nd-pid %d %s\n", os.Getpid(), strings.TrimSpace(string(boot))), false},
+		{"", false},
+		{a.String() + "\n", false},
+	} {
+		ref := "refs/m1nd/test/read"
+		if err := r.UpdateRef(context.Background(), ref, gitstore.ZeroHash, a); err != nil && !errors.As(err, new(*gitstore.StaleRefError)) {
+			t.Fatal(err)
+		}
+		lock := plantLock(t, g, ref, tt.content)
+		if h, ok, err := r.ReadRef(ref); err != nil || !ok || h != a {
+			t.Fatalf("read: %s %v %v", h, ok, err)
+		}
+		_, statErr := os.Stat(lock)
+		if tt.cleared != os.IsNotExist(statErr) {
+			t.Errorf("lock %q: present after a read = %v, want cleared %v", tt.content, statErr == nil, tt.cleared)
+		}
+		os.Remove(lock)
+	}
+}
+
 func plantLock(t *testing.T, g *gittest.Repo, ref, content string) string {
 	t.Helper()
 	lock := filepath.Join(g.Dir, ".git", filepath.FromSlash(ref)+".lock")

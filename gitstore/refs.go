@@ -69,11 +69,24 @@ func (r *Repo) ReadRef(name string) (h Hash, ok bool, err error) {
 	if !ValidRefName(name) {
 		return ZeroHash, false, fmt.Errorf("read ref: invalid ref name %q", name)
 	}
-	h, ok, err = readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+	path := filepath.Join(r.commonDir, filepath.FromSlash(name))
+	r.clearDeadLockOf(path)
+	h, ok, err = readLooseRef(path)
 	if err != nil || ok {
 		return h, ok, err
 	}
 	return r.packedRef(name)
+}
+
+// clearDeadLockOf clears the lock of the ref file at path when a killed
+// m1nd left it: one killed after its rename and before removing its lock
+// leaves the ref updated and nobody who must write it again, while git's
+// own commands on that ref would wait on the lock. Reading the ref is
+// enough to clear it (a lock git holds, or a live m1nd's, is left alone).
+func (r *Repo) clearDeadLockOf(path string) {
+	if _, err := os.Lstat(path + ".lock"); err == nil {
+		clearDeadLock(path+".lock", r.tmpDir())
+	}
 }
 
 // packedRef looks one ref up in packed-refs without building the whole

@@ -116,11 +116,10 @@ func landCrashRounds(t *testing.T, rounds int, stop func(round, pid int)) {
 		out, code := c.land(id, delay, func(pid int) { stop(round, pid) })
 
 		// What the stop left: checked before anything runs again. m1nd's
-		// own ref locks (empty, or stamped with its dead pid) are cleared by
-		// the next m1nd that writes the ref; any other lock is git's crash
-		// artefact, which only a killed git leaves, except an anonymous lock
-		// (m1nd killed between writing the value and the rename: the
-		// window TestKillNineWhilePosting measures).
+		// own ref locks (stamped with its dead pid) are cleared by the next
+		// m1nd that reads or writes the ref; an m1nd lock never holds a ref
+		// value, and any other lock is git's crash artefact, which only a
+		// killed git leaves.
 		var anonymous []string
 		for _, l := range c.locks() {
 			note := fmt.Sprintf("%s: %s (%s)", label, l.path, l.kind)
@@ -129,6 +128,7 @@ func landCrashRounds(t *testing.T, rounds int, stop func(round, pid int)) {
 			case "m1nd":
 			case "anonymous":
 				anonymous = append(anonymous, l.path)
+				t.Errorf("%s: the stop left a lock holding a ref value under refs/m1nd: %s", label, l.path)
 			default:
 				t.Errorf("%s: the stop left git's lock behind: %s %q", label, l.path, l.content)
 			}
