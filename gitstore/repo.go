@@ -195,6 +195,16 @@ func (r *Repo) MainWorkTree() string {
 	return ""
 }
 
+// CommandDir is where the git CLI runs on this repository: the main
+// worktree, or the repository itself when it is bare (git finds it from
+// either, also for a repository opened from a linked worktree).
+func (r *Repo) CommandDir() string {
+	if main := r.MainWorkTree(); main != "" {
+		return main
+	}
+	return filepath.Clean(r.commonDir)
+}
+
 // RuntimeDir is m1nd's private folder inside the common git dir: never a ref,
 // never pushed.
 func (r *Repo) RuntimeDir() string { return filepath.Join(r.commonDir, "m1nd") }

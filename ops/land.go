@@ -326,7 +326,7 @@ func (b *Brain) isAncestor(ctx context.Context, a, c string) (bool, error) {
 // gitRun runs the git CLI on the repository: its output without the final
 // new line, and its exit code.
 func (b *Brain) gitRun(ctx context.Context, env []string, args ...string) (string, int, error) {
-	return b.gitRunIn(ctx, b.gitDir(), env, args...)
+	return b.gitRunIn(ctx, b.Repo.CommandDir(), env, args...)
 }
 
 func (b *Brain) gitRunIn(ctx context.Context, dir string, env []string, args ...string) (string, int, error) {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -293,7 +292,7 @@ func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bo
 		args = append(args, "--stat")
 	}
 	cmd := exec.CommandContext(ctx, "git", append(args, base, tip)...)
-	cmd.Dir, cmd.Stdout = b.gitDir(), w
+	cmd.Dir, cmd.Stdout = b.Repo.CommandDir(), w
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -370,15 +369,6 @@ func parseNumstat(out string) []FileChange {
 		files = append(files, FileChange{Path: path, Added: added, Deleted: deleted})
 	}
 	return files
-}
-
-// gitDir is where git commands on the repository run: the main worktree,
-// or the repository itself when it is bare.
-func (b *Brain) gitDir() string {
-	if main := b.Repo.MainWorkTree(); main != "" {
-		return main
-	}
-	return filepath.Clean(b.Repo.CommonDir())
 }
 
 // gitOut is gitRun for a command whose exit code says nothing more than

@@ -93,20 +93,11 @@ func runBrainRename(ctx context.Context, inv *invocation, repo *gitstore.Repo, n
 	} else if ok {
 		return gates.Refusef(gates.InvalidTransition, "brain", "brain %q has missions, and every letter carries its name: it cannot be renamed; a brain named %s is a new repository", fixed, gates.Echo(name))
 	}
-	if _, err := gitstore.Git(ctx, gitDirOf(repo), "config", "m1nd.brain", name); err != nil {
+	if _, err := gitstore.Git(ctx, repo.CommandDir(), "config", "m1nd.brain", name); err != nil {
 		return err
 	}
 	return inv.reply(brainReply{OK: true, Brain: name}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (git config m1nd.brain)\n", name)
 		return nil
 	})
-}
-
-// gitDirOf is where git commands on repo run: its main worktree, or the
-// repository when bare.
-func gitDirOf(repo *gitstore.Repo) string {
-	if wt := repo.MainWorkTree(); wt != "" {
-		return wt
-	}
-	return repo.CommonDir()
 }
