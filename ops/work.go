@@ -149,7 +149,7 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 	}
 	if gate != nil {
 		v.Gate = &GateView{Command: gate.Command, ExitStatus: gate.ExitStatus}
-		if out, cut, err := b.GateOutput(missionID, GateOutputCap); err == nil {
+		if out, cut, err := b.gateOutput(missionID, side, GateOutputCap); err == nil {
 			v.Gate.Output, v.Gate.Truncated, v.Gate.Kept = out, cut, true
 		}
 	}
@@ -170,6 +170,16 @@ func (b *Brain) GateOutput(missionID string, limit int64) (out string, truncated
 	if !chain.ValidMissionID(missionID) {
 		return "", false, fmt.Errorf("gate output: %q is not a mission id", missionID)
 	}
+	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	if err != nil {
+		return "", false, err
+	}
+	return b.gateOutput(missionID, side, limit)
+}
+
+// gateOutput is GateOutput with the mission's side record already read
+// (nil when this machine never ran it).
+func (b *Brain) gateOutput(missionID string, side *serve.Side, limit int64) (out string, truncated bool, err error) {
 	raw, truncated, err := readTail(serve.SideLog(b.Repo.RuntimeDir(), missionID, "gate"), limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, ErrNoGateLog
@@ -177,7 +187,7 @@ func (b *Brain) GateOutput(missionID string, limit int64) (out string, truncated
 	if err != nil {
 		return "", false, err
 	}
-	return b.Printable(missionID, raw), truncated, nil
+	return b.printable(side, raw), truncated, nil
 }
 
 // Printable makes a run's output safe to show: invalid UTF-8 replaced,
@@ -186,9 +196,16 @@ func (b *Brain) GateOutput(missionID string, limit int64) (out string, truncated
 // page), and the machine's paths — the mission's worktree, the repository,
 // the home folder — spelled <worktree>, <repo> and ~.
 func (b *Brain) Printable(missionID string, raw []byte) string {
+	side, _, _ := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	return b.printable(side, raw)
+}
+
+// printable is Printable with the side record already read (nil: no
+// worktree of this machine to name).
+func (b *Brain) printable(side *serve.Side, raw []byte) string {
 	s := strings.ToValidUTF8(string(raw), "\uFFFD")
 	var paths []string
-	if side, ok, _ := serve.ReadSide(b.Repo.RuntimeDir(), missionID); ok && side.Worktree != "" {
+	if side != nil && side.Worktree != "" {
 		paths = append(paths, side.Worktree, "<worktree>")
 	}
 	if main := b.Repo.MainWorkTree(); main != "" {
