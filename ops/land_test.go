@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/ops"
@@ -28,22 +26,9 @@ type landBrain struct {
 
 func newLandBrain(t *testing.T) *landBrain {
 	t.Helper()
-	g := gittest.Init(t, "shop")
-	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
-	for _, kv := range gittest.Env(t) {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
-			t.Setenv(k, v)
-		}
-	}
-	repo, err := gitstore.Open(g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { repo.Close() })
-	lb := &landBrain{t: t, g: g, b: ops.New(repo, "shop"), now: time.Now().UTC().Truncate(time.Second)}
-	if _, err := lb.b.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: lb.now}); err != nil {
-		t.Fatal(err)
-	}
+	now := time.Now().UTC().Truncate(time.Second)
+	g, b := scannedShop(t, map[string]string{"core/a.go": "package core\n", "README.md": "x\n"}, now)
+	lb := &landBrain{t: t, g: g, b: b, now: now}
 	return lb
 }
 

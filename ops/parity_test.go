@@ -15,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
@@ -37,25 +35,8 @@ type surfaces struct {
 func newSurfaces(t *testing.T) *surfaces {
 	t.Helper()
 	t.Setenv("M1ND_AGENT", "")
-	g := gittest.Init(t, "shop")
-	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n", "README.md": "x\n"})
-	// The CLI in this process runs git (hooks, worktrees) with the
-	// environment the repository was made with.
-	for _, kv := range gittest.Env(t) {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
-			t.Setenv(k, v)
-		}
-	}
-	repo, err := gitstore.Open(g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { repo.Close() })
-	flows := ops.New(repo, "shop")
-	if _, err := flows.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	srv := tray.New(repo, "shop", false)
+	g, flows := scannedShop(t, map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n", "README.md": "x\n"}, time.Now())
+	srv := tray.New(flows.Repo, "shop", false)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	u, _ := url.Parse(hs.URL)

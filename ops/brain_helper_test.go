@@ -1,0 +1,38 @@
+package ops_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// scannedShop is a real repository "shop" holding files, committed on
+// main and scanned at now, with its flows open. The process runs git
+// (hooks, worktrees, merges) with the environment the repository was
+// made with.
+func scannedShop(t *testing.T, files map[string]string, now time.Time) (*gittest.Repo, *ops.Brain) {
+	t.Helper()
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("files", files)
+	for _, kv := range gittest.Env(t) {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
+			t.Setenv(k, v)
+		}
+	}
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	flows := ops.New(repo, "shop")
+	if _, err := flows.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	return g, flows
+}
