@@ -56,20 +56,29 @@ func HooksDir(repo *gitstore.Repo) string {
 // m1nd, and only when the input names an m1nd ref: plain git work stays as
 // fast as it was. reference-transaction runs for the prepared, committed
 // and aborted states; only prepared can refuse, so the other two start no
-// m1nd at all.
+// m1nd at all, and with no chained hook they start nothing: the script
+// leaves before reading its input (git ignores a hook's closed stdin).
+//
+// `git pack-refs` (so `git gc`) in git before 2.45 runs this hook twice for
+// every loose ref it prunes, one ref per transaction: at 10k loose refs a
+// process per call is a minute. A prune needs no m1nd: the script answers
+// it with shell builtins alone (see prunePath).
 func hookScript(name, command string) string {
-	onlyPrepared := ""
+	read := "input=$(cat)\n"
 	if name == GitHookReferenceTransaction {
-		onlyPrepared = "[ \"$1\" = prepared ] || exit 0\n"
+		read = `[ "$1" = prepared ] || exit 0
+` + prunePath + `input=$(printf '%s %s %s\n' "$old" "$new" "$ref"; [ -z "$more" ] || printf '%s\n' "$more"; cat)
+`
 	}
 	return fmt.Sprintf(`#!/bin/sh
 %s: keeps raw git writes to refs/m1nd/ honest. 'm1nd hooks uninstall' removes it.
-input=$(cat)
-chained="$(dirname "$0")/%s%s"
+chained="${0%%/*}/%s%s"
 if [ -x "$chained" ]; then
+	input=$(cat)
 	printf '%%s\n' "$input" | "$chained" "$@" || exit $?
-fi
-%scase "$input" in
+%selse
+%sfi
+case "$input" in
 *" refs/m1nd/"*) ;;
 *) exit 0 ;;
 esac
@@ -84,7 +93,56 @@ if [ -z "$m1nd" ]; then
 	exit 1
 fi
 printf '%%s\n' "$input" | "$m1nd" hooks run %s "$@"
-`, hookMarker, name, chainedSuffix, onlyPrepared, shellQuote(command), name)
+`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), shellQuote(command), name)
+}
+
+// prunePath is the reference-transaction script's answer to `git
+// pack-refs` pruning one loose m1nd ref, in shell builtins (no process).
+// The input is one line deleting a refs/m1nd/ ref whose loose file holds
+// the deleted value, and nobody holds packed-refs.lock. That is a prune and
+// nothing else: git's files backend takes packed-refs.lock before the
+// prepared hook of every deletion that is not a prune (it must take the ref
+// out of packed-refs too) and keeps it while the hook runs, and pack-refs
+// has written the value to packed-refs before it prunes (a ref that moved
+// since fails git's own compare-and-swap first). Anything else — another
+// line, a held lock, a reftable repository, a hook directory that is not
+// this repository's (core.hooksPath), a linked worktree — goes to m1nd,
+// whose CheckTransaction also reads packed-refs.
+const prunePath = `gitdir="${0%/*}/.."
+more=
+if IFS=' ' read -r old new ref; then
+	case "$new:$ref" in
+	*[!0]*:*|:*) ;;
+	*:refs/m1nd/*)
+		if [ ! -e "$gitdir/packed-refs.lock" ] && [ ! -d "$gitdir/reftable" ] &&
+			{ [ "$gitdir" -ef .git ] || [ "$gitdir" -ef . ]; } &&
+			[ -f "$gitdir/$ref" ] && IFS= read -r loose <"$gitdir/$ref" && [ "$loose" = "$old" ] &&
+			! IFS= read -r more && [ -z "$more" ]; then
+			exit 0
+		fi ;;
+	esac
+else
+	exit 0
+fi
+`
+
+// onlyPreparedAfterChain: with a chained hook the input is read for it in
+// every state, and only then does m1nd leave the states that cannot refuse.
+func onlyPreparedAfterChain(name string) string {
+	if name == GitHookReferenceTransaction {
+		return "\t[ \"$1\" = prepared ] || exit 0\n"
+	}
+	return ""
+}
+
+func indent(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" && l != "\n" {
+			lines[i] = "\t" + l
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 func shellQuote(s string) string {

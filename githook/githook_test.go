@@ -1,6 +1,7 @@
 package githook
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,4 +178,51 @@ func FuzzParseUpdates(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPackRefsPrunesWithoutStartingM1nd: with m1nd's hook installed (a spy
+// for m1nd), `git pack-refs --all` over many loose m1nd refs starts m1nd
+// once, for the transaction that writes packed-refs, and never for the
+// prune of each loose file; a real deletion of a loose or a packed ref
+// still reaches m1nd.
+func TestPackRefsPrunesWithoutStartingM1nd(t *testing.T) {
+	r := newChainRig(t)
+	dir := filepath.Join(r.repo.CommonDir(), "hooks")
+	work := t.TempDir()
+	spyLog := filepath.Join(work, "m1nd.log")
+	spy := filepath.Join(work, "m1nd-spy")
+	os.WriteFile(spy, []byte("#!/bin/sh\nn=$(grep -c ' refs/m1nd/')\necho \"$* lines=$n\" >>"+spyLog+"\n"), 0o755)
+	if _, err := InstallGitHook(dir, GitHookReferenceTransaction, spy); err != nil {
+		t.Fatal(err)
+	}
+	head := r.g.Git("rev-parse", "HEAD")
+	var create strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&create, "create refs/m1nd/missions/msn_%012x %s\n", i, head)
+	}
+	cmd := r.g.Command("-c", "core.hooksPath=/dev/null", "update-ref", "--stdin")
+	cmd.Stdin = strings.NewReader(create.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("update-ref: %v: %s", err, out)
+	}
+	r.g.Git("pack-refs", "--all")
+	if log, _ := os.ReadFile(spyLog); string(log) != "hooks run reference-transaction prepared lines=40\n" {
+		t.Fatalf("pack-refs of 40 loose refs started m1nd for:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(r.repo.CommonDir(), "refs", "m1nd", "missions", "msn_000000000001")); err == nil {
+		t.Fatal("pack-refs left the loose file")
+	}
+	// Each real write reaches m1nd at least once (a packed ref's deletion
+	// is two transactions in git: packed-refs, then the loose side).
+	for _, args := range [][]string{
+		{"update-ref", "refs/m1nd/missions/msn_0000000000ff", head},       // a loose-only ref
+		{"update-ref", "-d", "refs/m1nd/missions/msn_0000000000ff", head}, // its deletion
+		{"update-ref", "-d", "refs/m1nd/missions/msn_000000000001", head}, // a packed-only ref's
+	} {
+		os.Remove(spyLog)
+		r.g.Git(args...)
+		if log, _ := os.ReadFile(spyLog); !strings.Contains(string(log), "prepared lines=1\n") {
+			t.Fatalf("git %s did not start m1nd: %q", strings.Join(args, " "), log)
+		}
+	}
 }
