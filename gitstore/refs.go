@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // StaleRefError reports a compare-and-swap whose expected old value was not
@@ -387,4 +388,47 @@ func (r *Repo) LooseRef(name string) (Hash, bool, error) {
 		return ZeroHash, false, fmt.Errorf("read ref: invalid ref name %q", name)
 	}
 	return readLooseRef(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+}
+
+// FolderStamp summarises, with two stats however many refs there are, the
+// refs that sit directly in prefix's folder (mission refs: a mission id
+// holds no "/") and packed-refs. Every write of such a ref, by m1nd or by
+// git, renames a file into that folder, deletes one from it, or replaces
+// packed-refs, so a different Key means refs moved.
+//
+// The converse needs care: a folder's modification time ticks with the
+// kernel's coarse clock (milliseconds; whole seconds on some file
+// systems), so two writes within one tick leave one Key. Newest is the
+// latest modification time in the stamp; a caller that keeps something
+// built from the refs keyed by Key trusts it only when Newest is older, by
+// more than a tick, than the moment it began reading (git's racy-index
+// rule).
+type FolderStamp struct {
+	Key    string
+	Newest time.Time
+}
+
+// RefsFolderStamp returns the FolderStamp of the refs directly under prefix.
+func (r *Repo) RefsFolderStamp(prefix string) (FolderStamp, error) {
+	var st FolderStamp
+	var b strings.Builder
+	for _, path := range []string{
+		filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))),
+		filepath.Join(r.commonDir, "packed-refs"),
+	} {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			b.WriteString("-\n")
+			continue
+		}
+		if err != nil {
+			return FolderStamp{}, fmt.Errorf("stamp %s: %w", prefix, err)
+		}
+		fmt.Fprintf(&b, "%d %d\n", fi.ModTime().UnixNano(), fi.Size())
+		if fi.ModTime().After(st.Newest) {
+			st.Newest = fi.ModTime()
+		}
+	}
+	st.Key = b.String()
+	return st, nil
 }

@@ -60,15 +60,12 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	}
 	switch kind := r.URL.Query().Get("kind"); kind {
 	case "mission":
-		view, err := s.Missions.Heads(r.Context(), r.URL.Query().Get("phase"))
+		reply, err := s.headsReply(r.Context(), r.URL.Query().Get("phase"))
 		if err != nil {
 			serve.WriteErr(w, err)
 			return
 		}
-		serve.WriteJSON(w, http.StatusOK, struct {
-			*chain.HeadsView
-			LandingBell int `json:"landing_bell"`
-		}{view, chain.LandingBell(view.Missions)})
+		serve.WriteEncoded(w, http.StatusOK, reply)
 	case "":
 		all, err := s.Box.All(r.Context())
 		if err != nil {

@@ -23,7 +23,7 @@ import (
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	g    *gittest.Repo
 	srv  *Server
 	http *httptest.Server
@@ -31,7 +31,7 @@ type fixture struct {
 }
 
 // newFixture serves a scanned brain named shop over a real loopback socket.
-func newFixture(t *testing.T, readOnly bool) *fixture {
+func newFixture(t testing.TB, readOnly bool) *fixture {
 	t.Helper()
 	g := gittest.Init(t, "shop")
 	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n", "README.md": "x\n"})

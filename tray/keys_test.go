@@ -17,7 +17,7 @@ import (
 
 // softKeyOf is a's credential as navigator.credentials.create hands it
 // over, so a key the tray adds can later sign with gatestest.
-func softKeyOf(t *testing.T, a *gatestest.Authenticator) *softKey {
+func softKeyOf(t testing.TB, a *gatestest.Authenticator) *softKey {
 	t.Helper()
 	id, _ := b64u.DecodeString(a.ID)
 	der, _ := b64u.DecodeString(a.Key.PKIX)

@@ -64,7 +64,7 @@ func newSoftKey(t *testing.T, alg string) *softKey {
 
 // credential answers a challenge from origin with "none" attestation;
 // flags are the authenticator data's (0x41: user present, attested data).
-func (k *softKey) credential(t *testing.T, challenge, origin string, flags byte) json.RawMessage {
+func (k *softKey) credential(t testing.TB, challenge, origin string, flags byte) json.RawMessage {
 	t.Helper()
 	coseKey, err := webauthncbor.Marshal(k.cose)
 	if err != nil {

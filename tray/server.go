@@ -37,6 +37,7 @@ type Server struct {
 	pins     pinState
 	reg      registration             // the one-time code that registers the first passkey
 	gestures pending[*pendingGesture] // prepared gestures waiting for their passkey signature
+	heads    headsMemo                // the encoded mission heads reply, while the refs stay still
 }
 
 // New builds the owner of the brain in repo.

@@ -60,6 +60,15 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
+// WriteEncoded answers JSON that is already encoded (as WriteJSON would
+// have), never cached.
+func WriteEncoded(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
 // Failure is an answer that is not a refusal of the law — a request for
 // another host, a transport failure behind a proxy, an internal error —
 // with its own status: {"ok":false,"error":code,"lesson":…}.

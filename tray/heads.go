@@ -1,0 +1,78 @@
+package tray
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+)
+
+// headsSettle is how long the mission refs' folder must have been still
+// before a heads reply built from it is kept: longer than the coarsest
+// modification-time tick of the file systems a brain lives on, so a write
+// in the same tick as the reply's read is never hidden behind an equal
+// stamp (gitstore.FolderStamp).
+const headsSettle = 2 * time.Second
+
+// headsMemoPhases caps how many phase filters the memo holds replies for
+// (a phase filter comes from the request).
+const headsMemoPhases = 16
+
+// headsMemo keeps the encoded heads reply (GET /api/mailbox?kind=mission)
+// keyed by the mission refs' folder stamp: the page asks for it on every
+// event and every load, and rebuilding it reads every ref and re-encodes
+// every letter. Letters are immutable per commit, so an unchanged set of
+// ref values is an unchanged reply; a reply is kept only once the refs
+// have settled (headsSettle).
+type headsMemo struct {
+	mu      sync.Mutex
+	key     string
+	settled bool
+	replies map[string][]byte // phase filter → encoded reply
+}
+
+// headsReply answers the mission heads view, from the memo when the refs
+// have not moved.
+func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
+	start := time.Now()
+	stamp, stampErr := s.Repo.RefsFolderStamp(chain.MissionRefPrefix)
+	if stampErr == nil {
+		s.heads.mu.Lock()
+		reply, ok := s.heads.replies[phase]
+		ok = ok && s.heads.settled && s.heads.key == stamp.Key
+		s.heads.mu.Unlock()
+		if ok {
+			return reply, nil
+		}
+	}
+	view, err := s.Missions.Heads(ctx, phase)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
+		*chain.HeadsView
+		LandingBell int `json:"landing_bell"`
+	}{view, chain.LandingBell(view.Missions)}); err != nil {
+		return nil, fmt.Errorf("mission heads: %w", err)
+	}
+	if stampErr == nil {
+		s.heads.mu.Lock()
+		if s.heads.key != stamp.Key || s.heads.replies == nil {
+			s.heads.key = stamp.Key
+			s.heads.settled = stamp.Newest.Before(start.Add(-headsSettle))
+			s.heads.replies = map[string][]byte{}
+		}
+		if s.heads.settled && len(s.heads.replies) < headsMemoPhases {
+			s.heads.replies[phase] = buf.Bytes()
+		}
+		s.heads.mu.Unlock()
+	}
+	return buf.Bytes(), nil
+}
