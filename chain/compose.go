@@ -128,7 +128,7 @@ func (m *Missions) ArchiveLetter(missionID string, now time.Time) ([]byte, error
 func PhaseCounts(heads []*Head) map[string]int {
 	out := map[string]int{}
 	for _, h := range heads {
-		out[h.Letter.Phase]++
+		out[h.Phase]++
 	}
 	return out
 }

@@ -1,11 +1,13 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
@@ -69,7 +71,8 @@ type Head struct {
 	Head            json.RawMessage `json:"head"`
 	SupersededCount int64           `json:"superseded_count"`
 
-	Letter *Letter       `json:"-"`
+	Phase  string        `json:"-"` // the head letter's phase
+	Letter *Letter       `json:"-"` // nil in a view from HeadsRaw
 	Commit gitstore.Hash `json:"-"`
 }
 
@@ -330,11 +333,19 @@ func newHead(missionID string, commit gitstore.Hash, body []byte) (*Head, error)
 	if err != nil {
 		return nil, fmt.Errorf("mission %s head %s: %w", missionID, commit, err)
 	}
+	// A reply re-sends the head's bytes as they are (HeadsView.AppendJSON),
+	// so they must be what encoding/json would have written: compact.
+	id, raw := LetterID(body), body
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err == nil && compact.Len() != len(body) {
+		raw = compact.Bytes()
+	}
 	return &Head{
 		MissionID:       missionID,
-		HeadLetterID:    LetterID(body),
-		Head:            json.RawMessage(body),
+		HeadLetterID:    id,
+		Head:            json.RawMessage(raw),
 		SupersededCount: l.MissionSeq - 1,
+		Phase:           l.Phase,
 		Letter:          l,
 		Commit:          commit,
 	}, nil
@@ -400,10 +411,67 @@ type HeadsView struct {
 	Missions    []*Head `json:"missions"`
 }
 
-// Heads returns every mission's head, ordered by mission id, optionally
-// only those in one phase. Heads are read in parallel: a brain may hold
-// thousands of missions.
+// AppendJSON appends the view's members as encoding/json would write them,
+// without the braces (a reply that embeds the view wraps them, with its
+// own members before and after). Each head letter goes out as its stored
+// bytes: encoding/json validates and compacts every raw message again,
+// which at 100,000 heads cost more than reading them.
+func (v *HeadsView) AppendJSON(b []byte) []byte {
+	var brain bytes.Buffer
+	enc := json.NewEncoder(&brain)
+	enc.SetEscapeHTML(false) // as m1nd's replies are written
+	enc.Encode(v.ServedBrain)
+	need := 64 + len(brain.Bytes())
+	for _, h := range v.Missions {
+		need += 110 + len(h.Head) // the members around each letter
+	}
+	b = slices.Grow(b, need)
+	b = append(b, `"served_brain":`...)
+	b = append(b, bytes.TrimSuffix(brain.Bytes(), []byte("\n"))...)
+	b = append(b, `,"missions":[`...)
+	for i, h := range v.Missions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		// Mission and letter ids are validated ASCII: no escaping needed.
+		b = append(b, `{"mission_id":"`...)
+		b = append(b, h.MissionID...)
+		b = append(b, `","head_letter_id":"`...)
+		b = append(b, h.HeadLetterID...)
+		b = append(b, `","head":`...)
+		b = append(b, h.Head...)
+		b = append(b, `,"superseded_count":`...)
+		b = strconv.AppendInt(b, h.SupersededCount, 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// Heads returns every mission's head with its letter decoded, ordered by
+// mission id, optionally only those in one phase.
 func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) {
+	view, err := m.HeadsRaw(ctx, phase)
+	if err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(view.Missions))
+	gitstore.Parallel(len(view.Missions), func(i int) {
+		h := view.Missions[i]
+		if h.Letter == nil {
+			if h.Letter, errs[i] = decodeStored(h.Head); errs[i] != nil {
+				errs[i] = fmt.Errorf("mission %s head %s: %w", h.MissionID, h.Commit, errs[i])
+			}
+		}
+	})
+	return view, errors.Join(errs...)
+}
+
+// HeadsRaw returns every mission's head, ordered by mission id, optionally
+// only those in one phase, without decoding the letters a warm cache holds
+// (their Letter is nil): the view for a reply that sends the letters as
+// they are, and for counts by phase. Heads are read in parallel: a brain
+// may hold thousands of missions.
+func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, error) {
 	refs, err := m.Repo.ListRefs(MissionRefPrefix)
 	if err != nil {
 		return nil, err
@@ -411,16 +479,15 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 	cache := loadHeadCache(m.Repo)
 	heads := make([]*Head, len(refs))
 	bodies := make([][]byte, len(refs))
-	missed := make([]bool, len(refs))
 	var misses []int
 	for i, r := range refs {
-		if !ValidMissionID(r.Name[len(MissionRefPrefix):]) {
+		id := r.Name[len(MissionRefPrefix):]
+		if !ValidMissionID(id) {
 			continue // not ours: someone wrote a stray ref by hand
 		}
-		if body, ok := cache.entries[r.Hash]; ok {
-			bodies[i] = body
+		if e, ok := cache.entries[r.Hash]; ok {
+			heads[i] = &Head{MissionID: id, HeadLetterID: e.letterID, Head: e.body, SupersededCount: e.seq - 1, Phase: e.phase, Commit: r.Hash}
 		} else {
-			missed[i] = true
 			misses = append(misses, i)
 		}
 	}
@@ -440,45 +507,42 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 			bodies[i] = files[k]
 		}
 	}
-	errs := make([]error, len(refs))
-	gitstore.Parallel(len(refs), func(i int) {
-		if errs[i] = ctx.Err(); errs[i] != nil {
+	errs := make([]error, len(misses))
+	gitstore.Parallel(len(misses), func(k int) {
+		if errs[k] = ctx.Err(); errs[k] != nil {
 			return
 		}
+		i := misses[k]
 		id := refs[i].Name[len(MissionRefPrefix):]
-		if !ValidMissionID(id) {
-			return
-		}
 		body := bodies[i]
 		if body == nil {
 			var err error
 			if body, _, err = m.Repo.ReadFileAt(refs[i].Hash, LetterFile); err != nil {
-				errs[i] = fmt.Errorf("mission %s: %w", id, err)
+				errs[k] = fmt.Errorf("mission %s: %w", id, err)
 				return
 			}
 		}
-		heads[i], errs[i] = newHead(id, refs[i].Hash, body)
+		heads[i], errs[k] = newHead(id, refs[i].Hash, body)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	view := &HeadsView{ServedBrain: m.Brain, Missions: make([]*Head, 0, len(heads))}
-	current := make(map[gitstore.Hash][]byte, len(heads))
-	rewrite := false
-	for i, h := range heads {
+	all := make([]*Head, 0, len(heads))
+	for _, h := range heads {
 		if h == nil {
 			continue
 		}
-		current[h.Commit] = h.Head
-		rewrite = rewrite || missed[i]
-		if phase == "" || h.Letter.Phase == phase {
+		all = append(all, h)
+		if phase == "" || h.Phase == phase {
 			view.Missions = append(view.Missions, h)
 		}
 	}
-	if rewrite || len(cache.entries) != len(current) {
-		cache.store(current)
+	if len(misses) > 0 || len(cache.entries) != len(all) {
+		cache.store(all)
 	}
-	sort.Slice(view.Missions, func(i, j int) bool { return view.Missions[i].MissionID < view.Missions[j].MissionID })
+	// refs are sorted by name and every mission ref shares one prefix, so
+	// the heads are in mission id order already.
 	return view, nil
 }
 
@@ -486,7 +550,7 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 func LandingBell(heads []*Head) int {
 	n := 0
 	for _, h := range heads {
-		if h.Letter.Phase == PhaseMergeWait {
+		if h.Phase == PhaseMergeWait {
 			n++
 		}
 	}

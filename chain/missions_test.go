@@ -1,6 +1,7 @@
 package chain_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -402,5 +403,49 @@ func TestColdHeadsReadInOnePipeline(t *testing.T) {
 	os.Remove(cache)
 	if _, err := m.Heads(ctx, ""); err == nil {
 		t.Fatal("a head without a letter read as nothing")
+	}
+}
+
+// TestHeadsAppendJSONIsEncodingJSON: the hand-written heads reply is byte
+// for byte what encoding/json (HTML left as is) writes for the same view,
+// cold and warm, with a letter stored with spaces by plain git, an empty
+// view, and a brain name that needs escaping.
+func TestHeadsAppendJSONIsEncodingJSON(t *testing.T) {
+	m, g := newMissions(t, "brain")
+	for i := range 3 {
+		mustPost(t, m, first("brain", fmt.Sprintf("msn_%012x", i+1)))
+	}
+	// A letter written with git's plumbing, indented: a reply sends it
+	// compacted, as encoding/json would.
+	l := first("brain", "msn_0000000000ee")
+	var indented bytes.Buffer
+	json.Indent(&indented, l.Canonical(), "", "  ")
+	blob := g.GitStdin(indented.String(), "hash-object", "-w", "--stdin")
+	tree := g.GitStdin("100644 blob "+blob+"\tletter.json\n", "mktree")
+	g.Git("update-ref", "refs/m1nd/missions/msn_0000000000ee", g.Git("commit-tree", "-m", "indented", tree))
+	encodingJSON := func(v any) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	ctx := context.Background()
+	for _, state := range []string{"cold", "warm"} {
+		for _, brain := range []string{"brain", `a "quoted" <brain> & \ name`} {
+			m.Brain = brain
+			for _, phase := range []string{"", chain.PhaseJudging, chain.PhaseMergeWait} {
+				view, err := m.HeadsRaw(ctx, phase)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := "{"+string(view.AppendJSON(nil))+"}", encodingJSON(view); got != want {
+					t.Fatalf("%s, brain %q, phase %q:\n got %s\nwant %s", state, brain, phase, got, want)
+				}
+			}
+		}
+	}
+	if view, _ := m.HeadsRaw(ctx, ""); len(view.Missions) != 4 || strings.Contains(string(view.Missions[3].Head), "\n") {
+		t.Fatalf("heads: %d, last %s", len(view.Missions), view.Missions[3].Head)
 	}
 }

@@ -200,11 +200,7 @@ func TestPackRefsPrunesWithoutStartingM1nd(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&create, "create refs/m1nd/missions/msn_%012x %s\n", i, head)
 	}
-	cmd := r.g.Command("-c", "core.hooksPath=/dev/null", "update-ref", "--stdin")
-	cmd.Stdin = strings.NewReader(create.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("update-ref: %v: %s", err, out)
-	}
+	r.g.GitStdin(create.String(), "-c", "core.hooksPath=/dev/null", "update-ref", "--stdin")
 	r.g.Git("pack-refs", "--all")
 	if log, _ := os.ReadFile(spyLog); string(log) != "hooks run reference-transaction prepared lines=40\n" {
 		t.Fatalf("pack-refs of 40 loose refs started m1nd for:\n%s", log)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -595,5 +596,66 @@ func TestMainHeadAndListFilesAgreeWithGit(t *testing.T) {
 	}
 	if _, ok, err := open(t, dir).MainHead(); ok || err != nil {
 		t.Fatalf("unborn HEAD: ok=%v err=%v", ok, err)
+	}
+}
+
+// TestListRefsAgreesWithGit: over nested ref names whose folder order is
+// not their name order ("a/b" and "a-b"), some packed, some loose over
+// packed, some deleted, ListRefs lists what git for-each-ref lists, in the
+// same order; and a FIFO where a ref should be is an error, at once.
+func TestListRefsAgreesWithGit(t *testing.T) {
+	g := gittest.Init(t, "agree")
+	r := open(t, g.Dir)
+	head := g.Git("rev-parse", "HEAD")
+	other := g.Git("commit-tree", "-m", "other", g.Git("rev-parse", "HEAD^{tree}"))
+	names := []string{"mail/a/b", "mail/a-b/c", "mail/a.b", "mail/a/c/d", "missions/msn_000000000001", "missions/msn_000000000002", "memory/z", "x"}
+	for _, n := range names {
+		g.Git("update-ref", "refs/m1nd/"+n, head)
+	}
+	g.Git("update-ref", "refs/heads/outside", head)
+	list := func() string {
+		t.Helper()
+		refs, err := r.ListRefs("refs/m1nd/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, ref := range refs {
+			fmt.Fprintf(&b, "%s %s\n", ref.Hash, ref.Name)
+		}
+		return b.String()
+	}
+	for _, step := range []struct {
+		name string
+		git  [][]string
+	}{
+		{"all loose", nil},
+		{"all packed", [][]string{{"pack-refs", "--all"}}},
+		{"loose over packed", [][]string{{"update-ref", "refs/m1nd/mail/a-b/c", other}, {"update-ref", "refs/m1nd/missions/msn_000000000003", other}}},
+		{"deleted, packed and loose", [][]string{{"update-ref", "-d", "refs/m1nd/mail/a/b"}, {"update-ref", "-d", "refs/m1nd/missions/msn_000000000003"}}},
+		{"packed again, loose kept", [][]string{{"pack-refs", "--all", "--no-prune"}, {"update-ref", "refs/m1nd/x", other}}},
+	} {
+		for _, args := range step.git {
+			g.Git(args...)
+		}
+		want := g.Git("for-each-ref", "--format=%(objectname) %(refname)", "refs/m1nd/") + "\n"
+		if got := list(); got != want {
+			t.Fatalf("%s: ListRefs\n%s\ngit for-each-ref\n%s", step.name, got, want)
+		}
+	}
+	fifo := filepath.Join(g.Dir, ".git", "refs", "m1nd", "missions", "msn_0000000000ff")
+	os.MkdirAll(filepath.Dir(fifo), 0o755)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := r.ListRefs("refs/m1nd/"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a FIFO ref listed without an error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("listing refs hung on a FIFO")
 	}
 }

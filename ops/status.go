@@ -92,7 +92,7 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	heads, err := b.Missions.Heads(ctx, "")
+	heads, err := b.Missions.HeadsRaw(ctx, "") // counts by phase: no letter decoded
 	if err != nil {
 		return nil, fmt.Errorf("status: read the mission heads: %w", err)
 	}

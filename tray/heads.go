@@ -1,10 +1,8 @@
 package tray
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -49,19 +47,12 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 			return reply, nil
 		}
 	}
-	view, err := s.Missions.Heads(ctx, phase)
+	view, err := s.Missions.HeadsRaw(ctx, phase)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		*chain.HeadsView
-		LandingBell int `json:"landing_bell"`
-	}{view, chain.LandingBell(view.Missions)}); err != nil {
-		return nil, fmt.Errorf("mission heads: %w", err)
-	}
+	reply := append(view.AppendJSON([]byte{'{'}), `,"landing_bell":`...)
+	reply = append(strconv.AppendInt(reply, int64(chain.LandingBell(view.Missions)), 10), "}\n"...)
 	if stampErr == nil {
 		s.heads.mu.Lock()
 		if s.heads.key != stamp.Key || s.heads.replies == nil {
@@ -70,9 +61,9 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 			s.heads.replies = map[string][]byte{}
 		}
 		if s.heads.settled && len(s.heads.replies) < headsMemoPhases {
-			s.heads.replies[phase] = buf.Bytes()
+			s.heads.replies[phase] = reply
 		}
 		s.heads.mu.Unlock()
 	}
-	return buf.Bytes(), nil
+	return reply, nil
 }

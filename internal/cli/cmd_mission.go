@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -400,7 +401,11 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			view, err := m.Heads(c.Context, phase)
+			heads := m.Heads // the text names fields of each letter
+			if inv.jsonOut {
+				heads = m.HeadsRaw // the reply re-sends the letters' bytes
+			}
+			view, err := heads(c.Context, phase)
 			if err != nil {
 				return err
 			}
@@ -552,4 +557,12 @@ func runMissionNext(_ context.Context, opts *missionNextOptions) error {
 type headsReply struct {
 	OK bool `json:"ok"`
 	*chain.HeadsView
+}
+
+// AppendJSON writes the reply as encoding/json would, letters as stored.
+func (r headsReply) AppendJSON(b []byte) []byte {
+	b = append(b, `{"ok":`...)
+	b = strconv.AppendBool(b, r.OK)
+	b = append(b, ',')
+	return append(r.HeadsView.AppendJSON(b), '}')
 }

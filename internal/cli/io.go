@@ -83,6 +83,12 @@ func (s *IOStreams) printJSON(v any) error {
 	w := bufio.NewWriterSize(s.Out, 64*1024)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if a, ok := v.(jsonAppender); ok {
+		if _, err := w.Write(append(a.AppendJSON(nil), '\n')); err != nil {
+			return fmt.Errorf("write JSON: %w", err)
+		}
+		return w.Flush()
+	}
 	if m, isMap := v.(map[string]any); isMap {
 		if _, has := m["ok"]; has {
 			v = okFirst(m)
@@ -92,6 +98,12 @@ func (s *IOStreams) printJSON(v any) error {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return w.Flush()
+}
+
+// jsonAppender is a reply that writes its own JSON, the same bytes
+// encoding/json would: one too large to encode again (mission heads).
+type jsonAppender interface {
+	AppendJSON(b []byte) []byte
 }
 
 // interactive reports whether stdin and stdout are a terminal.

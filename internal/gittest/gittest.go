@@ -54,6 +54,17 @@ func (r *Repo) Git(args ...string) string {
 	return out
 }
 
+// GitStdin runs git in the repository with stdin as its input and returns
+// its trimmed stdout, failing the test on a non-zero exit.
+func (r *Repo) GitStdin(stdin string, args ...string) string {
+	r.t.Helper()
+	out, err := r.gitStdin([]byte(stdin), args...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return out
+}
+
 // TryGit runs git in the repository and returns its output and error.
 func (r *Repo) TryGit(args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
