@@ -85,3 +85,29 @@ func FuzzMissionID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStoredLetterFastPath: a stored letter the fast path accepts is one
+// the strict path accepts, as the same letter; and whatever the strict path
+// accepts, the fast path does too (so verify judges as before).
+func FuzzStoredLetterFastPath(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, fastOK := decodeCanonicalLetter(data)
+		strict, err := decodeStoredLetterStrictly(data)
+		if fastOK {
+			if Validate(fast) != nil {
+				return // refused by validation on both paths alike
+			}
+			if err != nil {
+				t.Fatalf("fast path accepts what the strict one refuses (%v):\n%s", err, data)
+			}
+			if !bytes.Equal(strict.(*Letter).Canonical(), fast.Canonical()) {
+				t.Fatalf("the paths read different letters:\n%s", data)
+			}
+		} else if err == nil {
+			t.Fatalf("the strict path accepts what the fast one does not:\n%s", data)
+		}
+	})
+}
