@@ -100,5 +100,6 @@ func benchMail(work, bin string, n, runs int) error {
 	printRow("m1nd hook claude PostToolUse, one new letter", fresh)
 	printRow("git for-each-ref refs/m1nd/mail/", git)
 	fmt.Printf("    ratio m1nd (nothing new)/git (median): %.2fx\n", float64(median(idle))/float64(median(git)))
+	addInfo("mail hook, nothing new", median(idle), median(git))
 	return nil
 }

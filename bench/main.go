@@ -1,55 +1,131 @@
 // Command bench runs m1nd and its anchors side by side in one run and prints
-// medians and ratios (DESIGN §9):
+// medians, ratios and the goal of every row of the performance table, then
+// one summary table (DESIGN §9). Rows (-rows picks some, comma separated):
 //
-//	(a) whole-process `m1nd mission post` vs git's plumbing sequence
-//	    (hash-object, mktree, commit-tree, update-ref) appending the same letters;
-//	(b) `m1nd mission heads --json` over many missions vs
-//	    `git for-each-ref | git cat-file --batch` of the head letters,
-//	    with loose refs, then packed refs, then packed objects (git gc);
-//	(c) the brain store: one store write (`m1nd skeleton edit`, a rename) vs
-//	    the same snapshot written with git's plumbing as a bash script; a
-//	    whole-store read (`m1nd blocks --json`) vs `git ls-tree -r | git
-//	    cat-file --batch`; and `m1nd mission post` on a brain with a store;
-//	(d) the PostToolUse hook on a mailbox of many letters, nothing new and
-//	    one new letter, beside `git for-each-ref` over the same refs.
+//	post          whole-process `m1nd mission post` vs git's plumbing as a
+//	              bash script, and vs a static Go hello-world (the floor);
+//	post-many     the same post on a brain of 10k missions vs one of 10
+//	              (packed refs);
+//	heads         `m1nd mission heads --json` of 100k missions with the head
+//	              cache vs `git for-each-ref | git cat-file --batch`: loose
+//	              refs, packed refs, after git gc (goal: 0.5 s absolute);
+//	heads-nocache heads of 10k after gc with the cache removed every run;
+//	verify        `m1nd verify` of 10k after gc vs the same git pipe;
+//	sync          first `m1nd sync` of 1k missions to a fresh bare remote vs
+//	              `git push --atomic` of the same refs;
+//	pack-refs     `git pack-refs --all` over 10k loose refs with m1nd's hooks
+//	              vs hooks off (a hooked run is cut at -pack-timeout);
+//	serve         the real `m1nd serve`: the tray's heads view vs
+//	              /api/system_blocks, 8 connections, req/s and p99;
+//	store, mail   the brain store and the PostToolUse hook (no goal).
 //
-// Run it with `go run ./bench` (flags: -posts, -missions, -runs). It builds
-// m1nd itself unless -m1nd names a binary. Nothing here asserts a time.
+// Fixtures are written by `git fast-import` (commits byte for byte what m1nd
+// writes, checked against an in-process post) and copied between rows.
+// Run it with `go run ./bench`; `-quick` runs every row on reduced sizes (for
+// CI). It builds m1nd itself unless -m1nd names a binary. Nothing here
+// asserts a time: the summary says whether each goal was met, the exit
+// status only whether the bench ran.
 package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gitstore"
 )
 
+// sizes is how big each row's fixture is and how long each row runs.
+type sizes struct {
+	posts, missions, many, syncMissions, refs, serveMissions, runs, blocks, letters int
+	serve, packTimeout                                                              time.Duration
+}
+
 func main() {
-	posts := flag.Int("posts", 200, "letters appended per side in the post benchmark")
-	missions := flag.Int("missions", 10000, "missions in the heads benchmark")
-	runs := flag.Int("runs", 9, "timed runs per side in the heads benchmark")
+	full := sizes{posts: 200, missions: 100000, many: 10000, syncMissions: 1000, refs: 10000, serveMissions: 1000, runs: 9, blocks: 50, letters: 10000, serve: 10 * time.Second, packTimeout: 120 * time.Second}
+	quick := sizes{posts: 30, missions: 2000, many: 200, syncMissions: 100, refs: 500, serveMissions: 1000, runs: 3, blocks: 10, letters: 500, serve: 2 * time.Second, packTimeout: 60 * time.Second}
+	var sz sizes
+	flag.IntVar(&sz.posts, "posts", full.posts, "letters appended per side in the post rows")
+	flag.IntVar(&sz.missions, "missions", full.missions, "missions in the heads row (with the head cache)")
+	flag.IntVar(&sz.many, "many", full.many, "missions in the post-many, heads-nocache and verify rows")
+	flag.IntVar(&sz.syncMissions, "sync-missions", full.syncMissions, "missions in the sync row")
+	flag.IntVar(&sz.refs, "refs", full.refs, "loose mission refs in the pack-refs row")
+	flag.IntVar(&sz.serveMissions, "serve-missions", full.serveMissions, "missions in the serve row")
+	flag.DurationVar(&sz.serve, "serve", full.serve, "load time per endpoint in the serve row")
+	flag.DurationVar(&sz.packTimeout, "pack-timeout", full.packTimeout, "cap on one hooked git pack-refs run")
+	flag.IntVar(&sz.runs, "runs", full.runs, "timed runs per side in the rows of whole reads")
+	flag.IntVar(&sz.blocks, "blocks", full.blocks, "top-level directories (so blocks) in the store row")
+	flag.IntVar(&sz.letters, "letters", full.letters, "letters in the mailbox for the mail row")
 	bin := flag.String("m1nd", "", "m1nd binary to measure (default: build ./cmd/m1nd)")
 	dir := flag.String("dir", "out", "folder for the scratch repositories (on the disk where repositories live; some sandboxes make /tmp slower)")
-	blocks := flag.Int("blocks", 50, "top-level directories (so blocks) in the store benchmark")
-	letters := flag.Int("letters", 10000, "letters in the mailbox for the hook benchmark")
+	isQuick := flag.Bool("quick", false, "every row on reduced sizes and few runs (for CI); flags given explicitly still win")
+	rowList := flag.String("rows", "", "comma list of rows to run (default all): "+strings.Join(rowNames, ","))
 	flag.Parse()
-	if err := run(*posts, *missions, *runs, *blocks, *letters, *bin, *dir); err != nil {
+	if *isQuick {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		q := func(name string, dst *int, v int) {
+			if !set[name] {
+				*dst = v
+			}
+		}
+		q("posts", &sz.posts, quick.posts)
+		q("missions", &sz.missions, quick.missions)
+		q("many", &sz.many, quick.many)
+		q("sync-missions", &sz.syncMissions, quick.syncMissions)
+		q("refs", &sz.refs, quick.refs)
+		q("serve-missions", &sz.serveMissions, quick.serveMissions)
+		q("runs", &sz.runs, quick.runs)
+		q("blocks", &sz.blocks, quick.blocks)
+		q("letters", &sz.letters, quick.letters)
+		if !set["serve"] {
+			sz.serve = quick.serve
+		}
+		if !set["pack-timeout"] {
+			sz.packTimeout = quick.packTimeout
+		}
+	}
+	rows, err := parseRows(*rowList)
+	if err == nil {
+		err = run(sz, rows, *bin, *dir)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(posts, missions, runs, blocks, letters int, bin, dir string) error {
+// rowNames are the rows in the order they run; -rows picks some.
+var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "pack-refs", "serve", "store", "mail"}
+
+func parseRows(list string) (map[string]bool, error) {
+	rows := map[string]bool{}
+	if strings.TrimSpace(list) == "" {
+		for _, r := range rowNames {
+			rows[r] = true
+		}
+		return rows, nil
+	}
+	for _, r := range strings.Split(list, ",") {
+		r = strings.TrimSpace(r)
+		if !slices.Contains(rowNames, r) {
+			return nil, fmt.Errorf("-rows: unknown row %q (rows: %s)", r, strings.Join(rowNames, ", "))
+		}
+		rows[r] = true
+	}
+	return rows, nil
+}
+
+func run(sz sizes, rows map[string]bool, bin, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -65,22 +141,88 @@ func run(posts, missions, runs, blocks, letters int, bin, dir string) error {
 		bin = filepath.Join(work, "m1nd")
 		fmt.Fprintln(os.Stderr, "building m1nd …")
 		// Built as the README installs it.
-		if out, err := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "./cmd/m1nd").CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "./cmd/m1nd")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build: %v\n%s", err, out)
 		}
+	} else if bin, err = filepath.Abs(bin); err != nil {
+		return err
 	}
 	gitVersion, _ := exec.Command("git", "--version").Output()
 	fmt.Printf("m1nd bench — %s, %s  scratch: %s\n", time.Now().UTC().Format(time.RFC3339), strings.TrimSpace(string(gitVersion)), work)
-	if err := benchPost(work, bin, posts); err != nil {
-		return err
+	fx := &fixtures{work: work, built: map[int]string{}}
+	steps := []struct {
+		row string
+		fn  func() error
+	}{
+		{"post", func() error { return benchPost(work, bin, sz.posts) }},
+		{"post-many", func() error { return benchPostMany(fx, bin, sz.many, sz.posts) }},
+		{"heads", func() error { return benchHeads(fx, bin, sz.missions, sz.runs) }},
+		{"heads-nocache", func() error { return benchHeadsNoCache(fx, bin, sz.many, sz.runs) }},
+		{"verify", func() error { return benchVerify(fx, bin, sz.many, sz.runs) }},
+		{"sync", func() error { return benchSync(fx, bin, sz.syncMissions, sz.runs) }},
+		{"pack-refs", func() error { return benchPackRefs(fx, bin, sz.refs, min(sz.runs, 3), sz.packTimeout) }},
+		{"serve", func() error { return benchServe(fx, bin, sz.serveMissions, sz.serve) }},
+		{"store", func() error { return benchStore(work, bin, sz.blocks, max(sz.posts/4, 3)) }},
+		{"mail", func() error { return benchMail(work, bin, sz.letters, max(sz.runs, 15)) }},
 	}
-	if err := benchHeads(work, bin, missions, runs); err != nil {
-		return err
+	start := time.Now()
+	for _, st := range steps {
+		if !rows[st.row] {
+			continue
+		}
+		if err := st.fn(); err != nil {
+			return fmt.Errorf("%s: %w", st.row, err)
+		}
 	}
-	if err := benchStore(work, bin, blocks, posts/4); err != nil {
-		return err
+	printSummary(time.Since(start))
+	return nil
+}
+
+// summaryRow is one line of the table printed at the end.
+type summaryRow struct{ row, m1nd, anchor, ratio, goal, meets string }
+
+var summary []summaryRow
+
+// addRatio records a row whose goal is m1nd/anchor ≤ goal (medians).
+func addRatio(row string, m1nd, anchor time.Duration, goal float64) {
+	r := float64(m1nd) / float64(anchor)
+	summary = append(summary, summaryRow{row, ms(m1nd), ms(anchor), fmt.Sprintf("%.2f", r), fmt.Sprintf("ratio ≤ %.2f", goal), yesNo(r <= goal)})
+}
+
+// addInfo records a row measured for the record, with no goal.
+func addInfo(row string, m1nd, anchor time.Duration) {
+	summary = append(summary, summaryRow{row, ms(m1nd), ms(anchor), fmt.Sprintf("%.2f", float64(m1nd)/float64(anchor)), "—", "—"})
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
 	}
-	return benchMail(work, bin, letters, max(runs, 15))
+	return "no"
+}
+
+func printSummary(took time.Duration) {
+	fmt.Printf("\nsummary (medians; ratio = m1nd/anchor; a report, not a test) — %s\n", took.Round(time.Second))
+	if len(fixtureTimes) > 0 {
+		fmt.Printf("fixtures built: %s\n", strings.Join(fixtureTimes, ", "))
+	}
+	w := []int{3, 4, 6, 5, 4, 10}
+	all := append([]summaryRow{{"row", "m1nd", "anchor", "ratio", "goal", "meets goal"}}, summary...)
+	for _, r := range all {
+		for i, c := range []string{r.row, r.m1nd, r.anchor, r.ratio, r.goal, r.meets} {
+			w[i] = max(w[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range all {
+		cells := []string{r.row, r.m1nd, r.anchor, r.ratio, r.goal, r.meets}
+		line := ""
+		for i, c := range cells {
+			line += "  " + c + strings.Repeat(" ", w[i]-utf8.RuneCountInString(c))
+		}
+		fmt.Println(strings.TrimRight(line, " "))
+	}
 }
 
 // newRepo makes a git repository named name under work.
@@ -131,10 +273,20 @@ func benchPost(work, bin string, n int) error {
 	if err != nil {
 		return err
 	}
-	var m1ndTimes, gitTimes, scriptTimes []time.Duration
+	hello, err := buildHello(work)
+	if err != nil {
+		return err
+	}
+	var m1ndTimes, gitTimes, scriptTimes, helloTimes []time.Duration
 	parent, scriptParent := "", ""
 	for i := 0; i < n; i++ {
 		start := time.Now()
+		if out, err := exec.Command(hello).CombinedOutput(); err != nil {
+			return fmt.Errorf("hello: %v: %s", err, out)
+		}
+		helloTimes = append(helloTimes, time.Since(start))
+
+		start = time.Now()
 		cmd := exec.Command(bin, "mission", "post", files[i])
 		cmd.Dir = m1ndRepo
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -162,9 +314,38 @@ func benchPost(work, bin string, n int) error {
 	printRow("m1nd mission post", m1ndTimes)
 	printRow("git plumbing as a bash script (the anchor)", scriptTimes)
 	printRow("git plumbing, 4 processes exec'd directly", gitTimes)
+	printRow("a static Go hello-world (one process's floor)", helloTimes)
 	fmt.Printf("  m1nd is %.2fx faster than the script, %.2fx faster than the bare processes (medians)\n",
 		float64(median(scriptTimes))/float64(median(m1ndTimes)), float64(median(gitTimes))/float64(median(m1ndTimes)))
+	fmt.Printf("    ratio m1nd/script %.2f (goal ≤ 0.45), m1nd/hello %.2f (goal ≤ 2)\n",
+		float64(median(m1ndTimes))/float64(median(scriptTimes)), float64(median(m1ndTimes))/float64(median(helloTimes)))
+	addRatio("post vs script", median(m1ndTimes), median(scriptTimes), 0.45)
+	addRatio("post vs hello", median(m1ndTimes), median(helloTimes), 2)
 	return nil
+}
+
+// buildHello builds a static Go hello-world: the floor of one process per
+// call, as the m1nd binary is built (no cgo).
+func buildHello(work string) (string, error) {
+	dir := filepath.Join(work, "hello")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	src := "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.22\n"), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "hello")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build hello: %v: %s", err, out)
+	}
+	return bin, nil
 }
 
 // gitAppend is the plumbing anchor: the four processes a shell script would
@@ -225,77 +406,6 @@ func gitOut(repo string, stdin io.Reader, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %v", args[0], err)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-func benchHeads(work, bin string, n, runs int) error {
-	repoDir, err := newRepo(work, "heads")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "heads: writing %d missions …\n", n)
-	repo, err := gitstore.Open(repoDir)
-	if err != nil {
-		return err
-	}
-	m := &chain.Missions{Repo: repo, Brain: "heads"}
-	for i := 0; i < n; i++ {
-		if _, err := m.New(context.Background(), chain.NewMission{BlockID: "sb_heads_core", Agent: "bench", Now: time.Now()}); err != nil {
-			return fmt.Errorf("write mission %d: %w", i, err)
-		}
-	}
-	stages := []struct {
-		name  string
-		setup []string
-		cold  bool // remove m1nd's head cache before every m1nd run
-	}{
-		{"loose refs, loose objects", nil, false},
-		{"loose refs, loose objects, no head cache", nil, true},
-		{"packed refs, loose objects", []string{"pack-refs", "--all"}, false},
-		{"packed refs, packed objects", []string{"gc", "-q"}, false},
-		{"packed refs, packed objects, no head cache", nil, true},
-	}
-	cacheFile := chain.HeadCachePath(filepath.Join(repoDir, ".git", "m1nd"))
-	fmt.Printf("\n(b) read every mission head, %d missions, %d runs per side\n", n, runs)
-	for _, st := range stages {
-		if st.setup != nil {
-			if _, err := gitOut(repoDir, nil, st.setup...); err != nil {
-				return err
-			}
-		}
-		var m1ndTimes, gitTimes []time.Duration
-		var m1ndBytes, gitBytes int
-		for r := 0; r < runs+1; r++ { // the first run of each side warms the page cache
-			if st.cold {
-				os.Remove(cacheFile)
-			}
-			start := time.Now()
-			cmd := exec.Command(bin, "mission", "heads", "--json")
-			cmd.Dir = repoDir
-			out, err := cmd.Output()
-			if err != nil {
-				return fmt.Errorf("m1nd heads: %v", err)
-			}
-			if r > 0 {
-				m1ndTimes = append(m1ndTimes, time.Since(start))
-			}
-			m1ndBytes = len(out)
-
-			start = time.Now()
-			gitOutBytes, err := gitHeads(repoDir)
-			if err != nil {
-				return err
-			}
-			if r > 0 {
-				gitTimes = append(gitTimes, time.Since(start))
-			}
-			gitBytes = gitOutBytes
-		}
-		fmt.Printf("  %s:\n", st.name)
-		printRow("  m1nd mission heads --json", m1ndTimes)
-		printRow("  git for-each-ref | git cat-file --batch", gitTimes)
-		fmt.Printf("    ratio m1nd/git (median): %.2fx   (output %d vs %d bytes)\n", float64(median(m1ndTimes))/float64(median(gitTimes)), m1ndBytes, gitBytes)
-	}
-	return nil
 }
 
 // gitHeads is the heads anchor: for-each-ref piped into cat-file --batch

@@ -95,6 +95,8 @@ func benchStore(work, bin string, nBlocks, rounds int) error {
 	printRow("m1nd mission new, brain with a store", guarded)
 	printRow("m1nd mission new, brain without one", unguarded)
 	fmt.Printf("    the block guard's share (median): %.2fx\n", float64(median(guarded))/float64(median(unguarded)))
+	addInfo("store write vs script", median(m1ndWrite), median(gitWrite))
+	addInfo("store read vs git", median(m1ndRead), median(gitRead))
 	return nil
 }
 

@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+)
+
+// take hands over the pristine fixture of n missions itself (built now if
+// need be), for a row that is its last user: no copy.
+func (f *fixtures) take(n int) (string, error) {
+	if src, ok := f.built[n]; ok {
+		delete(f.built, n)
+		return src, nil
+	}
+	return buildFixture(f.work, n)
+}
+
+// gced returns a copy of the fixture of n missions after `git gc`, made
+// once and shared by the rows that only read it.
+func (f *fixtures) gced(n int) (string, error) {
+	name := fmt.Sprintf("gc-%d", n)
+	dir := filepath.Join(f.work, name)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	dir, err := f.copyOf(name, n)
+	if err != nil {
+		return "", err
+	}
+	_, err = gitOut(dir, nil, "gc", "-q")
+	return dir, err
+}
+
+// m1ndRun runs m1nd in dir and returns its stdout.
+func m1ndRun(bin, dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("m1nd %v: %v: %s%s", args, err, out, stderr.Bytes())
+	}
+	return out, nil
+}
+
+// alternate runs the sides in turn, rounds times (plus a first round that
+// only warms the page cache when warm is set), and returns each side's
+// times.
+func alternate(rounds int, warm bool, sides ...func() error) ([][]time.Duration, error) {
+	times := make([][]time.Duration, len(sides))
+	first := 0
+	if warm {
+		first = -1
+	}
+	for r := first; r < rounds; r++ {
+		for i, side := range sides {
+			start := time.Now()
+			if err := side(); err != nil {
+				return nil, err
+			}
+			if r >= 0 {
+				times[i] = append(times[i], time.Since(start))
+			}
+		}
+	}
+	return times, nil
+}
+
+// headsSide is `m1nd mission heads --json` in dir, checked to list want
+// missions.
+func headsSide(bin, dir string, want int) func() error {
+	return func() error {
+		out, err := m1ndRun(bin, dir, "mission", "heads", "--json")
+		if err != nil {
+			return err
+		}
+		if got := bytes.Count(out, []byte(`"head_letter_id"`)); got != want {
+			return fmt.Errorf("m1nd mission heads listed %d missions, want %d", got, want)
+		}
+		return nil
+	}
+}
+
+func gitHeadsSide(dir string) func() error {
+	return func() error { _, err := gitHeads(dir); return err }
+}
+
+// benchPostMany: one whole-process post on a brain of many missions with
+// packed refs, beside the same post on a brain of 10.
+func benchPostMany(fx *fixtures, bin string, many, posts int) error {
+	manyDir, err := fx.copyOf("post-many", many)
+	if err != nil {
+		return err
+	}
+	fewDir, err := fx.copyOf("post-few", 10)
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{manyDir, fewDir} {
+		if _, err := gitOut(d, nil, "pack-refs", "--all"); err != nil {
+			return err
+		}
+	}
+	files := make([]string, posts)
+	for i, body := range letters(benchBrain, posts) {
+		files[i] = filepath.Join(fx.work, fmt.Sprintf("many-letter-%04d.json", i))
+		if err := os.WriteFile(files[i], body, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "post-many: %d letters per side …\n", posts)
+	i := 0
+	post := func(dir string) func() error {
+		return func() error { _, err := m1ndRun(bin, dir, "mission", "post", files[i]); return err }
+	}
+	var times [][]time.Duration
+	for i = 0; i < posts; i++ {
+		t, err := alternate(1, false, post(manyDir), post(fewDir))
+		if err != nil {
+			return err
+		}
+		if times == nil {
+			times = t
+		} else {
+			times[0], times[1] = append(times[0], t[0]...), append(times[1], t[1]...)
+		}
+	}
+	fmt.Printf("\n(e) m1nd mission post, packed refs, %d letters on one chain\n", posts)
+	printRow(fmt.Sprintf("on a brain of %d missions", many), times[0])
+	printRow("on a brain of 10 missions (the anchor)", times[1])
+	fmt.Printf("    ratio (median): %.2fx (goal ≤ 1.05)\n", float64(median(times[0]))/float64(median(times[1])))
+	addRatio(fmt.Sprintf("post, %d missions vs 10", many), median(times[0]), median(times[1]), 1.05)
+	return nil
+}
+
+// benchHeads: heads of n missions with the head cache (warmed by the first
+// run), loose refs, then packed refs, then after git gc, beside the git
+// pipe. The goal is absolute: 0.5 s in every state.
+func benchHeads(fx *fixtures, bin string, n, runs int) error {
+	dir, err := fx.take(n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n(b) read every mission head with the head cache, %d missions, %d runs per side\n", n, runs)
+	for _, st := range []struct {
+		name, short string
+		setup       []string
+	}{
+		{"loose refs (objects in fast-import's pack)", "loose", nil},
+		{"packed refs (git pack-refs --all)", "packed", []string{"pack-refs", "--all"}},
+		{"after git gc", "gc", []string{"gc", "-q"}},
+	} {
+		if st.setup != nil {
+			if _, err := gitOut(dir, nil, st.setup...); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(os.Stderr, "heads: %s …\n", st.short)
+		t, err := alternate(runs, true, headsSide(bin, dir, n), gitHeadsSide(dir))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %s:\n", st.name)
+		printRow("  m1nd mission heads --json", t[0])
+		printRow("  git for-each-ref | git cat-file --batch", t[1])
+		m, g := median(t[0]), median(t[1])
+		fmt.Printf("    ratio m1nd/git (median): %.2fx\n", float64(m)/float64(g))
+		summary = append(summary, summaryRow{fmt.Sprintf("heads %d, cache, %s", n, st.short), ms(m), ms(g),
+			fmt.Sprintf("%.2f", float64(m)/float64(g)), "≤ 0.5 s", yesNo(m <= 500*time.Millisecond)})
+	}
+	return nil
+}
+
+// benchHeadsNoCache: heads of n missions after git gc with no head cache
+// (removed before every m1nd run).
+func benchHeadsNoCache(fx *fixtures, bin string, n, runs int) error {
+	dir, err := fx.gced(n)
+	if err != nil {
+		return err
+	}
+	cache := chain.HeadCachePath(filepath.Join(dir, ".git", "m1nd"))
+	heads := headsSide(bin, dir, n)
+	cold := func() error {
+		if err := os.Remove(cache); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return heads()
+	}
+	fmt.Fprintf(os.Stderr, "heads-nocache: %d missions …\n", n)
+	t, err := alternate(runs, true, cold, gitHeadsSide(dir))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n(b') read every mission head after git gc, no head cache, %d missions, %d runs per side\n", n, runs)
+	printRow("m1nd mission heads --json (cache removed)", t[0])
+	printRow("git for-each-ref | git cat-file --batch", t[1])
+	fmt.Printf("    ratio m1nd/git (median): %.2fx (goal ≤ 1.0)\n", float64(median(t[0]))/float64(median(t[1])))
+	addRatio(fmt.Sprintf("heads %d, gc, no cache", n), median(t[0]), median(t[1]), 1.0)
+	return nil
+}
+
+// benchVerify: `m1nd verify` over n missions after git gc, beside the git
+// pipe that reads every head letter.
+func benchVerify(fx *fixtures, bin string, n, runs int) error {
+	dir, err := fx.gced(n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "verify: %d missions …\n", n)
+	verify := func() error { _, err := m1ndRun(bin, dir, "verify"); return err }
+	t, err := alternate(runs, true, verify, gitHeadsSide(dir))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n(f) m1nd verify after git gc, %d missions, %d runs per side\n", n, runs)
+	printRow("m1nd verify", t[0])
+	printRow("git for-each-ref | git cat-file --batch", t[1])
+	fmt.Printf("    ratio m1nd/git (median): %.2fx (goal ≤ 1.5)\n", float64(median(t[0]))/float64(median(t[1])))
+	addRatio(fmt.Sprintf("verify %d, gc", n), median(t[0]), median(t[1]), 1.5)
+	return nil
+}
+
+// benchSync: the first `m1nd sync` of n missions into a fresh bare remote,
+// beside one `git push --atomic` of the same refs into another; a fresh
+// pair of remotes every run.
+func benchSync(fx *fixtures, bin string, n, runs int) error {
+	dir, err := fx.copyOf("sync", n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "sync: %d missions, %d runs …\n", n, runs)
+	var mRemote, gRemote string
+	r := 0
+	m1ndSync := func() error {
+		_, err := m1ndRun(bin, dir, "sync", fmt.Sprintf("m%d", r))
+		return err
+	}
+	gitPush := func() error {
+		_, err := gitOut(dir, nil, "push", "-q", "--atomic", gRemote, "refs/m1nd/missions/*:refs/m1nd/missions/*")
+		return err
+	}
+	var times [][]time.Duration
+	for r = 0; r < runs; r++ {
+		mRemote = filepath.Join(fx.work, fmt.Sprintf("sync-remote-m%d.git", r))
+		gRemote = filepath.Join(fx.work, fmt.Sprintf("sync-remote-g%d.git", r))
+		for _, remote := range []string{mRemote, gRemote} {
+			if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+				return fmt.Errorf("git init --bare: %v: %s", err, out)
+			}
+		}
+		if _, err := gitOut(dir, nil, "remote", "add", fmt.Sprintf("m%d", r), mRemote); err != nil {
+			return err
+		}
+		t, err := alternate(1, false, m1ndSync, gitPush)
+		if err != nil {
+			return err
+		}
+		if times == nil {
+			times = t
+		} else {
+			times[0], times[1] = append(times[0], t[0]...), append(times[1], t[1]...)
+		}
+		for _, remote := range []string{mRemote, gRemote} {
+			got, err := gitOut(remote, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", "refs/m1nd/missions/")
+			if err != nil {
+				return err
+			}
+			if c := len(bytes.Fields([]byte(got))); c != n {
+				return fmt.Errorf("%s holds %d missions after the push, want %d", remote, c, n)
+			}
+		}
+	}
+	fmt.Printf("\n(g) first sync of %d missions to a fresh bare file remote, %d runs per side\n", n, runs)
+	printRow("m1nd sync", times[0])
+	printRow("git push --atomic, one glob refspec", times[1])
+	fmt.Printf("    ratio m1nd/git (median): %.2fx (goal ≤ 1.3)\n", float64(median(times[0]))/float64(median(times[1])))
+	addRatio(fmt.Sprintf("sync %d, first", n), median(times[0]), median(times[1]), 1.3)
+	return nil
+}
+
+// benchPackRefs: `git pack-refs --all` over n loose mission refs with
+// m1nd's reference-transaction hook installed (m1nd init), beside the same
+// on an identical copy with hooks off. A hooked run is cut at timeout.
+func benchPackRefs(fx *fixtures, bin string, n, runs int, timeout time.Duration) error {
+	base, err := fx.copyOf("packrefs-base", n)
+	if err != nil {
+		return err
+	}
+	if _, err := m1ndRun(bin, base, "init"); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(base, ".git", "hooks", "reference-transaction")); err != nil {
+		return fmt.Errorf("m1nd init installed no reference-transaction hook: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "pack-refs: %d loose refs, %d runs …\n", n, runs)
+	var hooked, plain []time.Duration
+	timedOut := false
+	for r := 0; r < runs && !timedOut; r++ {
+		var dirs [2]string
+		for i, side := range []string{"hooked", "plain"} {
+			dirs[i] = filepath.Join(fx.work, fmt.Sprintf("packrefs-%s-%d", side, r))
+			if out, err := exec.Command("cp", "-a", base, dirs[i]).CombinedOutput(); err != nil {
+				return fmt.Errorf("cp -a: %v: %s", err, out)
+			}
+		}
+		start := time.Now()
+		err := packRefs(dirs[0], timeout, nil)
+		if errors.Is(err, context.DeadlineExceeded) {
+			timedOut = true
+		} else if err != nil {
+			return err
+		} else {
+			hooked = append(hooked, time.Since(start))
+		}
+		start = time.Now()
+		if err := packRefs(dirs[1], 0, []string{"-c", "core.hooksPath=/dev/null"}); err != nil {
+			return err
+		}
+		plain = append(plain, time.Since(start))
+		for _, d := range dirs {
+			os.RemoveAll(d)
+		}
+	}
+	fmt.Printf("\n(h) git pack-refs --all over %d loose mission refs\n", n)
+	if timedOut {
+		fmt.Printf("  %-48s > timeout (%s)\n", "with m1nd's hooks (m1nd init)", timeout)
+	}
+	if len(hooked) > 0 {
+		printRow("with m1nd's hooks (m1nd init)", hooked)
+	}
+	printRow("hooks off (core.hooksPath=/dev/null)", plain)
+	if timedOut {
+		summary = append(summary, summaryRow{fmt.Sprintf("pack-refs %d, hooks", n), "> timeout", ms(median(plain)), "—", "ratio ≤ 1.50", "no"})
+		return nil
+	}
+	fmt.Printf("    ratio hooked/plain (median): %.2fx (goal ≤ 1.5)\n", float64(median(hooked))/float64(median(plain)))
+	addRatio(fmt.Sprintf("pack-refs %d, hooks", n), median(hooked), median(plain), 1.5)
+	return nil
+}
+
+// packRefs runs git pack-refs --all in dir, killing git and whatever its
+// hooks started when timeout (if any) runs out: then the error is
+// context.DeadlineExceeded.
+func packRefs(dir string, timeout time.Duration, pre []string) error {
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, "git", append(pre, "pack-refs", "--all")...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return context.DeadlineExceeded
+	}
+	if err != nil {
+		return fmt.Errorf("git pack-refs: %v: %s", err, out)
+	}
+	return nil
+}
