@@ -36,6 +36,7 @@ func benchStore(b *testing.B, n int) *Store {
 func BenchmarkImportReceipt(b *testing.B) {
 	s := benchStore(b, 50)
 	receipt := []byte(testReceipt("sb_bench_part007", 1, 0))
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := s.ImportReceipt(context.Background(), importReq(int64(i+1), "sb_bench_part007", string(receipt), gates.OriginHumanTTY)); err != nil {
@@ -47,6 +48,7 @@ func BenchmarkImportReceipt(b *testing.B) {
 // BenchmarkSnapshot: reading the whole current store of 50 blocks.
 func BenchmarkSnapshot(b *testing.B) {
 	s := benchStore(b, 50)
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := s.Snapshot(); err != nil {
@@ -59,6 +61,7 @@ func BenchmarkSnapshot(b *testing.B) {
 func BenchmarkCheckLetterBlock(b *testing.B) {
 	s := benchStore(b, 50)
 	candidate := &gates.Receipt{BlockID: "sb_bench_part042", Scope: gates.Scope{BoundaryVersion: 1, ContractVersion: 1}}
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := s.CheckLetterBlock("sb_bench_part042", candidate); err != nil {
@@ -70,6 +73,7 @@ func BenchmarkCheckLetterBlock(b *testing.B) {
 // BenchmarkEdit: one candidate_edit batch (a rename) on a store of 50 blocks.
 func BenchmarkEdit(b *testing.B) {
 	s := benchStore(b, 50)
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ops := fmt.Sprintf(`[{"op":"rename","block_id":"sb_bench_part007","name":"part %d"}]`, i)
