@@ -244,20 +244,31 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 		return nil, 0, err
 	}
 	laws := Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, History: true}
-	for _, r := range refs {
-		if err := ctx.Err(); err != nil {
-			return nil, checked, err
-		}
+	// Each chain is judged on its own (reads only), so many at once; the
+	// faults keep the refs' order.
+	found := make([]*RefFault, len(refs))
+	ours := make([]bool, len(refs))
+	gitstore.Parallel(len(refs), func(i int) {
+		r := refs[i]
 		kind, ok := chain.KindOf(r.Name)
-		if !ok {
-			continue
+		if !ok || ctx.Err() != nil {
+			return
 		}
-		checked++
+		ours[i] = true
 		if kind.ValidName != nil && !kind.ValidName(strings.TrimPrefix(r.Name, kind.Prefix)) {
-			faults = append(faults, &RefFault{Ref: r.Name, Code: string(gates.InvalidLetter), Lesson: fmt.Sprintf("not %s %s id", article(kind.Name), kind.Name)})
-			continue
+			found[i] = &RefFault{Ref: r.Name, Code: string(gates.InvalidLetter), Lesson: fmt.Sprintf("not %s %s id", article(kind.Name), kind.Name)}
+			return
 		}
-		if f := laws.Check(repo, Update{New: r.Hash, Ref: r.Name}); f != nil {
+		found[i] = laws.Check(repo, Update{New: r.Hash, Ref: r.Name})
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, checked, err
+	}
+	for i, f := range found {
+		if ours[i] {
+			checked++
+		}
+		if f != nil {
 			faults = append(faults, f)
 		}
 	}
