@@ -72,7 +72,9 @@ func ValidRemote(name string) bool {
 
 // Sync runs one sync of repo's refs/m1nd/ with remote, writing progress
 // lines to progress. Local refs move only by compare-and-swap; the push is
-// atomic with an explicit lease per ref; nothing accepted locally is
+// atomic and carries only creations and fast-forwards of what was
+// fetched, never forced, so git checks each ref against the remote's value
+// (a compare-and-swap per ref, see push.go); nothing accepted locally is
 // dropped.
 func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
 	rep := &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{},
@@ -132,8 +134,10 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	_, heldKeys := local[brain.KeysRef]
 	judge := laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, CreatedIsHistory: !heldKeys}
 	headsRead := false
-	type lease struct{ ref, expected string }
-	var push []lease
+	// push: creations and fast-forwards of what was fetched. held: refs
+	// whose local value differs from the remote's but that are not pushed
+	// (the remote's history was refused; the local chain stands).
+	var push, held []string
 	for _, ref := range sorted {
 		l, hasL := local[ref]
 		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
@@ -150,7 +154,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 		switch {
 		case hasL && !hasR:
-			push = append(push, lease{ref, ""})
+			push = append(push, ref)
 		case hasR && !hasL:
 			if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f != nil {
 				rep.RefusedRemote = append(rep.RefusedRemote, f)
@@ -169,10 +173,11 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			}
 			switch {
 			case fork == r: // the remote is behind: push
-				push = append(push, lease{ref, r.String()})
+				push = append(push, ref)
 			case fork == l: // we are behind: fast-forward after checking the new links
 				if f := judge.Check(repo, laws.Update{Old: l, New: r, Ref: ref}); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
+					held = append(held, ref)
 					continue
 				}
 				if err := repo.UpdateRef(ctx, ref, l, r); err != nil {
@@ -184,6 +189,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 				// own, already judged.
 				if f := judge.Check(repo, laws.Update{Old: fork, New: r, Ref: ref}); f != nil {
 					rep.RefusedRemote = append(rep.RefusedRemote, f)
+					held = append(held, ref)
 					continue
 				}
 				c, err := park(ctx, repo, ref, l, r, lAfter)
@@ -197,21 +203,15 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
 		gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Conflicts), "ref"), gates.Count(len(push), "ref"))
 	if len(push) > 0 {
-		args := []string{"push", "--atomic", "--porcelain", "--quiet", remote}
-		for _, p := range push {
-			args = append(args, "--force-with-lease="+p.ref+":"+p.expected)
+		pushed, failure, err := pushRefs(ctx, dir, remote, push, held)
+		if err != nil {
+			return nil, err
 		}
-		for _, p := range push {
-			args = append(args, p.ref+":"+p.ref)
-		}
-		if out, err := gitstore.Git(ctx, dir, args...); err != nil {
-			rep.PushError = lastLines(err.Error()+"\n"+out, 6)
+		rep.Pushed = append(rep.Pushed, pushed...)
+		if failure != "" {
+			rep.PushError = failure
 			rep.OK = false
 			rep.say("push refused: %s", rep.PushError)
-		} else {
-			for _, p := range push {
-				rep.Pushed = append(rep.Pushed, p.ref)
-			}
 		}
 	}
 	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 {

@@ -27,8 +27,9 @@ func newSyncCmd(inv *invocation, runF func(context.Context, *syncOptions) error)
 		ArgsUsage: "[REMOTE]",
 		Description: `Fetches the remote's refs/m1nd/* into refs/m1nd-sync/REMOTE/*, then per ref:
 takes what is new on the remote (after checking every new link), pushes what is
-new here in one atomic push with a lease per ref, and when a mission (or the
-store) was extended on both sides keeps the remote's chain and parks the local
+new here (creations and fast-forwards only, never forced: a ref the remote moved
+meanwhile is refused, not overwritten) in one atomic push, and when a mission (or
+the store) was extended on both sides keeps the remote's chain and parks the local
 letters after the fork under refs/m1nd/conflicts/ — reported as stale_head
 with what to re-post. Nothing accepted locally is dropped. Put the laws on the
 remote too: 'm1nd hooks install --bare' in the bare repository.`,
