@@ -659,3 +659,61 @@ func TestListRefsAgreesWithGit(t *testing.T) {
 		t.Fatal("listing refs hung on a FIFO")
 	}
 }
+
+// TestPackedRefLookupAgreesWithGit: one ref looked up in packed-refs (by
+// binary search in the sorted file git writes, by a scan otherwise) finds
+// what git rev-parse finds, for every ref, first and last, with annotated
+// tags' peeled lines in between, and finds nothing for names between.
+func TestPackedRefLookupAgreesWithGit(t *testing.T) {
+	g := gittest.Init(t, "lookup")
+	head := g.Git("rev-parse", "HEAD")
+	var create strings.Builder
+	var names []string
+	for i := 0; i < 300; i++ {
+		name := fmt.Sprintf("refs/m1nd/missions/msn_%012x", i*7)
+		names = append(names, name)
+		fmt.Fprintf(&create, "create %s %s\n", name, head)
+	}
+	g.GitStdin(create.String(), "update-ref", "--stdin")
+	for _, tag := range []string{"a", "m", "z"} {
+		g.Git("tag", "-a", "-m", tag, tag)
+		names = append(names, "refs/tags/"+tag)
+	}
+	names = append(names, "refs/heads/main")
+	g.Git("pack-refs", "--all")
+	packed := filepath.Join(g.Dir, ".git", "packed-refs")
+	sorted, _ := os.ReadFile(packed)
+	if !strings.Contains(string(sorted), " sorted") || !strings.Contains(string(sorted), "\n^") {
+		t.Fatalf("packed-refs is not sorted with peeled lines:\n%.300s", sorted)
+	}
+	// The same lines, shuffled, under a header that does not say sorted.
+	lines := strings.Split(strings.TrimSpace(string(sorted)), "\n")[1:]
+	var records []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "^") {
+			records[len(records)-1] += "\n" + l
+		} else {
+			records = append(records, l)
+		}
+	}
+	for i := range records {
+		j := (i * 131) % len(records)
+		records[i], records[j] = records[j], records[i]
+	}
+	unsorted := "# pack-refs with: peeled \n" + strings.Join(records, "\n") + "\n"
+	for _, tc := range []struct{ name, content string }{{"sorted", string(sorted)}, {"unsorted", unsorted}} {
+		os.WriteFile(packed, []byte(tc.content), 0o644)
+		r := open(t, g.Dir)
+		for _, name := range names {
+			h, ok, err := r.ReadRef(name)
+			if want := g.Git("rev-parse", name); err != nil || !ok || h.String() != want {
+				t.Fatalf("%s: %s = %v %v %v, git says %s", tc.name, name, h, ok, err, want)
+			}
+		}
+		for _, absent := range []string{"refs/m1nd/missions/msn_000000000001", "refs/a", "refs/zzz", "refs/tags/b", "refs/m1nd/missions/msn_"} {
+			if h, ok, err := r.ReadRef(absent); ok || err != nil {
+				t.Fatalf("%s: %s = %v %v %v, want none", tc.name, absent, h, ok, err)
+			}
+		}
+	}
+}

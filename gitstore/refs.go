@@ -91,10 +91,12 @@ func (r *Repo) clearDeadLockOf(path string) {
 	}
 }
 
-// packedRef looks one ref up in packed-refs without building the whole
-// map: a post on a packed brain reads one line of a file that holds
-// every ref (770 KB at 10,000 missions), and a map of them all cost a few
-// milliseconds and a garbage collection on every call.
+// packedRef looks one ref up in packed-refs without reading the whole
+// file: a post on a packed brain needs one line of a file that holds every
+// ref (770 KB at 10,000 missions, 7.7 MB at 100,000). packed-refs is
+// mapped, and when git wrote it sorted (its header says so, as every git
+// since 2.15 writes it) the line is found by binary search, as git itself
+// does; otherwise it is scanned.
 func (r *Repo) packedRef(name string) (Hash, bool, error) {
 	f, err := OpenRegular(filepath.Join(r.commonDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -103,12 +105,44 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 	if err != nil {
 		return ZeroHash, false, fmt.Errorf("read packed-refs: %w", err)
 	}
-	data, err := io.ReadAll(f)
-	f.Close()
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return ZeroHash, false, fmt.Errorf("read packed-refs: %w", err)
 	}
+	if fi.Size() == 0 {
+		return ZeroHash, false, nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	if err != nil {
+		// A file system that cannot map: read it.
+		if data, err = io.ReadAll(f); err != nil {
+			return ZeroHash, false, fmt.Errorf("read packed-refs: %w", err)
+		}
+		return findPackedRef(data, name)
+	}
+	defer syscall.Munmap(data)
+	return findPackedRef(data, name)
+}
+
+// findPackedRef finds name's line in packed-refs data.
+func findPackedRef(data []byte, name string) (Hash, bool, error) {
 	hexLen := 2 * len(ZeroHash)
+	match := func(line []byte) (Hash, bool, error) {
+		if len(line) != hexLen+1+len(name) || line[hexLen] != ' ' || string(line[hexLen+1:]) != name {
+			return ZeroHash, false, nil
+		}
+		h, err := ParseHash(string(line[:hexLen]))
+		if err != nil {
+			return ZeroHash, false, fmt.Errorf("packed-refs: %w", err)
+		}
+		return h, true, nil
+	}
+	header, _, _ := bytes.Cut(data, []byte("\n"))
+	// data may be a read-only mapping: never append to a slice of it.
+	if traits, ok := strings.CutPrefix(string(header), "# pack-refs with:"); ok && slices.Contains(strings.Fields(traits), "sorted") {
+		return searchPackedRefs(data, name, match)
+	}
 	for len(data) > 0 {
 		line := data
 		if j := bytes.IndexByte(data, '\n'); j >= 0 {
@@ -116,14 +150,53 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 		} else {
 			data = nil
 		}
-		if len(line) != hexLen+1+len(name) || line[hexLen] != ' ' || string(line[hexLen+1:]) != name {
-			continue
+		if h, ok, err := match(line); ok || err != nil {
+			return h, ok, err
 		}
-		h, err := ParseHash(string(line[:hexLen]))
-		if err != nil {
-			return ZeroHash, false, fmt.Errorf("packed-refs: %w", err)
+	}
+	return ZeroHash, false, nil
+}
+
+// searchPackedRefs binary-searches sorted packed-refs data for name, as
+// git does: the search is over records (a ref line and the "^" peeled line
+// that may follow it), between record starts lo and hi; a probe backs up
+// to the start of its record.
+func searchPackedRefs(data []byte, name string, match func([]byte) (Hash, bool, error)) (Hash, bool, error) {
+	hexLen := 2 * len(ZeroHash)
+	lineStart := func(p, floor int) int {
+		return max(bytes.LastIndexByte(data[:p], '\n')+1, floor)
+	}
+	lineEnd := func(p int) int { // just past the line's new line
+		if j := bytes.IndexByte(data[p:], '\n'); j >= 0 {
+			return p + j + 1
 		}
-		return h, true, nil
+		return len(data)
+	}
+	lo, hi := 0, len(data)
+	if len(data) > 0 && data[0] == '#' {
+		lo = lineEnd(0)
+	}
+	for lo < hi {
+		start := lineStart(lo+(hi-lo)/2, lo)
+		if data[start] == '^' && start > lo {
+			start = lineStart(start-1, lo)
+		}
+		end := lineEnd(start)
+		line := bytes.TrimSuffix(data[start:end], []byte("\n"))
+		if end < len(data) && data[end] == '^' {
+			end = lineEnd(end)
+		}
+		if len(line) < hexLen+1 || line[0] == '^' {
+			return ZeroHash, false, fmt.Errorf("packed-refs: malformed line %q", line)
+		}
+		switch c := strings.Compare(string(line[hexLen+1:]), name); {
+		case c == 0:
+			return match(line)
+		case c < 0:
+			lo = end
+		default:
+			hi = start
+		}
 	}
 	return ZeroHash, false, nil
 }
