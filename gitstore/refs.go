@@ -572,6 +572,10 @@ func (r *Repo) LooseRef(name string) (Hash, bool, error) {
 type FolderStamp struct {
 	Key    string
 	Newest time.Time
+	// Coarse is true when a time in the stamp falls on a whole second:
+	// the file system keeps seconds only (or the clock ticked exactly
+	// then), so a tick may be a second or two long.
+	Coarse bool
 }
 
 // RefsFolderStamp returns the FolderStamp of the refs directly under prefix.
@@ -594,6 +598,7 @@ func (r *Repo) RefsFolderStamp(prefix string) (FolderStamp, error) {
 		if fi.ModTime().After(st.Newest) {
 			st.Newest = fi.ModTime()
 		}
+		st.Coarse = st.Coarse || fi.ModTime().Nanosecond() == 0
 	}
 	st.Key = b.String()
 	return st, nil

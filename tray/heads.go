@@ -9,12 +9,16 @@ import (
 	"github.com/m1nd/m1nd/chain"
 )
 
-// headsSettle is how long the mission refs' folder must have been still
-// before a heads reply built from it is kept: longer than the coarsest
-// modification-time tick of the file systems a brain lives on, so a write
-// in the same tick as the reply's read is never hidden behind an equal
-// stamp (gitstore.FolderStamp).
-const headsSettle = 2 * time.Second
+// A heads reply is kept only once the mission refs' folder has been still
+// for longer than a modification-time tick of the file system it lives
+// on, so a write in the same tick as the reply's read is never hidden
+// behind an equal stamp (gitstore.FolderStamp): headsSettle where times
+// carry sub-second parts (Linux's coarse clock ticks every 1-10 ms), and
+// headsSettleCoarse where they fall on whole seconds.
+const (
+	headsSettle       = 50 * time.Millisecond
+	headsSettleCoarse = 2 * time.Second
+)
 
 // headsMemoPhases caps how many phase filters the memo holds replies for
 // (a phase filter comes from the request).
@@ -57,7 +61,11 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 		s.heads.mu.Lock()
 		if s.heads.key != stamp.Key || s.heads.replies == nil {
 			s.heads.key = stamp.Key
-			s.heads.settled = stamp.Newest.Before(start.Add(-headsSettle))
+			settle := headsSettle
+			if stamp.Coarse {
+				settle = headsSettleCoarse
+			}
+			s.heads.settled = stamp.Newest.Before(start.Add(-settle))
 			s.heads.replies = map[string][]byte{}
 		}
 		if s.heads.settled && len(s.heads.replies) < headsMemoPhases {

@@ -55,7 +55,10 @@ func TestHeadsReplyMemo(t *testing.T) {
 	}
 	older := log[0].Commit + "\n"
 
-	// Fresh refs: the reply is built, not kept; an in-place rewrite shows.
+	// Fresh refs (a modification time that is not yet a tick old; here in
+	// the future, so however slow the machine): the reply is built, not
+	// kept; an in-place rewrite shows.
+	age(-time.Hour)
 	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait || len(got) != 2 {
 		t.Fatalf("heads: %v", got)
 	}
@@ -64,6 +67,21 @@ func TestHeadsReplyMemo(t *testing.T) {
 	}
 	if got := heads(); got[first.MissionID] == chain.PhaseMergeWait {
 		t.Fatalf("a reply read among fresh refs was kept: %v", got)
+	}
+
+	// On a file system that keeps whole seconds, a second is not settled.
+	if err := os.WriteFile(refFile, []byte(first.Commit.String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole := time.Now().Add(-time.Second).Truncate(time.Second)
+	os.Chtimes(folder, whole, whole)
+	os.Chtimes(packed, whole, whole)
+	heads()
+	if err := os.WriteFile(refFile, []byte(older), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := heads(); got[first.MissionID] == chain.PhaseMergeWait {
+		t.Fatalf("a reply read a second after a whole-second write was kept: %v", got)
 	}
 
 	// Settled refs: the reply is kept, so an in-place rewrite is not seen...
