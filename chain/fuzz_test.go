@@ -2,6 +2,7 @@ package chain
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/m1nd/m1nd/gates"
@@ -108,6 +109,47 @@ func FuzzStoredLetterFastPath(f *testing.F) {
 			}
 		} else if err == nil {
 			t.Fatalf("the strict path accepts what the fast one does not:\n%s", data)
+		}
+	})
+}
+
+// FuzzIsCompactJSON: for valid JSON, isCompactJSON says exactly whether
+// json.Compact would change the bytes.
+func FuzzIsCompactJSON(f *testing.F) {
+	for _, s := range append(fuzzSeeds, `{"a": 1}`, `{"a":"x y\"z \\"}`, "[1,\n2]", `"\\\\" `, `{"k":"\t"}`) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, data); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := isCompactJSON(data), bytes.Equal(compact.Bytes(), data); got != want {
+			t.Fatalf("isCompactJSON(%q) = %v, want %v", data, got, want)
+		}
+	})
+}
+
+// FuzzReadHeadFacts: for any input, the phase and sequence read by the
+// hand scanner are what encoding/json reads, and it fails where
+// encoding/json fails.
+func FuzzReadHeadFacts(f *testing.F) {
+	for _, s := range append(fuzzSeeds, `{"phase":"x","mission_seq":3}`, `{"a":{"phase":"no"},"phase" : "yes" , "mission_seq":1e2}`,
+		`{"ph\u0061se":"esc","mission_seq":2}`, `{"phase":5}`, `{"mission_seq":"7"}`, `[1]`, `{"phase":"a","phase":"b"}`, `{}`, "{\"pha\u017fe\":\"long s\"}", "{\"mi\u017f\u017fion_seq\":9}", ` {"x":[1,{"y":"}"}],"mission_seq":-4 } `) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, gotErr := readHeadFacts(data)
+		var want headFacts
+		wantErr := json.Unmarshal(data, &want)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("readHeadFacts(%q): %v, encoding/json: %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && got != want {
+			t.Fatalf("readHeadFacts(%q) = %+v, encoding/json %+v", data, got, want)
 		}
 	})
 }
