@@ -146,16 +146,15 @@ func (r *Repo) writeLoose(h Hash, t ObjectType, data []byte) error {
 func (r *Repo) WriteBlob(data []byte) (Hash, error) { return r.WriteObject(BlobObject, data) }
 
 // ReadObject returns an object's type and contents. It reads loose objects
-// directly (safe from many goroutines) and falls back to go-git for packed
-// ones, reloading the pack list once when an object is missing: someone may
-// have run `git gc` or `git repack` since the last look.
+// and packed ones (m1nd's pack reader, pack.go) directly, safe from many
+// goroutines without a lock; go-git, behind r.mu, reads the packs the
+// reader leaves to it. A miss rescans the packs once: someone may have run
+// `git gc` or `git repack` since the last look.
 func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 	// After a gc most objects are packed: once a read was answered by a
 	// pack, ask the packs first and spare the failing open of a loose file.
 	if r.packFirst.Load() {
-		r.mu.Lock()
-		t, data, err := r.readPacked(h)
-		r.mu.Unlock()
+		t, data, err := r.readFromPacks(h)
 		if err == nil {
 			return t, data, nil
 		}
@@ -165,15 +164,16 @@ func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 		r.packFirst.Store(false)
 		return t, data, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, data, err = r.readPacked(h)
+	t, data, err = r.readFromPacks(h)
 	if err == nil {
 		r.packFirst.Store(true)
 	}
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		r.rescanPacks()
+		r.mu.Lock()
 		r.storage.ObjectStorage.Reindex()
-		t, data, err = r.readPacked(h)
+		r.mu.Unlock()
+		t, data, err = r.readFromPacks(h)
 	}
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		// The object may have been loosened (or written) meanwhile.
@@ -183,6 +183,31 @@ func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 		return "", nil, fmt.Errorf("read %s: %w", h, ErrObjectNotFound)
 	}
 	return t, data, err
+}
+
+// readFromPacks asks m1nd's pack reader, then go-git where the reader
+// leaves the packs to it or could not decode an entry (go-git's answer
+// wins when it has one: nothing that read before stops reading). A miss is
+// plumbing.ErrObjectNotFound.
+func (r *Repo) readFromPacks(h Hash) (ObjectType, []byte, error) {
+	t, data, err := r.readPack(h)
+	switch {
+	case err == nil:
+		return t, data, nil
+	case errors.Is(err, errPackMiss):
+		return "", nil, plumbing.ErrObjectNotFound
+	}
+	r.mu.Lock()
+	gt, gdata, gerr := r.readPacked(h)
+	r.mu.Unlock()
+	if gerr == nil {
+		r.packs.fallbacks.Add(1)
+		return gt, gdata, nil
+	}
+	if errors.Is(err, errPackFallback) {
+		return "", nil, gerr
+	}
+	return "", nil, err
 }
 
 // ReadTyped reads an object and checks its type.
@@ -294,6 +319,7 @@ func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
 	return ObjectType(typ), raw[nul+1:], nil
 }
 
+// readPacked reads a packed object through go-git; the caller holds r.mu.
 func (r *Repo) readPacked(h Hash) (ObjectType, []byte, error) {
 	obj, err := r.storage.EncodedObject(plumbing.AnyObject, plumbing.Hash(h))
 	if err != nil {

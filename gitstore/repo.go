@@ -37,6 +37,7 @@ type Repo struct {
 	storage   *filesystem.Storage
 	mu        sync.Mutex  // serialises go-git's object storage, which is not safe for concurrent use
 	packFirst atomic.Bool // the last object read came from a pack
+	packs     packReader  // m1nd's own lock-free pack reader (pack.go); go-git is its fallback
 
 	configOnce sync.Once
 	config     gitConfig
@@ -160,8 +161,10 @@ func readCommonDir(gitDir string) (string, error) {
 	return filepath.Clean(cd), nil
 }
 
-// Close releases open pack files.
+// Close releases open and mapped pack files. It waits for reads in flight;
+// reads after Close still work, through go-git.
 func (r *Repo) Close() error {
+	r.closePacks()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.storage.Close()
