@@ -555,11 +555,6 @@ func (m *Missions) Log(ctx context.Context, missionID string) ([]Entry, error) {
 	return out, nil
 }
 
-// batchReadMin is how many cold letters make Heads read them through one
-// git cat-file pipeline rather than one object at a time: below it, a
-// process start costs more than it saves.
-const batchReadMin = 64
-
 // HeadsView is the reply of `mission heads`.
 type HeadsView struct {
 	ServedBrain string  `json:"served_brain"`
@@ -633,7 +628,6 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 	}
 	cache := loadHeadCache(m.Repo)
 	heads := make([]*Head, len(refs))
-	bodies := make([][]byte, len(refs))
 	var misses []int
 	for i, r := range refs {
 		id := r.Name[len(MissionRefPrefix):]
@@ -646,22 +640,6 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 			misses = append(misses, i)
 		}
 	}
-	// Many letters to read cold (no cache yet, or a sync brought them):
-	// one git cat-file reads them all in a pipeline, where reading each
-	// through its commit and tree costs a round trip per object.
-	if len(misses) >= batchReadMin {
-		commits := make([]gitstore.Hash, len(misses))
-		for k, i := range misses {
-			commits[k] = refs[i].Hash
-		}
-		files, err := gitstore.BatchFiles(ctx, m.Repo.CommonDir(), commits, LetterFile)
-		if err != nil {
-			return nil, fmt.Errorf("mission heads: %w", err)
-		}
-		for k, i := range misses {
-			bodies[i] = files[k]
-		}
-	}
 	errs := make([]error, len(misses))
 	gitstore.Parallel(len(misses), func(k int) {
 		if errs[k] = ctx.Err(); errs[k] != nil {
@@ -669,13 +647,13 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 		}
 		i := misses[k]
 		id := refs[i].Name[len(MissionRefPrefix):]
-		body := bodies[i]
-		if body == nil {
-			var err error
-			if body, _, err = m.Repo.ReadFileAt(refs[i].Hash, LetterFile); err != nil {
-				errs[k] = fmt.Errorf("mission %s: %w", id, err)
-				return
-			}
+		// Cold letters (no cache yet, or a sync brought them) are read in
+		// process, in parallel: gitstore's pack reader takes no lock, and
+		// this beat a git cat-file --batch pipeline, loose or packed.
+		body, _, err := m.Repo.ReadFileAt(refs[i].Hash, LetterFile)
+		if err != nil {
+			errs[k] = fmt.Errorf("mission %s: %w", id, err)
+			return
 		}
 		heads[i], errs[k] = newHeadRaw(id, refs[i].Hash, body)
 	})

@@ -358,11 +358,10 @@ func TestHeadsCacheFollowsPlainGit(t *testing.T) {
 	}
 }
 
-// TestColdHeadsReadInOnePipeline: past batchReadMin cold letters, Heads
-// reads them through one git cat-file pipeline; the view is the one the
-// per-object path and the warm cache give, loose and after gc, and a head
-// whose commit holds no letter is an error, not a silent gap.
-func TestColdHeadsReadInOnePipeline(t *testing.T) {
+// TestColdHeadsAgreeWithWarm: many cold letters, read in parallel, give
+// the view the warm cache gives, loose and after gc, and a head whose
+// commit holds no letter is an error, not a silent gap.
+func TestColdHeadsAgreeWithWarm(t *testing.T) {
 	m, g := newMissions(t, "brain")
 	const n = 80
 	for i := range n {
@@ -389,7 +388,7 @@ func TestColdHeadsReadInOnePipeline(t *testing.T) {
 	os.Remove(cache)
 	cold := view()
 	if warm := view(); warm != cold {
-		t.Fatal("the cold (pipelined) view differs from the warm one")
+		t.Fatal("the cold view differs from the warm one")
 	}
 	g.Git("gc", "-q")
 	os.Remove(cache)

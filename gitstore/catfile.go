@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -86,75 +85,3 @@ func (c *CatFile) ReadBlob(h Hash) ([]byte, error) { return readTyped(c, BlobObj
 
 // TreeEntries reads one tree.
 func (c *CatFile) TreeEntries(tree Hash) ([]TreeEntry, error) { return treeEntries(c, tree) }
-
-// BatchFiles reads the file at path in each of commits with one `git
-// cat-file --batch` process, every request written before the first answer
-// is read (git's own pipeline: one process, no round trip per object). It
-// is the cold read of many documents at once; an object that is missing
-// is an error naming it.
-func BatchFiles(ctx context.Context, dir string, commits []Hash, path string) ([][]byte, error) {
-	if len(commits) == 0 {
-		return nil, nil
-	}
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
-	cmd.Dir, cmd.Env = dir, NoReplaceEnv()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	go func() {
-		w := bufio.NewWriterSize(in, 64*1024)
-		for _, h := range commits {
-			w.WriteString(h.String())
-			w.WriteByte(':')
-			w.WriteString(path)
-			w.WriteByte('\n')
-		}
-		w.Flush()
-		in.Close()
-	}()
-	out := bufio.NewReaderSize(outPipe, 256*1024)
-	files := make([][]byte, len(commits))
-	var readErr error
-	for i, h := range commits {
-		header, err := out.ReadString('\n')
-		if err != nil {
-			readErr = fmt.Errorf("git cat-file: %s:%s: %w", h, path, err)
-			break
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 3 {
-			readErr = fmt.Errorf("%s:%s: %w", h, path, ErrObjectNotFound)
-			break
-		}
-		size, err := strconv.Atoi(fields[2])
-		if err != nil {
-			readErr = fmt.Errorf("git cat-file: unexpected header %q", header)
-			break
-		}
-		data := make([]byte, size+1)
-		if _, err := io.ReadFull(out, data); err != nil {
-			readErr = fmt.Errorf("git cat-file: %s:%s: %w", h, path, err)
-			break
-		}
-		files[i] = data[:size]
-	}
-	if readErr != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, readErr
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("git cat-file: %v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return files, nil
-}
