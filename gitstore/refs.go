@@ -407,8 +407,17 @@ func (r *Repo) looseRefNames(prefix string) ([]string, error) {
 	var names []string
 	var walk func(dir, name string) error
 	walk = func(dir, name string) error {
-		entries, err := os.ReadDir(dir)
+		// Unsorted (os.ReadDir sorts): the caller sorts what it keeps.
+		d, err := os.Open(dir)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		entries, err := d.ReadDir(-1)
+		d.Close()
+		if errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
 		if err != nil {
