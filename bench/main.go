@@ -191,6 +191,15 @@ func addRatio(row string, m1nd, anchor time.Duration, goal float64) {
 	summary = append(summary, summaryRow{row, ms(m1nd), ms(anchor), fmt.Sprintf("%.2f", r), fmt.Sprintf("ratio ≤ %.2f", goal), yesNo(r <= goal)})
 }
 
+// sideBySide prints a row's two sides and their ratio against goal, and
+// records the row in the summary.
+func sideBySide(m1ndLabel, anchorLabel string, m1nd, anchor []time.Duration, row string, goal float64) {
+	printRow(m1ndLabel, m1nd)
+	printRow(anchorLabel, anchor)
+	fmt.Printf("    ratio m1nd/anchor (median): %.2fx (goal ≤ %.2f)\n", float64(median(m1nd))/float64(median(anchor)), goal)
+	addRatio(row, median(m1nd), median(anchor), goal)
+}
+
 // addInfo records a row measured for the record, with no goal.
 func addInfo(row string, m1nd, anchor time.Duration) {
 	summary = append(summary, summaryRow{row, ms(m1nd), ms(anchor), fmt.Sprintf("%.2f", float64(m1nd)/float64(anchor)), "—", "—"})

@@ -136,10 +136,8 @@ func benchPostMany(fx *fixtures, bin string, many, posts int) error {
 		}
 	}
 	fmt.Printf("\n(e) m1nd mission post, packed refs, %d letters on one chain\n", posts)
-	printRow(fmt.Sprintf("on a brain of %d missions", many), times[0])
-	printRow("on a brain of 10 missions (the anchor)", times[1])
-	fmt.Printf("    ratio (median): %.2fx (goal ≤ 1.05)\n", float64(median(times[0]))/float64(median(times[1])))
-	addRatio(fmt.Sprintf("post, %d missions vs 10", many), median(times[0]), median(times[1]), 1.05)
+	sideBySide(fmt.Sprintf("on a brain of %d missions", many), "on a brain of 10 missions (the anchor)", times[0], times[1],
+		fmt.Sprintf("post, %d missions vs 10", many), 1.05)
 	return nil
 }
 
@@ -202,10 +200,8 @@ func benchHeadsNoCache(fx *fixtures, bin string, n, runs int) error {
 		return err
 	}
 	fmt.Printf("\n(b') read every mission head after git gc, no head cache, %d missions, %d runs per side\n", n, runs)
-	printRow("m1nd mission heads --json (cache removed)", t[0])
-	printRow("git for-each-ref | git cat-file --batch", t[1])
-	fmt.Printf("    ratio m1nd/git (median): %.2fx (goal ≤ 1.0)\n", float64(median(t[0]))/float64(median(t[1])))
-	addRatio(fmt.Sprintf("heads %d, gc, no cache", n), median(t[0]), median(t[1]), 1.0)
+	sideBySide("m1nd mission heads --json (cache removed)", "git for-each-ref | git cat-file --batch", t[0], t[1],
+		fmt.Sprintf("heads %d, gc, no cache", n), 1.0)
 	return nil
 }
 
@@ -223,10 +219,7 @@ func benchVerify(fx *fixtures, bin string, n, runs int) error {
 		return err
 	}
 	fmt.Printf("\n(f) m1nd verify after git gc, %d missions, %d runs per side\n", n, runs)
-	printRow("m1nd verify", t[0])
-	printRow("git for-each-ref | git cat-file --batch", t[1])
-	fmt.Printf("    ratio m1nd/git (median): %.2fx (goal ≤ 1.5)\n", float64(median(t[0]))/float64(median(t[1])))
-	addRatio(fmt.Sprintf("verify %d, gc", n), median(t[0]), median(t[1]), 1.5)
+	sideBySide("m1nd verify", "git for-each-ref | git cat-file --batch", t[0], t[1], fmt.Sprintf("verify %d, gc", n), 1.5)
 	return nil
 }
 
@@ -281,10 +274,7 @@ func benchSync(fx *fixtures, bin string, n, runs int) error {
 		}
 	}
 	fmt.Printf("\n(g) first sync of %d missions to a fresh bare file remote, %d runs per side\n", n, runs)
-	printRow("m1nd sync", times[0])
-	printRow("git push --atomic, one glob refspec", times[1])
-	fmt.Printf("    ratio m1nd/git (median): %.2fx (goal ≤ 1.3)\n", float64(median(times[0]))/float64(median(times[1])))
-	addRatio(fmt.Sprintf("sync %d, first", n), median(times[0]), median(times[1]), 1.3)
+	sideBySide("m1nd sync", "git push --atomic, one glob refspec", times[0], times[1], fmt.Sprintf("sync %d, first", n), 1.3)
 	return nil
 }
 

@@ -255,11 +255,10 @@ func TestPackReaderLeavesAlternatesToGoGit(t *testing.T) {
 	}
 }
 
-// Eight goroutines read every object at once (run with -race).
-func TestPackReaderConcurrentReads(t *testing.T) {
-	g := gittest.Init(t, "concurrent")
-	fastImport(t, g, 300)
-	g.Git("repack", "-adf", "-q", "--depth=50")
+// openWithObjects opens g and lists its objects as git reads them, and
+// their names; the repository closes with the test.
+func openWithObjects(t *testing.T, g *gittest.Repo) (*Repo, map[Hash]gitObject, []Hash) {
+	t.Helper()
 	want := gitObjects(t, g)
 	hashes := make([]Hash, 0, len(want))
 	for h := range want {
@@ -269,7 +268,16 @@ func TestPackReaderConcurrentReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
+	return r, want, hashes
+}
+
+// Eight goroutines read every object at once (run with -race).
+func TestPackReaderConcurrentReads(t *testing.T) {
+	g := gittest.Init(t, "concurrent")
+	fastImport(t, g, 300)
+	g.Git("repack", "-adf", "-q", "--depth=50")
+	r, want, hashes := openWithObjects(t, g)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := 0; w < 8; w++ {
@@ -303,16 +311,7 @@ func TestPackReaderConcurrentReads(t *testing.T) {
 func TestPackReadsDuringGC(t *testing.T) {
 	g := gittest.Init(t, "gcrace")
 	fastImport(t, g, 200)
-	want := gitObjects(t, g)
-	hashes := make([]Hash, 0, len(want))
-	for h := range want {
-		hashes = append(hashes, h)
-	}
-	r, err := Open(g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, want, hashes := openWithObjects(t, g)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
