@@ -61,7 +61,9 @@ type Policy struct {
 }
 
 // DefaultPolicy is the decider's policy until measurements move it.
-var DefaultPolicy = Policy{CeilingFraction: 0.75, CacheMargin: 60 * time.Second, RentalFactor: 40}
+func DefaultPolicy() Policy {
+	return Policy{CeilingFraction: 0.75, CacheMargin: 60 * time.Second, RentalFactor: 40}
+}
 
 // defaultWindow is a model's context window when the transcript does not
 // say (Claude's transcripts never do): 200k tokens, 1M for a model whose

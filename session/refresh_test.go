@@ -94,7 +94,7 @@ func TestDecide(t *testing.T) {
 		{"nothing measured", at(Measure{Client: HostCodex}, false, false, 1, r0), ActionKeep},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(tc.state, DefaultPolicy)
+			d := Decide(tc.state, DefaultPolicy())
 			if d.Action != tc.want {
 				t.Fatalf("%s (%s), want %s; ceiling %d", d.Action, d.Reason, tc.want, d.Ceiling)
 			}
@@ -103,7 +103,7 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
-	p := DefaultPolicy
+	p := DefaultPolicy()
 	p.Ceilings = map[string]int64{"claude-sonnet": 50000, "claude-sonnet-4-5": 70000}
 	if c := p.Ceiling(measured); c != 70000 {
 		t.Fatalf("the longest matching model prefix sets the ceiling: %d", c)
@@ -128,7 +128,7 @@ func FuzzReadTranscript(f *testing.F) {
 			if m.Requests < 0 || m.Rental < 0 || (m.Requests == 0 && (m.First != 0 || m.Prefix != 0 || m.Rental != 0)) {
 				t.Fatalf("%s: inconsistent measure %+v", client, m)
 			}
-			Decide(State{Measure: m, Now: r0}, DefaultPolicy)
+			Decide(State{Measure: m, Now: r0}, DefaultPolicy())
 		}
 	})
 }
