@@ -189,6 +189,25 @@ func (b *Mailbox) waiting(agent string, cur *cursor) (bool, error) {
 	return false, nil
 }
 
+// Waiting lists the letters waiting for agent, oldest first, claiming
+// nothing: what a session would be handed next.
+func (b *Mailbox) Waiting(agent string) ([]Stored, error) {
+	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	queues, _, err := b.pending(agent, cur)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stored
+	for _, q := range queues {
+		out = append(out, q.letters...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return older(out[i], out[j]) })
+	return out, nil
+}
+
 // Pending counts the letters waiting for agent, claiming nothing.
 func (b *Mailbox) Pending(agent string) (int, error) {
 	cur, err := readCursor(b.Repo, agent)

@@ -62,7 +62,8 @@ func (r *Runner) CurationTimeout() time.Duration {
 
 // Config is runners.toml.
 type Config struct {
-	Runners []*Runner `toml:"runner"`
+	Runners []*Runner    `toml:"runner"`
+	Keepers []*KeeperPin `toml:"keeper"`
 }
 
 // Runner returns the pinned runner id, or nil.
@@ -110,7 +111,27 @@ func LoadConfig(path string) (*Config, error) {
 		if field, ok := strings.CutPrefix(key, "runner."); ok {
 			return nil, &ConfigError{Path: path, Table: "[[runner]]", Field: field, What: "unknown key (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs)"}
 		}
-		return nil, &ConfigError{Path: path, What: fmt.Sprintf("unknown key %s (the file holds [[runner]] tables)", key)}
+		if field, ok := strings.CutPrefix(key, "keeper."); ok {
+			return nil, &ConfigError{Path: path, Table: "[[keeper]]", Field: field, What: "unknown key (a keeper has agent, client, start, resume, worktree, timeout_secs, backoff_secs)"}
+		}
+		return nil, &ConfigError{Path: path, What: fmt.Sprintf("unknown key %s (the file holds [[runner]] and [[keeper]] tables)", key)}
+	}
+	keeping := map[string]bool{}
+	for i, k := range c.Keepers {
+		table := fmt.Sprintf("[[keeper]] #%d", i+1)
+		if k.Agent != "" {
+			table += fmt.Sprintf(" (agent %q)", k.Agent)
+		}
+		fail := func(field, format string, args ...any) error {
+			return &ConfigError{Path: path, Table: table, Field: field, What: fmt.Sprintf(format, args...)}
+		}
+		if err := checkKeeper(k, fail); err != nil {
+			return nil, err
+		}
+		if keeping[k.Agent] {
+			return nil, fail("agent", "the agent %q is kept twice", k.Agent)
+		}
+		keeping[k.Agent] = true
 	}
 	seen := map[string]bool{}
 	for i, r := range c.Runners {

@@ -16,6 +16,15 @@ gate_command = "go test ./..."
 workspace_allowlist = ["/src"]
 `
 
+const goodKeeper = `
+[[keeper]]
+agent = "bob"
+client = "claude"
+start = ["claude", "-p", "{wake}"]
+resume = ["claude", "-p", "{wake}", "--resume", "{session_id}"]
+worktree = "/src/shop"
+`
+
 func TestLoadConfig(t *testing.T) {
 	for _, tt := range []struct {
 		label, toml string
@@ -35,6 +44,10 @@ func TestLoadConfig(t *testing.T) {
 		{"unknown key", goodRunner + "colour = \"red\"\n", "[[runner]], field colour: unknown key"},
 		{"negative timeout", goodRunner + "timeout_secs = -1\n", "field timeout_secs"},
 		{"not toml", "[[runner]\n", "runners.toml: "},
+		{"a keeper", goodRunner + goodKeeper, ""},
+		{"a keeper without the wake", strings.Replace(goodKeeper, `start = ["claude", "-p", "{wake}"]`, `start = ["claude", "-p"]`, 1), `[[keeper]] #1 (agent "bob"), field start: must pass {wake}`},
+		{"a keeper's unknown key", goodKeeper + "beat = 5\n", "[[keeper]], field beat: unknown key"},
+		{"an agent kept twice", goodKeeper + goodKeeper, `[[keeper]] #2 (agent "bob"), field agent: the agent "bob" is kept twice`},
 	} {
 		path := filepath.Join(t.TempDir(), ConfigFile)
 		if tt.toml != "" {

@@ -43,6 +43,12 @@ type Daemon struct {
 	Announce   time.Duration // AnnounceInterval when 0
 	Logf       func(format string, args ...any)
 	Now        func() time.Time
+	// Sessions is the session registry the keeper reads (nil: no session
+	// is ever live, and none is resumed).
+	Sessions SessionView
+	// KeeperInterval is how often the keeper looks for waiting work
+	// (KeeperInterval when 0).
+	KeeperInterval time.Duration
 
 	missions *chain.Missions
 	store    *brain.Store
@@ -92,6 +98,13 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	d.recover(ctx)
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
 	go d.announceLoop(ctx)
+	interval := d.KeeperInterval
+	if interval == 0 {
+		interval = KeeperInterval
+	}
+	keeperDone := make(chan struct{})
+	go func() { defer close(keeperDone); d.keeperLoop(ctx, interval) }()
+	defer func() { <-keeperDone }()
 	err := serve.Run(ctx, srv, ln)
 	d.running.Wait()
 	return err

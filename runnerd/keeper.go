@@ -1,0 +1,396 @@
+package runnerd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/session"
+)
+
+// The session keeper (DESIGN §11; seed §1.3). runnerd is the only process
+// that spawns, so the keeper lives here: for each agent pinned in a
+// [[keeper]] table, when a letter or an owed follow-up waits and no session
+// of the agent is live, it resumes the agent's last session (when the
+// refresh decider says the resume is warm or cheap) or starts a fresh one,
+// with a wake message that names what waits. The letters themselves enter
+// the session through the agent's hooks and their cursors, exactly once,
+// as they would for a session a human started. The keeper never speaks
+// for the agent and never acknowledges a letter.
+
+// Placeholders in a keeper's start and resume commands.
+const (
+	wakePlaceholder    = "{wake}"
+	sessionPlaceholder = "{session_id}"
+	agentPlaceholder   = "{agent}"
+)
+
+// Keeper defaults.
+const (
+	KeeperInterval       = 2 * time.Second // how often the keeper looks for waiting work
+	DefaultWakeTimeout   = 1800            // seconds a woken session may run
+	DefaultKeeperBackoff = 30              // seconds before the first retry of a failed wake; doubling
+	maxKeeperBackoff     = time.Hour
+)
+
+// KeeperPin is one [[keeper]] table of runners.toml: an agent whose
+// sessions runnerd keeps alive, and how to start and resume its client.
+type KeeperPin struct {
+	Agent       string   `toml:"agent"`
+	Client      string   `toml:"client"` // claude or codex
+	Start       []string `toml:"start"`  // {wake} is the wake message
+	Resume      []string `toml:"resume"` // {wake}, {session_id}; optional
+	Worktree    string   `toml:"worktree"`
+	TimeoutSecs int      `toml:"timeout_secs"` // DefaultWakeTimeout when 0
+	BackoffSecs int      `toml:"backoff_secs"` // DefaultKeeperBackoff when 0
+}
+
+// checkKeeper refuses a pin the keeper could not act on.
+func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) error) error {
+	switch {
+	case !gates.ValidAgentID(k.Agent):
+		return fail("agent", "%q is not an agent id ([a-z0-9][a-z0-9._-]{0,63})", k.Agent)
+	case k.Client != session.HostClaude && k.Client != session.HostCodex:
+		return fail("client", "%q: want claude or codex", k.Client)
+	case len(k.Start) == 0:
+		return fail("start", "the command that starts a session is required")
+	case !mentions(k.Start, wakePlaceholder):
+		return fail("start", "must pass %s, the wake message, to the client", wakePlaceholder)
+	case len(k.Resume) > 0 && (!mentions(k.Resume, sessionPlaceholder) || !mentions(k.Resume, wakePlaceholder)):
+		return fail("resume", "must pass both %s and %s", sessionPlaceholder, wakePlaceholder)
+	case k.Worktree != "" && !filepath.IsAbs(k.Worktree):
+		return fail("worktree", "must be an absolute path")
+	case k.TimeoutSecs < 0:
+		return fail("timeout_secs", "must be positive")
+	case k.BackoffSecs < 0:
+		return fail("backoff_secs", "must be positive")
+	}
+	if k.TimeoutSecs == 0 {
+		k.TimeoutSecs = DefaultWakeTimeout
+	}
+	if k.BackoffSecs == 0 {
+		k.BackoffSecs = DefaultKeeperBackoff
+	}
+	return nil
+}
+
+func mentions(argv []string, placeholder string) bool {
+	for _, a := range argv {
+		if strings.Contains(a, placeholder) {
+			return true
+		}
+	}
+	return false
+}
+
+// SessionView is what the keeper reads of an agent's sessions: the
+// session registry the hooks keep, liveness checked.
+type SessionView interface {
+	// Live reports whether a session of agent runs now.
+	Live(agent string) (bool, error)
+	// Last is agent's most recent session on client, live or not.
+	Last(agent, client string) (id, transcript string, ok bool, err error)
+}
+
+// Wake is one line of the keeper's journal.
+type Wake struct {
+	At        time.Time         `json:"at"`
+	Agent     string            `json:"agent"`
+	Event     string            `json:"event"` // woke, exited, failed
+	How       string            `json:"how,omitempty"`
+	SessionID string            `json:"session_id,omitempty"`
+	Items     []string          `json:"items,omitempty"` // letter:<id>, followup:<id>
+	Decision  *session.Decision `json:"decision,omitempty"`
+	Exit      int               `json:"exit,omitempty"`
+	Error     string            `json:"error,omitempty"`
+	Log       string            `json:"log,omitempty"`
+}
+
+// keeper is the keeper's state: what was woken for, failures and backoff,
+// the wakes in flight.
+type keeper struct {
+	d       *Daemon
+	mu      sync.Mutex
+	woken   map[string]bool      // items a wake was made for
+	fails   map[string]int       // agent → failed wakes in a row
+	next    map[string]time.Time // agent → no wake before
+	running map[string]bool      // agent → a woken session runs
+	wg      sync.WaitGroup
+}
+
+func (d *Daemon) keeperDir() string { return filepath.Join(d.Repo.RuntimeDir(), "keeper") }
+
+// JournalPath is the keeper's journal in a repository's runtime dir.
+func JournalPath(runtimeDir string) string {
+	return filepath.Join(runtimeDir, "keeper", "journal.jsonl")
+}
+
+// newKeeper reads the journal back, so a restarted runnerd does not wake
+// anyone twice for the same letter.
+func newKeeper(d *Daemon) *keeper {
+	k := &keeper{d: d, woken: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}}
+	data, err := gitstore.ReadRegular(JournalPath(d.Repo.RuntimeDir()), 64<<20)
+	if err != nil {
+		return k
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var w Wake
+		if json.Unmarshal([]byte(line), &w) != nil {
+			continue
+		}
+		for _, item := range w.Items {
+			k.woken[item] = w.Event == "woke" || (k.woken[item] && w.Event != "failed")
+		}
+	}
+	return k
+}
+
+// keeperLoop looks for waiting work every interval until ctx ends, then
+// waits for the sessions it woke.
+func (d *Daemon) keeperLoop(ctx context.Context, interval time.Duration) {
+	k := newKeeper(d)
+	defer k.wg.Wait()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		k.tick(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// tick wakes every pinned agent that has new work and no live session.
+func (k *keeper) tick(ctx context.Context) {
+	for _, pin := range k.d.config().Keepers {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := k.consider(ctx, pin); err != nil {
+			k.d.Logf("keeper %s: %v", pin.Agent, err)
+		}
+	}
+}
+
+// waiting lists what waits for agent: letters its hooks would hand a
+// session, and open follow-ups it owes.
+func (k *keeper) waiting(ctx context.Context, agent string) ([]string, error) {
+	box := mailbox.New(k.d.Repo, k.d.Brain)
+	letters, err := box.Waiting(agent)
+	if err != nil {
+		return nil, fmt.Errorf("letters: %w", err)
+	}
+	var items []string
+	for _, l := range letters {
+		items = append(items, "letter:"+l.ID)
+	}
+	view, err := (&memory.Book{Repo: k.d.Repo}).View(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("follow-ups: %w", err)
+	}
+	for _, f := range view.Followups {
+		if f.Owner == agent && f.State == memory.StateOpen {
+			items = append(items, "followup:"+f.ID)
+		}
+	}
+	return items, nil
+}
+
+func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
+	now := k.d.Now()
+	k.mu.Lock()
+	busy := k.running[pin.Agent] || now.Before(k.next[pin.Agent])
+	k.mu.Unlock()
+	if busy {
+		return nil
+	}
+	items, err := k.waiting(ctx, pin.Agent)
+	if err != nil {
+		return err
+	}
+	var fresh []string
+	k.mu.Lock()
+	for _, it := range items {
+		if !k.woken[it] {
+			fresh = append(fresh, it)
+		}
+	}
+	k.mu.Unlock()
+	if len(fresh) == 0 {
+		return nil
+	}
+	if k.d.Sessions != nil {
+		live, err := k.d.Sessions.Live(pin.Agent)
+		if err != nil {
+			return fmt.Errorf("sessions: %w", err)
+		}
+		if live {
+			return nil // its hooks hand it the letters at its next turn
+		}
+	}
+	argv, how, sessionID, decision := k.command(pin, len(items), now)
+	wake := wakeMessage(pin.Agent, items)
+	for i, a := range argv {
+		a = strings.ReplaceAll(a, wakePlaceholder, wake)
+		a = strings.ReplaceAll(a, sessionPlaceholder, sessionID)
+		argv[i] = strings.ReplaceAll(a, agentPlaceholder, pin.Agent)
+	}
+	return k.spawn(ctx, pin, argv, Wake{At: now, Agent: pin.Agent, Event: "woke", How: how, SessionID: sessionID, Items: fresh, Decision: decision})
+}
+
+// command picks start or resume: resume when the pin can, the agent had a
+// session, and the refresh decider, reading its transcript, says the
+// resume is warm (or no larger than a rebuild).
+func (k *keeper) command(pin *KeeperPin, waiting int, now time.Time) (argv []string, how, sessionID string, decision *session.Decision) {
+	start := append([]string(nil), pin.Start...)
+	if len(pin.Resume) == 0 || k.d.Sessions == nil {
+		return start, "start", "", nil
+	}
+	id, transcript, ok, err := k.d.Sessions.Last(pin.Agent, pin.Client)
+	if err != nil || !ok || id == "" {
+		return start, "start", "", nil
+	}
+	m := session.Measure{Client: pin.Client}
+	if f, err := gitstore.OpenRegular(transcript); err == nil {
+		m, err = session.ReadTranscript(pin.Client, f)
+		f.Close()
+		if err != nil {
+			return start, "start", "", nil // a transcript it cannot read: a fresh session
+		}
+	}
+	d := session.Decide(session.State{Measure: m, Waiting: waiting, Now: now}, session.DefaultPolicy())
+	if d.Action == session.ActionResume {
+		return append([]string(nil), pin.Resume...), "resume", id, &d
+	}
+	return start, "start", "", &d
+}
+
+// wakeMessage names what waits, never its content: the hooks deliver it.
+func wakeMessage(agent string, items []string) string {
+	var letters, followups []string
+	for _, it := range items {
+		if id, ok := strings.CutPrefix(it, "letter:"); ok {
+			letters = append(letters, id)
+		} else if id, ok := strings.CutPrefix(it, "followup:"); ok {
+			followups = append(followups, id)
+		}
+	}
+	var parts []string
+	if len(letters) > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%s)", gates.Count(len(letters), "letter"), strings.Join(letters, ", ")))
+	}
+	if len(followups) > 0 {
+		parts = append(parts, fmt.Sprintf("%s you owe (%s)", gates.Count(len(followups), "follow-up"), strings.Join(followups, ", ")))
+	}
+	return fmt.Sprintf("m1nd: work waits for %s: %s. m1nd's hooks put the letters into this session; read them and act on what is yours.", agent, strings.Join(parts, "; "))
+}
+
+// spawn starts the woken session and journals it; its end is journaled
+// when it exits. A wake that fails (the client cannot start, or exits
+// non-zero) is no wake: its items wait again, after a backoff that
+// doubles with each failure in a row.
+func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wake) error {
+	dir := pin.Worktree
+	if dir == "" {
+		dir = k.d.Repo.WorkTree()
+	}
+	if err := os.MkdirAll(k.d.keeperDir(), 0o700); err != nil {
+		return err
+	}
+	w.Log = filepath.Join(k.d.keeperDir(), fmt.Sprintf("%s-%s.log", pin.Agent, w.At.UTC().Format("20060102T150405.000000000")))
+	logFile, err := os.OpenFile(w.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, time.Duration(pin.TimeoutSecs)*time.Second)
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "M1ND_AGENT="+pin.Agent)
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	k.mu.Lock()
+	for _, it := range w.Items {
+		k.woken[it] = true
+	}
+	k.running[pin.Agent] = true
+	k.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		cancel()
+		logFile.Close()
+		k.ended(pin, w, -1, err)
+		return nil
+	}
+	k.journal(w)
+	k.d.Logf("keeper %s: woke (%s) for %s", pin.Agent, w.How, strings.Join(w.Items, ", "))
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		defer cancel()
+		defer logFile.Close()
+		err := cmd.Wait()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			code = -1
+		}
+		k.ended(pin, w, code, err)
+	}()
+	return nil
+}
+
+// ended journals a woken session's end and sets the backoff.
+func (k *keeper) ended(pin *KeeperPin, w Wake, code int, err error) {
+	end := Wake{At: k.d.Now(), Agent: pin.Agent, Event: "exited", How: w.How, SessionID: w.SessionID, Exit: code, Log: w.Log}
+	k.mu.Lock()
+	k.running[pin.Agent] = false
+	if err != nil {
+		end.Event, end.Error, end.Items = "failed", gates.OneLine(err.Error()), w.Items
+		for _, it := range w.Items {
+			k.woken[it] = false
+		}
+		k.fails[pin.Agent]++
+		backoff := time.Duration(pin.BackoffSecs) * time.Second << min(k.fails[pin.Agent]-1, 16)
+		k.next[pin.Agent] = end.At.Add(min(backoff, maxKeeperBackoff))
+	} else {
+		k.fails[pin.Agent] = 0
+	}
+	k.mu.Unlock()
+	k.journal(end)
+}
+
+// journal appends one line; a journal that cannot be written is logged.
+func (k *keeper) journal(w Wake) {
+	line, _ := json.Marshal(w)
+	path := JournalPath(k.d.Repo.RuntimeDir())
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		}
+	}
+	if err != nil {
+		k.d.Logf("keeper journal: %v", err)
+		return
+	}
+	defer f.Close()
+	f.Write(append(line, '\n'))
+}

@@ -1,0 +1,223 @@
+package runnerd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/session"
+)
+
+// fakeSessions is a session registry for the keeper's tests: whether bob
+// is live, and his last session.
+type fakeSessions struct {
+	live       bool
+	id, script string
+}
+
+func (f *fakeSessions) Live(string) (bool, error) { return f.live, nil }
+func (f *fakeSessions) Last(string, string) (string, string, bool, error) {
+	return f.id, f.script, f.id != "", nil
+}
+
+type keeperRig struct {
+	t     *testing.T
+	d     *Daemon
+	k     *keeper
+	box   *mailbox.Mailbox
+	calls string // the file the client script appends its arguments to
+	clock time.Time
+	regs  *fakeSessions
+}
+
+// newKeeperRig pins bob to a client that is a shell script: it appends
+// its arguments and M1ND_AGENT to a file and exits with $EXIT (in a file,
+// so a test can change it).
+func newKeeperRig(t *testing.T) *keeperRig {
+	g := gittest.Init(t, "shop")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	dir := t.TempDir()
+	r := &keeperRig{t: t, calls: filepath.Join(dir, "calls"), clock: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), regs: &fakeSessions{}}
+	client := filepath.Join(dir, "client.sh")
+	os.WriteFile(filepath.Join(dir, "exit"), []byte("0"), 0o644)
+	os.WriteFile(client, []byte(fmt.Sprintf("#!/bin/sh\necho \"$M1ND_AGENT|$*\" >>%s\nexit $(cat %s)\n", r.calls, filepath.Join(dir, "exit"))), 0o755)
+	pin := &KeeperPin{Agent: "bob", Client: session.HostClaude, Start: []string{client, "start", "{wake}"}, Resume: []string{client, "resume", "{session_id}", "{wake}"}}
+	if err := checkKeeper(pin, func(field, format string, args ...any) error { return fmt.Errorf(field+": "+format, args...) }); err != nil {
+		t.Fatal(err)
+	}
+	r.d = &Daemon{Repo: repo, Brain: "shop", Config: &Config{Keepers: []*KeeperPin{pin}}, Sessions: r.regs, Now: func() time.Time { return r.clock }}
+	r.d.init()
+	r.k = newKeeper(r.d)
+	r.box = mailbox.New(repo, "shop")
+	return r
+}
+
+func (r *keeperRig) send(what string) string {
+	r.t.Helper()
+	res, err := r.box.Send(context.Background(), &mailbox.Letter{TS: r.clock.Format(time.RFC3339), Agent: "alice", To: "bob", Class: mailbox.ClassNote, Brain: "shop", What: what})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res.ID
+}
+
+// tick runs the keeper once and waits for what it woke.
+func (r *keeperRig) tick() []string {
+	r.t.Helper()
+	r.k.tick(context.Background())
+	r.k.wg.Wait()
+	data, _ := os.ReadFile(r.calls)
+	os.Remove(r.calls)
+	if len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+func (r *keeperRig) journal() []Wake {
+	data, _ := os.ReadFile(JournalPath(r.d.Repo.RuntimeDir()))
+	var out []Wake
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var w Wake
+		if json.Unmarshal([]byte(line), &w) == nil {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// TestKeeperWakesOncePerLetter: a letter for bob with no live session
+// starts one with a wake naming the letter; the same letter never wakes
+// him again (nor after runnerd restarts, from the journal); a live
+// session is never woken; a new letter wakes him again.
+func TestKeeperWakesOncePerLetter(t *testing.T) {
+	r := newKeeperRig(t)
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("woken with nothing waiting: %v", calls)
+	}
+	first := r.send("the build is red")
+	calls := r.tick()
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "bob|start m1nd: work waits for bob: 1 letter ("+first+")") {
+		t.Fatalf("wake: %v", calls)
+	}
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("woken twice for one letter: %v", calls)
+	}
+	r.k = newKeeper(r.d) // runnerd restarts
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("woken again after a restart: %v", calls)
+	}
+	r.regs.live = true
+	r.send("and the docs")
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("a live session was woken: %v", calls)
+	}
+	r.regs.live = false
+	if calls := r.tick(); len(calls) != 1 || !strings.Contains(calls[0], "work waits for bob: 2 letters") {
+		t.Fatalf("a new letter: %v", calls)
+	}
+	j := r.journal()
+	if len(j) != 4 || j[0].Event != "woke" || j[1].Event != "exited" || j[0].Items[0] != "letter:"+first || j[2].Event != "woke" {
+		t.Fatalf("journal: %+v", j)
+	}
+}
+
+// TestKeeperBacksOffAFailedWake: a client that fails is no wake: the
+// letter waits, and the next try comes after a backoff that doubles.
+func TestKeeperBacksOffAFailedWake(t *testing.T) {
+	r := newKeeperRig(t)
+	os.WriteFile(filepath.Join(filepath.Dir(r.calls), "exit"), []byte("3"), 0o644)
+	r.send("hello")
+	if calls := r.tick(); len(calls) != 1 {
+		t.Fatalf("first wake: %v", calls)
+	}
+	r.clock = r.clock.Add(29 * time.Second)
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("retried inside the backoff: %v", calls)
+	}
+	r.clock = r.clock.Add(2 * time.Second)
+	if calls := r.tick(); len(calls) != 1 {
+		t.Fatalf("retry after 30 s: %v", calls)
+	}
+	r.clock = r.clock.Add(31 * time.Second)
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("the second backoff did not double: %v", calls)
+	}
+	os.WriteFile(filepath.Join(filepath.Dir(r.calls), "exit"), []byte("0"), 0o644)
+	r.clock = r.clock.Add(30 * time.Second)
+	if calls := r.tick(); len(calls) != 1 {
+		t.Fatalf("retry after 60 s: %v", calls)
+	}
+	if calls := r.tick(); calls != nil {
+		t.Fatalf("woken again after a wake that worked: %v", calls)
+	}
+	j := r.journal()
+	if last := j[len(j)-1]; last.Event != "exited" || j[1].Event != "failed" || j[1].Exit != 3 {
+		t.Fatalf("journal: %+v", j)
+	}
+}
+
+// TestKeeperResumesAWarmSession: with a last session whose transcript
+// the refresh decider reads as warm, bob's session is resumed; cold and
+// larger than a rebuild, a fresh one starts; an owed follow-up wakes him
+// too.
+func TestKeeperResumesAWarmSession(t *testing.T) {
+	r := newKeeperRig(t)
+	transcript := filepath.Join(t.TempDir(), "s1.jsonl")
+	line := func(id string, at time.Time, input int64) string {
+		return fmt.Sprintf(`{"type":"assistant","timestamp":%q,"message":{"id":%q,"model":"claude-sonnet-4-5","usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_1h_input_tokens":1}}}}`, at.Format(time.RFC3339), id, input)
+	}
+	os.WriteFile(transcript, []byte(line("m1", r.clock.Add(-10*time.Minute), 20000)+"\n"+line("m2", r.clock.Add(-5*time.Minute), 30000)+"\n"), 0o644)
+	r.regs.id, r.regs.script = "s1", transcript
+	r.send("warm")
+	if calls := r.tick(); len(calls) != 1 || !strings.HasPrefix(calls[0], "bob|resume s1 m1nd: work waits") {
+		t.Fatalf("warm: %v", calls)
+	}
+	r.clock = r.clock.Add(2 * time.Hour)
+	if _, err := (&memory.Book{Repo: r.d.Repo}).OpenFollowup(context.Background(), "alice", "bob", "check the release notes", "", r.clock); err != nil {
+		t.Fatal(err)
+	}
+	calls := r.tick()
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "bob|start m1nd: work waits for bob: 1 letter") || !strings.Contains(calls[0], "; 1 follow-up you owe") {
+		t.Fatalf("cold: %v", calls)
+	}
+	j := r.journal()
+	if d := j[len(j)-2].Decision; d == nil || d.Action != session.ActionRehydrate {
+		t.Fatalf("the cold wake's decision: %+v", j[len(j)-2])
+	}
+}
+
+func TestCheckKeeper(t *testing.T) {
+	for _, tc := range []struct {
+		pin   KeeperPin
+		field string
+	}{
+		{KeeperPin{Agent: "Bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}}, "agent"},
+		{KeeperPin{Agent: "bob", Client: "gemini", Start: []string{"x", "{wake}"}}, "client"},
+		{KeeperPin{Agent: "bob", Client: "codex"}, "start"},
+		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "exec"}}, "start"},
+		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Resume: []string{"codex", "resume", "{wake}"}}, "resume"},
+		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Worktree: "rel/path"}, "worktree"},
+		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, BackoffSecs: -1}, "backoff_secs"},
+		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Resume: []string{"claude", "-p", "{wake}", "--resume", "{session_id}"}}, ""},
+	} {
+		var got string
+		err := checkKeeper(&tc.pin, func(field, format string, args ...any) error { got = field; return fmt.Errorf(format, args...) })
+		if got != tc.field || (tc.field == "") != (err == nil) {
+			t.Errorf("%+v: field %q (%v), want %q", tc.pin, got, err, tc.field)
+		}
+	}
+}
