@@ -3,6 +3,7 @@ package gates
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // DisplayNameProblem says why name cannot be a brain's display name (the
@@ -50,6 +51,17 @@ func Clip(s string) string {
 		return string(r[:57]) + "..."
 	}
 	return s
+}
+
+// CutBytes cuts s to at most n bytes, on a character boundary.
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Echo returns an id or path for a lesson when it is plain — letters,

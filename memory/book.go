@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
@@ -316,7 +315,7 @@ func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, 
 	if as != StateRecorded && as != StateWithdrawn {
 		return "", invalid("as", "a follow-up is resolved recorded or withdrawn")
 	}
-	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: cutBytes(text, MaxResult)})
+	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: gates.CutBytes(text, MaxResult)})
 }
 
 // CloseEnded resolves, recorded, every open follow-up whose mission has
@@ -342,7 +341,7 @@ func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time)
 			continue
 		}
 		if _, err := b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: f.Opener, Kind: KindResolution, Target: f.ID,
-			As: StateRecorded, Rationale: cutBytes(missionResult(l), MaxResult)}); err != nil {
+			As: StateRecorded, Rationale: gates.CutBytes(missionResult(l), MaxResult)}); err != nil {
 			return nil, closed, err
 		}
 		closed = append(closed, f.ID)
@@ -372,17 +371,7 @@ func missionResult(l *chain.Letter) string {
 	return strings.Join(parts, "; ")
 }
 
-// cutBytes cuts s to at most n bytes on a character boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
+// cutRunes cuts s to at most n characters.
 func cutRunes(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n])

@@ -264,11 +264,11 @@ merge_wait, landed or failed.`,
 					if (c.String("recorded") == "") == (c.String("withdrawn") == "") {
 						return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
 					}
-					b, agent, err := openAs(inv.writerOf(c), inv.book)
+					flows, agent, err := openAs(inv.writerOf(c), inv.flows)
 					if err != nil {
 						return err
 					}
-					if _, err := b.ResolveFollowup(c.Context, agent, id, as, text, inv.now()); err != nil {
+					if _, err := flows.ResolveFollowup(c.Context, agent, id, as, text, inv.now()); err != nil {
 						return err
 					}
 					return inv.reply(map[string]any{"ok": true, "id": id, "state": as}, func(w io.Writer) error {
@@ -287,15 +287,11 @@ merge_wait, landed or failed.`,
 				},
 				Before: noArgs,
 				Action: func(c *cli.Context) error {
-					b, err := inv.book()
+					flows, err := inv.flows()
 					if err != nil {
 						return err
 					}
-					m, err := inv.missions()
-					if err != nil {
-						return err
-					}
-					v, _, err := b.CloseEnded(c.Context, m, inv.now())
+					v, _, err := flows.CloseEndedFollowups(c.Context, inv.now())
 					if err != nil {
 						return err
 					}

@@ -1,0 +1,78 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
+)
+
+// A follow-up is one agent's ask of another. When it closes, its asker
+// is told with a letter carrying the result, so nobody polls the book to
+// learn how an ask ended; the letter reaches the asker's session through
+// its hooks like any other, and wakes it through the keeper.
+
+// ResolveFollowup closes a follow-up (recorded with its result, or
+// withdrawn with why) and writes its opener the outcome, unless the
+// opener closed it. The follow-up is closed even when the letter cannot
+// be written; the error then says so.
+func (b *Brain) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
+	v, err := b.Book.View(ctx)
+	if err != nil {
+		return "", err
+	}
+	var f *memory.Followup
+	for _, x := range v.Followups {
+		if x.ID == id {
+			f = x
+		}
+	}
+	eventID, err := b.Book.ResolveFollowup(ctx, agent, id, as, text, now)
+	if err != nil || f == nil {
+		return eventID, err
+	}
+	closed := *f
+	closed.State, closed.Result, closed.ResolvedBy = as, text, agent
+	return eventID, b.tellOpener(ctx, &closed, agent, now)
+}
+
+// CloseEndedFollowups closes the follow-ups whose mission ended
+// (memory.Book.CloseEnded) and writes each opener its result, from the
+// owner who did the mission.
+func (b *Brain) CloseEndedFollowups(ctx context.Context, now time.Time) (*memory.View, []string, error) {
+	v, closed, err := b.Book.CloseEnded(ctx, b.Missions, now)
+	if err != nil {
+		return v, closed, err
+	}
+	for _, id := range closed {
+		for _, f := range v.Followups {
+			if f.ID == id {
+				if err := b.tellOpener(ctx, f, f.Owner, now); err != nil {
+					return v, closed, err
+				}
+			}
+		}
+	}
+	return v, closed, nil
+}
+
+// tellOpener writes f's opener, from writer, how f closed. Nothing is
+// written when the opener closed it (a letter to oneself reaches no one).
+func (b *Brain) tellOpener(ctx context.Context, f *memory.Followup, writer string, now time.Time) error {
+	if writer == f.Opener {
+		return nil
+	}
+	what := fmt.Sprintf("follow-up %s (%q) closed %s by %s", f.ID, gates.CutBytes(f.Brief, 200), f.State, writer)
+	if f.Result != "" {
+		what += ": " + f.Result
+	}
+	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: writer, To: f.Opener, Class: mailbox.ClassNote, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
+	if _, err := b.Box.Send(ctx, l); err != nil {
+		return fmt.Errorf("follow-up %s closed, but its opener %s was not told: %w", f.ID, f.Opener, err)
+	}
+	return nil
+}
