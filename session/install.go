@@ -13,29 +13,71 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// hostEvents are the events m1nd hooks into, per host. Codex ignores
-// PreCompact output, so it also gets UserPromptSubmit (where the
-// rehydration is re-injected after a compaction) and PostCompact.
+// hostEvents are the events m1nd hooks into, per host. Both get
+// UserPromptSubmit: letters that arrived between turns reach the next
+// prompt instead of waiting for a tool call. Codex ignores PreCompact
+// output, so it also gets PostCompact (the rehydration is re-injected at the
+// next prompt after a compaction).
 var hostEvents = map[string][]string{
-	HostClaude: {EventSessionStart, EventPostToolUse, EventPostToolBatch, EventStop, EventPreCompact},
+	HostClaude: {EventSessionStart, EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit, EventStop, EventPreCompact},
 	HostCodex:  {EventSessionStart, EventPostToolUse, EventUserPromptSubmit, EventStop, EventPreCompact, EventPostCompact},
 }
 
+// BlockFlag is the hook flag that blocks automatic compaction; installed
+// PreCompact entries carry it unless asked not to.
+const BlockFlag = "--block-auto-compact"
+
 // SettingsPath is the settings file for host: in the project at root, or
-// the user's own with user set.
+// the user's own with user set ($CLAUDE_CONFIG_DIR/settings.json, else
+// ~/.claude/settings.json; $CODEX_HOME/hooks.json, else
+// ~/.codex/hooks.json).
 func SettingsPath(host, root string, user bool) (string, error) {
-	rel := map[string]string{HostClaude: filepath.Join(".claude", "settings.json"), HostCodex: filepath.Join(".codex", "hooks.json")}[host]
-	if rel == "" {
+	var dir, file, env string
+	switch host {
+	case HostClaude:
+		dir, file, env = ".claude", "settings.json", "CLAUDE_CONFIG_DIR"
+	case HostCodex:
+		dir, file, env = ".codex", "hooks.json", "CODEX_HOME"
+	default:
 		return "", fmt.Errorf("unknown host %q: want claude or codex", host)
 	}
 	if !user {
-		return filepath.Join(root, rel), nil
+		return filepath.Join(root, dir, file), nil
+	}
+	if own := os.Getenv(env); own != "" {
+		return filepath.Join(own, file), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(home, rel), nil
+	return filepath.Join(home, dir, file), nil
+}
+
+// CodexConfigPath is Codex's user config: $CODEX_HOME/config.toml, else
+// ~/.codex/config.toml. Trust lives there and only there.
+func CodexConfigPath() string {
+	if own := os.Getenv("CODEX_HOME"); own != "" {
+		return filepath.Join(own, "config.toml")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".codex", "config.toml")
+}
+
+// CodexTrustHint says how to make Codex run the hooks just installed
+// (for the project at root, or the user's own when root is ""). Codex runs
+// an untrusted hook nowhere: its TUI asks, codex exec skips it silently.
+// m1nd never writes that trust itself: it is the user's consent.
+func CodexTrustHint(root string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Codex runs these hooks only once they are trusted (codex exec skips untrusted ones silently):\n")
+	if root != "" {
+		fmt.Fprintf(&b, "  - trust the project, in %s:\n      [projects.%q]\n      trust_level = \"trusted\"\n", CodexConfigPath(), root)
+	}
+	b.WriteString("  - trust each hook: start codex here once and approve m1nd's hooks when it asks (it records\n" +
+		"    [hooks.state.\"<hooks.json>:<event>:<group>:<index>\"] trusted_hash = \"sha256:…\" in that file);\n" +
+		"  - or, for one run you started yourself: codex exec --dangerously-bypass-hook-trust …\n")
+	return b.String()
 }
 
 // hookTimeout is the seconds a host gives one m1nd hook call.
@@ -44,18 +86,25 @@ const hookTimeout = 10
 // Install merges m1nd's hook entries for host into the settings file at
 // path, leaving every other setting as it was (keys are rewritten in
 // sorted order, values untouched). It is idempotent: an entry already
-// there is not added twice. command is how the host runs m1nd ("m1nd" or
-// an absolute path). changed is false when nothing had to be added.
-func Install(path, host, command string) (changed bool, err error) {
+// there is not added twice, though its PreCompact entry is switched to
+// block (or not) as asked. command is how the host runs m1nd ("m1nd" or an
+// absolute path). changed is false when nothing had to change.
+func Install(path, host, command string, blockAutoCompact bool) (changed bool, err error) {
 	return editSettings(path, func(hooks map[string]any) (bool, error) {
 		changed := false
 		for _, event := range hostEvents[host] {
 			cmd := fmt.Sprintf("%s hook %s %s", command, host, event)
+			if event == EventPreCompact && blockAutoCompact {
+				cmd += " " + BlockFlag
+			}
 			groups, ok := hooks[event].([]any)
 			if hooks[event] != nil && !ok {
 				return false, fmt.Errorf(`%s: hooks.%s is not a list, so m1nd leaves the file alone`, path, event)
 			}
-			if findOurs(groups, host) {
+			if entry := findOurs(groups, host); entry != nil {
+				if event == EventPreCompact && setBlock(entry, blockAutoCompact) {
+					changed = true
+				}
 				continue
 			}
 			group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": hookTimeout}}}
@@ -67,6 +116,31 @@ func Install(path, host, command string) (changed bool, err error) {
 		}
 		return changed, nil
 	})
+}
+
+// setBlock adds or removes BlockFlag on an installed PreCompact entry and
+// reports whether it changed it.
+func setBlock(entry map[string]any, block bool) bool {
+	cmd, _ := entry["command"].(string)
+	fields := strings.Fields(cmd)
+	has := false
+	var kept []string
+	for _, f := range fields {
+		if f == BlockFlag {
+			has = true
+			continue
+		}
+		kept = append(kept, f)
+	}
+	if has == block {
+		return false
+	}
+	if block {
+		entry["command"] = cmd + " " + BlockFlag
+	} else {
+		entry["command"] = strings.Join(kept, " ")
+	}
+	return true
 }
 
 // Uninstall removes m1nd's entries for host from the settings file and
@@ -110,17 +184,18 @@ func Uninstall(path, host string) (changed bool, err error) {
 	})
 }
 
-func findOurs(groups []any, host string) bool {
+// findOurs is the first m1nd entry for host among an event's groups.
+func findOurs(groups []any, host string) map[string]any {
 	for _, g := range groups {
 		group, _ := g.(map[string]any)
 		list, _ := group["hooks"].([]any)
 		for _, h := range list {
 			if isOurs(h, host) {
-				return true
+				return h.(map[string]any)
 			}
 		}
 	}
-	return false
+	return nil
 }
 
 // isOurs recognises an entry m1nd installed: a command running "… hook

@@ -19,7 +19,7 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 			os.MkdirAll(filepath.Dir(path), 0o755)
 			before := `{"model":"opus","permissions":{"allow":["Bash(ls)"]},"hooks":{"PostToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"prettier --write"}]}]}}`
 			os.WriteFile(path, []byte(before), 0o640)
-			changed, err := Install(path, host, "m1nd")
+			changed, err := Install(path, host, "m1nd", true)
 			if err != nil || !changed {
 				t.Fatalf("install: %v %v", changed, err)
 			}
@@ -37,7 +37,7 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
 				t.Errorf("mode changed to %v", fi.Mode().Perm())
 			}
-			if changed, err := Install(path, host, "/usr/local/bin/m1nd"); err != nil || changed {
+			if changed, err := Install(path, host, "/usr/local/bin/m1nd", true); err != nil || changed {
 				t.Fatalf("second install changed=%v err=%v", changed, err)
 			}
 			if changed, err := Uninstall(path, host); err != nil || !changed {
@@ -59,7 +59,7 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 func TestInstallLeavesBrokenSettingsAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
 	os.WriteFile(path, []byte("{not json"), 0o644)
-	if _, err := Install(path, HostClaude, "m1nd"); err == nil {
+	if _, err := Install(path, HostClaude, "m1nd", true); err == nil {
 		t.Fatal("installed into a file that is not JSON")
 	}
 	if data, _ := os.ReadFile(path); string(data) != "{not json" {
@@ -67,14 +67,76 @@ func TestInstallLeavesBrokenSettingsAlone(t *testing.T) {
 	}
 	odd := filepath.Join(t.TempDir(), "settings.json")
 	os.WriteFile(odd, []byte(`{"hooks":{"Stop":"my-own-stop-script"}}`), 0o644)
-	if _, err := Install(odd, HostClaude, "m1nd"); err == nil {
+	if _, err := Install(odd, HostClaude, "m1nd", true); err == nil {
 		t.Fatal("installed over an event that is not a list")
 	}
 	if data, _ := os.ReadFile(odd); string(data) != `{"hooks":{"Stop":"my-own-stop-script"}}` {
 		t.Fatalf("the file was changed: %s", data)
 	}
 	fresh := filepath.Join(t.TempDir(), ".claude", "settings.json")
-	if changed, err := Install(fresh, HostClaude, "m1nd"); err != nil || !changed {
+	if changed, err := Install(fresh, HostClaude, "m1nd", true); err != nil || !changed {
 		t.Fatalf("install into a missing file: %v %v", changed, err)
+	}
+}
+
+func TestSettingsPathHonoursTheHostsOwnFolders(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, tt := range []struct {
+		host, env, value, want string
+	}{
+		{HostClaude, "CLAUDE_CONFIG_DIR", "", filepath.Join(home, ".claude", "settings.json")},
+		{HostClaude, "CLAUDE_CONFIG_DIR", "/cfg/claude", "/cfg/claude/settings.json"},
+		{HostCodex, "CODEX_HOME", "", filepath.Join(home, ".codex", "hooks.json")},
+		{HostCodex, "CODEX_HOME", "/cfg/codex", "/cfg/codex/hooks.json"},
+	} {
+		t.Setenv(tt.env, tt.value)
+		if got, err := SettingsPath(tt.host, "/repo", true); err != nil || got != tt.want {
+			t.Errorf("%s with %s=%q: %q, %v; want %q", tt.host, tt.env, tt.value, got, err, tt.want)
+		}
+		if got, _ := SettingsPath(tt.host, "/repo", false); !strings.HasPrefix(got, "/repo/.") {
+			t.Errorf("project settings moved with %s: %q", tt.env, got)
+		}
+	}
+	t.Setenv("CODEX_HOME", "/cfg/codex")
+	if got := CodexConfigPath(); got != "/cfg/codex/config.toml" {
+		t.Errorf("CodexConfigPath = %q", got)
+	}
+}
+
+func TestInstallBlocksAutoCompactionUnlessAsked(t *testing.T) {
+	for _, host := range []string{HostClaude, HostCodex} {
+		path := filepath.Join(t.TempDir(), "hooks.json")
+		preCompact := func() string {
+			data, _ := os.ReadFile(path)
+			var got struct {
+				Hooks map[string][]struct {
+					Hooks []struct{ Command string } `json:"hooks"`
+				} `json:"hooks"`
+			}
+			json.Unmarshal(data, &got)
+			if len(got.Hooks[EventUserPromptSubmit]) != 1 {
+				t.Errorf("%s: UserPromptSubmit not installed once:\n%s", host, data)
+			}
+			return got.Hooks[EventPreCompact][0].Hooks[0].Command
+		}
+		for _, step := range []struct {
+			block, changed bool
+			want           string
+		}{
+			{true, true, "m1nd hook " + host + " PreCompact --block-auto-compact"},
+			{true, false, "m1nd hook " + host + " PreCompact --block-auto-compact"},
+			{false, true, "m1nd hook " + host + " PreCompact"},
+			{false, false, "m1nd hook " + host + " PreCompact"},
+			{true, true, "m1nd hook " + host + " PreCompact --block-auto-compact"},
+		} {
+			changed, err := Install(path, host, "m1nd", step.block)
+			if err != nil || changed != step.changed {
+				t.Fatalf("%s install block=%v: changed=%v err=%v", host, step.block, changed, err)
+			}
+			if got := preCompact(); got != step.want {
+				t.Fatalf("%s block=%v: PreCompact runs %q, want %q", host, step.block, got, step.want)
+			}
+		}
 	}
 }

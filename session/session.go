@@ -36,6 +36,15 @@ const (
 	EventPostCompact      = "PostCompact"
 )
 
+// Answers reports whether m1nd answers event.
+func Answers(event string) bool {
+	switch event {
+	case EventSessionStart, EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit, EventStop, EventPreCompact, EventPostCompact:
+		return true
+	}
+	return false
+}
+
 // DefaultBudget bounds what one hook call puts into a session, in bytes.
 const DefaultBudget = 4096
 
@@ -101,8 +110,13 @@ type Session struct {
 	Agent            string
 	Host             string
 	Budget           int  // bytes of context per call; DefaultBudget when 0
-	BlockAutoCompact bool // PreCompact with trigger auto exits 2 (the backstop)
-	Now              time.Time
+	BlockAutoCompact bool // PreCompact with trigger auto blocks the host's summary (the backstop)
+	// EnvFile is Claude Code's $CLAUDE_ENV_FILE at SessionStart, set when
+	// the agent was named (not the default): the hook appends
+	// `export M1ND_AGENT=…` there, so the session's own m1nd calls act as
+	// the agent its hooks answer for.
+	EnvFile string
+	Now     time.Time
 }
 
 // Result is what the hook process prints and exits with.
@@ -138,11 +152,19 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 	}
 	switch event {
 	case EventSessionStart:
+		var note string
+		if s.EnvFile != "" && in.AgentID == "" {
+			if err := ExportAgent(s.EnvFile, s.Agent); err != nil {
+				note = fmt.Sprintf("m1nd hook %s %s: %s", s.Host, event, gates.OneLine(err.Error()))
+			}
+		}
 		text, err := s.rehydrate(ctx, in.Source)
 		if err != nil {
 			return Result{}, err
 		}
-		return withContext(event, text), s.clearCompacted()
+		res := withContext(event, text)
+		res.Stderr = note
+		return res, s.clearCompacted()
 	case EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit:
 		if in.AgentID != "" {
 			return Result{}, nil // letters reach the main thread, never a subagent
@@ -175,11 +197,58 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 			return Result{}, err
 		}
 		if event == EventPreCompact && s.BlockAutoCompact && in.Trigger == "auto" {
-			return Result{Exit: 2, Stderr: "m1nd: auto-compaction is blocked for this session: end it and start a fresh one (the next session start re-injects what it needs from m1nd)"}, nil
+			return blockCompaction(s.Host), nil
 		}
 		return Result{}, nil
 	}
 	return Result{Stderr: fmt.Sprintf("m1nd hook %s: event %q is not one m1nd answers; nothing done", s.Host, gates.Clip(event))}, nil
+}
+
+// compactionBlocked is what the host shows when m1nd blocks an automatic
+// compaction.
+const compactionBlocked = "m1nd: auto-compaction is blocked for this session: end it and start a fresh one (the next session start re-injects what it needs from m1nd)"
+
+// blockCompaction stops an automatic compaction the way each host honours:
+// Claude Code blocks PreCompact on exit 2 (stderr shown); Codex reads a
+// non-zero exit as a failed hook and compacts anyway, and stops only on
+// {"continue":false} with exit 0.
+func blockCompaction(host string) Result {
+	if host == HostCodex {
+		out, _ := json.Marshal(map[string]any{"continue": false, "stopReason": compactionBlocked})
+		return Result{Stdout: out}
+	}
+	return Result{Exit: 2, Stderr: compactionBlocked}
+}
+
+// ExportAgent appends `export M1ND_AGENT='<agent>'` to a Claude Code
+// session's env file ($CLAUDE_ENV_FILE, set for SessionStart hooks), whose
+// lines become the session's environment; a line already there is not
+// written twice.
+func ExportAgent(envFile, agent string) error {
+	if !gates.ValidAgentID(agent) {
+		return fmt.Errorf("agent id %q is not valid; not exported", gates.Clip(agent))
+	}
+	line := "export M1ND_AGENT='" + agent + "'"
+	prefix := ""
+	if data, err := os.ReadFile(envFile); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(l) == line {
+				return nil
+			}
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			prefix = "\n" // never glue our line to another hook's last one
+		}
+	}
+	f, err := os.OpenFile(envFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("CLAUDE_ENV_FILE: %w", err)
+	}
+	_, err = fmt.Fprintln(f, prefix+line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // withContext is the hookSpecificOutput reply both hosts read.

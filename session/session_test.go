@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,12 +195,58 @@ func TestCompactionMarkerAndBackstop(t *testing.T) {
 	if res := s.Handle(ctx, EventUserPromptSubmit, &Input{}); len(res.Stdout) != 0 {
 		t.Fatalf("rehydrated twice: %s", res.Stdout)
 	}
-	s.BlockAutoCompact = true
-	if res := s.Handle(ctx, EventPreCompact, &Input{Trigger: "auto"}); res.Exit != 2 || res.Stderr == "" {
-		t.Fatalf("backstop: %+v", res)
+}
+
+// Each host blocks an automatic compaction its own way: Claude Code on exit
+// 2, Codex on {"continue":false} with exit 0 (a non-zero exit there is a
+// failed hook, and the compaction goes ahead).
+func TestBackstopBlocksEachHostItsWay(t *testing.T) {
+	for _, tt := range []struct {
+		host, trigger string
+		block         bool
+		exit          int
+		stdout        string
+	}{
+		{HostClaude, "auto", true, 2, ""},
+		{HostClaude, "manual", true, 0, ""},
+		{HostClaude, "auto", false, 0, ""},
+		{HostCodex, "auto", true, 0, `{"continue":false,"stopReason":"` + compactionBlocked + `"}`},
+		{HostCodex, "manual", true, 0, ""},
+		{HostCodex, "auto", false, 0, ""},
+	} {
+		t.Run(fmt.Sprintf("%s-%s-%v", tt.host, tt.trigger, tt.block), func(t *testing.T) {
+			s := newSession(t, "bob", tt.host)
+			s.BlockAutoCompact = tt.block
+			res := s.Handle(context.Background(), EventPreCompact, &Input{Trigger: tt.trigger})
+			if res.Exit != tt.exit || string(res.Stdout) != tt.stdout {
+				t.Fatalf("answer %+v (stdout %s), want exit %d stdout %s", res, res.Stdout, tt.exit, tt.stdout)
+			}
+			if blocked := tt.exit == 2; blocked != (res.Stderr != "") {
+				t.Errorf("stderr %q", res.Stderr)
+			}
+		})
 	}
-	if res := s.Handle(ctx, EventPreCompact, &Input{Trigger: "manual"}); res.Exit != 0 {
-		t.Fatalf("a manual compaction was blocked: %+v", res)
+}
+
+func TestSessionStartExportsTheAgentToClaude(t *testing.T) {
+	s := newSession(t, "bob", HostClaude)
+	env := filepath.Join(t.TempDir(), "env.sh")
+	os.WriteFile(env, []byte("export OTHER=1"), 0o600) // another hook's line, unterminated
+	s.EnvFile = env
+	for range 2 {
+		if res := s.Handle(context.Background(), EventSessionStart, &Input{Source: "startup"}); res.Stderr != "" || res.Exit != 0 {
+			t.Fatalf("SessionStart: %+v", res)
+		}
+	}
+	if data, _ := os.ReadFile(env); string(data) != "export OTHER=1\nexport M1ND_AGENT='bob'\n" {
+		t.Fatalf("env file:\n%s", data)
+	}
+	// An env file that cannot be written is one stderr line, and the
+	// rehydration still arrives.
+	s.EnvFile = filepath.Join(t.TempDir(), "missing", "env.sh")
+	res := s.Handle(context.Background(), EventSessionStart, &Input{})
+	if res.Exit != 0 || !strings.Contains(res.Stderr, "CLAUDE_ENV_FILE") || len(res.Stdout) == 0 {
+		t.Fatalf("unwritable env file: %+v", res)
 	}
 }
 

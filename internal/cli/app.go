@@ -54,6 +54,7 @@ func newApp(inv *invocation) *cli.App {
 			receiptCommand(inv),
 			mailCommand(inv),
 			hookCommand(inv),
+			newSessionsCmd(inv, nil),
 			serveCommand(inv),
 			runnerdCommand(inv),
 			spawnCommand(inv),
@@ -100,9 +101,11 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 	for _, cmd := range cmds {
 		path := parent + " " + cmd.Name
-		cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-			inv.cmdPath = path
-			return usagef("%v", err)
+		if cmd.OnUsageError == nil { // a hook's own never exits 2
+			cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+				inv.cmdPath = path
+				return usagef("%v", err)
+			}
 		}
 		before := cmd.Before
 		cmd.Before = func(c *cli.Context) error {

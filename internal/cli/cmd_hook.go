@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -16,19 +18,34 @@ func hookCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
 		Usage: "agent-session hooks for Claude Code and Codex: letters dropped into a live session",
-		Description: `Claude Code and Codex run these between tool calls. Each reads the host's hook
-JSON on stdin and answers JSON on stdout, always exiting 0 (a hook never
-breaks the agent's session):
+		Description: `Claude Code and Codex run these around a session's turns. Each reads the
+host's hook JSON on stdin and answers JSON on stdout, exiting 0 whatever goes
+wrong on m1nd's side (a bad flag, an unknown event, a broken repository: one
+line on stderr, nothing injected). The one deliberate block is PreCompact
+with --block-auto-compact, which 'm1nd hook install' puts there:
 
    SessionStart                 the agent's open missions and unread letters (≤ 4 KB)
    PostToolUse, PostToolBatch   letters that arrived since the last call, once each
-   UserPromptSubmit             the same; after a compaction, the rehydration again
+   UserPromptSubmit             the same, between turns; after a compaction, the rehydration again
    Stop                         keeps the session going while letters wait
-   PreCompact, PostCompact      marks the compaction (--block-auto-compact blocks auto)
+   PreCompact, PostCompact      marks the compaction; --block-auto-compact blocks an
+                                automatic one (Claude: exit 2; Codex: {"continue":false})
+
+Every event is also noted in the session registry ('m1nd sessions'). On
+Claude Code, SessionStart appends "export M1ND_AGENT=…" to $CLAUDE_ENV_FILE
+when the agent was named, so the session's own m1nd calls act as it.
 
 Wire them in with 'm1nd hook install claude' (or codex). The agent is --agent,
 else $M1ND_AGENT, else git config m1nd.agent (per worktree with
 'git config --worktree'), else owner.`,
+		Action: func(c *cli.Context) error {
+			// "m1nd hook <host> <Event>" with a host m1nd does not know is a
+			// hook entry gone wrong: exit 0, or the host may read a block.
+			if c.NArg() >= 2 && c.Args().Get(1) != "" && unicode.IsUpper(rune(c.Args().Get(1)[0])) {
+				return hookNote(inv, fmt.Sprintf("m1nd hook: unknown host %q (want claude or codex); nothing done", gates.Clip(c.Args().First())))
+			}
+			return groupAction(inv)(c)
+		},
 		Subcommands: []*cli.Command{
 			hookRunCommand(inv, session.HostClaude),
 			hookRunCommand(inv, session.HostCodex),
@@ -46,11 +63,20 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 		Flags: []cli.Flag{
 			asAgentFlag,
 			&cli.IntFlag{Name: "budget", Value: session.DefaultBudget, Usage: fmt.Sprintf("at most `BYTES` of context per call (at least %d)", session.MinBudget)},
-			&cli.BoolFlag{Name: "block-auto-compact", Usage: "PreCompact with trigger auto exits 2, blocking the host's summary"},
+			&cli.BoolFlag{Name: session.BlockFlag[2:], Usage: "PreCompact with trigger auto blocks the host's summary (Claude: exit 2; Codex: {\"continue\":false})"},
 		},
-		Action: func(c *cli.Context) error {
-			// Even a misconfigured hook entry must not break the session:
-			// a host may read exit 2 as "block".
+		// A hook entry m1nd cannot parse is m1nd's mistake, never the
+		// session's: a host reads exit 2 as "block" (Claude Code re-prompts
+		// the model on a Stop that exits 2).
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return hookNote(inv, fmt.Sprintf("m1nd hook %s: %s; nothing done", host, gates.OneLine(err.Error())))
+		},
+		Action: func(c *cli.Context) (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = hookNote(inv, fmt.Sprintf("m1nd hook %s: internal error: %v; nothing done", host, p))
+				}
+			}()
 			var res session.Result
 			if c.NArg() != 1 {
 				res.Stderr = fmt.Sprintf("m1nd hook %s: want exactly one EVENT argument, got %d; nothing done", host, c.NArg())
@@ -63,12 +89,16 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 			if res.Stderr != "" {
 				fmt.Fprintln(inv.io.Err, res.Stderr)
 			}
-			if res.Exit != 0 {
-				return exitStatus(res.Exit)
-			}
-			return nil
+			return exitStatus(res.Exit) // 0, or 2 only for a deliberate block
 		},
 	}
+}
+
+// hookNote ends a hook that could not run as m1nd meant: one line on
+// stderr, nothing on stdout, exit 0.
+func hookNote(inv *invocation, note string) error {
+	fmt.Fprintln(inv.io.Err, note)
+	return exitStatus(0)
 }
 
 // runHook turns every failure into one stderr line: a hook must never
@@ -97,8 +127,33 @@ func runHook(inv *invocation, c *cli.Context, host, event string) session.Result
 		return fail(err)
 	}
 	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
-		BlockAutoCompact: c.Bool("block-auto-compact"), Now: inv.now()}
-	return s.Handle(c.Context, event, in)
+		BlockAutoCompact: c.Bool(session.BlockFlag[2:]), Now: inv.now()}
+	if host == session.HostClaude && event == session.EventSessionStart && agent != gates.HumanName {
+		s.EnvFile = os.Getenv("CLAUDE_ENV_FILE")
+	}
+	res := s.Handle(c.Context, event, in)
+	if err := noteSession(inv, in, host, agent, event, res); err != nil {
+		res.Stderr = strings.TrimLeft(res.Stderr+"\n"+session.Failure(host, event, err).Stderr, "\n")
+	}
+	return res
+}
+
+// noteSession records the session in the runtime folder's registry (m1nd
+// sessions lists it). A session the host did not name is not recorded.
+func noteSession(inv *invocation, in *session.Input, host, agent, event string, res session.Result) error {
+	if in.SessionID == "" || !session.Answers(event) {
+		return nil
+	}
+	repo, err := inv.openRepo()
+	if err != nil {
+		return err
+	}
+	state, _ := session.StateAfter(event, res)
+	proc, err := session.HostProcess(os.Getppid())
+	if err != nil {
+		proc = session.Proc{} // recorded without a process: never listed live
+	}
+	return session.NewRegistry(repo.RuntimeDir()).Note(in, host, agent, event, state, proc, inv.now())
 }
 
 func hookInstallCommand(inv *invocation, install bool) *cli.Command {
@@ -112,12 +167,16 @@ func hookInstallCommand(inv *invocation, install bool) *cli.Command {
 		ArgsUsage: "claude|codex",
 		Description: `Adds (or removes) one entry per event m1nd answers, leaving every other setting
 and hook as it was; running it twice changes nothing. --user edits the user's
-own settings (~/.claude/settings.json, ~/.codex/hooks.json) instead of the
-project's.`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "user", Usage: "edit the user's settings, not the project's"},
-			jsonFlag,
-		},
+own settings ($CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json;
+$CODEX_HOME/hooks.json or ~/.codex/hooks.json) instead of the project's.
+
+The PreCompact entry blocks automatic compaction (--block-auto-compact): the
+session's memory is m1nd's, so a session that fills up is ended and started
+afresh rather than summarised. --allow-auto-compact installs it without.
+
+Codex runs project and user hooks only once they are trusted; install codex
+prints how (README: "Trusting m1nd's hooks in Codex").`,
+		Flags: installFlags(install),
 		Action: func(c *cli.Context) error {
 			host, err := oneArg(c, "host (claude or codex)")
 			if err != nil {
@@ -142,14 +201,20 @@ project's.`,
 			}
 			var changed bool
 			if install {
-				changed, err = session.Install(path, host, hookCommandName())
+				changed, err = session.Install(path, host, hookCommandName(), !c.Bool("allow-auto-compact"))
 			} else {
 				changed, err = session.Uninstall(path, host)
 			}
 			if err != nil {
 				return err
 			}
-			return inv.reply(map[string]any{"ok": true, "path": path, "changed": changed}, func(w io.Writer) error {
+			reply := map[string]any{"ok": true, "path": path, "changed": changed}
+			trust := ""
+			if install && host == session.HostCodex {
+				trust = session.CodexTrustHint(root)
+				reply["trust"] = trust
+			}
+			return inv.reply(reply, func(w io.Writer) error {
 				switch {
 				case !changed:
 					fmt.Fprintf(w, "%s: nothing to change\n", path)
@@ -158,10 +223,21 @@ project's.`,
 				default:
 					fmt.Fprintf(w, "%s: m1nd's %s hooks removed\n", path, host)
 				}
+				if trust != "" {
+					fmt.Fprint(w, trust)
+				}
 				return nil
 			})
 		},
 	}
+}
+
+func installFlags(install bool) []cli.Flag {
+	flags := []cli.Flag{&cli.BoolFlag{Name: "user", Usage: "edit the user's settings, not the project's"}, jsonFlag}
+	if install {
+		flags = append(flags, &cli.BoolFlag{Name: "allow-auto-compact", Usage: "install PreCompact without " + session.BlockFlag + ": let the host summarise a full session"})
+	}
+	return flags
 }
 
 // hookCommandName is how a hook runs m1nd: by this binary's absolute path,

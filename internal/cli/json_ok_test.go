@@ -171,6 +171,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"brain rename", func() []string { return []string{"other"} }}, // refused: the brain has missions
 		{"hook install", func() []string { return []string{"claude"} }},
 		{"hook uninstall", func() []string { return []string{"claude"} }},
+		{"sessions", func() []string { return []string{"--all"} }},
 		{"init", nil},
 		{"hooks install", nil},
 		{"hooks uninstall", nil},

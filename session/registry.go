@@ -1,0 +1,219 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// Session states, as the hooks last saw them.
+const (
+	StateMidTurn = "mid-turn" // the model is working: a letter lands at its next tool call
+	StateIdle    = "idle"     // the turn ended: the session waits for a prompt
+)
+
+// SweepAfter is how long a dead session's record is kept.
+const SweepAfter = 24 * time.Hour
+
+// Record is one live session as its hooks saw it last, kept in the runtime
+// folder (sessions/<session id>.json, 0600): machine-local, never a ref.
+// Whether the session still lives is never read from it: Alive checks the
+// process.
+type Record struct {
+	SessionID   string `json:"session_id"`
+	Client      string `json:"client"` // claude | codex
+	Agent       string `json:"agent"`
+	State       string `json:"state"` // mid-turn | idle
+	LastEvent   string `json:"last_event"`
+	LastEventAt string `json:"last_event_at"` // RFC 3339, UTC
+	StartedAt   string `json:"started_at"`    // the first event recorded
+	Transcript  string `json:"transcript_path,omitempty"`
+	Worktree    string `json:"worktree,omitempty"`
+	Proc
+}
+
+// Proc names a process so that a reused pid is never taken for it: the
+// pid and its start time, in clock ticks after boot (/proc/<pid>/stat
+// field 22).
+type Proc struct {
+	PID     int    `json:"pid"`
+	Start   uint64 `json:"pid_start"`
+	Command string `json:"process,omitempty"` // its comm, for people
+}
+
+// sessionIDPattern is what a session id must look like before it becomes
+// a file name: both hosts use UUIDs.
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// ValidSessionID reports whether id is a safe token to name a file by.
+func ValidSessionID(id string) bool {
+	return sessionIDPattern.MatchString(id) && !strings.Contains(id, "..")
+}
+
+// StateAfter is the state a session is in once event was answered with
+// res: a Stop that blocked keeps the turn going.
+func StateAfter(event string, res Result) (string, bool) {
+	switch event {
+	case EventSessionStart, EventUserPromptSubmit, EventPostToolUse, EventPostToolBatch:
+		return StateMidTurn, true
+	case EventStop:
+		if len(res.Stdout) > 0 {
+			return StateMidTurn, true
+		}
+		return StateIdle, true
+	}
+	return "", false // compaction events change no state
+}
+
+// Registry is the runtime folder's record of live sessions.
+type Registry struct {
+	Dir string // <runtime dir>/sessions
+}
+
+// NewRegistry is the registry in a repository's runtime folder.
+func NewRegistry(runtimeDir string) *Registry {
+	return &Registry{Dir: filepath.Join(runtimeDir, "sessions")}
+}
+
+func (r *Registry) path(id string) string { return filepath.Join(r.Dir, id+".json") }
+
+// Note records one hook event of a session: who, where, which process, and
+// the state the event leaves it in (state "" keeps the last one). The
+// write is atomic; the file is 0600.
+func (r *Registry) Note(in *Input, client, agent, event, state string, host Proc, now time.Time) error {
+	if !ValidSessionID(in.SessionID) {
+		return fmt.Errorf("session id %q is not a safe token; session not recorded", clipTo(in.SessionID, 80))
+	}
+	at := now.UTC().Format(time.RFC3339)
+	rec := &Record{SessionID: in.SessionID, StartedAt: at, State: StateMidTurn}
+	if old, err := r.Read(in.SessionID); err == nil && old.Client == client {
+		rec = old
+	}
+	if state != "" {
+		rec.State = state
+	}
+	rec.Client, rec.Agent, rec.LastEvent, rec.LastEventAt = client, agent, event, at
+	if in.TranscriptPath != "" {
+		rec.Transcript = in.TranscriptPath
+	}
+	if in.Cwd != "" {
+		rec.Worktree = in.Cwd
+	}
+	if host.PID > 0 {
+		rec.Proc = host
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.Dir, 0o700); err != nil {
+		return err
+	}
+	return gitstore.WriteFileAtomic(r.path(in.SessionID), append(data, '\n'), 0o600)
+}
+
+// Read reads one session's record.
+func (r *Registry) Read(id string) (*Record, error) {
+	if !ValidSessionID(id) {
+		return nil, fmt.Errorf("session id %q is not a safe token", clipTo(id, 80))
+	}
+	data, err := os.ReadFile(r.path(id))
+	if err != nil {
+		return nil, err
+	}
+	return DecodeRecord(data)
+}
+
+// DecodeRecord reads a record file, refusing one that is not a record.
+func DecodeRecord(data []byte) (*Record, error) {
+	rec := &Record{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(rec); err != nil {
+		return nil, fmt.Errorf("session record: %w", err)
+	}
+	switch {
+	case !ValidSessionID(rec.SessionID):
+		return nil, errors.New("session record: no valid session_id")
+	case rec.Client != HostClaude && rec.Client != HostCodex:
+		return nil, fmt.Errorf("session record: client %q is neither claude nor codex", clipTo(rec.Client, 40))
+	case rec.State != StateMidTurn && rec.State != StateIdle:
+		return nil, fmt.Errorf("session record: state %q is neither mid-turn nor idle", clipTo(rec.State, 40))
+	case rec.PID < 0:
+		return nil, errors.New("session record: negative pid")
+	}
+	if _, err := time.Parse(time.RFC3339, rec.LastEventAt); err != nil {
+		return nil, fmt.Errorf("session record: last_event_at: %w", err)
+	}
+	return rec, nil
+}
+
+// Listed is a record with its liveness, checked when listed.
+type Listed struct {
+	Record
+	Live bool `json:"live"`
+}
+
+// List reads every record, checks each one's process, and sweeps dead
+// records (and unreadable files) whose last event is older than
+// SweepAfter. With all unset, only live sessions are returned. Newest
+// event first.
+func (r *Registry) List(now time.Time, all bool) ([]Listed, error) {
+	entries, err := os.ReadDir(r.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Listed
+	for _, e := range entries {
+		name := e.Name()
+		id, ok := strings.CutSuffix(name, ".json")
+		path := filepath.Join(r.Dir, name)
+		if !ok || !e.Type().IsRegular() || !ValidSessionID(id) {
+			// A temp file a crashed write left, or a stranger: swept when old.
+			if fi, err := e.Info(); err == nil && e.Type().IsRegular() && now.Sub(fi.ModTime()) > SweepAfter {
+				os.Remove(path)
+			}
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		rec, err := DecodeRecord(data)
+		if err != nil || rec.SessionID != id {
+			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > SweepAfter {
+				os.Remove(path)
+			}
+			continue
+		}
+		live := Alive(rec.Proc)
+		if !live {
+			if at, _ := time.Parse(time.RFC3339, rec.LastEventAt); now.Sub(at) > SweepAfter {
+				os.Remove(path)
+				continue
+			}
+		}
+		if live || all {
+			out = append(out, Listed{Record: *rec, Live: live})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].LastEventAt != out[j].LastEventAt {
+			return out[i].LastEventAt > out[j].LastEventAt
+		}
+		return out[i].SessionID < out[j].SessionID
+	})
+	return out, nil
+}
