@@ -193,13 +193,12 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": text})
 		return Result{Stdout: out}, nil
 	case EventPreCompact, EventPostCompact:
-		if err := s.markCompacted(); err != nil {
-			return Result{}, err
-		}
 		if event == EventPreCompact && s.BlockAutoCompact && in.Trigger == "auto" {
+			// Nothing is compacted, so nothing is marked: the next prompt
+			// must not re-inject the rehydration.
 			return blockCompaction(s.Host), nil
 		}
-		return Result{}, nil
+		return Result{}, s.markCompacted()
 	}
 	return Result{Stderr: fmt.Sprintf("m1nd hook %s: event %q is not one m1nd answers; nothing done", s.Host, gates.Clip(event))}, nil
 }

@@ -224,6 +224,11 @@ func TestBackstopBlocksEachHostItsWay(t *testing.T) {
 			if blocked := tt.exit == 2; blocked != (res.Stderr != "") {
 				t.Errorf("stderr %q", res.Stderr)
 			}
+			// A blocked compaction did not happen: no re-injection follows.
+			blocked := tt.block && tt.trigger == "auto"
+			if marked := s.compacted(); marked == blocked {
+				t.Errorf("compaction marker set = %v after a PreCompact that blocked = %v", marked, blocked)
+			}
 		})
 	}
 }
