@@ -76,3 +76,22 @@ func (b *Brain) tellOpener(ctx context.Context, f *memory.Followup, writer strin
 	}
 	return nil
 }
+
+// Waiting counts what waits for agent: letters its hooks would hand a
+// session, and open follow-ups it owes.
+func (b *Brain) Waiting(ctx context.Context, agent string) (int, error) {
+	n, err := b.Box.Pending(agent)
+	if err != nil {
+		return 0, fmt.Errorf("letters for %s: %w", agent, err)
+	}
+	v, err := b.Book.View(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("follow-ups of %s: %w", agent, err)
+	}
+	for _, f := range v.Followups {
+		if f.Owner == agent && f.State == memory.StateOpen {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -217,3 +217,48 @@ func (r *Registry) List(now time.Time, all bool) ([]Listed, error) {
 	})
 	return out, nil
 }
+
+// Live reports whether a session of agent runs now (the keeper's view).
+func (r *Registry) Live(agent string) (bool, error) {
+	listed, err := r.List(time.Now(), false)
+	if err != nil {
+		return false, err
+	}
+	for _, s := range listed {
+		if s.Agent == agent {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Last is agent's most recent session on client, live or not: the one a
+// keeper would resume.
+func (r *Registry) Last(agent, client string) (id, transcript string, ok bool, err error) {
+	listed, err := r.List(time.Now(), true)
+	if err != nil {
+		return "", "", false, err
+	}
+	for _, s := range listed { // newest event first
+		if s.Agent == agent && s.Client == client {
+			return s.SessionID, s.Transcript, true, nil
+		}
+	}
+	return "", "", false, nil
+}
+
+// Assess reads a listed session's transcript and asks the refresh decider
+// about it, with waiting the work that waits for its agent. A transcript
+// that cannot be read is measured as nothing.
+func Assess(s Listed, waiting int, now time.Time) Decision {
+	m := Measure{Client: s.Client, CacheTTL: 300}
+	if s.Transcript != "" {
+		if f, err := os.Open(s.Transcript); err == nil {
+			if got, err := ReadTranscript(s.Client, f); err == nil {
+				m = got
+			}
+			f.Close()
+		}
+	}
+	return Decide(State{Measure: m, Live: s.Live, MidTurn: s.State == StateMidTurn, Waiting: waiting, Now: now}, DefaultPolicy())
+}

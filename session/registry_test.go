@@ -222,3 +222,55 @@ func TestHostProcessSkipsShells(t *testing.T) {
 		t.Fatal("a host process for pid -1")
 	}
 }
+
+// TestRegistryAsTheKeepersView: the keeper asks whether an agent has a
+// live session (checked, never read) and for its last one on a client,
+// live or not; Assess reads that session's transcript for the decider.
+func TestRegistryAsTheKeepersView(t *testing.T) {
+	reg := NewRegistry(t.TempDir())
+	now := time.Now().UTC()
+	child, proc := startChild(t, "sleep", "60")
+	transcript := filepath.Join(t.TempDir(), "s-new.jsonl")
+	os.WriteFile(transcript, []byte(claudeAssistant("m1", now.Add(-3*time.Minute), 10, 30000, 0, 30000)+"\n"), 0o600)
+	for _, s := range []struct {
+		id, client string
+		at         time.Time
+		transcript string
+	}{
+		{"s-old", HostClaude, now.Add(-time.Hour), "/gone.jsonl"},
+		{"s-codex", HostCodex, now.Add(-time.Minute), ""},
+		{"s-new", HostClaude, now.Add(-2 * time.Minute), transcript},
+	} {
+		if err := reg.Note(&Input{SessionID: s.id, TranscriptPath: s.transcript}, s.client, "bob", EventStop, StateIdle, proc, s.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if live, err := reg.Live("bob"); err != nil || !live {
+		t.Fatalf("bob live: %v %v", live, err)
+	}
+	if live, _ := reg.Live("carol"); live {
+		t.Fatal("carol has no session")
+	}
+	id, path, ok, err := reg.Last("bob", HostClaude)
+	if err != nil || !ok || id != "s-new" || path != transcript {
+		t.Fatalf("last claude session: %q %q %v %v", id, path, ok, err)
+	}
+	listed, _ := reg.List(now, false)
+	for _, l := range listed {
+		if l.SessionID != "s-new" {
+			continue
+		}
+		d := Assess(l, 2, now)
+		if d.Action != ActionKeep || d.Inputs.Prefix != 30010 || d.Inputs.CacheTTL != 3600 || !d.Inputs.Live || d.Inputs.Waiting != 2 {
+			t.Fatalf("assess: %+v", d)
+		}
+	}
+	child.Process.Kill()
+	child.Wait()
+	if live, _ := reg.Live("bob"); live {
+		t.Fatal("bob's sessions died with their process")
+	}
+	if id, _, ok, _ := reg.Last("bob", HostClaude); !ok || id != "s-new" {
+		t.Fatalf("the last session outlives its process: %q %v", id, ok)
+	}
+}

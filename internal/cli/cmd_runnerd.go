@@ -16,6 +16,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/session"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -80,7 +81,7 @@ second, no restart of either daemon. Its log says what it waits for.`,
 				ids = append(ids, r.ID+" ("+r.Capability+")")
 			}
 			fmt.Fprintf(inv.io.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
-			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
+			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, Sessions: session.NewRegistry(repo.RuntimeDir()), OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
 				Announce: c.Duration("announce-interval"), Logf: logger.Printf}
 			return d.Serve(c.Context, ln)
 		},

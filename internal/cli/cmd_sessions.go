@@ -9,15 +9,17 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
 
 // sessionsOptions is what sessions runs on.
 type sessionsOptions struct {
-	IO   *IOStreams
-	JSON bool
-	All  bool
-	Repo func() (*gitstore.Repo, error)
+	IO    *IOStreams
+	JSON  bool
+	All   bool
+	Repo  func() (*gitstore.Repo, error)
+	Flows func() (*ops.Brain, error) // what waits for each agent
 }
 
 func newSessionsCmd(inv *invocation, runF func(context.Context, *sessionsOptions) error) *cli.Command {
@@ -34,14 +36,21 @@ going) or idle (Stop) — with the time of its last event.
 Liveness is checked, never read from the record: a session is live while a
 process with its pid runs AND started when the recorded one did (a reused
 pid is another process). Only live sessions are listed unless --all; dead
-records older than a day are swept. Liveness reads /proc (Linux).`,
+records older than a day are swept. Liveness reads /proc (Linux).
+
+Each session also shows what the refresh decider makes of it, read from
+the client's own transcript: FILL is the last request's prefix against the
+ceiling (3/4 of the model's context window), CACHE how long its prompt
+cache stays warm (the last request plus 1 h or 5 min, less a minute), and
+DECISION keep, resume_warm or end_and_rehydrate (--json gives the reason
+and every input).`,
 		Flags: []cli.Flag{
 			jsonFlag,
 			&cli.BoolFlag{Name: "all", Usage: "include the dead sessions not swept yet"},
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			opts := &sessionsOptions{IO: inv.io, JSON: c.Bool("json"), All: c.Bool("all"), Repo: inv.openRepo}
+			opts := &sessionsOptions{IO: inv.io, JSON: c.Bool("json"), All: c.Bool("all"), Repo: inv.openRepo, Flows: inv.flows}
 			return runWith(c.Context, opts, runF, runSessions)
 		},
 	}
@@ -49,8 +58,15 @@ records older than a day are swept. Liveness reads /proc (Linux).`,
 
 // sessionsReply is the --json answer.
 type sessionsReply struct {
-	OK       bool             `json:"ok"`
-	Sessions []session.Listed `json:"sessions"`
+	OK       bool          `json:"ok"`
+	Sessions []sessionView `json:"sessions"`
+}
+
+// sessionView is one session with the refresh decider's reading of it.
+type sessionView struct {
+	session.Listed
+	Waiting int              `json:"waiting"` // letters and follow-ups waiting for its agent
+	Refresh session.Decision `json:"refresh"`
 }
 
 // runSessions lists the registry, liveness checked now.
@@ -64,9 +80,21 @@ func runSessions(_ context.Context, opts *sessionsOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := sessionsReply{OK: true, Sessions: listed}
-	if reply.Sessions == nil {
-		reply.Sessions = []session.Listed{}
+	reply := sessionsReply{OK: true, Sessions: []sessionView{}}
+	waiting := map[string]int{}
+	var flows *ops.Brain
+	for _, l := range listed {
+		if _, known := waiting[l.Agent]; !known {
+			if flows == nil {
+				if flows, err = opts.Flows(); err != nil {
+					return err
+				}
+			}
+			if waiting[l.Agent], err = flows.Waiting(context.Background(), l.Agent); err != nil {
+				return err
+			}
+		}
+		reply.Sessions = append(reply.Sessions, sessionView{Listed: l, Waiting: waiting[l.Agent], Refresh: session.Assess(l, waiting[l.Agent], now)})
 	}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		if len(listed) == 0 {
@@ -77,14 +105,22 @@ func runSessions(_ context.Context, opts *sessionsOptions) error {
 			}
 			return nil
 		}
-		fmt.Fprintf(w, "%-16s %-6s %-8s %-4s %-8s %-5s %-16s %-36s %s\n", "AGENT", "CLIENT", "STATE", "LIVE", "PID", "LAST", "EVENT", "SESSION", "WORKTREE")
-		for _, s := range listed {
+		fmt.Fprintf(w, "%-16s %-6s %-8s %-4s %-8s %-5s %-16s %-5s %-6s %-17s %-36s %s\n", "AGENT", "CLIENT", "STATE", "LIVE", "PID", "LAST", "EVENT", "FILL", "CACHE", "DECISION", "SESSION", "WORKTREE")
+		for _, v := range reply.Sessions {
 			live := "no"
-			if s.Live {
+			if v.Live {
 				live = "yes"
 			}
-			fmt.Fprintf(w, "%-16s %-6s %-8s %-4s %-8d %-5s %-16s %-36s %s\n", clipText(s.Agent, 16), s.Client, s.State, live, s.PID,
-				ago(now, s.LastEventAt), s.LastEvent, s.SessionID, s.Worktree)
+			fill, cache := "-", "-"
+			if v.Refresh.Inputs.Requests > 0 {
+				fill = fmt.Sprintf("%.0f%%", 100*v.Refresh.Fill())
+				cache = "cold"
+				if left := v.Refresh.CacheDeadline.Sub(now); left > 0 {
+					cache = shortDuration(left)
+				}
+			}
+			fmt.Fprintf(w, "%-16s %-6s %-8s %-4s %-8d %-5s %-16s %-5s %-6s %-17s %-36s %s\n", clipText(v.Agent, 16), v.Client, v.State, live, v.PID,
+				ago(now, v.LastEventAt), v.LastEvent, fill, cache, v.Refresh.Action, v.SessionID, v.Worktree)
 		}
 		return nil
 	})
@@ -96,7 +132,11 @@ func ago(now time.Time, at string) string {
 	if err != nil {
 		return "?"
 	}
-	d := now.Sub(t)
+	return shortDuration(now.Sub(t))
+}
+
+// shortDuration is d as Ns, Nm, Nh or Nd.
+func shortDuration(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
