@@ -28,6 +28,12 @@ const AtlasFile = "doc.json"
 // DocKinds are the kinds of shared document.
 var DocKinds = []string{"plan", "part", "agreement", "open_item", "idea"}
 
+// A shared document's states.
+const (
+	DocOpen     = "open"
+	DocResolved = "resolved"
+)
+
 // Doc is one version of a shared document. Proof is the publisher's
 // HMAC-SHA256, with their agent key, over the canonical bytes of the
 // document without the proof: the publisher is proven, not declared.
@@ -210,7 +216,7 @@ func (a *Atlas) Publish(ctx context.Context, publisher, kind, text string, now t
 	}
 	var idBytes [6]byte
 	rand.Read(idBytes[:])
-	d := &Doc{DocID: "atl_" + hex.EncodeToString(idBytes[:]), Version: 1, Kind: kind, Publisher: publisher, State: "open", Text: text, TS: chain.Timestamp(now)}
+	d := &Doc{DocID: "atl_" + hex.EncodeToString(idBytes[:]), Version: 1, Kind: kind, Publisher: publisher, State: DocOpen, Text: text, TS: chain.Timestamp(now)}
 	if err := checkDoc(d); err != nil {
 		return nil, err
 	}
@@ -246,7 +252,7 @@ func (a *Atlas) Amend(ctx context.Context, agent, id, text string, resolve bool,
 		next.Text = text
 	}
 	if resolve {
-		next.State = "resolved"
+		next.State = DocResolved
 	}
 	if err := checkDoc(&next); err != nil {
 		return nil, err

@@ -132,3 +132,17 @@ func FuzzReadTranscript(f *testing.F) {
 		}
 	})
 }
+
+func TestNamesAgent(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"bob reviews", true}, {"ask @bob first", true}, {"bobby reviews", false}, {"the bob.", true},
+		{"kebob", false}, {"bob-2 reviews", false}, {"first bobx then bob", true}, {"", false},
+	} {
+		if got := namesAgent(tc.text, "bob"); got != tc.want {
+			t.Errorf("namesAgent(%q) = %v", tc.text, got)
+		}
+	}
+}

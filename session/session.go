@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // Hosts are the agent CLIs m1nd hooks into.
@@ -411,19 +413,20 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 	return b.String() + footer, nil
 }
 
-// writeMemory adds what the agent must not forget across sessions: its
-// open follow-ups, its open asks and its newest decisions and commitments,
-// within a third of the budget.
+// writeMemory adds what the agent must not forget across sessions, within
+// a third of the budget: its open follow-ups (owed, and owed to it), the
+// recall lanes of its memory in force (open asks; decisions and
+// commitments; what it learned; what it did), and the open shared
+// documents it is part of. Memory is the summary: this is what a fresh
+// session is rebuilt from.
 func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
 	if s.Book == nil {
 		return nil
 	}
-	var v *memory.View
-	var err error
-	if s.Missions != nil {
-		v, _, err = s.Book.CloseEnded(ctx, s.Missions, s.Now)
-	} else {
-		v, err = s.Book.View(ctx)
+	v, err := s.Book.View(ctx)
+	if s.Missions != nil && err == nil {
+		flows := &ops.Brain{Repo: s.Box.Repo, Name: s.Box.Brain, Missions: s.Missions, Box: s.Box, Book: s.Book}
+		v, _, err = flows.CloseEndedFollowups(ctx, s.Now) // their askers are told
 	}
 	if err != nil {
 		return err
@@ -436,43 +439,111 @@ func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
 		b.WriteString(text)
 		return true
 	}
-	var open []*memory.Followup
+	var owed, owedTo []*memory.Followup
 	for _, f := range v.Followups {
-		if f.Owner == s.Agent && f.State == memory.StateOpen {
-			open = append(open, f)
+		switch {
+		case f.State != memory.StateOpen:
+		case f.Owner == s.Agent:
+			owed = append(owed, f)
+		case f.Opener == s.Agent:
+			owedTo = append(owedTo, f)
 		}
 	}
-	if len(open) > 0 {
-		line(fmt.Sprintf("Open follow-ups you owe (%d):\n", len(open)))
-		for i := len(open) - 1; i >= 0; i-- {
-			if !line(fmt.Sprintf("- %s from %s: %s\n", open[i].ID, open[i].Opener, gates.OneLine(clipTo(open[i].Brief, 200)))) {
+	for _, lane := range []struct {
+		title string
+		list  []*memory.Followup
+		who   func(*memory.Followup) string
+	}{
+		{"Open follow-ups you owe", owed, func(f *memory.Followup) string { return "from " + f.Opener }},
+		{"Open follow-ups owed to you", owedTo, func(f *memory.Followup) string { return "by " + f.Owner }},
+	} {
+		if len(lane.list) == 0 {
+			continue
+		}
+		line(fmt.Sprintf("%s (%d):\n", lane.title, len(lane.list)))
+		for i := len(lane.list) - 1; i >= 0; i-- {
+			f := lane.list[i]
+			if !line(fmt.Sprintf("- %s %s: %s\n", f.ID, lane.who(f), gates.OneLine(clipTo(f.Brief, 200)))) {
 				break
 			}
 		}
 	}
-	for _, sorts := range [][]string{{"asked"}, {"decided", "committed"}} {
+	for _, lane := range []struct {
+		title string
+		sorts []string
+		most  int
+	}{
+		{"Open asks", []string{"asked"}, 5},
+		{"Newest decisions and commitments", []string{"decided", "committed"}, 5},
+		{"What you learned", []string{"learned"}, 3},
+		{"What you did", []string{"did"}, 3},
+	} {
 		var picked []*memory.Memory
-		for i := len(v.Memories) - 1; i >= 0 && len(picked) < 5; i-- {
+		for i := len(v.Memories) - 1; i >= 0 && len(picked) < lane.most; i-- {
 			m := v.Memories[i]
-			if m.Agent == s.Agent && m.State == memory.StateInForce && (m.Sort == sorts[0] || len(sorts) > 1 && m.Sort == sorts[1]) {
+			if m.Agent == s.Agent && m.State == memory.StateInForce && slices.Contains(lane.sorts, m.Sort) {
 				picked = append(picked, m)
 			}
 		}
 		if len(picked) == 0 {
 			continue
 		}
-		title := "Open asks"
-		if sorts[0] == "decided" {
-			title = "Newest decisions and commitments"
-		}
-		line(fmt.Sprintf("%s (%d):\n", title, len(picked)))
+		line(fmt.Sprintf("%s (%d):\n", lane.title, len(picked)))
 		for _, m := range picked {
 			if !line(fmt.Sprintf("- %s %s %s: %s\n", m.ID, m.Sort, m.TS, gates.OneLine(clipTo(m.Text, 200)))) {
 				break
 			}
 		}
 	}
+	return s.writeSharedDocs(b, line)
+}
+
+// writeSharedDocs adds the open shared documents the agent is part of:
+// those it published, and those that name it.
+func (s *Session) writeSharedDocs(b *strings.Builder, line func(string) bool) error {
+	docs, err := (&memory.Atlas{Repo: s.Box.Repo}).List()
+	if err != nil {
+		return err
+	}
+	var mine []*memory.Doc
+	for _, d := range docs {
+		if d.State == memory.DocOpen && (d.Publisher == s.Agent || namesAgent(d.Text, s.Agent)) {
+			mine = append(mine, d)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	line(fmt.Sprintf("Open shared documents you are part of (%d; m1nd atlas show ID):\n", len(mine)))
+	for _, d := range mine {
+		if !line(fmt.Sprintf("- %s %s v%d by %s: %s\n", d.DocID, d.Kind, d.Version, d.Publisher, gates.OneLine(clipTo(d.Text, 160)))) {
+			break
+		}
+	}
 	return nil
+}
+
+// namesAgent reports whether text names agent as a word (or @agent).
+func namesAgent(text, agent string) bool {
+	for i := strings.Index(text, agent); i >= 0; {
+		end := i + len(agent)
+		before := i == 0 || !isIDByte(text[i-1])
+		// A full stop after the name ends a sentence, unless an id goes on.
+		after := end == len(text) || !isIDByte(text[end]) || (text[end] == '.' && (end+1 == len(text) || !isIDByte(text[end+1])))
+		if before && after {
+			return true
+		}
+		next := strings.Index(text[i+1:], agent)
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
+}
+
+func isIDByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 // openMissions are the heads not yet landed, archived or failed whose
