@@ -18,6 +18,7 @@ const (
 	ClassTriage = "triage" // answering with triage fires the clay: the matter is settled
 	ClassPacket = "packet" // a mission packet delivered to an agent's inbox
 	ClassNote   = "note"
+	ClassAsk    = "ask" // a question or an ask the recipient owes an answer to
 )
 
 // Limits on a letter's text, in bytes.

@@ -16,6 +16,25 @@ import (
 // learn how an ask ended; the letter reaches the asker's session through
 // its hooks like any other, and wakes it through the keeper.
 
+// OpenFollowup records a brief owner owes opener, and writes the owner a
+// letter naming it: a follow-up reaches the owner's live session like any
+// letter (at its next tool call, once, through the delivery cursor), and
+// wakes the owner through the keeper when no session is live. Nothing is
+// written to oneself. The follow-up stands even when the letter cannot be
+// written; the error then says so.
+func (b *Brain) OpenFollowup(ctx context.Context, opener, owner, brief, mission string, now time.Time) (string, error) {
+	id, err := b.Book.OpenFollowup(ctx, opener, owner, brief, mission, now)
+	if err != nil || opener == owner {
+		return id, err
+	}
+	what := fmt.Sprintf("follow-up %s opened for you by %s: %s (close it with m1nd followup resolve %s --recorded RESULT)", id, opener, brief, id)
+	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
+	if _, err := b.Box.Send(ctx, l); err != nil {
+		return id, fmt.Errorf("follow-up %s opened, but its owner %s was not told: %w", id, owner, err)
+	}
+	return id, nil
+}
+
 // ResolveFollowup closes a follow-up (recorded with its result, or
 // withdrawn with why) and writes its opener the outcome, unless the
 // opener closed it. The follow-up is closed even when the letter cannot

@@ -229,11 +229,11 @@ merge_wait, landed or failed.`,
 					if c.String("owner") == "" {
 						return usagef("missing --owner")
 					}
-					b, agent, err := openAs(inv.writerOf(c), inv.book)
+					flows, agent, err := openAs(inv.writerOf(c), inv.flows)
 					if err != nil {
 						return err
 					}
-					id, err := b.OpenFollowup(c.Context, agent, c.String("owner"), brief, c.String("mission"), inv.now())
+					id, err := flows.OpenFollowup(c.Context, agent, c.String("owner"), brief, c.String("mission"), inv.now())
 					if err != nil {
 						return err
 					}
