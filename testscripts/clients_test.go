@@ -418,7 +418,8 @@ func TestCodexLetterMidTurn(t *testing.T) {
 
 // fullContext is what a reply claims the context holds, in tokens: past
 // Claude Code's auto-compact threshold for its default model (a window of
-// 1,000,000 tokens), and past the Codex limit set below.
+// 1,000,000 tokens; 2.1.332 compacts from 977,000 on, measured here, and
+// not at 976,000), and past the Codex limit set below.
 const fullContext = 990_000
 
 // codexCompactConfig makes Codex compact once a turn reports more than
@@ -448,8 +449,10 @@ func TestClaudeAutoCompactRehydrates(t *testing.T) {
 // With --block-auto-compact, m1nd's PreCompact exits 2 on an automatic
 // compaction: Claude Code 2.1.332 then sends no summary request and ends
 // the headless run as an error, "Prompt is too long" (terminal_reason
-// blocking_limit): the session ends instead of being summarised, and the
-// next session starts from m1nd's rehydration.
+// blocking_limit, exit 1): the session ends instead of being summarised,
+// and the next session starts from m1nd's rehydration. Its blocking limit
+// sits at the auto-compact threshold (measured from 977,000 to 990,000):
+// there is no band where a blocked compaction lets the session go on.
 func TestClaudeBlockAutoCompactEndsTheSession(t *testing.T) {
 	r := newClientRepo(t, "claude")
 	r.editHook(filepath.Join(".claude", "settings.json"), "PreCompact", "--block-auto-compact")
