@@ -188,7 +188,13 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 		if in.StopHookActive || in.AgentID != "" {
 			return Result{}, nil // the session is already continuing because of a stop hook
 		}
-		text, err := s.newLetters(ctx)
+		var text string
+		var err error
+		if s.Host == HostClaude {
+			text, err = s.lettersWaiting()
+		} else {
+			text, err = s.newLetters(ctx)
+		}
 		if err != nil || text == "" {
 			return Result{}, err
 		}
@@ -291,6 +297,26 @@ func (s *Session) newLetters(ctx context.Context) (string, error) {
 	writeLetters(&b, d.Letters, room)
 	b.WriteString(answerLine)
 	return b.String(), nil
+}
+
+// lettersWaiting is Claude's Stop reason when letters wait: a short note,
+// the letters left unclaimed. Claude Code shows a Stop reason to the
+// model twice (measured on 2.1.332), so the letters are not put there:
+// the note sends the model to a tool call, whose PostToolUse hands them
+// over once.
+func (s *Session) lettersWaiting() (string, error) {
+	waiting, err := s.Box.Waiting(s.Agent)
+	if err != nil || len(waiting) == 0 {
+		return "", err
+	}
+	var writers []string
+	for _, l := range waiting {
+		if !slices.Contains(writers, l.Letter.Agent) {
+			writers = append(writers, l.Letter.Agent)
+		}
+	}
+	return fmt.Sprintf("m1nd: %s for %s arrived (from %s). They are handed to you with your next tool call: run m1nd mail inbox to read them now.",
+		gates.Count(len(waiting), "letter"), s.Agent, strings.Join(writers, ", ")), nil
 }
 
 const answerLine = `To answer: m1nd mail send --to AGENT --answers ID --what "…" (class triage when it settles the matter).`

@@ -165,20 +165,38 @@ func TestSessionStartRehydrates(t *testing.T) {
 	}
 }
 
+// Stop keeps the session going while letters wait. Codex shows the
+// reason once, so the letters are the reason; Claude Code shows it twice,
+// so its reason is a short note and the letters come with the next tool
+// call, once.
 func TestStopBlocksOnlyWhileLettersWait(t *testing.T) {
-	s := newSession(t, "bob", HostClaude)
-	ctx := context.Background()
-	mail(t, s, "alice", "bob", "one more thing", 1)
-	if res := s.Handle(ctx, EventStop, &Input{StopHookActive: true}); len(res.Stdout) != 0 {
-		t.Fatalf("stop_hook_active still blocked: %s", res.Stdout)
-	}
-	res := s.Handle(ctx, EventStop, &Input{})
-	var out map[string]string
-	if err := json.Unmarshal(res.Stdout, &out); err != nil || out["decision"] != "block" || !strings.Contains(out["reason"], "one more thing") {
-		t.Fatalf("stop reply %s %v", res.Stdout, err)
-	}
-	if res := s.Handle(ctx, EventStop, &Input{}); len(res.Stdout) != 0 {
-		t.Fatalf("stop blocked with nothing waiting: %s", res.Stdout)
+	for _, host := range []string{HostCodex, HostClaude} {
+		t.Run(host, func(t *testing.T) {
+			s := newSession(t, "bob", host)
+			ctx := context.Background()
+			mail(t, s, "alice", "bob", "one more thing", 1)
+			if res := s.Handle(ctx, EventStop, &Input{StopHookActive: true}); len(res.Stdout) != 0 {
+				t.Fatalf("stop_hook_active still blocked: %s", res.Stdout)
+			}
+			res := s.Handle(ctx, EventStop, &Input{})
+			var out map[string]string
+			if err := json.Unmarshal(res.Stdout, &out); err != nil || out["decision"] != "block" {
+				t.Fatalf("stop reply %s %v", res.Stdout, err)
+			}
+			if host == HostClaude {
+				if out["reason"] != "m1nd: 1 letter for bob arrived (from alice). They are handed to you with your next tool call: run m1nd mail inbox to read them now." {
+					t.Fatalf("claude's stop reason: %q", out["reason"])
+				}
+				if text := contextOf(t, s.Handle(ctx, EventPostToolUse, &Input{}), EventPostToolUse); !strings.Contains(text, "one more thing") {
+					t.Fatalf("the next tool call did not hand the letter over:\n%s", text)
+				}
+			} else if !strings.Contains(out["reason"], "one more thing") {
+				t.Fatalf("codex's stop reason: %q", out["reason"])
+			}
+			if res := s.Handle(ctx, EventStop, &Input{}); len(res.Stdout) != 0 {
+				t.Fatalf("stop blocked with nothing waiting: %s", res.Stdout)
+			}
+		})
 	}
 }
 

@@ -519,37 +519,33 @@ func clip(b []byte) string {
 }
 
 // A letter that lands during the model's last turn (no tool call after
-// it) is delivered by the Stop hook: the client keeps the session going
-// with the letter as the reason, and the model sees it exactly once.
+// it) keeps the session going through the Stop hook.
 //
 // Claude Code 2.1.332 shows a Stop hook's block reason to the model twice
 // in the next request: as a user message ("Stop hook feedback:" in a
 // system-reminder) and as a system message ("Stop hook blocking error from
-// command: …"). m1nd delivers the letter once; the model reads it twice.
+// command: …"). So on Claude the reason is only a short note that letters
+// arrived and how to read them; the letter itself comes with the next
+// tool call, through PostToolUse, once.
 func TestClaudeStopDeliversALetter(t *testing.T) {
 	r := newClientRepo(t, "claude")
-	srv := fakemodel.Start(t, fakemodel.Text("First answer."), fakemodel.Text("All done."))
+	srv := fakemodel.Start(t, fakemodel.Text("First answer."),
+		fakemodel.Tool("Bash", map[string]any{"command": "true", "description": "read the mail"}),
+		fakemodel.Text("All done."))
 	r.sendDuringTurn(srv, 1, letterMark)
 	res, stderr, err := r.claude(srv, "do the task")
 	if err != nil || res.IsError || res.Result != "All done." {
 		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
 	}
 	turns := srv.Turns()
-	if len(turns) != 2 {
-		t.Fatalf("%d model turns, want 2:\n%s", len(turns), srv.Log())
+	if len(turns) != 3 {
+		t.Fatalf("%d model turns, want 3:\n%s", len(turns), srv.Log())
 	}
-	if n := bytes.Count(turns[0].Body, []byte(letterMark)); n != 0 {
-		t.Errorf("turn 1 shows the letter %d times", n)
+	note := "m1nd: 1 letter for bob arrived (from alice). They are handed to you with your next tool call"
+	if n := bytes.Count(turns[1].Body, []byte(note)); n != 2 {
+		t.Errorf("turn 2 shows the Stop note %d times, want 2 (Claude Code shows a reason twice):\n%s", n, clip(turns[1].Body))
 	}
-	body := turns[1].Body
-	if n := bytes.Count(body, []byte(letterMark)); n != 2 {
-		t.Errorf("turn 2 shows the letter %d times, want 2 (the Stop reason, shown twice by Claude Code)", n)
-	}
-	for _, frame := range []string{`Stop hook feedback:\nm1nd mail for bob: 1 letter`, `Stop hook blocking error from command: \"`} {
-		if !bytes.Contains(body, []byte(frame)) {
-			t.Errorf("turn 2 lacks %q:\n%s", frame, clip(body))
-		}
-	}
+	assertLetterOnce(t, srv, letterMark, 3)
 }
 
 func TestCodexStopDeliversALetter(t *testing.T) {
