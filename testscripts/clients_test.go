@@ -561,3 +561,69 @@ func TestCodexStopDeliversALetter(t *testing.T) {
 		t.Errorf("%d model turns, want 2:\n%s", n, srv.Log())
 	}
 }
+
+// A fresh Claude Code session's first request carries m1nd's rehydration
+// (item 4): the follow-ups bob owes and those owed to him, what he
+// learned and did, and the open shared document that names him.
+func TestClaudeSessionStartRehydrates(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	r.m1nd("followup", "open", "--agent", "alice", "--owner", "bob", "REHYDRATE-owed: check the ledger rounding")
+	r.m1nd("followup", "open", "--agent", "bob", "--owner", "carol", "REHYDRATE-owed-to: the release date")
+	r.m1nd("memory", "add", "--agent", "bob", "--sort", "learned", "REHYDRATE-learned: the gate needs -race")
+	r.m1nd("memory", "add", "--agent", "bob", "--sort", "did", "REHYDRATE-did: pinned the seed")
+	r.m1nd("agent", "key", "create", "alice")
+	r.m1nd("atlas", "publish", "--agent", "alice", "--kind", "agreement", "REHYDRATE-doc: bob reviews web/")
+	srv := fakemodel.Start(t, fakemodel.Text("All done."))
+	res, stderr, err := r.claude(srv, "do the task")
+	if err != nil || res.IsError {
+		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+	}
+	first := srv.Turns()[0].Body
+	for _, want := range []string{"Open follow-ups you owe (1)", "REHYDRATE-owed", "Open follow-ups owed to you (1)", "REHYDRATE-owed-to",
+		"What you learned (1)", "REHYDRATE-learned", "What you did (1)", "REHYDRATE-did", "Open shared documents you are part of (1", "REHYDRATE-doc"} {
+		if !bytes.Contains(first, []byte(want)) {
+			t.Errorf("the first request lacks %q:\n%s", want, clip(first))
+		}
+	}
+}
+
+// A follow-up opened for bob while his session works reaches it like a
+// letter: in the next request, once (item 4).
+func TestClaudeFollowupMidTurn(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	srv := fakemodel.Start(t,
+		fakemodel.Tool("Bash", map[string]any{"command": "echo first", "description": "first step"}),
+		fakemodel.Tool("Bash", map[string]any{"command": "echo second", "description": "second step"}),
+		fakemodel.Text("All done."))
+	const brief = "FOLLOWUP-51c: say when the ledger fix ships"
+	srv.OnTurn(func(turn int, _ []byte) {
+		if turn == 1 {
+			cmd := exec.Command(m1ndBin(t), "followup", "open", "--agent", "alice", "--owner", "bob", brief)
+			cmd.Dir, cmd.Env = r.Dir, r.env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("followup open during turn 1: %v\n%s", err, out)
+			}
+		}
+	})
+	res, stderr, err := r.claude(srv, "do the task")
+	if err != nil || res.IsError {
+		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+	}
+	assertLetterOnce(t, srv, brief, 2)
+}
+
+// Claude Code's SessionStart hook writes M1ND_AGENT into CLAUDE_ENV_FILE
+// (item 5): the agent's own m1nd calls in its Bash tool carry its name.
+func TestClaudeToolsKnowTheAgent(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	srv := fakemodel.Start(t,
+		fakemodel.Tool("Bash", map[string]any{"command": "echo AGENT-IS-$M1ND_AGENT", "description": "who am I"}),
+		fakemodel.Text("All done."))
+	res, stderr, err := r.claude(srv, "do the task")
+	if err != nil || res.IsError {
+		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+	}
+	if turns := srv.Turns(); len(turns) < 2 || !bytes.Contains(turns[1].Body, []byte("AGENT-IS-bob")) {
+		t.Fatalf("the tool did not see M1ND_AGENT=bob:\n%s", srv.Log())
+	}
+}
