@@ -33,7 +33,9 @@ import (
 )
 
 // Reply is one scripted model turn: a tool call when Tool is set, else
-// Text. When the queue is empty a turn gets the text "Done.", and a
+// Text; on the Messages API a reply with both is a text block then a
+// tool_use block (Claude Code writes each block as its own transcript
+// line, the message's usage repeated). When the queue is empty a turn gets the text "Done.", and a
 // compaction request a short <summary>.
 type Reply struct {
 	Text string
@@ -42,6 +44,12 @@ type Reply struct {
 	// made-up count). A large count makes a client think its context is
 	// full, which is how a test makes it compact.
 	InputTokens int
+	// CacheRead and CacheCreation are the prompt-cache tokens the reply
+	// reports besides InputTokens: Anthropic's cache_read_input_tokens
+	// and cache_creation_input_tokens (input_tokens then counts only the
+	// uncached rest); the Responses API has no creation count, and its
+	// cached_tokens (CacheRead) are part of input_tokens there.
+	CacheRead, CacheCreation int
 }
 
 // ToolCall asks the client to run one of its tools.
@@ -65,6 +73,27 @@ type Request struct {
 	Body         []byte
 	Kind         Kind
 	N            int // the turn's number, from 1, when Kind is KindTurn
+	// Usage is what the server reported for a model call (turn, compaction
+	// or side call); zero for the rest.
+	Usage Usage
+}
+
+// Usage is the token usage a reply reported, as the wire carried it.
+type Usage struct {
+	InputTokens   int // Anthropic: uncached input; Responses: all input, cached included
+	CacheRead     int // cache_read_input_tokens / input_tokens_details.cached_tokens
+	CacheCreation int // cache_creation_input_tokens (Anthropic only)
+	OutputTokens  int
+}
+
+// Prefix is what a model call sent in all, cached or not, by the usage
+// the server reported: what the client's transcript should say the
+// request held.
+func (r Request) Prefix() int {
+	if strings.HasSuffix(strings.TrimSuffix(r.Path, "/"), "/responses") {
+		return r.Usage.InputTokens
+	}
+	return r.Usage.InputTokens + r.Usage.CacheRead + r.Usage.CacheCreation
 }
 
 // Kind sorts the requests a client makes.
@@ -109,6 +138,7 @@ type Server struct {
 	requests []Request
 	turns    int
 	onTurn   func(n int, body []byte)
+	holds    map[int]*Hold
 	dflt     Reply // the reply when the queue is empty
 	summary  Reply // the answer to a compaction request
 }
@@ -135,6 +165,34 @@ func (s *Server) OnTurn(f func(n int, body []byte)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onTurn = f
+}
+
+// Hold is a held agent turn: the server has the request and answers it
+// only once the test releases it.
+type Hold struct {
+	reached, released chan struct{}
+	once              sync.Once
+}
+
+// Reached is closed once the held turn's request has arrived.
+func (h *Hold) Reached() <-chan struct{} { return h.reached }
+
+// Release lets the server answer the held turn; idempotent.
+func (h *Hold) Release() { h.once.Do(func() { close(h.released) }) }
+
+// Hold makes the server hold agent turn n (from 1) before answering it,
+// the client waiting mid-request, until the test calls Release; the test's
+// end releases it too. A held turn runs OnTurn first.
+func (s *Server) Hold(n int) *Hold {
+	h := &Hold{reached: make(chan struct{}), released: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds == nil {
+		s.holds = map[int]*Hold{}
+	}
+	s.holds[n] = h
+	s.t.Cleanup(h.Release)
+	return h
 }
 
 // Push appends replies to the queue.
@@ -232,11 +290,12 @@ func (s *Server) take(req *Request, kind Kind) Reply {
 	s.mu.Lock()
 	req.Kind = kind
 	if kind != KindTurn {
-		s.requests = append(s.requests, *req)
 		reply := Text("OK")
 		if kind == KindCompact {
 			reply = s.summary
 		}
+		req.Usage = usageOf(reply)
+		s.requests = append(s.requests, *req)
 		s.mu.Unlock()
 		return reply
 	}
@@ -246,13 +305,27 @@ func (s *Server) take(req *Request, kind Kind) Reply {
 	if len(s.queue) > 0 {
 		reply, s.queue = s.queue[0], s.queue[1:]
 	}
+	req.Usage = usageOf(reply)
 	s.requests = append(s.requests, *req)
-	hook := s.onTurn
+	hook, hold := s.onTurn, s.holds[req.N]
 	s.mu.Unlock()
 	if hook != nil {
 		hook(req.N, req.Body)
 	}
+	if hold != nil {
+		close(hold.reached)
+		<-hold.released
+	}
 	return reply
+}
+
+// usageOf is the usage the server reports for a reply.
+func usageOf(r Reply) Usage {
+	in := r.InputTokens
+	if in <= 0 {
+		in = 100
+	}
+	return Usage{InputTokens: in, CacheRead: r.CacheRead, CacheCreation: r.CacheCreation, OutputTokens: 10}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -283,13 +356,6 @@ func (e *sse) flush() {
 	}
 }
 
-func inputTokens(r Reply) int {
-	if r.InputTokens > 0 {
-		return r.InputTokens
-	}
-	return 100
-}
-
 // anthropic answers a Messages API call, streamed or not.
 func (s *Server) anthropic(w http.ResponseWriter, stream bool, model string, r Reply, n int) {
 	if model == "" {
@@ -304,17 +370,22 @@ func (s *Server) anthropic(w http.ResponseWriter, stream bool, model string, r R
 	} else {
 		block = map[string]any{"type": "text", "text": r.Text}
 	}
-	usage := map[string]any{"input_tokens": inputTokens(r), "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	u := usageOf(r)
+	usage := map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cache_creation_input_tokens": u.CacheCreation, "cache_read_input_tokens": u.CacheRead}
 	if !stream {
+		content := []any{block}
+		if r.Tool != nil && r.Text != "" {
+			content = []any{map[string]any{"type": "text", "text": r.Text}, block}
+		}
 		writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": model,
-			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
 		return
 	}
 	e := newSSE(w)
 	e.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": id, "type": "message", "role": "assistant",
-		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": inputTokens(r), "output_tokens": 1,
-			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
-	if r.Tool != nil {
+		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": u.InputTokens, "output_tokens": 1,
+			"cache_creation_input_tokens": u.CacheCreation, "cache_read_input_tokens": u.CacheRead}}})
+	if r.Tool != nil && r.Text == "" {
 		args, _ := json.Marshal(r.Tool.Input)
 		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "tool_use", "id": block["id"], "name": r.Tool.Name, "input": map[string]any{}}})
@@ -327,8 +398,16 @@ func (s *Server) anthropic(w http.ResponseWriter, stream bool, model string, r R
 			"delta": map[string]any{"type": "text_delta", "text": r.Text}})
 	}
 	e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	if r.Tool != nil && r.Text != "" {
+		args, _ := json.Marshal(r.Tool.Input)
+		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 1,
+			"content_block": map[string]any{"type": "tool_use", "id": block["id"], "name": r.Tool.Name, "input": map[string]any{}}})
+		e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 1,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(args)}})
+		e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+	}
 	e.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": 10}})
+		"usage": map[string]any{"output_tokens": u.OutputTokens}})
 	e.event("message_stop", map[string]any{"type": "message_stop"})
 	e.flush()
 }
@@ -345,14 +424,14 @@ func (s *Server) responses(w http.ResponseWriter, model string, r Reply, n int) 
 		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_fake%04d", n), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}}
 	}
-	in := inputTokens(r)
+	u := usageOf(r)
 	e := newSSE(w)
 	e.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id, "object": "response", "model": model, "status": "in_progress", "output": []any{}}})
 	e.event("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
 	e.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
 	e.event("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "object": "response", "model": model,
 		"status": "completed", "output": []any{item},
-		"usage": map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + 10}}})
+		"usage": map[string]any{"input_tokens": u.InputTokens, "input_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+			"output_tokens": u.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": u.InputTokens + u.OutputTokens}}})
 	e.flush()
 }

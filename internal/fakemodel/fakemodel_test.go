@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // post sends body to path and returns the SSE events' names and data.
@@ -93,5 +94,41 @@ func TestResponsesStream(t *testing.T) {
 	}
 	if !strings.Contains(s.Log(), "GET /nowhere other") {
 		t.Errorf("log:\n%s", s.Log())
+	}
+}
+
+// TestUsageAndHold: a reply's cache counts go out on the wire and are
+// recorded with the request; a held turn waits for its release.
+func TestUsageAndHold(t *testing.T) {
+	r := Text("cached")
+	r.InputTokens, r.CacheRead, r.CacheCreation = 7, 1000, 200
+	s := Start(t, r, Text("held"))
+	_, data := post(t, s, "/v1/messages", `{"stream":true,"tools":[{"name":"Bash"}]}`)
+	u := data[0]["message"].(map[string]any)["usage"].(map[string]any)
+	if u["input_tokens"] != 7.0 || u["cache_read_input_tokens"] != 1000.0 || u["cache_creation_input_tokens"] != 200.0 {
+		t.Errorf("message_start usage %v", u)
+	}
+	if got := s.Turns()[0]; got.Usage != (Usage{InputTokens: 7, CacheRead: 1000, CacheCreation: 200, OutputTokens: 10}) || got.Prefix() != 1207 {
+		t.Errorf("recorded usage %+v, prefix %d", got.Usage, got.Prefix())
+	}
+	h := s.Hold(2)
+	done := make(chan []map[string]any)
+	go func() {
+		_, data := post(t, s, "/v1/responses", `{"stream":true,"tools":[{"name":"shell"}]}`)
+		done <- data
+	}()
+	<-h.Reached()
+	select {
+	case <-done:
+		t.Fatal("a held turn was answered before its release")
+	case <-time.After(50 * time.Millisecond):
+	}
+	h.Release()
+	data = <-done
+	if u := data[3]["response"].(map[string]any)["usage"].(map[string]any); u["input_tokens"] != 100.0 {
+		t.Errorf("response.completed usage %v", u)
+	}
+	if p := s.Turns()[1].Prefix(); p != 100 {
+		t.Errorf("responses prefix %d, want 100", p)
 	}
 }
