@@ -158,7 +158,20 @@ func (r *clientRepo) run(env []string, bin string, args ...string) (stdout, stde
 func (r *clientRepo) claude(srv *fakemodel.Server, prompt string) (result claudeResult, stderr string, err error) {
 	r.t.Helper()
 	bin := clientBin(r.t, "claude", claudeVersion)
-	out, stderr, err := r.run([]string{
+	out, stderr, err := r.run(r.claudeEnv(srv), bin, append([]string{"-p", prompt}, claudeFlags...)...)
+	if jerr := json.Unmarshal([]byte(out), &result); jerr != nil {
+		r.t.Fatalf("claude -p printed no JSON result (%v): %v\nstdout: %s\nstderr: %s\nserver:\n%s", err, jerr, out, stderr, srv.Log())
+	}
+	return result, stderr, err
+}
+
+// claudeFlags follow the prompt on every headless claude command line.
+var claudeFlags = []string{"--allowedTools", "Bash", "--output-format", "json"}
+
+// claudeEnv points Claude Code at srv, with a config folder of its own
+// and no traffic but the model's.
+func (r *clientRepo) claudeEnv(srv *fakemodel.Server) []string {
+	return []string{
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(r.home, ".claude"),
 		"ANTHROPIC_API_KEY=sk-ant-m1nd-test-dummy",
 		"ANTHROPIC_BASE_URL=" + srv.URL,
@@ -166,11 +179,7 @@ func (r *clientRepo) claude(srv *fakemodel.Server, prompt string) (result claude
 		"DISABLE_AUTOUPDATER=1",
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
-	}, bin, "-p", prompt, "--allowedTools", "Bash", "--output-format", "json")
-	if jerr := json.Unmarshal([]byte(out), &result); jerr != nil {
-		r.t.Fatalf("claude -p printed no JSON result (%v): %v\nstdout: %s\nstderr: %s\nserver:\n%s", err, jerr, out, stderr, srv.Log())
 	}
-	return result, stderr, err
 }
 
 type claudeResult struct {

@@ -1,0 +1,223 @@
+package testscripts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/internal/fakemodel"
+	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/session"
+)
+
+// The session keeper (runnerd's [[keeper]]) against the real clients: a
+// letter for an agent with no live session resumes its last one.
+
+// sendLetter sends bob a letter from alice and returns its id.
+func (r *clientRepo) sendLetter(text string) string {
+	r.t.Helper()
+	var sent struct {
+		ID string `json:"id"`
+	}
+	out := r.m1nd("mail", "send", "--to", "bob", "--agent", "alice", "--what", text, "--json")
+	if err := json.Unmarshal([]byte(out), &sent); err != nil || sent.ID == "" {
+		r.t.Fatalf("mail send --json: %v\n%s", err, out)
+	}
+	return sent.ID
+}
+
+// syncBuffer is a bytes.Buffer a child process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// runnerd starts `m1nd runnerd` in the repository with keeper pins
+// (runners.toml) and env added to the repository's: the keeper hands its
+// own environment to the clients it starts. It is stopped (SIGINT, then
+// waited for) when the test ends; its log is the returned buffer.
+func (r *clientRepo) runnerd(pins string, env []string) *syncBuffer {
+	r.t.Helper()
+	r.m1nd("init")
+	if err := os.WriteFile(filepath.Join(r.Dir, ".git", "m1nd", runnerd.ConfigFile), []byte(pins), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := exec.Command(m1ndBin(r.t), "runnerd", "--addr", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = r.Dir, append(append([]string(nil), r.env...), env...)
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	r.t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			r.t.Errorf("runnerd did not stop on SIGINT:\n%s", log.String())
+		}
+	})
+	return log
+}
+
+// journal is the keeper's journal so far.
+func (r *clientRepo) journal() []runnerd.Wake {
+	data, _ := os.ReadFile(runnerd.JournalPath(filepath.Join(r.Dir, ".git", "m1nd")))
+	var out []runnerd.Wake
+	for _, line := range strings.Split(string(data), "\n") {
+		var w runnerd.Wake
+		if json.Unmarshal([]byte(line), &w) == nil {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// awaitJournal waits until the journal holds n lines.
+func (r *clientRepo) awaitJournal(n int, log *syncBuffer) []runnerd.Wake {
+	r.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		j := r.journal()
+		if len(j) >= n {
+			return j
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the keeper's journal has %d lines, want %d: %+v\nrunnerd:\n%s", len(j), n, j, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tomlStrings is argv as a TOML array of basic strings.
+func tomlStrings(argv ...string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		b, _ := json.Marshal(a)
+		q[i] = string(b)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// keeperResumes: bob's first session (run) ended; a letter comes for
+// him; runnerd's keeper, pinned with start and resume, resumes that
+// session with a wake naming the letter, because the decider, reading the
+// transcript, finds its cache warm. The resumed request carries the first
+// conversation and the wake; the letter, put in by bob's hooks, reaches
+// the model exactly once; later ticks do not wake bob again. The woken
+// client's output (its log) must contain done.
+func keeperResumes(t *testing.T, r *clientRepo, srv *fakemodel.Server, run func(prompt string), client string, start, resume, env []string, done string) {
+	t.Helper()
+	run("do the first task")
+	first := r.onlySession()
+	id := r.sendLetter(letterMark)
+
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = %q\nstart = %s\nresume = %s\ntimeout_secs = 120\n",
+		client, tomlStrings(start...), tomlStrings(resume...))
+	began := time.Now()
+	log := r.runnerd(pins, env)
+	j := r.awaitJournal(2, log)
+	t.Logf("woke and exited in %s", time.Since(began).Round(time.Millisecond))
+	woke, exited := j[0], j[1]
+	if woke.Event != "woke" || woke.How != "resume" || woke.SessionID != first.SessionID ||
+		len(woke.Items) != 1 || woke.Items[0] != "letter:"+id {
+		t.Errorf("woke: %+v, want a resume of %s for letter:%s", woke, first.SessionID, id)
+	}
+	if woke.Decision == nil || woke.Decision.Action != session.ActionResume || woke.Decision.Inputs.Requests != 1 {
+		t.Errorf("woke's decision: %+v, want %s on the 1 measured request", woke.Decision, session.ActionResume)
+	}
+	logText, _ := os.ReadFile(exited.Log)
+	if exited.Event != "exited" || exited.Exit != 0 || exited.SessionID != first.SessionID || !bytes.Contains(logText, []byte(done)) {
+		t.Errorf("exited: %+v\nclient log: %s", exited, logText)
+	}
+
+	turns := srv.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("%d model turns, want 2 (the first session, the resumed one):\n%s", len(turns), srv.Log())
+	}
+	resumed := turns[1].Body
+	wake := "m1nd: work waits for bob: 1 letter (" + id + ")"
+	for _, want := range []string{"do the first task", "First answer.", wake} {
+		if !bytes.Contains(resumed, []byte(want)) {
+			t.Errorf("the resumed request lacks %q:\n%s", want, clip(resumed))
+		}
+	}
+	n := 0
+	for _, q := range srv.Requests() {
+		n += bytes.Count(q.Body, []byte(letterMark))
+	}
+	if i := bytes.Index(resumed, []byte(letterMark)); n != 1 || i < 0 {
+		t.Errorf("the letter reached the model %d times, want 1, in the resumed turn:\n%s", n, srv.Log())
+	} else {
+		t.Logf("the letter in the resumed turn: …%s…", resumed[max(i-300, 0):i+len(letterMark)])
+	}
+	// The same session, resumed: the registry holds it alone, dead again.
+	if s := r.onlySession(); s.SessionID != first.SessionID || s.Live {
+		t.Errorf("registry after the wake: %+v", s)
+	}
+
+	// The keeper ticks every 2 s: two more ticks wake nobody.
+	time.Sleep(2*runnerd.KeeperInterval + 500*time.Millisecond)
+	if j := r.journal(); len(j) != 2 {
+		t.Errorf("the keeper woke bob again: %+v", j[2:])
+	}
+	if n := len(srv.Turns()); n != 2 {
+		t.Errorf("%d model turns after more ticks, want 2", n)
+	}
+}
+
+func TestClaudeKeeperResumes(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	bin := clientBin(t, "claude", claudeVersion)
+	srv := fakemodel.Start(t, fakemodel.Text("First answer."), fakemodel.Text("Woken and done."))
+	run := func(prompt string) {
+		if res, stderr, err := r.claude(srv, prompt); err != nil || res.IsError {
+			t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+		}
+	}
+	keeperResumes(t, r, srv, run, session.HostClaude,
+		append([]string{bin, "-p", "{wake}"}, claudeFlags...),
+		append([]string{bin, "--resume", "{session_id}", "-p", "{wake}"}, claudeFlags...),
+		r.claudeEnv(srv), `"result":"Woken and done."`)
+}
+
+// Codex resumes with `codex exec resume <id> <prompt>`; exec's own flags
+// go before resume.
+func TestCodexKeeperResumes(t *testing.T) {
+	r := newClientRepo(t, "codex")
+	bin := clientBin(t, "codex", codexVersion)
+	srv := fakemodel.Start(t, fakemodel.Text("First answer."), fakemodel.Text("Woken and done."))
+	run := func(prompt string) {
+		if stdout, stderr, err := r.codex(srv, "", prompt); err != nil || !strings.Contains(stdout, "First answer.") {
+			t.Fatalf("codex exec: %v\nstdout: %s\nstderr: %s\nserver:\n%s", err, stdout, stderr, srv.Log())
+		}
+	}
+	exec := []string{bin, "exec", "--sandbox", "danger-full-access"}
+	keeperResumes(t, r, srv, run, session.HostCodex,
+		append(exec[:4:4], "{wake}"),
+		append(exec[:4:4], "resume", "{session_id}", "{wake}"),
+		r.codexEnv(filepath.Join(r.home, ".codex")), "Woken and done.")
+}
