@@ -2,8 +2,10 @@ package testscripts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +157,123 @@ func TestCodexTranscriptMeasure(t *testing.T) {
 	}
 	if d := session.Assess(s, 1, time.Now()); d.Action != session.ActionResume {
 		t.Errorf("decision %s (%s), want %s", d.Action, d.Reason, session.ActionResume)
+	}
+}
+
+// started is a client running in the background.
+type started struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan error
+}
+
+// start starts a client in the repository, killed if it outlives two
+// minutes or the test.
+func (r *clientRepo) start(env []string, bin string, args ...string) *started {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	s := &started{cmd: exec.CommandContext(ctx, bin, args...), done: make(chan error, 1)}
+	s.cmd.Dir, s.cmd.Env = r.Dir, append(append([]string(nil), r.env...), env...)
+	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
+	if err := s.cmd.Start(); err != nil {
+		cancel()
+		r.t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait(); cancel() }()
+	r.t.Cleanup(func() { cancel(); <-s.done; s.done <- nil })
+	return s
+}
+
+// wait waits for the client's end.
+func (s *started) wait() error {
+	err := <-s.done
+	s.done <- err
+	return err
+}
+
+// sessionsJSON is `m1nd sessions --json [--all]`.
+type sessionsJSON struct {
+	OK       bool `json:"ok"`
+	Sessions []struct {
+		session.Listed
+		Waiting int              `json:"waiting"`
+		Refresh session.Decision `json:"refresh"`
+	} `json:"sessions"`
+}
+
+func (r *clientRepo) sessions(args ...string) sessionsJSON {
+	r.t.Helper()
+	out := r.m1nd(append([]string{"sessions", "--json"}, args...)...)
+	var got sessionsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil || !got.OK {
+		r.t.Fatalf("m1nd sessions --json: %v\n%s", err, out)
+	}
+	return got
+}
+
+// TestSessionsClaudeAndCodexLive: a Claude session (agent bob) and a
+// Codex session (agent alice) in one repository, each held by its model
+// server mid-turn (after a tool call, its second request unanswered):
+// `m1nd sessions` lists both live and mid-turn, the decider keeping them;
+// once released and ended, none is live and --all lists both dead.
+func TestSessionsClaudeAndCodexLive(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	r.m1nd("hook", "install", "codex")
+	claude := clientBin(t, "claude", claudeVersion)
+	codex := clientBin(t, "codex", codexVersion)
+	srvC := fakemodel.Start(t, fakemodel.Tool("Bash", map[string]any{"command": "echo first", "description": "first step"}), fakemodel.Text("Claude done."))
+	srvX := fakemodel.Start(t, fakemodel.Tool("exec_command", map[string]any{"cmd": "echo first"}), fakemodel.Text("Codex done."))
+	holdC, holdX := srvC.Hold(2), srvX.Hold(2)
+	home := r.codexHome(srvX, "")
+	r.trustCodexHooks(codex, home)
+
+	began := time.Now()
+	c := r.start(r.claudeEnv(srvC), claude, append([]string{"-p", "do the task"}, claudeFlags...)...)
+	x := r.start(append(r.codexEnv(home), "M1ND_AGENT=alice"), codex, "exec", "--sandbox", "danger-full-access", "do the task")
+	for name, h := range map[string]*fakemodel.Hold{"claude": holdC, "codex": holdX} {
+		select {
+		case <-h.Reached():
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s never made its second request\nclaude: %s\ncodex: %s\n%s\n%s", name, c.stderr.String(), x.stderr.String(), srvC.Log(), srvX.Log())
+		}
+	}
+	t.Logf("both held mid-turn after %s", time.Since(began).Round(time.Millisecond))
+
+	// The last hook before the second request: Claude Code 2.1.332 fires
+	// PostToolBatch after PostToolUse, Codex 0.171.0 PostToolUse alone.
+	lastBeforeTurn2 := map[string]string{session.HostClaude: session.EventPostToolBatch, session.HostCodex: session.EventPostToolUse}
+	live := r.sessions()
+	want := map[string]string{session.HostClaude: "bob", session.HostCodex: "alice"}
+	if len(live.Sessions) != 2 {
+		t.Fatalf("m1nd sessions lists %d live sessions, want 2: %+v", len(live.Sessions), live.Sessions)
+	}
+	for _, s := range live.Sessions {
+		if want[s.Client] != s.Agent || !s.Live || s.State != session.StateMidTurn || s.LastEvent != lastBeforeTurn2[s.Client] ||
+			s.Refresh.Action != session.ActionKeep || s.Refresh.Inputs.Requests != 1 {
+			t.Errorf("live session: %+v", s)
+		}
+		delete(want, s.Client)
+	}
+	t.Logf("m1nd sessions, both held mid-turn:\n%s", r.m1nd("sessions"))
+
+	holdC.Release()
+	holdX.Release()
+	if err := c.wait(); err != nil || !strings.Contains(c.stdout.String(), "Claude done.") {
+		t.Errorf("claude -p: %v\nstdout: %s\nstderr: %s", err, c.stdout.String(), c.stderr.String())
+	}
+	if err := x.wait(); err != nil || !strings.Contains(x.stdout.String(), "Codex done.") {
+		t.Errorf("codex exec: %v\nstdout: %s\nstderr: %s", err, x.stdout.String(), x.stderr.String())
+	}
+	if got := r.sessions(); len(got.Sessions) != 0 {
+		t.Errorf("live sessions after both ended: %+v", got.Sessions)
+	}
+	all := r.sessions("--all")
+	if len(all.Sessions) != 2 {
+		t.Fatalf("m1nd sessions --all lists %d, want 2: %+v", len(all.Sessions), all.Sessions)
+	}
+	for _, s := range all.Sessions {
+		if s.Live || s.State != session.StateIdle || s.Refresh.Inputs.Requests != 2 {
+			t.Errorf("ended session: %+v", s)
+		}
 	}
 }
