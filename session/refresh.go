@@ -66,9 +66,15 @@ func DefaultPolicy() Policy {
 }
 
 // defaultWindow is a model's context window when the transcript does not
-// say (Claude's transcripts never do): 200k tokens, 1M for a model whose
-// name asks for it.
+// say (Claude's transcripts never do): 1M for the models Claude Code gives
+// a 1M window (2.1.332 auto-compacts claude-opus-5-5 from 977,000 tokens,
+// measured) and for a model whose name asks for it, else 200k.
 func defaultWindow(model string) int64 {
+	for _, prefix := range []string{"claude-opus-5", "claude-sonnet-5"} {
+		if strings.HasPrefix(model, prefix) {
+			return 1_000_000
+		}
+	}
 	if strings.Contains(model, "[1m]") {
 		return 1_000_000
 	}

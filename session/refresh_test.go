@@ -83,6 +83,8 @@ func TestDecide(t *testing.T) {
 		{"mid-turn over the ceiling is kept", at(with(func(m *Measure) { m.Prefix = 190000 }), true, true, 0, r0), ActionKeep},
 		{"idle over the ceiling is refreshed", at(with(func(m *Measure) { m.Prefix = 150000 }), true, false, 0, r0), ActionRehydrate},
 		{"a 1M model holds more", at(with(func(m *Measure) { m.Prefix = 150000; m.Model = "claude-sonnet-4-5[1m]" }), true, false, 0, r0), ActionKeep},
+		{"claude-opus-5-5 has 1M in Claude Code", at(with(func(m *Measure) { m.Prefix = 700000; m.Model = "claude-opus-5-5" }), true, false, 0, r0), ActionKeep},
+		{"and a ceiling at 3/4 of it", at(with(func(m *Measure) { m.Prefix = 760000; m.Model = "claude-opus-5-5" }), true, false, 0, r0), ActionRehydrate},
 		{"codex's own window", at(with(func(m *Measure) { m.Prefix = 150000; m.Window = 272000 }), true, false, 0, r0), ActionKeep},
 		{"rental paid for a rebuild", at(with(func(m *Measure) { m.Rental = 800000 }), true, false, 0, r0), ActionRehydrate},
 		{"live and idle", at(measured, true, false, 3, r0), ActionKeep},
