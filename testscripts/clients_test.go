@@ -636,3 +636,55 @@ func TestClaudeToolsKnowTheAgent(t *testing.T) {
 		t.Fatalf("the tool did not see M1ND_AGENT=bob:\n%s", srv.Log())
 	}
 }
+
+// A mistake in m1nd's own hook command (here a flag m1nd does not know on
+// the Stop hook) never blocks Claude Code (item 5): it once exited 2,
+// which Claude took as a block and re-prompted the model eight times.
+func TestClaudeHookMistakeNeverBlocks(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	path := filepath.Join(r.Dir, ".claude", "settings.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(` Stop"`)) {
+		t.Fatalf("no m1nd Stop hook:\n%s", data)
+	}
+	os.WriteFile(path, bytes.Replace(data, []byte(` Stop"`), []byte(` Stop --no-such-flag"`), 1), 0o644)
+	srv := fakemodel.Start(t, fakemodel.Text("All done."), fakemodel.Text("Again?"))
+	res, stderr, err := r.claude(srv, "do the task")
+	if err != nil || res.IsError || res.Result != "All done." {
+		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+	}
+	if n := len(srv.Turns()); n != 1 {
+		t.Fatalf("%d model turns, want 1: the broken hook blocked the stop\n%s", n, srv.Log())
+	}
+}
+
+// m1nd hook install claude --user writes $CLAUDE_CONFIG_DIR/settings.json
+// when it is set (item 5), and Claude Code runs the hooks from there: a
+// letter sent mid-turn reaches the next request, with no project settings.
+func TestClaudeUserInstallHonoursConfigDir(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	if err := os.RemoveAll(filepath.Join(r.Dir, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(m1ndBin(t), "hook", "install", "claude", "--user")
+	cmd.Dir = r.Dir
+	cmd.Env = append(append([]string(nil), r.env...), "CLAUDE_CONFIG_DIR="+filepath.Join(r.home, ".claude"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hook install --user: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(r.home, ".claude", "settings.json")); err != nil {
+		t.Fatalf("no settings in CLAUDE_CONFIG_DIR: %v", err)
+	}
+	srv := fakemodel.Start(t,
+		fakemodel.Tool("Bash", map[string]any{"command": "echo first", "description": "first step"}),
+		fakemodel.Text("All done."))
+	r.sendDuringTurn(srv, 1, letterMark)
+	res, stderr, err := r.claude(srv, "do the task")
+	if err != nil || res.IsError {
+		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+	}
+	assertLetterOnce(t, srv, letterMark, 2)
+}
