@@ -125,6 +125,12 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 	return findPackedRef(data, name)
 }
 
+// cutLine splits data after its first line (the new line dropped).
+func cutLine(data []byte) (line, rest []byte) {
+	line, rest, _ = bytes.Cut(data, []byte("\n"))
+	return line, rest
+}
+
 // findPackedRef finds name's line in packed-refs data.
 func findPackedRef(data []byte, name string) (Hash, bool, error) {
 	hexLen := 2 * len(ZeroHash)
@@ -144,12 +150,8 @@ func findPackedRef(data []byte, name string) (Hash, bool, error) {
 		return searchPackedRefs(data, name, match)
 	}
 	for len(data) > 0 {
-		line := data
-		if j := bytes.IndexByte(data, '\n'); j >= 0 {
-			line, data = data[:j], data[j+1:]
-		} else {
-			data = nil
-		}
+		var line []byte
+		line, data = cutLine(data)
 		if h, ok, err := match(line); ok || err != nil {
 			return h, ok, err
 		}
@@ -456,12 +458,8 @@ func (r *Repo) packedRefsUnder(prefix string) ([]Ref, error) {
 	var out []Ref
 	sorted := true
 	for len(data) > 0 {
-		line := data
-		if j := bytes.IndexByte(data, '\n'); j >= 0 {
-			line, data = data[:j], data[j+1:]
-		} else {
-			data = nil
-		}
+		var line []byte
+		line, data = cutLine(data)
 		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
 			continue
 		}
