@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/ops"
 )
 
 func mailCommand(inv *invocation) *cli.Command {
@@ -42,7 +42,7 @@ type mailSendOptions struct {
 	IO       *IOStreams
 	JSON     bool
 	Agent    func() (string, error)
-	Mailbox  func() (*mailbox.Mailbox, error)
+	Flows    func() (*ops.Brain, error)
 	To       string
 	Class    string
 	What     string
@@ -71,7 +71,7 @@ func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions
 			if c.String("to") == "" || c.String("what") == "" {
 				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
 			}
-			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Mailbox: inv.mailbox,
+			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows,
 				To: c.String("to"), Class: c.String("class"), What: c.String("what"), Expected: c.String("expected"),
 				Snippet: c.String("snippet"), Tool: c.String("tool"), Answers: c.StringSlice("answers")}
 			return runWith(c.Context, opts, runF, runMailSend)
@@ -81,15 +81,12 @@ func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions
 
 // runMailSend sends the letter as the acting agent.
 func runMailSend(ctx context.Context, opts *mailSendOptions) error {
-	box, agent, err := openAs(opts.Agent, opts.Mailbox)
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	l := &mailbox.Letter{
-		TS: chain.Timestamp(opts.IO.now()), Agent: agent, To: opts.To, Class: opts.Class, Brain: box.Brain,
-		Tool: opts.Tool, What: opts.What, Expected: opts.Expected, Snippet: opts.Snippet, Answers: opts.Answers,
-	}
-	res, err := box.Send(ctx, l)
+	res, err := flows.SendMail(ctx, ops.MailRequest{Agent: agent, To: opts.To, Class: opts.Class, What: opts.What,
+		Expected: opts.Expected, Snippet: opts.Snippet, Tool: opts.Tool, Answers: opts.Answers, Now: opts.IO.now()})
 	if err != nil {
 		return err
 	}
@@ -101,13 +98,6 @@ func runMailSend(ctx context.Context, opts *mailSendOptions) error {
 		}
 		return nil
 	})
-}
-
-type inboxReply struct {
-	OK      bool            `json:"ok"`
-	Agent   string          `json:"agent"`
-	Unread  int             `json:"unread"`
-	Letters []mailbox.Entry `json:"letters"`
 }
 
 func mailInboxCommand(inv *invocation) *cli.Command {
@@ -126,31 +116,16 @@ so the hooks will not deliver it again.`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			box, agent, err := openAs(inv.agentOf(c), inv.mailbox)
+			flows, agent, err := openAs(inv.agentOf(c), inv.flows)
 			if err != nil {
 				return err
 			}
-			if c.Bool("mark-read") { // the listing then shows the state after marking
-				if err := box.MarkRead(c.Context, agent); err != nil {
-					return err
-				}
-			}
-			entries, err := box.Inbox(c.Context, agent)
+			reply, err := flows.Inbox(c.Context, agent, c.Bool("unread"), c.Int("limit"), c.Bool("mark-read"))
 			if err != nil {
 				return err
-			}
-			reply := inboxReply{OK: true, Agent: agent, Letters: []mailbox.Entry{}}
-			for _, e := range entries {
-				if !e.Read {
-					reply.Unread++
-				}
-				if (c.Bool("unread") && e.Read) || (c.Int("limit") > 0 && len(reply.Letters) >= c.Int("limit")) {
-					continue
-				}
-				reply.Letters = append(reply.Letters, e)
 			}
 			return inv.reply(reply, func(w io.Writer) error {
-				fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(len(entries), "letter"), reply.Unread)
+				fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(reply.Total, "letter"), reply.Unread)
 				for _, e := range reply.Letters {
 					mark := " "
 					if !e.Read {
@@ -158,19 +133,13 @@ so the hooks will not deliver it again.`,
 					}
 					fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
 				}
-				if n := len(entries) - len(reply.Letters); n > 0 && !c.Bool("unread") {
+				if n := reply.Total - len(reply.Letters); n > 0 && !c.Bool("unread") {
 					fmt.Fprintf(w, "… %d older (--limit 0 shows all)\n", n)
 				}
 				return nil
 			})
 		},
 	}
-}
-
-type showReply struct {
-	OK bool `json:"ok"`
-	mailbox.Stored
-	Fate string `json:"fate"`
 }
 
 func mailShowCommand(inv *invocation) *cli.Command {
@@ -184,18 +153,16 @@ func mailShowCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			box, err := inv.mailbox()
+			flows, err := inv.flows()
 			if err != nil {
 				return err
 			}
-			s, fate, ok, err := box.Find(c.Context, id)
+			s, err := flows.ShowLetter(c.Context, id)
 			if err != nil {
 				return err
 			}
-			if !ok {
-				return gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
-			}
-			return inv.reply(showReply{OK: true, Stored: s, Fate: fate}, func(w io.Writer) error {
+			fate := s.Fate
+			return inv.reply(s, func(w io.Writer) error {
 				l := s.Letter
 				fmt.Fprintf(w, "letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
 				if l.Tool != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
 )
 
 func (inv *invocation) book() (*memory.Book, error) {
@@ -104,31 +105,18 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 	}
 }
 
-// memoryAddReply is memory add's answer. Written is false when the agent
-// already held the same memory: nothing new was recorded.
-type memoryAddReply struct {
-	OK      bool   `json:"ok"`
-	ID      string `json:"id"`
-	Agent   string `json:"agent"`
-	Written bool   `json:"written"`
-	State   string `json:"state"`
-}
-
 // runMemoryAdd records the memory as the acting agent.
 func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
 	b, agent, err := openAs(opts.Agent, opts.Book)
 	if err != nil {
 		return err
 	}
-	id, existing, err := b.Add(ctx, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
+	reply, err := ops.AddMemory(ctx, b, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
 		Source: opts.Source, Private: opts.Private, Supersedes: opts.Supersedes, Now: opts.IO.now()})
 	if err != nil {
 		return err
 	}
-	reply := memoryAddReply{OK: true, ID: id, Agent: agent, Written: existing == nil, State: memory.StateInForce}
-	if existing != nil {
-		reply.State = existing.State
-	}
+	id, existing := reply.ID, reply.Existing
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		switch {
 		case existing == nil:
@@ -291,16 +279,9 @@ merge_wait, landed or failed.`,
 					if err != nil {
 						return err
 					}
-					v, _, err := flows.CloseEndedFollowups(c.Context, inv.now())
+					out, err := flows.Followups(c.Context, c.String("owner"), c.Bool("open"), inv.now())
 					if err != nil {
 						return err
-					}
-					out := []*memory.Followup{}
-					for _, f := range v.Followups {
-						if (c.String("owner") != "" && f.Owner != c.String("owner")) || (c.Bool("open") && f.State != memory.StateOpen) {
-							continue
-						}
-						out = append(out, f)
 					}
 					return inv.reply(map[string]any{"ok": true, "followups": out}, func(w io.Writer) error {
 						for _, f := range out {
@@ -322,11 +303,11 @@ merge_wait, landed or failed.`,
 
 func atlasCommand(inv *invocation) *cli.Command {
 	atlas := func() (*memory.Atlas, error) {
-		repo, err := inv.openRepo()
+		flows, err := inv.flows()
 		if err != nil {
 			return nil, err
 		}
-		return &memory.Atlas{Repo: repo, Keys: memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}}, nil
+		return flows.Atlas(), nil
 	}
 	amend := func(resolve bool) cli.ActionFunc {
 		return func(c *cli.Context) error {

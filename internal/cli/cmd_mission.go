@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -409,7 +408,7 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return inv.reply(headsReply{OK: true, HeadsView: view}, func(w io.Writer) error {
+			return inv.reply(ops.HeadsReply{OK: true, HeadsView: view}, func(w io.Writer) error {
 				if len(view.Missions) == 0 && phase != "" {
 					fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
 					return nil
@@ -434,12 +433,10 @@ func phaseFlag(c *cli.Context) (string, error) {
 	if phase == "" {
 		return "", nil
 	}
-	for _, p := range chain.Phases {
-		if p == phase {
-			return phase, nil
-		}
+	if err := ops.CheckPhase(phase); err != nil {
+		return "", usagef("--%v", err)
 	}
-	return "", usagef("--phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
+	return phase, nil
 }
 
 // missionArchiveOptions is what mission archive runs on.
@@ -502,7 +499,7 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 // missionNextOptions is what mission next runs on.
 type missionNextOptions struct {
 	IO        *IOStreams
-	Missions  func() (*chain.Missions, error)
+	Flows     func() (*ops.Brain, error)
 	MissionID string
 	Phase     string // "" keeps the head's phase
 }
@@ -529,7 +526,7 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			opts := &missionNextOptions{IO: inv.io, Missions: inv.missions, MissionID: id, Phase: phase}
+			opts := &missionNextOptions{IO: inv.io, Flows: inv.flows, MissionID: id, Phase: phase}
 			return runWith(c.Context, opts, runF, runMissionNext)
 		},
 	}
@@ -537,32 +534,14 @@ a gate, …) and post it, or pipe it straight in:
 
 // runMissionNext prints the head letter moved one step on.
 func runMissionNext(_ context.Context, opts *missionNextOptions) error {
-	m, err := opts.Missions()
+	flows, err := opts.Flows()
 	if err != nil {
 		return err
 	}
-	head, err := m.Current(opts.MissionID)
+	next, err := flows.NextLetter(opts.MissionID, opts.Phase, opts.IO.now())
 	if err != nil {
 		return err
-	}
-	next := chain.Next(head.Letter, head.HeadLetterID, opts.IO.now())
-	if opts.Phase != "" {
-		next.SetPhase(opts.Phase)
 	}
 	_, err = opts.IO.Out.Write(append(next.Canonical(), '\n'))
 	return err
-}
-
-// headsReply is mission heads' answer: the view, "ok" first.
-type headsReply struct {
-	OK bool `json:"ok"`
-	*chain.HeadsView
-}
-
-// AppendJSON writes the reply as encoding/json would, letters as stored.
-func (r headsReply) AppendJSON(b []byte) []byte {
-	b = append(b, `{"ok":`...)
-	b = strconv.AppendBool(b, r.OK)
-	b = append(b, ',')
-	return append(r.HeadsView.AppendJSON(b), '}')
 }

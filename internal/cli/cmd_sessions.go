@@ -58,46 +58,24 @@ and every input).`,
 
 // sessionsReply is the --json answer.
 type sessionsReply struct {
-	OK       bool          `json:"ok"`
-	Sessions []sessionView `json:"sessions"`
-}
-
-// sessionView is one session with the refresh decider's reading of it.
-type sessionView struct {
-	session.Listed
-	Waiting int              `json:"waiting"` // letters and follow-ups waiting for its agent
-	Refresh session.Decision `json:"refresh"`
+	OK       bool           `json:"ok"`
+	Sessions []session.View `json:"sessions"`
 }
 
 // runSessions lists the registry, liveness checked now.
-func runSessions(_ context.Context, opts *sessionsOptions) error {
+func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	repo, err := opts.Repo()
 	if err != nil {
 		return err
 	}
 	now := opts.IO.now()
-	listed, err := session.NewRegistry(repo.RuntimeDir()).List(now, opts.All)
+	views, err := session.Views(ctx, repo.RuntimeDir(), opts.Flows, now, opts.All)
 	if err != nil {
 		return err
 	}
-	reply := sessionsReply{OK: true, Sessions: []sessionView{}}
-	waiting := map[string]int{}
-	var flows *ops.Brain
-	for _, l := range listed {
-		if _, known := waiting[l.Agent]; !known {
-			if flows == nil {
-				if flows, err = opts.Flows(); err != nil {
-					return err
-				}
-			}
-			if waiting[l.Agent], err = flows.Waiting(context.Background(), l.Agent); err != nil {
-				return err
-			}
-		}
-		reply.Sessions = append(reply.Sessions, sessionView{Listed: l, Waiting: waiting[l.Agent], Refresh: session.Assess(l, waiting[l.Agent], now)})
-	}
+	reply := sessionsReply{OK: true, Sessions: views}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
-		if len(listed) == 0 {
+		if len(views) == 0 {
 			if opts.All {
 				fmt.Fprintln(w, "no sessions recorded (m1nd hook install claude|codex wires them in)")
 			} else {

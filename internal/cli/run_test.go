@@ -165,7 +165,7 @@ func TestRunMissionFlow(t *testing.T) {
 
 	// next | post, through the run funcs.
 	out.Reset()
-	if err := runMissionNext(testCtx, &missionNextOptions{IO: s, Missions: inv.missions, MissionID: id, Phase: "executing"}); err != nil {
+	if err := runMissionNext(testCtx, &missionNextOptions{IO: s, Flows: inv.flows, MissionID: id, Phase: "executing"}); err != nil {
 		t.Fatal(err)
 	}
 	letter := out.String()
@@ -251,7 +251,7 @@ func TestRunMailAndMemory(t *testing.T) {
 	r := newRepo(t)
 	s, out, _ := streams("", false)
 	inv := at(r.Dir, s)
-	send := &mailSendOptions{IO: s, Agent: agentIs("a1"), Mailbox: inv.mailbox, To: "a2", Class: "note", What: "hello"}
+	send := &mailSendOptions{IO: s, Agent: agentIs("a1"), Flows: inv.flows, To: "a2", Class: "note", What: "hello"}
 	if err := runMailSend(testCtx, send); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,190 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
+)
+
+// The flows an agent runs on its own behalf, shared by the CLI's verbs
+// and the MCP server (mcpserver): one flow, one refusal, whichever door
+// the agent came through.
+
+// MailRequest is one letter an agent sends.
+type MailRequest struct {
+	Agent    string // the writer
+	To       string // the recipient, or all
+	Class    string // note when ""
+	What     string
+	Expected string
+	Snippet  string
+	Tool     string
+	Answers  []string
+	Now      time.Time
+}
+
+// SendMail sends the letter as req.Agent.
+func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*mailbox.SendResult, error) {
+	class := req.Class
+	if class == "" {
+		class = mailbox.ClassNote
+	}
+	l := &mailbox.Letter{
+		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: req.To, Class: class, Brain: b.Name,
+		Tool: req.Tool, What: req.What, Expected: req.Expected, Snippet: req.Snippet, Answers: req.Answers,
+	}
+	return b.Box.Send(ctx, l)
+}
+
+// InboxView is an agent's inbox as `m1nd mail inbox --json` answers it.
+type InboxView struct {
+	OK      bool            `json:"ok"`
+	Agent   string          `json:"agent"`
+	Unread  int             `json:"unread"`
+	Letters []mailbox.Entry `json:"letters"`
+	Total   int             `json:"-"` // every letter for the agent, listed or not
+}
+
+// Inbox lists the letters for agent, newest first: only the unread ones
+// when unread, at most limit (0: all). markRead marks every letter for the
+// agent read first, so the listing shows the state after marking.
+func (b *Brain) Inbox(ctx context.Context, agent string, unread bool, limit int, markRead bool) (*InboxView, error) {
+	if markRead {
+		if err := b.Box.MarkRead(ctx, agent); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := b.Box.Inbox(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	v := &InboxView{OK: true, Agent: agent, Letters: []mailbox.Entry{}, Total: len(entries)}
+	for _, e := range entries {
+		if !e.Read {
+			v.Unread++
+		}
+		if (unread && e.Read) || (limit > 0 && len(v.Letters) >= limit) {
+			continue
+		}
+		v.Letters = append(v.Letters, e)
+	}
+	return v, nil
+}
+
+// ShownLetter is one letter as `m1nd mail show --json` answers it.
+type ShownLetter struct {
+	OK bool `json:"ok"`
+	mailbox.Stored
+	Fate string `json:"fate"`
+}
+
+// ShowLetter reads one letter by id; invalid_letter on field id when no
+// single letter has it.
+func (b *Brain) ShowLetter(ctx context.Context, id string) (*ShownLetter, error) {
+	s, fate, ok, err := b.Box.Find(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
+	}
+	return &ShownLetter{OK: true, Stored: s, Fate: fate}, nil
+}
+
+// CheckPhase says whether phase is a mission phase ("" is: it means none
+// asked).
+func CheckPhase(phase string) error {
+	if phase == "" || slices.Contains(chain.Phases, phase) {
+		return nil
+	}
+	return fmt.Errorf("phase %q: want one of %s", phase, strings.Join(chain.Phases, ", "))
+}
+
+// NextLetter is the letter that would extend a mission's head: seq + 1,
+// prev_letter_id the head's id, updated_at now, and phase when not "".
+// It posts nothing.
+func (b *Brain) NextLetter(missionID, phase string, now time.Time) (*chain.Letter, error) {
+	if err := CheckPhase(phase); err != nil {
+		return nil, err
+	}
+	head, err := b.Missions.Current(missionID)
+	if err != nil {
+		return nil, err
+	}
+	next := chain.Next(head.Letter, head.HeadLetterID, now)
+	if phase != "" {
+		next.SetPhase(phase)
+	}
+	return next, nil
+}
+
+// HeadsReply is every mission's head as `m1nd mission heads --json`
+// answers it: the view, "ok" first.
+type HeadsReply struct {
+	OK bool `json:"ok"`
+	*chain.HeadsView
+}
+
+// AppendJSON writes the reply as encoding/json would, letters as stored.
+func (r HeadsReply) AppendJSON(b []byte) []byte {
+	b = append(b, `{"ok":`...)
+	b = strconv.AppendBool(b, r.OK)
+	b = append(b, ',')
+	return append(r.HeadsView.AppendJSON(b), '}')
+}
+
+// Followups lists the follow-ups, closing first those whose mission
+// ended: only owner's when owner is not "", only open ones when open.
+func (b *Brain) Followups(ctx context.Context, owner string, open bool, now time.Time) ([]*memory.Followup, error) {
+	v, _, err := b.CloseEndedFollowups(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	out := []*memory.Followup{}
+	for _, f := range v.Followups {
+		if (owner != "" && f.Owner != owner) || (open && f.State != memory.StateOpen) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// MemoryAdded is what recording a memory did. Written is false when the
+// agent already held the same memory: nothing new was recorded.
+type MemoryAdded struct {
+	OK      bool   `json:"ok"`
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Written bool   `json:"written"`
+	State   string `json:"state"`
+
+	Existing *memory.Memory `json:"-"` // the memory already held, when not written
+}
+
+// AddMemory records a memory as req.Agent in book.
+func AddMemory(ctx context.Context, book *memory.Book, req memory.AddRequest) (*MemoryAdded, error) {
+	id, existing, err := book.Add(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &MemoryAdded{OK: true, ID: id, Agent: req.Agent, Written: existing == nil, State: memory.StateInForce, Existing: existing}
+	if existing != nil {
+		out.State = existing.State
+	}
+	return out, nil
+}
+
+// Atlas is the brain's shared documents, proven by the agent keys in its
+// runtime folder.
+func (b *Brain) Atlas() *memory.Atlas {
+	return &memory.Atlas{Repo: b.Repo, Keys: memory.Keys{Dir: memory.KeysDir(b.Repo.RuntimeDir())}}
+}
