@@ -188,3 +188,47 @@ func AddMemory(ctx context.Context, book *memory.Book, req memory.AddRequest) (*
 func (b *Brain) Atlas() *memory.Atlas {
 	return &memory.Atlas{Repo: b.Repo, Keys: memory.Keys{Dir: memory.KeysDir(b.Repo.RuntimeDir())}}
 }
+
+// ShownDoc is one shared document as `m1nd atlas show --json` answers it,
+// with whether its publisher's proof verifies here.
+type ShownDoc struct {
+	OK    bool        `json:"ok"`
+	Doc   *memory.Doc `json:"doc"`
+	Proof string      `json:"proof"`
+}
+
+// ShowDoc reads a shared document and checks its proof.
+func (b *Brain) ShowDoc(id string) (*ShownDoc, error) {
+	a := b.Atlas()
+	d, _, err := a.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	proof, err := a.Keys.CheckProof(d)
+	if err != nil {
+		return nil, err
+	}
+	return &ShownDoc{OK: true, Doc: d, Proof: proof}, nil
+}
+
+// ListedDoc is a shared document's newest version in a listing, with
+// whether its proof verifies here.
+type ListedDoc struct {
+	*memory.Doc
+	ProofState string `json:"proof_state"`
+}
+
+// ListDocs lists every shared document, newest version.
+func (b *Brain) ListDocs() ([]ListedDoc, error) {
+	a := b.Atlas()
+	docs, err := a.List()
+	if err != nil {
+		return nil, err
+	}
+	rows := []ListedDoc{}
+	for _, d := range docs {
+		p, _ := a.Keys.CheckProof(d)
+		rows = append(rows, ListedDoc{d, p})
+	}
+	return rows, nil
+}

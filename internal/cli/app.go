@@ -55,6 +55,7 @@ func newApp(inv *invocation) *cli.App {
 			mailCommand(inv),
 			hookCommand(inv),
 			newSessionsCmd(inv, nil),
+			newMCPCmd(inv, nil),
 			serveCommand(inv),
 			runnerdCommand(inv),
 			spawnCommand(inv),

@@ -381,19 +381,16 @@ proof that does not verify is refused on write and flagged on read.`,
 					if err != nil {
 						return err
 					}
-					a, err := atlas()
+					flows, err := inv.flows()
 					if err != nil {
 						return err
 					}
-					d, _, err := a.Read(id)
+					shown, err := flows.ShowDoc(id)
 					if err != nil {
 						return err
 					}
-					proof, err := a.Keys.CheckProof(d)
-					if err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "doc": d, "proof": proof}, func(w io.Writer) error {
+					d, proof := shown.Doc, shown.Proof
+					return inv.reply(shown, func(w io.Writer) error {
 						fmt.Fprintf(w, "%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
 						return nil
 					})
@@ -402,22 +399,13 @@ proof that does not verify is refused on write and flagged on read.`,
 			{
 				Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					a, err := atlas()
+					flows, err := inv.flows()
 					if err != nil {
 						return err
 					}
-					docs, err := a.List()
+					rows, err := flows.ListDocs()
 					if err != nil {
 						return err
-					}
-					type row struct {
-						*memory.Doc
-						ProofState string `json:"proof_state"`
-					}
-					rows := []row{}
-					for _, d := range docs {
-						p, _ := a.Keys.CheckProof(d)
-						rows = append(rows, row{d, p})
 					}
 					return inv.reply(map[string]any{"ok": true, "docs": rows}, func(w io.Writer) error {
 						for _, r := range rows {

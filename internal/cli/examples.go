@@ -39,6 +39,7 @@ var examples = map[string][]string{
 	"hook install":       {"m1nd hook install claude", "m1nd hook install codex --user", "m1nd hook install claude --allow-auto-compact"},
 	"hook uninstall":     {"m1nd hook uninstall claude"},
 	"sessions":           {"m1nd sessions", "m1nd sessions --all --json"},
+	"mcp":                {"m1nd mcp    # as .mcp.json or .codex/config.toml runs it, stdio", "M1ND_AGENT=bob m1nd -C ~/src/shop mcp"},
 	"serve":              {"m1nd serve", "m1nd serve --addr 127.0.0.1:7430 --read-only"},
 	"runnerd":            {"m1nd runnerd", "m1nd runnerd --config ~/.config/m1nd/runners.toml"},
 	"spawn":              {"m1nd spawn --runner build-1 --block sb_myrepo_core --packet packet.md", `m1nd spawn --runner build-1 --block sb_myrepo_core --ask "make the ledger test pass"`},

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/mcpserver"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// mcpOptions is what mcp runs on.
+type mcpOptions struct {
+	IO    *IOStreams
+	Agent func() (string, error)
+	Flows func() (*ops.Brain, error)
+	Poll  time.Duration
+}
+
+func newMCPCmd(inv *invocation, runF func(context.Context, *mcpOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the Model Context Protocol on stdio: m1nd's tools for an agent's session",
+		Description: `Claude Code and Codex start it as an MCP server ('m1nd hook install claude|codex'
+registers it next to the hooks: .mcp.json, .codex/config.toml). It speaks
+MCP (JSON-RPC, a line per message) on stdin and stdout until stdin closes,
+and offers the agent's own verbs as tools, each running the flow its CLI verb
+runs: mission_heads, mission_show, mission_log, mission_next, mission_post,
+mail_send, mail_inbox, mail_show, memory_add, memory_recall, memory_resolve,
+followup_open, followup_resolve, followup_list, atlas_read, atlas_publish,
+atlas_amend, sessions. A refusal comes back as a tool error carrying its
+{"ok":false,"refused","field","lesson"} envelope.
+
+It acts as one agent: --agent, else $M1ND_AGENT, else git config m1nd.agent,
+as the session's hooks resolve it; without one it refuses to start rather
+than write as the owner. No tool performs a human gesture (receipt import,
+ratify, archive, land): those stay the human's.
+
+New letters for the agent are announced to the client while it runs (a log
+message, and an update of the resource m1nd://inbox), looked for every
+--poll; the letters themselves still reach the session through the hooks,
+once.`,
+		Flags: []cli.Flag{
+			agentFlag,
+			&cli.DurationFlag{Name: "poll", Value: mcpserver.DefaultPoll, Usage: "look for new letters to announce every `D`"},
+		},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			opts := &mcpOptions{IO: inv.io, Agent: inv.writerOf(c), Flows: inv.flows, Poll: c.Duration("poll")}
+			return runWith(c.Context, opts, runF, runMCP)
+		},
+	}
+}
+
+// runMCP serves MCP on the invocation's stdin and stdout as the agent.
+func runMCP(ctx context.Context, opts *mcpOptions) error {
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	if err != nil {
+		return err
+	}
+	srv := &mcpserver.Server{Flows: flows, Agent: agent, Now: opts.IO.Now, Poll: opts.Poll, Version: readVersion().String()}
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out}})
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil // the client went away, or the process was asked to stop
+	}
+	return err
+}
+
+// nopWriteCloser is stdout for a transport: closing the session never
+// closes the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,229 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/mcpserver"
+	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// connect serves a real repository "brain" as agent bob over an
+// in-memory transport pair and returns the SDK client's session, with
+// the log messages the server sent.
+func connect(t *testing.T) (*gittest.Repo, *ops.Brain, *mcp.ClientSession, chan string) {
+	t.Helper()
+	g := gittest.Init(t, "brain")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	flows := ops.New(repo, "brain")
+	srv := &mcpserver.Server{Flows: flows, Agent: "bob", Poll: 50 * time.Millisecond, Version: "test"}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	logs := make(chan string, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			logs <- req.Params.Data.(string)
+		},
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	return g, flows, cs, logs
+}
+
+// call calls a tool and returns its text and whether it is a tool error.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d contents, want 1", name, len(res.Content))
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+func decode(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, text)
+	}
+	return m
+}
+
+func TestToolsAndFlows(t *testing.T) {
+	g, flows, cs, logs := connect(t)
+	ctx := context.Background()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range tools.Tools {
+		got[tl.Name] = tl
+	}
+	for _, name := range mcpserver.ToolNames {
+		tl := got[name]
+		if tl == nil {
+			t.Errorf("no tool %s", name)
+			continue
+		}
+		if tl.Description == "" || tl.InputSchema == nil {
+			t.Errorf("tool %s has no description or no schema", name)
+		}
+	}
+	for _, gesture := range []string{"land", "receipt_import", "skeleton_ratify", "mission_archive"} {
+		if got[gesture] != nil {
+			t.Errorf("tool %s is a human gesture", gesture)
+		}
+	}
+	if len(got) != len(mcpserver.ToolNames) {
+		t.Errorf("%d tools, want %d", len(got), len(mcpserver.ToolNames))
+	}
+	if init := cs.InitializeResult(); init == nil || !strings.Contains(init.Instructions, "No tool performs a human gesture") {
+		t.Errorf("the instructions do not say no tool performs a human gesture")
+	}
+
+	// A mission (m1nd mission new --block core --synthetic), then its next
+	// letter drafted and posted through the tools.
+	opened, err := flows.OpenMission(ctx, ops.MissionRequest{BlockID: "core", Synthetic: true, Agent: "alice", Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := opened.Mission.MissionID
+	draft, isErr := call(t, cs, "mission_next", map[string]any{"mission_id": id, "phase": "executing"})
+	if isErr {
+		t.Fatalf("mission_next: %s", draft)
+	}
+	var letter map[string]any
+	if err := json.Unmarshal([]byte(draft), &letter); err != nil {
+		t.Fatal(err)
+	}
+	posted, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(draft)})
+	if isErr {
+		t.Fatalf("mission_post: %s", posted)
+	}
+	if p := decode(t, posted); p["ok"] != true || p["mission_seq"] != 2.0 || p["phase"] != "executing" || p["deduped"] != false {
+		t.Errorf("mission_post: %s", posted)
+	}
+	if out := g.Git("-C", g.Dir, "log", "-1", "--format=%B", "refs/m1nd/missions/"+id); !strings.Contains(out, "M1nd-Agent: bob") {
+		t.Errorf("the posted letter is not bob's:\n%s", out)
+	}
+
+	// The same draft again extends a head that moved: stale_head, as a
+	// tool error carrying the refusal's envelope.
+	letter["updated_at"] = "2026-01-01T00:00:00Z"
+	stale, _ := json.Marshal(letter)
+	refused, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(stale)})
+	if r := decode(t, refused); !isErr || r["ok"] != false || r["refused"] != "stale_head" || r["lesson"] == "" {
+		t.Errorf("a stale post: error %v, %s", isErr, refused)
+	}
+	// An archived letter is the human's gesture.
+	letter["phase"], letter["mission_seq"] = "archived", 3.0
+	archived, _ := json.Marshal(letter)
+	if refused, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(archived)}); !isErr || decode(t, refused)["refused"] != "human_gesture_required" {
+		t.Errorf("an archived post: error %v, %s", isErr, refused)
+	}
+
+	heads, _ := call(t, cs, "mission_heads", map[string]any{})
+	if !strings.Contains(heads, `"mission_id":"`+id+`"`) {
+		t.Errorf("mission_heads: %s", heads)
+	}
+	if log, _ := call(t, cs, "mission_log", map[string]any{"mission_id": id}); len(decode(t, log)["letters"].([]any)) != 2 {
+		t.Errorf("mission_log: %s", log)
+	}
+
+	// Mail: bob writes alice; alice's letter to bob is announced, read.
+	sent, isErr := call(t, cs, "mail_send", map[string]any{"to": "alice", "class": "ask", "what": "who owns core?"})
+	if isErr || decode(t, sent)["ok"] != true {
+		t.Fatalf("mail_send: %s", sent)
+	}
+	if refs := g.Git("-C", g.Dir, "for-each-ref", "--format=%(refname)", "refs/m1nd/mail/"); !strings.Contains(refs, "refs/m1nd/mail/alice/bob") {
+		t.Errorf("no letter on refs/m1nd/mail/alice/bob:\n%s", refs)
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := flows.SendMail(ctx, ops.MailRequest{Agent: "alice", To: "bob", What: "I do", Answers: []string{decode(t, sent)["id"].(string)}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-logs:
+		if !strings.Contains(msg, "1 new letter for bob") {
+			t.Errorf("announcement: %q", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("no announcement of the new letter")
+	}
+	inbox, _ := call(t, cs, "mail_inbox", map[string]any{"unread": true})
+	if in := decode(t, inbox); in["unread"] != 1.0 || !strings.Contains(inbox, res.ID) {
+		t.Errorf("mail_inbox: %s", inbox)
+	}
+	if n, err := flows.Box.Pending("bob"); err != nil || n != 1 {
+		t.Errorf("the announcement claimed the letter: %d pending (%v), want 1", n, err)
+	}
+	shown, _ := call(t, cs, "mail_show", map[string]any{"letter_id": res.ID})
+	if !strings.Contains(shown, `"what":"I do"`) {
+		t.Errorf("mail_show: %s", shown)
+	}
+	if bad, isErr := call(t, cs, "mail_show", map[string]any{"letter_id": "000000000000"}); !isErr || decode(t, bad)["refused"] != "invalid_letter" {
+		t.Errorf("mail_show of no letter: %s", bad)
+	}
+
+	// Memory and follow-ups, as bob.
+	added, _ := call(t, cs, "memory_add", map[string]any{"text": "core is alice's", "sort": "learned"})
+	if a := decode(t, added); a["agent"] != "bob" || a["written"] != true {
+		t.Errorf("memory_add: %s", added)
+	}
+	if recalled, _ := call(t, cs, "memory_recall", map[string]any{"query": "core"}); !strings.Contains(recalled, "core is alice's") {
+		t.Errorf("memory_recall: %s", recalled)
+	}
+	if fu, isErr := call(t, cs, "followup_open", map[string]any{"brief": "review core", "owner": "alice"}); isErr {
+		t.Errorf("followup_open: %s", fu)
+	}
+	if list, _ := call(t, cs, "followup_list", map[string]any{"owner": "alice"}); !strings.Contains(list, "review core") {
+		t.Errorf("followup_list: %s", list)
+	}
+	// Publishing needs bob's agent key: the refusal says how to make one.
+	if refused, isErr := call(t, cs, "atlas_publish", map[string]any{"text": "plan: core first", "kind": "plan"}); !isErr || decode(t, refused)["refused"] != "bad_publisher_proof" {
+		t.Errorf("atlas_publish without a key: %s", refused)
+	}
+	if _, err := (memory.Keys{Dir: memory.KeysDir(flows.Repo.RuntimeDir())}).Create("bob"); err != nil {
+		t.Fatal(err)
+	}
+	doc, isErr := call(t, cs, "atlas_publish", map[string]any{"text": "plan: core first", "kind": "plan"})
+	if isErr {
+		t.Fatalf("atlas_publish: %s", doc)
+	}
+	docID := decode(t, doc)["doc"].(map[string]any)["doc_id"].(string)
+	if amended, isErr := call(t, cs, "atlas_amend", map[string]any{"id": docID, "text": "plan: web first"}); isErr {
+		t.Errorf("atlas_amend: %s", amended)
+	}
+	if read, _ := call(t, cs, "atlas_read", map[string]any{"id": docID}); !strings.Contains(read, "web first") {
+		t.Errorf("atlas_read: %s", read)
+	}
+	if sessions, isErr := call(t, cs, "sessions", map[string]any{}); isErr || decode(t, sessions)["ok"] != true {
+		t.Errorf("sessions: %s", sessions)
+	}
+}
