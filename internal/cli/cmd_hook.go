@@ -157,9 +157,9 @@ func noteSession(inv *invocation, in *session.Input, host, agent, event string, 
 }
 
 func hookInstallCommand(inv *invocation, install bool) *cli.Command {
-	name, usage := "install", "merge m1nd's hooks into .claude/settings.json or .codex/hooks.json"
+	name, usage := "install", "merge m1nd's hooks and MCP server into the host's settings"
 	if !install {
-		name, usage = "uninstall", "remove m1nd's hooks from .claude/settings.json or .codex/hooks.json"
+		name, usage = "uninstall", "remove m1nd's hooks and MCP server from the host's settings"
 	}
 	return &cli.Command{
 		Name:      name,
@@ -169,6 +169,13 @@ func hookInstallCommand(inv *invocation, install bool) *cli.Command {
 and hook as it was; running it twice changes nothing. --user edits the user's
 own settings ($CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json;
 $CODEX_HOME/hooks.json or ~/.codex/hooks.json) instead of the project's.
+
+It also registers m1nd's MCP server ('m1nd mcp', named m1nd) where the host
+looks for one: Claude Code's .mcp.json (--user: ~/.claude.json, or
+$CLAUDE_CONFIG_DIR/.claude.json), Codex's .codex/config.toml (--user:
+$CODEX_HOME/config.toml or ~/.codex/config.toml) as [mcp_servers.m1nd].
+Other servers and settings stay as they were; uninstall removes only m1nd's.
+Claude Code asks once before it starts a project's .mcp.json servers.
 
 The PreCompact entry blocks automatic compaction (--block-auto-compact): the
 session's memory is m1nd's, so a session that fills up is ended and started
@@ -199,16 +206,26 @@ prints how (README: "Trusting m1nd's hooks in Codex").`,
 			if err != nil {
 				return err
 			}
-			var changed bool
+			mcpPath, err := session.MCPConfigPath(host, root, c.Bool("user"))
+			if err != nil {
+				return err
+			}
+			var changed, mcpChanged bool
 			if install {
 				changed, err = session.Install(path, host, hookCommandName(), !c.Bool("allow-auto-compact"))
+				if err == nil {
+					mcpChanged, err = session.InstallMCP(mcpPath, host, hookCommandName())
+				}
 			} else {
 				changed, err = session.Uninstall(path, host)
+				if err == nil {
+					mcpChanged, err = session.UninstallMCP(mcpPath, host)
+				}
 			}
 			if err != nil {
 				return err
 			}
-			reply := map[string]any{"ok": true, "path": path, "changed": changed}
+			reply := map[string]any{"ok": true, "path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
 			trust := ""
 			if install && host == session.HostCodex {
 				trust = session.CodexTrustHint(root)
@@ -222,6 +239,12 @@ prints how (README: "Trusting m1nd's hooks in Codex").`,
 					fmt.Fprintf(w, "%s: m1nd's %s hooks installed\n", path, host)
 				default:
 					fmt.Fprintf(w, "%s: m1nd's %s hooks removed\n", path, host)
+				}
+				switch {
+				case mcpChanged && install:
+					fmt.Fprintf(w, "%s: m1nd's MCP server registered (m1nd mcp)\n", mcpPath)
+				case mcpChanged:
+					fmt.Fprintf(w, "%s: m1nd's MCP server removed\n", mcpPath)
 				}
 				if trust != "" {
 					fmt.Fprint(w, trust)
