@@ -56,6 +56,10 @@ type Reply struct {
 type ToolCall struct {
 	Name  string         // Claude: "Bash"; Codex: "shell" or "exec_command", whatever the request offers
 	Input map[string]any // the tool's arguments
+	// Namespace is the Responses API namespace the tool is offered in:
+	// Codex offers an MCP server's tools as {"type":"namespace","name":
+	// "mcp__<server>","tools":[…]}, and a call names both.
+	Namespace string
 }
 
 // Text is a reply that ends the turn with text.
@@ -420,6 +424,9 @@ func (s *Server) responses(w http.ResponseWriter, model string, r Reply, n int) 
 		args, _ := json.Marshal(r.Tool.Input)
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake%04d", n), "call_id": fmt.Sprintf("call_fake%04d", n),
 			"name": r.Tool.Name, "arguments": string(args), "status": "completed"}
+		if r.Tool.Namespace != "" {
+			item["namespace"] = r.Tool.Namespace
+		}
 	} else {
 		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_fake%04d", n), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}}
