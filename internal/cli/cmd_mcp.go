@@ -45,7 +45,7 @@ message, and an update of the resource m1nd://inbox), looked for every
 --poll; the letters themselves still reach the session through the hooks,
 once.`,
 		Flags: []cli.Flag{
-			agentFlag,
+			&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent; never owner)"},
 			&cli.DurationFlag{Name: "poll", Value: mcpserver.DefaultPoll, Usage: "look for new letters to announce every `D`"},
 		},
 		Before: noArgs,
