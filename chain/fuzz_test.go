@@ -138,7 +138,7 @@ func FuzzIsCompactJSON(f *testing.F) {
 // encoding/json fails.
 func FuzzReadHeadFacts(f *testing.F) {
 	for _, s := range append(fuzzSeeds, `{"phase":"x","mission_seq":3}`, `{"a":{"phase":"no"},"phase" : "yes" , "mission_seq":1e2}`,
-		`{"ph\u0061se":"esc","mission_seq":2}`, `{"phase":5}`, `{"mission_seq":"7"}`, `[1]`, `{"phase":"a","phase":"b"}`, `{}`, "{\"pha\u017fe\":\"long s\"}", "{\"mi\u017f\u017fion_seq\":9}", ` {"x":[1,{"y":"}"}],"mission_seq":-4 } `) {
+		`{"ph\u0061se":"esc","mission_seq":2}`, `{"phase":5}`, `{"mission_seq":"7"}`, `[1]`, `{"phase":"a","phase":"b"}`, `{}`, "{\"pha\u017fe\":\"long s\"}", "{\"phase\":\"\x83\"}", "{\"mi\u017f\u017fion_seq\":9}", ` {"x":[1,{"y":"}"}],"mission_seq":-4 } `) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -411,7 +412,10 @@ func readHeadFacts(body []byte) (headFacts, error) {
 		value := body[i:end]
 		switch string(key) {
 		case `"phase"`:
-			if len(value) >= 2 && value[0] == '"' && bytes.IndexByte(value, '\\') < 0 {
+			// Plain UTF-8 with no escape is the string itself; anything else
+			// (an escape, invalid UTF-8 that encoding/json replaces) is
+			// decoded by encoding/json.
+			if len(value) >= 2 && value[0] == '"' && bytes.IndexByte(value, '\\') < 0 && utf8.Valid(value) {
 				facts.Phase = string(value[1 : len(value)-1])
 			} else {
 				facts.Phase = ""
