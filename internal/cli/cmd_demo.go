@@ -119,7 +119,7 @@ func m1ndCommand(self, onPath, cwd, dir string) (cmd, note string) {
 	if onPath != "" && resolved(onPath) == self {
 		return "m1nd", ""
 	}
-	install := "go install -tags urfave_cli_no_docs ./cmd/m1nd puts m1nd on your PATH"
+	install := "CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/m1nd puts m1nd on your PATH (the static, fast build the README installs)"
 	if strings.Contains(self, string(filepath.Separator)+"go-build") { // go run
 		if mod, err := os.ReadFile(filepath.Join(cwd, "go.mod")); err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n") {
 			return fmt.Sprintf("go -C %s run ./cmd/m1nd -C %s", shellQuote(cwd), shellQuote(dir)),
