@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/m1nd/m1nd/gitstore"
 )
 
 // hostEvents are the events m1nd hooks into, per host. Both get
@@ -211,42 +209,50 @@ func isOurs(h any, host string) bool {
 // change its "hooks" object, and writes it back atomically when edit says
 // it changed something.
 func editSettings(path string, edit func(hooks map[string]any) (bool, error)) (bool, error) {
-	settings := map[string]any{}
+	return editJSONMember(path, "hooks", false, edit)
+}
+
+// editJSONMember reads a client's JSON settings file (a missing one is
+// {}), lets edit change the object under key, and writes the file back
+// atomically, every other member as it was, when edit says it changed
+// something. An emptied object is dropped; with removeEmpty, a file left
+// with nothing in it is removed.
+func editJSONMember(path, key string, removeEmpty bool, edit func(member map[string]any) (bool, error)) (bool, error) {
+	doc := map[string]any{}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return false, err
 	case len(bytes.TrimSpace(data)) > 0:
-		if err := json.Unmarshal(data, &settings); err != nil {
+		if err := json.Unmarshal(data, &doc); err != nil {
 			return false, fmt.Errorf("%s is not a JSON object, so m1nd leaves it alone: %w", path, err)
 		}
 	}
-	hooks, ok := settings["hooks"].(map[string]any)
-	if settings["hooks"] != nil && !ok {
-		return false, fmt.Errorf(`%s: "hooks" is not an object, so m1nd leaves it alone`, path)
+	member, ok := doc[key].(map[string]any)
+	if doc[key] != nil && !ok {
+		return false, fmt.Errorf(`%s: %q is not an object, so m1nd leaves it alone`, path, key)
 	}
-	if hooks == nil {
-		hooks = map[string]any{}
+	if member == nil {
+		member = map[string]any{}
 	}
-	if changed, err := edit(hooks); err != nil || !changed {
+	if changed, err := edit(member); err != nil || !changed {
 		return false, err
 	}
-	if len(hooks) == 0 {
-		delete(settings, "hooks")
+	if len(member) == 0 {
+		delete(doc, key)
 	} else {
-		settings["hooks"] = hooks
+		doc[key] = member
+	}
+	if len(doc) == 0 && removeEmpty {
+		return true, os.Remove(path)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(settings); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return false, err
 	}
-	perm := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	return true, gitstore.WriteFileAtomic(path, buf.Bytes(), perm)
+	return true, writeKeepingMode(path, buf.Bytes())
 }

@@ -97,50 +97,17 @@ func isOurServer(command, args any) bool {
 	return filepath.Base(cmd) == "m1nd" && len(list) == 1 && list[0] == "mcp"
 }
 
-// editMCPJSON reads a Claude Code MCP file (a missing one is {}), lets
-// edit change its "mcpServers" object, and writes it back atomically when
-// edit says it changed something. A project .mcp.json left with nothing
-// in it is removed.
+// editMCPJSON edits the "mcpServers" object of a Claude Code MCP file
+// (editJSONMember); a project .mcp.json left with nothing in it is
+// removed.
 func editMCPJSON(path string, edit func(servers map[string]any) bool) (bool, error) {
-	doc := map[string]any{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return false, err
-	case len(bytes.TrimSpace(data)) > 0:
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return false, fmt.Errorf("%s is not a JSON object, so m1nd leaves it alone: %w", path, err)
-		}
-	}
-	servers, ok := doc["mcpServers"].(map[string]any)
-	if doc["mcpServers"] != nil && !ok {
-		return false, fmt.Errorf(`%s: "mcpServers" is not an object, so m1nd leaves it alone`, path)
-	}
-	if servers == nil {
-		servers = map[string]any{}
-	}
-	if !edit(servers) {
-		return false, nil
-	}
-	if len(servers) == 0 {
-		delete(doc, "mcpServers")
-	} else {
-		doc["mcpServers"] = servers
-	}
-	if len(doc) == 0 && filepath.Base(path) == ".mcp.json" {
-		return true, os.Remove(path)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return false, err
-	}
-	return true, writeKeepingMode(path, buf.Bytes())
+	return editJSONMember(path, "mcpServers", filepath.Base(path) == ".mcp.json", func(servers map[string]any) (bool, error) {
+		return edit(servers), nil
+	})
 }
 
+// writeKeepingMode writes data to path atomically, keeping the file's
+// mode (0644 for a new one, its folder made when missing).
 func writeKeepingMode(path string, data []byte) error {
 	perm := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
