@@ -96,21 +96,32 @@ func (b *Brain) tellOpener(ctx context.Context, f *memory.Followup, writer strin
 	return nil
 }
 
-// Waiting counts what waits for agent: letters its hooks would hand a
-// session, and open follow-ups it owes.
-func (b *Brain) Waiting(ctx context.Context, agent string) (int, error) {
-	n, err := b.Box.Pending(agent)
+// WaitingItems lists what waits for agent, claiming nothing: the letters
+// its hooks would hand a session ("letter:<id>"), then the open
+// follow-ups it owes ("followup:<id>").
+func (b *Brain) WaitingItems(ctx context.Context, agent string) ([]string, error) {
+	letters, err := b.Box.Waiting(agent)
 	if err != nil {
-		return 0, fmt.Errorf("letters for %s: %w", agent, err)
+		return nil, fmt.Errorf("letters for %s: %w", agent, err)
+	}
+	var items []string
+	for _, l := range letters {
+		items = append(items, "letter:"+l.ID)
 	}
 	v, err := b.Book.View(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("follow-ups of %s: %w", agent, err)
+		return nil, fmt.Errorf("follow-ups of %s: %w", agent, err)
 	}
 	for _, f := range v.Followups {
 		if f.Owner == agent && f.State == memory.StateOpen {
-			n++
+			items = append(items, "followup:"+f.ID)
 		}
 	}
-	return n, nil
+	return items, nil
+}
+
+// Waiting counts what waits for agent (WaitingItems).
+func (b *Brain) Waiting(ctx context.Context, agent string) (int, error) {
+	items, err := b.WaitingItems(ctx, agent)
+	return len(items), err
 }

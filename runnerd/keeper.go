@@ -16,8 +16,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/mailbox"
-	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -187,30 +186,6 @@ func (k *keeper) tick(ctx context.Context) {
 	}
 }
 
-// waiting lists what waits for agent: letters its hooks would hand a
-// session, and open follow-ups it owes.
-func (k *keeper) waiting(ctx context.Context, agent string) ([]string, error) {
-	box := mailbox.New(k.d.Repo, k.d.Brain)
-	letters, err := box.Waiting(agent)
-	if err != nil {
-		return nil, fmt.Errorf("letters: %w", err)
-	}
-	var items []string
-	for _, l := range letters {
-		items = append(items, "letter:"+l.ID)
-	}
-	view, err := (&memory.Book{Repo: k.d.Repo}).View(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("follow-ups: %w", err)
-	}
-	for _, f := range view.Followups {
-		if f.Owner == agent && f.State == memory.StateOpen {
-			items = append(items, "followup:"+f.ID)
-		}
-	}
-	return items, nil
-}
-
 func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	now := k.d.Now()
 	k.mu.Lock()
@@ -219,7 +194,7 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	if busy {
 		return nil
 	}
-	items, err := k.waiting(ctx, pin.Agent)
+	items, err := ops.New(k.d.Repo, k.d.Brain).WaitingItems(ctx, pin.Agent)
 	if err != nil {
 		return err
 	}
@@ -265,13 +240,9 @@ func (k *keeper) command(pin *KeeperPin, waiting int, now time.Time) (argv []str
 	if err != nil || !ok || id == "" {
 		return start, "start", "", nil
 	}
-	m := session.Measure{Client: pin.Client}
-	if f, err := gitstore.OpenRegular(transcript); err == nil {
-		m, err = session.ReadTranscript(pin.Client, f)
-		f.Close()
-		if err != nil {
-			return start, "start", "", nil // a transcript it cannot read: a fresh session
-		}
+	m, err := session.MeasureTranscript(pin.Client, transcript)
+	if err != nil {
+		return start, "start", "", nil // a transcript it cannot read: a fresh session
 	}
 	d := session.Decide(session.State{Measure: m, Waiting: waiting, Now: now}, session.DefaultPolicy())
 	if d.Action == session.ActionResume {

@@ -247,18 +247,32 @@ func (r *Registry) Last(agent, client string) (id, transcript string, ok bool, e
 	return "", "", false, nil
 }
 
+// MeasureTranscript measures the session whose client wrote the
+// transcript at path (ReadTranscript). A transcript that is not there yet
+// measures as nothing; one that cannot be read is an error.
+func MeasureTranscript(client, path string) (Measure, error) {
+	empty := Measure{Client: client, CacheTTL: 300}
+	if path == "" {
+		return empty, nil
+	}
+	f, err := gitstore.OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return empty, nil
+	}
+	if err != nil {
+		return empty, err
+	}
+	defer f.Close()
+	return ReadTranscript(client, f)
+}
+
 // Assess reads a listed session's transcript and asks the refresh decider
 // about it, with waiting the work that waits for its agent. A transcript
 // that cannot be read is measured as nothing.
 func Assess(s Listed, waiting int, now time.Time) Decision {
-	m := Measure{Client: s.Client, CacheTTL: 300}
-	if s.Transcript != "" {
-		if f, err := os.Open(s.Transcript); err == nil {
-			if got, err := ReadTranscript(s.Client, f); err == nil {
-				m = got
-			}
-			f.Close()
-		}
+	m, err := MeasureTranscript(s.Client, s.Transcript)
+	if err != nil {
+		m = Measure{Client: s.Client, CacheTTL: 300}
 	}
 	return Decide(State{Measure: m, Live: s.Live, MidTurn: s.State == StateMidTurn, Waiting: waiting, Now: now}, DefaultPolicy())
 }
