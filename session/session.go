@@ -654,11 +654,7 @@ func clipTo(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n - len("…")
-	for cut > 0 && cut < len(s) && s[cut]&0xc0 == 0x80 {
-		cut--
-	}
-	return s[:max(cut, 0)] + "…"
+	return gates.CutBytes(s, max(n-len("…"), 0)) + "…"
 }
 
 func orDefault(s, def string) string {
