@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -120,7 +121,10 @@ func writeKeepingMode(path string, data []byte) error {
 
 // codexServerHeader matches the header of m1nd's server table in a Codex
 // config.toml, or of one of its subtables ([mcp_servers.m1nd.env]).
-var codexServerHeader = regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*(m1nd|"m1nd")\s*(\]|\.)`)
+// Compiled on first use: only hook install and uninstall need it.
+var codexServerHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*(m1nd|"m1nd")\s*(\]|\.)`)
+})
 
 // editCodexConfig registers (install) or removes m1nd's server in a Codex
 // config.toml, editing the text so that every comment and other table
@@ -203,7 +207,7 @@ func cutCodexServer(text string) string {
 		trimmed := strings.TrimSpace(l)
 		if strings.HasPrefix(trimmed, "[") {
 			was := skipping
-			skipping = codexServerHeader.MatchString(l)
+			skipping = codexServerHeader().MatchString(l)
 			if was && !skipping && len(out) > 0 {
 				out = append(out, "\n") // the blank line that set the next table apart
 			}

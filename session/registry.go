@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -51,13 +50,22 @@ type Proc struct {
 	Command string `json:"process,omitempty"` // its comm, for people
 }
 
-// sessionIDPattern is what a session id must look like before it becomes
-// a file name: both hosts use UUIDs.
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
-
-// ValidSessionID reports whether id is a safe token to name a file by.
+// ValidSessionID reports whether id is a safe token to name a file by:
+// [A-Za-z0-9][A-Za-z0-9_.-]{0,127} with no "..", what both hosts' UUIDs
+// are. Checked by hand: a regexp with that repetition compiled at package
+// init cost 0.4 ms of every m1nd call.
 func ValidSessionID(id string) bool {
-	return sessionIDPattern.MatchString(id) && !strings.Contains(id, "..")
+	if len(id) == 0 || len(id) > 128 || strings.Contains(id, "..") {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || (c != '_' && c != '.' && c != '-')) {
+			return false
+		}
+	}
+	return true
 }
 
 // StateAfter is the state a session is in once event was answered with

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -273,4 +274,18 @@ func TestRegistryAsTheKeepersView(t *testing.T) {
 	if id, _, ok, _ := reg.Last("bob", HostClaude); !ok || id != "s-new" {
 		t.Fatalf("the last session outlives its process: %q %v", id, ok)
 	}
+}
+
+// FuzzValidSessionID holds the hand-written check to the pattern it
+// stands for.
+func FuzzValidSessionID(f *testing.F) {
+	pattern := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+	for _, s := range []string{"5f0e2c1a-9b7d", "a..b", ".x", "-x", "a_b.c-d", strings.Repeat("a", 129), "é", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := ValidSessionID(id), pattern.MatchString(id) && !strings.Contains(id, ".."); got != want {
+			t.Fatalf("ValidSessionID(%q) = %v, want %v", id, got, want)
+		}
+	})
 }
