@@ -1,43 +1,13 @@
 package brain
 
 import (
+	"context"
+	"sync"
+
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
-
-// The gestures, as their challenges name them.
-const (
-	GestureArchive       = chain.GestureArchive
-	GestureReceiptImport = "receipt_import"
-	GestureRatify        = "ratify"
-)
-
-// CheckGesture is the one rule every human gesture meets, before it is
-// written and whenever its commit is judged. While the brain has no
-// registered passkey (keys nil or empty), the terminal's human-tty (and
-// the tray's former human-ui claim) stand. Once one is registered, only a
-// proof by a registered key over exactly this change does: the gesture is
-// made in the tray, whatever local git config says.
-func CheckGesture(keys *KeySet, gesture string, change []byte, origin string, proof *gates.Proof) error {
-	if keys == nil || len(keys.Keys) == 0 {
-		switch origin {
-		case gates.OriginHumanTTY, gates.OriginHumanUI:
-			return nil
-		case gates.OriginHumanPasskey:
-			return gates.Refusef(gates.HumanGestureRequired, "proof", "a passkey proof, but this brain has no registered passkey: register one in the tray first")
-		}
-		return gates.Refusef(gates.HumanGestureRequired, "origin", "%s is a human gesture: confirm it at a terminal, or sign it in the tray with a registered passkey", gesture)
-	}
-	if origin != gates.OriginHumanPasskey || proof == nil {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain has a registered passkey, so %s is made in the tray and signed by it; a terminal confirmation no longer counts", gesture)
-	}
-	key, ok := keys.Key(proof.CredentialID)
-	if !ok {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this brain has not registered")
-	}
-	return gates.VerifyProof(proof, key, gates.GestureChallenge(gesture, change))
-}
 
 // GestureOfCommit reads a gesture's origin and proof from its commit's
 // trailers; a proof trailer that does not decode is refused.
@@ -58,51 +28,138 @@ func StoreChange(parent, tree gitstore.Hash) []byte {
 	return []byte(parent.String() + "\n" + tree.String())
 }
 
-// KeysAt judges gesture commits against the key set at Head (ZeroHash: no
-// key registered), read through Objects once. With History, a chain is
-// read from its root, and a gesture may be older than today's keys: a
-// terminal gesture passes even when a key exists now (it cannot be told
-// from one made before the first key), and a proof passes when any key the
-// keys chain ever held made it (a key removed since proved what it signed
-// while it was held). Hooks and sync judge new commits strictly: by
-// today's keys only, so a removed key proves nothing new.
+// KeysAt is the one judge of a human gesture's commit, before it is
+// written and wherever it is read (post, the tray, the git hooks, a
+// remote's pre-receive, sync both ways, verify): against the key set at
+// Head (ZeroHash: no key was ever registered), read through Objects once.
+//
+// While no key was ever registered, a terminal's confirmation (human-tty)
+// stands. Once one is, a gesture stands only
+//   - with a proof, by a key the set holds, over exactly this change; or
+//   - with a proof by a key removed since, over exactly this change, on a
+//     commit that the removal anchored (made before it); or
+//   - confirmed at a terminal, on a commit that the first key's
+//     registration anchored (made before it).
+//
+// No clock is trusted: "before" is "in the history the key set recorded
+// when it changed". A commit being written (doc.Commit zero) is anchored
+// nowhere.
 type KeysAt struct {
 	Objects gitstore.Objects
 	Head    gitstore.Hash
-	History bool
+	// Strict judges commits being written (a post, a git hook, a remote's
+	// pre-receive): the tray's unsigned human-ui claim of before passkeys is
+	// read in history only, never on a new commit.
+	Strict bool
+	// RequirePasskey refuses every terminal gesture, before the first key
+	// too: a team's remote (hooks install --bare --require-passkey).
+	RequirePasskey bool
 
-	keys   *KeySet
-	ever   *KeySet // History: every key the chain held, read on first need
-	err    error
-	loaded bool
+	mu      sync.Mutex // the judge is shared by verify's parallel walks
+	keys    *KeySet
+	err     error
+	loaded  bool
+	reached map[string]map[gitstore.Hash]bool // ref+anchor → the commits at or below it
 }
 
-// CheckCommit judges one gesture commit (chain.Gestures).
-func (k *KeysAt) CheckCommit(gesture string, change []byte, message string) error {
+// Keys is the key set the judge holds (nil: no key was ever registered).
+func (k *KeysAt) Keys() (*KeySet, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if !k.loaded {
 		k.keys, k.err = ReadKeys(k.Objects, k.Head)
 		k.loaded = true
 	}
-	if k.err != nil {
-		return k.err
+	return k.keys, k.err
+}
+
+// CheckCommit judges one gesture commit (chain.Gestures): doc's message
+// carries the origin and proof, over change.
+func (k *KeysAt) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
+	keys, err := k.Keys()
+	if err != nil {
+		return err
+	}
+	message := ""
+	if doc.Meta != nil {
+		message = doc.Meta.Message
 	}
 	origin, proof, err := GestureOfCommit(message)
 	if err != nil {
 		return err
 	}
-	keys := k.keys
-	switch {
-	case k.History && proof == nil:
-		keys = nil
-	case k.History:
-		if k.ever == nil {
-			if k.ever, err = ReadKeysEverHeld(k.Objects, k.Head); err != nil {
-				return err
-			}
-		}
-		keys = k.ever
+	if proof != nil || origin == gates.OriginHumanPasskey {
+		return k.checkProof(keys, doc, gesture, change, origin, proof)
 	}
-	return CheckGesture(keys, gesture, change, origin, proof)
+	switch {
+	case !gates.IsHumanOrigin(origin):
+		return gates.Refusef(gates.HumanGestureRequired, gates.GestureField(gesture), "%s is a human gesture: confirm it at a terminal, or sign it in the tray with a registered passkey", gesture)
+	case origin == gates.OriginHumanUI && k.Strict:
+		return gates.Refusef(gates.HumanGestureRequired, "origin", "M1nd-Origin: %s was the tray's unsigned claim of before passkeys: no new commit carries it; sign %s in the tray", gates.OriginHumanUI, gesture)
+	case k.RequirePasskey:
+		return gates.Refusef(gates.HumanGestureRequired, "origin", "this remote takes human gestures signed by a passkey only (hooks install --bare --require-passkey): a terminal's confirmation of %s does not count here", gesture)
+	case keys == nil:
+		return nil
+	}
+	ok, err := k.anchored(keys.BeforeFirstKey, doc)
+	if err != nil || ok {
+		return err
+	}
+	return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain has a registered passkey, so %s is made in the tray and signed by it: a terminal's confirmation made after the first key does not count", gesture)
+}
+
+func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Judged, gesture string, change []byte, origin string, proof *gates.Proof) error {
+	switch {
+	case origin != gates.OriginHumanPasskey || proof == nil:
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "a passkey's proof rides with M1nd-Origin: %s, and only with it", gates.OriginHumanPasskey)
+	case keys == nil:
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "a passkey proof, but this brain has no registered passkey: register one in the tray first")
+	}
+	challenge := gates.GestureChallenge(gesture, change)
+	if key, held := keys.Key(proof.CredentialID); held {
+		return gates.VerifyProof(proof, key, challenge)
+	}
+	removed, ok := keys.RemovedKey(proof.CredentialID)
+	if !ok {
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this brain has not registered")
+	}
+	if err := gates.VerifyProof(proof, gates.PublicKey{CredentialID: removed.CredentialID, PKIX: removed.PublicKey}, challenge); err != nil {
+		return err
+	}
+	ok, err := k.anchored(removed.Anchors, doc)
+	if err != nil || ok {
+		return err
+	}
+	return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d: a removed key proves nothing made after its removal", gates.Echo(removed.Label), removed.RemovedIn)
+}
+
+// anchored reports whether doc's commit is the anchor of its ref in
+// anchors or one of the anchor's first-parent ancestors.
+func (k *KeysAt) anchored(anchors Anchors, doc *chain.Judged) (bool, error) {
+	at, ok := anchors[doc.Ref]
+	if !ok || doc.Commit.IsZero() {
+		return false, nil
+	}
+	key := doc.Ref + " " + at
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	reach, ok := k.reached[key]
+	if !ok {
+		reach = map[gitstore.Hash]bool{}
+		for h, err := gitstore.ParseHash(at); err == nil && !h.IsZero(); {
+			reach[h] = true
+			c, err := k.Objects.ReadCommit(h)
+			if err != nil || len(c.Parents) == 0 {
+				break // an anchor this side never held anchors nothing here
+			}
+			h = c.Parents[0]
+		}
+		if k.reached == nil {
+			k.reached = map[string]map[gitstore.Hash]bool{}
+		}
+		k.reached[key] = reach
+	}
+	return reach[doc.Commit], nil
 }
 
 // TerminalGesture is nil while a terminal may make gesture in repo (no
@@ -110,11 +167,14 @@ func (k *KeysAt) CheckCommit(gesture string, change []byte, message string) erro
 // would meet: the CLI checks it before it asks, so nobody types a
 // confirmation that cannot count.
 func TerminalGesture(repo *gitstore.Repo, gesture string) error {
-	keys, err := (&Store{Repo: repo}).Keys()
-	if err != nil {
-		return err
-	}
-	return CheckGesture(keys, gesture, nil, gates.OriginHumanTTY, nil)
+	return (&Store{Repo: repo}).CheckCommit(GestureDoc("", gates.OriginHumanTTY, nil), gesture, nil)
+}
+
+// GestureDoc is a gesture commit about to be written on ref, as the judge
+// reads it: its origin and proof trailers, no commit yet.
+func GestureDoc(ref, origin string, proof *gates.Proof) *chain.Judged {
+	p := chain.Prepared{}
+	return &chain.Judged{Doc: chain.Doc{Ref: ref, Meta: &gitstore.Commit{Message: p.Message(origin, proof)}}}
 }
 
 // Keys reads the brain's registered passkeys now; nil when none.
@@ -126,12 +186,46 @@ func (s *Store) Keys() (*KeySet, error) {
 	return ReadKeys(s.Repo, head)
 }
 
-// CheckGesture checks a gesture about to be written against the brain's
-// passkeys now (see CheckGesture).
-func (s *Store) CheckGesture(gesture string, change []byte, origin string, proof *gates.Proof) error {
-	keys, err := s.Keys()
+// Judge is the gesture judge of commits written now: strict, against the
+// brain's keys as they stand.
+func (s *Store) Judge() (*KeysAt, error) {
+	head, _, err := s.Repo.ReadRef(KeysRef)
+	if err != nil {
+		return nil, err
+	}
+	return &KeysAt{Objects: s.Repo, Head: head, Strict: true}, nil
+}
+
+// CheckCommit checks a gesture about to be written against the brain's
+// passkeys now (chain.Gestures, see KeysAt).
+func (s *Store) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
+	judge, err := s.Judge()
 	if err != nil {
 		return err
 	}
-	return CheckGesture(keys, gesture, change, origin, proof)
+	return judge.CheckCommit(doc, gesture, change)
+}
+
+// Env is what this brain's own writes are judged with, as the laws judge
+// them: the store and the keys as they stand now.
+func (s *Store) Env() (chain.Env, error) {
+	storeHead, _, err := s.Repo.ReadRef(StoreRef)
+	if err != nil {
+		return chain.Env{}, err
+	}
+	judge, err := s.Judge()
+	if err != nil {
+		return chain.Env{}, err
+	}
+	return chain.Env{RuntimeDir: s.Repo.RuntimeDir(), Landings: StoreAt{Objects: s.Repo, Head: storeHead}, Gestures: judge}, nil
+}
+
+// commitGesture writes a prepared gesture with its origin and proof,
+// judged by the laws as the brain stands now.
+func (s *Store) commitGesture(ctx context.Context, p *chain.Prepared, origin string, proof *gates.Proof) (gitstore.Hash, error) {
+	env, err := s.Env()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return p.Commit(ctx, origin, proof, env)
 }

@@ -1,9 +1,14 @@
 package brain
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
@@ -22,11 +27,22 @@ const KeysFile = "keys.json"
 // KeysSchema names the key set's format.
 const KeysSchema = "m1nd-passkeys-v0"
 
-// KeySet is the brain's registered passkeys at one version.
+// KeySet is the brain's registered passkeys at one version, and what the
+// laws need to judge gestures made before its keys changed, without a
+// clock:
+//
+//   - BeforeFirstKey anchors the gestures made at a terminal before the
+//     first key was registered (written with the first set, carried
+//     unchanged): a terminal gesture stands only at or below an anchor.
+//   - Removed keeps every key taken out of the set, with the anchors of
+//     what it proved while it was held: its proof stands only at or below
+//     one of them, so a removed key proves nothing made after its removal.
 type KeySet struct {
-	Schema  string    `json:"schema"`
-	Version int64     `json:"version"`
-	Keys    []Passkey `json:"keys"`
+	Schema         string       `json:"schema"`
+	Version        int64        `json:"version"`
+	Keys           []Passkey    `json:"keys"`
+	Removed        []RemovedKey `json:"removed,omitempty"`
+	BeforeFirstKey Anchors      `json:"before_first_key,omitempty"`
 }
 
 // Passkey is one registered credential.
@@ -36,6 +52,20 @@ type Passkey struct {
 	Label        string `json:"label,omitempty"`
 	AddedAt      string `json:"added_at"`
 }
+
+// RemovedKey is a credential the set held once: what it proved while it
+// was held stands (Anchors), nothing it signs now does.
+type RemovedKey struct {
+	Passkey
+	RemovedIn int64   `json:"removed_in"` // the key set version that removed it
+	Anchors   Anchors `json:"anchors,omitempty"`
+}
+
+// Anchors are the heads, at one moment of the brain, of the chains that
+// carry gestures (ref → commit, 40 hex): a gesture commit is anchored
+// when it is that commit or one of its first-parent ancestors, so it was
+// made before that moment.
+type Anchors map[string]string
 
 // Canonical returns the key set's canonical bytes.
 func (k *KeySet) Canonical() []byte { return chain.CanonicalJSON(k) }
@@ -50,12 +80,31 @@ func (k *KeySet) Key(credentialID string) (gates.PublicKey, bool) {
 	return gates.PublicKey{}, false
 }
 
+// RemovedKey returns the record of a credential the set no longer holds.
+func (k *KeySet) RemovedKey(credentialID string) (*RemovedKey, bool) {
+	for i := range k.Removed {
+		if k.Removed[i].CredentialID == credentialID {
+			return &k.Removed[i], true
+		}
+	}
+	return nil, false
+}
+
+// Fingerprint is how a person compares a passkey across machines: the
+// first 16 hex digits of the sha256 of its public key, in groups of four.
+func (p Passkey) Fingerprint() string {
+	sum := sha256.Sum256([]byte(p.PublicKey))
+	h := hex.EncodeToString(sum[:8])
+	return h[0:4] + " " + h[4:8] + " " + h[8:12] + " " + h[12:16]
+}
+
 // KeysKind is the passkey ref. The first key set holds one key, registered
 // in the tray with the one-time code `m1nd serve` prints (the laws cannot
-// see that code: whoever writes the first set is trusted, so register a key
-// before letting agents loose). Every later set is a proven gesture: its
-// commit carries a proof by a key of the set before it, over the new set;
-// and it holds at least one key, so a brain that had a passkey keeps one.
+// see that code: whoever writes the first set is trusted, per clone, so
+// register a key before letting agents loose). Every later set is a proven
+// gesture: its commit carries a proof by a key of the set before it, over
+// the new set; it changes the keys and nothing else, keeps every removed
+// key on record, and holds at least one key.
 var KeysKind = &chain.Kind{
 	Name:    "keys",
 	Prefix:  KeysRef,
@@ -68,52 +117,81 @@ var KeysKind = &chain.Kind{
 
 func init() { chain.Register(KeysKind) }
 
-// KeysGesture names the gesture that changes the key set, in challenges.
-const KeysGesture = "keys"
-
 // DecodeKeySet reads a stored key set: its canonical bytes, of this schema,
 // each key a credential id and a public key m1nd can verify with, no
-// credential twice.
+// credential twice (held or removed), anchors that name m1nd refs and
+// commits.
 func DecodeKeySet(body []byte) (*KeySet, error) {
 	k, err := chain.DecodeAs[KeySet](body, KeysFile)
 	if err != nil {
 		return nil, err
-	}
-	invalid := func(format string, args ...any) error {
-		return gates.Refusef(gates.InvalidLetter, "keys", format, args...)
 	}
 	if k.Schema != KeysSchema {
 		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "%s is not %q", KeysFile, KeysSchema)
 	}
 	seen := map[string]bool{}
 	for _, p := range k.Keys {
-		id, err := base64.RawURLEncoding.DecodeString(p.CredentialID)
-		if err != nil || len(id) == 0 || len(id) > 1023 || seen[p.CredentialID] {
-			return nil, invalid("a key's credential_id is base64url, at most 1023 bytes, once")
+		if err := checkPasskey(p, seen); err != nil {
+			return nil, err
 		}
-		seen[p.CredentialID] = true
-		der, err := base64.RawURLEncoding.DecodeString(p.PublicKey)
-		if err != nil {
-			return nil, invalid("a key's public_key is base64url PKIX")
+	}
+	for _, r := range k.Removed {
+		if err := checkPasskey(r.Passkey, seen); err != nil {
+			return nil, err
 		}
-		if _, err := x509.ParsePKIXPublicKey(der); err != nil {
-			return nil, invalid("a key's public_key is not a public key m1nd can verify with")
+		if r.RemovedIn < 2 || r.RemovedIn > k.Version {
+			return nil, invalidKeys("a removed key names the key set version that removed it")
 		}
-		if _, err := time.Parse(time.RFC3339, p.AddedAt); err != nil || gates.HasUnsafeText(p.Label) || len(p.Label) > 100 {
-			return nil, invalid("a key has added_at (RFC 3339) and a short plain label")
+		if err := r.Anchors.check(); err != nil {
+			return nil, err
 		}
+	}
+	if err := k.BeforeFirstKey.check(); err != nil {
+		return nil, err
 	}
 	return k, nil
 }
 
+func invalidKeys(format string, args ...any) error {
+	return gates.Refusef(gates.InvalidLetter, "keys", format, args...)
+}
+
+func checkPasskey(p Passkey, seen map[string]bool) error {
+	id, err := base64.RawURLEncoding.DecodeString(p.CredentialID)
+	if err != nil || len(id) == 0 || len(id) > 1023 || seen[p.CredentialID] {
+		return invalidKeys("a key's credential_id is base64url, at most 1023 bytes, once (held or removed)")
+	}
+	seen[p.CredentialID] = true
+	der, err := base64.RawURLEncoding.DecodeString(p.PublicKey)
+	if err != nil {
+		return invalidKeys("a key's public_key is base64url PKIX")
+	}
+	if _, err := x509.ParsePKIXPublicKey(der); err != nil {
+		return invalidKeys("a key's public_key is not a public key m1nd can verify with")
+	}
+	if _, err := time.Parse(time.RFC3339, p.AddedAt); err != nil || gates.HasUnsafeText(p.Label) || len(p.Label) > 100 {
+		return invalidKeys("a key has added_at (RFC 3339) and a short plain label")
+	}
+	return nil
+}
+
+// check refuses anchors that do not name an m1nd ref and a commit.
+func (a Anchors) check() error {
+	for ref, commit := range a {
+		if _, err := gitstore.ParseHash(commit); err != nil || !strings.HasPrefix(ref, "refs/m1nd/") || !gitstore.ValidRefName(ref) {
+			return invalidKeys("an anchor names an m1nd ref and the commit (40 hex) it stood at")
+		}
+	}
+	return nil
+}
+
 // keysFollow: versions count up from 1; the first set registers one key;
-// every later set keeps at least one and is proven by a key of the set
-// before it (KeysFollow).
+// every later set is KeysFollow.
 func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
 	k := next.Value.(*KeySet)
 	if prev == nil {
-		if k.Version != 1 || len(k.Keys) != 1 {
-			return gates.Refusef(gates.InvalidLetter, "keys", "the first key set is version 1 with the one key its registration proved")
+		if k.Version != 1 || len(k.Keys) != 1 || len(k.Removed) != 0 {
+			return invalidKeys("the first key set is version 1 with the one key its registration proved")
 		}
 		return nil
 	}
@@ -121,22 +199,53 @@ func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
 }
 
 // ErrLastKey refuses a key set after the first that holds no key: with
-// none, CheckGesture would take a terminal's word again.
+// none, a terminal's word would count again.
 var ErrLastKey = gates.Refusef(gates.InvalidTransition, "keys", "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)")
 
 // KeysFollow is the law of a key set after the first, whose commit message
-// is message and canonical bytes body: its version adds 1, it holds at
-// least one key, and the commit carries a proof, by a key of before, of
-// gesture KeysGesture over body. The tray checks a change with it before
-// writing; the laws judge the commit with it.
+// is message and canonical bytes body: its version adds 1; it keeps the
+// anchors of the first key and every removed key on record; a key leaves
+// the set only into Removed, at this version, and a removed key never comes
+// back; it holds at least one key; and the commit carries a proof, by a key
+// of before, of gesture keys over body. The laws judge a keys commit with
+// it, and the tray checks a change with it before writing.
 func KeysFollow(before, next *KeySet, body []byte, message string) error {
 	if next.Version != before.Version+1 {
 		return gates.Refusef(gates.InvalidLetter, "version", "each key set adds 1 to version: this one says %d, want %d", next.Version, before.Version+1)
 	}
+	if !bytes.Equal(chain.CanonicalJSON(next.BeforeFirstKey), chain.CanonicalJSON(before.BeforeFirstKey)) {
+		return invalidKeys("before_first_key is written with the first key and never changes")
+	}
+	if len(next.Removed) < len(before.Removed) {
+		return invalidKeys("a removed key stays on record: what it proved while it was held is judged by it")
+	}
+	for i, r := range before.Removed {
+		if !bytes.Equal(chain.CanonicalJSON(r), chain.CanonicalJSON(next.Removed[i])) {
+			return invalidKeys("a removed key stays on record as it was removed")
+		}
+	}
+	for _, r := range next.Removed[len(before.Removed):] {
+		held := slices.ContainsFunc(before.Keys, func(p Passkey) bool { return p == r.Passkey })
+		if !held || r.RemovedIn != next.Version {
+			return invalidKeys("a key is removed from the set that held it, at the version that removes it")
+		}
+	}
+	for _, p := range next.Keys {
+		if _, removed := next.RemovedKey(p.CredentialID); removed {
+			return invalidKeys("a removed key never comes back: add a passkey made anew")
+		}
+	}
+	for _, p := range before.Keys {
+		kept := slices.Contains(next.Keys, p)
+		_, removed := next.RemovedKey(p.CredentialID)
+		if !kept && !removed {
+			return invalidKeys("a key leaves the set only as a removed key, kept on record")
+		}
+	}
 	if len(next.Keys) == 0 {
 		return ErrLastKey
 	}
-	return checkProofBy(before, message, KeysGesture, body)
+	return checkProofBy(before, message, gates.GestureKeys, body)
 }
 
 // checkProofBy checks that a commit message carries a proof, by a key of
@@ -152,41 +261,9 @@ func checkProofBy(keys *KeySet, message, gesture string, change []byte) error {
 	}
 	key, ok := keys.Key(p.CredentialID)
 	if !ok {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this brain has not registered")
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this key set does not hold")
 	}
 	return gates.VerifyProof(p, key, gates.GestureChallenge(gesture, change))
-}
-
-// ReadKeysEverHeld reads every key the keys chain at head ever held, as
-// one set (the newest registration of a credential wins); nil when no key
-// was ever registered.
-func ReadKeysEverHeld(objs gitstore.Objects, head gitstore.Hash) (*KeySet, error) {
-	var all *KeySet
-	seen := map[string]bool{}
-	for h := head; !h.IsZero(); {
-		c, err := objs.ReadCommit(h)
-		if err != nil {
-			return nil, fmt.Errorf("%s at %s: %w", KeysRef, h, err)
-		}
-		set, err := ReadKeys(objs, h)
-		if err != nil {
-			return nil, err
-		}
-		if all == nil {
-			all = &KeySet{Schema: set.Schema, Version: set.Version}
-		}
-		for _, p := range set.Keys {
-			if !seen[p.CredentialID] {
-				seen[p.CredentialID] = true
-				all.Keys = append(all.Keys, p)
-			}
-		}
-		h = gitstore.ZeroHash
-		if len(c.Parents) > 0 {
-			h = c.Parents[0]
-		}
-	}
-	return all, nil
 }
 
 // ReadKeys reads the key set at the keys ref's head through objs; nil when

@@ -162,18 +162,25 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 		if r == nil || r.StoreVersion != snap.StoreVersion || !gates.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
 			return gates.Refusef(gates.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", snap.StoreVersion, b.BlockID)
 		}
-		gesture = GestureRatify
+		gesture = gates.GestureRatify
 	}
+	var lands *Landing
 	for _, b := range snap.Blocks {
 		for _, r := range b.Receipts {
 			if before[b.BlockID+" "+receiptKey(r)] {
 				continue
 			}
 			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
-			if r.StoreVersion != snap.StoreVersion || !human || gesture == GestureRatify {
+			if r.StoreVersion != snap.StoreVersion || !human || gesture == gates.GestureRatify {
 				return gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", snap.StoreVersion, b.BlockID)
 			}
-			gesture = GestureReceiptImport
+			gesture, lands = gates.GestureReceiptImport, r.Lands
+			if lands != nil {
+				if err := lands.Check(); err != nil {
+					return err
+				}
+				gesture = gates.GestureLand
+			}
 		}
 	}
 	if gesture == "" || env.Gestures == nil {
@@ -183,7 +190,11 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	if len(next.Meta.Parents) > 0 {
 		parent = next.Meta.Parents[0]
 	}
-	return env.Gestures.CheckCommit(gesture, StoreChange(parent, next.Meta.Tree), next.Meta.Message)
+	change := StoreChange(parent, next.Meta.Tree)
+	if lands != nil {
+		change = LandChange(lands, parent, next.Meta.Tree)
+	}
+	return env.Gestures.CheckCommit(next, gesture, change)
 }
 
 // receiptsKept: evidence is never taken back. A block that is still in
@@ -242,10 +253,13 @@ func receiptKeys(s *Snapshot) map[string]bool {
 	return out
 }
 
-// receiptKey names an imported receipt within its block: the version
-// that imported it and its bytes. A receipt never moves between blocks
-// (a merge or a split leaves the new blocks without receipts), so one
-// found on a block that did not hold it is new, and needs its gesture.
+// receiptKey names an imported receipt within its block: the whole record
+// (the version that imported it, its bytes, who imported it how, and the
+// mission it lands), so a record changed after its import is a receipt
+// taken back and another added without a gesture. A receipt never moves
+// between blocks (a merge or a split leaves the new blocks without
+// receipts), so one found on a block that did not hold it is new, and
+// needs its gesture.
 func receiptKey(r StoredReceipt) string {
-	return fmt.Sprintf("%d %s", r.StoreVersion, r.Receipt)
+	return string(chain.CanonicalJSON(r))
 }

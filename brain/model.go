@@ -134,6 +134,9 @@ type StoredReceipt struct {
 	ImportedBy   string          `json:"imported_by"`
 	ImportedVia  string          `json:"imported_via"`
 	ImportedAt   string          `json:"imported_at"`
+	// Lands names the mission a landing's import lands, and the commits
+	// its human saw; absent for an import that lands no mission.
+	Lands *Landing `json:"lands,omitempty"`
 }
 
 // ValidBlockID reports whether id can name a block: sb_ then lowercase

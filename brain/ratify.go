@@ -15,7 +15,7 @@ type RatifyRequest struct {
 	BlockIDs []string
 	Origin   string // ratified_via: the human gesture's origin
 	Proof    *gates.Proof
-	DryRun   bool // prepare only: the reply's Change is what the passkey signs
+	DryRun   bool // prepare only: the reply's Prepared is what the passkey signs
 }
 
 // RatifyResult reports a ratification.
@@ -34,7 +34,7 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 	now := req.at()
 	res := &RatifyResult{}
 	_, mres, err := s.mutate(ctx, mutation{
-		op: StoreOpRatify, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "ratified_via", name: GestureRatify, proof: req.Proof, dryRun: req.DryRun, now: now,
+		op: StoreOpRatify, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: gates.GestureRatify, proof: req.Proof, dryRun: req.DryRun, now: now,
 		apply: func(next *Snapshot) (string, error) {
 			targets, err := ratifyTargets(next, req.BlockIDs)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 )
 
@@ -19,9 +20,22 @@ type ImportRequest struct {
 	Receipt []byte // the receipt JSON, kept exactly (compacted) as submitted
 	Origin  string // imported_via: the human gesture's origin
 	Proof   *gates.Proof
+	// Lands names the mission this import lands and the commits its human
+	// saw (a landing, ops.Land); nil for an import that lands no mission.
+	// It makes the gesture a landing's: its proof binds the record too.
+	Lands *Landing
 	// DryRun prepares the import without committing it: the reply's
-	// Change is what the passkey signs.
+	// Prepared is what the passkey signs.
 	DryRun bool
+}
+
+// importGesture is the gesture an import is: a landing's, when it names
+// the mission it lands.
+func importGesture(lands *Landing) string {
+	if lands != nil {
+		return gates.GestureLand
+	}
+	return gates.GestureReceiptImport
 }
 
 // ImportResult is the reply to an accepted import.
@@ -32,7 +46,7 @@ type ImportResult struct {
 	ReceiptCount int    `json:"receipt_count"`
 	Commit       string `json:"commit"`
 
-	Change []byte `json:"-"` // with DryRun: what the passkey signs
+	Prepared *chain.Prepared `json:"-"` // with DryRun: the commit the passkey's proof lets through
 }
 
 // ImportReceipt is the receipt_import law, checks in order: the human
@@ -43,8 +57,13 @@ type ImportResult struct {
 func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportResult, error) {
 	now := req.at()
 	res := &ImportResult{OK: true, BlockID: req.BlockID}
+	if req.Lands != nil {
+		if err := req.Lands.Check(); err != nil {
+			return nil, err
+		}
+	}
 	snap, mres, err := s.mutate(ctx, mutation{
-		op: StoreOpReceiptImport, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: "imported_via", name: GestureReceiptImport, proof: req.Proof, dryRun: req.DryRun, now: now,
+		op: StoreOpReceiptImport, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: importGesture(req.Lands), lands: req.Lands, proof: req.Proof, dryRun: req.DryRun, now: now,
 		apply: func(next *Snapshot) (string, error) {
 			b := next.Block(req.BlockID)
 			if b == nil {
@@ -62,7 +81,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 			}
 			b.Receipts = append(b.Receipts, StoredReceipt{
 				Receipt: compact, StoreVersion: next.StoreVersion, ImportedBy: req.Agent,
-				ImportedVia: req.Origin, ImportedAt: now.UTC().Format(gates.WindowLayout),
+				ImportedVia: req.Origin, ImportedAt: now.UTC().Format(gates.WindowLayout), Lands: req.Lands,
 			})
 			res.ReceiptCount = len(b.Receipts)
 			return fmt.Sprintf("receipt_import %s %s", b.BlockID, r.Type), nil
@@ -71,7 +90,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 	if err != nil {
 		return nil, err
 	}
-	res.StoreVersion, res.Change = snap.StoreVersion, mres.Change
+	res.StoreVersion, res.Prepared = snap.StoreVersion, mres.Prepared
 	if !req.DryRun {
 		res.Commit = snap.Commit.String()
 	}

@@ -162,11 +162,14 @@ type mutation struct {
 	needStore bool    // refuse no_store when there is none
 	agent     string
 	origin    string // the human gesture's origin, stamped as a trailer
-	gesture   string // for a human gesture, the field the origin came in: checked before anything else
-	name      string // for a human gesture, its name in challenges (GestureReceiptImport)
-	proof     *gates.Proof
-	// dryRun prepares the change and writes its objects, but no commit:
-	// the result's Change is what a passkey signs to prove the gesture.
+	// gesture names a human gesture (gates.Gesture…): its origin is
+	// checked before anything else, and its commit is prepared and judged
+	// as a gesture's (chain.Prepared).
+	gesture string
+	lands   *Landing // a landing's import: what its proof binds besides the store change
+	proof   *gates.Proof
+	// dryRun prepares the gesture's commit and writes its objects, but moves
+	// no ref: the result's Prepared is what a passkey signs.
 	dryRun bool
 	now    time.Time
 	// apply changes the snapshot (a private copy, already at the new
@@ -187,18 +190,19 @@ type MutationResult struct {
 	Subject      string `json:"subject,omitempty"`
 	Commit       string `json:"commit,omitempty"`
 
-	// Change is, for a gesture prepared with DryRun, what its proof binds
-	// (StoreChange of the parent and the prepared tree).
-	Change []byte `json:"-"`
+	// Prepared is, for a gesture prepared with DryRun, the commit it will
+	// write and what its proof binds.
+	Prepared *chain.Prepared `json:"-"`
 }
 
 // mutate runs the store's OCC law around one change: read the head, check
 // the expected version, apply the change to a copy, write the new snapshot
-// and move the ref by compare-and-swap. A refusal or failure writes nothing
-// the ref can reach.
+// and move the ref by compare-and-swap. A human gesture's commit is judged
+// by the store's laws, its proof included, before the ref moves. A refusal
+// or failure writes nothing the ref can reach.
 func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationResult, error) {
 	if m.gesture != "" {
-		if err := gates.RequireHumanOrigin(m.origin, m.gesture); err != nil {
+		if err := gates.RequireHumanOrigin(m.origin, gates.GestureField(m.gesture)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -237,18 +241,21 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	if err != nil {
 		return nil, nil, fmt.Errorf("store v%d: %s: %w", next.StoreVersion, subject, err)
 	}
-	if m.gesture != "" {
-		change := StoreChange(parent, tree)
+	meta := commitMeta(next.StoreVersion, m, subject)
+	var commit gitstore.Hash
+	if m.gesture == "" {
+		commit, err = chain.Chain{Repo: s.Repo, Kind: StoreKind, Ref: StoreRef}.AppendTree(ctx, parent, tree, meta)
+	} else {
+		p := &chain.Prepared{Chain: chain.Chain{Repo: s.Repo, Kind: StoreKind, Ref: StoreRef}, Parent: parent, Tree: tree, Meta: meta, Gesture: m.gesture, Change: StoreChange(parent, tree)}
+		if m.lands != nil {
+			p.Change = LandChange(m.lands, parent, tree)
+		}
 		if m.dryRun {
-			return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Change: change}, nil
+			return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Prepared: p}, nil
 		}
-		if err := s.CheckGesture(m.name, change, m.origin, m.proof); err != nil {
-			return nil, nil, err
-		}
+		commit, err = s.commitGesture(ctx, p, m.origin, m.proof)
 	}
-	commit, err := s.commit(ctx, parent, tree, next.StoreVersion, m, subject)
-	var stale *gitstore.StaleRefError
-	if errors.As(err, &stale) {
+	if errors.Is(err, chain.ErrLostRace) {
 		return nil, nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
 			"another writer moved the store while this change was being written; read it again and resend")
 	}
@@ -355,10 +362,9 @@ func (s *Store) writeTree(snap *Snapshot) (gitstore.Hash, error) {
 	return s.Repo.WriteTree(root)
 }
 
-// commit writes the store commit of tree after parent and moves the ref
-// from parent; a crash before the ref moves leaves only unreachable
-// objects.
-func (s *Store) commit(ctx context.Context, parent, tree gitstore.Hash, version int64, m mutation, subject string) (gitstore.Hash, error) {
+// commitMeta is a store commit's subject and trailers; a gesture's origin
+// and proof are added by its Prepared commit, any other origin here.
+func commitMeta(version int64, m mutation, subject string) chain.Commit {
 	meta := chain.Commit{
 		Agent:   m.agent,
 		When:    m.now,
@@ -372,11 +378,11 @@ func (s *Store) commit(ctx context.Context, parent, tree gitstore.Hash, version 
 	if m.seat != "" {
 		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: SeatTrailer, Value: m.seat})
 	}
-	if m.origin != "" {
+	if m.lands != nil {
+		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: "M1nd-Mission", Value: m.lands.MissionID})
+	}
+	if m.origin != "" && m.gesture == "" {
 		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.OriginTrailer, Value: m.origin})
 	}
-	if m.proof != nil {
-		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.ProofTrailer, Value: gates.EncodeProof(m.proof)})
-	}
-	return chain.Chain{Repo: s.Repo, Kind: StoreKind, Ref: StoreRef}.AppendTree(ctx, parent, tree, meta)
+	return meta
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // NewMission describes a mission to open.
@@ -122,6 +123,41 @@ func (m *Missions) ArchiveLetter(missionID string, now time.Time) ([]byte, error
 		return nil, err
 	}
 	return next.Canonical(), nil
+}
+
+// PrepareArchive prepares the archive gesture on a mission's merge_wait
+// head, for a passkey to sign: the one commit it writes (the archived
+// letter, on the head it supersedes), whose proof binds the letter's
+// canonical bytes. Nothing a ref reaches is written.
+func (m *Missions) PrepareArchive(missionID, agent string, now time.Time) (*Prepared, error) {
+	head, err := m.Current(missionID)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", missionID, err)
+	}
+	next := Next(head.Letter, head.HeadLetterID, now)
+	next.SetPhase(PhaseArchived)
+	if err := CheckTransition(next, head.Letter); err != nil {
+		return nil, err
+	}
+	if err := Validate(next); err != nil {
+		return nil, err
+	}
+	body := next.Canonical()
+	id := LetterID(body)
+	ref, _ := MissionRef(missionID)
+	blob, err := m.Repo.WriteBlob(body)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := m.Repo.WriteTree([]gitstore.TreeEntry{{Name: LetterFile, Mode: gitstore.ModeFile, Hash: blob}})
+	if err != nil {
+		return nil, err
+	}
+	when, _ := time.Parse(time.RFC3339, next.UpdatedAt)
+	return &Prepared{
+		Chain: Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}, Parent: head.Commit, Tree: tree,
+		Meta: letterCommit(next, id, PostRequest{Agent: agent}, when), Gesture: gates.GestureArchive, Change: body,
+	}, nil
 }
 
 // PhaseCounts counts heads per phase.

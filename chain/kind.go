@@ -72,11 +72,14 @@ type Env struct {
 	Gestures Gestures
 }
 
-// Gestures judges the commit of a human gesture (an archive, a receipt
-// import, a ratification): its origin and its proof over change, against
-// the brain's registered passkeys. The brain store implements it.
+// Gestures judges the commit of a human gesture (an archive, a landing, a
+// receipt import, a ratification, an approval of runner pins): its origin
+// and its proof over change, read from doc's commit message, against the
+// brain's registered passkeys; doc's ref and commit say where it sits, for
+// the keys that were removed since. A doc whose Commit is zero is a commit
+// about to be written. The brain store implements it.
 type Gestures interface {
-	CheckCommit(gesture string, change []byte, message string) error
+	CheckCommit(doc *Judged, gesture string, change []byte) error
 }
 
 // Decoded is a document with the value its kind decoded from it: how the

@@ -84,7 +84,7 @@ func letterFollows(prev, next *Judged, env Env) error {
 	if err := CheckTransition(l, head); err != nil {
 		return err
 	}
-	if err := CheckLanded(l, head, env.Landings); err != nil {
+	if err := CheckLanded(l, head, headID, env.Landings); err != nil {
 		return err
 	}
 	if l.Phase == PhaseArchived {
@@ -92,7 +92,7 @@ func letterFollows(prev, next *Judged, env Env) error {
 			return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
 		}
 		if env.Gestures != nil {
-			return env.Gestures.CheckCommit(GestureArchive, next.Body, next.Meta.Message)
+			return env.Gestures.CheckCommit(next, gates.GestureArchive, next.Body)
 		}
 	}
 	return nil

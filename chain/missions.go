@@ -23,19 +23,25 @@ import (
 type BlockGuard interface {
 	CheckLetterBlock(blockID string, candidate *ReceiptCandidate) error
 	Landings
-	// CheckGesture is the one rule a human gesture meets before it is
-	// written: its origin and proof over change, against the brain's keys.
-	CheckGesture(gesture string, change []byte, origin string, proof *gates.Proof) error
+	// Gestures is the one rule a human gesture meets, before it is written
+	// and whenever its commit is judged.
+	Gestures
 }
 
-// GestureArchive names the archive gesture in challenges.
-const GestureArchive = "archive"
-
-// Landings answers the landed law's foreign key: the store at version
-// holds, for block, a receipt a human imported whose evidence is the
-// mission's merge_wait candidate. The brain store implements it.
+// Landings answers the landed law's foreign key: the store at the version
+// a landed letter names holds the import made for that mission (DESIGN
+// §7). The brain store implements it.
 type Landings interface {
-	CheckLanding(block string, version int64, candidate *ReceiptCandidate) error
+	CheckLanding(claim LandingClaim) error
+}
+
+// LandingClaim is what a landed letter says of the import that lands it.
+type LandingClaim struct {
+	MissionID    string
+	LetterID     string // the merge_wait letter it lands: the landed letter's prev_letter_id
+	BlockID      string
+	StoreVersion int64             // the import's store version (receipt.store_version)
+	Candidate    *ReceiptCandidate // the merge_wait letter's candidate
 }
 
 // Missions posts and reads the mission chains of one brain.
@@ -142,6 +148,8 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err := CheckExtends(l, headLetter, headID); err != nil {
 		return nil, err
 	}
+	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
+	meta := letterCommit(l, id, req, when)
 	// 1, again: an archive's origin and proof, now that its exact bytes
 	// are known.
 	if l.Phase == PhaseArchived {
@@ -151,12 +159,15 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 			if req.Origin != gates.OriginHumanTTY {
 				return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: archive at a terminal")
 			}
-		} else if err := m.Blocks.CheckGesture(GestureArchive, canonical, req.Origin, req.Proof); err != nil {
-			return nil, err
+		} else {
+			doc := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: meta.Message()}, Body: canonical, ID: id}, Value: l}
+			if err := m.Blocks.CheckCommit(doc, gates.GestureArchive, canonical); err != nil {
+				return nil, err
+			}
 		}
 	}
-	// 7. The board's first transition rule, and the landed law's foreign
-	// key into the store.
+	// 7. The board's transition rules, and the landed law's foreign key
+	// into the store.
 	if err := CheckTransition(l, headLetter); err != nil {
 		return nil, err
 	}
@@ -164,11 +175,10 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if m.Blocks != nil {
 		landings = m.Blocks
 	}
-	if err := CheckLanded(l, headLetter, landings); err != nil {
+	if err := CheckLanded(l, headLetter, headID, landings); err != nil {
 		return nil, err
 	}
-	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-	commit, err := c.Append(ctx, head.Commit, canonical, letterCommit(l, id, req, when))
+	commit, err := c.Append(ctx, head.Commit, canonical, meta)
 	if errors.Is(err, ErrLostRace) {
 		return nil, gates.Refusef(gates.StaleHead, "prev_letter_id", "another letter was appended to %s while this one was being written; read the head again and extend it", l.MissionID)
 	}
@@ -202,10 +212,15 @@ func CheckExtends(l, head *Letter, headID string) error {
 	return nil
 }
 
-// CheckTransition is post step 7, the board's first transition rule: an
-// archived letter only supersedes a merge_wait head (head nil: the mission
-// has no letters). The git hooks apply it to raw writes too.
+// CheckTransition is post step 7, the board's transition rules: landed
+// and archived are terminal, nothing follows them (seed §1h: un-archive is
+// out of v1); an archived letter only supersedes a merge_wait head (head
+// nil: the mission has no letters). The git hooks apply it to raw writes
+// too.
 func CheckTransition(l, head *Letter) error {
+	if head != nil && (head.Phase == PhaseLanded || head.Phase == PhaseArchived) {
+		return gates.Refusef(gates.InvalidTransition, "phase", "%s is %s: landed and archived are terminal, nothing follows them (open a new mission for more work)", l.MissionID, head.Phase)
+	}
 	if l.Phase != PhaseArchived || (head != nil && head.Phase == PhaseMergeWait) {
 		return nil
 	}
@@ -217,11 +232,12 @@ func CheckTransition(l, head *Letter) error {
 }
 
 // CheckLanded is the landed law beyond the letter itself: a landed letter
-// follows the merge_wait letter whose receipt candidate it lands, and the
-// store it names holds that candidate as a receipt a human imported
-// (landings nil: there is no store to hold it). Every other phase passes.
-// Post and the laws of raw writes ask it alike.
-func CheckLanded(l, head *Letter, landings Landings) error {
+// follows the merge_wait letter whose receipt candidate it lands (head,
+// whose letter id is headID), and the store version it names holds the
+// import a human made for this mission, of that candidate (landings nil:
+// there is no store to hold it). Every other phase passes. Post and the
+// laws of raw writes ask it alike.
+func CheckLanded(l, head *Letter, headID string, landings Landings) error {
 	if l.Phase != PhaseLanded {
 		return nil
 	}
@@ -235,7 +251,7 @@ func CheckLanded(l, head *Letter, landings Landings) error {
 	if landings == nil {
 		return gates.Refusef(gates.LandedLaw, "receipt.store_version", "this brain has no store to land into: a landing imports the merge_wait candidate as a receipt first")
 	}
-	return landings.CheckLanding(l.BlockID, l.Receipt.StoreVersion, head.ReceiptCandidate)
+	return landings.CheckLanding(LandingClaim{MissionID: l.MissionID, LetterID: headID, BlockID: l.BlockID, StoreVersion: l.Receipt.StoreVersion, Candidate: head.ReceiptCandidate})
 }
 
 // findLetter looks for letter id at position seq of the chain. A letter's

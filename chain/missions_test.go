@@ -232,12 +232,12 @@ func (r *refuseBlocks) CheckLetterBlock(blockID string, _ *chain.ReceiptCandidat
 }
 
 // CheckLanding refuses every landing: these tests post none.
-func (r *refuseBlocks) CheckLanding(string, int64, *chain.ReceiptCandidate) error {
+func (r *refuseBlocks) CheckLanding(chain.LandingClaim) error {
 	return gates.Refuse(gates.LandedLaw, "receipt.store_version")
 }
 
-// CheckGesture lets every origin through: these tests are about blocks.
-func (r *refuseBlocks) CheckGesture(string, []byte, string, *gates.Proof) error { return nil }
+// CheckCommit lets every origin through: these tests are about blocks.
+func (r *refuseBlocks) CheckCommit(*chain.Judged, string, []byte) error { return nil }
 
 func TestBlockGuardHookAndSynthetic(t *testing.T) {
 	m, _ := newMissions(t, "brain")

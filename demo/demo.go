@@ -203,14 +203,15 @@ func (b *builder) landed(dir string, start time.Time) (string, error) {
 		return "", err
 	}
 	candidate := chain.CanonicalJSON(mw.ReceiptCandidate)
-	imp, err := b.store.ImportReceipt(b.ctx, brain.ImportRequest{
-		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: v, Agent: "owner", Now: b.now},
-		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: gates.OriginHumanTTY,
-	})
+	head, err := b.m.Current(id)
 	if err != nil {
 		return "", err
 	}
-	head, err := b.m.Current(id)
+	imp, err := b.store.ImportReceipt(b.ctx, brain.ImportRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: v, Agent: "owner", Now: b.now},
+		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: gates.OriginHumanTTY,
+		Lands: &brain.Landing{MissionID: id, LetterID: head.HeadLetterID},
+	})
 	if err != nil {
 		return "", err
 	}

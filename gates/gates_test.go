@@ -14,9 +14,10 @@ func TestEveryCodeHasAOneLineLesson(t *testing.T) {
 		}
 	}
 	// DESIGN §5 lists 22, and names merge_conflict as one to add; the
-	// landing (§10, issue 14) added it and worktree_dirty.
-	if len(defaultLessons) != 24 {
-		t.Errorf("%d codes, DESIGN §5 lists 22 and the landing adds 2", len(defaultLessons))
+	// landing (§10, issue 14) added it and worktree_dirty; the views that
+	// mark broken history (issue 24) added broken_history.
+	if len(defaultLessons) != 25 {
+		t.Errorf("%d codes, DESIGN §5 lists 22, the landing adds 2 and broken history 1", len(defaultLessons))
 	}
 }
 
@@ -37,7 +38,7 @@ func TestEnvelopeShape(t *testing.T) {
 
 func TestHTTPStatus(t *testing.T) {
 	for code, want := range map[Code]int{
-		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409, MergeConflict: 409, WorktreeDirty: 409,
+		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409, MergeConflict: 409, WorktreeDirty: 409, BrokenHistory: 409,
 		HumanGestureRequired: 403, ReadOnlyOwner: 403, UnpinnedRunner: 403, WorkspaceNotAllowed: 403,
 		InvalidLetter: 422, SchemaMismatch: 422, LandedLaw: 422, UnknownMission: 422,
 	} {

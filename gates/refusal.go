@@ -34,6 +34,7 @@ const (
 	BadPublisherProof     Code = "bad_publisher_proof"
 	MergeConflict         Code = "merge_conflict"
 	WorktreeDirty         Code = "worktree_dirty"
+	BrokenHistory         Code = "broken_history"
 )
 
 // defaultLessons is what a newcomer reads when a refusal has no more
@@ -63,6 +64,7 @@ var defaultLessons = map[Code]string{
 	BadPublisherProof:     "the publisher proof does not verify",
 	MergeConflict:         "the mission's branch does not merge cleanly into its target; resolve it on the branch, then land again",
 	WorktreeDirty:         "the target branch is checked out in a worktree with uncommitted changes; commit or stash them, then land again",
+	BrokenHistory:         "this ref's history breaks the laws (written past the hooks); nothing proceeds on it: m1nd verify names the commit and the law",
 }
 
 // Refusal is a law saying no. It is an error, and callers test for it with
@@ -126,7 +128,7 @@ func AsRefusal(err error) (*Refusal, bool) {
 // would cost every CLI call its start-up.)
 func HTTPStatus(code Code) int {
 	switch code {
-	case StaleHead, StoreVersionConflict, StaleScope, MergeConflict, WorktreeDirty:
+	case StaleHead, StoreVersionConflict, StaleScope, MergeConflict, WorktreeDirty, BrokenHistory:
 		return 409
 	case HumanGestureRequired, ReadOnlyOwner, UnpinnedRunner, WorkspaceNotAllowed:
 		return 403

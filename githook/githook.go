@@ -65,7 +65,7 @@ func HooksDir(repo *gitstore.Repo) string {
 // m1nd: the script answers it with shell builtins alone (see prunePath),
 // which leaves git's own cost of starting any hook, about a millisecond
 // per start.
-func hookScript(name, command string) string {
+func hookScript(name, command string, args ...string) string {
 	read := "input=$(cat)\n"
 	if name == GitHookReferenceTransaction {
 		read = `[ "$1" = prepared ] || exit 0
@@ -95,7 +95,7 @@ if [ -z "$m1nd" ]; then
 	exit 1
 fi
 printf '%%s\n' "$input" | "$m1nd" hooks run %s "$@"
-`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), shellQuote(command), name)
+`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), shellQuote(command), strings.Join(append([]string{name}, args...), " "))
 }
 
 // prunePath is the reference-transaction script's answer to `git
@@ -159,15 +159,17 @@ func isOurHook(path string) bool {
 	return err == nil && strings.Contains(string(data), hookMarker)
 }
 
-// InstallGitHook writes m1nd's hook name into dir. A hook that was there
-// is kept and chained (renamed name.m1nd-chained, run first); installing
-// again only refreshes m1nd's script. changed is false when nothing moved.
-func InstallGitHook(dir, name, command string) (changed bool, err error) {
+// InstallGitHook writes m1nd's hook name into dir, calling command with
+// args after the hook's name (flags m1nd's hook takes, such as
+// --require-passkey). A hook that was there is kept and chained (renamed
+// name.m1nd-chained, run first); installing again only refreshes m1nd's
+// script. changed is false when nothing moved.
+func InstallGitHook(dir, name, command string, args ...string) (changed bool, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
 	path := filepath.Join(dir, name)
-	script := hookScript(name, command)
+	script := hookScript(name, command, args...)
 	if old, err := os.ReadFile(path); err == nil {
 		if string(old) == script {
 			return false, nil
@@ -206,14 +208,15 @@ func UninstallGitHook(dir, name string) (changed bool, err error) {
 
 // SetGitHooks installs (install true, calling command) or removes the
 // named git hooks in dir and returns the paths it changed, in order; on an
-// error, the paths changed before it.
-func SetGitHooks(dir string, names []string, install bool, command string) ([]string, error) {
+// error, the paths changed before it. args[name] are the flags that hook
+// is called with.
+func SetGitHooks(dir string, names []string, install bool, command string, args map[string][]string) ([]string, error) {
 	changed := []string{}
 	for _, name := range names {
 		var did bool
 		var err error
 		if install {
-			did, err = InstallGitHook(dir, name, command)
+			did, err = InstallGitHook(dir, name, command, args[name]...)
 		} else {
 			did, err = UninstallGitHook(dir, name)
 		}
@@ -291,14 +294,10 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	if err != nil {
 		return nil, err
 	}
-	// Refs created while this repository held no key are read as history,
-	// as a fresh remote reads them in its pre-receive (a remote runs this
-	// hook too, for the same push): with no key, a terminal gesture stands
-	// anyway. Once a key is held, a new ref is judged strictly.
-	keysBefore, _, err := repo.ReadRef(brain.KeysRef)
-	if err != nil {
-		return nil, err
-	}
+	// Every commit a transaction brings is judged as new: the tray's old
+	// human-ui claim is refused, and a gesture needs its proof, or the place
+	// in history a key change anchored (brain.KeysAt).
+	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, Strict: true}
 	// pack-refs writes packed-refs in a transaction of its own, each line
 	// stating no old value and the value it read. While packed-refs.lock is
 	// held, a line whose ref has a loose file of another value moves
@@ -362,7 +361,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 			}
 			return false
 		}
-		judge := laws.Laws{Packing: packing, Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, CreatedIsHistory: keysBefore.IsZero()}
+		judge.Packing = packing
 		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
@@ -370,9 +369,18 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	return faults, nil
 }
 
+// PushPolicy is what a remote's admin chose for its pre-receive.
+type PushPolicy struct {
+	// RequirePasskey refuses every terminal gesture, before the brain's
+	// first key too (hooks install --bare --require-passkey): a team's
+	// setting, where every human gesture is signed in a tray.
+	RequirePasskey bool
+}
+
 // CheckPush is the pre-receive hook: the pushed objects are read through
 // git (they wait in its quarantine) and every m1nd ref must keep its laws.
-func CheckPush(dir string, updates []laws.Update) ([]*laws.RefFault, error) {
+// Every pushed commit is judged as new.
+func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.RefFault, error) {
 	if len(updates) == 0 {
 		return nil, nil
 	}
@@ -390,16 +398,10 @@ func CheckPush(dir string, updates []laws.Update) ([]*laws.RefFault, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A remote that held no key before this push reads the refs it creates
-	// as history: a brain's terminal gestures from before its first key
-	// reach a fresh remote. Once it holds one, new refs are judged strictly.
-	keysBefore, _, err := repo.ReadRef(brain.KeysRef)
-	if err != nil {
-		return nil, err
-	}
+	judge := &laws.Laws{StoreHead: storeHead, KeysHead: keysHead, Strict: true, RequirePasskey: policy.RequirePasskey}
 	var faults []*laws.RefFault
 	for _, u := range updates {
-		if f := (laws.Laws{StoreHead: storeHead, KeysHead: keysHead, CreatedIsHistory: keysBefore.IsZero()}).Check(objs, u); f != nil {
+		if f := judge.Check(objs, u); f != nil {
 			faults = append(faults, f)
 		}
 	}

@@ -46,6 +46,7 @@ type Report struct {
 	Unchanged     int              `json:"unchanged"`
 	Conflicts     []Conflict       `json:"conflicts"`
 	RefusedRemote []*laws.RefFault `json:"refused_remote"` // remote history that breaks the laws: not taken
+	RefusedLocal  []*laws.RefFault `json:"refused_local"`  // local history that breaks the laws: not pushed
 	PushError     string           `json:"push_error,omitempty"`
 	progress      io.Writer
 }
@@ -78,7 +79,7 @@ func ValidRemote(name string) bool {
 // dropped.
 func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
 	rep := &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{},
-		Conflicts: []Conflict{}, RefusedRemote: []*laws.RefFault{}, progress: progress}
+		Conflicts: []Conflict{}, RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, progress: progress}
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
@@ -131,15 +132,15 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 		return sorted[i] < sorted[j]
 	})
-	// A clone that held no key before this sync reads the refs it takes
-	// whole as history; shared documents' proofs are checked with the keys
-	// this machine holds, as the git hook would.
-	_, heldKeys := local[brain.KeysRef]
-	judge := laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, CreatedIsHistory: !heldKeys}
+	// Everything sync takes or pushes is judged against the keys and the
+	// store this clone holds once they are settled (the keys trusted on
+	// first sight here, per clone), as its git hook would judge it.
+	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}}
 	headsRead := false
 	// push: creations and fast-forwards of what was fetched. held: refs
 	// whose local value differs from the remote's but that are not pushed
-	// (the remote's history was refused; the local chain stands).
+	// (the remote's history was refused and the local chain stands, or the
+	// local history breaks the laws).
 	var push, held []string
 	for _, ref := range sorted {
 		l, hasL := local[ref]
@@ -187,6 +188,13 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 					return nil, fmt.Errorf("fast-forward %s: %w", ref, err)
 				}
 				rep.FastForwarded = append(rep.FastForwarded, ref)
+			case ref == brain.KeysRef:
+				// Trust on first key is per clone: a key set that does not
+				// extend the one this clone holds was written without a key
+				// it trusts. It is refused and reported, never adopted, and
+				// never parked as an ordinary race.
+				rep.RefusedRemote = append(rep.RefusedRemote, keysNotExtended(remote, r))
+				held = append(held, ref)
 			default: // forked: take the remote's chain if it keeps the laws, park ours
 				// Judged from the fork on: what came before is this side's
 				// own, already judged.
@@ -203,6 +211,29 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			}
 		}
 	}
+	// Sync judges what it pushes as well as what it takes: local history
+	// written past this clone's hook, or made before a key change that
+	// anchors it nowhere, stays here and is reported.
+	if judge.StoreHead, _, err = repo.ReadRef(brain.StoreRef); err != nil {
+		return nil, err
+	}
+	if judge.KeysHead, _, err = repo.ReadRef(brain.KeysRef); err != nil {
+		return nil, err
+	}
+	judged := push[:0]
+	for _, ref := range push {
+		old := gitstore.ZeroHash
+		if r, ok := remoteRefs[strings.TrimPrefix(ref, Prefix)]; ok {
+			old = r
+		}
+		if f := judge.Check(repo, laws.Update{Old: old, New: local[ref], Ref: ref}); f != nil {
+			rep.RefusedLocal = append(rep.RefusedLocal, f)
+			held = append(held, ref)
+			continue
+		}
+		judged = append(judged, ref)
+	}
+	push = judged
 	rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
 		gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Conflicts), "ref"), gates.Count(len(push), "ref"))
 	if len(push) > 0 {
@@ -217,10 +248,17 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			rep.say("push refused: %s", rep.PushError)
 		}
 	}
-	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 {
+	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 || len(rep.RefusedLocal) > 0 {
 		rep.OK = false
 	}
 	return rep, nil
+}
+
+// keysNotExtended is the refusal of a remote key set that does not extend
+// the one this clone holds.
+func keysNotExtended(remote string, r gitstore.Hash) *laws.RefFault {
+	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.HumanGestureRequired),
+		Lesson: fmt.Sprintf("%s's passkeys do not extend the ones this clone trusts (someone registered or changed keys there without a key this clone holds): this clone keeps its own and takes nothing that leans on %s's; compare the keys with whoever runs it, and have the remote's admin restore refs/m1nd/keys", remote, remote)}
 }
 
 // forkPoint finds where two first-parent chains meet: the newest commit of

@@ -219,7 +219,8 @@ func TestSyncTakesALandingWithItsStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
-		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY})
+		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		Lands: &brain.Landing{MissionID: open.MissionID, LetterID: posted.LetterID}})
 	if err != nil {
 		t.Fatal(err)
 	}

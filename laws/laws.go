@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
@@ -54,32 +55,77 @@ func fault(u Update, commit gitstore.Hash, code gates.Code, format string, args 
 // copy of a ref that lives on in packed-refs — no deletion at all; nil
 // means never.
 func CheckUpdate(objs Objects, u Update, packing func(Update) bool) *RefFault {
-	return Laws{Packing: packing}.Check(objs, u)
+	return (&Laws{Packing: packing, Strict: true}).Check(objs, u)
 }
 
 // Laws are the ref laws with what this machine knows: which deletions are
 // pack-refs at work, its runtime dir (where the agent keys that prove
-// shared documents' publishers live), and the store's head as of the
-// update, which a landed letter must be backed by (ZeroHash: no store).
+// shared documents' publishers live), and the store's and the keys' heads
+// as of the update, which a landed letter must be backed by and a gesture
+// proven by (ZeroHash: none).
 type Laws struct {
 	Packing   func(Update) bool
 	Env       chain.Env
 	StoreHead gitstore.Hash
-	// KeysHead is the brain's passkeys as of the update (ZeroHash: none
-	// registered): once a key exists, a gesture needs its proof. History
-	// judges every chain as read from its root (verify), where a terminal
-	// gesture made before the first key cannot be told from one made after.
-	// CreatedIsHistory reads a ref the update creates that way: for a side
-	// that held no key before it (a fresh remote, a first sync), where a
-	// terminal gesture would stand anyway; never once a key is held.
-	KeysHead         gitstore.Hash
-	History          bool
-	CreatedIsHistory bool
+	// KeysHead is the brain's passkeys as of the update (ZeroHash: none ever
+	// registered): once a key exists, a gesture needs its proof, or a place
+	// in the history a key change anchored (brain.KeysAt).
+	KeysHead gitstore.Hash
+	// Strict judges commits being written (a git hook, a remote's
+	// pre-receive): the tray's unsigned human-ui claim of before passkeys
+	// counts in history only.
+	Strict bool
+	// RequirePasskey refuses every terminal gesture, before the first key
+	// too (hooks install --bare --require-passkey).
+	RequirePasskey bool
+
+	mu       sync.Mutex
+	gestures *brain.KeysAt  // one judge of gestures for every update, read once
+	landings *brain.StoreAt // the store for every landing, walked once
+}
+
+// ForRepo is the judge of repo's refs as they stand: the store and the
+// keys at their heads now, the runtime dir for agent keys. Verify, sync
+// and the views read with it; the git hooks build theirs from the heads a
+// transaction moves to (TransactionHeads).
+func ForRepo(repo *gitstore.Repo) (*Laws, error) {
+	storeHead, _, err := repo.ReadRef(brain.StoreRef)
+	if err != nil {
+		return nil, err
+	}
+	keysHead, _, err := repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return nil, err
+	}
+	return &Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}, nil
+}
+
+// Keys is the key set the laws judge gestures by (nil: none registered).
+func (laws *Laws) Keys(objs Objects) (*brain.KeySet, error) {
+	return laws.gestureJudge(objs).Keys()
+}
+
+func (laws *Laws) storeAt(objs Objects) *brain.StoreAt {
+	laws.mu.Lock()
+	defer laws.mu.Unlock()
+	if laws.landings == nil || laws.landings.Objects != objs || laws.landings.Head != laws.StoreHead {
+		laws.landings = brain.NewStoreAt(objs, laws.StoreHead)
+	}
+	return laws.landings
+}
+
+func (laws *Laws) gestureJudge(objs Objects) *brain.KeysAt {
+	laws.mu.Lock()
+	defer laws.mu.Unlock()
+	if laws.gestures == nil || laws.gestures.Objects != objs || laws.gestures.Head != laws.KeysHead {
+		laws.gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, Strict: laws.Strict, RequirePasskey: laws.RequirePasskey}
+	}
+	return laws.gestures
 }
 
 // Check applies the laws to one update (see CheckUpdate). A ref of no
 // registered kind (conflicts, tracking refs) is none of the laws' business.
-func (laws Laws) Check(objs Objects, u Update) *RefFault {
+func (laws *Laws) Check(objs Objects, u Update) *RefFault {
 	kind, ok := chain.KindOf(u.Ref)
 	if !ok || (u.Old == u.New && !u.New.IsZero()) {
 		return nil
@@ -99,25 +145,22 @@ func (laws Laws) Check(objs Objects, u Update) *RefFault {
 	// it was checked.
 	env := laws.Env
 	if env.Landings == nil {
-		env.Landings = brain.StoreAt{Objects: objs, Head: laws.StoreHead}
+		env.Landings = laws.storeAt(objs)
 	}
 	if env.Gestures == nil {
-		history := laws.History || (laws.CreatedIsHistory && u.Old.IsZero())
-		env.Gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, History: history}
+		env.Gestures = laws.gestureJudge(objs)
 	}
-	var prev *chain.Judged
-	if len(fresh[0].commit.Parents) == 1 {
-		if prev, f = readPrevious(objs, u, kind, fresh[0]); f != nil {
-			return f
-		}
+	prev, err := kind.ReadParent(objs, u.Ref, fresh[0].commit)
+	if err != nil {
+		return fault(u, fresh[0].hash, gates.InvalidLetter, "%v", err)
 	}
 	for _, l := range fresh {
-		next, f := read(objs, u, kind, l)
-		if f != nil {
-			return f
-		}
-		if f := asFault(u, l.hash, kind.Follows(prev, next, env)); f != nil {
-			return f
+		next, err := kind.JudgeNext(objs, u.Ref, prev, l.hash, l.commit, env)
+		if err != nil {
+			if _, ok := gates.AsRefusal(err); !ok && next.Body == nil && kind.File != "" {
+				return fault(u, l.hash, gates.InvalidLetter, "%s %s commit holds %s: %v", article(kind.Name), kind.Name, kind.File, err)
+			}
+			return asFault(u, l.hash, err)
 		}
 		prev = next
 	}
@@ -166,43 +209,6 @@ func newCommits(objs Objects, u Update) ([]link, *RefFault) {
 	return out, nil
 }
 
-// readPrevious decodes the document of first's parent, the head the new
-// commits extend. It was judged when it was written, so it is read, not
-// judged again.
-func readPrevious(objs Objects, u Update, kind *chain.Kind, first link) (*chain.Judged, *RefFault) {
-	h := first.commit.Parents[0]
-	parent, err := objs.ReadCommit(h)
-	if err != nil {
-		return nil, fault(u, first.hash, gates.InvalidLetter, "the parent commit cannot be read: %v", err)
-	}
-	body, value, err := kind.ReadDocument(objs, parent)
-	if err != nil {
-		return nil, fault(u, first.hash, gates.InvalidLetter, "the previous %s commit does not read: %v", kind.Name, err)
-	}
-	return judged(u.Ref, h, parent, body, value), nil
-}
-
-// read reads and decodes a new commit's document: a read that fails is
-// invalid_letter naming the file, a refusal of the decoder keeps its code.
-func read(objs Objects, u Update, kind *chain.Kind, l link) (*chain.Judged, *RefFault) {
-	body, value, err := kind.ReadDocument(objs, l.commit)
-	if err != nil {
-		if _, ok := gates.AsRefusal(err); ok || body != nil || kind.File == "" {
-			return nil, asFault(u, l.hash, err)
-		}
-		return nil, fault(u, l.hash, gates.InvalidLetter, "%s %s commit holds %s: %v", article(kind.Name), kind.Name, kind.File, err)
-	}
-	return judged(u.Ref, l.hash, l.commit, body, value), nil
-}
-
-func judged(ref string, h gitstore.Hash, c *gitstore.Commit, body []byte, value any) *chain.Judged {
-	j := &chain.Judged{Doc: chain.Doc{Ref: ref, Commit: h, Meta: c, Body: body}, Value: value}
-	if body != nil {
-		j.ID = chain.DocID(body)
-	}
-	return j
-}
-
 func article(word string) string {
 	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
 		return "an"
@@ -235,15 +241,13 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 		faults = append(faults, &RefFault{Ref: name, Code: string(gates.InvalidLetter), Lesson: "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"})
 	}
 	checked := len(symbolic)
-	storeHead, _, err := repo.ReadRef(brain.StoreRef)
+	laws, err := ForRepo(repo)
 	if err != nil {
 		return nil, 0, err
 	}
-	keysHead, _, err := repo.ReadRef(brain.KeysRef)
-	if err != nil {
-		return nil, 0, err
+	if _, err := laws.Keys(repo); err != nil {
+		return nil, 0, err // read once, before the judges run side by side
 	}
-	laws := Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, History: true}
 	// Each chain is judged on its own (reads only), so many at once; the
 	// faults keep the refs' order.
 	found := make([]*RefFault, len(refs))

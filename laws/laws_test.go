@@ -90,18 +90,18 @@ func TestCheckUpdateLaws(t *testing.T) {
 	archived := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 	archived.Phase = chain.PhaseArchived
 	forged := r.commit(head.Commit, chain.LetterFile, archived.Canonical(), "archived without the gesture\n")
-	honest := r.commit(head.Commit, chain.LetterFile, archived.Canonical(), "archived\n\nM1nd-Origin: human-ui\n")
+	honest := r.commit(head.Commit, chain.LetterFile, archived.Canonical(), "archived\n\nM1nd-Origin: human-tty\n")
 	skipped := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 	skipped.MissionSeq += 1
 	gap := r.commit(head.Commit, chain.LetterFile, skipped.Canonical(), "gap\n")
 	notALetter := r.commit(head.Commit, "notes.txt", []byte("hi"), "junk\n")
-	pretty := r.commit(head.Commit, chain.LetterFile, append(archived.Canonical(), '\n'), "archived\n\nM1nd-Origin: human-ui\n")
-	crowded := r.commitFiles(head.Commit, map[string][]byte{chain.LetterFile: archived.Canonical(), "notes.txt": []byte("hi")}, "archived\n\nM1nd-Origin: human-ui\n")
+	pretty := r.commit(head.Commit, chain.LetterFile, append(archived.Canonical(), '\n'), "archived\n\nM1nd-Origin: human-tty\n")
+	crowded := r.commitFiles(head.Commit, map[string][]byte{chain.LetterFile: archived.Canonical(), "notes.txt": []byte("hi")}, "archived\n\nM1nd-Origin: human-tty\n")
 	root := r.commit(gitstore.ZeroHash, chain.LetterFile, []byte("{}"), "root\n")
 	// A mission that starts archived: no merge_wait head to supersede.
 	archivedFirst := *archived
 	archivedFirst.MissionID, archivedFirst.MissionSeq, archivedFirst.PrevLetterID = "msn_00000000a5c1", 1, nil
-	archivedRoot := r.commit(gitstore.ZeroHash, chain.LetterFile, archivedFirst.Canonical(), "archived\n\nM1nd-Origin: human-ui\n")
+	archivedRoot := r.commit(gitstore.ZeroHash, chain.LetterFile, archivedFirst.Canonical(), "archived\n\nM1nd-Origin: human-tty\n")
 	first, _ := r.repo.ReadCommit(head.Commit)
 	never := func(Update) bool { return false }
 	for _, tt := range []struct {
@@ -254,9 +254,9 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		{"an unknown field in a block", files(2, func(b map[string][]byte) {
 			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"name":`, `"colour":"evidence-backed","name":`, 1))
 		}, nil), "store v2\n", gates.SchemaMismatch},
-		{"a receipt no human imported", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n", gates.HumanGestureRequired},
+		{"a receipt no human imported", files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n", gates.HumanGestureRequired},
 		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2: receipt_import\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
-		{"a receipt with the human trailer", files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n", ""},
+		{"a receipt with the human trailer", files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-tty\n", ""},
 		{"a block ratified with no ratification", ratified(files(2, ratify, nil), ""), "store v2: ratify\n\nM1nd-Origin: human-tty\n", gates.InvalidTransition},
 		{"a block ratified by a reconcile", ratified(files(2, ratify, nil), "human-tty"), "store v2: reconcile\n\nM1nd-Origin: human-tty\n", gates.InvalidTransition},
 		{"a ratification with no human trailer", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n", gates.HumanGestureRequired},
@@ -275,18 +275,18 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 	// Evidence is never taken back: on a store whose v2 holds a receipt, a
 	// v3 that drops it from a block still there is refused; the same v3
 	// with the receipt kept passes.
-	v2 := r.commitFiles(v1, files(2, addReceipt("human-ui"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-ui\n")
+	v2 := r.commitFiles(v1, files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-tty\n")
 	dropped := r.commitFiles(v2, files(3, nil, nil), "store v3: reconcile\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: dropped, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
 		t.Errorf("a dropped receipt: %v", f)
 	}
 	for label, edit := range map[string]func(map[string][]byte){
 		"a boundary moved back": func(b map[string][]byte) {
-			addReceipt("human-ui")(b)
+			addReceipt("human-tty")(b)
 			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"boundary_version": 1`, `"boundary_version": 0`, 1))
 		},
 		"a contract emptied": func(b map[string][]byte) {
-			addReceipt("human-ui")(b)
+			addReceipt("human-tty")(b)
 			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"required": [
       "test"
     ]`, `"required": []`, 1))
@@ -298,18 +298,18 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		}
 	}
 	copied := r.commitFiles(v2, files(3, func(b map[string][]byte) {
-		addReceipt("human-ui")(b)
-		entry := `"receipts": [{"receipt":` + receipt + `,"store_version":2,"imported_by":"owner","imported_via":"human-ui","imported_at":"2026-11-30T10:02:00Z"}]`
+		addReceipt("human-tty")(b)
+		entry := `"receipts": [{"receipt":` + receipt + `,"store_version":2,"imported_by":"owner","imported_via":"human-tty","imported_at":"2026-11-30T10:02:00Z"}]`
 		for name, body := range b {
 			if name != "blocks/sb_brain_core.json" {
 				b[name] = []byte(strings.Replace(string(body), `"receipts": []`, entry, 1))
 			}
 		}
-	}, nil), "store v3: receipt_import\n\nM1nd-Origin: human-ui\n")
+	}, nil), "store v3: receipt_import\n\nM1nd-Origin: human-tty\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: copied, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.HumanGestureRequired) {
 		t.Errorf("a receipt copied to another block: %v", f)
 	}
-	kept := r.commitFiles(v2, files(3, addReceipt("human-ui"), nil), "store v3: reconcile\n")
+	kept := r.commitFiles(v2, files(3, addReceipt("human-tty"), nil), "store v3: reconcile\n")
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: kept, Ref: brain.StoreRef}, nil); f != nil {
 		t.Errorf("a kept receipt: %v", f)
 	}
@@ -588,11 +588,13 @@ func TestKeySetChanges(t *testing.T) {
 		return k
 	}
 	proven := func(by *gatestest.Authenticator, over *brain.KeySet) string {
-		p := by.Assert(gates.GestureChallenge(brain.KeysGesture, over.Canonical()), nil)
+		p := by.Assert(gates.GestureChallenge(gates.GestureKeys, over.Canonical()), nil)
 		return "keys v2\n\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
 	}
 	first := r.commit(gitstore.ZeroHash, brain.KeysFile, set(1, alice).Canonical(), "keys v1\n")
 	two := set(2, alice, bob)
+	none := set(2)
+	none.Removed = []brain.RemovedKey{{Passkey: set(1, alice).Keys[0], RemovedIn: 2}}
 	for _, tt := range []struct {
 		label string
 		u     Update
@@ -604,7 +606,8 @@ func TestKeySetChanges(t *testing.T) {
 		{"a key added, proven by a registered key", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(alice, two)), Ref: brain.KeysRef}, ""},
 		{"a key added, proven by the key it adds", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(bob, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
 		{"a proof over another set", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, alice, eve).Canonical(), proven(alice, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
-		{"the only key removed, proven: a brain keeps one", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2).Canonical(), proven(alice, set(2))), Ref: brain.KeysRef}, gates.InvalidTransition},
+		{"the only key removed, proven: a brain keeps one", Update{Old: first, New: r.commit(first, brain.KeysFile, none.Canonical(), proven(alice, none)), Ref: brain.KeysRef}, gates.InvalidTransition},
+		{"a key dropped off the record, proven", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, bob).Canonical(), proven(alice, set(2, bob))), Ref: brain.KeysRef}, gates.InvalidLetter},
 		{"a version skipped", Update{Old: first, New: r.commit(first, brain.KeysFile, set(3, alice, bob).Canonical(), proven(alice, set(3, alice, bob))), Ref: brain.KeysRef}, gates.InvalidLetter},
 		{"a key that is none", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, []byte(`{"schema":"m1nd-passkeys-v0","version":1,"keys":[{"credential_id":"AA","public_key":"AA","added_at":"2026-12-01T10:00:00Z"}]}`), "keys v1\n"), Ref: brain.KeysRef}, gates.InvalidLetter},
 		{"a deletion", Update{Old: first, Ref: brain.KeysRef}, gates.InvalidTransition},
@@ -621,36 +624,46 @@ func TestKeySetChanges(t *testing.T) {
 
 // TestArchiveWithAKeyNeedsItsProof: once a passkey is registered, an
 // archived letter's commit counts only with a proof by it over the
-// letter's canonical bytes; a terminal origin no longer does, except when
-// verify reads history.
+// letter's canonical bytes; a terminal origin counts only on a commit the
+// first key's registration anchored (made before it), wherever the commit
+// is read — a hook, a fresh remote, verify. No clock is consulted.
 func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 	r := newChainRig(t)
 	head, ref := r.mergeWait()
 	key := gatestest.New(t, "ed25519")
-	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"}}}
-	keys := r.commit(gitstore.ZeroHash, brain.KeysFile, set.Canonical(), "keys v1\n")
 	archived := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 	archived.SetPhase(chain.PhaseArchived)
 	body := archived.Canonical()
 	proven := func(p *gates.Proof) string {
 		return "archived\n\nM1nd-Origin: human-passkey\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
 	}
-	good := key.Assert(gates.GestureChallenge(brain.GestureArchive, body), nil)
+	// A terminal archive made before the first key: the registration
+	// anchors it.
+	before := r.commit(head.Commit, chain.LetterFile, body, "archived before the key\n\nM1nd-Origin: human-tty\n")
+	passkey := brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"}
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{passkey}, BeforeFirstKey: brain.Anchors{ref: before.String()}}
+	keys := r.commit(gitstore.ZeroHash, brain.KeysFile, set.Canonical(), "keys v1\n")
+	good := key.Assert(gates.GestureChallenge(gates.GestureArchive, body), nil)
 	for _, tt := range []struct {
 		label   string
 		message string
-		history bool
+		laws    *Laws
 		code    gates.Code // "" = allowed
 	}{
-		{"signed", proven(good), false, ""},
-		{"at a terminal", "archived\n\nM1nd-Origin: human-tty\n", false, gates.HumanGestureRequired},
-		{"at a terminal, read as history", "archived\n\nM1nd-Origin: human-tty\n", true, ""},
-		{"signed over another letter", proven(key.Assert(gates.GestureChallenge(brain.GestureArchive, []byte("{}")), nil)), false, gates.HumanGestureRequired},
-		{"signed by another key", proven(gatestest.New(t, "ed25519").Assert(gates.GestureChallenge(brain.GestureArchive, body), nil)), true, gates.HumanGestureRequired},
-		{"a passkey origin with no proof", "archived\n\nM1nd-Origin: human-passkey\n", false, gates.HumanGestureRequired},
+		{"signed", proven(good), &Laws{KeysHead: keys, Strict: true}, ""},
+		{"at a terminal, after the first key", "archived\n\nM1nd-Origin: human-tty\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"the tray's old claim, after the first key", "archived\n\nM1nd-Origin: human-ui\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"signed over another letter", proven(key.Assert(gates.GestureChallenge(gates.GestureArchive, []byte("{}")), nil)), &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"signed by another key", proven(gatestest.New(t, "ed25519").Assert(gates.GestureChallenge(gates.GestureArchive, body), nil)), &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"a passkey origin with no proof", "archived\n\nM1nd-Origin: human-passkey\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"a proof with a terminal origin", "archived\n\nM1nd-Origin: human-tty\n" + gates.ProofTrailer + ": " + gates.EncodeProof(good) + "\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"at a terminal, no key ever", "archived\n\nM1nd-Origin: human-tty\n", &Laws{Strict: true}, ""},
+		{"at a terminal, no key, a remote that requires one", "archived\n\nM1nd-Origin: human-tty\n", &Laws{Strict: true, RequirePasskey: true}, gates.HumanGestureRequired},
+		{"the tray's old claim, no key, new", "archived\n\nM1nd-Origin: human-ui\n", &Laws{Strict: true}, gates.HumanGestureRequired},
+		{"the tray's old claim, no key, history", "archived\n\nM1nd-Origin: human-ui\n", &Laws{}, ""},
 	} {
 		c := r.commit(head.Commit, chain.LetterFile, body, tt.message)
-		f := Laws{KeysHead: keys, History: tt.history}.Check(r.repo, Update{Old: head.Commit, New: c, Ref: ref})
+		f := tt.laws.Check(r.repo, Update{Old: head.Commit, New: c, Ref: ref})
 		switch {
 		case tt.code == "" && f != nil:
 			t.Errorf("%s: refused %v", tt.label, f)
@@ -658,34 +671,44 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
 		}
 	}
-	// The key is replaced (keys v2 holds only a new one, proven by the
-	// old): what the old key signed while it was held still stands in
-	// history, but it proves nothing new.
+	// The anchored terminal archive stands with the key held, read as new
+	// (a fresh remote) or from its root (verify); a remote that requires a
+	// passkey still refuses it.
+	for _, judge := range []*Laws{{KeysHead: keys, Strict: true}, {KeysHead: keys}} {
+		if f := judge.Check(r.repo, Update{New: before, Ref: ref}); f != nil {
+			t.Errorf("the terminal archive the first key anchored (strict %v): %v", judge.Strict, f)
+		}
+	}
+	if f := (&Laws{KeysHead: keys, Strict: true, RequirePasskey: true}).Check(r.repo, Update{New: before, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) {
+		t.Errorf("the anchored terminal archive, on a remote that requires a passkey: %v", f)
+	}
+
+	// The key is removed (keys v2 holds a new one, proven by the old, and
+	// keeps the old on record with the archive it signed as its anchor):
+	// what the old key signed before its removal stands wherever it is
+	// read; what it signs after proves nothing, wherever it is read.
+	signed := r.commit(head.Commit, chain.LetterFile, body, proven(good))
 	next := gatestest.New(t, "es256")
-	rotated := &brain.KeySet{Schema: brain.KeysSchema, Version: 2, Keys: []brain.Passkey{{CredentialID: next.ID, PublicKey: next.Key.PKIX, AddedAt: "2026-12-01T11:00:00Z"}}}
-	byOld := key.Assert(gates.GestureChallenge(brain.KeysGesture, rotated.Canonical()), nil)
+	rotated := &brain.KeySet{Schema: brain.KeysSchema, Version: 2, BeforeFirstKey: set.BeforeFirstKey,
+		Keys:    []brain.Passkey{{CredentialID: next.ID, PublicKey: next.Key.PKIX, AddedAt: "2026-12-01T11:00:00Z"}},
+		Removed: []brain.RemovedKey{{Passkey: passkey, RemovedIn: 2, Anchors: brain.Anchors{ref: signed.String()}}}}
+	byOld := key.Assert(gates.GestureChallenge(gates.GestureKeys, rotated.Canonical()), nil)
 	keys2 := r.commit(keys, brain.KeysFile, rotated.Canonical(), "keys v2\n\n"+gates.ProofTrailer+": "+gates.EncodeProof(byOld)+"\n")
 	if f := CheckUpdate(r.repo, Update{Old: keys, New: keys2, Ref: brain.KeysRef}, nil); f != nil {
 		t.Fatalf("the key replaced: %v", f)
 	}
-	signed := r.commit(head.Commit, chain.LetterFile, body, proven(good))
-	if f := (Laws{KeysHead: keys2, History: true}).Check(r.repo, Update{Old: head.Commit, New: signed, Ref: ref}); f != nil {
-		t.Errorf("signed by a key held before, read as history: %v", f)
-	}
-	if f := (Laws{KeysHead: keys2}).Check(r.repo, Update{Old: head.Commit, New: signed, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) {
-		t.Errorf("signed by a removed key, new: %v", f)
-	}
-	if f := (Laws{KeysHead: keys2}).Check(r.repo, Update{Old: head.Commit, New: r.commit(head.Commit, chain.LetterFile, body, proven(next.Assert(gates.GestureChallenge(brain.GestureArchive, body), nil))), Ref: ref}); f != nil {
-		t.Errorf("signed by the new key: %v", f)
-	}
-	// The same terminal archive on a ref this update creates: history for a
-	// side that held no key before (a fresh remote), strict once one is held.
-	c := r.commit(head.Commit, chain.LetterFile, body, "archived\n\nM1nd-Origin: human-tty\n")
-	if f := (Laws{KeysHead: keys}).Check(r.repo, Update{New: c, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) {
-		t.Errorf("a created ref with a terminal archive, keys held: %v", f)
-	}
-	if f := (Laws{KeysHead: keys, CreatedIsHistory: true}).Check(r.repo, Update{New: c, Ref: ref}); f != nil {
-		t.Errorf("a created ref with a terminal archive, read as history: %v", f)
+	for _, judge := range []*Laws{{KeysHead: keys2, Strict: true}, {KeysHead: keys2}} {
+		if f := judge.Check(r.repo, Update{New: signed, Ref: ref}); f != nil {
+			t.Errorf("signed by the removed key before its removal (strict %v): %v", judge.Strict, f)
+		}
+		after := r.commit(head.Commit, chain.LetterFile, body, proven(good)+"M1nd-Note: made after the removal\n")
+		if f := judge.Check(r.repo, Update{New: after, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) || !strings.Contains(f.Lesson, "removed in key set v2") {
+			t.Errorf("signed by the removed key after its removal (strict %v): %v", judge.Strict, f)
+		}
+		byNew := r.commit(head.Commit, chain.LetterFile, body, proven(next.Assert(gates.GestureChallenge(gates.GestureArchive, body), nil)))
+		if f := judge.Check(r.repo, Update{Old: head.Commit, New: byNew, Ref: ref}); f != nil {
+			t.Errorf("signed by the new key (strict %v): %v", judge.Strict, f)
+		}
 	}
 }
 

@@ -1,9 +1,12 @@
 package ops
 
 import (
+	"sync"
+
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
 )
@@ -17,6 +20,9 @@ type Brain struct {
 	Store    *brain.Store     // the block store
 	Box      *mailbox.Mailbox // mail
 	Book     *memory.Book     // memories and follow-ups
+
+	verdictsOnce sync.Once
+	verdicts     *laws.Verdicts // the laws' verdicts on the refs, read once (Verdicts)
 }
 
 // New opens the flows of the brain named name in repo.

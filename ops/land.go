@@ -17,23 +17,16 @@ import (
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
-// LandRequest is one landing: the human's gesture and where the work goes.
+// LandRequest is one landing made at a terminal (or by a test): the
+// human's gesture and where the work goes. The tray signs its landings
+// with a passkey instead: PlanLanding, PrepareLanding, FinishLanding.
 type LandRequest struct {
 	MissionID string
 	// Into is the branch the work merges into; "" for the one the mission's
 	// worktree was cut from (recorded at spawn).
-	Into  string
-	Agent string // who lands: the owner
-	// ExpectedStoreVersion is the store version the import builds on; 0
-	// reads the store's version now. A signed landing names the version its
-	// proof was made over, so a store that moved is store_version_conflict.
-	ExpectedStoreVersion int64
-	Origin               string       // the gesture's origin (imported_via)
-	Proof                *gates.Proof // with human-passkey: the assertion over the import's change
-	// DryRun checks everything a landing checks and prepares the import,
-	// writing nothing a ref reaches: the result says whether a gesture is
-	// still needed, and its Change is what a passkey signs.
-	DryRun bool
+	Into   string
+	Agent  string // who lands: the owner
+	Origin string // the gesture's origin (imported_via): human-tty at a terminal
 	Now    time.Time
 }
 
@@ -45,7 +38,7 @@ const (
 	MergeNoBranch    = "no-branch"    // the mission has no work branch here
 )
 
-// LandResult is what a landing did (or, with DryRun, would do).
+// LandResult is what a landing did.
 type LandResult struct {
 	OK            bool   `json:"ok"`
 	MissionID     string `json:"mission_id"`
@@ -59,85 +52,177 @@ type LandResult struct {
 	Worktree      bool   `json:"worktree_updated"`         // a worktree with the target checked out was fast-forwarded
 	AlreadyLanded bool   `json:"already_landed,omitempty"` // nothing was left to do
 	LetterID      string `json:"letter_id,omitempty"`      // the landed letter
-
-	// NeedsGesture (DryRun) says the import is still to be made: Change is
-	// what its proof binds.
-	NeedsGesture bool   `json:"-"`
-	Change       []byte `json:"-"`
 }
 
-// Land lands a merge_wait mission, DESIGN §10: the human's gesture imports
-// its receipt candidate, its work branch m1nd/<id> merges into the target
-// branch, and the landed letter names the import. Everything that could
-// refuse is asked before the import: a merge conflict (merge_conflict with
-// the paths), a target checked out in a worktree with uncommitted changes
-// (worktree_dirty naming it), a branch that does not exist. Each step is
-// one compare-and-swap, in an order a crash cannot break: after the import
-// the mission is still merge_wait, after the merge the target holds the
-// work, and Land run again finds what is done and finishes the rest (no
-// second gesture: the store holds the first).
-func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
-	head, err := b.Missions.Current(req.MissionID)
+// LandingPlan is a landing worked out before anything is written: every
+// refusal a landing can meet is asked (a broken chain or store, a
+// conflict, a dirty worktree holding the target, no target), and Lands is
+// exactly what the import will name and its gesture will bind — the
+// mission, its merge_wait letter, the target and the commits as they are
+// now. A plan whose import is in the store already (a landing cut short)
+// is Resume: it is finished as that import recorded it, for this mission
+// only, with no second gesture.
+type LandingPlan struct {
+	MissionID     string
+	BlockID       string
+	Lands         *brain.Landing // what the import names
+	Merge         string         // MergeFastForward, MergeCommit, …
+	Branch        string
+	Target        string
+	Resume        bool  // the import is made: StoreVersion names it
+	StoreVersion  int64 // Resume: the import's version
+	AlreadyLanded bool  // the head is landed: nothing is left to do
+
+	head  *chain.Head
+	merge *mergePlan
+}
+
+// PlanLanding works a landing of missionID out (see LandingPlan).
+func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*LandingPlan, error) {
+	head, err := b.Missions.Current(missionID)
 	if err != nil {
 		return nil, err
 	}
 	l := head.Letter
-	res := &LandResult{OK: true, MissionID: l.MissionID, BlockID: l.BlockID}
+	plan := &LandingPlan{MissionID: l.MissionID, BlockID: l.BlockID, head: head}
 	if l.Phase == chain.PhaseLanded {
-		res.AlreadyLanded, res.Merge = true, MergeUpToDate
+		plan.AlreadyLanded, plan.Merge = true, MergeUpToDate
 		if l.Receipt != nil {
-			res.StoreVersion = l.Receipt.StoreVersion
+			plan.StoreVersion = l.Receipt.StoreVersion
 		}
-		return res, nil
+		return plan, nil
 	}
 	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
 		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "land takes a mission at merge_wait with a receipt candidate; %s is at %s", l.MissionID, l.Phase)
 	}
-	plan, err := b.planMerge(ctx, l.MissionID, req.Into)
-	if err != nil {
+	if err := b.CheckSound(ctx, chain.MissionRefPrefix+missionID, brain.StoreRef); err != nil {
 		return nil, err
 	}
-	res.Merge, res.Branch, res.Target = plan.kind, plan.branch, plan.target
-	version, imported, err := b.Store.LandingVersion(l.BlockID, l.ReceiptCandidate)
+	imp, ok, err := b.Store.LandingImport(l.MissionID, head.HeadLetterID, l.BlockID, l.ReceiptCandidate)
 	if err != nil {
 		return nil, fmt.Errorf("land %s: %w", l.MissionID, err)
 	}
-	if !imported {
-		current := req.ExpectedStoreVersion
-		if current == 0 {
-			if current, _, err = brain.StoreVersion(b.Repo); err != nil {
-				return nil, fmt.Errorf("land %s: %w", l.MissionID, err)
-			}
-		}
-		imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
-			WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: req.Agent, Now: req.Now},
-			BlockID:      l.BlockID, Receipt: chain.CanonicalJSON(l.ReceiptCandidate),
-			Origin: req.Origin, Proof: req.Proof, DryRun: req.DryRun,
-		})
+	if ok && (into == "" || into == imp.Lands.Target) {
+		// A landing cut short: finished exactly as its import recorded it,
+		// while the target is still where the human saw it (or holds the
+		// work already). Otherwise the landing starts again, with a new
+		// gesture over the new commits.
+		m, applies, err := b.recordedMerge(ctx, imp.Lands)
 		if err != nil {
 			return nil, err
 		}
-		if req.DryRun {
-			res.NeedsGesture, res.Change, res.StoreVersion = true, imp.Change, imp.StoreVersion
-			return res, nil
+		if applies {
+			plan.Lands, plan.merge, plan.Resume, plan.StoreVersion = imp.Lands, m, true, imp.StoreVersion
+			plan.Merge, plan.Branch, plan.Target = m.kind, m.branch, m.target
+			return plan, nil
 		}
-		version, res.Imported = imp.StoreVersion, true
 	}
-	res.StoreVersion = version
-	if req.DryRun {
-		return res, nil
+	m, err := b.planMerge(ctx, l.MissionID, into)
+	if err != nil {
+		return nil, err
 	}
+	plan.merge, plan.Merge, plan.Branch, plan.Target = m, m.kind, m.branch, m.target
+	plan.Lands = &brain.Landing{MissionID: l.MissionID, LetterID: head.HeadLetterID}
+	if m.kind != MergeNoBranch {
+		plan.Lands.Target, plan.Lands.BranchHead, plan.Lands.TargetHead, plan.Lands.Tree = m.target, m.tip, m.old, m.tree
+	}
+	return plan, nil
+}
+
+// Binds says in one line what a landing's gesture binds, for the human who
+// makes it: the mission, the block, the commits and the store version.
+func (p *LandingPlan) Binds(storeVersion int64) string {
+	what := fmt.Sprintf("mission %s (block %s), receipt imported at store v%d", p.MissionID, p.BlockID, storeVersion)
+	if p.Lands == nil || p.Lands.Target == "" {
+		return what + "; no branch to merge"
+	}
+	return fmt.Sprintf("%s; %s at %.12s into %s at %.12s (%s), leaving %s at tree %.12s", what, p.Branch, p.Lands.BranchHead, p.Target, p.Lands.TargetHead, p.Merge, p.Target, p.Lands.Tree)
+}
+
+// Land lands a merge_wait mission with a terminal's gesture, DESIGN §10:
+// PlanLanding, then LandPlanned.
+func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
+	plan, err := b.PlanLanding(ctx, req.MissionID, req.Into)
+	if err != nil {
+		return nil, err
+	}
+	return b.LandPlanned(ctx, plan, req.Agent, req.Origin, req.Now)
+}
+
+// LandPlanned lands as plan says: the import of exactly plan.Lands, made
+// with origin (a terminal's; the laws judge it), then FinishLanding. A plan
+// to resume imports nothing.
+func (b *Brain) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origin string, now time.Time) (*LandResult, error) {
+	if plan.AlreadyLanded {
+		return &LandResult{OK: true, MissionID: plan.MissionID, BlockID: plan.BlockID, AlreadyLanded: true, Merge: MergeUpToDate, StoreVersion: plan.StoreVersion}, nil
+	}
+	if plan.Resume {
+		return b.FinishLanding(ctx, plan, agent, now)
+	}
+	current, _, err := brain.StoreVersion(b.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("land %s: %w", plan.MissionID, err)
+	}
+	l := plan.head.Letter
+	imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: agent, Now: now},
+		BlockID:      l.BlockID, Receipt: chain.CanonicalJSON(l.ReceiptCandidate), Lands: plan.Lands, Origin: origin,
+	})
+	if err != nil {
+		return nil, err
+	}
+	plan.Resume, plan.StoreVersion = true, imp.StoreVersion
+	res, err := b.FinishLanding(ctx, plan, agent, now)
+	if res != nil {
+		res.Imported = true
+	}
+	return res, err
+}
+
+// PrepareLanding prepares a plan's import, for a passkey to sign: the one
+// store commit its gesture writes, which binds the plan's Lands (mission,
+// letter, target, commits) and the store change. Nothing a ref reaches is
+// written.
+func (b *Brain) PrepareLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*chain.Prepared, int64, error) {
+	if plan.AlreadyLanded || plan.Resume {
+		return nil, 0, fmt.Errorf("land %s: nothing is left to sign", plan.MissionID)
+	}
+	current, _, err := brain.StoreVersion(b.Repo)
+	if err != nil {
+		return nil, 0, fmt.Errorf("land %s: %w", plan.MissionID, err)
+	}
+	l := plan.head.Letter
+	imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: agent, Now: now},
+		BlockID:      l.BlockID, Receipt: chain.CanonicalJSON(l.ReceiptCandidate), Lands: plan.Lands,
+		Origin: gates.OriginHumanPasskey, DryRun: true,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return imp.Prepared, imp.StoreVersion, nil
+}
+
+// FinishLanding moves the target as a made import recorded (plan.Resume,
+// plan.StoreVersion) and posts the landed letter naming that import. Each
+// step is one compare-and-swap, in an order a crash cannot break: after the
+// import the mission is still merge_wait, after the merge the target holds
+// the work, and PlanLanding run again finds what is done.
+func (b *Brain) FinishLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*LandResult, error) {
+	l, version := plan.head.Letter, plan.StoreVersion
+	res := &LandResult{OK: true, MissionID: l.MissionID, BlockID: l.BlockID, StoreVersion: version, Merge: plan.Merge, Branch: plan.Branch, Target: plan.Target}
 	// The move is not cut short by a cancelled context (Ctrl-C, SIGTERM):
 	// a git merge stopped between the worktree and the branch leaves the
 	// worktree dirty and git's locks behind, a state no landing finishes.
 	// It takes milliseconds; what follows still honours ctx.
-	if res.Commit, res.Worktree, err = b.applyMerge(context.WithoutCancel(ctx), plan, l, version); err != nil {
+	var err error
+	if res.Commit, res.Worktree, err = b.applyMerge(context.WithoutCancel(ctx), plan.merge, l, version); err != nil {
 		return nil, fmt.Errorf("land %s: the receipt is in store v%d, but the merge did not happen (run the landing again to finish it): %w", l.MissionID, version, err)
 	}
-	landed := chain.Next(l, head.HeadLetterID, req.Now)
+	landed := chain.Next(l, plan.head.HeadLetterID, now)
 	landed.SetPhase(chain.PhaseLanded)
 	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: version}
-	post, err := b.Missions.Post(ctx, chain.PostRequest{Body: landed.Canonical(), Agent: req.Agent})
+	post, err := b.Missions.Post(ctx, chain.PostRequest{Body: landed.Canonical(), Agent: agent})
 	if err != nil {
 		return nil, fmt.Errorf("land %s: the receipt is in store v%d and the work is merged, but the landed letter was not posted (run the landing again to finish it): %w", l.MissionID, version, err)
 	}
@@ -153,7 +238,8 @@ type mergePlan struct {
 	target   string
 	tip      string // the work branch's tip
 	old      string // the target's tip
-	tree     string // MergeCommit: the merged tree
+	tree     string // the tree the target holds once landed
+	now      string // the target's tip now, when the work is in it already (a resumed landing)
 	worktree string // where the target is checked out, "" when nowhere
 }
 
@@ -161,38 +247,43 @@ type mergePlan struct {
 // target, refusing what would fail: no target, a conflict, a dirty
 // worktree holding the target.
 func (b *Brain) planMerge(ctx context.Context, missionID, into string) (*mergePlan, error) {
-	p := &mergePlan{branch: WorkBranch(missionID)}
-	tip, ok, err := b.Repo.ReadRef("refs/heads/" + p.branch)
+	branch := WorkBranch(missionID)
+	tip, ok, err := b.Repo.ReadRef("refs/heads/" + branch)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		p.kind = MergeNoBranch
-		return p, nil
+		return &mergePlan{kind: MergeNoBranch, branch: branch}, nil
 	}
-	p.tip = tip.String()
-	p.target = into
-	if p.target == "" {
+	target := into
+	if target == "" {
 		if side, ok, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID); err != nil {
 			return nil, err
 		} else if ok {
-			p.target = side.Target
+			target = side.Target
 		}
 	}
-	if p.target == "" {
+	if target == "" {
 		return nil, gates.Refusef(gates.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
 	}
-	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", p.target); err != nil || out != p.target || strings.HasPrefix(p.target, "m1nd/") {
-		return nil, gates.Refusef(gates.InvalidTransition, "into", "%s is not a branch a landing merges into", gates.Echo(p.target))
+	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, "m1nd/") {
+		return nil, gates.Refusef(gates.InvalidTransition, "into", "%s is not a branch a landing merges into", gates.Echo(target))
 	}
-	old, ok, err := b.Repo.ReadRef("refs/heads/" + p.target)
+	old, ok, err := b.Repo.ReadRef("refs/heads/" + target)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(p.target))
+		return nil, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(target))
 	}
-	p.old = old.String()
+	return b.mergeOf(ctx, branch, target, tip.String(), old.String())
+}
+
+// mergeOf works out how tip of branch lands on old, the tip of target: up
+// to date, a fast-forward or a merge commit, with the tree the target will
+// hold, and checks the worktree that holds the target.
+func (b *Brain) mergeOf(ctx context.Context, branch, target, tip, old string) (*mergePlan, error) {
+	p := &mergePlan{branch: branch, target: target, tip: tip, old: old}
 	landed, err := b.isAncestor(ctx, p.tip, p.old)
 	if err != nil {
 		return nil, err
@@ -206,9 +297,13 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string) (*mergePl
 	switch {
 	case landed:
 		p.kind = MergeUpToDate
-		return p, nil
+		p.tree, _, err = b.gitRun(ctx, nil, "rev-parse", p.old+"^{tree}")
+		return p, err
 	case ff:
 		p.kind = MergeFastForward
+		if p.tree, _, err = b.gitRun(ctx, nil, "rev-parse", p.tip+"^{tree}"); err != nil {
+			return nil, err
+		}
 	default:
 		p.kind = MergeCommit
 		out, code, err := b.gitRun(ctx, nil, "merge-tree", "--write-tree", "--name-only", "--no-messages", p.old, p.tip)
@@ -233,15 +328,47 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string) (*mergePl
 	return p, nil
 }
 
+// recordedMerge is the merge a made import recorded, and whether it still
+// applies: the target is where the human saw it (the merge is to be made,
+// giving the recorded tree), or holds the recorded work already (the
+// merge was made; what is left is the letter).
+func (b *Brain) recordedMerge(ctx context.Context, lands *brain.Landing) (*mergePlan, bool, error) {
+	if lands.Target == "" {
+		return &mergePlan{kind: MergeNoBranch, branch: WorkBranch(lands.MissionID)}, true, nil
+	}
+	now, ok, err := b.Repo.ReadRef("refs/heads/" + lands.Target)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	branch := WorkBranch(lands.MissionID)
+	if now.String() != lands.TargetHead {
+		holds, err := b.isAncestor(ctx, lands.BranchHead, now.String())
+		if err != nil || !holds {
+			return nil, false, err
+		}
+		return &mergePlan{kind: MergeUpToDate, branch: branch, target: lands.Target, tip: lands.BranchHead, old: lands.TargetHead, tree: lands.Tree, now: now.String()}, true, nil
+	}
+	p, err := b.mergeOf(ctx, branch, lands.Target, lands.BranchHead, lands.TargetHead)
+	if err != nil {
+		return nil, false, err
+	}
+	if p.tree != lands.Tree {
+		return nil, false, nil // git merges these commits to another tree now: sign again
+	}
+	return p, true, nil
+}
+
 // applyMerge moves the target to hold the work: a fast-forward or a new
 // merge commit, by compare-and-swap of the branch — or, where the target
 // is checked out, by fast-forwarding that clean worktree. It returns the
 // target's tip.
 func (b *Brain) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter, version int64) (tip string, worktree bool, err error) {
-	switch p.kind {
-	case MergeNoBranch:
+	switch {
+	case p.kind == MergeNoBranch:
 		return "", false, nil
-	case MergeUpToDate:
+	case p.now != "":
+		return p.now, false, nil
+	case p.kind == MergeUpToDate:
 		return p.old, false, nil
 	}
 	next := p.tip

@@ -111,7 +111,12 @@ func (lb *landBrain) refused(id, into string, code gates.Code, lesson ...string)
 	t.Helper()
 	before := lb.state()
 	for _, dry := range []bool{true, false} {
-		_, err := lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now, DryRun: dry})
+		var err error
+		if dry {
+			_, err = lb.b.PlanLanding(context.Background(), id, into)
+		} else {
+			_, err = lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now})
+		}
 		r, ok := gates.AsRefusal(err)
 		if !ok || r.Code != code {
 			t.Fatalf("land %s (dry run %v): got %v, want refused %s", id, dry, err, code)
@@ -208,10 +213,15 @@ func TestLandWithoutAWorkBranch(t *testing.T) {
 	lb := newLandBrain(t)
 	id := lb.mission(true)
 	mainBefore := lb.g.Git("rev-parse", "main")
-	dry, err := lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now, DryRun: true})
-	if err != nil || !dry.NeedsGesture || dry.Merge != ops.MergeNoBranch || len(dry.Change) == 0 {
-		t.Fatalf("dry run: %+v, %v; want a gesture needed and no branch", dry, err)
+	plan, err := lb.b.PlanLanding(context.Background(), id, "")
+	if err != nil || plan.Resume || plan.Merge != ops.MergeNoBranch || plan.Lands == nil || plan.Lands.MissionID != id || plan.Lands.Target != "" {
+		t.Fatalf("the plan: %+v, %v; want a landing of %s with no branch", plan, err, id)
 	}
+	prepared, version, err := lb.b.PrepareLanding(context.Background(), plan, "owner", lb.now)
+	if err != nil || prepared == nil || prepared.Gesture != gates.GestureLand || len(prepared.Change) == 0 {
+		t.Fatalf("prepared: %+v, %v; want the landing's gesture", prepared, err)
+	}
+	dry := struct{ StoreVersion int64 }{version}
 	res, err := lb.land(id, "")
 	if err != nil {
 		t.Fatal(err)
@@ -226,8 +236,13 @@ func TestLandWithoutAWorkBranch(t *testing.T) {
 	if head.Letter.Phase != chain.PhaseLanded || head.Letter.Receipt == nil || head.Letter.Receipt.StoreVersion != res.StoreVersion || head.HeadLetterID != res.LetterID {
 		t.Errorf("the head is %s with receipt %+v; want landed naming v%d", head.Letter.Phase, head.Letter.Receipt, res.StoreVersion)
 	}
-	if v, ok, err := lb.b.Store.LandingVersion("sb_shop_core", head.Letter.ReceiptCandidate); err != nil || !ok || v != res.StoreVersion {
-		t.Errorf("the store holds the candidate at v%d (%v, %v), want v%d", v, ok, err, res.StoreVersion)
+	mw, err := lb.b.Missions.Log(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mwLetter := mw[len(mw)-2]
+	if r, ok, err := lb.b.Store.LandingImport(id, mwLetter.LetterID, "sb_shop_core", mwLetter.Decoded.ReceiptCandidate); err != nil || !ok || r.StoreVersion != res.StoreVersion || r.Lands.MissionID != id {
+		t.Errorf("the store holds the import for %s at %+v (%v, %v), want v%d", id, r, ok, err, res.StoreVersion)
 	}
 	if got := lb.g.Git("rev-parse", "main"); got != mainBefore {
 		t.Errorf("main moved to %s with nothing to merge", got)

@@ -166,5 +166,5 @@ func TestViewsWithoutAStore(t *testing.T) {
 
 // refTransactionHook is what m1nd init hands ops.Init.
 func refTransactionHook(repo *gitstore.Repo) ([]string, error) {
-	return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, "m1nd")
+	return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, "m1nd", nil)
 }

@@ -1,6 +1,8 @@
 package runnerd
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 )
 
@@ -224,3 +228,28 @@ func (r *Runner) WorkspaceAllowed(dir string) bool {
 	}
 	return false
 }
+
+// PinHash is what a human approves a runner pin by (refs/m1nd/pins): the
+// sha256 of its canonical form, every field that decides what runs, where,
+// and what proves it. A pin that changes in any of them is a new pin.
+func (r *Runner) PinHash() string {
+	sum := sha256.Sum256(chain.CanonicalJSON(struct {
+		ID                 string   `json:"id"`
+		Capability         string   `json:"capability"`
+		Command            []string `json:"command"`
+		GateCommand        string   `json:"gate_command"`
+		WorkspaceAllowlist []string `json:"workspace_allowlist"`
+		SetupCommand       string   `json:"setup_command"`
+		TimeoutSecs        int      `json:"timeout_secs"`
+	}{r.ID, r.Capability, r.Command, r.GateCommand, r.WorkspaceAllowlist, r.SetupCommand, r.TimeoutSecs}))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Approval is a runner pin as a human approves it.
+func (r *Runner) Approval() brain.ApprovedRunner {
+	return brain.ApprovedRunner{ID: r.ID, Pin: r.PinHash(), GateCommand: r.GateCommand, Command: append([]string{}, r.Command...)}
+}
+
+// ProvesWork reports whether the runner's gate puts missions in
+// merge_wait: its pin is the human's to approve.
+func (r *Runner) ProvesWork() bool { return r.Capability == capBuild }

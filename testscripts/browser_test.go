@@ -728,8 +728,8 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	screenshot(t, ctx, "mission-view-gate-and-diff")
 
 	// Landing from the view onto a main worktree with an uncommitted
-	// change: refused worktree_dirty at the options, the view says so, and
-	// nothing moves.
+	// change: refused worktree_dirty at the options, before any confirm,
+	// the view says so, and nothing moves.
 	ledger := filepath.Join(o.dir, "core", "ledger.go")
 	clean, err := os.ReadFile(ledger)
 	if err != nil {
@@ -740,8 +740,6 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	}
 	refs := o.gitOut("for-each-ref", "--format=%(objectname) %(refname)")
 	click(t, ctx, `#mission button.land`)
-	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
-	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the refusal in the view", `document.querySelector('#mission').open && (document.querySelector('#mission .mv-said.error') || {}).textContent?.startsWith('refused: worktree_dirty: main is checked out in ')`)
 	screenshot(t, ctx, "land-refused-dirty")
 	if after := o.gitOut("for-each-ref", "--format=%(objectname) %(refname)"); after != refs {
@@ -1007,13 +1005,15 @@ func TestBrowserAddsAndRemovesAPasskey(t *testing.T) {
 	}
 	first := v1.Keys[0].CredentialID
 	until(t, ctx, "the passkey list", `!document.querySelector('#keys').hidden && document.querySelectorAll('#keys-list li').length === 1`)
-	if text := eval[string](t, ctx, `document.querySelector('#keys-list li').textContent`); !strings.Contains(text, "test laptop") || !strings.Contains(text, "added 20") || !strings.Contains(text, first[:10]+"…") {
+	if text := eval[string](t, ctx, `document.querySelector('#keys-list li').textContent`); !strings.Contains(text, "test laptop") || !strings.Contains(text, "added 20") || !strings.Contains(text, "fingerprint ") {
 		t.Fatalf("the passkey list says %q", text)
 	}
 
 	// Add: the authenticator makes a second passkey, the first signs it.
 	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#keys-label`), "spare key"))
 	click(t, ctx, `#keys-go`)
+	until(t, ctx, "the confirm of what the signature binds", `document.querySelector('#confirm').open && document.querySelector('#confirm-binds-list').textContent.includes('adding passkey "spare key" (fingerprint ')`)
+	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the passkey added", `document.querySelector('#keys-note').textContent === 'passkey added: spare key — key set v2, 2 passkeys' && document.querySelectorAll('#keys-list li').length === 2`)
 	screenshot(t, ctx, "passkey-added")
 	v2, _ := o.keySet()
@@ -1038,10 +1038,9 @@ func TestBrowserAddsAndRemovesAPasskey(t *testing.T) {
 		t.Fatalf("the header says %q", line)
 	}
 
-	// The last passkey: refused with its code and lesson, nothing written.
+	// The last passkey: refused with its code and lesson before any
+	// confirm, nothing written.
 	click(t, ctx, fmt.Sprintf(`#keys-list li[data-credential=%q] button.remove-key`, second))
-	until(t, ctx, "the confirm", `document.querySelector('#confirm').open`)
-	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the refusal", `document.querySelector('#keys-note').textContent === 'refused: invalid_transition: a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)'`)
 	screenshot(t, ctx, "last-passkey-refused")
 	if v, head := o.keySet(); head != head3 || v.Version != 3 {

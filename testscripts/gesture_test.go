@@ -44,9 +44,9 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	change := prepared.Change
+	change := prepared.Prepared.Change
 	signed := ratify
-	signed.Proof = key.Assert(gates.GestureChallenge(brain.GestureRatify, change), nil)
+	signed.Proof = key.Assert(gates.GestureChallenge(gates.GestureRatify, change), nil)
 	if _, err := store.Ratify(ctx, signed); err != nil {
 		t.Fatalf("the signed ratification: %v", err)
 	}
@@ -64,14 +64,14 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 		}
 		return msg
 	}
-	tampered := key.Assert(gates.GestureChallenge(brain.GestureRatify, change), func(cd map[string]any, ad []byte) []byte { cd["origin"] = "http://localhost:1"; return ad })
+	tampered := key.Assert(gates.GestureChallenge(gates.GestureRatify, change), func(cd map[string]any, ad []byte) []byte { cd["origin"] = "http://localhost:1"; return ad })
 	tampered.ClientDataJSON = signed.Proof.ClientDataJSON // the signature no longer covers it
 	for label, message := range map[string]string{
 		"a terminal gesture":         trailers(gates.OriginHumanTTY, nil),
 		"a tampered proof":           trailers(gates.OriginHumanPasskey, tampered),
-		"an unregistered key":        trailers(gates.OriginHumanPasskey, gatestest.New(t, "es256").Assert(gates.GestureChallenge(brain.GestureRatify, change), nil)),
-		"a proof of another change":  trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(brain.GestureRatify, []byte("another change")), nil)),
-		"a proof of another gesture": trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(brain.GestureReceiptImport, change), nil)),
+		"an unregistered key":        trailers(gates.OriginHumanPasskey, gatestest.New(t, "es256").Assert(gates.GestureChallenge(gates.GestureRatify, change), nil)),
+		"a proof of another change":  trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(gates.GestureRatify, []byte("another change")), nil)),
+		"a proof of another gesture": trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(gates.GestureReceiptImport, change), nil)),
 	} {
 		bad := forge(message)
 		g.Git("-c", "core.hooksPath=/dev/null", "update-ref", brain.StoreRef, v2, v3)

@@ -460,7 +460,7 @@ func (c *landCrash) state(id string, tg *landTarget) string {
 		return "merged"
 	}
 	store := &brain.Store{Repo: c.repo, Brain: "shop"}
-	if _, ok, err := store.LandingVersion(head.Letter.BlockID, head.Letter.ReceiptCandidate); err != nil {
+	if _, ok, err := store.LandingImport(id, head.HeadLetterID, head.Letter.BlockID, head.Letter.ReceiptCandidate); err != nil {
 		t.Fatal(err)
 	} else if ok {
 		return "imported"
@@ -491,9 +491,9 @@ func (c *landCrash) check(id, label string) {
 		t.Fatalf("%s: %s is landed but %s does not hold m1nd/%s", label, id, side.Target, id)
 	}
 	store := &brain.Store{Repo: c.repo, Brain: "shop"}
-	v, ok, err := store.LandingVersion(head.Letter.BlockID, head.Letter.ReceiptCandidate)
-	if err != nil || !ok || head.Letter.Receipt == nil || head.Letter.Receipt.StoreVersion != v {
-		t.Fatalf("%s: %s is landed, but its receipt is not the one in the store (v%d, %v, %v)", label, id, v, ok, err)
+	r, ok, err := store.LandingImport(id, *head.Letter.PrevLetterID, head.Letter.BlockID, head.Letter.ReceiptCandidate)
+	if err != nil || !ok || head.Letter.Receipt == nil || head.Letter.Receipt.StoreVersion != r.StoreVersion {
+		t.Fatalf("%s: %s is landed, but its receipt is not the import made for it in the store (%+v, %v, %v)", label, id, r, ok, err)
 	}
 	for _, tg := range c.targets {
 		if tg.worktree == "" {

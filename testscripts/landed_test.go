@@ -80,13 +80,29 @@ func TestSelfCertifiedLandingByRawGit(t *testing.T) {
 	}
 	g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, head.Commit.String(), forged)
 
-	// The real landing: the candidate imported by a human gesture (store
-	// v2), then the letter naming v2; the hook and the remote take both,
-	// pushed in one atomic transaction as m1nd sync pushes (pushed one ref
-	// at a time, the landing must not arrive before its store).
-	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{
+	// An import of the same candidate that lands no mission (m1nd receipt
+	// import, store v2) does not land it either: the landing's import
+	// names the mission.
+	plain, err := store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
 		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := g.TryGit("update-ref", ref, landed(plain.StoreVersion), head.Commit.String()); err == nil || !strings.Contains(out, "landed_law") || !strings.Contains(out, "lands no mission") {
+		t.Fatalf("the local hook let a landing on an import of no mission through: %v\n%s", err, out)
+	}
+
+	// The real landing: the candidate imported by a human gesture for this
+	// mission (store v3), then the letter naming v3; the hook and the
+	// remote take both, pushed in one atomic transaction as m1nd sync
+	// pushes (pushed one ref at a time, the landing must not arrive before
+	// its store).
+	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{
+		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 2, Agent: "owner", Now: now},
+		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		Lands: &brain.Landing{MissionID: opened.MissionID, LetterID: head.HeadLetterID},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ type fixture struct {
 	srv  *Server
 	http *httptest.Server
 	host string
+	ids  map[string]string // a gesture's challenge (base64url) → the id options handed out with it
 }
 
 // newFixture serves a scanned brain named shop over a real loopback socket.
@@ -124,7 +125,7 @@ func TestEveryStatusAndRefusal(t *testing.T) {
 		{"bad agent", "POST", "/api/mission_post", `{"agent_id":"Owner!","letter":{}}`, nil, 422, "invalid_letter"},
 		{"a gesture with no passkey registered", "POST", "/api/gesture/options", `{"gesture":"receipt_import","expected_store_version":1,"block_id":"sb_shop_core","receipt":{}}`, nil, 403, "human_gesture_required"},
 		{"a gesture that is not JSON, no passkey: the gate speaks first", "POST", "/api/gesture/options", `{"garbage`, nil, 403, "human_gesture_required"},
-		{"a signature for no challenge", "POST", "/api/gesture/commit", `{"challenge":"AAAA","credential":{}}`, nil, 403, "human_gesture_required"},
+		{"a signature for no gesture", "POST", "/api/gesture/commit", `{"gesture_id":"AAAA","credential":{}}`, nil, 403, "human_gesture_required"},
 		{"an origin claimed in a body", "POST", "/api/mission_post", `{"agent_id":"owner","letter":{},"archived_via":"human-ui"}`, nil, 422, "invalid_letter"},
 		{"runner edit, hostile", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"runner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"a/b"}]}`, nil, 422, "candidate_edit_rejected"},
 		{"owner edit", "POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]}`, nil, 200, ""},

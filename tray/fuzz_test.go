@@ -26,7 +26,7 @@ func FuzzWriteBodies(f *testing.F) {
 	h := srv.Handler()
 	paths := []string{"/api/mission_post", "/api/mission_new", "/api/gesture/options", "/api/gesture/commit", "/api/candidate_edit"}
 	for _, seed := range []string{`{}`, `{"agent_id":"owner","letter":{}}`, `{"expected_store_version":0,"by":"owner","ops":[]}`,
-		`{"gesture":"receipt_import","receipt":[]}`, `{"gesture":"ratify","expected_store_version":-1}`, `{"challenge":"x","credential":{"id":"y"}}`, `[`, `null`, `{"letter":"x","agent_id":"a"}`} {
+		`{"gesture":"receipt_import","receipt":[]}`, `{"gesture":"ratify","expected_store_version":-1}`, `{"gesture_id":"x","credential":{"id":"y"}}`, `[`, `null`, `{"letter":"x","agent_id":"a"}`} {
 		for i := range paths {
 			f.Add(uint8(i), seed)
 		}

@@ -1,30 +1,32 @@
 package tray
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
 )
 
 // A human gesture in the tray is signed by the brain's registered passkey:
-// the page asks for options, the owner prepares the exact change the
-// gesture would write (the archived letter's bytes; the store's parent and
-// the tree of the new snapshot) and hands out its challenge, the browser's
-// authenticator signs it with the user present, and the commit is written
-// with the proof on it — checked here and by every law that reads it. The
-// API never takes a gesture's origin from a request body.
-
-// GestureLand is the tray's landing (ops.Land): the receipt import its
-// proof signs, the merge and the landed letter.
-const GestureLand = "land"
+// the page asks for options, the owner prepares the one commit the gesture
+// writes (chain.Prepared: the archived letter; the store commit of an
+// import, a landing or a ratification; the next key set; the approved
+// runner pins) and hands out its challenge under an id of its own, with
+// what the signature binds; the browser's authenticator signs it with the
+// user present; and the commit is written with the proof on it, judged by
+// the laws that judge it everywhere. The API never takes a gesture's
+// origin from a request body.
 
 // landDone answers the options of a landing that needs no signature: an
-// earlier one imported the receipt and was cut short, and this finished it.
+// import made for this very mission was cut short, and this finished it.
 type landDone struct {
 	Done bool `json:"done"`
 	*ops.LandResult
@@ -41,26 +43,39 @@ type gestureRequest struct {
 	Into                 string          `json:"into,omitempty"` // land: the target branch, "" for the recorded one
 	AgentID              string          `json:"agent_id,omitempty"`
 	// keys: a new passkey (navigator.credentials.create's answer to
-	// /api/passkey/options) and its label, or the credential id to remove.
+	// /api/passkey/options) and its label, a teammate's enrolment request,
+	// or the credential id to remove.
 	Credential json.RawMessage `json:"credential,omitempty"`
 	Label      string          `json:"label,omitempty"`
+	Enrol      string          `json:"enrol,omitempty"`
 	Remove     string          `json:"remove,omitempty"`
 }
 
-// pendingGesture is a prepared gesture waiting for its signature: what
-// is replayed, with the proof, once the assertion comes back.
+// pendingGesture is one gesture prepared for its signature: the one commit
+// it writes, what the human is shown it binds, a check that what they saw
+// still stands when the signature comes back, and what follows the commit.
 type pendingGesture struct {
-	req    gestureRequest
-	write  brain.WriteRequest // store gestures: the same version, writer and time
-	letter []byte             // archive: the letter's canonical bytes
-	land   *ops.LandRequest   // land: the landing, replayed with its proof
-	keys   *keysChange        // keys: the key set before and after
+	gesture string
+	commit  *chain.Prepared
+	binds   []string
+	// still is asked just before the commit: nil when what was prepared
+	// still describes the brain (a landing's branch and target, say).
+	still func(ctx context.Context) error
+	// done answers the committed gesture, after what follows it (a
+	// landing's merge and landed letter).
+	done func(ctx context.Context, commit gitstore.Hash) (any, error)
+	// signers are the credentials that may sign it; nil for the brain's keys.
+	signers []brain.Passkey
 }
 
-// gestureOptions is the reply to options: what navigator.credentials.get
-// takes, its binary fields base64url.
+// gestureOptions is the reply to options: the id to commit by, what the
+// signature binds, and what navigator.credentials.get takes, its binary
+// fields base64url.
 type gestureOptions struct {
-	OK        bool `json:"ok"`
+	OK        bool     `json:"ok"`
+	GestureID string   `json:"gesture_id"`
+	Gesture   string   `json:"gesture"`
+	Binds     []string `json:"binds"`
 	PublicKey struct {
 		Challenge        string              `json:"challenge"`
 		RPID             string              `json:"rpId"`
@@ -76,8 +91,8 @@ type allowedCredential struct {
 }
 
 // postGestureOptions prepares a gesture and hands out its challenge.
-// Nothing is committed: the store gesture's objects are written but no
-// ref points at them until the signed gesture comes back.
+// Nothing is committed: the gesture's objects are written but no ref
+// points at them until the signed gesture comes back.
 func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	// The gate comes before the input is parsed (DESIGN §7).
 	keys, err := s.Store.Keys()
@@ -91,95 +106,208 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	p := &pendingGesture{req: req}
-	var change []byte
-	switch req.Gesture {
-	case brain.GestureReceiptImport, brain.GestureRatify:
-		if p.write, err = s.writeRequest(req.ExpectedStoreVersion, req.AgentID, "agent_id"); err != nil {
-			return nil, err
-		}
-		if _, change, err = s.storeGesture(r, p, nil, true); err != nil {
-			return nil, err
-		}
-	case brain.GestureArchive:
-		agent, err := agentOrOwner(req.AgentID, "agent_id")
-		if err != nil {
-			return nil, err
-		}
-		letter, err := s.Missions.ArchiveLetter(req.MissionID, now)
-		if err != nil {
-			return nil, err
-		}
-		p.req.AgentID, p.letter, change = agent, letter, letter
-	case GestureLand:
-		agent, err := agentOrOwner(req.AgentID, "agent_id")
-		if err != nil {
-			return nil, err
-		}
-		land := ops.LandRequest{MissionID: req.MissionID, Into: req.Into, Agent: agent, Origin: gates.OriginHumanPasskey, DryRun: true, Now: now}
-		plan, err := s.Land(r.Context(), land)
-		if err != nil {
-			return nil, err
-		}
-		land.DryRun = false
-		if !plan.NeedsGesture {
-			// The store already holds the human's import (a landing cut
-			// short): what is left needs no second gesture.
-			res, err := s.Land(r.Context(), land)
-			if err != nil {
-				return nil, err
-			}
-			return landDone{Done: true, LandResult: res}, nil
-		}
-		land.ExpectedStoreVersion = plan.StoreVersion - 1
-		// The proof is the import's: the store's law checks it by that name.
-		p.land, change, req.Gesture = &land, plan.Change, brain.GestureReceiptImport
-	case brain.KeysGesture:
-		if p.keys, err = s.prepareKeys(req); err != nil {
-			return nil, err
-		}
-		keys, change = p.keys.before, p.keys.next.Canonical()
-	default:
-		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is land, receipt_import, ratify, archive or keys")
+	p, subject, done, err := s.prepareGesture(r.Context(), req)
+	if err != nil || done != nil {
+		return done, err
 	}
-	challenge := base64.RawURLEncoding.EncodeToString(gates.GestureChallenge(req.Gesture, change))
-	s.gestures.put(challenge, p, now)
-	reply := gestureOptions{OK: true}
-	reply.PublicKey.Challenge = challenge
+	id, err := s.gestures.put(subject, p, s.now())
+	if err != nil {
+		return nil, err
+	}
+	reply := gestureOptions{OK: true, GestureID: id, Gesture: p.gesture, Binds: p.binds}
+	reply.PublicKey.Challenge = base64.RawURLEncoding.EncodeToString(p.commit.Challenge())
 	reply.PublicKey.RPID = gates.RelyingParty
 	reply.PublicKey.UserVerification = "preferred"
 	reply.PublicKey.Timeout = challengeTTL.Milliseconds()
-	for _, k := range keys.Keys {
+	signers := keys.Keys
+	if p.signers != nil {
+		signers = p.signers
+	}
+	for _, k := range signers {
 		reply.PublicKey.AllowCredentials = append(reply.PublicKey.AllowCredentials, allowedCredential{Type: "public-key", ID: k.CredentialID})
 	}
 	return reply, nil
 }
 
-// storeGesture runs a store gesture: prepared only (dry), returning the
-// change its proof binds, or written with its proof, returning the reply.
-func (s *Server) storeGesture(r *http.Request, p *pendingGesture, proof *gates.Proof, dry bool) (reply any, change []byte, err error) {
-	origin := gates.OriginHumanPasskey
-	if p.req.Gesture == brain.GestureReceiptImport {
-		res, err := s.Store.ImportReceipt(r.Context(), brain.ImportRequest{WriteRequest: p.write, BlockID: p.req.BlockID, Receipt: p.req.Receipt, Origin: origin, Proof: proof, DryRun: dry})
+// prepareGesture prepares the gesture req asks for and names what it is
+// about; a landing that needs no signature is finished at once (done).
+func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pendingGesture, subject string, done any, err error) {
+	now := s.now()
+	switch req.Gesture {
+	case gates.GestureLand:
+		agent, err := agentOrOwner(req.AgentID, "agent_id")
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
-		return res, res.Change, nil
+		plan, err := s.PlanLanding(ctx, req.MissionID, req.Into)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		if plan.AlreadyLanded || plan.Resume {
+			// An import made for this mission is in the store already (a
+			// landing cut short): what is left is finished as it recorded.
+			res, err := s.LandPlanned(ctx, plan, agent, gates.OriginHumanPasskey, now)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			return nil, "", landDone{Done: true, LandResult: res}, nil
+		}
+		p, err := s.prepareLanding(ctx, plan, agent)
+		return p, plan.MissionID, nil, err
+	case gates.GestureArchive:
+		agent, err := agentOrOwner(req.AgentID, "agent_id")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		p, err := s.prepareArchive(ctx, req.MissionID, agent)
+		return p, req.MissionID, nil, err
+	case gates.GestureReceiptImport, gates.GestureRatify:
+		w, err := s.writeRequest(req.ExpectedStoreVersion, req.AgentID, "agent_id")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		p, err := s.prepareStoreGesture(ctx, req, w)
+		return p, "store", nil, err
+	case gates.GestureKeys:
+		p, err := s.prepareKeys(ctx, req)
+		return p, "keys", nil, err
+	case gates.GesturePins:
+		p, err := s.preparePins(ctx)
+		return p, "pins", nil, err
 	}
-	res, err := s.Store.Ratify(r.Context(), brain.RatifyRequest{WriteRequest: p.write, BlockIDs: p.req.BlockIDs, Origin: origin, Proof: proof, DryRun: dry})
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, res.Change, nil
+	return nil, "", nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is land, archive, receipt_import, ratify, keys or pins")
 }
 
-// gestureCommit is POST /api/gesture/commit: the challenge options handed
-// out, and the browser's assertion over it. The credential's other fields
-// are declared so the browser's whole PublicKeyCredential JSON decodes
-// strictly; only the assertion is read.
+// prepareLanding prepares a landing's import: it binds the mission, its
+// merge_wait letter, the target, the branch's and the target's heads, the
+// tree the target will hold and the store change. At the commit the plan
+// is worked out again and must be the same, or nothing is written.
+func (s *Server) prepareLanding(ctx context.Context, plan *ops.LandingPlan, agent string) (*pendingGesture, error) {
+	commit, version, err := s.PrepareLanding(ctx, plan, agent, s.now())
+	if err != nil {
+		return nil, err
+	}
+	binds := []string{
+		fmt.Sprintf("landing %s of block %s, its merge_wait letter %s", plan.MissionID, plan.BlockID, plan.Lands.LetterID),
+		fmt.Sprintf("the receipt imported at store v%d (on v%d, %.12s)", version, version-1, commit.Parent),
+	}
+	if plan.Lands.Target == "" {
+		binds = append(binds, "no branch to merge: only the receipt lands")
+	} else {
+		binds = append(binds,
+			fmt.Sprintf("%s at %.12s lands in %s at %.12s (%s)", plan.Branch, plan.Lands.BranchHead, plan.Target, plan.Lands.TargetHead, plan.Merge),
+			fmt.Sprintf("%s then holds tree %.12s", plan.Target, plan.Lands.Tree))
+	}
+	into := plan.Target
+	return &pendingGesture{
+		gesture: gates.GestureLand, commit: commit, binds: binds,
+		still: func(ctx context.Context) error {
+			again, err := s.PlanLanding(ctx, plan.MissionID, into)
+			if err != nil {
+				return err
+			}
+			if again.Resume || again.AlreadyLanded || again.Lands == nil || *again.Lands != *plan.Lands {
+				return gates.Refusef(gates.StaleHead, "mission_id", "%s, its branch or %s moved since the landing was shown to you: nothing was written; look again and land again", plan.MissionID, gates.Echo(into))
+			}
+			return nil
+		},
+		done: func(ctx context.Context, _ gitstore.Hash) (any, error) {
+			plan.Resume, plan.StoreVersion = true, version
+			res, err := s.FinishLanding(ctx, plan, agent, s.now())
+			if res != nil {
+				res.Imported = true
+			}
+			return res, err
+		},
+	}, nil
+}
+
+// prepareArchive prepares the archived letter over a merge_wait head.
+func (s *Server) prepareArchive(ctx context.Context, missionID, agent string) (*pendingGesture, error) {
+	if err := s.CheckSound(ctx, chain.MissionRefPrefix+missionID); err != nil {
+		return nil, err
+	}
+	commit, err := s.Missions.PrepareArchive(missionID, agent, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return &pendingGesture{
+		gesture: gates.GestureArchive, commit: commit,
+		binds: []string{fmt.Sprintf("archiving %s: its merge_wait letter %.12s is superseded by archived letter %s, and its candidate is set aside", missionID, headLetterOf(commit), chain.LetterID(commit.Change))},
+		done: func(_ context.Context, h gitstore.Hash) (any, error) {
+			var l chain.Letter
+			_ = json.Unmarshal(commit.Change, &l)
+			return &chain.PostResult{OK: true, MissionID: l.MissionID, LetterID: chain.LetterID(commit.Change), MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: commit.Chain.Ref, Commit: h.String()}, nil
+		},
+	}, nil
+}
+
+// headLetterOf is the letter id an archived letter supersedes.
+func headLetterOf(p *chain.Prepared) string {
+	var l chain.Letter
+	if json.Unmarshal(p.Change, &l) == nil && l.PrevLetterID != nil {
+		return *l.PrevLetterID
+	}
+	return ""
+}
+
+// prepareStoreGesture prepares a receipt import or a ratification.
+func (s *Server) prepareStoreGesture(ctx context.Context, req gestureRequest, w brain.WriteRequest) (*pendingGesture, error) {
+	if err := s.CheckSound(ctx, brain.StoreRef); err != nil {
+		return nil, err
+	}
+	var commit *chain.Prepared
+	var binds []string
+	if req.Gesture == gates.GestureReceiptImport {
+		res, err := s.Store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: gates.OriginHumanPasskey, DryRun: true})
+		if err != nil {
+			return nil, err
+		}
+		commit = res.Prepared
+		binds = []string{fmt.Sprintf("importing a receipt into %s at store v%d (on v%d, %.12s)", req.BlockID, res.StoreVersion, res.StoreVersion-1, commit.Parent)}
+	} else {
+		res, err := s.Store.Ratify(ctx, brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: gates.OriginHumanPasskey, DryRun: true})
+		if err != nil {
+			return nil, err
+		}
+		commit = res.Prepared
+		binds = []string{fmt.Sprintf("ratifying %s at store v%d (on v%d, %.12s)", gates.Count(len(res.Ratified), "block"), res.StoreVersion, res.StoreVersion-1, commit.Parent)}
+	}
+	return &pendingGesture{
+		gesture: req.Gesture, commit: commit, binds: binds,
+		done: func(_ context.Context, h gitstore.Hash) (any, error) {
+			return s.storeReply(req, h)
+		},
+	}, nil
+}
+
+// storeReply answers a committed store gesture as the CLI verb would.
+func (s *Server) storeReply(req gestureRequest, h gitstore.Hash) (any, error) {
+	snap, _, err := s.Store.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if req.Gesture == gates.GestureReceiptImport {
+		n := 0
+		if b := snap.Block(req.BlockID); b != nil {
+			n = len(b.Receipts)
+		}
+		return &brain.ImportResult{OK: true, StoreVersion: snap.StoreVersion, BlockID: req.BlockID, ReceiptCount: n, Commit: h.String()}, nil
+	}
+	var ratified []string
+	if r := snap.Skeleton.Ratification; r != nil {
+		ratified = r.BlockIDs
+	}
+	return &brain.RatifyResult{MutationResult: brain.MutationResult{OK: true, StoreVersion: snap.StoreVersion, Changed: true, Commit: h.String()},
+		Ratified: ratified, SkeletonState: snap.Skeleton.State}, nil
+}
+
+// gestureCommit is POST /api/gesture/commit: the id options handed out,
+// and the browser's assertion over its challenge. The credential's other
+// fields are declared so the browser's whole PublicKeyCredential JSON
+// decodes strictly; only the assertion is read.
 type gestureCommit struct {
-	Challenge  string `json:"challenge"`
+	GestureID  string `json:"gesture_id"`
 	Credential struct {
 		ID       string `json:"id"`
 		Response struct {
@@ -195,17 +323,18 @@ type gestureCommit struct {
 	} `json:"credential"`
 }
 
-// postGestureCommit writes a prepared gesture with its proof. The proof is
-// checked by the same law that will judge the commit (brain.CheckGesture):
-// over exactly the change prepared, by a registered key, a user present.
+// postGestureCommit writes a prepared gesture with its proof: the proof
+// must be over that gesture's own challenge, and the commit is judged by
+// the laws that judge it everywhere (a registered key, a user present,
+// exactly the change prepared) before its ref moves.
 func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	var req gestureCommit
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	p, ok := s.gestures.take(req.Challenge, s.now())
+	p, ok := s.gestures.take(req.GestureID, s.now())
 	if !ok {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "challenge", "this challenge was not handed out here, expired or was used: ask for the gesture again")
+		return nil, gates.Refusef(gates.HumanGestureRequired, "gesture_id", "this gesture was not prepared here, expired or was used: ask for it again")
 	}
 	proof := &gates.Proof{
 		CredentialID:      req.Credential.ID,
@@ -219,17 +348,31 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	if origin, err := gates.ProofOrigin(proof); err != nil || origin != "http://"+gates.RelyingParty+":"+s.port {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "the passkey was asked on another page, not this tray (http://%s:%s)", gates.RelyingParty, s.port)
 	}
-	if p.req.Gesture == brain.KeysGesture {
-		return s.commitKeys(r.Context(), p.keys, proof)
+	ctx := r.Context()
+	if p.still != nil {
+		if err := p.still(ctx); err != nil {
+			return nil, err
+		}
 	}
-	if p.land != nil {
-		land := *p.land
-		land.Proof = proof
-		return s.Land(r.Context(), land)
+	env, err := s.Store.Env()
+	if err != nil {
+		return nil, err
 	}
-	if p.req.Gesture == brain.GestureArchive {
-		return s.Missions.Post(r.Context(), chain.PostRequest{Body: p.letter, Agent: p.req.AgentID, Origin: gates.OriginHumanPasskey, Proof: proof})
+	h, err := p.commit.Commit(ctx, gates.OriginHumanPasskey, proof, env)
+	if errors.Is(err, chain.ErrLostRace) {
+		return nil, movedRefusal(p.commit.Chain.Ref)
 	}
-	reply, _, err := s.storeGesture(r, p, proof, false)
-	return reply, err
+	if err != nil {
+		return nil, err
+	}
+	return p.done(ctx, h)
+}
+
+// movedRefusal is the refusal of a gesture whose ref moved while it waited
+// for its signature: nothing was written.
+func movedRefusal(ref string) error {
+	if ref == brain.StoreRef {
+		return gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "the store moved while this gesture waited for its signature: nothing was written; look again and sign again")
+	}
+	return gates.Refusef(gates.StaleHead, "", "%s moved while this gesture waited for its signature: nothing was written; look again and sign again", ref)
 }

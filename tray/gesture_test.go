@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/laws"
 )
 
 // registerKey writes the brain's first key set, as the tray's
@@ -43,14 +44,23 @@ func (f *fixture) gestureOptions(body string) (int, map[string]any, []byte) {
 	if err != nil {
 		f.t.Fatalf("challenge %q: %v", challenge, err)
 	}
+	id, _ := out["gesture_id"].(string)
+	if id == "" {
+		f.t.Fatalf("options handed out no gesture_id: %v", out)
+	}
+	if f.ids == nil {
+		f.ids = map[string]string{}
+	}
+	f.ids[challenge] = id
 	return status, out, raw
 }
 
-// commit sends an assertion for a challenge, as the page does.
+// commit sends an assertion for the gesture options handed out with
+// challenge, by its id, as the page does.
 func (f *fixture) commit(challenge []byte, p *gates.Proof) (int, map[string]any) {
 	f.t.Helper()
 	body, _ := json.Marshal(map[string]any{
-		"challenge": base64.RawURLEncoding.EncodeToString(challenge),
+		"gesture_id": f.ids[base64.RawURLEncoding.EncodeToString(challenge)],
 		"credential": map[string]any{"id": p.CredentialID, "type": "public-key", "response": map[string]any{
 			"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}},
 	})
@@ -93,7 +103,7 @@ func TestSignedGestures(t *testing.T) {
 		},
 		"an unregistered key": func(c []byte) *gates.Proof { return gatestest.New(t, "es256").Assert(c, nil) },
 		"a proof of another change": func(c []byte) *gates.Proof {
-			return a.Assert(gates.GestureChallenge(brain.GestureRatify, []byte("another store")), nil)
+			return a.Assert(gates.GestureChallenge(gates.GestureRatify, []byte("another store")), nil)
 		},
 		"no user present": func(c []byte) *gates.Proof {
 			return a.Assert(c, func(_ map[string]any, ad []byte) []byte { ad[32] = 0; return ad })
@@ -123,8 +133,8 @@ func TestSignedGestures(t *testing.T) {
 	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, gates.ProofTrailer+": "+gates.EncodeProof(proof)) {
 		t.Fatalf("the ratification's commit:\n%s", msg)
 	}
-	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "challenge" {
-		t.Fatalf("a reused challenge: %d %v", status, out)
+	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "gesture_id" {
+		t.Fatalf("a reused gesture: %d %v", status, out)
 	}
 	// The terminal's origin no longer counts, in the store and in post.
 	if _, err := f.srv.Store.Ratify(context.Background(), brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 3, Agent: "owner", Now: testNow}, Origin: gates.OriginHumanTTY}); err == nil {
@@ -143,9 +153,9 @@ func TestSignedGestures(t *testing.T) {
 	}
 }
 
-// TestLandingThroughTheAPI: the tray's landing is the signed import of the
-// merge_wait candidate, then the landed letter naming its store version;
-// an archive is signed the same way.
+// TestLandingThroughTheAPI: a signed receipt import lands no mission: a
+// landed letter naming it is refused landed_law (the landing's import names
+// its mission). An archive is signed like every other gesture.
 func TestLandingThroughTheAPI(t *testing.T) {
 	f := newFixture(t, false)
 	a := f.registerKey("ed25519")
@@ -160,8 +170,13 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	landed.Phase = chain.PhaseLanded
 	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: 2}
 	status, out = f.do("POST", "/api/mission_post", fmt.Sprintf(`{"agent_id":"owner","letter":%s}`, landed.Canonical()), nil)
-	if status != 200 || out["phase"] != "landed" {
-		t.Fatalf("landed: %d %v", status, out)
+	if status != 422 || out["refused"] != "landed_law" || !strings.Contains(fmt.Sprint(out["lesson"]), "lands no mission") {
+		t.Fatalf("a landed letter naming an import that lands no mission: %d %v", status, out)
+	}
+	// The landing gesture lands it: its own import, naming the mission.
+	status, out = f.signed(a, fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw.MissionID))
+	if status != 200 || out["imported"] != true || out["store_version"] != 3.0 || out["merge"] != "no-branch" {
+		t.Fatalf("the landing: %d %v", status, out)
 	}
 	_, blocks := f.do("GET", "/api/system_blocks", "", nil)
 	for _, b := range blocks["blocks"].([]any) {
@@ -178,9 +193,8 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	if status != 200 || out["phase"] != "archived" {
 		t.Fatalf("signed archive: %d %v", status, out)
 	}
-	// The laws read the same proofs: verify is clean.
-	if out, err := f.g.TryGit("for-each-ref", "refs/m1nd/"); err != nil {
-		t.Fatal(out)
+	if faults, _, err := laws.Verify(ctx, f.srv.Repo); err != nil || len(faults) != 0 {
+		t.Fatalf("verify after the tray's gestures: %v %v", faults, err)
 	}
 }
 

@@ -2,31 +2,25 @@ package tray
 
 import (
 	"context"
-	"errors"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
 // Adding a passkey to a brain that has one, or removing one, is the human
 // gesture "keys", made like every other gesture (gesture.go): options
-// prepare the next key set, whose canonical bytes the challenge binds; a
-// key the brain already holds signs it; commit checks the proof with the
-// law that will judge the keys commit (brain.KeysFollow) and appends it.
-// An added key's registration is verified exactly as the first key's
-// (verifyCreation), without a code: the signature is what proves it.
-
-// keysChange is a prepared change of the key set.
-type keysChange struct {
-	parent  gitstore.Hash // the keys ref's head it builds on
-	before  *brain.KeySet // the set at parent, whose keys may sign
-	next    *brain.KeySet // the set to write
-	subject string        // the commit's subject
-	id      string        // the credential added or removed
-}
+// prepare the next key set (brain.PrepareAddKey, brain.PrepareRemoveKey),
+// whose canonical bytes the challenge binds; a key the brain already holds
+// signs it; the commit is judged by the law of every keys commit
+// (brain.KeysFollow). An added key is either made here (its registration
+// verified exactly as the first key's, verifyCreation) or a teammate's
+// enrolment request, made in their own tray and pasted here: the
+// signature of a key this brain holds is what admits it.
 
 // keysReply answers a written key change.
 type keysReply struct {
@@ -38,86 +32,112 @@ type keysReply struct {
 	CredentialID string `json:"credential_id"`
 }
 
-// prepareKeys builds the next key set of a keys gesture: the registered
-// set plus the credential of req.Credential (a navigator.credentials.create
-// answer to /api/passkey/options), or without the key req.Remove names.
-func (s *Server) prepareKeys(req gestureRequest) (*keysChange, error) {
-	adding, removing := len(req.Credential) > 0 && string(req.Credential) != "null", req.Remove != ""
-	if adding == removing {
-		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "a keys gesture carries either credential (a new passkey, from navigator.credentials.create) or remove (a registered credential id)")
-	}
-	head, _, err := s.Repo.ReadRef(brain.KeysRef)
-	if err != nil {
-		return nil, err
-	}
-	before, err := brain.ReadKeys(s.Repo, head)
-	if err != nil {
-		return nil, err
-	}
-	if before == nil || len(before.Keys) == 0 {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
-	}
-	next := &brain.KeySet{Schema: brain.KeysSchema, Version: before.Version + 1, Keys: []brain.Passkey{}}
-	k := &keysChange{parent: head, before: before, next: next}
-	if adding {
-		key, err := s.verifyCreation(req.Label, req.Credential)
-		if err != nil {
-			return nil, err
-		}
-		if _, held := before.Key(key.CredentialID); held {
-			return nil, gates.Refusef(gates.InvalidLetter, "credential", "this passkey is registered already: add one made by another authenticator")
-		}
-		next.Keys = append(append(next.Keys, before.Keys...), key)
-		k.id, k.subject = key.CredentialID, fmt.Sprintf("keys v%d: add %s", next.Version, key.Label)
-	} else {
-		label := ""
-		for _, p := range before.Keys {
-			if p.CredentialID == req.Remove {
-				label = p.Label
-				continue
-			}
-			next.Keys = append(next.Keys, p)
-		}
-		if len(next.Keys) == len(before.Keys) {
-			return nil, gates.Refusef(gates.InvalidLetter, "remove", "remove names a credential id this brain has not registered")
-		}
-		if len(next.Keys) == 0 {
-			return nil, brain.ErrLastKey
-		}
-		k.id, k.subject = req.Remove, fmt.Sprintf("keys v%d: remove %s", next.Version, label)
-	}
-	if _, err := brain.DecodeKeySet(next.Canonical()); err != nil {
-		return nil, err
-	}
-	return k, nil
+// EnrolmentSchema names a teammate's request to have their passkey added.
+const EnrolmentSchema = "m1nd-passkey-enrolment-v0"
+
+// enrolment is a passkey made in a teammate's tray, to be added to the
+// brain by someone who holds a key of it.
+type enrolment struct {
+	Schema string `json:"schema"`
+	brain.Passkey
 }
 
-// commitKeys writes a prepared key change with its proof, once the law
-// that will judge the commit holds: a key of the set before, over exactly
-// the set written. A lost race is stale_head, nothing written.
-func (s *Server) commitKeys(ctx context.Context, k *keysChange, proof *gates.Proof) (any, error) {
-	meta := chain.Commit{Agent: "owner", When: s.now().UTC(), Subject: k.subject, Trailers: []chain.Trailer{
-		{Key: "M1nd-Agent", Value: "owner"},
-		{Key: gates.OriginTrailer, Value: gates.OriginHumanPasskey},
-		{Key: gates.ProofTrailer, Value: gates.EncodeProof(proof)},
-	}}
-	body := k.next.Canonical()
-	if err := brain.KeysFollow(k.before, k.next, body, meta.Message()); err != nil {
-		return nil, err
+// prepareKeys prepares the next key set of a keys gesture: the registered
+// set plus the credential of req.Credential (a navigator.credentials.create
+// answer to /api/passkey/options) or of req.Enrol (a teammate's request),
+// or without the key req.Remove names.
+func (s *Server) prepareKeys(ctx context.Context, req gestureRequest) (*pendingGesture, error) {
+	adding, enrolling, removing := len(req.Credential) > 0 && string(req.Credential) != "null", req.Enrol != "", req.Remove != ""
+	if n := map[bool]int{true: 1}; n[adding]+n[enrolling]+n[removing] != 1 {
+		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "a keys gesture carries one of credential (a new passkey, from navigator.credentials.create), enrol (a teammate's enrolment request) or remove (a registered credential id)")
 	}
-	c := chain.Chain{Repo: s.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
-	_, err := c.Append(ctx, k.parent, body, meta)
-	if errors.Is(err, chain.ErrLostRace) {
-		return nil, gates.Refusef(gates.StaleHead, "", "the brain's passkeys changed while this change was being signed: reload the tray and make it again")
+	now := s.now()
+	var change *brain.KeyChange
+	var err error
+	switch {
+	case removing:
+		change, err = brain.PrepareRemoveKey(ctx, s.Repo, req.Remove, now)
+	case enrolling:
+		var key brain.Passkey
+		if key, err = decodeEnrolment(req.Enrol); err == nil {
+			change, err = brain.PrepareAddKey(s.Repo, key, now)
+		}
+	default:
+		var key brain.Passkey
+		if key, err = s.verifyCreation(req.Label, req.Credential); err == nil {
+			change, err = brain.PrepareAddKey(s.Repo, key, now)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	reply := keysReply{OK: true, KeysVersion: k.next.Version, Keys: len(k.next.Keys), CredentialID: k.id}
-	if len(k.next.Keys) > len(k.before.Keys) {
-		reply.Added = k.id
-	} else {
-		reply.Removed = k.id
+	key := findKey(change)
+	what := fmt.Sprintf("adding passkey %q (fingerprint %s)", key.Label, key.Fingerprint())
+	if change.Removing {
+		what = fmt.Sprintf("removing passkey %q (fingerprint %s): what it signed so far stands, nothing it signs after does", key.Label, key.Fingerprint())
 	}
-	return reply, nil
+	return &pendingGesture{
+		gesture: gates.GestureKeys, commit: change.Prepared, signers: change.Before.Keys,
+		binds: []string{what, fmt.Sprintf("key set v%d, on v%d (%.12s), with %s", change.Next.Version, change.Before.Version, change.Prepared.Parent, gates.Count(len(change.Next.Keys), "passkey"))},
+		done: func(context.Context, gitstore.Hash) (any, error) {
+			reply := keysReply{OK: true, KeysVersion: change.Next.Version, Keys: len(change.Next.Keys), CredentialID: change.Credential}
+			if change.Removing {
+				reply.Removed = change.Credential
+			} else {
+				reply.Added = change.Credential
+			}
+			return reply, nil
+		},
+	}, nil
+}
+
+// findKey is the passkey a change adds or removes.
+func findKey(c *brain.KeyChange) brain.Passkey {
+	for _, set := range []*brain.KeySet{c.Next, c.Before} {
+		for _, p := range set.Keys {
+			if p.CredentialID == c.Credential {
+				return p
+			}
+		}
+	}
+	return brain.Passkey{CredentialID: c.Credential, Label: c.Label}
+}
+
+// decodeEnrolment reads a teammate's enrolment request: base64url of its
+// JSON, one key that a key set could hold.
+func decodeEnrolment(code string) (brain.Passkey, error) {
+	bad := gates.Refusef(gates.InvalidLetter, "enrol", "an enrolment request is the text a teammate's tray made (\"request enrolment\"), pasted whole")
+	data, err := base64.RawURLEncoding.DecodeString(code)
+	if err != nil || len(data) > 8<<10 {
+		return brain.Passkey{}, bad
+	}
+	var e enrolment
+	if err := decodeRequest(data, &e); err != nil || e.Schema != EnrolmentSchema {
+		return brain.Passkey{}, bad
+	}
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{e.Passkey}}
+	if _, err := brain.DecodeKeySet(set.Canonical()); err != nil {
+		return brain.Passkey{}, err
+	}
+	return e.Passkey, nil
+}
+
+// postEnrolment is POST /api/passkey/enrolment: a passkey made here, in a
+// clone whose brain has keys this machine's authenticator does not hold,
+// turned into a request a teammate who holds one pastes into their tray.
+// Nothing is written: their signature is what adds it.
+func (s *Server) postEnrolment(r *http.Request, body []byte) (any, error) {
+	var req struct {
+		Label      string          `json:"label"`
+		Credential json.RawMessage `json:"credential"`
+	}
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	key, err := s.verifyCreation(req.Label, req.Credential)
+	if err != nil {
+		return nil, err
+	}
+	data, _ := json.Marshal(enrolment{Schema: EnrolmentSchema, Passkey: key})
+	return map[string]any{"ok": true, "enrolment": base64.RawURLEncoding.EncodeToString(data), "label": key.Label, "fingerprint": key.Fingerprint()}, nil
 }

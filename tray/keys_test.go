@@ -105,10 +105,10 @@ func TestKeyGestures(t *testing.T) {
 		{"a proof of another change", func([]byte) *gates.Proof {
 			other := v1
 			other.Version = 2
-			return a.Assert(gates.GestureChallenge(brain.KeysGesture, other.Canonical()), nil)
+			return a.Assert(gates.GestureChallenge(gates.GestureKeys, other.Canonical()), nil)
 		}},
 		{"a proof of another gesture", func(ch []byte) *gates.Proof {
-			return a.Assert(gates.GestureChallenge(brain.GestureRatify, ch), nil)
+			return a.Assert(gates.GestureChallenge(gates.GestureRatify, ch), nil)
 		}},
 		{"no user present", func(ch []byte) *gates.Proof {
 			return a.Assert(ch, func(_ map[string]any, ad []byte) []byte { ad[32] = 0; return ad })
@@ -131,9 +131,9 @@ func TestKeyGestures(t *testing.T) {
 		status             int
 		code, field, words string
 	}{
-		{"neither add nor remove", `{"gesture":"keys"}`, 422, "invalid_letter", "gesture", "either credential"},
-		{"both", fmt.Sprintf(`{"gesture":"keys","remove":%q,"credential":{"id":"x"}}`, a.ID), 422, "invalid_letter", "gesture", "either credential"},
-		{"an unknown credential", removeKey(b.ID), 422, "invalid_letter", "remove", "not registered"},
+		{"neither add nor remove", `{"gesture":"keys"}`, 422, "invalid_letter", "gesture", "one of credential"},
+		{"both", fmt.Sprintf(`{"gesture":"keys","remove":%q,"credential":{"id":"x"}}`, a.ID), 422, "invalid_letter", "gesture", "one of credential"},
+		{"an unknown credential", removeKey(b.ID), 422, "invalid_letter", "remove", "does not hold"},
 		{"the last key", removeKey(a.ID), 422, "invalid_transition", "keys", "keeps one: add the new passkey before removing the old"},
 		{"a registered key again", f.addKey(a, "again"), 422, "invalid_letter", "credential", "registered already"},
 		{"a registration made elsewhere", func() string {
@@ -171,7 +171,7 @@ func TestKeyGestures(t *testing.T) {
 	if !strings.HasPrefix(msg, "keys v2: add phone\n") || !strings.Contains(msg, "\nM1nd-Origin: human-passkey\n") || !strings.Contains(msg, gates.ProofTrailer+": "+gates.EncodeProof(proof)) {
 		t.Fatalf("the add's commit:\n%s", msg)
 	}
-	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "challenge" {
+	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "gesture_id" {
 		t.Fatalf("the add again: %d %v", status, out)
 	}
 
@@ -182,7 +182,7 @@ func TestKeyGestures(t *testing.T) {
 	}
 	_, head3 := f.keySet()
 	status, out = f.commit(stale, b.Assert(stale, nil))
-	wantRefusal(t, "a removal prepared on another set", status, out, 409, "stale_head", "", "changed while")
+	wantRefusal(t, "a removal prepared on another set", status, out, 409, "stale_head", "", "moved while this gesture waited")
 	if _, head := f.keySet(); head != head3 {
 		t.Fatal("a stale removal moved refs/m1nd/keys")
 	}

@@ -21,9 +21,7 @@ import (
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -92,6 +90,7 @@ type passkeyView struct {
 	CredentialID string `json:"credential_id"`
 	Label        string `json:"label"`
 	AddedAt      string `json:"added_at"`
+	Fingerprint  string `json:"fingerprint"`
 }
 
 // getPasskeys answers which passkeys the brain has registered: public
@@ -105,7 +104,7 @@ func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 	reply := passkeysReply{OK: true, Keys: []passkeyView{}}
 	if keys != nil {
 		for _, k := range keys.Keys {
-			reply.Keys = append(reply.Keys, passkeyView{CredentialID: k.CredentialID, Label: k.Label, AddedAt: k.AddedAt})
+			reply.Keys = append(reply.Keys, passkeyView{CredentialID: k.CredentialID, Label: k.Label, AddedAt: k.AddedAt, Fingerprint: k.Fingerprint()})
 		}
 	}
 	reply.Registered = len(reply.Keys) > 0
@@ -145,7 +144,9 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	if _, err := rand.Read(handle); err != nil {
 		return nil, err
 	}
-	s.reg.challenges.put(challenge.String(), struct{}{}, s.now())
+	if err := s.reg.challenges.putAt(challenge.String(), "registration", struct{}{}, s.now()); err != nil {
+		return nil, err
+	}
 	name := "m1nd " + s.Name
 	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
@@ -235,16 +236,8 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{key}}
-	if _, err := brain.DecodeKeySet(set.Canonical()); err != nil {
-		return nil, err
-	}
-	c := chain.Chain{Repo: s.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
-	_, err = c.Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{
-		Agent: "owner", When: s.now().UTC(), Subject: "keys v1: register " + key.Label,
-		Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: "owner"}, {Key: "M1nd-Registered-Via", Value: "one-time code"}},
-	})
-	if errors.Is(err, chain.ErrLostRace) {
+	set, err := brain.RegisterFirstKey(ctx, s.Repo, key, s.now())
+	if errors.Is(err, brain.ErrKeyRaced) {
 		return nil, gates.Refusef(gates.StaleHead, "", "a passkey was registered while this one was being made: reload the tray")
 	}
 	if err != nil {

@@ -1,40 +1,71 @@
 package tray
 
 import (
-	"fmt"
 	"testing"
 	"time"
+
+	"github.com/m1nd/m1nd/gates"
 )
 
-// A challenge is taken once, only before it expires, and a full map drops
-// the entry that expires first.
+// A gesture waits under an id of its own, is taken once and only before it
+// expires, and is never replaced or pushed out: past a cap, what asks is
+// refused, and the entries already handed out stay.
 func TestPendingTakesOnceUntilExpiry(t *testing.T) {
 	var p pending[int]
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	p.put("a", 1, t0)
-	if v, ok := p.take("a", t0.Add(time.Minute)); !ok || v != 1 {
+	a, err := p.put("msn_a", 1, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.put("msn_a", 1, t0)
+	if err != nil || a == b || len(a) < 22 {
+		t.Fatalf("two gestures alike got ids %q and %q (%v): each has its own random id", a, b, err)
+	}
+	if v, ok := p.take(a, t0.Add(time.Minute)); !ok || v != 1 {
 		t.Fatalf("take a: %v %v", v, ok)
 	}
-	if _, ok := p.take("a", t0.Add(time.Minute)); ok {
+	if _, ok := p.take(a, t0.Add(time.Minute)); ok {
 		t.Fatal("a was taken twice")
 	}
-	p.put("b", 2, t0)
-	if _, ok := p.take("b", t0.Add(challengeTTL)); ok {
+	if _, ok := p.take(b, t0.Add(challengeTTL)); ok {
 		t.Fatal("b was taken after it expired")
 	}
 	if _, ok := p.take("never", t0); ok {
-		t.Fatal("a challenge never handed out was taken")
+		t.Fatal("an id never handed out was taken")
 	}
-	for i := range maxPending + 1 {
-		p.put(fmt.Sprint("c", i), i, t0.Add(time.Duration(i)*time.Second))
+	// The human's gesture about msn_b, then a flood about msn_a: the flood
+	// is refused past its cap, and the human's gesture stays.
+	human, err := p.put("msn_b", 2, t0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(p.entries) != maxPending {
-		t.Fatalf("%d entries, want at most %d", len(p.entries), maxPending)
+	refused := 0
+	for i := range 3 * maxPendingPerSubject {
+		if _, err := p.put("msn_a", 3, t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
+			if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.HumanGestureRequired {
+				t.Fatalf("a refused put: %v", err)
+			}
+			refused++
+		}
 	}
-	if _, ok := p.take("c0", t0.Add(time.Minute)); ok {
-		t.Fatal("the oldest challenge was kept over the cap")
+	if refused != 2*maxPendingPerSubject {
+		t.Fatalf("%d puts about msn_a refused, want %d past the cap of %d", refused, 2*maxPendingPerSubject, maxPendingPerSubject)
 	}
-	if v, ok := p.take(fmt.Sprint("c", maxPending), t0.Add(time.Minute)); !ok || v != maxPending {
-		t.Fatalf("the newest challenge: %v %v", v, ok)
+	if v, ok := p.take(human, t0.Add(time.Minute)); !ok || v != 2 {
+		t.Fatalf("the human's gesture after the flood: %v %v", v, ok)
+	}
+	// Expired entries make room again.
+	if _, err := p.put("msn_a", 3, t0.Add(challengeTTL)); err != nil {
+		t.Fatalf("a put once the flood expired: %v", err)
+	}
+	// The whole map is capped too.
+	var q pending[int]
+	for i := range maxPending {
+		if _, err := q.put(string(rune('a'+i%26))+string(rune('a'+i/26)), i, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.put("zz", 0, t0); err == nil || len(q.entries) != maxPending {
+		t.Fatalf("a put past the whole cap: %v, %d entries", err, len(q.entries))
 	}
 }

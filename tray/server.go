@@ -104,6 +104,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/passkeys", s.getPasskeys)
 	mux.HandleFunc("POST /api/passkey/options", s.write(s.postPasskeyOptions))
 	mux.HandleFunc("POST /api/passkey/register", s.write(s.postPasskeyRegister))
+	mux.HandleFunc("POST /api/passkey/enrolment", s.write(s.postEnrolment))
+	mux.HandleFunc("GET /api/runner_pins", s.getRunnerPins)
 	mux.HandleFunc("POST "+serve.PathMissionSpawn, s.write(s.postSpawn))
 	mux.HandleFunc("POST "+serve.PathAnnounce, s.postAnnounce)
 	mux.HandleFunc("GET "+serve.PathRunnersStatus, s.getRunnerStatus)

@@ -32,9 +32,13 @@ valid document in canonical bytes. On a bare remote, 'm1nd hooks install --bare'
 same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 		Subcommands: []*cli.Command{
 			{
-				Name:   "install",
-				Usage:  "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
-				Flags:  []cli.Flag{&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"}, jsonFlag},
+				Name:  "install",
+				Usage: "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
+					&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
+					jsonFlag,
+				},
 				Before: noArgs,
 				Action: func(c *cli.Context) error {
 					return installHooks(inv, c, true)
@@ -52,7 +56,8 @@ same laws as a pre-receive hook. An existing hook is kept and runs first.`,
 			{
 				Name:      "run",
 				Usage:     "run a git hook (git calls this; you do not)",
-				ArgsUsage: "reference-transaction STATE | pre-receive",
+				ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey]",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"}},
 				Action: func(c *cli.Context) error {
 					return runGitHook(inv, c)
 				},
@@ -68,6 +73,13 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	}
 	dir := githook.HooksDir(repo)
 	names := []string{githook.GitHookReferenceTransaction}
+	args := map[string][]string{}
+	if c.Bool("require-passkey") {
+		if !c.Bool("bare") {
+			return usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
+		}
+		args[githook.GitHookPreReceive] = []string{"--require-passkey"}
+	}
 	if c.Bool("bare") {
 		// The remote's laws for pushes, and for local writes on it too.
 		names = []string{githook.GitHookPreReceive, githook.GitHookReferenceTransaction}
@@ -75,7 +87,7 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	if !install {
 		names = []string{githook.GitHookReferenceTransaction, githook.GitHookPreReceive}
 	}
-	changed, err := githook.SetGitHooks(dir, names, install, hookCommandName())
+	changed, err := githook.SetGitHooks(dir, names, install, hookCommandName(), args)
 	if err != nil {
 		return err
 	}
@@ -116,7 +128,7 @@ func runGitHook(inv *invocation, c *cli.Context) error {
 		}
 	case githook.GitHookPreReceive:
 		dir, _ := os.Getwd()
-		if faults, err = githook.CheckPush(dir, updates); err != nil {
+		if faults, err = githook.CheckPush(dir, updates, githook.PushPolicy{RequirePasskey: c.Bool("require-passkey")}); err != nil {
 			return err
 		}
 	default:

@@ -67,6 +67,6 @@ func runInit(ctx context.Context, opts *initOptions) error {
 // raw git writes to refs/m1nd/ honest, run as command.
 func refTransactionHook(command string) ops.HookInstaller {
 	return func(repo *gitstore.Repo) ([]string, error) {
-		return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, command)
+		return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, command, nil)
 	}
 }

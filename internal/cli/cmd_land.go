@@ -70,24 +70,25 @@ func runLand(ctx context.Context, opts *landOptions) error {
 	if err != nil {
 		return err
 	}
-	req := ops.LandRequest{MissionID: opts.MissionID, Into: opts.Into, Agent: agent, Origin: gates.OriginHumanTTY, DryRun: true, Now: opts.IO.now()}
-	plan, err := b.Land(ctx, req)
+	plan, err := b.PlanLanding(ctx, opts.MissionID, opts.Into)
 	if err != nil {
 		return err
 	}
-	if plan.NeedsGesture {
-		what := "merge " + plan.Branch + " into " + plan.Target
-		if plan.Merge == ops.MergeNoBranch {
-			what = "no branch to merge"
+	origin := ""
+	if !plan.AlreadyLanded && !plan.Resume {
+		// The prompt says what the confirmation binds: the exact commits
+		// and the store version, which the import records as shown.
+		next, _, err := brain.StoreVersion(b.Repo)
+		if err != nil {
+			return err
 		}
-		req.Origin, err = opts.IO.gesture(b.Repo, brain.GestureReceiptImport,
-			fmt.Sprintf("Land %s: import its receipt into %s (store v%d) and %s?", plan.MissionID, plan.BlockID, plan.StoreVersion, what), "block id", plan.BlockID)
+		origin, err = opts.IO.gesture(b.Repo, gates.GestureLand,
+			fmt.Sprintf("Land %s?\nThis binds %s.", plan.MissionID, plan.Binds(next+1)), "block id", plan.BlockID)
 		if err != nil {
 			return err
 		}
 	}
-	req.DryRun, req.Now = false, opts.IO.now()
-	res, err := b.Land(ctx, req)
+	res, err := b.LandPlanned(ctx, plan, agent, origin, opts.IO.now())
 	if err != nil {
 		return err
 	}

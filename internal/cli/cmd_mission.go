@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
@@ -482,7 +481,7 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 		return err
 	}
 	id := opts.MissionID
-	origin, err := opts.IO.gesture(m.Repo, brain.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
+	origin, err := opts.IO.gesture(m.Repo, gates.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
 		return err
 	}
 	block := opts.Block
-	origin, err := opts.IO.gesture(s.Repo, brain.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
+	origin, err := opts.IO.gesture(s.Repo, gates.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
 	if err != nil {
 		return err
 	}

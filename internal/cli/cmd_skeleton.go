@@ -356,7 +356,7 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 			if err != nil {
 				return err
 			}
-			if err := brain.TerminalGesture(s.Repo, brain.GestureRatify); err != nil {
+			if err := brain.TerminalGesture(s.Repo, gates.GestureRatify); err != nil {
 				return err
 			}
 			origin := ""
@@ -381,7 +381,7 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 				if ids := c.StringSlice("block"); len(ids) > 0 {
 					what = strings.Join(ids, ", ")
 				}
-				origin, err = inv.io.gesture(s.Repo, brain.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
+				origin, err = inv.io.gesture(s.Repo, gates.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
 				if err != nil {
 					return err
 				}

@@ -136,18 +136,10 @@ func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, what, want string
 				said = typed
 			}
 		}
-		return "", gates.Refusef(gates.HumanGestureRequired, gestureFields[name],
+		return "", gates.Refusef(gates.HumanGestureRequired, gates.GestureField(name),
 			"the confirmation did not match: you typed %s; the confirmation is the %s %s: nothing was written", said, what, want)
 	}
 	return gates.OriginHumanTTY, nil
-}
-
-// gestureFields names, per gesture, the field its law refuses an
-// unconfirmed origin on.
-var gestureFields = map[string]string{
-	brain.GestureArchive:       "archived_via",
-	brain.GestureRatify:        "ratified_via",
-	brain.GestureReceiptImport: "imported_via",
 }
 
 // okFirst is a map reply that encodes with its "ok" key first and the rest

@@ -39,7 +39,7 @@ const NO_PASSKEY_WHY = 'register a passkey to land here — or land from a termi
 const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
 const FOLD_LINES = 200; // a file's diff longer than this starts folded
 
-const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '', passkeys: null, justRegistered: '' };
+const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '', passkeys: null, pins: null, justRegistered: '' };
 // Mission views fetched for failed cards, by mission id, each with the head
 // letter it was read at: a head that moves is read again.
 const views = new Map();
@@ -144,11 +144,13 @@ function dismissKey(m) { return `m1nd.dismissed.${state.brain}.${m.mission_id}`;
 function isDismissed(m) { return localStorage.getItem(dismissKey(m)) === m.head_letter_id; }
 function dismiss(m) { localStorage.setItem(dismissKey(m), m.head_letter_id); render(); }
 
-function confirmDialog(title, text, okLabel) {
+function confirmDialog(title, text, okLabel, binds) {
   return new Promise((resolve) => {
     const d = $('#confirm');
     $('#confirm-title').textContent = title;
     $('#confirm-text').textContent = text;
+    $('#confirm-binds').hidden = !(binds && binds.length);
+    $('#confirm-binds-list').replaceChildren(...(binds || []).map((b) => el('li', { text: b })));
     $('#confirm-ok').textContent = okLabel || 'confirm';
     d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
     d.returnValue = '';
@@ -159,10 +161,12 @@ function confirmDialog(title, text, okLabel) {
 // ---- loading -------------------------------------------------------------
 
 async function refresh() {
-  const [heads, blocks, policy, passkeys] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys')]);
+  const [heads, blocks, policy, passkeys, pins] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys'), getJSON('/api/runner_pins')]);
   state.policy = policy;
   state.passkeys = passkeys.ok ? passkeys : null;
+  state.pins = pins.ok ? pins : null;
   renderPasskeys();
+  renderPins();
   renderPolicy();
   state.heads = heads.missions || [];
   state.brain = heads.served_brain || blocks.served_brain || '';
@@ -527,21 +531,23 @@ function fileDiff(chunk, f) {
 // ---- the human gestures --------------------------------------------------
 
 // signedGesture makes one gesture signed by the owner's passkey: the
-// server's options bind a challenge to the exact change, the browser's
-// authenticator signs it, and the commit verifies the assertion and writes.
-// It returns the gesture's reply or a refusal; a prompt the user cancelled
-// returns { ok: false, cancelled: true }.
-async function signedGesture(body) {
+// server prepares the exact commit and hands out its challenge under an id
+// of its own, with what the signature binds; the confirm dialog shows that
+// (title and text are the page's words around it); the browser's
+// authenticator signs it; and the commit, by that id, verifies the
+// assertion and writes. It returns the gesture's reply or a refusal; a
+// confirm or a prompt the user cancelled returns { ok: false, cancelled: true }.
+async function signedGesture(body, title, text, okLabel) {
   const opts = await postJSON('/api/gesture/options', body);
   // A landing cut short after its import is finished by its options alone:
-  // the store already holds the signed import.
+  // the store already holds the import signed for this very mission.
   if (!opts.ok || opts.done) return opts;
+  if (!(await confirmDialog(title, text, okLabel, opts.binds))) return { ok: false, cancelled: true, declined: true };
   if (!window.PublicKeyCredential || !navigator.credentials) {
     return { ok: false, lesson: `this browser signs no gestures here: open http://localhost:${location.port}/` };
   }
-  const challenge = opts.publicKey.challenge;
   const publicKey = Object.assign({}, opts.publicKey, {
-    challenge: fromB64url(challenge),
+    challenge: fromB64url(opts.publicKey.challenge),
     allowCredentials: (opts.publicKey.allowCredentials || []).map((c) => Object.assign({}, c, { id: fromB64url(c.id) })),
   });
   let a;
@@ -555,7 +561,7 @@ async function signedGesture(body) {
   }
   if (!a) return { ok: false, cancelled: true };
   const r = a.response;
-  return postJSON('/api/gesture/commit', { challenge, credential: { id: toB64url(a.rawId), response: {
+  return postJSON('/api/gesture/commit', { gesture_id: opts.gesture_id, credential: { id: toB64url(a.rawId), response: {
     authenticatorData: toB64url(r.authenticatorData), clientDataJSON: toB64url(r.clientDataJSON), signature: toB64url(r.signature),
   } } });
 }
@@ -577,9 +583,10 @@ async function land(m) {
   else if (!w) merge = 'There is no branch to merge: only the receipt lands.';
   else if (w.target) merge = `It merges ${w.branch} (${w.commits.length} commit${w.commits.length === 1 ? '' : 's'}, +${w.added} −${w.deleted}) into ${w.target}.`;
   else merge = `It would merge ${w.branch}, but no target branch is recorded for it here: land it at a terminal with m1nd land ${m.mission_id} --into BRANCH.`;
-  const text = `Block ${name}. Landing imports the receipt its gate proved into the brain's store. ${merge} Your passkey signs it.`;
-  if (!(await confirmDialog(`Land ${m.mission_id}?`, text, 'land'))) return null;
-  const out = await signedGesture({ gesture: 'land', mission_id: m.mission_id });
+  const gate = m.head.gate ? ` Proved by the gate \`${m.head.gate.command}\` (exit ${m.head.gate.exit_status}).` : '';
+  const text = `Block ${name}. Landing imports the receipt its gate proved into the brain's store. ${merge}${gate} Your passkey signs it.`;
+  const out = await signedGesture({ gesture: 'land', mission_id: m.mission_id }, `Land ${m.mission_id}?`, text, 'land');
+  if (out.declined) return null;
   if (out.cancelled) { say(CANCELLED); return null; }
   if (!out.ok) say(refusal(out), true); else say(landedWords(out));
   await refresh();
@@ -610,8 +617,8 @@ async function archive(m) {
   else if (cand.scope.boundary_version !== block.boundary_version || cand.scope.contract_version !== block.contract_version)
     text = `proved at boundary v${cand.scope.boundary_version} — the block is at v${block.boundary_version}. Archiving sets the receipt aside and drops the landing bell.`;
   else text = `still importable — proved at boundary v${cand.scope.boundary_version}, the block's boundary now. Archive anyway?`;
-  if (!(await confirmDialog(`Archive ${m.mission_id}?`, text, 'archive'))) return null;
-  const out = await signedGesture({ gesture: 'archive', mission_id: m.mission_id });
+  const out = await signedGesture({ gesture: 'archive', mission_id: m.mission_id }, `Archive ${m.mission_id}?`, text, 'archive');
+  if (out.declined) return null;
   if (out.cancelled) { say(CANCELLED); return null; }
   if (!out.ok) say(refusal(out), true); else say(`archived ${m.mission_id}`);
   await refresh();
@@ -824,16 +831,17 @@ function renderKeys() {
   const list = $('#keys-list');
   list.replaceChildren(...p.keys.map((k) => el('li', { 'data-credential': k.credential_id },
     el('span', { class: 'key-label', text: k.label }),
-    el('span', { class: 'muted', text: `added ${k.added_at} · id ${k.credential_id.slice(0, 10)}…`, title: k.credential_id }),
+    el('span', { class: 'muted', text: `added ${k.added_at} · fingerprint ${k.fingerprint}`, title: k.credential_id }),
     write ? el('button', { type: 'button', class: 'remove-key', text: 'remove', onclick: () => removePasskey(k) }) : null)));
   $('#keys-add').hidden = !write;
 }
 
 // keysGesture signs a change of the key set and says how it went.
-async function keysGesture(body, done) {
+async function keysGesture(body, done, title, text) {
   const note = $('#keys-note');
   note.textContent = 'sign the change with a passkey this brain already holds…';
-  const out = await signedGesture(body);
+  const out = await signedGesture(body, title, text, 'sign');
+  if (out.declined) { note.textContent = ''; return; }
   if (out.cancelled) { note.textContent = CANCELLED; say(CANCELLED); return; }
   if (!out.ok) { note.textContent = refusal(out); say(refusal(out), true); await refresh(); return; }
   note.textContent = `${done} — key set v${out.keys_version}, ${out.keys} passkey${out.keys === 1 ? '' : 's'}`;
@@ -850,7 +858,8 @@ async function addPasskey() {
   try {
     const made = await makePasskey(note);
     if (!made.ok) return;
-    await keysGesture({ gesture: 'keys', label, credential: made.credential }, `passkey added: ${label || 'passkey'}`);
+    await keysGesture({ gesture: 'keys', label, credential: made.credential }, `passkey added: ${label || 'passkey'}`,
+      `Add passkey ${label || 'passkey'}?`, 'A passkey this brain already holds signs the new key set.');
     $('#keys-label').value = '';
   } finally {
     go.disabled = false;
@@ -858,9 +867,59 @@ async function addPasskey() {
 }
 
 async function removePasskey(k) {
-  const text = `Gestures signed by ${k.label} stop counting once it is removed. A passkey this brain holds (this one too) signs the removal.`;
-  if (!(await confirmDialog(`Remove passkey ${k.label}?`, text, 'remove'))) return;
-  await keysGesture({ gesture: 'keys', remove: k.credential_id }, `passkey removed: ${k.label}`);
+  const text = `What ${k.label} signed until now stands; nothing it signs after its removal counts, on any clone or remote. A passkey this brain holds (this one too) signs the removal.`;
+  await keysGesture({ gesture: 'keys', remove: k.credential_id }, `passkey removed: ${k.label}`, `Remove passkey ${k.label}?`, text);
+}
+
+// A teammate's passkey joins the brain in two steps: in their own tray
+// (whose brain holds keys their authenticator does not) they make the
+// passkey and copy the enrolment request; here, someone who holds a key
+// pastes it and signs the new key set. Compare the fingerprint with them.
+async function requestEnrolment() {
+  const note = $('#keys-note');
+  if (!window.PublicKeyCredential || !navigator.credentials) { note.textContent = `this browser makes no passkeys here: open http://localhost:${location.port}/`; return; }
+  const label = $('#keys-label').value.trim();
+  const made = await makePasskey(note);
+  if (!made.ok) return;
+  const out = await postJSON('/api/passkey/enrolment', { label, credential: made.credential });
+  if (!out.ok) { note.textContent = refusal(out); return; }
+  $('#enrol-request').value = out.enrolment;
+  $('#enrol-request').hidden = false;
+  note.textContent = `enrolment request made for ${out.label} (fingerprint ${out.fingerprint}): send it to someone who holds a passkey of this brain; it counts once they sign it`;
+}
+
+async function enrolTeammate() {
+  const code = $('#enrol-code').value.trim();
+  if (!code) { $('#keys-note').textContent = 'paste the enrolment request your teammate copied from their tray'; return; }
+  await keysGesture({ gesture: 'keys', enrol: code }, 'teammate\'s passkey added', 'Add a teammate\'s passkey?',
+    'Compare the fingerprint below with the one your teammate\'s tray showed them. A passkey this brain already holds signs the new key set.');
+  $('#enrol-code').value = '';
+}
+
+// ---- runner pins -----------------------------------------------------------
+
+// The build runners of runners.toml and whether a passkey approved their
+// pins; approving them is the gesture "pins".
+function renderPins() {
+  const p = state.pins;
+  const box = $('#pins');
+  box.hidden = !(p && p.runners.length);
+  if (box.hidden) return;
+  const words = { approved: 'approved', changed: 'CHANGED since approved — runnerd will not run it', new: 'not approved yet — runnerd will not run it' };
+  $('#pins-list').replaceChildren(...p.runners.map((r) => el('li', { 'data-runner': r.id, 'data-state': r.state },
+    el('code', { text: r.id }), ` gate \`${r.gate_command}\` · `,
+    el('span', { class: r.state === 'approved' ? 'muted' : 'why', text: p.required ? words[r.state] : `${words[r.state].split(' —')[0]} (no passkey yet: runnerd runs it as pinned)` }))));
+  const pending = p.runners.some((r) => r.state !== 'approved');
+  $('#pins-go').hidden = !(pending && canWrite() && !gestureWhy());
+  $('#pins-note').textContent = p.problem ? `runners.toml does not load: ${p.problem}` : '';
+}
+
+async function approvePins() {
+  const out = await signedGesture({ gesture: 'pins' }, 'Approve the runner pins?', 'These gates prove your agents\' work from now on. Read each command.', 'approve');
+  if (out.declined) return;
+  if (out.cancelled) { say(CANCELLED); return; }
+  if (!out.ok) say(refusal(out), true); else say(`runner pins approved (v${out.pins_version}): ${out.approved.join(', ')}`);
+  await refresh();
 }
 
 // ---- start ---------------------------------------------------------------
@@ -888,6 +947,9 @@ async function start() {
   $('#mission').addEventListener('click', (e) => { if (e.target === $('#mission')) $('#mission').close(); });
   $('#passkey-go').addEventListener('click', registerPasskey);
   $('#keys-go').addEventListener('click', addPasskey);
+  $('#enrol-make').addEventListener('click', requestEnrolment);
+  $('#enrol-go').addEventListener('click', enrolTeammate);
+  $('#pins-go').addEventListener('click', approvePins);
   await refresh();
   document.body.dataset.ready = 'true';
   const events = new EventSource('/api/events');

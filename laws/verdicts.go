@@ -1,0 +1,273 @@
+package laws
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// Verdicts are the laws' verdicts on refs at their heads, judged by the
+// same walk as verify (every chain from its root) and kept by commit, so
+// the views mark a head or a store that the laws refuse without judging
+// every chain on every call. A verdict is kept with what it leaned on: a
+// chain whose judging read the store (a landing) is judged again when the
+// store moved, one that read the keys (a gesture) when the keys moved,
+// and a chain whose head moved on from a sound head is judged from there.
+// The file in the runtime folder is never truth: one that does not read
+// is judged afresh.
+type Verdicts struct {
+	repo *gitstore.Repo
+	path string
+
+	mu      sync.Mutex
+	store   gitstore.Hash // the heads the kept verdicts were judged under
+	keys    gitstore.Hash
+	entries map[string]verdict
+	dirty   bool
+}
+
+// verdict is one ref's verdict at head.
+type verdict struct {
+	head  gitstore.Hash
+	store bool      // its judging read the store
+	keys  bool      // its judging read the keys
+	fault *RefFault // nil: the laws accept it
+}
+
+// VerdictsPath is where the verdicts of the repository whose runtime dir
+// is given are kept.
+func VerdictsPath(runtimeDir string) string {
+	return filepath.Join(runtimeDir, "cache", "verdicts-v1")
+}
+
+// OpenVerdicts reads the kept verdicts of repo.
+func OpenVerdicts(repo *gitstore.Repo) *Verdicts {
+	v := &Verdicts{repo: repo, path: VerdictsPath(repo.RuntimeDir()), entries: map[string]verdict{}}
+	v.load()
+	return v
+}
+
+// Judge returns the laws' verdict on each ref at its head (heads[i] for
+// refs[i]; ZeroHash for a ref that does not exist, which is sound), nil
+// for a ref the laws accept. Chains not judged before are judged in
+// parallel. Save keeps what was judged.
+func (v *Verdicts) Judge(refs []string, heads []gitstore.Hash) ([]*RefFault, error) {
+	storeHead, _, err := v.repo.ReadRef(brain.StoreRef)
+	if err != nil {
+		return nil, err
+	}
+	keysHead, _, err := v.repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	storeMoved, keysMoved := storeHead != v.store, keysHead != v.keys
+	if storeMoved || keysMoved {
+		v.store, v.keys, v.dirty = storeHead, keysHead, true
+	}
+	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}
+	store := brain.NewStoreAt(v.repo, storeHead) // one walk of the store for every landing judged
+	out := make([]*RefFault, len(refs))
+	type job struct {
+		i    int
+		from gitstore.Hash // a sound head the ref moved on from
+		was  verdict
+	}
+	var jobs []job
+	for i, ref := range refs {
+		if heads[i].IsZero() {
+			continue
+		}
+		e, ok := v.entries[ref]
+		stale := !ok || e.head != heads[i] || (e.store && storeMoved) || (e.keys && keysMoved)
+		if !stale {
+			out[i] = e.fault
+			continue
+		}
+		j := job{i: i}
+		if ok && e.fault == nil && e.head != heads[i] && !(e.store && storeMoved) && !(e.keys && keysMoved) {
+			j.from, j.was = e.head, e
+		}
+		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	if _, err := judge.Keys(v.repo); err != nil {
+		return nil, err
+	}
+	results := make([]verdict, len(jobs))
+	gitstore.Parallel(len(jobs), func(k int) {
+		j := jobs[k]
+		ref, head := refs[j.i], heads[j.i]
+		env := judge.Env
+		lean := &leaning{Landings: store}
+		lean.Gestures = &leaningGestures{Gestures: judge.gestureJudge(v.repo)}
+		env.Landings, env.Gestures = lean, lean.Gestures
+		local := &Laws{Env: env, StoreHead: storeHead, KeysHead: keysHead}
+		var f *RefFault
+		if !j.from.IsZero() {
+			f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})
+			if f != nil && f.Code == string(gates.InvalidTransition) && strings.Contains(f.Lesson, "rewrites") {
+				f = local.Check(v.repo, Update{New: head, Ref: ref}) // not on from's line: judged whole
+			}
+		} else {
+			f = local.Check(v.repo, Update{New: head, Ref: ref})
+		}
+		results[k] = verdict{head: head, fault: f, store: lean.read() || j.was.store, keys: lean.Gestures.(*leaningGestures).read() || j.was.keys}
+	})
+	for k, j := range jobs {
+		v.entries[refs[j.i]] = results[k]
+		out[j.i] = results[k].fault
+	}
+	v.dirty = true
+	return out, nil
+}
+
+// JudgeRef is Judge of one ref at its head now.
+func (v *Verdicts) JudgeRef(ref string) (*RefFault, error) {
+	head, _, err := v.repo.ReadRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	faults, err := v.Judge([]string{ref}, []gitstore.Hash{head})
+	if err != nil {
+		return nil, err
+	}
+	return faults[0], nil
+}
+
+// Save writes the verdicts judged since they were read, if any; a cache
+// that cannot be written is skipped.
+func (v *Verdicts) Save() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.dirty {
+		return
+	}
+	var buf bytes.Buffer
+	buf.WriteString("store " + v.store.String() + " keys " + v.keys.String() + "\n")
+	for ref, e := range v.entries {
+		flags := ""
+		if e.store {
+			flags += "s"
+		}
+		if e.keys {
+			flags += "k"
+		}
+		if flags == "" {
+			flags = "-"
+		}
+		line := ref + " " + e.head.String() + " " + flags
+		if e.fault != nil {
+			commit := e.fault.Commit
+			if commit == "" {
+				commit = "-"
+			}
+			line += " " + commit + " " + e.fault.Code + " " + gates.OneLine(e.fault.Lesson)
+		}
+		buf.WriteString(line + "\n")
+	}
+	if err := gitstore.WriteFileAtomic(v.path, buf.Bytes(), 0o600); err == nil {
+		v.dirty = false
+	}
+}
+
+// load reads the kept verdicts; a file that does not read is dropped.
+func (v *Verdicts) load() {
+	f, err := os.Open(v.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	bad := func() { v.entries, v.store, v.keys = map[string]verdict{}, gitstore.ZeroHash, gitstore.ZeroHash }
+	if !sc.Scan() {
+		return
+	}
+	head := strings.Fields(sc.Text())
+	if len(head) != 4 || head[0] != "store" || head[2] != "keys" {
+		return
+	}
+	var err1, err2 error
+	v.store, err1 = gitstore.ParseHash(head[1])
+	v.keys, err2 = gitstore.ParseHash(head[3])
+	if err1 != nil || err2 != nil {
+		bad()
+		return
+	}
+	for sc.Scan() {
+		fields := strings.SplitN(sc.Text(), " ", 6)
+		if len(fields) != 3 && len(fields) != 6 {
+			bad()
+			return
+		}
+		h, err := gitstore.ParseHash(fields[1])
+		if err != nil {
+			bad()
+			return
+		}
+		e := verdict{head: h, store: strings.Contains(fields[2], "s"), keys: strings.Contains(fields[2], "k")}
+		if len(fields) == 6 {
+			e.fault = &RefFault{Ref: fields[0], Commit: fields[3], Code: fields[4], Lesson: fields[5]}
+			if e.fault.Commit == "-" {
+				e.fault.Commit = ""
+			}
+		}
+		v.entries[fields[0]] = e
+	}
+	if sc.Err() != nil {
+		bad()
+	}
+}
+
+// leaning notes whether a judging read the store.
+type leaning struct {
+	chain.Landings
+	Gestures chain.Gestures
+	mu       sync.Mutex
+	did      bool
+}
+
+func (l *leaning) CheckLanding(claim chain.LandingClaim) error {
+	l.mu.Lock()
+	l.did = true
+	l.mu.Unlock()
+	return l.Landings.CheckLanding(claim)
+}
+
+func (l *leaning) read() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.did
+}
+
+// leaningGestures notes whether a judging read the keys.
+type leaningGestures struct {
+	chain.Gestures
+	mu  sync.Mutex
+	did bool
+}
+
+func (l *leaningGestures) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
+	l.mu.Lock()
+	l.did = true
+	l.mu.Unlock()
+	return l.Gestures.CheckCommit(doc, gesture, change)
+}
+
+func (l *leaningGestures) read() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.did
+}
