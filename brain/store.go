@@ -61,6 +61,17 @@ func (s *Store) snapshot(withBlocks bool) (*Snapshot, bool, error) {
 	return snap, true, nil
 }
 
+// SnapshotAt reads the store as one of its commits holds it, blocks
+// included: the last version the laws accept, when a later one breaks
+// them.
+func (s *Store) SnapshotAt(commit gitstore.Hash) (*Snapshot, error) {
+	snap, err := s.readSnapshot(commit, true)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", StoreRef, commit, err)
+	}
+	return snap, nil
+}
+
 func (s *Store) readSnapshot(head gitstore.Hash, withBlocks bool) (*Snapshot, error) {
 	c, err := s.Repo.ReadCommit(head)
 	if err != nil {

@@ -78,9 +78,20 @@ type Head struct {
 	Head            json.RawMessage `json:"head"`
 	SupersededCount int64           `json:"superseded_count"`
 
+	// Fault is set when the head's chain breaks the laws (written past the
+	// hooks): the views mark it, and nothing proceeds on it.
+	Fault *HeadFault `json:"fault,omitempty"`
+
 	Phase  string        `json:"-"` // the head letter's phase
 	Letter *Letter       `json:"-"` // nil in a view from HeadsRaw
 	Commit gitstore.Hash `json:"-"`
+}
+
+// HeadFault is the law a head's chain breaks, and at which commit.
+type HeadFault struct {
+	Commit  string `json:"commit,omitempty"`
+	Refused string `json:"refused"`
+	Lesson  string `json:"lesson"`
 }
 
 // Post runs the post law in order (DESIGN §4): the human gate on archive,
@@ -612,6 +623,14 @@ func (v *HeadsView) AppendJSON(b []byte) []byte {
 		b = append(b, h.Head...)
 		b = append(b, `,"superseded_count":`...)
 		b = strconv.AppendInt(b, h.SupersededCount, 10)
+		if h.Fault != nil { // rare: written as encoding/json writes it
+			var f bytes.Buffer
+			enc := json.NewEncoder(&f)
+			enc.SetEscapeHTML(false)
+			enc.Encode(h.Fault)
+			b = append(b, `,"fault":`...)
+			b = append(b, bytes.TrimSuffix(f.Bytes(), []byte("\n"))...)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -699,11 +718,12 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 	return view, nil
 }
 
-// LandingBell counts heads waiting for a human landing (phase merge_wait).
+// LandingBell counts heads waiting for a human landing (phase merge_wait)
+// whose chains keep the laws: a broken head lands nothing.
 func LandingBell(heads []*Head) int {
 	n := 0
 	for _, h := range heads {
-		if h.Phase == PhaseMergeWait {
+		if h.Phase == PhaseMergeWait && h.Fault == nil {
 			n++
 		}
 	}

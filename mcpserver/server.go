@@ -334,7 +334,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 			if err := ops.CheckPhase(in.Phase); err != nil {
 				return usage("%v", err)
 			}
-			view, err := s.Flows.Missions.HeadsRaw(ctx, in.Phase)
+			view, err := s.Flows.Heads(ctx, in.Phase, false)
 			if err != nil {
 				return result(nil, err)
 			}

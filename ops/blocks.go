@@ -7,6 +7,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/laws"
 )
 
 // BlockView is one block with its colour and why: the block exactly as the
@@ -73,6 +75,17 @@ type BlocksView struct {
 	SkeletonID   string          `json:"skeleton_id,omitempty"` // absent while there is no store
 	Skeleton     *brain.Skeleton `json:"skeleton"`              // null while there is no store
 	Blocks       []BlockView     `json:"blocks"`
+	// Broken is set when the store's history breaks the laws: the blocks
+	// are then shown as the last version the laws accept holds them.
+	Broken *StoreBreak `json:"store_broken,omitempty"`
+}
+
+// StoreBreak is a store whose history breaks the laws (written past the
+// hooks): where, which law, and the version the view shows instead.
+type StoreBreak struct {
+	*laws.RefFault
+	HeadVersion   int64 `json:"head_version"`   // the version the store's head claims
+	LawfulVersion int64 `json:"lawful_version"` // the last version the laws accept; 0 for none
 }
 
 // HasStore reports whether the brain has a store yet.
@@ -90,9 +103,47 @@ func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if ok {
-		v.StoreVersion, v.SkeletonID, v.Skeleton = snap.StoreVersion, snap.Skeleton.SkeletonID, &snap.Skeleton
-		v.Blocks = ViewBlocks(snap.Blocks, now)
+	if !ok {
+		return v, nil
 	}
+	if v.Broken, snap, err = b.lawfulStore(ctx, snap); err != nil {
+		return nil, fmt.Errorf("blocks: %w", err)
+	}
+	if snap == nil { // no version the laws accept
+		return v, nil
+	}
+	v.StoreVersion, v.SkeletonID, v.Skeleton = snap.StoreVersion, snap.Skeleton.SkeletonID, &snap.Skeleton
+	v.Blocks = ViewBlocks(snap.Blocks, now)
 	return v, nil
+}
+
+// lawfulStore judges the store at snap (its head): nil when the laws
+// accept it, and otherwise the break, with the snapshot of the last
+// version they accept (nil for none).
+func (b *Brain) lawfulStore(ctx context.Context, snap *brain.Snapshot) (*StoreBreak, *brain.Snapshot, error) {
+	v := b.Verdicts()
+	faults, err := v.Judge([]string{brain.StoreRef}, []gitstore.Hash{snap.Commit})
+	if err != nil {
+		return nil, nil, err
+	}
+	v.Save()
+	f := faults[0]
+	if f == nil {
+		return nil, snap, ctx.Err()
+	}
+	brk := &StoreBreak{RefFault: f, HeadVersion: snap.StoreVersion}
+	bad, err := gitstore.ParseHash(f.Commit)
+	if err != nil {
+		return brk, nil, nil
+	}
+	c, err := b.Repo.ReadCommit(bad)
+	if err != nil || len(c.Parents) == 0 {
+		return brk, nil, nil
+	}
+	lawful, err := b.Store.SnapshotAt(c.Parents[0])
+	if err != nil {
+		return brk, nil, nil
+	}
+	brk.LawfulVersion = lawful.StoreVersion
+	return brk, lawful, nil
 }

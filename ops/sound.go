@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
 )
 
@@ -22,7 +25,11 @@ func (b *Brain) Verdicts() *laws.Verdicts {
 // CheckSound refuses broken_history when one of refs (at its head now)
 // breaks the laws: a landing or a gesture never builds on forged history.
 func (b *Brain) CheckSound(ctx context.Context, refs ...string) error {
-	v := b.Verdicts()
+	return CheckSoundOf(ctx, b.Verdicts(), refs...)
+}
+
+// CheckSoundOf is CheckSound with the verdicts v.
+func CheckSoundOf(ctx context.Context, v *laws.Verdicts, refs ...string) error {
 	defer v.Save()
 	for _, ref := range refs {
 		if err := ctx.Err(); err != nil {
@@ -47,4 +54,71 @@ func BrokenRefusal(f *laws.RefFault) error {
 		at = " at " + f.Commit[:12]
 	}
 	return gates.Refusef(gates.BrokenHistory, "", "%s breaks the laws%s (%s: %s): nothing proceeds on it; m1nd verify names it, and the history must be put right first", f.Ref, at, f.Code, f.Lesson)
+}
+
+// Heads is every mission's head (optionally only those in phase), each
+// marked with the law its chain breaks, if any (chain.Head.Fault). With
+// decode, the letters are decoded for callers that read them; without,
+// a reply re-sends their stored bytes.
+func (b *Brain) Heads(ctx context.Context, phase string, decode bool) (*chain.HeadsView, error) {
+	read := b.Missions.HeadsRaw
+	if decode {
+		read = b.Missions.Heads
+	}
+	view, err := read(ctx, phase)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.markHeads(view.Missions); err != nil {
+		return nil, err
+	}
+	return view, nil
+}
+
+// markHeads sets the fault of each head whose chain breaks the laws.
+func (b *Brain) markHeads(heads []*chain.Head) error {
+	refs := make([]string, len(heads))
+	commits := make([]gitstore.Hash, len(heads))
+	for i, h := range heads {
+		refs[i], commits[i] = chain.MissionRefPrefix+h.MissionID, h.Commit
+	}
+	v := b.Verdicts()
+	faults, err := v.Judge(refs, commits)
+	if err != nil {
+		return fmt.Errorf("judge the mission heads: %w", err)
+	}
+	v.Save()
+	for i, f := range faults {
+		if f != nil {
+			heads[i].Fault = &chain.HeadFault{Commit: f.Commit, Refused: f.Code, Lesson: f.Lesson}
+		}
+	}
+	return nil
+}
+
+// Faults are the refs of the brain's own state (the store, the keys, the
+// runner pins) whose history breaks the laws now.
+func (b *Brain) Faults(ctx context.Context) ([]*laws.RefFault, error) {
+	refs := []string{brain.StoreRef, brain.KeysRef, brain.PinsRef}
+	heads := make([]gitstore.Hash, len(refs))
+	for i, ref := range refs {
+		h, _, err := b.Repo.ReadRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		heads[i] = h
+	}
+	v := b.Verdicts()
+	faults, err := v.Judge(refs, heads)
+	if err != nil {
+		return nil, err
+	}
+	v.Save()
+	var out []*laws.RefFault
+	for _, f := range faults {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out, ctx.Err()
 }

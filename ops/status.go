@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/laws"
 )
 
 // Status is the brain at a glance (`m1nd status --json`, the tray's GET
@@ -23,6 +25,10 @@ type Status struct {
 	Phases       map[string]int `json:"phases"`                 // phase → heads in that phase
 	LandingBell  *LandingBell   `json:"landing_bell,omitempty"` // absent, not null, when no head waits (DESIGN §4)
 	Parked       []Parked       `json:"parked,omitempty"`       // history a sync parked, until it is re-posted and dropped
+	// Broken lists the refs whose history breaks the laws (written past
+	// the hooks): the store, the keys, the runner pins and mission heads.
+	// Nothing proceeds on them; m1nd verify names each commit.
+	Broken []*laws.RefFault `json:"broken,omitempty"`
 }
 
 // Parked is local history a sync parked when another clone extended the
@@ -92,12 +98,30 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	heads, err := b.Missions.HeadsRaw(ctx, "") // counts by phase: no letter decoded
+	heads, err := b.Heads(ctx, "", false) // counts by phase: no letter decoded
 	if err != nil {
 		return nil, fmt.Errorf("status: read the mission heads: %w", err)
 	}
 	st := &Status{OK: true, Brain: b.Name, Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
+	if st.Broken, err = b.Faults(ctx); err != nil {
+		return nil, fmt.Errorf("status: judge the store and the keys: %w", err)
+	}
+	for _, h := range heads.Missions {
+		if h.Fault != nil {
+			st.Broken = append(st.Broken, &laws.RefFault{Ref: chain.MissionRefPrefix + h.MissionID, Commit: h.Fault.Commit, Code: h.Fault.Refused, Lesson: h.Fault.Lesson})
+		}
+	}
 	if hasStore {
+		for _, f := range st.Broken {
+			if f.Ref == brain.StoreRef {
+				if _, snap, err = b.lawfulStore(ctx, snap); err != nil {
+					return nil, fmt.Errorf("status: %w", err)
+				}
+				break
+			}
+		}
+	}
+	if hasStore && snap != nil {
 		st.StoreVersion = snap.StoreVersion
 		st.Skeleton = &SkeletonState{SkeletonID: snap.Skeleton.SkeletonID, State: snap.Skeleton.State}
 		for _, blk := range snap.Blocks {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/internal/serve"
 )
@@ -61,6 +62,11 @@ type GateView struct {
 	Output    string `json:"output,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
 	Kept      bool   `json:"kept"` // a log of the run is on this machine
+	// Pin is the runner pin whose gate proved the work (pin:sha256:…, from
+	// the candidate's evidence), and PinApproved whether a passkey approved
+	// that pin (refs/m1nd/pins): the gate that proves work is the human's.
+	Pin         string `json:"pin,omitempty"`
+	PinApproved bool   `json:"pin_approved"`
 }
 
 // WorkView is what the agent did: the commits on its branch since the
@@ -108,6 +114,9 @@ func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMissio
 	if err != nil {
 		return nil, err
 	}
+	if err := b.markHeads([]*chain.Head{head}); err != nil {
+		return nil, err
+	}
 	view, err := b.MissionView(ctx, missionID)
 	if err != nil {
 		return nil, err
@@ -149,6 +158,18 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 	}
 	if gate != nil {
 		v.Gate = &GateView{Command: gate.Command, ExitStatus: gate.ExitStatus}
+		if v.Candidate != nil && v.Candidate.Emitter != nil {
+			for _, ref := range v.Candidate.Evidence.EvidenceRefs {
+				if pin, ok := strings.CutPrefix(ref, "pin:"); ok {
+					v.Gate.Pin = ref
+					approved, err := brain.ApprovedPins(b.Repo)
+					if err != nil {
+						return nil, fmt.Errorf("mission %s: %w", missionID, err)
+					}
+					v.Gate.PinApproved = approved.Approved(v.Candidate.Emitter.ID, pin)
+				}
+			}
+		}
 		if out, cut, err := b.gateOutput(missionID, side, GateOutputCap); err == nil {
 			v.Gate.Output, v.Gate.Truncated, v.Gate.Kept = out, cut, true
 		}

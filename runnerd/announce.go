@@ -117,6 +117,7 @@ func (d *Daemon) reloadConfig() bool {
 	}
 	d.cfg.Store(cfg)
 	d.Logf("%s changed; runners now: %s", filepath.Base(d.ConfigFile), runnerList(cfg))
+	d.noteApprovals(cfg)
 	return true
 }
 

@@ -96,6 +96,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	d.life = ctx
 	_, d.port, _ = net.SplitHostPort(ln.Addr().String())
 	d.recover(ctx)
+	d.noteApprovals(d.config())
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
 	go d.announceLoop(ctx)
 	interval := d.KeeperInterval
@@ -152,6 +153,11 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 	if runner == nil || runner.Capability != capBuild {
 		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
+		return
+	}
+	if err := d.approval(runner); err != nil {
+		d.Logf("refused /run for runner %s: %v", runner.ID, err)
+		serve.WriteErr(w, err)
 		return
 	}
 	main := d.Repo.MainWorkTree()

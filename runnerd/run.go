@@ -174,7 +174,7 @@ func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.G
 		BlockID: blockID, Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: runner.ID},
 		Scope: gates.Scope{BlockID: blockID, BoundaryVersion: boundary, ContractVersion: contract},
 		Evidence: gates.Evidence{
-			ArtifactHash: g.ArtifactHash, EvidenceRefs: []string{"gate://" + missionID},
+			ArtifactHash: g.ArtifactHash, EvidenceRefs: []string{"gate://" + missionID, PinRef(runner)},
 			Command: g.Command, Cwd: ".", ExitStatus: g.ExitStatus,
 			StartedAt: started.Format(gates.WindowLayout), EndedAt: ended.Format(gates.WindowLayout),
 			Excerpt: excerpt(log, 12),

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 )
 
@@ -43,6 +44,17 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	start := time.Now()
 	stamp, stampErr := s.Repo.RefsFolderStamp(chain.MissionRefPrefix)
 	if stampErr == nil {
+		// The heads carry the laws' verdicts, which lean on the store and
+		// the keys (a landing, a gesture): their heads are part of the key.
+		for _, ref := range []string{brain.StoreRef, brain.KeysRef} {
+			h, _, err := s.Repo.ReadRef(ref)
+			if err != nil {
+				return nil, err
+			}
+			stamp.Key += h.String() + "\n"
+		}
+	}
+	if stampErr == nil {
 		s.heads.mu.Lock()
 		reply, ok := s.heads.replies[phase]
 		ok = ok && s.heads.settled && s.heads.key == stamp.Key
@@ -51,7 +63,7 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 			return reply, nil
 		}
 	}
-	view, err := s.Missions.HeadsRaw(ctx, phase)
+	view, err := s.Heads(ctx, phase, false)
 	if err != nil {
 		return nil, err
 	}

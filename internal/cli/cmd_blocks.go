@@ -29,10 +29,18 @@ Mission letters never change a colour; a receipt import does.`,
 			if err != nil {
 				return err
 			}
-			if !reply.HasStore() {
+			if !reply.HasStore() && reply.Broken == nil {
 				return gates.Refuse(gates.NoStore, "")
 			}
 			return inv.reply(reply, func(w io.Writer) error {
+				if brk := reply.Broken; brk != nil {
+					fmt.Fprintf(w, "BROKEN   %s (store v%d): %s: %s\n", brk.Error(), brk.HeadVersion, brk.Code, "the store's history breaks the laws; nothing lands on it until it is put right (m1nd verify)")
+					if !reply.HasStore() {
+						fmt.Fprintf(w, "no version of the store keeps the laws: no blocks to show\n")
+						return nil
+					}
+					fmt.Fprintf(w, "shown as store v%d, the last version the laws accept\n", brk.LawfulVersion)
+				}
 				fmt.Fprintf(w, "store v%d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
 				for _, b := range reply.Blocks {
 					origin := ""

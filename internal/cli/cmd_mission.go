@@ -13,6 +13,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
 )
@@ -261,6 +262,9 @@ view}, as the tray's GET /api/missions/<id> does.`,
 				return err
 			}
 			return inv.reply(shown, func(w io.Writer) error {
+				if f := shown.Fault; f != nil {
+					fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
+				}
 				printLetter(w, shown.HeadLetterID, shown.Letter)
 				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
 				printView(w, shown.View)
@@ -395,15 +399,13 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			m, err := inv.missions()
+			flows, err := inv.flows()
 			if err != nil {
 				return err
 			}
-			heads := m.Heads // the text names fields of each letter
-			if inv.jsonOut {
-				heads = m.HeadsRaw // the reply re-sends the letters' bytes
-			}
-			view, err := heads(c.Context, phase)
+			// The text names fields of each letter; the JSON reply re-sends
+			// the letters' bytes.
+			view, err := flows.Heads(c.Context, phase, !inv.jsonOut)
 			if err != nil {
 				return err
 			}
@@ -418,7 +420,11 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 				}
 				for _, h := range view.Missions {
 					l := h.Letter
-					fmt.Fprintf(w, "%s  #%-3d %-10s %-28s %s  %s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt)
+					broken := ""
+					if h.Fault != nil {
+						broken = "  BROKEN " + h.Fault.Refused + ": " + h.Fault.Lesson
+					}
+					fmt.Fprintf(w, "%s  #%-3d %-10s %-28s %s  %s%s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt, broken)
 				}
 				return nil
 			})
@@ -481,6 +487,11 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 		return err
 	}
 	id := opts.MissionID
+	if ref, err := chain.MissionRef(id); err == nil {
+		if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(m.Repo), ref); err != nil {
+			return err
+		}
+	}
 	origin, err := opts.IO.gesture(m.Repo, gates.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
 	if err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/ops"
 )
 
 func receiptCommand(inv *invocation) *cli.Command {
@@ -93,6 +95,9 @@ func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
 		return err
 	}
 	block := opts.Block
+	if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
+		return err
+	}
 	origin, err := opts.IO.gesture(s.Repo, gates.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
 	if err != nil {
 		return err

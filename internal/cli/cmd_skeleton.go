@@ -10,6 +10,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -357,6 +358,9 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 				return err
 			}
 			if err := brain.TerminalGesture(s.Repo, gates.GestureRatify); err != nil {
+				return err
+			}
+			if err := ops.CheckSoundOf(c.Context, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
 				return err
 			}
 			origin := ""

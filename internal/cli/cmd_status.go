@@ -71,6 +71,9 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 		for _, p := range reply.Parked {
 			fmt.Fprintf(w, "parked   %s: %s\n", p.Ref, p.Lesson)
 		}
+		for _, f := range reply.Broken {
+			fmt.Fprintf(w, "BROKEN   %s — its history breaks the laws: nothing proceeds on it (m1nd verify)\n", f.Error())
+		}
 		return nil
 	})
 }

@@ -39,7 +39,7 @@ const NO_PASSKEY_WHY = 'register a passkey to land here — or land from a termi
 const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
 const FOLD_LINES = 200; // a file's diff longer than this starts folded
 
-const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, policy: null, brain: '', passkeys: null, pins: null, justRegistered: '' };
+const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, storeBroken: null, policy: null, brain: '', passkeys: null, pins: null, justRegistered: '' };
 // Mission views fetched for failed cards, by mission id, each with the head
 // letter it was read at: a head that moves is read again.
 const views = new Map();
@@ -173,6 +173,7 @@ async function refresh() {
   state.blocks = blocks.blocks || [];
   state.storeVersion = blocks.store_version || 0;
   state.skeleton = blocks.skeleton;
+  state.storeBroken = blocks.store_broken || null;
   render();
 }
 
@@ -183,7 +184,14 @@ function render() {
   $('#store-line').textContent = state.skeleton
     ? `store v${state.storeVersion} · skeleton ${state.skeleton.skeleton_id} ${state.skeleton.state} · ${state.blocks.length} blocks`
     : 'no store yet';
-  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait' && !isDismissed(m)).length;
+  // A store whose history breaks the laws is shown as broken: the blocks
+  // are drawn from the last version the laws accept, and nothing lands.
+  const brk = state.storeBroken;
+  $('#store-broken').hidden = !brk;
+  $('#store-broken').textContent = brk
+    ? `BROKEN: the store's history breaks the laws at v${brk.lawful_version + 1} (${brk.commit ? brk.commit.slice(0, 12) : '?'}: ${brk.refused}: ${brk.lesson}). Shown as store v${brk.lawful_version}, the last version the laws accept; nothing lands until it is put right (m1nd verify).`
+    : '';
+  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait' && !m.fault && !isDismissed(m)).length;
   $('#bell').hidden = bell === 0;
   $('#bell').replaceChildren(icon('bell'), ` landing bell: ${bell} waiting in merge wait`);
   $('#bell').title = 'show what needs you';
@@ -310,6 +318,14 @@ function card(m, now) {
     c.append(el('div', { class: 'gate', text: `${l.gate.command}${exit}` }));
   }
   const actions = el('div', { class: 'actions' });
+  if (m.fault) {
+    // The laws refuse this chain (written past the hooks): shown as broken,
+    // never as what it claims, and no gesture is offered on it.
+    c.classList.add('broken');
+    c.append(el('div', { class: 'why broken-note', text: `BROKEN: its history breaks the laws (${m.fault.refused}: ${m.fault.lesson}) — nothing proceeds on it; m1nd verify names the commit` }));
+    c.append(actions);
+    return c;
+  }
   if (l.phase === 'merge_wait') {
     c.append(el('div', { class: 'muted', text: 'gate green — receipt not landed' }));
     const why = gestureWhy();
@@ -429,7 +445,9 @@ function missionSections(out) {
     el('span', { class: 'muted', text: ` (${v.block_id})` }), ' · ',
     timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now),
     el('span', { class: 'muted', text: [l.seat, l.capability, l.runner_id].filter(Boolean).map((x) => ' · ' + x).join('') })));
-  if (l.phase === 'merge_wait' && canWrite()) {
+  if (out.fault) {
+    parts.push(el('p', { class: 'why broken-note', role: 'alert', text: `BROKEN: this mission's history breaks the laws at ${(out.fault.commit || '').slice(0, 12)} (${out.fault.refused}: ${out.fault.lesson}). It is shown as written, but nothing proceeds on it; m1nd verify names it.` }));
+  } else if (l.phase === 'merge_wait' && canWrite()) {
     const why = gestureWhy();
     const again = async (gesture, words) => {
       const out = await gesture(m);
@@ -456,7 +474,8 @@ function missionSections(out) {
 
   if (v.gate) {
     const g = v.gate;
-    const gate = [el('p', {}, el('code', { text: g.command }), el('span', { class: 'muted', text: g.exit_status === undefined ? ' · still running' : ` · exit ${g.exit_status}` }))];
+    const gate = [el('p', {}, 'proved by the gate ', el('code', { text: g.command }), el('span', { class: 'muted', text: g.exit_status === undefined ? ' · still running' : ` · exit ${g.exit_status}` }))];
+    if (g.pin) gate.push(el('p', { class: g.pin_approved ? 'muted pin' : 'why pin', text: g.pin_approved ? `its runner pin is the one a passkey approved (${g.pin.slice(0, 23)}…)` : `its runner pin (${g.pin.slice(0, 23)}…) is not one a passkey approved now` }));
     if (g.output) {
       if (g.truncated) gate.push(el('p', { class: 'note', text: `the last 64 KiB; m1nd mission gate ${out.mission_id} prints the whole` }));
       gate.push(el('pre', { class: 'scroll gate-output', text: g.output }));
