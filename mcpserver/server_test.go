@@ -9,6 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mcpserver"
@@ -225,5 +228,56 @@ func TestToolsAndFlows(t *testing.T) {
 	}
 	if sessions, isErr := call(t, cs, "sessions", map[string]any{}); isErr || decode(t, sessions)["ok"] != true {
 		t.Errorf("sessions: %s", sessions)
+	}
+}
+
+// TestMissionPostOfABorrowedLanding: an agent talking MCP posts, for its
+// mission B, a landed letter naming the import a human made for mission A
+// (the same candidate): refused landed_law as a tool error, nothing
+// written; B's own head stays merge_wait.
+func TestMissionPostOfABorrowedLanding(t *testing.T) {
+	g, flows, cs, _ := connect(t)
+	ctx := context.Background()
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	if _, err := flows.Store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	exit := int64(0)
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	cand := &gates.Receipt{BlockID: "sb_brain_core", Type: "test", Scope: gates.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://shared"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	mergeWait := func() (string, *chain.Letter, string) {
+		opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "runnerd:b1", Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := flows.Missions.Current(opened.MissionID)
+		mw := chain.Next(head.Letter, head.HeadLetterID, now)
+		mw.Phase, mw.ReceiptCandidate = chain.PhaseMergeWait, cand
+		mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
+		posted, err := flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return opened.MissionID, mw, posted.LetterID
+	}
+	a, _, _ := mergeWait()
+	landedA, err := flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: gates.OriginHumanTTY, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, mwB, mwBID := mergeWait()
+	before := g.Git("rev-parse", "refs/m1nd/missions/"+b)
+	landed := chain.Next(mwB, mwBID, now)
+	landed.Phase = chain.PhaseLanded
+	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: landedA.StoreVersion}
+	refused, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(landed.Canonical())})
+	if r := decode(t, refused); !isErr || r["refused"] != "landed_law" || !strings.Contains(r["lesson"].(string), "mission "+a+"'s import") {
+		t.Fatalf("a borrowed landing through MCP: error %v, %s", isErr, refused)
+	}
+	if after := g.Git("rev-parse", "refs/m1nd/missions/"+b); after != before {
+		t.Fatalf("a refused post moved %s", b)
 	}
 }

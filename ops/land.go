@@ -85,6 +85,11 @@ func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*Landi
 	}
 	l := head.Letter
 	plan := &LandingPlan{MissionID: l.MissionID, BlockID: l.BlockID, head: head}
+	// Nothing proceeds on history the laws refuse: not a landing, not the
+	// word that one was made.
+	if err := b.CheckSound(ctx, chain.MissionRefPrefix+missionID, brain.StoreRef); err != nil {
+		return nil, err
+	}
 	if l.Phase == chain.PhaseLanded {
 		plan.AlreadyLanded, plan.Merge = true, MergeUpToDate
 		if l.Receipt != nil {
@@ -94,9 +99,6 @@ func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*Landi
 	}
 	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
 		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "land takes a mission at merge_wait with a receipt candidate; %s is at %s", l.MissionID, l.Phase)
-	}
-	if err := b.CheckSound(ctx, chain.MissionRefPrefix+missionID, brain.StoreRef); err != nil {
-		return nil, err
 	}
 	imp, ok, err := b.Store.LandingImport(l.MissionID, head.HeadLetterID, l.BlockID, l.ReceiptCandidate)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
 )
@@ -644,6 +647,15 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	until(t, ctx, "spawn to be offered on both runners", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available && p.build_runners.length === 2)`)
 	open(t, ctx, o.url)
 	o.withPasskey(ctx)
+	// With a passkey, the gates that prove work are the human's: the tray
+	// lists both pins as waiting, and one signed gesture approves them.
+	until(t, ctx, "the runner pins to wait for approval", `!document.querySelector('#pins').hidden && !document.querySelector('#pins-go').hidden && document.querySelectorAll('#pins-list li[data-state="new"]').length === 2`)
+	click(t, ctx, `#pins-go`)
+	until(t, ctx, "the approval's confirm naming the gates", `document.querySelector('#confirm').open && document.querySelector('#confirm-binds-list').textContent.includes('runner build-1: its gate `+"`"+`grep -q spawned core/ledger.go && echo proved`+"`"+` proves its work')`)
+	screenshot(t, ctx, "pins-confirm")
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the pins approved", `document.querySelectorAll('#pins-list li[data-state="approved"]').length === 2 && document.querySelector('#pins-go').hidden`)
+	o.wantPasskeyProof("refs/m1nd/pins")
 	mainBefore := strings.TrimSpace(o.gitOut("rev-parse", "main"))
 	click(t, ctx, `#open-compose`)
 	run(t, ctx, chromedp.SetValue(chromedp.CSS(`#compose-block`), "sb_demo_brain_core"))
@@ -1070,4 +1082,100 @@ func (o *owner) wantProofBy(ref, id string) {
 	if err != nil || p.CredentialID != id {
 		o.t.Fatalf("%s: proven by %v (%v), want %s", ref, p, err, id)
 	}
+}
+
+// TestBrowserLookAlikeLandingUnderAnAgentsHammering: two look-alike
+// missions wait in merge_wait on one block with one candidate — the demo's
+// (A) and a copy (B). While an agent hammers POST /api/gesture/options for
+// A, as fast as the owner answers (any local process can, with the tray's
+// own Origin), the human lands B in the page: the confirm shows what the
+// signature binds (B, its letter, the store change), the virtual
+// authenticator signs, and only B lands; A still waits, main does not hold
+// A's branch, and the store's new import names B.
+func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
+	o := demoOwner(t, false)
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	o.withPasskey(ctx)
+	a := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').dataset.mission`)
+	var shownA struct {
+		Head chain.Letter `json:"head"`
+	}
+	if err := json.Unmarshal([]byte(o.m1nd("mission", "show", a, "--json")), &shownA); err != nil {
+		t.Fatal(err)
+	}
+	// B: a new mission on A's block, at merge_wait with A's gate and candidate.
+	var opened struct {
+		MissionID string `json:"mission_id"`
+	}
+	json.Unmarshal([]byte(o.m1nd("mission", "new", "--block", shownA.Head.BlockID, "--json")), &opened)
+	b := opened.MissionID
+	next, err := chain.DecodeLetter([]byte(o.m1nd("mission", "next", b, "--phase", "merge_wait")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Gate, next.ReceiptCandidate, next.Verdict = shownA.Head.Gate, shownA.Head.ReceiptCandidate, shownA.Head.Verdict
+	post := filepath.Join(t.TempDir(), "b.json")
+	os.WriteFile(post, next.Canonical(), 0o644)
+	o.m1nd("mission", "post", post)
+	until(t, ctx, "two merge_wait cards", `document.querySelectorAll('`+cardOf("merge_wait")+`').length === 2`)
+	mainBefore := strings.TrimSpace(o.gitOut("rev-parse", "main"))
+
+	// The agent hammers the options for A until the human is done.
+	stop, hammered := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		defer func() { hammered <- n }()
+		body := fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, a)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest("POST", o.url+"api/gesture/options", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Origin", strings.TrimSuffix(o.url, "/"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				continue
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			n++
+		}
+	}()
+	cardB := fmt.Sprintf(`#cards .card[data-mission=%q]`, b)
+	click(t, ctx, cardB+` button.land`)
+	until(t, ctx, "the landing's confirm with what it binds", `document.querySelector('#confirm').open && !document.querySelector('#confirm-binds').hidden`)
+	binds := eval[string](t, ctx, `document.querySelector('#confirm-binds-list').textContent`)
+	if !strings.Contains(binds, "landing "+b+" of block "+shownA.Head.BlockID) || strings.Contains(binds, a) || !strings.Contains(binds, "the receipt imported at store v3") {
+		t.Errorf("the confirm says the signature binds %q", binds)
+	}
+	screenshot(t, ctx, "look-alike-confirm")
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "B to land", `!!document.querySelector('`+cardB+`[data-phase="landed"]')`)
+	close(stop)
+	if n := <-hammered; n < 2*8 { // past the 8 that wait for A, turned away cheaply
+
+		t.Errorf("the agent's hammering got only %d answers", n)
+	}
+	screenshot(t, ctx, "look-alike-landed")
+	var after struct {
+		Head chain.Letter `json:"head"`
+	}
+	json.Unmarshal([]byte(o.m1nd("mission", "show", a, "--json")), &after)
+	if after.Head.Phase != chain.PhaseMergeWait {
+		t.Fatalf("A is %s after the human landed B", after.Head.Phase)
+	}
+	if got := strings.TrimSpace(o.gitOut("rev-parse", "main")); got != mainBefore {
+		t.Fatalf("main moved to %s: the landing of B merged something", got)
+	}
+	if out, err := exec.Command("git", "-C", o.dir, "merge-base", "--is-ancestor", "m1nd/"+a, "main").CombinedOutput(); err == nil {
+		t.Fatalf("main holds A's branch %s", out)
+	}
+	if msg := o.gitOut("log", "-1", "--format=%B", "refs/m1nd/store"); !strings.Contains(msg, "M1nd-Mission: "+b) || !strings.Contains(msg, "M1nd-Origin: human-passkey") {
+		t.Fatalf("the import does not name B:\n%s", msg)
+	}
+	o.wantVerifyClean()
 }

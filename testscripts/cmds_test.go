@@ -9,6 +9,8 @@ package testscripts
 //	waitphase [-timeout D] MISSION PHASE
 //	waitfor [-timeout D] exists FILE | listen HOST:PORT | owner | runner ID
 //	spawnwithin [-timeout D] LIMIT SINCE-FILE SPAWN-ARGS...
+//	passkey NAME register | passkey NAME sign OPTIONS-FILE
+//	canonical FILE                      a mission letter's canonical bytes
 //
 // Each is registered in Params.Cmds (see TestScripts). jsonget also comes
 // as jsonval, a program on PATH (see TestMain), for the shell helpers that
@@ -17,6 +19,7 @@ package testscripts
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +33,12 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/tray"
 )
 
 // scriptCmds are the commands every scenario may use.
@@ -44,6 +50,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"waitphase":   cmdWaitPhase,
 	"waitfor":     cmdWaitFor,
 	"spawnwithin": cmdSpawnWithin,
+	"passkey":     cmdPasskey,
+	"canonical":   cmdCanonical,
 }
 
 // defaultWait bounds every wait that is given no -timeout. It is generous
@@ -625,4 +633,77 @@ func cmdSpawnWithin(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// cmdPasskey implements `passkey NAME register|id|enrolment` and `passkey
+// NAME sign OPTIONS-FILE`: a software passkey named NAME (the same key in
+// every command of a scenario, gatestest.Named). register writes it as the
+// brain's first key set in the repository at the current directory, as
+// the tray's registration does (brain.RegisterFirstKey); id prints its
+// credential id; enrolment prints the enrolment request a teammate's tray
+// makes for it (POST /api/passkey/enrolment). sign reads a gesture's
+// options (the owner's reply to /api/gesture/options, a file or stdout)
+// and prints the commit body a browser sends: the gesture's id and the
+// passkey's assertion over its challenge, made on the running owner's
+// page.
+func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: passkey NAME register|id|enrolment | passkey NAME sign OPTIONS-FILE"
+	if neg || len(args) < 2 || (args[1] == "sign") != (len(args) == 3) || len(args) > 3 {
+		ts.Fatalf(usage)
+	}
+	a := gatestest.Named(args[0])
+	now := time.Now().UTC().Truncate(time.Second)
+	key := brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: args[0], AddedAt: chain.Timestamp(now)}
+	switch args[1] {
+	case "register":
+		repo, err := gitstore.Open(ts.MkAbs("."))
+		ts.Check(err)
+		defer repo.Close()
+		_, err = brain.RegisterFirstKey(context.Background(), repo, key, now)
+		ts.Check(err)
+		return
+	case "id":
+		fmt.Fprintln(ts.Stdout(), a.ID)
+		return
+	case "enrolment":
+		data, _ := json.Marshal(struct {
+			Schema string `json:"schema"`
+			brain.Passkey
+		}{tray.EnrolmentSchema, key})
+		fmt.Fprintln(ts.Stdout(), base64.RawURLEncoding.EncodeToString(data))
+		return
+	case "sign":
+	default:
+		ts.Fatalf(usage)
+	}
+	var opts struct {
+		GestureID string `json:"gesture_id"`
+		PublicKey struct {
+			Challenge string `json:"challenge"`
+		} `json:"publicKey"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[2])), &opts); err != nil || opts.GestureID == "" {
+		ts.Fatalf("passkey sign: %s holds no gesture's options: %v", args[2], err)
+	}
+	challenge, err := base64.RawURLEncoding.DecodeString(opts.PublicKey.Challenge)
+	ts.Check(err)
+	url, err := ownerURL(ts)
+	ts.Check(err)
+	a.Origin = strings.TrimSuffix(strings.Replace(url, "127.0.0.1", "localhost", 1), "/")
+	p := a.Assert(challenge, nil)
+	body, _ := json.Marshal(map[string]any{"gesture_id": opts.GestureID, "credential": map[string]any{"id": p.CredentialID, "type": "public-key",
+		"response": map[string]any{"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}}})
+	ts.Stdout().Write(append(body, '\n'))
+}
+
+// cmdCanonical implements `canonical FILE`: the canonical bytes of the
+// mission letter in FILE (a file, or stdout), with no new line after them:
+// what a raw git write of that letter holds, as m1nd would write it.
+func cmdCanonical(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: canonical FILE")
+	}
+	l, err := chain.DecodeLetter([]byte(ts.ReadFile(args[0])))
+	ts.Check(err)
+	ts.Stdout().Write(l.Canonical())
 }

@@ -106,6 +106,9 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
+	if err := s.gestures.room(gestureSubject(req), s.now()); err != nil {
+		return nil, err
+	}
 	p, subject, done, err := s.prepareGesture(r.Context(), req)
 	if err != nil || done != nil {
 		return done, err
@@ -127,6 +130,18 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 		reply.PublicKey.AllowCredentials = append(reply.PublicKey.AllowCredentials, allowedCredential{Type: "public-key", ID: k.CredentialID})
 	}
 	return reply, nil
+}
+
+// gestureSubject is what a gesture is about, for the caps on what waits:
+// a mission, or the store, the keys, the pins.
+func gestureSubject(req gestureRequest) string {
+	switch req.Gesture {
+	case gates.GestureLand, gates.GestureArchive:
+		return req.MissionID
+	case gates.GestureReceiptImport, gates.GestureRatify:
+		return "store"
+	}
+	return req.Gesture
 }
 
 // prepareGesture prepares the gesture req asks for and names what it is
@@ -153,27 +168,27 @@ func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pen
 			return nil, "", landDone{Done: true, LandResult: res}, nil
 		}
 		p, err := s.prepareLanding(ctx, plan, agent)
-		return p, plan.MissionID, nil, err
+		return p, gestureSubject(req), nil, err
 	case gates.GestureArchive:
 		agent, err := agentOrOwner(req.AgentID, "agent_id")
 		if err != nil {
 			return nil, "", nil, err
 		}
 		p, err := s.prepareArchive(ctx, req.MissionID, agent)
-		return p, req.MissionID, nil, err
+		return p, gestureSubject(req), nil, err
 	case gates.GestureReceiptImport, gates.GestureRatify:
 		w, err := s.writeRequest(req.ExpectedStoreVersion, req.AgentID, "agent_id")
 		if err != nil {
 			return nil, "", nil, err
 		}
 		p, err := s.prepareStoreGesture(ctx, req, w)
-		return p, "store", nil, err
+		return p, gestureSubject(req), nil, err
 	case gates.GestureKeys:
 		p, err := s.prepareKeys(ctx, req)
-		return p, "keys", nil, err
+		return p, gestureSubject(req), nil, err
 	case gates.GesturePins:
 		p, err := s.preparePins(ctx)
-		return p, "pins", nil, err
+		return p, gestureSubject(req), nil, err
 	}
 	return nil, "", nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is land, archive, receipt_import, ratify, keys or pins")
 }

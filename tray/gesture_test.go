@@ -313,3 +313,87 @@ func TestLandGesture(t *testing.T) {
 		t.Fatalf("a refused landing wrote:\n%s\nwas\n%s", after, before)
 	}
 }
+
+// TestLookAlikeLandingsAreNotSubstituted: two look-alike missions wait in
+// merge_wait on one block, their work branches alike (the agent's holds
+// what it wants landed). In the same second
+// the human asks to land B and an agent asks to land A (the options are
+// anyone's to ask for). Each gesture waits under its own random id and
+// binds its own mission, branch and commits: the human's signature lands B
+// and only B, three rounds running; the agent's id with the human's proof
+// is refused; and the options reply says what the signature binds.
+func TestLookAlikeLandingsAreNotSubstituted(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.registerKey("es256")
+	for round := 1; round <= 3; round++ {
+		mwA, _ := f.mergeWait()
+		mwB, _ := f.mergeWait()
+		// Look-alike: the same block, the same file; the agent's branch
+		// holds what the agent wants landed.
+		f.workBranch(mwA.MissionID, map[string]string{fmt.Sprintf("core/r%d.go", round): "package core\n\n// the agent's\n"})
+		f.workBranch(mwB.MissionID, map[string]string{fmt.Sprintf("core/r%d.go", round): "package core\n"})
+		// The human's options, then the agent's, in the same second.
+		_, human, humanChallenge := f.gestureOptions(fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mwB.MissionID))
+		_, agent, agentChallenge := f.gestureOptions(fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mwA.MissionID))
+		if human["gesture_id"] == agent["gesture_id"] || string(humanChallenge) == string(agentChallenge) {
+			t.Fatalf("round %d: two landings share an id or a challenge: %v %v", round, human["gesture_id"], agent["gesture_id"])
+		}
+		binds := fmt.Sprint(human["binds"])
+		for _, want := range []string{"landing " + mwB.MissionID, "m1nd/" + mwB.MissionID + " at ", "lands in main at ", "main then holds tree ", "store v"} {
+			if !strings.Contains(binds, want) {
+				t.Errorf("round %d: the human's options say it binds %s; want %q in it", round, binds, want)
+			}
+		}
+		proof := a.Assert(humanChallenge, nil)
+		// The agent's id with the human's proof: refused, nothing written.
+		before := f.g.Git("for-each-ref", "--format=%(objectname) %(refname)")
+		if status, out := f.commit(agentChallenge, proof); status != 403 || out["refused"] != "human_gesture_required" {
+			t.Fatalf("round %d: the agent's gesture with the human's proof: %d %v", round, status, out)
+		}
+		if after := f.g.Git("for-each-ref", "--format=%(objectname) %(refname)"); after != before {
+			t.Fatalf("round %d: a refused commit wrote:\n%s", round, after)
+		}
+		// The human's own: B lands, A waits.
+		if status, out := f.commit(humanChallenge, proof); status != 200 || out["mission_id"] != mwB.MissionID || out["branch"] != "m1nd/"+mwB.MissionID {
+			t.Fatalf("round %d: the human's landing: %d %v", round, status, out)
+		}
+		for id, want := range map[string]string{mwA.MissionID: chain.PhaseMergeWait, mwB.MissionID: chain.PhaseLanded} {
+			if h, err := f.srv.Missions.Current(id); err != nil || h.Letter.Phase != want {
+				t.Fatalf("round %d: %s is %v (%v), want %s", round, id, h, err, want)
+			}
+		}
+		if holds, err := f.g.TryGit("merge-base", "--is-ancestor", "m1nd/"+mwA.MissionID, "main"); err == nil {
+			t.Fatalf("round %d: main holds the agent's branch m1nd/%s %s", round, mwA.MissionID, holds)
+		}
+		// The import names B and the commits the human saw.
+		snap, _, _ := f.srv.Store.Snapshot()
+		rs := snap.Block("sb_shop_core").Receipts
+		if l := rs[len(rs)-1].Lands; l == nil || l.MissionID != mwB.MissionID || l.Target != "main" || l.BranchHead != f.g.Git("rev-parse", "m1nd/"+mwB.MissionID) {
+			t.Fatalf("round %d: the import names %+v", round, l)
+		}
+	}
+}
+
+// TestALandingWhoseTargetMovedWritesNothing: the human is shown a landing,
+// then the target moves before the signature comes back. The signature
+// binds the commits the human saw: the commit is refused, nothing is
+// written, and the landing is asked again on the new commits.
+func TestALandingWhoseTargetMovedWritesNothing(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.registerKey("es256")
+	mw, _ := f.mergeWait()
+	f.workBranch(mw.MissionID, map[string]string{"core/b.go": "package core\n"})
+	_, _, challenge := f.gestureOptions(fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw.MissionID))
+	f.g.CommitFiles("main moves on", map[string]string{"README.md": "moved\n"})
+	before := f.g.Git("for-each-ref", "--format=%(objectname) %(refname)")
+	status, out := f.commit(challenge, a.Assert(challenge, nil))
+	if status != 409 || out["refused"] != "stale_head" || !strings.Contains(fmt.Sprint(out["lesson"]), "moved since the landing was shown to you") {
+		t.Fatalf("a landing signed before main moved: %d %v", status, out)
+	}
+	if after := f.g.Git("for-each-ref", "--format=%(objectname) %(refname)"); after != before {
+		t.Fatalf("a refused landing wrote:\n%s", after)
+	}
+	if status, out := f.signed(a, fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw.MissionID)); status != 200 || out["merge"] != "merge" {
+		t.Fatalf("the landing asked again: %d %v", status, out)
+	}
+}

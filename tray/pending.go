@@ -61,9 +61,22 @@ func (p *pending[T]) put(subject string, value T, now time.Time) (string, error)
 func (p *pending[T]) putAt(id, subject string, value T, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if _, taken := p.entries[id]; taken {
+		return gates.Refusef(gates.HumanGestureRequired, "gesture", "that id is handed out already: ask again")
+	}
+	if err := p.full(subject, now); err != nil {
+		return err
+	}
 	if p.entries == nil {
 		p.entries = map[string]pendingEntry[T]{}
 	}
+	p.entries[id] = pendingEntry[T]{subject: subject, value: value, expires: now.Add(challengeTTL)}
+	return nil
+}
+
+// full drops expired entries and refuses when subject, or the whole map,
+// holds as many as it may. The caller holds mu.
+func (p *pending[T]) full(subject string, now time.Time) error {
 	about := 0
 	for k, e := range p.entries {
 		switch {
@@ -73,14 +86,18 @@ func (p *pending[T]) putAt(id, subject string, value T, now time.Time) error {
 			about++
 		}
 	}
-	if _, taken := p.entries[id]; taken {
-		return gates.Refusef(gates.HumanGestureRequired, "gesture", "that id is handed out already: ask again")
-	}
 	if about >= maxPendingPerSubject || len(p.entries) >= maxPending {
 		return gates.Refusef(gates.HumanGestureRequired, "gesture", "too many gestures wait for a signature (%s about %s): sign one or let them expire (%s), then ask again — if you did not ask for them, something else on this machine is asking", gates.Count(about, "gesture"), gates.Echo(subject), challengeTTL)
 	}
-	p.entries[id] = pendingEntry[T]{subject: subject, value: value, expires: now.Add(challengeTTL)}
 	return nil
+}
+
+// room refuses, as put would, when subject (or the whole map) is full:
+// asked before a gesture is prepared, so a flood is turned away cheaply.
+func (p *pending[T]) room(subject string, now time.Time) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.full(subject, now)
 }
 
 // take removes id's entry; ok is false when it was never handed out, was

@@ -68,6 +68,20 @@ func New(t testing.TB, alg string) *Authenticator {
 	return a
 }
 
+// Named is a credential that is the same on every call with name: an
+// ed25519 key from a seed of the name, so a scenario's commands, each a
+// process of its own, sign as one passkey.
+func Named(name string) *Authenticator {
+	seed := sha256.Sum256([]byte("m1nd-test-passkey:" + name))
+	k := ed25519.NewKeyFromSeed(seed[:])
+	id := sha256.Sum256([]byte("m1nd-test-credential:" + name))
+	a := &Authenticator{ID: b64.EncodeToString(id[:16]), Origin: "http://localhost:7420"}
+	a.sign = func(data []byte) []byte { return ed25519.Sign(k, data) }
+	der, _ := x509.MarshalPKIXPublicKey(k.Public())
+	a.Key = gates.PublicKey{CredentialID: a.ID, PKIX: b64.EncodeToString(der)}
+	return a
+}
+
 // Assert makes an assertion over challenge from a's Origin with the user
 // present; tweak, when set, may change the client data and
 // return other authenticator data before it is signed.

@@ -31,8 +31,12 @@ new here (creations and fast-forwards only, never forced: a ref the remote moved
 meanwhile is refused, not overwritten) in one atomic push, and when a mission (or
 the store) was extended on both sides keeps the remote's chain and parks the local
 letters after the fork under refs/m1nd/conflicts/ — reported as stale_head
-with what to re-post. Nothing accepted locally is dropped. Put the laws on the
-remote too: 'm1nd hooks install --bare' in the bare repository.`,
+with what to re-post. Nothing accepted locally is dropped. Everything taken and
+everything pushed is judged by the laws first, against the keys this clone
+trusts: remote history that breaks them is "refused from", local history that
+breaks them (written past the hook) is "not pushed". A key set on the remote
+that does not extend this clone's is refused and reported, never adopted. Put
+the laws on the remote too: 'm1nd hooks install --bare' in the bare repository.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -71,6 +75,9 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		}
 		for _, f := range rep.RefusedRemote {
 			fmt.Fprintf(w, "refused from %s: %s\n", remote, f.Error())
+		}
+		for _, f := range rep.RefusedLocal {
+			fmt.Fprintf(w, "not pushed, it breaks the laws: %s\n", f.Error())
 		}
 		if rep.PushError != "" {
 			fmt.Fprintf(w, "push refused (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.PushError)

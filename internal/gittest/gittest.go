@@ -43,6 +43,12 @@ func Init(t testing.TB, name string) *Repo {
 	return r
 }
 
+// Open is the repository (or bare repository) at dir, made elsewhere: a
+// clone, a remote.
+func Open(t testing.TB, dir string) *Repo {
+	return &Repo{t: t, Dir: dir, env: Env(t)}
+}
+
 // Git runs git in the repository and returns its trimmed stdout, failing
 // the test on a non-zero exit.
 func (r *Repo) Git(args ...string) string {
