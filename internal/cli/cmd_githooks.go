@@ -29,7 +29,9 @@ is not a whole store adding exactly 1 to store_version, or that adds a
 receipt no human import made; a key set change no registered passkey
 proved; a mail, memory or atlas commit that holds anything but its one
 valid document in canonical bytes. On a bare remote, 'm1nd hooks install --bare' installs the
-same laws as a pre-receive hook. An existing hook is kept and runs first.`,
+same laws as a pre-receive hook, judging every pushed commit as new; with
+--require-passkey it also refuses every terminal gesture, before the brain's
+first key too (a team's setting). An existing hook is kept and runs first.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "install",

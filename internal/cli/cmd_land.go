@@ -32,6 +32,11 @@ func newLandCmd(inv *invocation, runF func(context.Context, *landOptions) error)
 		Description: `Landing is one human gesture: the mission's receipt candidate is imported
 into the store, its work branch m1nd/<mission_id> is merged into the branch
 its worktree was cut from (or --into BRANCH), and the landed letter is posted.
+The import names the mission, its merge_wait letter, the target and the exact
+commits the prompt shows (the branch's head, the target's head, the tree the
+target will hold); the confirmation binds all of them, and the landed letter
+names that import. Another mission's import of the same candidate lands
+nothing here.
 
 The merge touches no working tree: a fast-forward when the target has not
 moved, else a merge commit naming the mission and the receipt. Where the
@@ -41,9 +46,12 @@ refused merge_conflict with the paths, a dirty worktree worktree_dirty; both
 write nothing and the mission stays in merge_wait.
 
 Each step is one compare-and-swap: if a landing is cut short, run it again
-and it finishes what is left, without asking again. At a terminal it asks
-you to type the block id, while the brain has no registered passkey (then
-land in the tray). Read the work first: m1nd mission diff, m1nd mission gate.`,
+and it finishes what is left, as its import recorded it, without asking
+again — for this mission only, and only while the target is where the
+import saw it. At a terminal it asks you to type the block id, while the
+brain has no registered passkey (then land in the tray). A mission or store
+whose history breaks the laws is refused broken_history. Read the work
+first: m1nd mission diff, m1nd mission gate.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "into", Usage: "merge into `BRANCH` instead of the branch recorded at spawn"},
 			agentFlag, jsonFlag,
