@@ -136,10 +136,11 @@ func (st StoreAt) CheckLanding(claim chain.LandingClaim) error {
 
 // commitAt is the store commit at version, nil when version is newer than
 // the head. The laws make store_version count the commits, so only the
-// head's store.json is read: the rest is a walk along first parents.
+// head's store.json is read: the rest is a walk along first parents (read
+// once for every check when the StoreAt was made by NewStoreAt).
 func (st StoreAt) commitAt(version int64) (*gitstore.Commit, error) {
 	if st.index != nil {
-		st.index.once.Do(func() { st.index.commits, st.index.err = st.walk() })
+		st.index.once.Do(func() { st.index.commits, st.index.err = st.walk(1) })
 		if st.index.err != nil {
 			return nil, st.index.err
 		}
@@ -148,35 +149,18 @@ func (st StoreAt) commitAt(version int64) (*gitstore.Commit, error) {
 		}
 		return st.index.commits[version-1], nil
 	}
-	c, err := st.Objects.ReadCommit(st.Head)
-	if err != nil {
-		return nil, fmt.Errorf("store at %s: %w", st.Head, err)
+	commits, err := st.walk(version)
+	if err != nil || version < 1 || version > int64(len(commits)) {
+		return nil, err
 	}
-	body, err := st.Objects.ReadFileInTree(c.Tree, StoreFile)
-	var head *Snapshot
-	if err == nil {
-		head, err = DecodeStoreDoc(body)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store at %s: %w", st.Head, err)
-	}
-	if version < 1 || version > head.StoreVersion {
-		return nil, nil
-	}
-	for v := head.StoreVersion; v > version; v-- {
-		if len(c.Parents) == 0 {
-			return nil, nil
-		}
-		h := c.Parents[0]
-		if c, err = st.Objects.ReadCommit(h); err != nil {
-			return nil, fmt.Errorf("store at %s: %w", h, err)
-		}
-	}
-	return c, nil
+	return commits[version-1], nil
 }
 
-// walk reads every store commit from the head back to version 1.
-func (st StoreAt) walk() ([]*gitstore.Commit, error) {
+// walk reads the store's commits from the head back to version down (at
+// least 1), indexed by version: commits[v-1] is store v, nil below down.
+// A chain shorter than its versions leaves the missing ones nil (the laws
+// refuse that store; they read as not reached).
+func (st StoreAt) walk(down int64) ([]*gitstore.Commit, error) {
 	head, err := st.Objects.ReadCommit(st.Head)
 	if err != nil {
 		return nil, fmt.Errorf("store at %s: %w", st.Head, err)
@@ -189,21 +173,21 @@ func (st StoreAt) walk() ([]*gitstore.Commit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store at %s: %w", st.Head, err)
 	}
+	if snap.StoreVersion < 1 {
+		return nil, nil
+	}
+	down = max(down, 1)
 	commits := make([]*gitstore.Commit, snap.StoreVersion)
-	for v, c := snap.StoreVersion, head; v >= 1; v-- {
+	for v, c := snap.StoreVersion, head; ; v-- {
 		commits[v-1] = c
-		if v == 1 {
-			break
-		}
-		if len(c.Parents) == 0 {
-			return commits, nil // fewer commits than versions: the laws refuse that store; the rest read as not reached
+		if v <= down || len(c.Parents) == 0 {
+			return commits, nil
 		}
 		h := c.Parents[0]
 		if c, err = st.Objects.ReadCommit(h); err != nil {
 			return nil, fmt.Errorf("store at %s: %w", h, err)
 		}
 	}
-	return commits, nil
 }
 
 // CheckLanding checks a landed letter against this brain's store as it

@@ -113,16 +113,26 @@ func (m *Missions) Archive(ctx context.Context, missionID, agent, origin string,
 // signs before it does. A head that is not merge_wait is refused
 // invalid_transition.
 func (m *Missions) ArchiveLetter(missionID string, now time.Time) ([]byte, error) {
+	_, next, err := m.archiveNext(missionID, now)
+	if err != nil {
+		return nil, err
+	}
+	return next.Canonical(), nil
+}
+
+// archiveNext is a mission's head and the archived letter that would
+// supersede it now.
+func (m *Missions) archiveNext(missionID string, now time.Time) (*Head, *Letter, error) {
 	head, err := m.Current(missionID)
 	if err != nil {
-		return nil, fmt.Errorf("archive %s: %w", missionID, err)
+		return nil, nil, fmt.Errorf("archive %s: %w", missionID, err)
 	}
 	next := Next(head.Letter, head.HeadLetterID, now)
 	next.SetPhase(PhaseArchived)
 	if err := CheckTransition(next, head.Letter); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return next.Canonical(), nil
+	return head, next, nil
 }
 
 // PrepareArchive prepares the archive gesture on a mission's merge_wait
@@ -130,13 +140,8 @@ func (m *Missions) ArchiveLetter(missionID string, now time.Time) ([]byte, error
 // letter, on the head it supersedes), whose proof binds the letter's
 // canonical bytes. Nothing a ref reaches is written.
 func (m *Missions) PrepareArchive(missionID, agent string, now time.Time) (*Prepared, error) {
-	head, err := m.Current(missionID)
+	head, next, err := m.archiveNext(missionID, now)
 	if err != nil {
-		return nil, fmt.Errorf("archive %s: %w", missionID, err)
-	}
-	next := Next(head.Letter, head.HeadLetterID, now)
-	next.SetPhase(PhaseArchived)
-	if err := CheckTransition(next, head.Letter); err != nil {
 		return nil, err
 	}
 	if err := Validate(next); err != nil {
