@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
 )
 
 // FuzzVerdictsLoad: whatever the verdicts file holds, reading it never
