@@ -259,6 +259,9 @@ func CheckLanded(l, head *Letter, headID string, landings Landings) error {
 		}
 		return gates.Refusef(gates.LandedLaw, "phase", "landed follows the merge_wait letter whose receipt candidate it lands, not %s", from)
 	}
+	if l.ReceiptCandidate != nil && !bytes.Equal(CanonicalJSON(l.ReceiptCandidate), CanonicalJSON(head.ReceiptCandidate)) {
+		return gates.Refusef(gates.LandedLaw, "receipt_candidate", "a landed letter carries the candidate of the merge_wait letter it lands, unchanged")
+	}
 	if landings == nil {
 		return gates.Refusef(gates.LandedLaw, "receipt.store_version", "this brain has no store to land into: a landing imports the merge_wait candidate as a receipt first")
 	}

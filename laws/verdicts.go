@@ -60,6 +60,18 @@ func OpenVerdicts(repo *gitstore.Repo) *Verdicts {
 // for a ref the laws accept. Chains not judged before are judged in
 // parallel. Save keeps what was judged.
 func (v *Verdicts) Judge(refs []string, heads []gitstore.Hash) ([]*RefFault, error) {
+	return v.judge(refs, heads, false)
+}
+
+// JudgeFresh is Judge without the kept verdicts: every chain judged from
+// its root now. A kept verdict sits in the runtime folder, which any
+// process of this user may write, so it marks the views and nothing
+// more: what a gesture or a landing builds on is judged fresh.
+func (v *Verdicts) JudgeFresh(refs []string, heads []gitstore.Hash) ([]*RefFault, error) {
+	return v.judge(refs, heads, true)
+}
+
+func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*RefFault, error) {
 	storeHead, _, err := v.repo.ReadRef(brain.StoreRef)
 	if err != nil {
 		return nil, err
@@ -88,6 +100,7 @@ func (v *Verdicts) Judge(refs []string, heads []gitstore.Hash) ([]*RefFault, err
 			continue
 		}
 		e, ok := v.entries[ref]
+		ok = ok && !fresh
 		stale := !ok || e.head != heads[i] || (e.store && storeMoved) || (e.keys && keysMoved)
 		if !stale {
 			out[i] = e.fault
@@ -133,13 +146,13 @@ func (v *Verdicts) Judge(refs []string, heads []gitstore.Hash) ([]*RefFault, err
 	return out, nil
 }
 
-// JudgeRef is Judge of one ref at its head now.
-func (v *Verdicts) JudgeRef(ref string) (*RefFault, error) {
+// JudgeRefFresh is JudgeFresh of one ref at its head now.
+func (v *Verdicts) JudgeRefFresh(ref string) (*RefFault, error) {
 	head, _, err := v.repo.ReadRef(ref)
 	if err != nil {
 		return nil, err
 	}
-	faults, err := v.Judge([]string{ref}, []gitstore.Hash{head})
+	faults, err := v.JudgeFresh([]string{ref}, []gitstore.Hash{head})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@ import (
 // What breaks the laws is shown as broken, and nothing proceeds on it: the
 // views mark a head or a store that the laws refuse, with the same judge
 // as verify (laws.Verdicts, kept by commit in the runtime folder), and a
-// gesture or a landing on one is refused broken_history.
+// gesture or a landing on one is refused broken_history — judged fresh,
+// never from the kept verdicts, which are a cache and never truth.
 
 // Verdicts is the laws' verdicts on this brain's refs, opened once.
 func (b *Brain) Verdicts() *laws.Verdicts {
@@ -23,7 +24,8 @@ func (b *Brain) Verdicts() *laws.Verdicts {
 }
 
 // CheckSound refuses broken_history when one of refs (at its head now)
-// breaks the laws: a landing or a gesture never builds on forged history.
+// breaks the laws, judged from its root now: a landing or a gesture never
+// builds on forged history, whatever a cache file says.
 func (b *Brain) CheckSound(ctx context.Context, refs ...string) error {
 	return CheckSoundOf(ctx, b.Verdicts(), refs...)
 }
@@ -35,7 +37,7 @@ func CheckSoundOf(ctx context.Context, v *laws.Verdicts, refs ...string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		f, err := v.JudgeRef(ref)
+		f, err := v.JudgeRefFresh(ref)
 		if err != nil {
 			return fmt.Errorf("judge %s: %w", ref, err)
 		}

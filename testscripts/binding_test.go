@@ -467,7 +467,14 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 		t.Fatalf("blocks --json does not mark the store:\n%s", out)
 	}
 
-	// Nothing lands on a broken mission, nor on a broken store.
+	// Nothing lands on a broken mission, nor on a broken store — also when
+	// the kept verdicts (a cache in the runtime folder, which an agent can
+	// write) are forged to call both sound.
+	keysHead, _, _ := r.repo.ReadRef(brain.KeysRef)
+	forgedCache := "store " + forgedStore + " keys " + keysHead.String() + "\n" + ref + " " + forged + " s\n" + brain.StoreRef + " " + forgedStore + " k\n"
+	if err := os.WriteFile(laws.VerdictsPath(r.repo.RuntimeDir()), []byte(forgedCache), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	before := r.refs()
 	for _, mission := range []string{id, id2} {
 		_, err := r.flows.Land(ctx, ops.LandRequest{MissionID: mission, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now})
