@@ -1121,28 +1121,42 @@ func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
 	until(t, ctx, "two merge_wait cards", `document.querySelectorAll('`+cardOf("merge_wait")+`').length === 2`)
 	mainBefore := strings.TrimSpace(o.gitOut("rev-parse", "main"))
 
-	// The agent hammers the options for A until the human is done.
+	// The agent asks for A's landing over and over: the first 8 wait for a
+	// signature, each under its own id; past that cap it is turned away,
+	// and it keeps hammering while the human lands B.
+	body := fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, a)
+	ask := func() int {
+		req, _ := http.NewRequest("POST", o.url+"api/gesture/options", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", strings.TrimSuffix(o.url, "/"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	statuses := map[int]int{}
+	for range 20 {
+		statuses[ask()]++
+	}
+	if statuses[200] != 8 || statuses[403] != 12 {
+		t.Fatalf("the agent's 20 asks for A got %v, want 8 prepared and 12 turned away", statuses)
+	}
 	stop, hammered := make(chan struct{}), make(chan int)
 	go func() {
 		n := 0
 		defer func() { hammered <- n }()
-		body := fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, a)
 		for {
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			req, _ := http.NewRequest("POST", o.url+"api/gesture/options", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Origin", strings.TrimSuffix(o.url, "/"))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				continue
+			if ask() != 0 {
+				n++
 			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			n++
 		}
 	}()
 	cardB := fmt.Sprintf(`#cards .card[data-mission=%q]`, b)
