@@ -161,3 +161,40 @@ func writeList(w *strings.Builder, items []string, max int) {
 		fmt.Fprintf(w, "- %s\n", item)
 	}
 }
+
+// askHeading is the heading of the ask in a mission packet.
+const askHeading = "## What should change?"
+
+// AskLine is the first line of the ask in a mission packet (what a card
+// and a merge commit are titled by): the first line of text under "What
+// should change?", else the packet's first line of text that is no
+// heading; "" for none. It is one line of plain text, at most 120 bytes.
+func AskLine(packet []byte) string {
+	lines := strings.Split(string(packet), "\n")
+	pick := func(from int) string {
+		for _, l := range lines[from:] {
+			l = strings.TrimSpace(l)
+			if l == "" {
+				continue
+			}
+			if strings.HasPrefix(l, "#") {
+				return ""
+			}
+			return gates.CutBytes(gates.Clip(strings.Join(strings.Fields(l), " ")), 120)
+		}
+		return ""
+	}
+	for i, l := range lines {
+		if strings.TrimSpace(l) == askHeading {
+			if ask := pick(i + 1); ask != "" && !strings.HasPrefix(ask, "(") {
+				return ask
+			}
+		}
+	}
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "Block `") {
+			return pick(i)
+		}
+	}
+	return ""
+}

@@ -44,11 +44,23 @@ type LandingClaim struct {
 	Candidate    *ReceiptCandidate // the merge_wait letter's candidate
 }
 
+// WorkGuard is what the post law asks of the repository's branches: where
+// the repository has the mission's work branch, the commit a merge_wait
+// candidate names as tested must be on it (the gate binds a commit of the
+// mission's work, DESIGN §10).
+type WorkGuard interface {
+	// OnWorkBranch reports whether commit is on missionID's work branch
+	// (its tip or a first-parent ancestor); has is false when the
+	// repository has no such branch (a mission carried by hand, a remote).
+	OnWorkBranch(missionID, commit string) (on, has bool, err error)
+}
+
 // Missions posts and reads the mission chains of one brain.
 type Missions struct {
 	Repo   *gitstore.Repo
 	Brain  string     // this brain's display name; letters must name it
 	Blocks BlockGuard // optional, see BlockGuard
+	Work   WorkGuard  // optional, see WorkGuard
 }
 
 // PostRequest is one letter submitted for posting.
@@ -127,8 +139,11 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 			return nil, err
 		}
 	}
-	// 4. Validation.
+	// 4. Validation, and the tested commit on the mission's branch.
 	if err := Validate(l); err != nil {
+		return nil, err
+	}
+	if err := m.checkTested(l); err != nil {
 		return nil, err
 	}
 	canonical := l.Canonical()
@@ -198,6 +213,27 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	}
 	result.Commit = commit.String()
 	return result, nil
+}
+
+// checkTested refuses a merge_wait letter whose candidate names a tested
+// commit that is not on the mission's work branch, where this repository
+// has that branch.
+func (m *Missions) checkTested(l *Letter) error {
+	if m.Work == nil || l.Phase != PhaseMergeWait || l.ReceiptCandidate == nil {
+		return nil
+	}
+	commit, _ := l.ReceiptCandidate.Evidence.Tested()
+	if commit == "" {
+		return nil
+	}
+	on, has, err := m.Work.OnWorkBranch(l.MissionID, commit)
+	if err != nil {
+		return fmt.Errorf("post %s: %w", l.MissionID, err)
+	}
+	if has && !on {
+		return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the candidate names %.12s as the commit its gate tested, which is not on m1nd/%s: a gate tests the mission's own work", commit, l.MissionID)
+	}
+	return nil
 }
 
 // CheckExtends is post step 6, the head CAS as the letter states it: on a
@@ -315,6 +351,10 @@ func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit 
 	}
 	return c
 }
+
+// DecodeStoredHead reads a head letter as a heads view holds its bytes
+// (chain.Head.Head): a letter already in a chain, decoded plainly.
+func DecodeStoredHead(body []byte) (*Letter, error) { return decodeStored(body) }
 
 // decodeStored reads a letter already in a chain. It was checked strictly
 // when posted (and git hooks guard raw writes), so this is the plain, fast

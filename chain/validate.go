@@ -120,6 +120,28 @@ func checkBrainRef(ref string) error {
 
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
+// candidateAgrees refuses a merge_wait candidate whose evidence is not its
+// gate's: the same artifact hash, a zero exit and the same command where
+// it names them, and, from a runner, the commit and tree the gate tested.
+func candidateAgrees(g *Gate, c *ReceiptCandidate) error {
+	if c == nil {
+		return nil
+	}
+	e := c.Evidence
+	disagree := func(field, what string) error {
+		return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence."+field, "the candidate's evidence is its gate's: %s", what)
+	}
+	switch {
+	case e.ArtifactHash != g.ArtifactHash:
+		return disagree("artifact_hash", "its artifact_hash is gate.artifact_hash, the sha256 of the gate's log")
+	case e.ExitStatus != nil && *e.ExitStatus != 0:
+		return disagree("exit_status", "a gate that passed exited 0")
+	case e.Command != "" && e.Command != g.Command:
+		return disagree("command", "its command is gate.command")
+	}
+	return gates.CheckTested(e, "receipt_candidate.evidence", c.Emitter != nil && c.Emitter.Kind == "runnerd")
+}
+
 func validatePhaseLaws(l *Letter) error {
 	switch l.Phase {
 	case PhaseExecuting:
@@ -129,6 +151,12 @@ func validatePhaseLaws(l *Letter) error {
 	case PhaseMergeWait:
 		if l.Gate == nil || blank(l.Gate.Command) {
 			return gates.Refusef(gates.IncompleteEvidence, "gate.command", "merge_wait needs the gate that proved the work: gate.command and gate.artifact_hash")
+		}
+		if l.Gate.ExitStatus == nil || *l.Gate.ExitStatus != 0 {
+			return gates.Refusef(gates.IncompleteEvidence, "gate.exit_status", "merge_wait is a gate that passed: gate.exit_status 0 (seed §1d: gate-zero is merge_wait); a gate that did not pass is failed")
+		}
+		if err := candidateAgrees(l.Gate, l.ReceiptCandidate); err != nil {
+			return err
 		}
 	case PhaseLanded:
 		if l.Receipt == nil || !l.Receipt.Imported {

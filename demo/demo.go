@@ -97,9 +97,13 @@ func Build(ctx context.Context, dir string, now time.Time) (*Result, error) {
 			return b.mission("docs", "hand-1", now.Add(-90*time.Minute), "executing", "gate", "review")
 		}},
 		{"merge_wait", func() (string, error) {
-			id, err := b.mission("core", "runnerd:build-1", now.Add(-42*time.Minute), "executing", "gate", "merge_wait")
+			// The agent's commit first, then the gate that tested it.
+			id, err := b.mission("core", "runnerd:build-1", now.Add(-42*time.Minute), "executing", "gate")
 			if err == nil {
 				err = b.work(id, now.Add(-35*time.Minute))
+			}
+			if err == nil {
+				err = b.then(id, "core", "runnerd:build-1", now.Add(-12*time.Minute), chain.PhaseMergeWait)
 			}
 			return id, err
 		}},
@@ -151,22 +155,59 @@ func (b *builder) carry(dir, agent string, start time.Time, phases ...string) (s
 		if phase == chain.PhaseJudging {
 			continue // the opening letter
 		}
-		when := start.Add(time.Duration(i+1) * 10 * time.Minute)
-		next := chain.Next(letter, id, when)
-		next.SetPhase(phase)
-		b.dress(next, dir, when)
-		r, err := b.m.Post(b.ctx, chain.PostRequest{Body: next.Canonical(), Agent: agent})
-		if err != nil {
-			return "", nil, fmt.Errorf("post %s: %w", phase, err)
+		if letter, id, err = b.post(letter, id, dir, agent, start.Add(time.Duration(i+1)*10*time.Minute), phase); err != nil {
+			return "", nil, err
 		}
-		letter, id = next, r.LetterID
 	}
 	return opened.MissionID, letter, nil
 }
 
+// then posts the next letter of mission id, in phase, dressed for it.
+func (b *builder) then(missionID, dir, agent string, when time.Time, phase string) error {
+	head, err := b.m.Current(missionID)
+	if err != nil {
+		return err
+	}
+	_, _, err = b.post(head.Letter, head.HeadLetterID, dir, agent, when, phase)
+	return err
+}
+
+// post posts the letter after head (whose id is headID) in phase.
+func (b *builder) post(head *chain.Letter, headID, dir, agent string, when time.Time, phase string) (*chain.Letter, string, error) {
+	next := chain.Next(head, headID, when)
+	next.SetPhase(phase)
+	if err := b.dress(next, dir, when); err != nil {
+		return nil, "", err
+	}
+	r, err := b.m.Post(b.ctx, chain.PostRequest{Body: next.Canonical(), Agent: agent})
+	if err != nil {
+		return nil, "", fmt.Errorf("post %s: %w", phase, err)
+	}
+	return next, r.LetterID, nil
+}
+
+// tested is the commit and tree a demo gate ran on: the mission's work
+// branch where it has one, else main, as a runner's gate names them.
+func (b *builder) tested(missionID string) (string, string, error) {
+	ref := "refs/heads/m1nd/" + missionID
+	h, ok, err := b.store.Repo.ReadRef(ref)
+	if err == nil && !ok {
+		h, _, err = b.store.Repo.ReadRef("refs/heads/main")
+	}
+	if err != nil {
+		return "", "", err
+	}
+	c, err := b.store.Repo.ReadCommit(h)
+	if err != nil {
+		return "", "", err
+	}
+	return h.String(), c.Tree.String(), nil
+}
+
 // dress gives a letter what its phase carries: a verdict, a gate, and on
-// merge_wait a complete receipt candidate at the block's boundary.
-func (b *builder) dress(l *chain.Letter, dir string, when time.Time) {
+// merge_wait a complete receipt candidate at the block's boundary, naming
+// the commit and tree its gate tested.
+func (b *builder) dress(l *chain.Letter, dir string, when time.Time) error {
 	log := greenLog(dir)
 	exit := int64(0)
 	switch l.Phase {
@@ -179,16 +220,21 @@ func (b *builder) dress(l *chain.Letter, dir string, when time.Time) {
 		l.Gate = &chain.Gate{Command: "go test ./" + dir + "/...", ExitStatus: &exit, ArtifactHash: chain.PacketRef(failedLog(dir))}
 		l.Verdict = &chain.Verdict{Decision: "REJECT", Gist: "gate exited 1"}
 	case "merge_wait":
+		commit, tree, err := b.tested(l.MissionID)
+		if err != nil {
+			return err
+		}
 		l.Gate = &chain.Gate{Command: "go test ./" + dir + "/...", ExitStatus: &exit, ArtifactHash: chain.PacketRef(log)}
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green; the change is proved"}
 		l.ReceiptCandidate = &gates.Receipt{
 			BlockID: b.block(dir), Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: "build-1"},
 			Scope: gates.Scope{BlockID: b.block(dir), BoundaryVersion: 1, ContractVersion: 1},
-			Evidence: gates.Evidence{ArtifactHash: l.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + l.MissionID},
+			Evidence: gates.Evidence{ArtifactHash: l.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + l.MissionID, "commit:" + commit, "tree:" + tree},
 				Command: l.Gate.Command, Cwd: ".", ExitStatus: &exit,
 				StartedAt: when.Add(-2 * time.Minute).UTC().Format(gates.WindowLayout), EndedAt: when.Add(-time.Minute).UTC().Format(gates.WindowLayout)},
 		}
 	}
+	return nil
 }
 
 // landed carries a mission to merge_wait, imports its receipt and posts

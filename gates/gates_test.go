@@ -15,9 +15,10 @@ func TestEveryCodeHasAOneLineLesson(t *testing.T) {
 	}
 	// DESIGN §5 lists 22, and names merge_conflict as one to add; the
 	// landing (§10, issue 14) added it and worktree_dirty; the views that
-	// mark broken history (issue 24) added broken_history.
-	if len(defaultLessons) != 25 {
-		t.Errorf("%d codes, DESIGN §5 lists 22, the landing adds 2 and broken history 1", len(defaultLessons))
+	// mark broken history (issue 24) added broken_history, and the landing
+	// of what was gated (issue 25) stale_gate.
+	if len(defaultLessons) != 26 {
+		t.Errorf("%d codes, DESIGN §5 lists 22, the landing adds 2, broken history 1 and stale gates 1", len(defaultLessons))
 	}
 }
 
@@ -38,7 +39,7 @@ func TestEnvelopeShape(t *testing.T) {
 
 func TestHTTPStatus(t *testing.T) {
 	for code, want := range map[Code]int{
-		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409, MergeConflict: 409, WorktreeDirty: 409, BrokenHistory: 409,
+		StaleHead: 409, StoreVersionConflict: 409, StaleScope: 409, MergeConflict: 409, WorktreeDirty: 409, BrokenHistory: 409, StaleGate: 409,
 		HumanGestureRequired: 403, ReadOnlyOwner: 403, UnpinnedRunner: 403, WorkspaceNotAllowed: 403,
 		InvalidLetter: 422, SchemaMismatch: 422, LandedLaw: 422, UnknownMission: 422,
 	} {

@@ -208,3 +208,51 @@ func RepoRelativeProblem(p string) string {
 	}
 	return ""
 }
+
+// The evidence refs that bind a gate to what it tested (DESIGN §10):
+// "commit:<40 hex>" and "tree:<40 hex>", inside the frozen letter schema.
+const (
+	TestedCommitRef = "commit:"
+	TestedTreeRef   = "tree:"
+)
+
+// Tested is the commit and tree a receipt's gate ran on, as its evidence
+// names them ("" when it names none).
+func (e Evidence) Tested() (commit, tree string) {
+	for _, ref := range e.EvidenceRefs {
+		if c, ok := strings.CutPrefix(ref, TestedCommitRef); ok && commit == "" {
+			commit = c
+		}
+		if t, ok := strings.CutPrefix(ref, TestedTreeRef); ok && tree == "" {
+			tree = t
+		}
+	}
+	return commit, tree
+}
+
+// CheckTested refuses evidence whose refs name a tested commit or tree
+// that is not 40 lowercase hex, name one twice, or name a commit without
+// its tree (or the other way round); need requires both.
+func CheckTested(e Evidence, prefix string, need bool) error {
+	counts := map[string]int{}
+	for _, ref := range e.EvidenceRefs {
+		for _, kind := range []string{TestedCommitRef, TestedTreeRef} {
+			if h, ok := strings.CutPrefix(ref, kind); ok {
+				counts[kind]++
+				if len(h) != 40 || strings.Trim(h, "0123456789abcdef") != "" {
+					return evidenceRefusal(prefix+".evidence_refs", "a tested %s is named %s<40 hex>", strings.TrimSuffix(kind, ":"), kind)
+				}
+			}
+		}
+	}
+	c, t := counts[TestedCommitRef], counts[TestedTreeRef]
+	switch {
+	case c > 1 || t > 1:
+		return evidenceRefusal(prefix+".evidence_refs", "the evidence names one tested commit and one tested tree")
+	case c != t:
+		return evidenceRefusal(prefix+".evidence_refs", "the evidence names the commit its gate tested and that commit's tree, both (commit:… and tree:…)")
+	case need && c == 0:
+		return evidenceRefusal(prefix+".evidence_refs", "a runner's gate names the commit and the tree it tested (commit:… and tree:… in evidence_refs): the gate binds a commit")
+	}
+	return nil
+}

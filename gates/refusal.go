@@ -35,6 +35,7 @@ const (
 	MergeConflict         Code = "merge_conflict"
 	WorktreeDirty         Code = "worktree_dirty"
 	BrokenHistory         Code = "broken_history"
+	StaleGate             Code = "stale_gate"
 )
 
 // defaultLessons is what a newcomer reads when a refusal has no more
@@ -65,6 +66,7 @@ var defaultLessons = map[Code]string{
 	MergeConflict:         "the mission's branch does not merge cleanly into its target; resolve it on the branch, then land again",
 	WorktreeDirty:         "the target branch is checked out in a worktree with uncommitted changes; commit or stash them, then land again",
 	BrokenHistory:         "this ref's history breaks the laws (written past the hooks); nothing proceeds on it: m1nd verify names the commit and the law",
+	StaleGate:             "the branch or the target moved since the gate, and no gate has passed on what would land yet; runnerd gates it again, then land",
 }
 
 // Refusal is a law saying no. It is an error, and callers test for it with
@@ -128,7 +130,7 @@ func AsRefusal(err error) (*Refusal, bool) {
 // would cost every CLI call its start-up.)
 func HTTPStatus(code Code) int {
 	switch code {
-	case StaleHead, StoreVersionConflict, StaleScope, MergeConflict, WorktreeDirty, BrokenHistory:
+	case StaleHead, StoreVersionConflict, StaleScope, MergeConflict, WorktreeDirty, BrokenHistory, StaleGate:
 		return 409
 	case HumanGestureRequired, ReadOnlyOwner, UnpinnedRunner, WorkspaceNotAllowed:
 		return 403

@@ -1,12 +1,10 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -226,20 +224,6 @@ func (r *Repo) EnsureRuntimeDir() (bool, error) {
 		return false, fmt.Errorf("create runtime dir: %w", err)
 	}
 	return true, nil
-}
-
-// Git runs the git CLI in dir, for what m1nd leaves to git itself
-// (transport, worktrees, status): its stdout, also on failure, and an
-// error that carries git's stderr.
-func Git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = dir, NoReplaceEnv()
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out.String(), nil
 }
 
 // InitWithCommit creates a repository at dir with git itself (`git init`),

@@ -23,12 +23,13 @@ type Brain struct {
 
 	verdictsOnce sync.Once
 	verdicts     *laws.Verdicts // the laws' verdicts on the refs, read once (Verdicts)
+	ancestry     ancestry       // which commit holds which, asked of git once
 }
 
 // New opens the flows of the brain named name in repo.
 func New(repo *gitstore.Repo, name string) *Brain {
 	store := &brain.Store{Repo: repo, Brain: name}
-	return &Brain{
+	b := &Brain{
 		Repo:     repo,
 		Name:     name,
 		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store},
@@ -36,4 +37,29 @@ func New(repo *gitstore.Repo, name string) *Brain {
 		Box:      mailbox.New(repo, name),
 		Book:     &memory.Book{Repo: repo},
 	}
+	b.Missions.Work = workBranches{repo}
+	return b
+}
+
+// workBranches answers the post law's question of the work branches
+// (chain.WorkGuard) from the repository's refs.
+type workBranches struct{ repo *gitstore.Repo }
+
+func (w workBranches) OnWorkBranch(missionID, commit string) (on, has bool, err error) {
+	tip, has, err := w.repo.ReadRef("refs/heads/" + WorkBranch(missionID))
+	if err != nil || !has {
+		return false, has, err
+	}
+	want, err := gitstore.ParseHash(commit)
+	if err != nil {
+		return false, true, nil
+	}
+	err = w.repo.WalkFirstParent(tip, func(h gitstore.Hash, _ *gitstore.Commit) error {
+		if h == want {
+			on = true
+			return gitstore.ErrStopWalk
+		}
+		return nil
+	})
+	return on, true, err
 }

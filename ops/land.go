@@ -1,19 +1,15 @@
 package ops
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -32,8 +28,8 @@ type LandRequest struct {
 
 // How a landing moved the target branch.
 const (
-	MergeFastForward = "fast-forward" // the target moved to the branch's tip
-	MergeCommit      = "merge"        // a merge commit joins the two
+	MergeFastForward = "fast-forward" // the target moved to the branch's tip, the tested commit
+	MergeCommit      = "merge"        // the two must be merged first: runnerd merges and gates it (the queue)
 	MergeUpToDate    = "up-to-date"   // the target already holds the work
 	MergeNoBranch    = "no-branch"    // the mission has no work branch here
 )
@@ -119,7 +115,7 @@ func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*Landi
 			return plan, nil
 		}
 	}
-	m, err := b.planMerge(ctx, l.MissionID, into)
+	m, err := b.planMerge(ctx, l.MissionID, into, l.ReceiptCandidate.Evidence)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +214,7 @@ func (b *Brain) FinishLanding(ctx context.Context, plan *LandingPlan, agent stri
 	// worktree dirty and git's locks behind, a state no landing finishes.
 	// It takes milliseconds; what follows still honours ctx.
 	var err error
-	if res.Commit, res.Worktree, err = b.applyMerge(context.WithoutCancel(ctx), plan.merge, l, version); err != nil {
+	if res.Commit, res.Worktree, err = b.applyMerge(context.WithoutCancel(ctx), plan.merge, l); err != nil {
 		return nil, fmt.Errorf("land %s: the receipt is in store v%d, but the merge did not happen (run the landing again to finish it): %w", l.MissionID, version, err)
 	}
 	landed := chain.Next(l, plan.head.HeadLetterID, now)
@@ -245,10 +241,14 @@ type mergePlan struct {
 	worktree string // where the target is checked out, "" when nowhere
 }
 
-// planMerge works out the merge of a mission's work branch into its
-// target, refusing what would fail: no target, a conflict, a dirty
-// worktree holding the target.
-func (b *Brain) planMerge(ctx context.Context, missionID, into string) (*mergePlan, error) {
+// planMerge works out how a mission's work branch lands in its target,
+// refusing what would fail or would land what no gate passed on (DESIGN
+// §10): no target; a branch that moved since its gate (stale_gate naming
+// both commits); a target that moved since the gate, whose merge with
+// the branch is gated first (stale_gate; merge_conflict, with the paths,
+// when it does not merge); a dirty worktree holding the target. The
+// target only ever moves to exactly the commit the gate tested.
+func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence gates.Evidence) (*mergePlan, error) {
 	branch := WorkBranch(missionID)
 	tip, ok, err := b.Repo.ReadRef("refs/heads/" + branch)
 	if err != nil {
@@ -278,12 +278,34 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string) (*mergePl
 	if !ok {
 		return nil, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(target))
 	}
-	return b.mergeOf(ctx, branch, target, tip.String(), old.String())
+	tested, _ := evidence.Tested()
+	if tested == "" {
+		return nil, gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the gate of %s names no commit it tested (commit:… in its evidence): nothing a gate tested can land from %s", missionID, branch)
+	}
+	if tip.String() != tested {
+		return nil, gates.Refusef(gates.StaleGate, "mission_id", "%s moved since its gate: the gate tested %.12s, the branch is at %.12s — what came after the gate was never gated; runnerd gates the branch again (its queue), then land", branch, tested, tip)
+	}
+	p, err := b.mergeOf(ctx, branch, target, tested, old.String())
+	if err != nil {
+		return nil, err
+	}
+	if p.kind == MergeCommit {
+		if paths, err := b.conflicts(ctx, p.old, p.tip); err != nil {
+			return nil, err
+		} else if len(paths) > 0 {
+			return nil, gates.Refusef(gates.MergeConflict, "mission_id", "%s does not merge cleanly into %s: %s conflict; resolve it on the branch (or land into another with --into), then land again",
+				branch, target, strings.Join(echoAll(paths), ", "))
+		}
+		return nil, gates.Refusef(gates.StaleGate, "mission_id", "%s moved since the gate of %s (it is at %.12s now, which the tested %.12s does not hold): the merge of the two is gated first — runnerd re-gates it (its queue; m1nd runnerd must run), then land the re-gated commit", target, missionID, old, tested)
+	}
+	return p, nil
 }
 
 // mergeOf works out how tip of branch lands on old, the tip of target: up
-// to date, a fast-forward or a merge commit, with the tree the target will
-// hold, and checks the worktree that holds the target.
+// to date (old holds tip), a fast-forward (tip holds old), or neither
+// (MergeCommit: the two must be merged, and the merge gated, first), with
+// the tree the target will hold, and checks the worktree that holds the
+// target.
 func (b *Brain) mergeOf(ctx context.Context, branch, target, tip, old string) (*mergePlan, error) {
 	p := &mergePlan{branch: branch, target: target, tip: tip, old: old}
 	landed, err := b.isAncestor(ctx, p.tip, p.old)
@@ -308,16 +330,7 @@ func (b *Brain) mergeOf(ctx context.Context, branch, target, tip, old string) (*
 		}
 	default:
 		p.kind = MergeCommit
-		out, code, err := b.gitRun(ctx, nil, "merge-tree", "--write-tree", "--name-only", "--no-messages", p.old, p.tip)
-		lines := strings.Split(out, "\n")
-		switch {
-		case code == 1 && len(lines) > 1:
-			return nil, gates.Refusef(gates.MergeConflict, "mission_id", "%s does not merge cleanly into %s: %s conflict; resolve it on the branch (or land into another with --into), then land again",
-				p.branch, p.target, strings.Join(echoAll(lines[1:]), ", "))
-		case err != nil:
-			return nil, fmt.Errorf("merge %s into %s: %w", p.branch, p.target, err)
-		}
-		p.tree = lines[0]
+		return p, nil
 	}
 	if p.worktree, err = b.checkedOutIn(ctx, p.target); err != nil {
 		return nil, err
@@ -328,6 +341,20 @@ func (b *Brain) mergeOf(ctx context.Context, branch, target, tip, old string) (*
 		}
 	}
 	return p, nil
+}
+
+// conflicts are the paths where the merge of a and c conflicts; none when
+// it merges cleanly. Nothing is written but objects no ref reaches.
+func (b *Brain) conflicts(ctx context.Context, a, c string) ([]string, error) {
+	out, code, err := b.gitRun(ctx, nil, "merge-tree", "--write-tree", "--name-only", "--no-messages", a, c)
+	lines := strings.Split(out, "\n")
+	switch {
+	case code == 1 && len(lines) > 1:
+		return lines[1:], nil
+	case err != nil:
+		return nil, fmt.Errorf("merge %.12s with %.12s: %w", a, c, err)
+	}
+	return nil, nil
 }
 
 // recordedMerge is the merge a made import recorded, and whether it still
@@ -354,17 +381,17 @@ func (b *Brain) recordedMerge(ctx context.Context, lands *brain.Landing) (*merge
 	if err != nil {
 		return nil, false, err
 	}
-	if p.tree != lands.Tree {
-		return nil, false, nil // git merges these commits to another tree now: sign again
+	if p.kind == MergeCommit || p.tree != lands.Tree {
+		return nil, false, nil // not what the import recorded: land again
 	}
 	return p, true, nil
 }
 
-// applyMerge moves the target to hold the work: a fast-forward or a new
-// merge commit, by compare-and-swap of the branch — or, where the target
+// applyMerge moves the target to exactly the tested commit: a
+// fast-forward, by compare-and-swap of the branch — or, where the target
 // is checked out, by fast-forwarding that clean worktree. It returns the
 // target's tip.
-func (b *Brain) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter, version int64) (tip string, worktree bool, err error) {
+func (b *Brain) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter) (tip string, worktree bool, err error) {
 	switch {
 	case p.kind == MergeNoBranch:
 		return "", false, nil
@@ -373,16 +400,10 @@ func (b *Brain) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter, v
 	case p.kind == MergeUpToDate:
 		return p.old, false, nil
 	}
-	next := p.tip
-	if p.kind == MergeCommit {
-		msg := fmt.Sprintf("Land %s into %s\n\nThe work of mission %s on block %s, landed with its receipt\nimported at store v%d.\n\nM1nd-Mission: %s\nM1nd-Block: %s\nM1nd-Store-Version: %d\n",
-			p.branch, p.target, l.MissionID, l.BlockID, version, l.MissionID, l.BlockID, version)
-		out, _, err := b.gitRun(ctx, identityEnv(ctx, b), "commit-tree", p.tree, "-p", p.old, "-p", p.tip, "-m", msg)
-		if err != nil {
-			return "", false, err
-		}
-		next = out
+	if p.kind != MergeFastForward {
+		return "", false, fmt.Errorf("land %s: %s is no fast-forward of %s: the target moves only to the commit a gate tested", l.MissionID, p.branch, p.target)
 	}
+	next := p.tip
 	if p.worktree != "" {
 		// The worktree moves with its branch, or nothing moves: git's own
 		// fast-forward refuses when its HEAD is no longer p.old or a file
@@ -459,43 +480,7 @@ func (b *Brain) gitRun(ctx context.Context, env []string, args ...string) (strin
 }
 
 func (b *Brain) gitRunIn(ctx context.Context, dir string, env []string, args ...string) (string, int, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	// git is stopped the way it can clean up after itself: SIGTERM, on
-	// which it removes its lock files (index.lock, <ref>.lock), not the
-	// default SIGKILL that leaves them for a human to delete. In a process
-	// group of its own, a Ctrl-C or a hang-up at the terminal reaches m1nd,
-	// which decides, and not the git it is waiting for.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		code = -1 // git did not run (not found, context done): no exit code
-	}
-	if err != nil {
-		err = fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSuffix(out.String(), "\n"), code, err
-}
-
-// identityEnv names m1nd as the merge commit's author and committer when
-// the repository names nobody (a fresh machine, a CI box), so a landing
-// never fails for want of user.name.
-func identityEnv(ctx context.Context, b *Brain) []string {
-	if _, _, err := b.gitRun(ctx, nil, "var", "GIT_COMMITTER_IDENT"); err == nil {
-		return nil
-	}
-	return []string{"GIT_AUTHOR_NAME=m1nd", "GIT_AUTHOR_EMAIL=m1nd@localhost", "GIT_COMMITTER_NAME=m1nd", "GIT_COMMITTER_EMAIL=m1nd@localhost"}
+	return gitstore.GitCmd{Dir: dir, Env: env}.Run(ctx, args...)
 }
 
 // echoAll echoes each path of a refusal safely (gates.Echo), at most ten.

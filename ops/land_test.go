@@ -82,6 +82,27 @@ func (lb *landBrain) work(id, target string, files map[string]string) {
 	if err := serve.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
+	lb.gated(id)
+}
+
+// gated posts a merge_wait letter after id's head whose gate tested the
+// tip of m1nd/<id>, as runnerd does after a gate (or a re-gate) passed.
+func (lb *landBrain) gated(id string) {
+	t := lb.t
+	t.Helper()
+	head, err := lb.b.Missions.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := ops.WorkBranch(id)
+	next := chain.Next(head.Letter, head.HeadLetterID, lb.now)
+	next.Phase = chain.PhaseMergeWait
+	cand := *next.ReceiptCandidate
+	cand.Evidence.EvidenceRefs = []string{"gate://" + id, "commit:" + lb.g.Git("rev-parse", branch), "tree:" + lb.g.Git("rev-parse", branch+"^{tree}")}
+	next.ReceiptCandidate = &cand
+	if _, err := lb.b.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // land lands id at the terminal (no passkey: the human-tty gesture).
@@ -253,9 +274,12 @@ func TestLandWithoutAWorkBranch(t *testing.T) {
 	}
 }
 
-// Into a branch checked out nowhere, after it moved on: a merge commit
-// naming the mission and the receipt, no worktree touched.
-func TestLandMergeCommitIntoABranchCheckedOutNowhere(t *testing.T) {
+// Into a branch checked out nowhere, after it moved on: the gate tested a
+// commit that does not hold the target's new tip, so the landing is
+// refused stale_gate and nothing moves; once the merge of the two is gated
+// (what runnerd's queue does: the merge commit on the branch, gated), the
+// landing fast-forwards the target to exactly that commit.
+func TestLandAfterTheTargetMovedLandsTheGatedMerge(t *testing.T) {
 	lb := newLandBrain(t)
 	lb.g.Git("branch", "release")
 	id := lb.mission(true)
@@ -270,25 +294,42 @@ func TestLandMergeCommitIntoABranchCheckedOutNowhere(t *testing.T) {
 	lb.g.Git("-C", tmp, "commit", "-qm", "release moves on")
 	lb.g.Git("worktree", "remove", tmp)
 	moved := lb.g.Git("rev-parse", "release")
+	lb.refused(id, "", gates.StaleGate, "release moved since the gate of "+id, "the merge of the two is gated first")
+
+	// The queue's re-gate: release merged into the branch, gated.
+	wt := filepath.Join(filepath.Dir(lb.g.Dir), "wt-"+id)
+	lb.g.Git("-C", wt, "merge", "-q", "--no-edit", "release")
+	merged := lb.g.Git("rev-parse", "m1nd/"+id)
+	lb.gated(id)
 	mainBefore, status := lb.g.Git("rev-parse", "main"), lb.g.Git("status", "--porcelain")
 	res, err := lb.land(id, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Merge != ops.MergeCommit || res.Worktree || res.Commit != lb.g.Git("rev-parse", "release") {
-		t.Fatalf("got %+v; want a merge commit, release at its tip", res)
+	if res.Merge != ops.MergeFastForward || res.Worktree || res.Commit != merged || lb.g.Git("rev-parse", "release") != merged {
+		t.Fatalf("got %+v; want release fast-forwarded to the gated merge %s", res, merged)
 	}
-	parents := lb.g.Git("log", "-1", "--format=%P", "release")
-	if parents != moved+" "+lb.g.Git("rev-parse", "m1nd/"+id) {
-		t.Errorf("the merge's parents are %s", parents)
-	}
-	msg := lb.g.Git("log", "-1", "--format=%B", "release")
-	for _, want := range []string{"Land m1nd/" + id + " into release", "M1nd-Mission: " + id, "M1nd-Block: sb_shop_core", "M1nd-Store-Version: "} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("the merge message lacks %q:\n%s", want, msg)
-		}
+	if parents := lb.g.Git("log", "-1", "--format=%P", "release"); !strings.Contains(parents, moved) {
+		t.Errorf("the landed merge's parents are %s, want one to be %s", parents, moved)
 	}
 	if lb.g.Git("rev-parse", "main") != mainBefore || lb.g.Git("status", "--porcelain") != status {
 		t.Error("landing into release touched main or its worktree")
 	}
+}
+
+// A commit on the branch after its gate: stale_gate naming both commits,
+// nothing written.
+func TestLandRefusesACommitAfterTheGate(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(true)
+	lb.work(id, "main", map[string]string{"NOTE.md": "note\n"})
+	tested := lb.g.Git("rev-parse", "m1nd/"+id)
+	wt := filepath.Join(filepath.Dir(lb.g.Dir), "wt-"+id)
+	if err := os.WriteFile(filepath.Join(wt, "LATE.md"), []byte("after the gate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lb.g.Git("-C", wt, "add", "LATE.md")
+	lb.g.Git("-C", wt, "commit", "-qm", "after the gate")
+	late := lb.g.Git("rev-parse", "m1nd/"+id)
+	lb.refused(id, "", gates.StaleGate, "m1nd/"+id+" moved since its gate", "the gate tested "+tested[:12], "the branch is at "+late[:12])
 }

@@ -71,10 +71,12 @@ type SkeletonState struct {
 	State      string `json:"state"`
 }
 
-// LandingBell counts the heads in merge_wait: gate green, waiting for a
-// human to land the receipt.
+// LandingBell counts the heads in merge_wait (gate green, waiting for a
+// human to land the receipt) and, of those, the ones ready to land now: a
+// human lands only what a gate passed on as it would land (QueueView).
 type LandingBell struct {
 	MergeWait int `json:"merge_wait"`
+	Ready     int `json:"ready"`
 }
 
 // HasStore reports whether the brain has a store yet.
@@ -129,7 +131,11 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 		}
 	}
 	if n := chain.LandingBell(heads.Missions); n > 0 {
-		st.LandingBell = &LandingBell{MergeWait: n}
+		queue, err := b.Queue(ctx, heads.Missions)
+		if err != nil {
+			return nil, fmt.Errorf("status: the landing queue: %w", err)
+		}
+		st.LandingBell = &LandingBell{MergeWait: n, Ready: ReadyBell(heads.Missions, queue)}
 	}
 	if st.Parked, err = ParkedConflicts(b.Repo); err != nil {
 		return nil, fmt.Errorf("status: read the parked conflicts: %w", err)

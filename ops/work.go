@@ -1,20 +1,19 @@
 package ops
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -105,6 +104,9 @@ type ShownMission struct {
 	OK bool `json:"ok"`
 	*chain.Head
 	View *MissionView `json:"view"`
+	// Queue is where the mission stands in the landing queue, while it
+	// waits in merge_wait.
+	Queue *QueueView `json:"queue,omitempty"`
 }
 
 // ShowMission reads a mission's head and view; unknown_mission when there
@@ -121,7 +123,15 @@ func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMissio
 	if err != nil {
 		return nil, err
 	}
-	return &ShownMission{OK: true, Head: head, View: view}, nil
+	shown := &ShownMission{OK: true, Head: head, View: view}
+	if head.Phase == chain.PhaseMergeWait {
+		queue, err := b.Queue(ctx, []*chain.Head{head})
+		if err != nil {
+			return nil, err
+		}
+		shown.Queue = queue[missionID]
+	}
+	return shown, nil
 }
 
 // MissionView reads a mission's view; unknown_mission when there is none.
@@ -297,13 +307,21 @@ func (b *Brain) workRange(ctx context.Context, missionID string, side *serve.Sid
 	if err != nil || !ok {
 		return "", "", false, err
 	}
-	if side != nil {
-		base = side.Base
-	}
-	if base == "" {
-		if base, err = b.gitOut(ctx, "merge-base", "HEAD", h.String()); err != nil {
-			return "", "", false, fmt.Errorf("mission %s: the base of %s: %w", missionID, WorkBranch(missionID), err)
+	// The work as a reviewer reads it: from where the branch meets its
+	// target now (after the target was merged into it, that merge base is
+	// the target's tip), else from where it started.
+	against := "HEAD"
+	if side != nil && side.Target != "" {
+		if _, ok, err := b.Repo.ReadRef("refs/heads/" + side.Target); err == nil && ok {
+			against = "refs/heads/" + side.Target
+		} else if side.Base != "" {
+			against = side.Base
 		}
+	} else if side != nil && side.Base != "" {
+		against = side.Base
+	}
+	if base, err = b.gitOut(ctx, "merge-base", against, h.String()); err != nil {
+		return "", "", false, fmt.Errorf("mission %s: the base of %s: %w", missionID, WorkBranch(missionID), err)
 	}
 	return base, h.String(), true, nil
 }
@@ -329,12 +347,8 @@ func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bo
 	if stat {
 		args = append(args, "--stat")
 	}
-	cmd := exec.CommandContext(ctx, "git", append(args, base, tip)...)
-	cmd.Dir, cmd.Stdout = b.Repo.CommandDir(), w
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("mission %s: git diff: %v: %s", missionID, err, strings.TrimSpace(stderr.String()))
+	if _, _, err := (gitstore.GitCmd{Dir: b.Repo.CommandDir(), Stdout: w}).Run(ctx, append(args, base, tip)...); err != nil {
+		return fmt.Errorf("mission %s: %w", missionID, err)
 	}
 	return nil
 }

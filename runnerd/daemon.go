@@ -49,6 +49,9 @@ type Daemon struct {
 	// KeeperInterval is how often the keeper looks for waiting work
 	// (KeeperInterval when 0).
 	KeeperInterval time.Duration
+	// QueueInterval is how often the landing queue looks at the missions
+	// that wait (QueueInterval when 0; negative: no queue).
+	QueueInterval time.Duration
 
 	missions *chain.Missions
 	store    *brain.Store
@@ -106,6 +109,14 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	keeperDone := make(chan struct{})
 	go func() { defer close(keeperDone); d.keeperLoop(ctx, interval) }()
 	defer func() { <-keeperDone }()
+	if every := d.QueueInterval; every >= 0 {
+		if every == 0 {
+			every = QueueInterval
+		}
+		queueDone := make(chan struct{})
+		go func() { defer close(queueDone); d.queueLoop(ctx, every) }()
+		defer func() { <-queueDone }()
+	}
 	err := serve.Run(ctx, srv, ln)
 	d.running.Wait()
 	return err

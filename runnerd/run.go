@@ -117,6 +117,12 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		failTidy(fmt.Sprintf("agent exited %d", agent.exit), nil)
 		return
 	}
+	// The gate binds a commit: what it tests is one commit on the branch.
+	work, why := d.settleWork(ctx, runner, wt, branch, base)
+	if why != "" {
+		failTidy(why, nil)
+		return
+	}
 	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.SetPhase(chain.PhaseGate) }); err != nil {
 		d.Logf("mission %s: could not post gate: %v", missionID, err)
 		return
@@ -149,12 +155,19 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		failTidy(fmt.Sprintf("gate exited %d", gate.exit), gateLine)
 		return
 	}
+	if why := unchangedBy(ctx, wt, work); why != "" {
+		failTidy(why, gateLine)
+		return
+	}
 	kept := d.tidy(ctx, side)
+	if work.committed {
+		kept = "; runnerd committed the work the agent left uncommitted" + kept
+	}
 	err = d.advance(ctx, runner, missionID, func(l *chain.Letter) {
 		l.SetPhase(chain.PhaseMergeWait)
 		l.Gate = gateLine
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green" + kept}
-		l.ReceiptCandidate = d.candidate(runner, missionID, blockID, gateLine, started, ended, gate.log)
+		l.ReceiptCandidate = d.candidate(runner, missionID, blockID, gateLine, started, ended, gate.log, work)
 	})
 	if err != nil {
 		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)
@@ -162,8 +175,9 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 }
 
 // candidate is the complete receipt candidate of a green gate, scoped from
-// a fresh store snapshot.
-func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte) *gates.Receipt {
+// a fresh store snapshot, naming the runner's pin and the commit and tree
+// the gate tested.
+func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte, work *settled) *gates.Receipt {
 	boundary, contract := int64(1), int64(1)
 	if snap, ok, err := d.store.Snapshot(); err == nil && ok {
 		if b := snap.Block(blockID); b != nil {
@@ -174,7 +188,7 @@ func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.G
 		BlockID: blockID, Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: runner.ID},
 		Scope: gates.Scope{BlockID: blockID, BoundaryVersion: boundary, ContractVersion: contract},
 		Evidence: gates.Evidence{
-			ArtifactHash: g.ArtifactHash, EvidenceRefs: []string{"gate://" + missionID, PinRef(runner)},
+			ArtifactHash: g.ArtifactHash, EvidenceRefs: append([]string{"gate://" + missionID, PinRef(runner)}, work.testedRefs()...),
 			Command: g.Command, Cwd: ".", ExitStatus: g.ExitStatus,
 			StartedAt: started.Format(gates.WindowLayout), EndedAt: ended.Format(gates.WindowLayout),
 			Excerpt: excerpt(log, 12),

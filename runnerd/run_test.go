@@ -147,6 +147,28 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ cor
 	}
 }
 
+// TestTheGateBindsACommit: an agent that leaves its work uncommitted has
+// it committed by runnerd, as the agent and saying so, before the gate;
+// the candidate names the commit and tree the gate tested, which are the
+// branch's tip and its tree.
+func TestTheGateBindsACommit(t *testing.T) {
+	r := newRig(t, `echo "// $M1ND_MISSION" >> core/a.go`, `grep -q msn_ core/a.go`, 30)
+	head := r.spawn()
+	l := head.Letter
+	if l.Phase != chain.PhaseMergeWait || !strings.Contains(l.Verdict.Gist, "runnerd committed the work the agent left uncommitted") {
+		t.Fatalf("head %s %+v", l.Phase, l.Verdict)
+	}
+	branch := "m1nd/" + head.MissionID
+	tip, tree := r.g.Git("rev-parse", branch), r.g.Git("rev-parse", branch+"^{tree}")
+	if commit, gotTree := l.ReceiptCandidate.Evidence.Tested(); commit != tip || gotTree != tree {
+		t.Fatalf("the candidate names %s %s, the branch is at %s %s", commit, gotTree, tip, tree)
+	}
+	msg := r.g.Git("log", "-1", "--format=%an <%ae>%n%B", branch)
+	if !strings.HasPrefix(msg, "runnerd+build-1 <runnerd+build-1@m1nd>\n"+uncommittedMessage) || !strings.Contains(msg, "M1nd-Committed-By: runnerd") {
+		t.Fatalf("the commit of the uncommitted work:\n%s", msg)
+	}
+}
+
 func TestEveryFailureEndsInALetter(t *testing.T) {
 	for _, tt := range []struct {
 		label, agent, gate, gist string
@@ -155,7 +177,10 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 		{"gate fails", `echo x >> core/a.go; git commit -qam work`, `echo FAIL; exit 3`, "gate exited 3; 1 commit on", 30},
 		{"agent cannot run", ``, `true`, "agent could not run: command not found", 30},
 		{"agent fails", `exit 7`, `true`, "agent exited 7", 30},
-		{"dirty worktree kept", `echo wip >> core/a.go`, `exit 1`, "gate exited 1; 0 commits on", 30},
+		{"dirty worktree kept", `echo wip >> core/a.go; exit 7`, `true`, "agent exited 7; 0 commits on", 30},
+		{"agent commits nothing", `true`, `true`, "the agent committed nothing: there is no work for the gate to test", 30},
+		{"agent leaves another branch", `git checkout -q -b elsewhere && echo x >> core/a.go && git commit -qam x`, `true`, "the agent left its worktree off m1nd/", 30},
+		{"gate changes the work", `echo x >> core/a.go; git commit -qam work`, `echo y >> core/a.go`, "the gate changed tracked files of the work it tested", 30},
 		{"agent times out", `sleep 300 & echo $! > "$PIDFILE"; wait`, `true`, "agent timed out after 1s — killed", 1},
 	} {
 		t.Run(tt.label, func(t *testing.T) {

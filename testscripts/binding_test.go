@@ -50,10 +50,12 @@ func (r *bindRig) candidate(ref string) *gates.Receipt {
 			StartedAt: r.now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: r.now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
 }
 
-// mergeWait opens a mission at merge_wait proposing cand, with a work
-// branch m1nd/<id> of one commit writing file on main's tip, its side
-// record naming main: what runnerd leaves. It returns the mission id and
-// the merge_wait letter with its id.
+// mergeWait opens a mission at merge_wait proposing cand. With file, the
+// mission has a work branch m1nd/<id> of one commit writing file on main's
+// tip, its side record naming main, and the candidate names that commit
+// and its tree as tested: what runnerd leaves. Without, it is carried by
+// hand and cand is posted as it is. It returns the mission id and the
+// merge_wait letter with its id.
 func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Letter, string) {
 	t := r.t
 	t.Helper()
@@ -63,7 +65,21 @@ func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Le
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _ := m.Current(opened.MissionID)
+	id := opened.MissionID
+	if file != "" {
+		base := r.g.Git("rev-parse", "main")
+		blob := r.g.GitStdin("work of "+id+"\n", "hash-object", "-w", "--stdin")
+		tree := r.g.GitStdin(r.g.Git("ls-tree", base)+"\n100644 blob "+blob+"\t"+file+"\n", "mktree")
+		tip := r.g.Git("commit-tree", tree, "-p", base, "-m", "agent: "+file)
+		r.g.Git("update-ref", "refs/heads/m1nd/"+id, tip, "")
+		if err := serve.WriteSide(r.repo.RuntimeDir(), &serve.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: chain.Timestamp(r.now)}); err != nil {
+			t.Fatal(err)
+		}
+		tested := *cand
+		tested.Evidence.EvidenceRefs = append(append([]string{}, cand.Evidence.EvidenceRefs...), "commit:"+tip, "tree:"+tree)
+		cand = &tested
+	}
+	head, _ := m.Current(id)
 	mw := chain.Next(head.Letter, head.HeadLetterID, r.now)
 	mw.Phase = chain.PhaseMergeWait
 	exit := int64(0)
@@ -71,16 +87,6 @@ func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Le
 	mw.ReceiptCandidate = cand
 	posted, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	id := opened.MissionID
-	base := r.g.Git("rev-parse", "main")
-	r.g.Git("branch", "m1nd/"+id, base)
-	blob := r.g.GitStdin("work of "+id+"\n", "hash-object", "-w", "--stdin")
-	tree := r.g.GitStdin(r.g.Git("ls-tree", base)+"\n100644 blob "+blob+"\t"+file+"\n", "mktree")
-	tip := r.g.Git("commit-tree", tree, "-p", base, "-m", "agent: "+file)
-	r.g.Git("update-ref", "refs/heads/m1nd/"+id, tip, base)
-	if err := serve.WriteSide(r.repo.RuntimeDir(), &serve.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: chain.Timestamp(r.now)}); err != nil {
 		t.Fatal(err)
 	}
 	return id, mw, posted.LetterID
@@ -148,8 +154,7 @@ func faultOf(faults []*laws.RefFault, ref string) *laws.RefFault {
 func TestBorrowedImportLandsNothing(t *testing.T) {
 	ctx := context.Background()
 	r := newBindRig(t)
-	cand := r.candidate("gate://shared")
-	a, _, _ := r.mergeWait(cand, "a.txt")
+	a, mwA, _ := r.mergeWait(r.candidate("gate://shared"), "a.txt")
 	landedA, err := r.flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now})
 	if err != nil {
 		t.Fatalf("landing A: %v", err)
@@ -157,12 +162,13 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 	if out, err := r.m1nd(r.g.Dir, "sync"); err != nil {
 		t.Fatalf("sync A's landing: %v\n%s", err, out)
 	}
-	b, mwB, mwBID := r.mergeWait(cand, "b.txt")
+	// B is carried by hand with a copy of A's candidate, byte for byte.
+	b, mwB, mwBID := r.mergeWait(mwA.ReceiptCandidate, "")
 	refB := chain.MissionRefPrefix + b
 
 	// The landing verb: A's import is not B's, so B's needs its gesture.
 	before := r.refs()
-	cmd := exec.Command(m1ndBin(t), "land", b, "--into", "main")
+	cmd := exec.Command(m1ndBin(t), "land", b)
 	cmd.Dir, cmd.Env, cmd.Stdin = r.g.Dir, append(gittest.Env(t), "M1ND_AGENT=bob"), strings.NewReader("")
 	out, err := cmd.CombinedOutput()
 	if exitCode(err) != 3 || !strings.Contains(string(out), "human_gesture_required") {
@@ -171,7 +177,7 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 	if after := r.refs(); after != before {
 		t.Fatalf("a refused landing wrote:\n%s\nwas\n%s", after, before)
 	}
-	plan, err := r.flows.PlanLanding(ctx, b, "main")
+	plan, err := r.flows.PlanLanding(ctx, b, "")
 	if err != nil || plan.Resume || plan.Lands.MissionID != b {
 		t.Fatalf("B's landing plan: %+v, %v; want a landing of its own, not A's resumed", plan, err)
 	}
@@ -200,7 +206,6 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 	}
 
 	// Written on the remote past its hook, a second clone refuses it.
-	r.g.Git("-c", "core.hooksPath=/dev/null", "push", "-q", "origin", "refs/heads/m1nd/"+b) // the branch, no m1nd ref
 	bare := gittest.Open(t, r.remote)
 	if out, err := exec.Command("git", "-C", r.g.Dir, "push", "-q", "--no-verify", "origin", refB+":"+refB).CombinedOutput(); err == nil {
 		t.Fatalf("the remote's pre-receive let the forged ref in:\n%s", out)
@@ -383,7 +388,7 @@ func TestKeysAreNeverReplacedBySync(t *testing.T) {
 	mw.Phase = chain.PhaseMergeWait
 	exit := int64(0)
 	cand := r.candidate("gate://evil")
-	mw.Gate, mw.ReceiptCandidate = &chain.Gate{Command: "true", ExitStatus: &exit, ArtifactHash: cand.Evidence.ArtifactHash}, cand
+	mw.Gate, mw.ReceiptCandidate = &chain.Gate{Command: cand.Evidence.Command, ExitStatus: &exit, ArtifactHash: cand.Evidence.ArtifactHash}, cand
 	if _, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +451,7 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 	// A second mission at merge_wait on the forged one's block; then the
 	// store gets a receipt no human imported, past the hook.
 	id2, _, _ := r.mergeWait(r.candidate("gate://two"), "g.txt")
-	if out, _ := r.m1nd(r.g.Dir, "status", "--json"); !strings.Contains(out, `"landing_bell":{"merge_wait":1}`) {
+	if out, _ := r.m1nd(r.g.Dir, "status", "--json"); !strings.Contains(out, `"landing_bell":{"merge_wait":1,"ready":1}`) {
 		t.Fatalf("the bell counts the broken head, or not the sound one:\n%s", out)
 	}
 	v1 := r.g.Git("rev-parse", brain.StoreRef)

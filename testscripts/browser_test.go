@@ -206,7 +206,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 	if first := eval[string](t, ctx, `document.querySelector('#cards .card').dataset.phase`); first != "failed" {
 		t.Fatalf("the first card is %s, want failed", first)
 	}
-	if bell := eval[string](t, ctx, `document.querySelector('#bell').hidden ? '' : document.querySelector('#bell').textContent`); !strings.Contains(bell, "1 waiting") {
+	if bell := eval[string](t, ctx, `document.querySelector('#bell').hidden ? '' : document.querySelector('#bell').textContent`); !strings.Contains(bell, "1 ready to land") {
 		t.Fatalf("bell %q", bell)
 	}
 	mw := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').textContent`)

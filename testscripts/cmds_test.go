@@ -11,6 +11,7 @@ package testscripts
 //	spawnwithin [-timeout D] LIMIT SINCE-FILE SPAWN-ARGS...
 //	passkey NAME register | passkey NAME sign OPTIONS-FILE
 //	canonical FILE                      a mission letter's canonical bytes
+//	waitqueue [-timeout D] MISSION STATE    until the landing queue says STATE
 //
 // Each is registered in Params.Cmds (see TestScripts). jsonget also comes
 // as jsonval, a program on PATH (see TestMain), for the shell helpers that
@@ -38,6 +39,7 @@ import (
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -52,6 +54,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"spawnwithin": cmdSpawnWithin,
 	"passkey":     cmdPasskey,
 	"canonical":   cmdCanonical,
+	"waitqueue":   cmdWaitQueue,
 }
 
 // defaultWait bounds every wait that is given no -timeout. It is generous
@@ -423,6 +426,39 @@ func cmdWaitPhase(ts *testscript.TestScript, neg bool, args []string) {
 			return true, fmt.Sprintf("#%d %s", head.Letter.MissionSeq, head.Letter.Phase)
 		}
 		return false, fmt.Sprintf("#%d %s (chain: %s)", head.Letter.MissionSeq, head.Letter.Phase, phases(m, id))
+	})
+}
+
+// cmdWaitQueue implements `[!] waitqueue [-timeout D] MISSION_ID STATE`:
+// waits until the mission, in merge_wait, stands in the landing queue in
+// STATE (ready, target_moved, conflict, gate_failed, …), as `m1nd mission
+// show` says it.
+func cmdWaitQueue(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: waitqueue [-timeout D] MISSION_ID STATE"
+	timeout, args := waitArgs(ts, neg, args, usage)
+	if len(args) != 2 {
+		ts.Fatalf("%s", usage)
+	}
+	id, state := args[0], args[1]
+	repo, err := gitstore.Open(ts.MkAbs("."))
+	ts.Check(err)
+	defer repo.Close()
+	b := ops.New(repo, "")
+	ts.Stdout()
+	poll(ts, neg, timeout, fmt.Sprintf("mission %s to stand %s in the landing queue", id, state), func() (bool, string) {
+		head, err := b.Missions.Current(id)
+		if err != nil {
+			return false, err.Error()
+		}
+		queue, err := b.Queue(context.Background(), []*chain.Head{head})
+		if err != nil {
+			return false, err.Error()
+		}
+		q := queue[id]
+		if q == nil {
+			return false, "#" + fmt.Sprint(head.Letter.MissionSeq) + " " + head.Letter.Phase + ", not in merge_wait"
+		}
+		return q.State == state, q.State + ": " + q.Why
 	})
 }
 

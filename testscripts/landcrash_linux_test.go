@@ -29,7 +29,8 @@ import (
 // TestKillNineWhileLanding kills `m1nd land` with SIGKILL at random moments
 // over its whole run (issue 14): the landing of a merge_wait mission into a
 // branch checked out in the main worktree, in a linked worktree, or
-// nowhere, as a fast-forward or as a merge commit. m1nd alone is killed,
+// nowhere, as a fast-forward to the agent's commit or to the gated merge of
+// a target that moved (runnerd's queue merged it into the branch). m1nd alone is killed,
 // as kill -9 or the OOM killer would: the git it started runs on,
 // orphaned, and is waited for (this test is its subreaper). After every kill the mission is either landed with its work
 // on the target branch, or still at merge_wait and landable: `m1nd land`
@@ -247,27 +248,13 @@ func (c *landCrash) mission(tg *landTarget, merge bool) string {
 		t.Fatal(err)
 	}
 	id := opened.MissionID
-	head, err := c.m.Current(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mw := chain.Next(head.Letter, head.HeadLetterID, now)
-	mw.Phase = chain.PhaseMergeWait
-	exit := int64(0)
-	hash := "sha256:" + fmt.Sprintf("%064x", c.n)
-	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + id}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
-			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
-	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
-		t.Fatal(err)
-	}
 	c.n++
-
 	base := c.g.Git("rev-parse", "refs/heads/"+tg.branch)
 	work := c.commitOn(base, fmt.Sprintf("work-%03d.txt", c.n), id+"\n", "agent: work of "+id)
-	c.g.Git("update-ref", "refs/heads/m1nd/"+id, work, strings.Repeat("0", 40))
+	tested := work
 	if merge {
+		// The target moved on, and the queue merged it into the branch and
+		// gated the merge: the landing fast-forwards the target to it.
 		name := fmt.Sprintf("main-%03d.txt", c.n)
 		if tg.worktree != "" {
 			if err := os.WriteFile(filepath.Join(tg.worktree, name), []byte("moved on\n"), 0o644); err != nil {
@@ -278,6 +265,25 @@ func (c *landCrash) mission(tg *landTarget, merge bool) string {
 		} else {
 			c.g.Git("update-ref", "refs/heads/"+tg.branch, c.commitOn(base, name, "moved on\n", "target moves on"), base)
 		}
+		moved := c.g.Git("rev-parse", "refs/heads/"+tg.branch)
+		tree := strings.Fields(c.g.Git("merge-tree", "--write-tree", work, moved))[0]
+		tested = c.g.Git("commit-tree", tree, "-p", work, "-p", moved, "-m", "Merge "+tg.branch+" into m1nd/"+id+" for its landing")
+	}
+	c.g.Git("update-ref", "refs/heads/m1nd/"+id, tested, strings.Repeat("0", 40))
+	head, err := c.m.Current(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw := chain.Next(head.Letter, head.HeadLetterID, now)
+	mw.Phase = chain.PhaseMergeWait
+	exit := int64(0)
+	hash := "sha256:" + fmt.Sprintf("%064x", c.n)
+	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + id, "commit:" + tested, "tree:" + c.g.Git("rev-parse", tested+"^{tree}")}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		t.Fatal(err)
 	}
 	side := &serve.Side{MissionID: id, RunnerID: "b1", Worktree: filepath.Join(filepath.Dir(c.g.Dir), "shop-"+id), Branch: "m1nd/" + id,
 		Base: base, Target: tg.branch, Created: now.Format(time.RFC3339)}

@@ -236,7 +236,25 @@ func (f *fixture) workBranch(id string, files map[string]string) string {
 	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), side); err != nil {
 		f.t.Fatal(err)
 	}
+	f.gated(id)
 	return tip
+}
+
+// gated posts a merge_wait letter after id's head whose gate tested the
+// tip of m1nd/<id>, as runnerd does after a gate (or a re-gate) passed.
+func (f *fixture) gated(id string) {
+	f.t.Helper()
+	head, err := f.srv.Missions.Current(id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	next := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-5*time.Minute))
+	cand := *next.ReceiptCandidate
+	cand.Evidence.EvidenceRefs = []string{"gate://" + id, "commit:" + f.g.Git("rev-parse", "m1nd/"+id), "tree:" + f.g.Git("rev-parse", "m1nd/"+id+"^{tree}")}
+	next.ReceiptCandidate = &cand
+	if _, err := f.srv.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1"}); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // TestLandGesture: the tray's "land" is one signed gesture. Signed, it
@@ -376,8 +394,9 @@ func TestLookAlikeLandingsAreNotSubstituted(t *testing.T) {
 
 // TestALandingWhoseTargetMovedWritesNothing: the human is shown a landing,
 // then the target moves before the signature comes back. The signature
-// binds the commits the human saw: the commit is refused, nothing is
-// written, and the landing is asked again on the new commits.
+// binds the commits the human saw, and no gate passed on the merge with
+// the new target: the commit is refused stale_gate, nothing is written;
+// once the merge is gated (runnerd's queue), the landing fast-forwards.
 func TestALandingWhoseTargetMovedWritesNothing(t *testing.T) {
 	f := newFixture(t, false)
 	a := f.registerKey("es256")
@@ -387,13 +406,19 @@ func TestALandingWhoseTargetMovedWritesNothing(t *testing.T) {
 	f.g.CommitFiles("main moves on", map[string]string{"README.md": "moved\n"})
 	before := f.g.Git("for-each-ref", "--format=%(objectname) %(refname)")
 	status, out := f.commit(challenge, a.Assert(challenge, nil))
-	if status != 409 || out["refused"] != "stale_head" || !strings.Contains(fmt.Sprint(out["lesson"]), "moved since the landing was shown to you") {
+	if status != 409 || out["refused"] != "stale_gate" || !strings.Contains(fmt.Sprint(out["lesson"]), "main moved since the gate of "+mw.MissionID) {
 		t.Fatalf("a landing signed before main moved: %d %v", status, out)
 	}
 	if after := f.g.Git("for-each-ref", "--format=%(objectname) %(refname)"); after != before {
 		t.Fatalf("a refused landing wrote:\n%s", after)
 	}
-	if status, out := f.signed(a, fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw.MissionID)); status != 200 || out["merge"] != "merge" {
-		t.Fatalf("the landing asked again: %d %v", status, out)
+	// The queue's re-gate: main merged into the branch, gated.
+	f.g.Git("checkout", "-q", "m1nd/"+mw.MissionID)
+	f.g.Git("merge", "-q", "--no-edit", "main")
+	merged := f.g.Git("rev-parse", "HEAD")
+	f.g.Git("checkout", "-q", "main")
+	f.gated(mw.MissionID)
+	if status, out := f.signed(a, fmt.Sprintf(`{"gesture":"land","mission_id":%q}`, mw.MissionID)); status != 200 || out["merge"] != "fast-forward" || out["commit"] != merged {
+		t.Fatalf("the landing of the gated merge: %d %v", status, out)
 	}
 }

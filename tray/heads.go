@@ -2,12 +2,14 @@ package tray
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // A heads reply is kept only once the mission refs' folder has been still
@@ -44,6 +46,16 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	start := time.Now()
 	stamp, stampErr := s.Repo.RefsFolderStamp(chain.MissionRefPrefix)
 	if stampErr == nil {
+		// Where a waiting mission stands in the queue leans on the branches.
+		branches, err := s.Repo.RefsFolderStamp("refs/heads/")
+		if err != nil {
+			return nil, err
+		}
+		stamp.Key += branches.Key
+		if branches.Newest.After(stamp.Newest) {
+			stamp.Newest = branches.Newest
+		}
+		stamp.Coarse = stamp.Coarse || branches.Coarse
 		// The heads carry the laws' verdicts, which lean on the store and
 		// the keys (a landing, a gesture): their heads are part of the key.
 		for _, ref := range []string{brain.StoreRef, brain.KeysRef} {
@@ -67,8 +79,17 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	queue, err := s.Queue(ctx, view.Missions)
+	if err != nil {
+		return nil, err
+	}
+	queued, err := json.Marshal(queue)
+	if err != nil {
+		return nil, err
+	}
 	reply := append(view.AppendJSON([]byte{'{'}), `,"landing_bell":`...)
-	reply = append(strconv.AppendInt(reply, int64(chain.LandingBell(view.Missions)), 10), "}\n"...)
+	reply = strconv.AppendInt(reply, int64(ops.ReadyBell(view.Missions, queue)), 10)
+	reply = append(append(append(reply, `,"queue":`...), queued...), "}\n"...)
 	if stampErr == nil {
 		s.heads.mu.Lock()
 		if s.heads.key != stamp.Key || s.heads.replies == nil {

@@ -267,6 +267,14 @@ view}, as the tray's GET /api/missions/<id> does.`,
 				}
 				printLetter(w, shown.HeadLetterID, shown.Letter)
 				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
+				if q := shown.Queue; q != nil {
+					fmt.Fprintf(w, "queue       %s: %s\n", q.State, q.Why)
+					if q.Output != "" {
+						for _, line := range strings.Split(q.Output, "\n") {
+							fmt.Fprintf(w, "  %s\n", line)
+						}
+					}
+				}
 				printView(w, shown.View)
 				return nil
 			})

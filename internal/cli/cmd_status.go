@@ -25,8 +25,10 @@ func newStatusCmd(inv *invocation, runF func(context.Context, *statusOptions) er
 		Name:  "status",
 		Usage: "show the brain, its store version, mission heads per phase and the landing bell",
 		Description: `The landing bell counts missions whose head is merge_wait: work whose gate is
-green and waits for a human to land its receipt. In --json it appears as
-"landing_bell":{"merge_wait":N} only when N > 0.`,
+green and waits for a human to land its receipt, and of those the ones ready
+to land now (their gate tested exactly what the landing puts on the target;
+m1nd mission show says where each other one stands). In --json it appears as
+"landing_bell":{"merge_wait":N,"ready":R} only when N > 0.`,
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
@@ -66,7 +68,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 			}
 		}
 		if reply.LandingBell != nil {
-			fmt.Fprintf(w, "landing bell: %s waiting in merge_wait (gate green, receipt not landed)\n", gates.Count(reply.LandingBell.MergeWait, "mission"))
+			fmt.Fprintf(w, "landing bell: %s waiting in merge_wait (gate green, receipt not landed), %d ready to land\n", gates.Count(reply.LandingBell.MergeWait, "mission"), reply.LandingBell.Ready)
 		}
 		for _, p := range reply.Parked {
 			fmt.Fprintf(w, "parked   %s: %s\n", p.Ref, p.Lesson)

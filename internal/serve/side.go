@@ -30,13 +30,41 @@ type Side struct {
 	// AgentPGID is the running agent's process group, so a restarted
 	// runnerd can stop what a killed one left behind.
 	AgentPGID int `json:"agent_pgid,omitempty"`
+	// Queue is what runnerd's landing queue last found of the mission
+	// while it waits in merge_wait: a re-gate under way, a conflict with
+	// the target, a gate that failed on the merge. Absent while nothing
+	// is amiss.
+	Queue *QueueState `json:"queue,omitempty"`
+}
+
+// The states runnerd's queue records of a waiting mission.
+const (
+	QueueRegating   = "regating"    // the branch merged with the target is being gated
+	QueueConflict   = "conflict"    // the branch does not merge cleanly into the target
+	QueueGateFailed = "gate_failed" // the gate failed on the merge
+	QueueNoRunner   = "no_runner"   // no approved build runner of the mission's to re-gate it
+)
+
+// QueueState is one finding of the landing queue about a mission, for the
+// heads it was made at: it holds only while the branch is at Branch and
+// the target at TargetHead.
+type QueueState struct {
+	State      string   `json:"state"`
+	Target     string   `json:"target"`
+	TargetHead string   `json:"target_head"`
+	Branch     string   `json:"branch_head"`      // the work branch's head when found
+	Commit     string   `json:"commit,omitempty"` // the commit being gated (a re-gate)
+	Paths      []string `json:"paths,omitempty"`  // the conflicting paths
+	Exit       *int     `json:"exit,omitempty"`   // the failed gate's exit status
+	Why        string   `json:"why,omitempty"`    // one line, for no_runner
+	At         string   `json:"at"`
 }
 
 // SideDir is where side records and run logs live in the runtime dir.
 func SideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
 
-// SideLog is a run's log of what ("setup", "agent", "gate"), kept 0600
-// beside its side record.
+// SideLog is a run's log of what ("setup", "agent", "gate", "regate"),
+// kept 0600 beside its side record.
 func SideLog(runtimeDir, missionID, what string) string {
 	return filepath.Join(SideDir(runtimeDir), missionID+"."+what+".log")
 }

@@ -169,6 +169,7 @@ async function refresh() {
   renderPins();
   renderPolicy();
   state.heads = heads.missions || [];
+  state.queue = heads.queue || {};
   state.brain = heads.served_brain || blocks.served_brain || '';
   state.blocks = blocks.blocks || [];
   state.storeVersion = blocks.store_version || 0;
@@ -191,9 +192,9 @@ function render() {
   $('#store-broken').textContent = brk
     ? `BROKEN: the store's history breaks the laws at v${brk.lawful_version + 1} (${brk.commit ? brk.commit.slice(0, 12) : '?'}: ${brk.refused}: ${brk.lesson}). Shown as store v${brk.lawful_version}, the last version the laws accept; nothing lands until it is put right (m1nd verify).`
     : '';
-  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait' && !m.fault && !isDismissed(m)).length;
+  const bell = state.heads.filter((m) => m.head.phase === 'merge_wait' && !m.fault && isReady(m) && !isDismissed(m)).length;
   $('#bell').hidden = bell === 0;
-  $('#bell').replaceChildren(icon('bell'), ` landing bell: ${bell} waiting in merge wait`);
+  $('#bell').replaceChildren(icon('bell'), ` landing bell: ${bell} ready to land`);
   $('#bell').title = 'show what needs you';
   renderBlocks();
   renderTray();
@@ -242,6 +243,11 @@ function renderBlocks() {
         mine.length ? list : null)));
   }
 }
+
+// Where a waiting mission stands in the landing queue (ops.QueueView):
+// ready when its gate tested exactly what the landing puts on the target.
+function queueOf(m) { return (state.queue || {})[m.mission_id] || null; }
+function isReady(m) { const q = queueOf(m); return !q || q.state === 'ready'; }
 
 function newestFirst(a, b) { return (b.head.updated_at || '').localeCompare(a.head.updated_at || ''); }
 
@@ -327,9 +333,13 @@ function card(m, now) {
     return c;
   }
   if (l.phase === 'merge_wait') {
-    c.append(el('div', { class: 'muted', text: 'gate green — receipt not landed' }));
+    const exit = l.gate && l.gate.exit_status;
+    c.append(el('div', { class: 'muted', text: exit === 0 ? 'gate green — receipt not landed' : `gate exit ${exit} — not landable` }));
+    const q = queueOf(m);
+    if (q) c.append(queueLine(q));
     const why = gestureWhy();
-    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!why, title: why || 'import the receipt and merge the work, signed by your passkey', onclick: () => land(m) }));
+    const notReady = why || (isReady(m) ? '' : `not ready to land: ${q.why}`);
+    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!notReady, title: notReady || 'import the receipt and move the target to the tested commit, signed by your passkey', onclick: () => land(m) }));
     if (canWrite()) actions.append(el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => archive(m) }));
     if (canWrite() && why) actions.append(el('span', { class: 'why', 'data-why': 'gesture', text: why }));
     if (!canWrite()) actions.append(el('span', { class: 'why', text: `this owner is read-only: land at a terminal with m1nd land ${m.mission_id}` }));
@@ -406,6 +416,18 @@ function showBlock(id) {
   node.focus();
 }
 
+// queueLine says where a waiting mission stands: ready, re-gating on a
+// moved target, a conflict (its paths), a gate that failed on the merge
+// (its output).
+function queueLine(q) {
+  const words = { ready: 'ready to land', target_moved: 'target moved — re-gating…', branch_moved: 'branch moved since its gate — re-gating…', regating: 're-gating…',
+    conflict: 'conflicts with the target', gate_failed: 'gate failed on the merge', no_runner: 'cannot be re-gated here', untested_work: 'no tested commit' };
+  const div = el('div', { class: 'queue', 'data-queue': q.state },
+    el('strong', { text: words[q.state] || q.state }), el('span', { class: 'muted', text: ` · ${q.why}` }));
+  if (q.state === 'gate_failed' && q.output) div.append(el('pre', { class: 'tail', text: q.output }));
+  return div;
+}
+
 // ---- the mission view ---------------------------------------------------
 
 // openMission shows one mission in a dialog: its letters as a timeline,
@@ -449,12 +471,15 @@ function missionSections(out) {
     parts.push(el('p', { class: 'why broken-note', role: 'alert', text: `BROKEN: this mission's history breaks the laws at ${(out.fault.commit || '').slice(0, 12)} (${out.fault.refused}: ${out.fault.lesson}). It is shown as written, but nothing proceeds on it; m1nd verify names it.` }));
   } else if (l.phase === 'merge_wait' && canWrite()) {
     const why = gestureWhy();
+    const q = out.queue;
+    const notReady = why || (!q || q.state === 'ready' ? '' : `not ready to land: ${q.why}`);
     const again = async (gesture, words) => {
       const out = await gesture(m);
       if (out && $('#mission').open) openMission(m.mission_id, out.ok ? { text: words(out) } : { text: refusal(out), error: true });
     };
+    if (q) parts.push(section('mv-queue', 'Landing queue', queueLine(q)));
     parts.push(el('div', { class: 'actions' },
-      l.receipt_candidate ? el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!why, title: why || undefined, onclick: () => again(land, landedWords) }) : null,
+      l.receipt_candidate ? el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!notReady, title: notReady || undefined, onclick: () => again(land, landedWords) }) : null,
       el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => again(archive, () => `archived ${m.mission_id}`) }),
       why ? el('span', { class: 'why', text: why }) : null));
   }

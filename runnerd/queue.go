@@ -1,0 +1,318 @@
+package runnerd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/serve"
+)
+
+// The landing queue (DESIGN §10): a mission waits in merge_wait with the
+// commit its gate tested. It is ready while its branch is still at that
+// commit and the commit holds its target's head: landing it is then a
+// fast-forward of the target to exactly the tested commit. When the target
+// moves (a landing, a push) or the branch does, runnerd re-gates it, in the
+// order the missions came to wait: the target is merged into the branch
+// (a conflict is recorded with its paths, and nothing is gated), the
+// mission's gate runs on that commit in a worktree of its own, and a new
+// merge_wait letter names it. A gate that fails on the merge is recorded
+// with its output, and the mission waits, never ready, until its branch
+// or its target moves again. What the queue found lives in the mission's
+// side record (serve.QueueState), for the tray and `mission show`.
+
+// QueueInterval is how often runnerd looks at the missions that wait.
+const QueueInterval = time.Second
+
+// queueLoop looks at the waiting missions every interval until ctx ends.
+func (d *Daemon) queueLoop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d.queueOnce(ctx)
+		}
+	}
+}
+
+// waiting is one mission in merge_wait with a work branch on this machine.
+type waiting struct {
+	head   *chain.Head
+	side   *serve.Side
+	tested string // the commit its gate tested
+}
+
+// queueOnce re-gates, in order, the first waiting mission whose gate no
+// longer tested what would land; the others wait for the next look. It
+// returns the mission it re-gated ("" for none).
+func (d *Daemon) queueOnce(ctx context.Context) string {
+	view, err := d.missions.Heads(ctx, chain.PhaseMergeWait)
+	if err != nil {
+		d.Logf("queue: read the heads: %v", err)
+		return ""
+	}
+	var queue []waiting
+	for _, h := range view.Missions {
+		side, ok, err := serve.ReadSide(d.Repo.RuntimeDir(), h.MissionID)
+		if err != nil || !ok || side.Target == "" || h.Letter.ReceiptCandidate == nil || h.Letter.RunnerID == nil {
+			continue
+		}
+		if tested, _ := h.Letter.ReceiptCandidate.Evidence.Tested(); tested != "" {
+			queue = append(queue, waiting{head: h, side: side, tested: tested})
+		}
+	}
+	// In the order the missions came to wait: their gate's window.
+	sort.SliceStable(queue, func(i, j int) bool {
+		return queue[i].head.Letter.ReceiptCandidate.Evidence.EndedAt < queue[j].head.Letter.ReceiptCandidate.Evidence.EndedAt
+	})
+	for _, w := range queue {
+		if ctx.Err() != nil {
+			return ""
+		}
+		if d.needsRegate(ctx, w) {
+			d.regate(ctx, w)
+			return w.head.MissionID
+		}
+	}
+	return ""
+}
+
+// needsRegate reports whether w's gate tested something other than what
+// would land now, and no finding of the queue already stands for the
+// branch and target as they are.
+func (d *Daemon) needsRegate(ctx context.Context, w waiting) bool {
+	branch, target, err := d.queueHeads(ctx, w.side)
+	if err != nil {
+		return false
+	}
+	if branch == w.tested {
+		if holds, err := isAncestor(ctx, d.Repo.MainWorkTree(), target, branch); err == nil && holds {
+			if w.side.Queue != nil { // ready again: the finding no longer holds
+				w.side.Queue = nil
+				d.writeSide(w.side)
+			}
+			return false
+		}
+	}
+	q := w.side.Queue
+	if q != nil && q.State != serve.QueueRegating && q.Branch == branch && q.TargetHead == target {
+		return false // a conflict, a failed gate, no runner: already found for these heads
+	}
+	return true
+}
+
+// queueHeads are the heads of a waiting mission's branch and target.
+func (d *Daemon) queueHeads(ctx context.Context, side *serve.Side) (branch, target string, err error) {
+	main := d.Repo.MainWorkTree()
+	if branch, err = gitOutput(ctx, main, "rev-parse", "--verify", "-q", "refs/heads/"+side.Branch); err != nil {
+		return "", "", err
+	}
+	target, err = gitOutput(ctx, main, "rev-parse", "--verify", "-q", "refs/heads/"+side.Target)
+	return branch, target, err
+}
+
+// regate merges w's target into its branch (when the branch does not hold
+// it), gates that commit in a worktree of its own, and posts the
+// merge_wait letter naming it; or records why not.
+func (d *Daemon) regate(ctx context.Context, w waiting) {
+	id, side := w.head.MissionID, w.side
+	main := d.Repo.MainWorkTree()
+	branch, target, err := d.queueHeads(ctx, side)
+	if err != nil {
+		return
+	}
+	found := func(q *serve.QueueState) {
+		q.Target, q.TargetHead, q.At = side.Target, target, chain.Timestamp(d.Now())
+		if q.Branch == "" {
+			q.Branch = branch
+		}
+		side.Queue = q
+		d.writeSide(side)
+	}
+	runner := d.config().Runner(*w.head.Letter.RunnerID)
+	if runner == nil || !runner.ProvesWork() {
+		found(&serve.QueueState{State: serve.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*w.head.Letter.RunnerID), id)})
+		return
+	}
+	if err := d.approval(runner); err != nil {
+		why := err.Error()
+		if r, ok := gates.AsRefusal(err); ok {
+			why = r.Lesson
+		}
+		found(&serve.QueueState{State: serve.QueueNoRunner, Why: why})
+		return
+	}
+	lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
+
+	// The commit to gate: the branch, holding the target, or the merge of
+	// the two, made here and put on the branch.
+	gated := branch
+	if holds, err := isAncestor(ctx, main, target, branch); err != nil {
+		return
+	} else if !holds {
+		out, code, err := gitExit(ctx, main, "merge-tree", "--write-tree", "--name-only", "--no-messages", branch, target)
+		lines := strings.Split(out, "\n")
+		switch {
+		case code == 1 && len(lines) > 1:
+			found(&serve.QueueState{State: serve.QueueConflict, Paths: lines[1:]})
+			d.Logf("queue: %s conflicts with %s: %s", id, side.Target, strings.Join(lines[1:], ", "))
+			return
+		case err != nil:
+			d.Logf("queue: merge %s with %s: %v", id, side.Target, err)
+			return
+		}
+		if gated, err = d.mergeCommit(ctx, runner, w, lines[0], branch, target); err != nil {
+			d.Logf("queue: %s: %v", id, err)
+			return
+		}
+	}
+	found(&serve.QueueState{State: serve.QueueRegating, Commit: gated, Branch: gated})
+	d.Logf("queue: re-gating %s at %.12s (%s at %.12s)", id, gated, side.Target, target)
+
+	wt := worktreePath(main, id) + ".gate"
+	removeWorktree(ctx, main, wt)
+	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "--detach", wt, gated); err != nil {
+		d.Logf("queue: %s: worktree: %v", id, err)
+		return
+	}
+	defer removeWorktree(context.WithoutCancel(ctx), main, wt)
+	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+id, "M1ND_BLOCK="+w.head.Letter.BlockID)
+	logPath := serve.SideLog(d.Repo.RuntimeDir(), id, "regate")
+	if runner.SetupCommand != "" {
+		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
+			exit := res.exit
+			found(&serve.QueueState{State: serve.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: "setup failed: " + res.describe("setup")})
+			return
+		}
+	}
+	started := d.Now().UTC().Truncate(time.Second)
+	gate := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.GateCommand)
+	ended := d.Now().UTC().Truncate(time.Second).Add(time.Second)
+	if wait := time.Until(ended); wait > 0 {
+		time.Sleep(wait)
+	}
+	if gate.stopped || ctx.Err() != nil {
+		return // runnerd stops: the next one re-gates it
+	}
+	tree, _ := gitOutput(ctx, wt, "rev-parse", "HEAD^{tree}")
+	work := &settled{commit: gated, tree: tree}
+	changed := unchangedBy(ctx, wt, work)
+	if gate.err != nil || gate.timedOut || gate.exit != 0 || changed != "" {
+		exit := gate.exit
+		why := gate.describe("gate")
+		if changed != "" {
+			why = changed
+		}
+		found(&serve.QueueState{State: serve.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: why})
+		d.Logf("queue: the gate of %s failed on %.12s: %s", id, gated, why)
+		return
+	}
+	sum := sha256.Sum256(gate.log)
+	exit := int64(0)
+	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: "sha256:" + hex.EncodeToString(sum[:])}
+	err = d.advance(ctx, runner, id, func(l *chain.Letter) {
+		l.SetPhase(chain.PhaseMergeWait)
+		l.Gate = gateLine
+		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: fmt.Sprintf("gate green on %.12s, which holds %s at %.12s", gated, side.Target, target)}
+		l.ReceiptCandidate = d.candidate(runner, id, l.BlockID, gateLine, started, ended, gate.log, work)
+	})
+	if err != nil {
+		d.Logf("queue: %s: could not post merge_wait: %v", id, err)
+		return
+	}
+	// Gate logs are read as the mission's: the re-gate's is the gate's now.
+	if err := os.Rename(logPath, serve.SideLog(d.Repo.RuntimeDir(), id, "gate")); err != nil {
+		d.Logf("queue: %s: %v", id, err)
+	}
+	side.Queue = nil
+	d.writeSide(side)
+	d.Logf("queue: %s is ready again: gated at %.12s", id, gated)
+}
+
+// mergeCommit writes the merge of the target (at target) into the work
+// branch (at branch) as tree, by the mission's runner, and moves the
+// branch to it by compare-and-swap (in its worktree, when one is kept).
+func (d *Daemon) mergeCommit(ctx context.Context, runner *Runner, w waiting, tree, branch, target string) (string, error) {
+	id, side := w.head.MissionID, w.side
+	sig, err := chain.Signature(d.agent(runner), d.Now())
+	if err != nil {
+		return "", err
+	}
+	env := []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email, "GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
+	msg := fmt.Sprintf("Merge %s into %s for its landing\n\n%s\n\nrunnerd merged the target into the mission's branch so that its gate\nruns on exactly what the landing puts on %s.\n\nM1nd-Mission: %s\n",
+		side.Target, side.Branch, askOf(d.Repo.RuntimeDir(), id), side.Target, id)
+	main := d.Repo.MainWorkTree()
+	commit, err := gitEnv(ctx, main, env, "commit-tree", tree, "-p", branch, "-p", target, "-m", msg)
+	if err != nil {
+		return "", err
+	}
+	if kept := side.Worktree; kept != "" && !side.Removed {
+		if _, err := os.Stat(kept); err == nil {
+			if _, err := gitOutput(ctx, kept, "merge", "--ff-only", "-q", commit); err != nil {
+				return "", fmt.Errorf("fast-forward the kept worktree to the merge: %w", err)
+			}
+			return commit, nil
+		}
+	}
+	if _, err := gitOutput(ctx, main, "update-ref", "-m", "m1nd queue: merge "+side.Target, "refs/heads/"+side.Branch, commit, branch); err != nil {
+		return "", fmt.Errorf("move %s to the merge: %w", side.Branch, err)
+	}
+	return commit, nil
+}
+
+// askOf is the first line of a mission's ask (its packet's "What should
+// change?"), "" when none is kept here.
+func askOf(runtimeDir, missionID string) string {
+	data, err := os.ReadFile(serve.SidePacket(runtimeDir, missionID))
+	if err != nil {
+		return ""
+	}
+	return brain.AskLine(data)
+}
+
+// removeWorktree removes a re-gate's worktree and what it left, whatever
+// state it is in.
+func removeWorktree(ctx context.Context, main, wt string) {
+	gitOutput(ctx, main, "worktree", "remove", "--force", wt)
+	os.RemoveAll(wt)
+	gitOutput(ctx, main, "worktree", "prune")
+}
+
+// writeSide records a side record, saying so in the log when it cannot.
+func (d *Daemon) writeSide(side *serve.Side) {
+	if err := serve.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
+		d.Logf("mission %s: side record: %v", side.MissionID, err)
+	}
+}
+
+// isAncestor reports whether commit a is an ancestor of (or is) c.
+func isAncestor(ctx context.Context, dir, a, c string) (bool, error) {
+	_, code, err := gitExit(ctx, dir, "merge-base", "--is-ancestor", a, c)
+	switch {
+	case err == nil:
+		return true, nil
+	case code == 1:
+		return false, nil
+	}
+	return false, err
+}
+
+// gitExit runs git in dir: its output, exit code and error.
+func gitExit(ctx context.Context, dir string, args ...string) (string, int, error) {
+	return gitstore.GitCmd{Dir: dir}.Run(ctx, args...)
+}
