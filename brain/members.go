@@ -93,6 +93,10 @@ func (b *Block) resolve(files []string) []string {
 	return out
 }
 
+// Covers reports whether file (a repository path) is one of the block's
+// members.
+func (b *Block) Covers(file string) bool { return b.covers(file) }
+
 func (b *Block) covers(file string) bool {
 	in := false
 	for _, m := range b.Membership {

@@ -587,26 +587,51 @@ type FolderStamp struct {
 
 // RefsFolderStamp returns the FolderStamp of the refs directly under prefix.
 func (r *Repo) RefsFolderStamp(prefix string) (FolderStamp, error) {
-	var st FolderStamp
-	var b strings.Builder
-	for _, path := range []string{
+	st, err := StampFolders(
 		filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))),
 		filepath.Join(r.commonDir, "packed-refs"),
-	} {
+	)
+	if err != nil {
+		return FolderStamp{}, fmt.Errorf("stamp %s: %w", prefix, err)
+	}
+	return st, nil
+}
+
+// StampFolders returns the FolderStamp of paths (folders whose entries are
+// written by rename, or files replaced whole): one stat each, a missing
+// path stamped as missing.
+func StampFolders(paths ...string) (FolderStamp, error) {
+	var st FolderStamp
+	var b strings.Builder
+	for _, path := range paths {
 		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			b.WriteString("-\n")
 			continue
 		}
 		if err != nil {
-			return FolderStamp{}, fmt.Errorf("stamp %s: %w", prefix, err)
+			return FolderStamp{}, err
 		}
 		fmt.Fprintf(&b, "%d %d\n", fi.ModTime().UnixNano(), fi.Size())
-		if fi.ModTime().After(st.Newest) {
-			st.Newest = fi.ModTime()
-		}
-		st.Coarse = st.Coarse || fi.ModTime().Nanosecond() == 0
+		st.add(fi.ModTime())
 	}
 	st.Key = b.String()
 	return st, nil
+}
+
+// Join is the stamp of both st's and o's paths.
+func (st FolderStamp) Join(o FolderStamp) FolderStamp {
+	st.Key += o.Key
+	st.Coarse = st.Coarse || o.Coarse
+	if o.Newest.After(st.Newest) {
+		st.Newest = o.Newest
+	}
+	return st
+}
+
+func (st *FolderStamp) add(t time.Time) {
+	if t.After(st.Newest) {
+		st.Newest = t
+	}
+	st.Coarse = st.Coarse || t.Nanosecond() == 0
 }

@@ -1,8 +1,11 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
@@ -25,6 +28,23 @@ type BlockView struct {
 	// ReceiptOrigin says how the newest receipt was imported: "passkey"
 	// (a proven gesture) or "terminal" (the weaker mode); absent with none.
 	ReceiptOrigin string `json:"receipt_origin,omitempty"`
+	// Tested says, per receipt in order, the commit its gate tested and
+	// how many of the block's files changed on its target since. It is
+	// shown, and the colour law stays the seed's: boundaries, not diffs,
+	// make a receipt stale.
+	Tested []ReceiptTested `json:"tested"`
+}
+
+// ReceiptTested is what one receipt's gate tested, as the block view
+// shows it.
+type ReceiptTested struct {
+	StoreVersion int64  `json:"store_version"`
+	Commit       string `json:"commit,omitempty"` // the tested commit; absent when the receipt names none
+	// ChangedSince is how many of the block's files differ between the
+	// tested commit and its target's head (Against); absent when this
+	// repository cannot tell (no such commit here).
+	ChangedSince *int   `json:"changed_since,omitempty"`
+	Against      string `json:"against,omitempty"`
 }
 
 // ReceiptOrigin is how a receipt's import was made, as people read it:
@@ -49,7 +69,7 @@ func ViewBlock(b *brain.Block, now time.Time) BlockView {
 	}
 	v := BlockView{
 		Block: b, Required: required, NeedsOwnerNaming: b.CandidateMeta.NeedsOwnerNaming,
-		ReceiptCount: len(b.Receipts), Colour: paint.Colour, Why: paint.Why,
+		ReceiptCount: len(b.Receipts), Colour: paint.Colour, Why: paint.Why, Tested: []ReceiptTested{},
 	}
 	if n := len(b.Receipts); n > 0 {
 		v.ReceiptOrigin = ReceiptOrigin(b.Receipts[n-1].ImportedVia)
@@ -78,6 +98,13 @@ type BlocksView struct {
 	// Broken is set when the store's history breaks the laws: the blocks
 	// are then shown as the last version the laws accept holds them.
 	Broken *StoreBreak `json:"store_broken,omitempty"`
+}
+
+// diffMemo remembers which files differ between two commits: a fact that
+// never changes, asked of git once by a long-lived owner.
+type diffMemo struct {
+	mu    sync.Mutex
+	known map[string][]string
 }
 
 // StoreBreak is a store whose history breaks the laws (written past the
@@ -114,7 +141,94 @@ func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) 
 	}
 	v.StoreVersion, v.SkeletonID, v.Skeleton = snap.StoreVersion, snap.Skeleton.SkeletonID, &snap.Skeleton
 	v.Blocks = ViewBlocks(snap.Blocks, now)
+	if err := b.markTested(ctx, v.Blocks); err != nil {
+		return nil, fmt.Errorf("blocks: %w", err)
+	}
 	return v, nil
+}
+
+// markTested fills in what each receipt's gate tested and how many of its
+// block's files changed on the target since: the branch its landing moved,
+// or the main line for a receipt that landed none. One git diff per tested
+// commit and target head, remembered while both stay put.
+func (b *Brain) markTested(ctx context.Context, blocks []BlockView) error {
+	heads := map[string]string{} // target ("" for the main line) → its head, "" when it has none
+	headOf := func(target string) (string, error) {
+		if h, ok := heads[target]; ok {
+			return h, nil
+		}
+		var h gitstore.Hash
+		var ok bool
+		var err error
+		if target == "" {
+			h, ok, err = b.Repo.MainHead()
+		} else {
+			h, ok, err = b.Repo.ReadRef("refs/heads/" + target)
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", cmp.Or(target, "HEAD"), err)
+		}
+		heads[target] = ""
+		if ok {
+			heads[target] = h.String()
+		}
+		return heads[target], nil
+	}
+	for i := range blocks {
+		for _, r := range blocks[i].Receipts {
+			t := ReceiptTested{StoreVersion: r.StoreVersion}
+			if rc, _, err := brain.DecodeReceipt(r.Receipt); err == nil {
+				t.Commit, _ = rc.Evidence.Tested()
+			}
+			target := ""
+			if r.Lands != nil {
+				target = r.Lands.Target
+			}
+			head, err := headOf(target)
+			if err != nil {
+				return err
+			}
+			if t.Commit != "" && head != "" {
+				if changed, ok := b.changedSince(ctx, t.Commit, head); ok {
+					n := 0
+					for _, f := range changed {
+						if blocks[i].Block.Covers(f) {
+							n++
+						}
+					}
+					t.ChangedSince, t.Against = &n, head
+				}
+			}
+			blocks[i].Tested = append(blocks[i].Tested, t)
+		}
+	}
+	return nil
+}
+
+// changedSince lists the files that differ between commits a and c; ok is
+// false when git cannot tell (a commit this repository lacks).
+func (b *Brain) changedSince(ctx context.Context, a, c string) ([]string, bool) {
+	key := a + " " + c
+	b.diffs.mu.Lock()
+	files, ok := b.diffs.known[key]
+	b.diffs.mu.Unlock()
+	if ok {
+		return files, true
+	}
+	out, _, err := b.gitRun(ctx, nil, "diff", "--name-only", "--no-renames", a, c, "--")
+	if err != nil {
+		return nil, false
+	}
+	if out != "" {
+		files = strings.Split(out, "\n")
+	}
+	b.diffs.mu.Lock()
+	if b.diffs.known == nil || len(b.diffs.known) > 1024 {
+		b.diffs.known = map[string][]string{}
+	}
+	b.diffs.known[key] = files
+	b.diffs.mu.Unlock()
+	return files, true
 }
 
 // lawfulStore judges the store at snap (its head): nil when the laws

@@ -268,7 +268,7 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	if target == "" {
 		return nil, gates.Refusef(gates.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
 	}
-	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, "m1nd/") {
+	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, WorkBranchPrefix) {
 		return nil, gates.Refusef(gates.InvalidTransition, "into", "%s is not a branch a landing merges into", gates.Echo(target))
 	}
 	old, ok, err := b.Repo.ReadRef("refs/heads/" + target)

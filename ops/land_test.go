@@ -333,3 +333,52 @@ func TestLandRefusesACommitAfterTheGate(t *testing.T) {
 	late := lb.g.Git("rev-parse", "m1nd/"+id)
 	lb.refused(id, "", gates.StaleGate, "m1nd/"+id+" moved since its gate", "the gate tested "+tested[:12], "the branch is at "+late[:12])
 }
+
+// After a landing, the block view names the commit the receipt's gate
+// tested and counts the block's files the target changed since: none at
+// first; one once main edits core/a.go (README.md is not the block's).
+func TestBlocksSayWhatAReceiptTested(t *testing.T) {
+	lb := newLandBrain(t)
+	id := lb.mission(true)
+	lb.work(id, "main", map[string]string{"core/b.go": "package core\n"})
+	tested := lb.g.Git("rev-parse", "m1nd/"+id)
+	if _, err := lb.land(id, ""); err != nil {
+		t.Fatal(err)
+	}
+	changed := func() ops.ReceiptTested {
+		t.Helper()
+		v, err := lb.b.Blocks(context.Background(), lb.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range v.Blocks {
+			if b.BlockID == "sb_shop_core" && len(b.Tested) == len(b.Receipts) && len(b.Tested) > 0 {
+				return b.Tested[len(b.Tested)-1]
+			}
+		}
+		t.Fatalf("no receipt on sb_shop_core in %+v", v.Blocks)
+		return ops.ReceiptTested{}
+	}
+	for _, step := range []struct {
+		name  string
+		files map[string]string
+		want  int
+	}{
+		{"just landed", nil, 0},
+		{"a file outside the block", map[string]string{"README.md": "y\n"}, 0},
+		{"a block file", map[string]string{"core/a.go": "package core\n\nfunc A() {}\n"}, 1},
+		{"another block file", map[string]string{"core/b.go": "package core\n\nfunc B() {}\n"}, 2},
+	} {
+		if step.files != nil {
+			lb.g.CommitFiles("main: "+step.name, step.files)
+		}
+		got := changed()
+		if got.Commit != tested || got.ChangedSince == nil || *got.ChangedSince != step.want || got.Against != lb.g.Git("rev-parse", "main") {
+			n := -1
+			if got.ChangedSince != nil {
+				n = *got.ChangedSince
+			}
+			t.Errorf("%s: tested %s, %d changed against %s; want %s, %d against main", step.name, got.Commit, n, got.Against, tested, step.want)
+		}
+	}
+}

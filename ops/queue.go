@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -72,6 +74,27 @@ func (b *Brain) holds(ctx context.Context, a, c string) (bool, error) {
 	b.ancestry.known[key] = v
 	b.ancestry.mu.Unlock()
 	return v, nil
+}
+
+// QueueStamp summarises what the queue view leans on besides the mission
+// refs: the branches (the targets and the work branches m1nd/<id>) and
+// runnerd's side records, where the queue writes what it found. A keeper
+// of a view built from Queue keys it by this stamp too (see
+// gitstore.FolderStamp for when to trust it). A target in a folder of its
+// own (release/1.0) is outside it: its move shows with the next write to
+// one of these.
+func (b *Brain) QueueStamp() (gitstore.FolderStamp, error) {
+	common := b.Repo.CommonDir()
+	st, err := gitstore.StampFolders(
+		filepath.Join(common, "refs", "heads"),
+		filepath.Join(common, "refs", "heads", strings.TrimSuffix(WorkBranchPrefix, "/")),
+		filepath.Join(common, "packed-refs"),
+		serve.SideDir(b.Repo.RuntimeDir()),
+	)
+	if err != nil {
+		return gitstore.FolderStamp{}, fmt.Errorf("stamp the queue: %w", err)
+	}
+	return st, nil
 }
 
 // Queue is where each waiting mission of heads (those in merge_wait)

@@ -296,8 +296,11 @@ func readTail(path string, limit int64) ([]byte, bool, error) {
 	return buf, off > 0, nil
 }
 
+// WorkBranchPrefix is the folder of the branches runners work on.
+const WorkBranchPrefix = "m1nd/"
+
 // WorkBranch is the branch a runner's work is on.
-func WorkBranch(missionID string) string { return "m1nd/" + missionID }
+func WorkBranch(missionID string) string { return WorkBranchPrefix + missionID }
 
 // workRange is the mission's work: its branch's tip and the base it
 // started from (recorded at spawn, else where the branch leaves HEAD). ok

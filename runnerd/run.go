@@ -21,6 +21,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // packetFile is the packet's name inside a mission worktree.
@@ -42,7 +43,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	wt := worktreePath(main, missionID)
-	branch := "m1nd/" + missionID
+	branch := ops.WorkBranch(missionID)
 	base, err := gitOutput(ctx, main, "rev-parse", "HEAD")
 	if err != nil {
 		fail("not a git repo with a commit to start from", nil)

@@ -46,16 +46,13 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	start := time.Now()
 	stamp, stampErr := s.Repo.RefsFolderStamp(chain.MissionRefPrefix)
 	if stampErr == nil {
-		// Where a waiting mission stands in the queue leans on the branches.
-		branches, err := s.Repo.RefsFolderStamp("refs/heads/")
+		// Where a waiting mission stands in the queue leans on the
+		// branches and on what runnerd's queue recorded.
+		queued, err := s.QueueStamp()
 		if err != nil {
 			return nil, err
 		}
-		stamp.Key += branches.Key
-		if branches.Newest.After(stamp.Newest) {
-			stamp.Newest = branches.Newest
-		}
-		stamp.Coarse = stamp.Coarse || branches.Coarse
+		stamp = stamp.Join(queued)
 		// The heads carry the laws' verdicts, which lean on the store and
 		// the keys (a landing, a gesture): their heads are part of the key.
 		for _, ref := range []string{brain.StoreRef, brain.KeysRef} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // TestHeadsReplyMemo: the heads reply is kept while the mission refs stay
@@ -27,9 +28,12 @@ func TestHeadsReplyMemo(t *testing.T) {
 	refFile := filepath.Join(f.srv.Repo.CommonDir(), filepath.FromSlash(ref))
 	folder := filepath.Dir(refFile)
 	packed := filepath.Join(f.srv.Repo.CommonDir(), "packed-refs")
+	// The reply leans on the branches and runnerd's side records too.
+	common := f.srv.Repo.CommonDir()
+	leans := []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "refs", "heads", "m1nd"), serve.SideDir(f.srv.Repo.RuntimeDir())}
 	age := func(d time.Duration) {
 		then := time.Now().Add(-d)
-		for _, p := range []string{folder, packed} {
+		for _, p := range append([]string{folder, packed}, leans...) {
 			if err := os.Chtimes(p, then, then); err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
@@ -74,8 +78,9 @@ func TestHeadsReplyMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := time.Now().Add(-time.Second).Truncate(time.Second)
-	os.Chtimes(folder, whole, whole)
-	os.Chtimes(packed, whole, whole)
+	for _, p := range append([]string{folder, packed}, leans...) {
+		os.Chtimes(p, whole, whole)
+	}
 	heads()
 	if err := os.WriteFile(refFile, []byte(older), 0o644); err != nil {
 		t.Fatal(err)
@@ -93,17 +98,34 @@ func TestHeadsReplyMemo(t *testing.T) {
 	if got := heads(); got[first.MissionID] == chain.PhaseMergeWait {
 		t.Fatalf("a settled reply was rebuilt: %v", got)
 	}
-	// ...and a write through git's protocol is.
+	// ...until runnerd's queue records something (the rewrite stands in
+	// for a queue state the reply would show)...
+	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), &serve.Side{MissionID: second.MissionID, Target: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait {
+		t.Fatalf("a reply kept after the queue recorded something: %v", got)
+	}
+	// ...and a write through git's protocol is seen (settled again, the
+	// first ref rewritten in place back to its older letter first).
+	age(time.Hour)
+	heads()
+	if err := os.WriteFile(refFile, []byte(older), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait {
+		t.Fatalf("a settled reply was rebuilt: %v", got)
+	}
 	f.g.Git("update-ref", chain.MissionRefPrefix+second.MissionID, second.Commit.String())
 	f.g.Git("update-ref", "-d", chain.MissionRefPrefix+second.MissionID)
-	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait || len(got) != 1 {
+	if got := heads(); got[first.MissionID] == chain.PhaseMergeWait || len(got) != 1 {
 		t.Fatalf("after git moved the refs: %v", got)
 	}
 	// Packing moves no value but replaces packed-refs; the reply stays right.
 	age(time.Hour)
 	heads()
 	f.g.Git("pack-refs", "--all")
-	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait || len(got) != 1 {
+	if got := heads(); got[first.MissionID] == chain.PhaseMergeWait || len(got) != 1 {
 		t.Fatalf("after pack-refs: %v", got)
 	}
 }

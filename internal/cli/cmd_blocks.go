@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/ops"
 )
 
 func blocksCommand(inv *invocation) *cli.Command {
@@ -53,11 +54,37 @@ Mission letters never change a colour; a receipt import does.`,
 						origin = " · imported by an unsigned tray claim"
 					}
 					fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s%s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
+					if n := len(b.Tested); n > 0 {
+						if line := testedLine(b.Tested[n-1]); line != "" {
+							fmt.Fprintf(w, "%-16s %s\n", "", line)
+						}
+					}
 				}
 				return nil
 			})
 		},
 	}
+}
+
+// testedLine says what a block's newest receipt tested and how much of
+// the block moved on its target since; "" when the receipt names no
+// tested commit.
+func testedLine(t ops.ReceiptTested) string {
+	if t.Commit == "" {
+		return ""
+	}
+	line := "tested " + shortHash(t.Commit)
+	switch {
+	case t.ChangedSince == nil:
+		line += " (not in this clone: changes since unknown)"
+	case *t.ChangedSince == 0:
+		line += " · none of the block's files changed on the target since"
+	case *t.ChangedSince == 1:
+		line += " · 1 of the block's files changed on the target since"
+	default:
+		line += fmt.Sprintf(" · %d of the block's files changed on the target since", *t.ChangedSince)
+	}
+	return line
 }
 
 // clipText shortens s to n characters for a table column.

@@ -201,6 +201,17 @@ function render() {
   renderComposeBlocks();
 }
 
+// testedWords says which commit a receipt's gate tested and how many of
+// the block's files changed on the target since (shown only: the colour
+// stays the receipts' law).
+function testedWords(t) {
+  if (!t || !t.commit) return '';
+  const at = ` · tested ${t.commit.slice(0, 7)}`;
+  if (t.changed_since === undefined) return `${at} (not in this clone)`;
+  if (t.changed_since === 0) return `${at} · no block file changed since`;
+  return `${at} · ${t.changed_since} block file${t.changed_since === 1 ? '' : 's'} changed since`;
+}
+
 // Each block is a row: what the store says of it, and beside it its
 // missions, newest first, each opening the mission view.
 function renderBlocks() {
@@ -215,11 +226,11 @@ function renderBlocks() {
   }
   for (const b of state.blocks) {
     const receipts = el('ul', { class: 'receipts' });
-    for (const r of b.receipts || []) {
+    (b.receipts || []).forEach((r, i) => {
       const rc = r.receipt || {};
       const exit = rc.evidence && rc.evidence.exit_status !== undefined ? ` · exit ${rc.evidence.exit_status}` : '';
-      receipts.append(el('li', { text: `${rc.type} receipt · boundary v${rc.scope ? rc.scope.boundary_version : '?'}${exit} · store v${r.store_version}` }));
-    }
+      receipts.append(el('li', { class: 'receipt-line', text: `${rc.type} receipt · boundary v${rc.scope ? rc.scope.boundary_version : '?'}${exit} · store v${r.store_version}${testedWords((b.tested || [])[i])}` }));
+    });
     if (!(b.receipts || []).length) receipts.append(el('li', { class: 'muted', text: 'no receipts' }));
     const mine = (missions.get(b.block_id) || []).sort(newestFirst);
     const list = el('ul', { class: 'block-missions' });
