@@ -232,3 +232,58 @@ func (s *Store) LandingImport(missionID, letterID, block string, candidate *gate
 	}
 	return nil, false, nil
 }
+
+// GatedTrees is what a protected target may hold (hooks install --bare
+// --protect): the trees the gates of its landings tested, as the store at
+// head records them — of every receipt a human imported to land a mission
+// into target, the tree its candidate names (tree:…). The head's blocks
+// are read, not the store's history: a receipt a later skeleton edit
+// dropped no longer vouches for its tree.
+func GatedTrees(objs gitstore.Objects, head gitstore.Hash, target string) (map[string]bool, error) {
+	trees := map[string]bool{}
+	if head.IsZero() {
+		return trees, nil
+	}
+	c, err := objs.ReadCommit(head)
+	if err != nil {
+		return nil, fmt.Errorf("store at %s: %w", head, err)
+	}
+	top, err := objs.TreeEntries(c.Tree)
+	if err != nil {
+		return nil, fmt.Errorf("store at %s: %w", head, err)
+	}
+	for _, e := range top {
+		if e.Name != blocksDir || e.Mode != gitstore.ModeTree {
+			continue
+		}
+		files, err := objs.TreeEntries(e.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("store at %s: %w", head, err)
+		}
+		for _, f := range files {
+			id, ok := strings.CutSuffix(f.Name, ".json")
+			if !ok {
+				continue
+			}
+			body, err := objs.ReadBlob(f.Hash)
+			if err != nil {
+				return nil, fmt.Errorf("store at %s: %s: %w", head, f.Name, err)
+			}
+			b, err := decodeBlock(id, body)
+			if err != nil {
+				return nil, fmt.Errorf("store at %s: %w", head, err)
+			}
+			for _, r := range b.Receipts {
+				if r.Lands == nil || r.Lands.Target != target || !gates.IsHumanOrigin(r.ImportedVia) {
+					continue
+				}
+				if rc, _, err := DecodeReceipt(r.Receipt); err == nil {
+					if _, tree := rc.Evidence.Tested(); tree != "" {
+						trees[tree] = true
+					}
+				}
+			}
+		}
+	}
+	return trees, nil
+}

@@ -122,6 +122,11 @@ func Count(n int, word string) string {
 	if l := len(word); l > 1 && word[l-1] == 'y' && !strings.ContainsRune("aeiou", rune(word[l-2])) {
 		return fmt.Sprintf("%d %sies", n, word[:l-1])
 	}
+	for _, end := range []string{"ch", "sh", "s", "x"} {
+		if strings.HasSuffix(word, end) {
+			return fmt.Sprintf("%d %ses", n, word)
+		}
+	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
 

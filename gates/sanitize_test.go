@@ -182,3 +182,24 @@ func TestUnsafeTextIsOneRule(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		word string
+		want string
+	}{
+		{1, "branch", "1 branch"},
+		{2, "branch", "2 branches"},
+		{0, "commit", "0 commits"},
+		{3, "entry", "3 entries"},
+		{2, "key", "2 keys"},
+		{2, "box", "2 boxes"},
+		{2, "pass", "2 passes"},
+		{2, "wish", "2 wishes"},
+	} {
+		if got := Count(tc.n, tc.word); got != tc.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.word, got, tc.want)
+		}
+	}
+}

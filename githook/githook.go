@@ -82,7 +82,7 @@ if [ -x "$chained" ]; then
 %sfi
 case "$input" in
 *" refs/m1nd/"*) ;;
-*) exit 0 ;;
+%s*) exit 0 ;;
 esac
 installed=%s
 m1nd=$installed
@@ -95,7 +95,28 @@ if [ -z "$m1nd" ]; then
 	exit 1
 fi
 printf '%%s\n' "$input" | "$m1nd" hooks run %s "$@"
-`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), shellQuote(command), strings.Join(append([]string{name}, args...), " "))
+`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), wakes(args), shellQuote(command), quoteAll(append([]string{name}, args...)))
+}
+
+// wakes is the case patterns, beyond refs/m1nd/, that make a hook call
+// m1nd: the branches a remote protects (--protect NAME in args). A pattern
+// that also matches a longer name only wakes m1nd for nothing.
+func wakes(args []string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == protectFlag {
+			fmt.Fprintf(&b, "*%s*) ;;\n", shellQuote(" "+laws.ProtectedRef(args[i+1])))
+		}
+	}
+	return b.String()
+}
+
+func quoteAll(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = shellQuote(w)
+	}
+	return strings.Join(out, " ")
 }
 
 // prunePath is the reference-transaction script's answer to `git
@@ -233,6 +254,13 @@ func SetGitHooks(dir string, names []string, install bool, command string, args 
 // ParseUpdates reads "<old> <new> <ref>" lines (the reference-transaction
 // and pre-receive input) for refs under refs/m1nd/.
 func ParseUpdates(r io.Reader) ([]laws.Update, error) {
+	return ParseRefUpdates(r, func(ref string) bool { return strings.HasPrefix(ref, "refs/m1nd/") })
+}
+
+// ParseRefUpdates reads "<old> <new> <ref>" lines for the refs keep says
+// yes to; the others are skipped unparsed (every commit of a repository
+// passes through reference-transaction).
+func ParseRefUpdates(r io.Reader, keep func(ref string) bool) ([]laws.Update, error) {
 	var out []laws.Update
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
@@ -244,7 +272,7 @@ func ParseUpdates(r io.Reader) ([]laws.Update, error) {
 		if len(f) != 3 {
 			return nil, fmt.Errorf("unexpected hook input line %q", sc.Text())
 		}
-		if !strings.HasPrefix(f[2], "refs/m1nd/") {
+		if !keep(f[2]) {
 			continue
 		}
 		old, err1 := gitstore.ParseHash(f[0])
@@ -375,11 +403,51 @@ type PushPolicy struct {
 	// first key too (hooks install --bare --require-passkey): a team's
 	// setting, where every human gesture is signed in a tray.
 	RequirePasskey bool
+	// Protect names the branches a push may move only to a tree the gate
+	// of a landed mission passed on (hooks install --bare --protect NAME).
+	Protect []string
+}
+
+// The pre-receive's flags for a policy (`m1nd hooks run pre-receive`).
+const (
+	requirePasskeyFlag = "--require-passkey"
+	protectFlag        = "--protect"
+)
+
+// HookArgs are the flags the pre-receive script calls `m1nd hooks run
+// pre-receive` with to keep this policy.
+func (p PushPolicy) HookArgs() []string {
+	var args []string
+	if p.RequirePasskey {
+		args = append(args, requirePasskeyFlag)
+	}
+	for _, b := range p.Protect {
+		args = append(args, protectFlag, b)
+	}
+	return args
+}
+
+// Keeps reports whether a pushed ref is the pre-receive's business under
+// this policy: an m1nd ref, or a protected branch.
+func (p PushPolicy) Keeps(ref string) bool {
+	return strings.HasPrefix(ref, "refs/m1nd/") || p.protected(ref) != ""
+}
+
+// protected is the protected branch ref names, "" for none.
+func (p PushPolicy) protected(ref string) string {
+	for _, b := range p.Protect {
+		if ref == laws.ProtectedRef(b) {
+			return b
+		}
+	}
+	return ""
 }
 
 // CheckPush is the pre-receive hook: the pushed objects are read through
 // git (they wait in its quarantine) and every m1nd ref must keep its laws.
-// Every pushed commit is judged as new.
+// Every pushed commit is judged as new. A protected branch (policy.Protect)
+// may move only to a gated tree, judged against the store as the push
+// leaves it (laws.CheckProtected).
 func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.RefFault, error) {
 	if len(updates) == 0 {
 		return nil, nil
@@ -401,7 +469,13 @@ func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.Re
 	judge := &laws.Laws{StoreHead: storeHead, KeysHead: keysHead, Strict: true, RequirePasskey: policy.RequirePasskey}
 	var faults []*laws.RefFault
 	for _, u := range updates {
-		if f := judge.Check(objs, u); f != nil {
+		var f *laws.RefFault
+		if branch := policy.protected(u.Ref); branch != "" {
+			f = judge.CheckProtected(objs, u, branch)
+		} else {
+			f = judge.Check(objs, u)
+		}
+		if f != nil {
 			faults = append(faults, f)
 		}
 	}

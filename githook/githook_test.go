@@ -3,6 +3,7 @@ package githook
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -220,5 +221,51 @@ func TestPackRefsPrunesWithoutStartingM1nd(t *testing.T) {
 		if log, _ := os.ReadFile(spyLog); !strings.Contains(string(log), "prepared lines=1\n") {
 			t.Fatalf("git %s did not start m1nd: %q", strings.Join(args, " "), log)
 		}
+	}
+}
+
+// TestPreReceiveWakesForProtectedBranches: the pre-receive script calls
+// m1nd for a push of refs/m1nd/ refs or of a protected branch — its name
+// quoted, whatever characters git allows in it — and for nothing else,
+// passing the policy's flags through intact.
+func TestPreReceiveWakesForProtectedBranches(t *testing.T) {
+	work := t.TempDir()
+	spy := filepath.Join(work, "m1nd-spy")
+	log := filepath.Join(work, "m1nd.log")
+	os.WriteFile(spy, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done >>"+log+"\necho >>"+log+"\ncat >/dev/null\n"), 0o755)
+	odd := `rel$(touch pwned)'"x`
+	policy := PushPolicy{RequirePasskey: true, Protect: []string{"main", odd}}
+	script := filepath.Join(work, GitHookPreReceive)
+	os.WriteFile(script, []byte(hookScript(GitHookPreReceive, spy, policy.HookArgs()...)), 0o755)
+	zero := strings.Repeat("0", 40)
+	one := strings.Repeat("1", 40)
+	for _, tc := range []struct {
+		ref  string
+		wake bool
+	}{
+		{"refs/m1nd/missions/msn_0123456789ab", true},
+		{"refs/heads/main", true},
+		{"refs/heads/" + odd, true},
+		{"refs/heads/wip", false},
+		{"refs/tags/v1", false},
+	} {
+		os.Remove(log)
+		cmd := exec.Command("sh", script)
+		cmd.Dir = work
+		cmd.Stdin = strings.NewReader(zero + " " + one + " " + tc.ref + "\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.ref, err, out)
+		}
+		got, _ := os.ReadFile(log)
+		want := ""
+		if tc.wake {
+			want = "[hooks][run][pre-receive][--require-passkey][--protect][main][--protect][" + odd + "]\n"
+		}
+		if string(got) != want {
+			t.Errorf("a push of %s started m1nd as %q, want %q", tc.ref, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "pwned")); err == nil {
+		t.Error("a branch name ran as shell")
 	}
 }

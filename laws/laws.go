@@ -82,6 +82,7 @@ type Laws struct {
 	mu       sync.Mutex
 	gestures *brain.KeysAt  // one judge of gestures for every update, read once
 	landings *brain.StoreAt // the store for every landing, walked once
+	gated    map[string]map[string]bool // store head and protected branch → its gated trees, read once
 }
 
 // ForRepo is the judge of repo's refs as they stand: the store and the
@@ -317,4 +318,51 @@ func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
 			Lesson: fmt.Sprintf("the ref no longer holds %.12s, which was delivered from it to %s: it was deleted and made again at an older commit, or rewritten, and the letters after that point are gone from it", rw.Delivered, rw.Agent)})
 	}
 	return faults, nil
+}
+
+// ProtectedRef is the ref of a branch a remote protects (hooks install
+// --bare --protect NAME).
+func ProtectedRef(branch string) string { return "refs/heads/" + branch }
+
+// CheckProtected judges a push that moves a protected branch (u.Ref is
+// ProtectedRef(branch)): it may only move to a commit whose tree the gate
+// of a landing into that branch tested, as the store at StoreHead records
+// it (brain.GatedTrees) — main only ever holds gated trees. It is never
+// deleted.
+func (laws *Laws) CheckProtected(objs Objects, u Update, branch string) *RefFault {
+	if u.New.IsZero() {
+		return fault(u, u.Old, gates.StaleGate, "%s is protected on this remote: it is never deleted", branch)
+	}
+	c, err := objs.ReadCommit(u.New)
+	if err != nil {
+		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote, and %.12s is not a commit this push carries: %v", branch, u.New, err)
+	}
+	trees, err := laws.gatedTrees(objs, branch)
+	if err != nil {
+		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote, and the brain's store could not be read to see what was gated: %v", branch, err)
+	}
+	if !trees[c.Tree.String()] {
+		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote: it only moves to a tree the gate of a landed mission passed on, and %.12s's tree %.12s is none — land the work with m1nd land (its gate runs on exactly what lands), push the brain first (m1nd sync), then %s", branch, u.New, c.Tree, branch)
+	}
+	return nil
+}
+
+// gatedTrees is brain.GatedTrees for branch at StoreHead, read once per
+// branch for every update of one push.
+func (laws *Laws) gatedTrees(objs Objects, branch string) (map[string]bool, error) {
+	laws.mu.Lock()
+	defer laws.mu.Unlock()
+	if laws.gated == nil {
+		laws.gated = map[string]map[string]bool{}
+	}
+	key := laws.StoreHead.String() + " " + branch
+	if trees, ok := laws.gated[key]; ok {
+		return trees, nil
+	}
+	trees, err := brain.GatedTrees(objs, laws.StoreHead, branch)
+	if err != nil {
+		return nil, err
+	}
+	laws.gated[key] = trees
+	return trees, nil
 }

@@ -25,6 +25,7 @@ type Brain struct {
 	verdicts     *laws.Verdicts // the laws' verdicts on the refs, read once (Verdicts)
 	ancestry     ancestry       // which commit holds which, asked of git once
 	diffs        diffMemo       // which files differ between two commits, asked of git once
+	titles       titleMemo      // each packet's ask line, read once
 }
 
 // New opens the flows of the brain named name in repo.

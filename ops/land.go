@@ -257,13 +257,13 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	if !ok {
 		return &mergePlan{kind: MergeNoBranch, branch: branch}, nil
 	}
+	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	if err != nil {
+		return nil, err
+	}
 	target := into
-	if target == "" {
-		if side, ok, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID); err != nil {
-			return nil, err
-		} else if ok {
-			target = side.Target
-		}
+	if target == "" && side != nil {
+		target = side.Target
 	}
 	if target == "" {
 		return nil, gates.Refusef(gates.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
@@ -281,6 +281,9 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	tested, _ := evidence.Tested()
 	if tested == "" {
 		return nil, gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the gate of %s names no commit it tested (commit:… in its evidence): nothing a gate tested can land from %s", missionID, branch)
+	}
+	if side != nil && side.Queue != nil && side.Queue.State == serve.QueueGateFailed && side.Queue.Commit == tip.String() && side.Queue.Target == target {
+		return nil, gates.Refusef(gates.StaleGate, "mission_id", "the gate failed on the merge of %s with %s (%.12s; m1nd mission gate --regate %s prints its output): what this landing would put on %s never passed; fix the work on the branch, and runnerd's queue gates it again", branch, target, tip, missionID, target)
 	}
 	if tip.String() != tested {
 		return nil, gates.Refusef(gates.StaleGate, "mission_id", "%s moved since its gate: the gate tested %.12s, the branch is at %.12s — what came after the gate was never gated; runnerd gates the branch again (its queue), then land", branch, tested, tip)

@@ -193,7 +193,7 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 
 // regateTail is the last lines of a mission's failed re-gate.
 func regateTail(runtimeDir, missionID string) string {
-	data, err := os.ReadFile(serve.SideLog(runtimeDir, missionID, "regate"))
+	data, err := os.ReadFile(serve.SideLog(runtimeDir, missionID, serve.LogRegate))
 	if err != nil {
 		return ""
 	}

@@ -21,21 +21,28 @@ import (
 // and by agents, never a firehose. The CLI's `mission gate` and `mission
 // diff` print the whole.
 const (
-	GateOutputCap = 64 << 10  // the tail of the gate's output
-	DiffCap       = 512 << 10 // the head of the diff
-	packetCap     = 64 << 10
+	GateOutputCap  = 64 << 10  // the tail of the gate's output
+	AgentOutputCap = 64 << 10  // the tail of the agent's own output
+	DiffCap        = 512 << 10 // the head of the diff
+	packetCap      = 64 << 10
 )
 
 // MissionView is everything a human looks at before landing a mission:
 // its letters as a timeline, the ask, the gate's proof and the work.
 type MissionView struct {
-	MissionID string                  `json:"mission_id"`
-	BlockID   string                  `json:"block_id"`
-	Phase     string                  `json:"phase"`
-	Timeline  []Moment                `json:"timeline"`
-	PacketRef string                  `json:"packet_ref,omitempty"`
-	Packet    string                  `json:"packet,omitempty"` // the ask, when this machine ran the mission
-	Gate      *GateView               `json:"gate,omitempty"`
+	MissionID string   `json:"mission_id"`
+	BlockID   string   `json:"block_id"`
+	Phase     string   `json:"phase"`
+	Timeline  []Moment `json:"timeline"`
+	PacketRef string   `json:"packet_ref,omitempty"`
+	Packet    string   `json:"packet,omitempty"` // the ask, when this machine ran the mission
+	// Title is the ask's first line (brain.AskLine), what a card is
+	// titled by; "" when this machine holds no packet of the mission.
+	Title string    `json:"title,omitempty"`
+	Gate  *GateView `json:"gate,omitempty"`
+	// Agent is the agent's own output, as the runner kept it; absent when
+	// no runner here ran the mission.
+	Agent     *RunOutput              `json:"agent,omitempty"`
 	Work      *WorkView               `json:"work,omitempty"`
 	Candidate *chain.ReceiptCandidate `json:"receipt_candidate,omitempty"`
 }
@@ -66,6 +73,13 @@ type GateView struct {
 	// that pin (refs/m1nd/pins): the gate that proves work is the human's.
 	Pin         string `json:"pin,omitempty"`
 	PinApproved bool   `json:"pin_approved"`
+}
+
+// RunOutput is the tail of a run's log (the agent's, a gate's), made safe
+// to show (Printable).
+type RunOutput struct {
+	Output    string `json:"output"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
 
 // WorkView is what the agent did: the commits on its branch since the
@@ -162,8 +176,14 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 		return nil, fmt.Errorf("mission %s: side record: %w", missionID, err)
 	}
 	if ran {
-		if packet, _, err := readTail(serve.SidePacket(runtime, missionID), packetCap); err == nil {
+		if packet, err := readHead(serve.SidePacket(runtime, missionID), packetCap); err == nil {
 			v.Packet = strings.ToValidUTF8(string(packet), "\uFFFD")
+			v.Title = brain.AskLine(packet)
+		}
+		if out, cut, err := b.runOutput(missionID, side, serve.LogAgent, AgentOutputCap); err == nil {
+			v.Agent = &RunOutput{Output: out, Truncated: cut}
+		} else if !errors.Is(err, ErrNoRunLog) {
+			return nil, fmt.Errorf("mission %s: %w", missionID, err)
 		}
 	}
 	if gate != nil {
@@ -190,30 +210,42 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 	return v, nil
 }
 
-// ErrNoGateLog means this machine holds no gate log of the mission: no
-// runner here ran its gate.
-var ErrNoGateLog = errors.New("no gate output is kept on this machine for this mission (its gate ran elsewhere, or never)")
+// ErrNoRunLog means this machine holds no such log of the mission: no
+// runner here ran it (or that part of it: a gate that ran elsewhere, or
+// never).
+var ErrNoRunLog = errors.New("no such output is kept on this machine for this mission (it ran elsewhere, or never)")
 
-// GateOutput is the tail of a mission's gate log, at most limit bytes,
-// made safe to show: control characters visible, the machine's paths
-// replaced. truncated says the head was cut.
-func (b *Brain) GateOutput(missionID string, limit int64) (out string, truncated bool, err error) {
+// Output is the tail of one of a mission's run logs (serve.LogAgent,
+// serve.LogGate, serve.LogRegate), at most limit bytes, made safe to show: control characters
+// visible, the machine's paths replaced. truncated says the head was cut;
+// ErrNoRunLog when this machine keeps no such log.
+func (b *Brain) Output(missionID, log string, limit int64) (out string, truncated bool, err error) {
 	if !chain.ValidMissionID(missionID) {
-		return "", false, fmt.Errorf("gate output: %q is not a mission id", missionID)
+		return "", false, fmt.Errorf("output: %q is not a mission id", missionID)
+	}
+	switch log {
+	case serve.LogAgent, serve.LogGate, serve.LogRegate:
+	default:
+		return "", false, fmt.Errorf("output: %q is not a run log (agent, gate or regate)", log)
 	}
 	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return "", false, err
 	}
-	return b.gateOutput(missionID, side, limit)
+	return b.runOutput(missionID, side, log, limit)
 }
 
-// gateOutput is GateOutput with the mission's side record already read
-// (nil when this machine never ran it).
+// gateOutput is the gate's Output with the mission's side record already
+// read (nil when this machine never ran it).
 func (b *Brain) gateOutput(missionID string, side *serve.Side, limit int64) (out string, truncated bool, err error) {
-	raw, truncated, err := readTail(serve.SideLog(b.Repo.RuntimeDir(), missionID, "gate"), limit)
+	return b.runOutput(missionID, side, serve.LogGate, limit)
+}
+
+// runOutput is Output with the mission's side record already read.
+func (b *Brain) runOutput(missionID string, side *serve.Side, log string, limit int64) (out string, truncated bool, err error) {
+	raw, truncated, err := readTail(serve.SideLog(b.Repo.RuntimeDir(), missionID, log), limit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, ErrNoGateLog
+		return "", false, ErrNoRunLog
 	}
 	if err != nil {
 		return "", false, err

@@ -192,7 +192,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	}
 	defer removeWorktree(context.WithoutCancel(ctx), main, wt)
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+id, "M1ND_BLOCK="+w.head.Letter.BlockID)
-	logPath := serve.SideLog(d.Repo.RuntimeDir(), id, "regate")
+	logPath := serve.SideLog(d.Repo.RuntimeDir(), id, serve.LogRegate)
 	if runner.SetupCommand != "" {
 		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
 			exit := res.exit
@@ -236,7 +236,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		return
 	}
 	// Gate logs are read as the mission's: the re-gate's is the gate's now.
-	if err := os.Rename(logPath, serve.SideLog(d.Repo.RuntimeDir(), id, "gate")); err != nil {
+	if err := os.Rename(logPath, serve.SideLog(d.Repo.RuntimeDir(), id, serve.LogGate)); err != nil {
 		d.Logf("queue: %s: %v", id, err)
 	}
 	side.Queue = nil

@@ -88,7 +88,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
 	logOf := func(what string) string { return serve.SideLog(d.Repo.RuntimeDir(), missionID, what) }
 	if runner.SetupCommand != "" {
-		res := runGroup(ctx, wt, env, runner.Timeout(), logOf("setup"), "sh", "-c", runner.SetupCommand)
+		res := runGroup(ctx, wt, env, runner.Timeout(), logOf(serve.LogSetup), "sh", "-c", runner.SetupCommand)
 		if res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
 			failTidy("setup failed: "+res.describe("setup"), nil)
 			return
@@ -98,7 +98,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	for i, a := range runner.Command {
 		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
 	}
-	agent := runProcess(ctx, wt, env, runner.Timeout(), logOf("agent"), nil, false, func(pid int) {
+	agent := runProcess(ctx, wt, env, runner.Timeout(), logOf(serve.LogAgent), nil, false, func(pid int) {
 		side.AgentPGID = pid
 		serve.WriteSide(d.Repo.RuntimeDir(), side)
 	}, argv[0], argv[1:]...)
@@ -133,7 +133,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	// the letter waits for that second to pass, so the window is never in
 	// the future and always runs forward.
 	started := d.Now().UTC().Truncate(time.Second)
-	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf("gate"), "sh", "-c", runner.GateCommand)
+	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf(serve.LogGate), "sh", "-c", runner.GateCommand)
 	ended := d.Now().UTC().Truncate(time.Second).Add(time.Second)
 	if wait := time.Until(ended); wait > 0 {
 		time.Sleep(wait)

@@ -205,7 +205,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 				if len(wts) != 1 || wts[0].Clean || !wts[0].Present {
 					t.Fatalf("worktrees %+v", wts)
 				}
-				if removed, _ := Prune(context.Background(), r.d.Repo, r.d.missions); len(removed) != 0 {
+				if pruned, err := Prune(context.Background(), r.d.Repo, r.d.missions); err != nil || len(pruned.Removed) != 0 {
 					t.Fatal("prune removed a dirty worktree")
 				}
 			}

@@ -48,7 +48,12 @@ func (d *Daemon) settleWork(ctx context.Context, runner *Runner, wt, branch, bas
 			return nil, "the agent's work could not be committed: " + err.Error()
 		}
 		env := []string{"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email, "GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email}
-		msg := uncommittedMessage + "\n\nThe agent of runner " + runner.ID + " ended with these changes not\ncommitted; runnerd committed them before the gate, so the gate tests\nexactly what lands.\n\nM1nd-Mission: " + strings.TrimPrefix(branch, ops.WorkBranchPrefix) + "\nM1nd-Committed-By: runnerd\n"
+		missionID := strings.TrimPrefix(branch, ops.WorkBranchPrefix)
+		msg := uncommittedMessage + "\n\nThe agent of runner " + runner.ID + " ended with these changes not\ncommitted; runnerd committed them before the gate, so the gate tests\nexactly what lands.\n"
+		if ask := askOf(d.Repo.RuntimeDir(), missionID); ask != "" {
+			msg += "\nThe ask: " + ask + "\n"
+		}
+		msg += "\nM1nd-Mission: " + missionID + "\nM1nd-Committed-By: runnerd\n"
 		if _, err := gitEnv(ctx, wt, env, "add", "-A"); err != nil {
 			d.Logf("%s: git add: %v", branch, err)
 			return nil, "the agent's uncommitted work could not be committed (runnerd's log says why)"

@@ -51,8 +51,11 @@ type mailboxLetter struct {
 	Fate string `json:"fate"`
 }
 
-// getMailbox answers kind=mission with every mission head (DESIGN §4) and
-// otherwise with the mail letters and their fate counts.
+// getMailbox answers kind=mission with every mission head (DESIGN §4),
+// with where each waiting mission stands in the landing queue ("queue"),
+// how many are ready ("landing_bell") and each card's title, its ask's
+// first line ("titles"); otherwise it answers the mail letters and their
+// fate counts.
 func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
 		serve.WriteErr(w, err)

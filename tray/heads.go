@@ -84,9 +84,18 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	titles, err := s.Titles(view.Missions)
+	if err != nil {
+		return nil, err
+	}
+	titled, err := json.Marshal(titles)
+	if err != nil {
+		return nil, err
+	}
 	reply := append(view.AppendJSON([]byte{'{'}), `,"landing_bell":`...)
 	reply = strconv.AppendInt(reply, int64(ops.ReadyBell(view.Missions, queue)), 10)
-	reply = append(append(append(reply, `,"queue":`...), queued...), "}\n"...)
+	reply = append(append(reply, `,"queue":`...), queued...)
+	reply = append(append(append(reply, `,"titles":`...), titled...), "}\n"...)
 	if stampErr == nil {
 		s.heads.mu.Lock()
 		if s.heads.key != stamp.Key || s.heads.replies == nil {

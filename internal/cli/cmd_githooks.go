@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,7 +33,10 @@ proved; a mail, memory or atlas commit that holds anything but its one
 valid document in canonical bytes. On a bare remote, 'm1nd hooks install --bare' installs the
 same laws as a pre-receive hook, judging every pushed commit as new; with
 --require-passkey it also refuses every terminal gesture, before the brain's
-first key too (a team's setting). An existing hook is kept and runs first.`,
+first key too (a team's setting), and with --protect main (repeatable) it
+refuses any push that moves main to a tree no landed mission's gate passed
+on — push the brain (m1nd sync) before the branch. An existing hook is kept
+and runs first.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "install",
@@ -39,6 +44,7 @@ first key too (a team's setting). An existing hook is kept and runs first.`,
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
 					&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
+					&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
 					jsonFlag,
 				},
 				Before: noArgs,
@@ -58,8 +64,11 @@ first key too (a team's setting). An existing hook is kept and runs first.`,
 			{
 				Name:      "run",
 				Usage:     "run a git hook (git calls this; you do not)",
-				ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey]",
-				Flags:     []cli.Flag{&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"}},
+				ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey] [--protect BRANCH]...",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"},
+					&cli.StringSliceFlag{Name: "protect", Usage: "pre-receive: `BRANCH` moves only to gated trees"},
+				},
 				Action: func(c *cli.Context) error {
 					return runGitHook(inv, c)
 				},
@@ -75,13 +84,18 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	}
 	dir := githook.HooksDir(repo)
 	names := []string{githook.GitHookReferenceTransaction}
-	args := map[string][]string{}
-	if c.Bool("require-passkey") {
-		if !c.Bool("bare") {
-			return usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
-		}
-		args[githook.GitHookPreReceive] = []string{"--require-passkey"}
+	if c.Bool("require-passkey") && !c.Bool("bare") {
+		return usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
 	}
+	protect, err := protectedBranches(c.StringSlice("protect"))
+	if err != nil {
+		return err
+	}
+	if len(protect) > 0 && !c.Bool("bare") {
+		return usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
+	}
+	policy := githook.PushPolicy{RequirePasskey: c.Bool("require-passkey"), Protect: protect}
+	args := map[string][]string{githook.GitHookPreReceive: policy.HookArgs()}
 	if c.Bool("bare") {
 		// The remote's laws for pushes, and for local writes on it too.
 		names = []string{githook.GitHookPreReceive, githook.GitHookReferenceTransaction}
@@ -106,18 +120,30 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	})
 }
 
+// protectedBranches checks the branch names given to --protect: each a
+// branch name git accepts, never one of runnerd's work branches.
+func protectedBranches(names []string) ([]string, error) {
+	for _, b := range names {
+		if !gitstore.ValidRefName(laws.ProtectedRef(b)) || strings.HasPrefix(b, ops.WorkBranchPrefix) || strings.HasPrefix(b, "refs/") {
+			return nil, usagef("--protect %s: not a branch name (give it as main, not refs/heads/main)", gates.Echo(b))
+		}
+	}
+	return names, nil
+}
+
 // runGitHook is what git runs. A refusal prints each fault's code and
 // lesson and exits 3, as every m1nd refusal does; git aborts the
 // transaction or the push on any non-zero status.
 func runGitHook(inv *invocation, c *cli.Context) error {
 	name := c.Args().First()
-	updates, err := githook.ParseUpdates(inv.io.In)
-	if err != nil {
-		return err
-	}
+	var updates []laws.Update
 	var faults []*laws.RefFault
 	switch name {
 	case githook.GitHookReferenceTransaction:
+		var err error
+		if updates, err = githook.ParseUpdates(inv.io.In); err != nil {
+			return err
+		}
 		if c.Args().Get(1) != "prepared" {
 			return nil // committed and aborted transactions are past judging
 		}
@@ -129,8 +155,20 @@ func runGitHook(inv *invocation, c *cli.Context) error {
 			return err
 		}
 	case githook.GitHookPreReceive:
+		input, err := io.ReadAll(io.LimitReader(inv.io.In, 64<<20))
+		if err != nil {
+			return err
+		}
 		dir, _ := os.Getwd()
-		if faults, err = githook.CheckPush(dir, updates, githook.PushPolicy{RequirePasskey: c.Bool("require-passkey")}); err != nil {
+		protect, err := protectedBranches(c.StringSlice("protect"))
+		if err != nil {
+			return err
+		}
+		policy := githook.PushPolicy{RequirePasskey: c.Bool("require-passkey"), Protect: protect}
+		if updates, err = githook.ParseRefUpdates(bytes.NewReader(input), policy.Keeps); err != nil {
+			return err
+		}
+		if faults, err = githook.CheckPush(dir, updates, policy); err != nil {
 			return err
 		}
 	default:

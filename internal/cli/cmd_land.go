@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -124,14 +124,33 @@ func runLand(ctx context.Context, opts *landOptions) error {
 }
 
 func missionGateCommand(inv *invocation) *cli.Command {
-	return &cli.Command{
-		Name:      "gate",
-		Usage:     "print the output of a mission's gate, as the runner kept it",
-		ArgsUsage: "MISSION_ID",
-		Description: `Prints the gate command's output from the run's log on this machine, control
+	return runLogCommand(inv, "gate", serve.LogGate, "print the output of a mission's gate, as the runner kept it",
+		`Prints the gate command's output from the run's log on this machine, control
 characters made visible and the machine's paths spelled <worktree>, <repo>
-and ~. The letters carry only the log's hash (gate.artifact_hash).`,
-		Flags: []cli.Flag{jsonFlag},
+and ~. The letters carry only the log's hash (gate.artifact_hash). With
+--regate, the output of the queue's gate on the merge with the target.`)
+}
+
+func missionOutputCommand(inv *invocation) *cli.Command {
+	return runLogCommand(inv, "output", serve.LogAgent, "print the agent's own output, as the runner kept it",
+		`Prints what the mission's agent wrote while it worked, from the run's log on
+this machine: control characters made visible and the machine's paths
+spelled <worktree>, <repo> and ~. Only the machine whose runner ran the
+mission keeps it; no ref carries it.`)
+}
+
+// runLogCommand is a verb that prints one of a mission's run logs whole.
+func runLogCommand(inv *invocation, name, log, usage, description string) *cli.Command {
+	flags := []cli.Flag{jsonFlag}
+	if log == serve.LogGate {
+		flags = append(flags, &cli.BoolFlag{Name: "regate", Usage: "the queue's gate on the merge with the target, not the gate on the work"})
+	}
+	return &cli.Command{
+		Name:        name,
+		Usage:       usage,
+		ArgsUsage:   "MISSION_ID",
+		Description: description,
+		Flags:       flags,
 		Action: func(c *cli.Context) error {
 			id, err := missionArg(c)
 			if err != nil {
@@ -145,22 +164,26 @@ and ~. The letters carry only the log's hash (gate.artifact_hash).`,
 			if err != nil {
 				return err
 			}
-			out, truncated, err := b.GateOutput(id, 16<<20)
-			if errors.Is(err, ops.ErrNoGateLog) {
+			which := log
+			if c.Bool("regate") {
+				which = serve.LogRegate
+			}
+			out, truncated, err := b.Output(id, which, 16<<20)
+			if err != nil {
 				return fmt.Errorf("mission %s: %w", id, err)
 			}
-			if err != nil {
-				return err
-			}
-			reply := ops.GateView{Output: out, Truncated: truncated, Kept: true}
-			if g := head.Letter.Gate; g != nil {
+			reply := struct {
+				OK         bool   `json:"ok"`
+				MissionID  string `json:"mission_id"`
+				Log        string `json:"log"`
+				Command    string `json:"command,omitempty"`
+				ExitStatus *int64 `json:"exit_status,omitempty"`
+				ops.RunOutput
+			}{OK: true, MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
+			if g := head.Letter.Gate; g != nil && which == serve.LogGate {
 				reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
 			}
-			return inv.reply(struct {
-				OK        bool   `json:"ok"`
-				MissionID string `json:"mission_id"`
-				ops.GateView
-			}{true, id, reply}, func(w io.Writer) error {
+			return inv.reply(reply, func(w io.Writer) error {
 				if truncated {
 					fmt.Fprintln(w, "[… the start of the output is cut …]")
 				}

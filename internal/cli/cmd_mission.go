@@ -37,6 +37,7 @@ prev_letter_id = the head's letter id, or it is refused stale_head.`,
 			missionShowCommand(inv),
 			missionLogCommand(inv),
 			missionGateCommand(inv),
+			missionOutputCommand(inv),
 			missionDiffCommand(inv),
 			missionHeadsCommand(inv),
 			newMissionNextCmd(inv, nil),
@@ -265,6 +266,9 @@ view}, as the tray's GET /api/missions/<id> does.`,
 				if f := shown.Fault; f != nil {
 					fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
 				}
+				if shown.View.Title != "" {
+					fmt.Fprintf(w, "ask         %s\n", shown.View.Title)
+				}
 				printLetter(w, shown.HeadLetterID, shown.Letter)
 				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
 				if q := shown.Queue; q != nil {
@@ -293,12 +297,14 @@ func printView(w io.Writer, v *ops.MissionView) {
 		fmt.Fprintf(w, "  #%-3d %-10s %s  %-16s %s\n", m.Seq, m.Phase, m.At, m.Agent, verdict)
 	}
 	if g := v.Gate; g != nil && g.ExitStatus != nil && *g.ExitStatus != 0 && g.Output != "" {
-		lines := strings.Split(strings.TrimRight(g.Output, "\n"), "\n")
-		if len(lines) > 8 {
-			lines = lines[len(lines)-8:]
-		}
 		fmt.Fprintf(w, "\ngate output (last lines; m1nd mission gate %s prints it all)\n", v.MissionID)
-		for _, l := range lines {
+		for _, l := range lastLines(g.Output, 8) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	if a := v.Agent; a != nil && a.Output != "" {
+		fmt.Fprintf(w, "\nagent output (last lines; m1nd mission output %s prints it all)\n", v.MissionID)
+		for _, l := range lastLines(a.Output, 8) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
@@ -320,6 +326,15 @@ func printView(w io.Writer, v *ops.MissionView) {
 		}
 		fmt.Fprintf(w, "  (m1nd mission diff %s prints the diff)\n", v.MissionID)
 	}
+}
+
+// lastLines is the last n lines of text.
+func lastLines(text string, n int) []string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }
 
 func printLetter(w io.Writer, id string, l *chain.Letter) {

@@ -43,12 +43,20 @@ its runners to the owner (m1nd serve) every 30 s, authenticated by
 .git/m1nd/runnerd.secret (m1nd init makes it); without an owner it tries
 again within seconds, and it finds an owner that starts or restarts (its
 serve.json) and runners pinned while it runs (runners.toml) within a
-second, no restart of either daemon. Its log says what it waits for.`,
+second, no restart of either daemon. Its log says what it waits for.
+
+It also keeps the landing queue: every --queue-interval it looks at the
+missions in merge_wait whose target or branch moved since their gate, merges
+the target into the branch and runs the mission's gate on that merge in a
+worktree of its own (<mission>.gate), then posts merge_wait naming the
+commit it tested — so a landing only ever moves the target to a gated tree.
+A conflict or a failing gate is recorded for the tray and m1nd mission show.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "runners `FILE` (default .git/m1nd/runners.toml)"},
 			&cli.StringFlag{Name: "addr", Value: runnerd.DefaultAddr, Usage: "listen on loopback `HOST:PORT`"},
 			&cli.StringFlag{Name: "owner-url", Usage: "the owner's `URL` (default: found in .git/m1nd/serve.json)"},
 			&cli.DurationFlag{Name: "announce-interval", Value: runnerd.AnnounceInterval, Usage: "how often to announce to the owner"},
+			&cli.DurationFlag{Name: "queue-interval", Value: runnerd.QueueInterval, Usage: "how often the landing queue looks at the missions that wait (0: no queue)"},
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
@@ -82,7 +90,10 @@ second, no restart of either daemon. Its log says what it waits for.`,
 			}
 			fmt.Fprintf(inv.io.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
 			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, Sessions: session.NewRegistry(repo.RuntimeDir()), OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
-				Announce: c.Duration("announce-interval"), Logf: logger.Printf}
+				Announce: c.Duration("announce-interval"), QueueInterval: c.Duration("queue-interval"), Logf: logger.Printf}
+			if d.QueueInterval <= 0 {
+				d.QueueInterval = -1 // the flag's 0 is "no queue"; the daemon's is "the default"
+			}
 			return d.Serve(c.Context, ln)
 		},
 	}
@@ -233,20 +244,40 @@ func worktreesCommand(inv *invocation) *cli.Command {
 		},
 		Subcommands: []*cli.Command{{
 			Name:  "prune",
-			Usage: "remove the mission worktrees with nothing to lose (clean, not running); branches stay",
+			Usage: "remove the mission worktrees with nothing to lose; delete ended missions' merged branches",
+			Description: `Removes each mission worktree that is clean (no uncommitted change) and not
+in the middle of a run; the branch keeps its commits. For a mission that
+ended (landed or archived), it then deletes the branch m1nd/<id> — but only
+when the mission's target holds every commit of it and no worktree has it
+checked out. Unmerged work is never deleted: such a branch is listed as
+kept, with why. --json replies {ok, removed, branches_deleted,
+branches_kept: [{mission_id, branch, why}]}.`,
 			Flags: []cli.Flag{jsonFlag},
 			Action: func(c *cli.Context) error {
+				if err := noArgs(c); err != nil {
+					return err
+				}
 				m, err := inv.missions()
 				if err != nil {
 					return err
 				}
-				removed, err := runnerd.Prune(c.Context, m.Repo, m)
+				pruned, err := runnerd.Prune(c.Context, m.Repo, m)
 				if err != nil {
 					return err
 				}
-				return inv.reply(map[string]any{"ok": true, "removed": removed}, func(w io.Writer) error {
-					fmt.Fprintf(w, "removed %s\n", gates.Count(len(removed), "worktree"))
-					printIDs(w, "  %s\n", removed)
+				return inv.reply(struct {
+					OK bool `json:"ok"`
+					*runnerd.Pruned
+				}{true, pruned}, func(w io.Writer) error {
+					fmt.Fprintf(w, "removed %s\n", gates.Count(len(pruned.Removed), "worktree"))
+					printIDs(w, "  %s\n", pruned.Removed)
+					if len(pruned.Deleted) > 0 {
+						fmt.Fprintf(w, "deleted %s of ended missions, merged into their targets\n", gates.Count(len(pruned.Deleted), "branch"))
+						printIDs(w, "  %s\n", pruned.Deleted)
+					}
+					for _, k := range pruned.Kept {
+						fmt.Fprintf(w, "kept %s (%s): %s\n", k.Branch, k.MissionID, k.Why)
+					}
 					return nil
 				})
 			},

@@ -92,12 +92,14 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateLog := serve.SideLog(repo.RuntimeDir(), mid, "gate")
+	gateLog := serve.SideLog(repo.RuntimeDir(), mid, serve.LogGate)
+	agentLog := serve.SideLog(repo.RuntimeDir(), mid, serve.LogAgent)
 	repo.Close()
 	if err := os.MkdirAll(filepath.Dir(gateLog), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(gateLog, []byte("ok\n"), 0o600) // as a runner here would have kept it
+	os.WriteFile(agentLog, []byte("done\n"), 0o600)
 	must(t, dir, "", "agent", "key", "create", "a1")
 	mem := val(must(t, dir, "", "memory", "add", "--sort", "idea", "--json", "a first memory"), "id")
 	mail := val(must(t, dir, "", "mail", "send", "--to", "all", "--what", "hello", "--json"), "letter_id")
@@ -127,6 +129,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"mission show", func() []string { return []string{mid} }},
 		{"mission log", func() []string { return []string{mid} }},
 		{"mission gate", func() []string { return []string{mid} }},
+		{"mission output", func() []string { return []string{mid} }},
 		{"mission heads", nil},
 		{"mission archive", func() []string { return []string{mid} }}, // refused: no terminal
 		{"land", func() []string { return []string{mid} }},

@@ -63,7 +63,15 @@ type QueueState struct {
 // SideDir is where side records and run logs live in the runtime dir.
 func SideDir(runtimeDir string) string { return filepath.Join(runtimeDir, "side") }
 
-// SideLog is a run's log of what ("setup", "agent", "gate", "regate"),
+// The logs a run keeps beside its side record (SideLog).
+const (
+	LogSetup  = "setup"  // the runner's setup of the worktree
+	LogAgent  = "agent"  // the agent's own output
+	LogGate   = "gate"   // the gate's output on the work
+	LogRegate = "regate" // the gate's output on the merge with the target
+)
+
+// SideLog is a run's log of what (LogSetup, LogAgent, LogGate, LogRegate),
 // kept 0600 beside its side record.
 func SideLog(runtimeDir, missionID, what string) string {
 	return filepath.Join(SideDir(runtimeDir), missionID+"."+what+".log")

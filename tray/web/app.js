@@ -170,6 +170,7 @@ async function refresh() {
   renderPolicy();
   state.heads = heads.missions || [];
   state.queue = heads.queue || {};
+  state.titles = heads.titles || {};
   state.brain = heads.served_brain || blocks.served_brain || '';
   state.blocks = blocks.blocks || [];
   state.storeVersion = blocks.store_version || 0;
@@ -304,6 +305,9 @@ function renderTray() {
   }
 }
 
+// titleOf is a mission's ask line, when a runner here ran it.
+function titleOf(m) { return (state.titles || {})[m.mission_id] || ''; }
+
 function card(m, now) {
   const l = m.head;
   const meta = PHASES[l.phase] || { label: l.phase, accent: 'muted' };
@@ -311,7 +315,7 @@ function card(m, now) {
   const updated = Date.parse(l.updated_at);
   const terminal = TERMINAL.includes(l.phase);
   const c = el('article', { class: 'card' + (l.phase === 'failed' ? ' pinned' : ''), 'data-mission': m.mission_id, 'data-phase': l.phase, 'data-accent': meta.accent, tabindex: '0',
-    'aria-label': `${block ? block.name : l.block_id}: ${m.mission_id}, ${meta.label} — Enter opens it` });
+    'aria-label': `${titleOf(m) || (block ? block.name : l.block_id)}: ${m.mission_id}, ${meta.label} — Enter opens it` });
   // The card opens the mission view: a click on it (not on one of its
   // controls, nor one that selected text) or Enter while it has the focus.
   c.addEventListener('click', (e) => {
@@ -323,6 +327,9 @@ function card(m, now) {
   c.addEventListener('keyup', (e) => {
     if (e.key === 'Enter' && e.target === c) { e.preventDefault(); openMission(m.mission_id); }
   });
+  // Titled by the ask's first line, so two missions on one block differ;
+  // the block is named under it.
+  if (titleOf(m)) c.append(el('h3', { class: 'card-title', text: titleOf(m) }));
   c.append(el('div', {},
     el('button', { type: 'button', class: 'link block-link', text: block ? block.name : l.block_id, onclick: () => showBlock(l.block_id) }),
     el('span', { class: 'muted', text: ` · ${m.mission_id}` })));
@@ -472,7 +479,7 @@ function missionSections(out) {
   const block = blockById(v.block_id);
   const terminal = TERMINAL.includes(l.phase);
   const parts = [];
-  $('#mission-title').textContent = `${block ? block.name : v.block_id} · ${out.mission_id}`;
+  $('#mission-title').textContent = `${v.title || (block ? block.name : v.block_id)} · ${out.mission_id}`;
   parts.push(el('p', { class: 'mv-summary' }, phaseTag(l.phase), ' · block ',
     el('button', { type: 'button', class: 'link', text: block ? block.name : v.block_id, onclick: () => { $('#mission').close(); showBlock(v.block_id); } }),
     el('span', { class: 'muted', text: ` (${v.block_id})` }), ' · ',
@@ -523,6 +530,16 @@ function missionSections(out) {
     parts.push(section('mv-gate', 'Gate', el('p', { class: 'note', text: 'no gate has run yet' })));
   }
 
+  // The agent's own output, folded: what it said while it worked.
+  if (v.agent) {
+    const a = v.agent;
+    parts.push(section('mv-agent', 'Agent output', a.output
+      ? el('details', { class: 'agent-output' },
+        el('summary', { text: `what the agent printed${a.truncated ? ` (the last 64 KiB; m1nd mission output ${out.mission_id} prints the whole)` : ''}` }),
+        el('pre', { class: 'scroll agent-log', text: a.output }))
+      : el('p', { class: 'note', text: 'the agent printed nothing' })));
+  }
+
   parts.push(section('mv-work', 'Work', ...workParts(v.work, out.mission_id, now)));
   return parts;
 }
@@ -537,7 +554,7 @@ function workParts(w, id, now) {
     commits.append(el('li', {}, el('code', { text: c.commit.slice(0, 12), title: c.commit }), ` ${c.subject} `,
       el('span', { class: 'muted' }, `${c.author} · `, timeTag('', c.at, now))));
   }
-  if (!w.commits.length) commits.append(el('li', { class: 'muted', text: 'no commits since the base' }));
+  if (!w.commits.length) commits.append(el('li', { class: 'muted', text: w.target ? `no commits beyond ${w.target}` : 'no commits since the base' }));
   parts.push(commits);
   parts.push(el('p', { class: 'totals', text: `${w.files.length} file${w.files.length === 1 ? '' : 's'} changed · +${w.added} −${w.deleted}` }));
   const chunks = splitDiff(w.diff);
