@@ -80,8 +80,8 @@ type Laws struct {
 	RequirePasskey bool
 
 	mu       sync.Mutex
-	gestures *brain.KeysAt  // one judge of gestures for every update, read once
-	landings *brain.StoreAt // the store for every landing, walked once
+	gestures *brain.KeysAt              // one judge of gestures for every update, read once
+	landings *brain.StoreAt             // the store for every landing, walked once
 	gated    map[string]map[string]bool // store head and protected branch → its gated trees, read once
 }
 
