@@ -70,6 +70,11 @@ type Env struct {
 	// Gestures judges a human gesture's commit against the brain's keys;
 	// nil: only its origin trailer is read.
 	Gestures Gestures
+	// Work answers where a mission's work branch is, for a letter being
+	// written here (Missions.Post); nil where branches are not judged (a
+	// remote, history read by verify, whose branches may since have been
+	// pruned).
+	Work WorkGuard
 }
 
 // Gestures judges the commit of a human gesture (an archive, a landing, a

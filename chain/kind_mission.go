@@ -3,6 +3,7 @@ package chain
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/m1nd/m1nd/gates"
@@ -64,10 +65,13 @@ func decodeStoredLetterStrictly(body []byte) (any, error) {
 	return l, nil
 }
 
-// letterFollows is the post law's steps 6 and 7 for a letter written by
-// any means: it belongs to its ref's mission, extends the letter before,
-// an archive is a human gesture over a merge_wait head, and a landing is
-// backed by the store.
+// letterFollows is the post law from step 6 on, for a letter written by
+// any means (Missions.Post asks it too): it belongs to its ref's mission,
+// extends the letter before, follows the board's transitions (landed and
+// archived end a mission), a landing is backed by the store, a merge_wait
+// gate tested a commit of the mission's own work (where this repository
+// has the branch), and an archive is a human gesture over a merge_wait
+// head.
 func letterFollows(prev, next *Judged, env Env) error {
 	l := next.Value.(*Letter)
 	if id := strings.TrimPrefix(next.Ref, MissionRefPrefix); l.MissionID != id {
@@ -85,6 +89,9 @@ func letterFollows(prev, next *Judged, env Env) error {
 		return err
 	}
 	if err := CheckLanded(l, head, headID, env.Landings); err != nil {
+		return err
+	}
+	if err := checkTested(l, env.Work); err != nil {
 		return err
 	}
 	if l.Phase == PhaseArchived {
@@ -107,4 +114,25 @@ func TrailerValue(message, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkTested refuses a merge_wait letter whose candidate names a tested
+// commit that is not on the mission's work branch, where work is known and
+// this repository has that branch.
+func checkTested(l *Letter, work WorkGuard) error {
+	if work == nil || l.Phase != PhaseMergeWait || l.ReceiptCandidate == nil {
+		return nil
+	}
+	commit, _ := l.ReceiptCandidate.Evidence.Tested()
+	if commit == "" {
+		return nil
+	}
+	on, has, err := work.OnWorkBranch(l.MissionID, commit)
+	if err != nil {
+		return fmt.Errorf("post %s: %w", l.MissionID, err)
+	}
+	if has && !on {
+		return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the candidate names %.12s as the commit its gate tested, which is not on m1nd/%s: a gate tests the mission's own work", commit, l.MissionID)
+	}
+	return nil
 }

@@ -106,10 +106,14 @@ type HeadFault struct {
 	Lesson  string `json:"lesson"`
 }
 
-// Post runs the post law in order (DESIGN §4): the human gate on archive,
-// the brain guard, the block guard, validation, dedup of an identical
-// replay, the head CAS and the archive transition. A refusal is a
-// *gates.Refusal and nothing has been written.
+// Post runs the post law in order (DESIGN §4). What only a post can
+// check, and must before the head is read, is here: the human gate on
+// archive (before parsing), the brain guard, the block guard, validation
+// and dedup of an identical replay. The rest — the head CAS, the board's
+// transitions, the landed law, the tested commit, the archive's proof — is
+// the mission kind's Follows, the one rule the git hooks, a remote, sync
+// and verify judge a letter's commit by. A refusal is a *gates.Refusal and
+// nothing has been written.
 func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, error) {
 	// 1. The origin check comes before the input is parsed: only the phase is peeked.
 	var peek struct {
@@ -139,11 +143,8 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 			return nil, err
 		}
 	}
-	// 4. Validation, and the tested commit on the mission's branch.
+	// 4. Validation.
 	if err := Validate(l); err != nil {
-		return nil, err
-	}
-	if err := m.checkTested(l); err != nil {
 		return nil, err
 	}
 	canonical := l.Canonical()
@@ -155,13 +156,13 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
 	}
 	result := &PostResult{OK: true, MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
-	var headLetter *Letter
-	headID := ""
+	var prev *Judged
 	if hasHead {
-		if headLetter, err = decodeStored(head.Body); err != nil {
+		headLetter, err := decodeStored(head.Body)
+		if err != nil {
 			return nil, fmt.Errorf("post %s: head %s: %w", l.MissionID, head.Commit, err)
 		}
-		headID = head.ID
+		prev = &Judged{Doc: head, Value: headLetter}
 		// 5. An identical replay is already in the chain at its own seq.
 		if dup, err := m.findLetter(c, head, headLetter, l.MissionSeq, id); err != nil {
 			return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
@@ -170,38 +171,13 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 			return result, nil
 		}
 	}
-	// 6. The head CAS, as the letter states it.
-	if err := CheckExtends(l, headLetter, headID); err != nil {
-		return nil, err
-	}
+	// 6 and 7, and every law of a letter's commit: the kind's own rules,
+	// the same the git hooks, a remote and verify judge it by, over the
+	// commit about to be written (its trailers say the origin and proof).
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
 	meta := letterCommit(l, id, req, when)
-	// 1, again: an archive's origin and proof, now that its exact bytes
-	// are known.
-	if l.Phase == PhaseArchived {
-		if m.Blocks == nil {
-			// No brain store to read the keys from: only the terminal's
-			// origin, which needs none, stands.
-			if req.Origin != gates.OriginHumanTTY {
-				return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: archive at a terminal")
-			}
-		} else {
-			doc := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: meta.Message()}, Body: canonical, ID: id}, Value: l}
-			if err := m.Blocks.CheckCommit(doc, gates.GestureArchive, canonical); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// 7. The board's transition rules, and the landed law's foreign key
-	// into the store.
-	if err := CheckTransition(l, headLetter); err != nil {
-		return nil, err
-	}
-	var landings Landings // nil, not a nil *Store, when there is no guard
-	if m.Blocks != nil {
-		landings = m.Blocks
-	}
-	if err := CheckLanded(l, headLetter, headID, landings); err != nil {
+	next := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: meta.Message()}, Body: canonical, ID: id}, Value: l}
+	if err := MissionKind.Follows(prev, next, m.env()); err != nil {
 		return nil, err
 	}
 	commit, err := c.Append(ctx, head.Commit, canonical, meta)
@@ -215,23 +191,25 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	return result, nil
 }
 
-// checkTested refuses a merge_wait letter whose candidate names a tested
-// commit that is not on the mission's work branch, where this repository
-// has that branch.
-func (m *Missions) checkTested(l *Letter) error {
-	if m.Work == nil || l.Phase != PhaseMergeWait || l.ReceiptCandidate == nil {
-		return nil
+// env is what a letter posted here is judged with: the store's landings
+// and gestures, and this repository's work branches. A brain with no store
+// has no keys to read, so only a terminal's gesture stands there.
+func (m *Missions) env() Env {
+	env := Env{Gestures: terminalOnly{}, Work: m.Work}
+	if m.Blocks != nil {
+		env.Landings, env.Gestures = m.Blocks, m.Blocks
 	}
-	commit, _ := l.ReceiptCandidate.Evidence.Tested()
-	if commit == "" {
-		return nil
-	}
-	on, has, err := m.Work.OnWorkBranch(l.MissionID, commit)
-	if err != nil {
-		return fmt.Errorf("post %s: %w", l.MissionID, err)
-	}
-	if has && !on {
-		return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the candidate names %.12s as the commit its gate tested, which is not on m1nd/%s: a gate tests the mission's own work", commit, l.MissionID)
+	return env
+}
+
+// terminalOnly judges gestures where no brain store can be read: a
+// terminal's confirmation needs no key; a passkey's proof cannot be
+// checked.
+type terminalOnly struct{}
+
+func (terminalOnly) CheckCommit(doc *Judged, gesture string, change []byte) error {
+	if origin, _ := TrailerValue(doc.Meta.Message, gates.OriginTrailer); origin != gates.OriginHumanTTY {
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: %s at a terminal", gesture)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -318,15 +317,11 @@ func (b *builder) work(missionID string, when time.Time) error {
 		"GIT_AUTHOR_NAME=build-1", "GIT_AUTHOR_EMAIL=build-1@runnerd.invalid", "GIT_AUTHOR_DATE=" + stamp,
 		"GIT_COMMITTER_NAME=build-1", "GIT_COMMITTER_EMAIL=build-1@runnerd.invalid", "GIT_COMMITTER_DATE=" + stamp}
 	git := func(stdin string, args ...string) (string, error) {
-		cmd := exec.CommandContext(b.ctx, "git", args...)
-		cmd.Dir, cmd.Env, cmd.Stdin = dir, append(os.Environ(), env...), strings.NewReader(stdin)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		out, _, err := gitstore.GitCmd{Dir: dir, Env: env, Stdin: strings.NewReader(stdin)}.Run(b.ctx, args...)
 		if err != nil {
-			return "", fmt.Errorf("demo: git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+			return "", fmt.Errorf("demo: %w", err)
 		}
-		return strings.TrimSpace(string(out)), nil
+		return strings.TrimSpace(out), nil
 	}
 	if _, err := git("", "read-tree", base.String()); err != nil {
 		return err

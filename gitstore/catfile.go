@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // CatFile reads objects through one `git cat-file --batch` process. A git
@@ -24,6 +25,7 @@ type CatFile struct {
 func NewCatFile(dir string) (*CatFile, error) {
 	cmd := exec.Command("git", "cat-file", "--batch")
 	cmd.Dir, cmd.Env = dir, NoReplaceEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as every git m1nd runs (GitCmd)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -39,9 +39,13 @@ func New(repo *gitstore.Repo, name string) *Brain {
 		Box:      mailbox.New(repo, name),
 		Book:     &memory.Book{Repo: repo},
 	}
-	b.Missions.Work = workBranches{repo}
+	b.Missions.Work = WorkBranches(repo)
 	return b
 }
+
+// WorkBranches answers the post law's question of the work branches
+// (chain.WorkGuard) from repo's refs: every writer of letters here asks it.
+func WorkBranches(repo *gitstore.Repo) chain.WorkGuard { return workBranches{repo} }
 
 // workBranches answers the post law's question of the work branches
 // (chain.WorkGuard) from the repository's refs.

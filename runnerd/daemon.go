@@ -18,6 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // DefaultAddr is where runnerd listens unless told otherwise.
@@ -74,7 +75,7 @@ type Daemon struct {
 
 func (d *Daemon) init() {
 	d.store = &brain.Store{Repo: d.Repo, Brain: d.Brain}
-	d.missions = &chain.Missions{Repo: d.Repo, Brain: d.Brain, Blocks: d.store}
+	d.missions = &chain.Missions{Repo: d.Repo, Brain: d.Brain, Blocks: d.store, Work: ops.WorkBranches(d.Repo)}
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}
 	}
