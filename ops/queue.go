@@ -83,13 +83,17 @@ func (b *Brain) holds(ctx context.Context, a, c string) (bool, error) {
 // gitstore.FolderStamp for when to trust it). A target in a folder of its
 // own (release/1.0) is outside it: its move shows with the next write to
 // one of these.
-func (b *Brain) QueueStamp() (gitstore.FolderStamp, error) {
-	common := b.Repo.CommonDir()
+func (b *Brain) QueueStamp() (gitstore.FolderStamp, error) { return QueueStamp(b.Repo) }
+
+// QueueStamp is Brain.QueueStamp for repo: also what runnerd's queue
+// watches to look again as soon as a branch moves.
+func QueueStamp(repo *gitstore.Repo) (gitstore.FolderStamp, error) {
+	common := repo.CommonDir()
 	st, err := gitstore.StampFolders(
 		filepath.Join(common, "refs", "heads"),
 		filepath.Join(common, "refs", "heads", strings.TrimSuffix(WorkBranchPrefix, "/")),
 		filepath.Join(common, "packed-refs"),
-		serve.SideDir(b.Repo.RuntimeDir()),
+		serve.SideDir(repo.RuntimeDir()),
 	)
 	if err != nil {
 		return gitstore.FolderStamp{}, fmt.Errorf("stamp the queue: %w", err)

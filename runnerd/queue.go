@@ -16,6 +16,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
 )
 
 // The landing queue (DESIGN §10): a mission waits in merge_wait with the
@@ -34,18 +35,49 @@ import (
 // QueueInterval is how often runnerd looks at the missions that wait.
 const QueueInterval = time.Second
 
-// queueLoop looks at the waiting missions every interval until ctx ends.
+// queueWatch is how often the queue stats the refs it leans on (the
+// mission refs, the branches, the side records: a few stats) to look again
+// at once when one moved, rather than at the next interval: a landing that
+// moves a target starts the re-gates behind it within this.
+const queueWatch = 25 * time.Millisecond
+
+// queueLoop looks at the waiting missions every interval, and whenever the
+// refs it leans on move, until ctx ends.
 func (d *Daemon) queueLoop(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
+	watch := min(queueWatch, interval)
+	t := time.NewTicker(watch)
 	defer t.Stop()
+	var seen string
+	last := time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			d.queueOnce(ctx)
 		}
+		stamp := d.queueStamp()
+		if stamp == seen && time.Since(last) < interval {
+			continue
+		}
+		// The stamp is read before the look: a move during the look shows
+		// as a new stamp at the next tick.
+		seen, last = stamp, time.Now()
+		d.queueOnce(ctx)
 	}
+}
+
+// queueStamp summarises the mission refs, the branches and the side
+// records ("" when they cannot be read: the interval's look stands).
+func (d *Daemon) queueStamp() string {
+	missions, err := d.Repo.RefsFolderStamp(chain.MissionRefPrefix)
+	if err != nil {
+		return ""
+	}
+	queue, err := ops.QueueStamp(d.Repo)
+	if err != nil {
+		return ""
+	}
+	return missions.Join(queue).Key
 }
 
 // waiting is one mission in merge_wait with a work branch on this machine.
@@ -200,12 +232,9 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 			return
 		}
 	}
-	started := d.Now().UTC().Truncate(time.Second)
+	start := d.Now()
 	gate := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.GateCommand)
-	ended := d.Now().UTC().Truncate(time.Second).Add(time.Second)
-	if wait := time.Until(ended); wait > 0 {
-		time.Sleep(wait)
-	}
+	started, ended := gateWindow(start, d.Now())
 	if gate.stopped || ctx.Err() != nil {
 		return // runnerd stops: the next one re-gates it
 	}

@@ -128,16 +128,9 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		d.Logf("mission %s: could not post gate: %v", missionID, err)
 		return
 	}
-	// The window is spelled to the second: it starts at the second the
-	// gate started and ends at the next whole second after it ended, and
-	// the letter waits for that second to pass, so the window is never in
-	// the future and always runs forward.
-	started := d.Now().UTC().Truncate(time.Second)
+	start := d.Now()
 	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf(serve.LogGate), "sh", "-c", runner.GateCommand)
-	ended := d.Now().UTC().Truncate(time.Second).Add(time.Second)
-	if wait := time.Until(ended); wait > 0 {
-		time.Sleep(wait)
-	}
+	started, ended := gateWindow(start, d.Now())
 	sum := sha256.Sum256(gate.log)
 	artifact := "sha256:" + hex.EncodeToString(sum[:])
 	exit := int64(gate.exit)

@@ -191,7 +191,8 @@ type landCrash struct {
 	repo    *gitstore.Repo
 	m       *chain.Missions
 	targets []*landTarget
-	n       int // missions made
+	n       int    // missions made
+	runner  string // the build runner missions name (runner_id), "" for none
 }
 
 // landTarget is a branch missions land in and the worktree that has it
@@ -243,7 +244,11 @@ func (c *landCrash) mission(tg *landTarget, merge bool) string {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
-	opened, err := c.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: now})
+	nm := chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: now}
+	if c.runner != "" {
+		nm.Capability, nm.RunnerID = "build-runner", c.runner
+	}
+	opened, err := c.m.New(ctx, nm)
 	if err != nil {
 		t.Fatal(err)
 	}
