@@ -17,6 +17,9 @@
 //	              vs hooks off (a hooked run is cut at -pack-timeout);
 //	serve         the real `m1nd serve`: the tray's heads view vs
 //	              /api/system_blocks, 8 connections, req/s and p99;
+//	regate        a landing whose target moved, real serve and runnerd: from
+//	              main's move to `m1nd land`'s exit (runnerd re-gates the
+//	              merge) vs the gate alone (goal: ≤ 150 ms beyond it);
 //	store, mail   the brain store and the PostToolUse hook (no goal).
 //
 // Fixtures are written by `git fast-import` (commits byte for byte what m1nd
@@ -105,7 +108,7 @@ func main() {
 }
 
 // rowNames are the rows in the order they run; -rows picks some.
-var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "pack-refs", "serve", "store", "mail"}
+var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "pack-refs", "serve", "regate", "store", "mail"}
 
 func parseRows(list string) (map[string]bool, error) {
 	rows := map[string]bool{}
@@ -164,6 +167,7 @@ func run(sz sizes, rows map[string]bool, bin, dir string) error {
 		{"sync", func() error { return benchSync(fx, bin, sz.syncMissions, sz.runs) }},
 		{"pack-refs", func() error { return benchPackRefs(fx, bin, sz.refs, min(sz.runs, 3), sz.packTimeout) }},
 		{"serve", func() error { return benchServe(fx, bin, sz.serveMissions, sz.serve) }},
+		{"regate", func() error { return benchRegate(work, bin, sz.runs) }},
 		{"store", func() error { return benchStore(work, bin, sz.blocks, max(sz.posts/4, 3)) }},
 		{"mail", func() error { return benchMail(work, bin, sz.letters, max(sz.runs, 15)) }},
 	}

@@ -28,41 +28,11 @@ func benchServe(fx *fixtures, bin string, n int, d time.Duration) error {
 	if _, err := m1ndRun(bin, dir, "skeleton", "scan"); err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	addr, stop, err := startOwner(bin, dir)
+	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	}()
-	// The owner's record names its address once it listens.
-	runtime := filepath.Join(dir, ".git", "m1nd")
-	var addr string
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
-		if rec, ok := serve.ReadRecord(runtime); ok && rec.PID == cmd.Process.Pid {
-			addr = rec.Addr
-			break
-		}
-		select {
-		case err := <-exited:
-			return fmt.Errorf("m1nd serve exited: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("m1nd serve wrote no %s in 10 s", serve.RecordFile)
-		}
-	}
+	defer stop()
 	const conns = 8
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}, Timeout: 30 * time.Second}
 	heads := "http://" + addr + "/api/mailbox?kind=mission"
@@ -97,6 +67,60 @@ func benchServe(fx *fixtures, bin string, n int, d time.Duration) error {
 		fmt.Sprintf("%.0f/s p99 %s", h.rate(), ms(hp99)), fmt.Sprintf("%.0f/s p99 %s", b.rate(), ms(bp99)),
 		fmt.Sprintf("%.2f", h.rate()/b.rate()), "≥ 2000/s, p99 ≤ 20ms", yesNo(h.rate() >= 2000 && hp99 <= 20*time.Millisecond)})
 	return nil
+}
+
+// startDaemon starts the real m1nd with args in dir, in a process group of
+// its own; stop interrupts it, and kills the group after 5 s. exited says
+// when it ended by itself.
+func startDaemon(bin, dir string, args ...string) (stop func(), exited <-chan error, err error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
+		})
+	}
+	return stop, done, nil
+}
+
+// startOwner starts `m1nd serve` on loopback in dir and returns its
+// address once it listens (its serve.json names it).
+func startOwner(bin, dir string) (addr string, stop func(), err error) {
+	stop, exited, err := startDaemon(bin, dir, "serve", "--addr", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	runtime := filepath.Join(dir, ".git", "m1nd")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if rec, ok := serve.ReadRecord(runtime); ok && rec.Addr != "" {
+			if _, err := http.Get("http://" + rec.Addr + "/api/policy"); err == nil {
+				return rec.Addr, stop, nil
+			}
+		}
+		select {
+		case err := <-exited:
+			return "", nil, fmt.Errorf("m1nd serve exited: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", serve.RecordFile)
+		}
+	}
 }
 
 // loadResult is what a load loop measured: every request's latency and

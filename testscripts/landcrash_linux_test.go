@@ -16,13 +16,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -326,7 +326,7 @@ func (c *landCrash) commitOn(parent, name, body, msg string) string {
 func (c *landCrash) land(id string, after time.Duration, stop func(pid int)) (string, int) {
 	t := c.t
 	t.Helper()
-	master, tty, err := openPTY()
+	master, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("pty: %v", err)
 	}
@@ -420,34 +420,6 @@ func becomeSubreaper(t *testing.T) {
 		syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0)
 		reapOrphans(t)
 	})
-}
-
-// openPTY opens a pseudo-terminal with the standard library only: its
-// master, and its terminal end for the child's stdin and stdout.
-func openPTY() (master, tty *os.File, err error) {
-	master, err = os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	ioctl := func(req uintptr, arg unsafe.Pointer) error {
-		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), req, uintptr(arg)); e != 0 {
-			return e
-		}
-		return nil
-	}
-	var unlock int32
-	var n uint32
-	if err = ioctl(syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)); err == nil {
-		err = ioctl(syscall.TIOCGPTN, unsafe.Pointer(&n))
-	}
-	if err == nil {
-		tty, err = os.OpenFile("/dev/pts/"+strconv.FormatUint(uint64(n), 10), os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
-	}
-	if err != nil {
-		master.Close()
-		return nil, nil, err
-	}
-	return master, tty, nil
 }
 
 // state is where the kill left the mission: "finished" (m1nd exited 0

@@ -19,6 +19,7 @@ import (
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/runnerd"
 )
@@ -40,7 +41,7 @@ import (
 //     spawned, the memory and follow-up ids for the ones `memory add` and
 //     `followup open` recorded (readmePlaceholders).
 //   - The human gestures (ratify, receipt import, land, archive) run at a
-//     pseudo-terminal (openPTY, hence linux only): the test reads the
+//     pseudo-terminal (internal/pty, hence linux only): the test reads the
 //     prompt and types what it asks.
 //   - Daemons started with `&` run in the background until the test ends;
 //     the test waits for the owner to answer and the runners to announce,
@@ -460,7 +461,7 @@ func (r *readmeRun) expect(c readmeCmd, out string) {
 // the terminal showed.
 func (r *readmeRun) atTerminal(c readmeCmd, text string) string {
 	t := r.t
-	master, tty, err := openPTY()
+	master, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("pty: %v", err)
 	}
