@@ -1193,3 +1193,138 @@ func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
 	}
 	o.wantVerifyClean()
 }
+
+// TestBrowserShowsTheLandingQueue: three missions wait, ready, each card
+// titled by its ask; main moves under them (runnerd stopped), and every
+// card and the mission view say so, land disabled; runnerd comes back, its
+// queue re-gates them in order — the page shows re-gating — and then one
+// is ready, one conflicts with main (its path) and one's gate failed on
+// the merge (its output); only the ready one can land, and it lands onto a
+// tree its gate passed on.
+func TestBrowserShowsTheLandingQueue(t *testing.T) {
+	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	o.m1nd("init")
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	script := `#!/bin/sh
+case "$(cat "$1")" in
+*"add a note"*) echo note > core/note.txt ;;
+*"shared file"*) echo mission > core/shared.txt ;;
+*"use the ledger"*) echo use > core/use.txt ;;
+esac
+echo "agent: wrote my file"
+git add -A && git commit -qm "agent: $M1ND_MISSION"
+`
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(t.TempDir(), "gated")
+	gate := `sleep 0.6; t=$(git rev-parse 'HEAD^{tree}'); if [ -f core/use.txt ] && [ -f core/forbid.txt ]; then echo 'gate: use.txt and forbid.txt clash'; exit 1; fi; echo "$t" >> ` + record + `; echo 'gate: ok'`
+	pins := fmt.Sprintf("[[runner]]\nid = \"build-1\"\ncapability = \"build-runner\"\ncommand = [%q, \"{packet_file}\"]\ngate_command = %q\nworkspace_allowlist = [%q]\ntimeout_secs = 60\n", agent, gate, filepath.Dir(o.dir))
+	if err := os.WriteFile(filepath.Join(o.dir, ".git", "m1nd", "runners.toml"), []byte(pins), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.url = o.serve()
+	startRunnerd := func() *exec.Cmd {
+		rd := exec.Command(m1ndBin(t), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms", "--queue-interval", "200ms")
+		rd.Dir, rd.Env = o.dir, o.env
+		if err := rd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rd.Process.Kill(); rd.Wait() })
+		return rd
+	}
+	rd := startRunnerd()
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	until(t, ctx, "spawn to be offered", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available)`)
+	open(t, ctx, o.url)
+	o.withPasskey(ctx)
+	until(t, ctx, "the runner pin to wait for approval", `!document.querySelector('#pins-go').hidden`)
+	click(t, ctx, `#pins-go`)
+	until(t, ctx, "the approval's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the pin approved", `document.querySelector('#pins-go').hidden`)
+
+	asks := []string{"add a note to core", "write the shared file in core", "use the ledger in core"}
+	ids := make([]string, len(asks))
+	for i, ask := range asks {
+		var reply struct {
+			MissionID string `json:"mission_id"`
+		}
+		if err := json.Unmarshal([]byte(o.m1nd("spawn", "--runner", "build-1", "--block", "sb_demo_brain_core", "--ask", ask, "--json")), &reply); err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = reply.MissionID
+		until(t, ctx, ask+" to wait ready", fmt.Sprintf(`!!document.querySelector('#cards .card[data-mission=%q][data-phase="merge_wait"] .queue[data-queue="ready"]')`, ids[i]))
+	}
+	okID, conflictID, failID := ids[0], ids[1], ids[2]
+	card := func(id string) string { return fmt.Sprintf(`#cards .card[data-mission=%q]`, id) }
+	for i, id := range ids {
+		if got := eval[string](t, ctx, `document.querySelector('`+card(id)+` .card-title').textContent`); got != asks[i] {
+			t.Errorf("the card of %s is titled %q, want its ask %q", id, got, asks[i])
+		}
+		if eval[bool](t, ctx, `document.querySelector('`+card(id)+` button.land').disabled`) {
+			t.Errorf("the ready %s cannot be landed", id)
+		}
+	}
+	screenshot(t, ctx, "queue-ready")
+
+	// runnerd stops; main moves on: every card says so, none can land.
+	rd.Process.Kill()
+	rd.Wait()
+	for name, body := range map[string]string{"core/shared.txt": "main's own\n", "core/forbid.txt": "no use\n"} {
+		if err := os.WriteFile(filepath.Join(o.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.gitOut("add", "core/shared.txt", "core/forbid.txt")
+	o.gitOut("commit", "-qm", "main: a shared file, and no use")
+	for _, id := range ids {
+		until(t, ctx, id+" to show main moved", `(() => { const c = document.querySelector('`+card(id)+`'); const b = c && c.querySelector('button.land');
+			return !!c.querySelector('.queue[data-queue="target_moved"]') && c.querySelector('.queue').textContent.includes('target moved — re-gating…') && b.disabled && b.title.startsWith('not ready to land: main moved since the gate') })()`)
+	}
+	screenshot(t, ctx, "queue-target-moved")
+	click(t, ctx, card(okID))
+	until(t, ctx, "the view to say main moved", `document.querySelector('#mission').open && !!document.querySelector('#mission .mv-queue .queue[data-queue="target_moved"]') && document.querySelector('#mission-title').textContent.startsWith('add a note to core · ')`)
+	if !eval[bool](t, ctx, `document.querySelector('#mission button.land').disabled`) {
+		t.Error("the view offers to land a mission main moved under")
+	}
+	if got := eval[string](t, ctx, `document.querySelector('#mission .mv-agent').innerText`); !strings.Contains(got, "Agent output") {
+		t.Errorf("the view has no agent output: %q", got)
+	}
+	eval[bool](t, ctx, `(document.querySelector('#mission .mv-agent summary').click(), true)`)
+	until(t, ctx, "the agent's output", `document.querySelector('#mission .agent-log').textContent.includes('agent: wrote my file')`)
+	run(t, ctx, chromedp.KeyEvent(kb.Escape))
+	until(t, ctx, "the view to close", `!document.querySelector('#mission').open`)
+
+	// runnerd is back: its queue re-gates in order, and the page follows.
+	startRunnerd()
+	until(t, ctx, "a card re-gating", `[...document.querySelectorAll('#cards .card .queue[data-queue="regating"]')].some(q => q.textContent.includes('re-gating the merge with main'))`)
+	screenshot(t, ctx, "queue-regating")
+	until(t, ctx, "the first ready again", `!!document.querySelector('`+card(okID)+` .queue[data-queue="ready"]') && !document.querySelector('`+card(okID)+` button.land').disabled`)
+	until(t, ctx, "the second to conflict", `(() => { const q = document.querySelector('`+card(conflictID)+` .queue[data-queue="conflict"]'); return !!q && q.textContent.includes('conflicts with main: core/shared.txt') })()`)
+	until(t, ctx, "the third's gate to fail on the merge", `(() => { const q = document.querySelector('`+card(failID)+` .queue[data-queue="gate_failed"]'); return !!q && q.querySelector('pre.tail').textContent.includes('gate: use.txt and forbid.txt clash') })()`)
+	for _, id := range []string{conflictID, failID} {
+		if !eval[bool](t, ctx, `document.querySelector('`+card(id)+` button.land').disabled`) {
+			t.Errorf("%s can be landed", id)
+		}
+	}
+	screenshot(t, ctx, "queue-states")
+	click(t, ctx, card(failID))
+	until(t, ctx, "the view to show the failed merge", `document.querySelector('#mission').open && document.querySelector('#mission').dataset.mission === '`+failID+`' && (document.querySelector('#mission .mv-queue pre.tail') || {}).textContent?.includes('clash')`)
+	screenshot(t, ctx, "queue-gate-failed-view")
+	run(t, ctx, chromedp.KeyEvent(kb.Escape))
+	until(t, ctx, "the view to close", `!document.querySelector('#mission').open`)
+
+	// The ready one lands, onto exactly what its gate passed on.
+	click(t, ctx, card(okID)+` button.land`)
+	until(t, ctx, "the landing's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the first landed", `!!document.querySelector('`+card(okID)+`[data-phase="landed"]')`)
+	tree := strings.TrimSpace(o.gitOut("rev-parse", "main^{tree}"))
+	if data, _ := os.ReadFile(record); !strings.Contains(string(data), tree+"\n") {
+		t.Errorf("main's tree %s is not one the gate passed on:\n%s", tree, data)
+	}
+	o.wantVerifyClean()
+}

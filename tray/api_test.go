@@ -18,6 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -237,6 +238,37 @@ func TestEventsSeePlainGitWrites(t *testing.T) {
 			t.Fatal("no event for a ref moved by git")
 		}
 	}
+}
+
+// A queue event tells the page that the landing queue's view moved with
+// no m1nd ref moving: a finding runnerd's queue recorded (a side record),
+// a branch that moved.
+func TestEventsTellTheQueue(t *testing.T) {
+	f := newFixture(t, false)
+	h := f.srv.events
+	h.interval = 5 * time.Millisecond
+	ch, _ := h.subscribe()
+	defer h.unsubscribe(ch)
+	heard := func(what string) {
+		t.Helper()
+		deadline := time.After(5 * time.Second)
+		for {
+			select {
+			case moved := <-ch:
+				if len(moved) == 0 {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no queue event after %s", what)
+			}
+		}
+	}
+	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), &serve.Side{MissionID: "msn_00000000beef", Target: "main", Queue: &serve.QueueState{State: serve.QueueConflict, Paths: []string{"core/a.go"}}}); err != nil {
+		t.Fatal(err)
+	}
+	heard("a side record")
+	f.g.Git("branch", "m1nd/msn_00000000beef")
+	heard("a work branch")
 }
 
 // The watcher runs only while a tab listens.

@@ -25,14 +25,35 @@ const refPrefix = "refs/m1nd/"
 type hub struct {
 	repo     *gitstore.Repo
 	interval time.Duration
+	// queue stamps what the landing queue's view leans on beyond the m1nd
+	// refs (the branches, runnerd's side records: ops.QueueStamp); a change
+	// is told as a queue event. nil: none watched.
+	queue func() (gitstore.FolderStamp, error)
 
 	mu   sync.Mutex
 	subs map[chan []string]bool
 	stop context.CancelFunc // the running watcher's, while subs is not empty
 }
 
-func newHub(repo *gitstore.Repo, interval time.Duration) *hub {
-	return &hub{repo: repo, interval: interval, subs: map[chan []string]bool{}}
+func newHub(repo *gitstore.Repo, interval time.Duration, queue func() (gitstore.FolderStamp, error)) *hub {
+	return &hub{repo: repo, interval: interval, queue: queue, subs: map[chan []string]bool{}}
+}
+
+// queueMoved is what a subscriber receives when the queue's view moved
+// (a branch, a finding of runnerd's queue) rather than a ref of m1nd's.
+var queueMoved = []string{}
+
+// queueStamp is the queue's stamp now ("" when none is watched or it
+// cannot be read).
+func (h *hub) queueStamp() string {
+	if h.queue == nil {
+		return ""
+	}
+	st, err := h.queue()
+	if err != nil {
+		return ""
+	}
+	return st.Key
 }
 
 // MaxStreams caps the event streams an owner serves at once: each holds a
@@ -55,7 +76,7 @@ func (h *hub) subscribe() (chan []string, bool) {
 		ctx, h.stop = context.WithCancel(context.Background())
 		last, _ := h.list()
 		stamp, _ := h.repo.RefsStamp(refPrefix)
-		go h.run(ctx, last, stamp)
+		go h.run(ctx, last, stamp, h.queueStamp())
 	}
 	return ch, true
 }
@@ -71,8 +92,8 @@ func (h *hub) unsubscribe(ch chan []string) {
 	}
 }
 
-func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, stamp string) {
-	settle := false
+func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, stamp, queued string) {
+	settle, queueSettle := false, false
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	for n := 1; ; n++ {
@@ -80,6 +101,13 @@ func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, stamp stri
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		// The queue's view: told on a change, and once more on the tick
+		// after (a second write in the same clock tick leaves the stamp).
+		if q := h.queueStamp(); q != queued || queueSettle {
+			queueSettle = q != queued
+			queued = q
+			h.broadcast(queueMoved)
 		}
 		now, err := h.repo.RefsStamp(refPrefix)
 		if err != nil {
@@ -140,8 +168,10 @@ func (h *hub) broadcast(moved []string) {
 	}
 }
 
-// getEvents streams server-sent events: one `data: {"refs":[…]}` per
-// change of refs/m1nd/, and a comment every 15 s to keep the line open.
+// getEvents streams server-sent events: one `refs` event, `data:
+// {"refs":[…]}`, per change of refs/m1nd/; a `queue` event when what the
+// landing queue's view leans on moved (a branch, a finding of runnerd's
+// queue); and a comment every 15 s to keep the line open.
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -167,8 +197,12 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case moved := <-ch:
-			data, _ := json.Marshal(map[string][]string{"refs": moved})
-			fmt.Fprintf(w, "event: refs\ndata: %s\n\n", data)
+			if len(moved) == 0 { // queueMoved
+				fmt.Fprint(w, "event: queue\ndata: {}\n\n")
+			} else {
+				data, _ := json.Marshal(map[string][]string{"refs": moved})
+				fmt.Fprintf(w, "event: refs\ndata: %s\n\n", data)
+			}
 			flusher.Flush()
 		case <-keepAlive.C:
 			fmt.Fprint(w, ": keep-alive\n\n")

@@ -42,10 +42,11 @@ type Server struct {
 
 // New builds the owner of the brain in repo.
 func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
+	b := ops.New(repo, brainName)
 	return &Server{
-		Brain:    ops.New(repo, brainName),
+		Brain:    b,
 		ReadOnly: readOnly,
-		events:   newHub(repo, 250*time.Millisecond),
+		events:   newHub(repo, 250*time.Millisecond, b.QueueStamp),
 		runners:  registry{seen: map[string]runnerSeen{}},
 	}
 }

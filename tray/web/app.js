@@ -1026,6 +1026,7 @@ async function start() {
   document.body.dataset.ready = 'true';
   const events = new EventSource('/api/events');
   events.addEventListener('refs', () => refresh());
+  events.addEventListener('queue', () => refresh()); // a branch moved, or runnerd's queue found something
   setInterval(() => { renderTray(); tickTimes(); }, 30000); // "3 min ago" moves on
 }
 
