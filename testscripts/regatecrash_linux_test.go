@@ -99,7 +99,7 @@ func TestKillNineWhileRegating(t *testing.T) {
 	if out, err := c.g.TryGit("worktree", "list", "--porcelain"); err != nil || strings.Contains(out, ".gate") {
 		t.Errorf("a re-gate's worktree is left: %v\n%s", err, out)
 	}
-	t.Logf("%d kills: %v (finished = ready before the kill; merged, not gated = the merge made and the gate cut short; untouched = killed before the merge)", rounds, outcomes)
+	t.Logf("%d rounds, a kill each: %v (finished = ready before the kill; merged, not gated = the merge made and the gate cut short; untouched = killed before the merge)", rounds, outcomes)
 }
 
 // waitingBehindMain makes a mission at merge_wait on main's tip, then moves
