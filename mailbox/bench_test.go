@@ -21,13 +21,13 @@ func BenchmarkDeliver(b *testing.B) {
 		sendOne()
 	}
 	all := Budget{Letters: 1000, Bytes: 1 << 30}
-	if d, err := box.Deliver(ctx, "bob", all); err != nil || len(d.Letters) != 200 {
+	if d, err := box.Deliver(ctx, "bob", Turn{}, all); err != nil || len(d.Letters) != 200 {
 		b.Fatalf("first delivery: %v", err)
 	}
 	b.Run("nothing-new", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if d, err := box.Deliver(ctx, "bob", all); err != nil || len(d.Letters) != 0 {
+			if d, err := box.Deliver(ctx, "bob", Turn{}, all); err != nil || len(d.Letters) != 0 {
 				b.Fatalf("delivered %v: %v", d, err)
 			}
 		}
@@ -38,7 +38,7 @@ func BenchmarkDeliver(b *testing.B) {
 			b.StopTimer()
 			sendOne()
 			b.StartTimer()
-			if d, err := box.Deliver(ctx, "bob", Budget{Letters: 1, Bytes: 1 << 20}); err != nil || len(d.Letters) != 1 {
+			if d, err := box.Deliver(ctx, "bob", Turn{}, Budget{Letters: 1, Bytes: 1 << 20}); err != nil || len(d.Letters) != 1 {
 				b.Fatalf("delivered %v: %v", d, err)
 			}
 		}

@@ -218,7 +218,17 @@ type Entry struct {
 	Stored
 	Fate string `json:"fate"`
 	Read bool   `json:"read"` // delivered into the agent's session (or marked read)
+	// Turn is where a delivered letter stands: "in_turn" while the turn it
+	// went into has not answered, "again" once a failed turn gave it back
+	// for the next (then Read is false); absent otherwise.
+	Turn string `json:"turn,omitempty"`
 }
+
+// The turn states of a delivered letter (Entry.Turn).
+const (
+	TurnInTurn = "in_turn"
+	TurnAgain  = "again"
+)
 
 // Inbox lists the letters for agent, newest first, with fate and whether
 // they were delivered.
@@ -229,6 +239,10 @@ func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
 	}
 	fates := b.Fates(all)
 	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	in, err := readInflight(b.Repo, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +258,14 @@ func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
 				return nil, err
 			}
 		}
-		out = append(out, Entry{Stored: s, Fate: fates[s.ID], Read: delivered[s.Ref][s.Commit]})
+		e := Entry{Stored: s, Fate: fates[s.ID], Read: delivered[s.Ref][s.Commit]}
+		switch {
+		case in.waitsAgain(s.ID):
+			e.Turn, e.Read = TurnAgain, false
+		case in.inTurn(s.ID):
+			e.Turn = TurnInTurn
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

@@ -110,8 +110,10 @@ func Size(s Stored) int {
 
 // Delivery is what one call put into an agent's session.
 type Delivery struct {
-	Letters   []Stored // oldest first
-	Remaining int      // letters still waiting for the next call
+	Letters   []Stored   // oldest first: those delivered again first, then the new
+	Again     int        // how many of Letters are delivered again, after a failed turn
+	Remaining int        // letters still waiting for the next call
+	GaveUp    []InFlight // letters given up: delivered into MaxAttempts turns that all failed
 }
 
 // queue is one ref's undelivered letters, oldest first.
@@ -190,9 +192,14 @@ func (b *Mailbox) waiting(agent string, cur *cursor) (bool, error) {
 }
 
 // Waiting lists the letters waiting for agent, oldest first, claiming
-// nothing: what a session would be handed next.
+// nothing: what a session would be handed next (those to deliver again
+// after a failed turn first).
 func (b *Mailbox) Waiting(agent string) ([]Stored, error) {
 	cur, err := readCursor(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	in, err := readInflight(b.Repo, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -200,31 +207,38 @@ func (b *Mailbox) Waiting(agent string) ([]Stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Stored
+	var fresh []Stored
 	for _, q := range queues {
-		out = append(out, q.letters...)
+		for _, s := range q.letters {
+			if !in.has(s.ID) {
+				fresh = append(fresh, s)
+			}
+		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return older(out[i], out[j]) })
-	return out, nil
+	sort.SliceStable(fresh, func(i, j int) bool { return older(fresh[i], fresh[j]) })
+	out := make([]Stored, 0, len(in.Again)+len(fresh))
+	for _, f := range in.Again {
+		out = append(out, f.Stored)
+	}
+	return append(out, fresh...), nil
 }
 
 // Pending counts the letters waiting for agent, claiming nothing.
 func (b *Mailbox) Pending(agent string) (int, error) {
-	cur, err := readCursor(b.Repo, agent)
-	if err != nil {
-		return 0, err
-	}
-	_, total, err := b.pending(agent, cur)
-	return total, err
+	waiting, err := b.Waiting(agent)
+	return len(waiting), err
 }
 
-// Deliver claims the letters waiting for agent, oldest first across all
-// its refs, within budget, and moves the agent's cursor past them. The
-// claim holds the cursor's lock, so concurrent deliveries (parallel hook
-// processes) each get different letters and every letter is delivered
-// exactly once. A letter is claimed before the caller shows it: a process
-// killed in between loses that letter from the session, never doubles it.
-func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*Delivery, error) {
+// Deliver claims the letters waiting for agent within budget — first those
+// a failed turn never answered (delivered again, once), then the new ones,
+// oldest first across all its refs — and moves the agent's cursor past
+// them. With turn.Session they go into that session's turn, in flight
+// until it answers (Answered); the letters in flight in the turns of
+// sessions that no longer run (turn.Alive) are given back first. The claim
+// holds the cursor's lock, so concurrent deliveries (parallel hook
+// processes) each get different letters and every letter goes into one
+// turn at a time.
+func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget Budget) (*Delivery, error) {
 	path, err := cursorPath(b.Repo, agent)
 	if err != nil {
 		return nil, err
@@ -235,7 +249,11 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 	if err != nil {
 		return nil, err
 	}
-	if moved, err := b.waiting(agent, cur); err != nil || !moved {
+	in, err := readInflight(b.Repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	if moved, err := b.waiting(agent, cur); err != nil || (!moved && len(in.Again) == 0 && !in.others(turn)) {
 		return &Delivery{}, err
 	}
 	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
@@ -246,41 +264,85 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, budget Budget) (*De
 	if cur, err = readCursor(b.Repo, agent); err != nil {
 		return nil, err
 	}
-	queues, total, err := b.pending(agent, cur)
-	if err != nil || len(queues) == 0 {
-		return &Delivery{}, err
+	if in, err = readInflight(b.Repo, agent); err != nil {
+		return nil, err
 	}
-	d := &Delivery{}
+	released, gaveUp := in.release(turn)
+	queues, _, err := b.pending(agent, cur)
+	if err != nil {
+		return nil, err
+	}
+	d := &Delivery{GaveUp: gaveUp}
 	used := 0
 	cost := budget.Cost
 	if cost == nil {
 		cost = Size
 	}
+	fits := func(s Stored) bool {
+		return len(d.Letters) == 0 || (len(d.Letters) < budget.Letters && used+cost(s) <= budget.Bytes)
+	}
+	if turn.Now.IsZero() {
+		turn.Now = time.Now()
+	}
+	at := chain.Timestamp(turn.Now)
+	var taken []InFlight
+	// What a failed turn never answered goes first.
+	for len(in.Again) > 0 && fits(in.Again[0].Stored) {
+		f := in.Again[0]
+		in.Again = in.Again[1:]
+		f.Attempt++
+		f.Session, f.At = turn.Session, at
+		d.Letters = append(d.Letters, f.Stored)
+		d.Again++
+		used += cost(f.Stored)
+		taken = append(taken, f)
+	}
+	// Then the new letters: the oldest waiting of any ref, each ref taken
+	// in its own order so its cursor stays a prefix. One already in flight
+	// (a delivery cut short before its cursor moved) is passed over.
+	fresh := 0
+	for _, q := range queues {
+		kept := q.letters[:0]
+		for _, s := range q.letters {
+			if !in.has(s.ID) {
+				kept = append(kept, s)
+			}
+		}
+		q.letters = kept
+		fresh += len(kept)
+	}
 	for {
-		// The oldest waiting letter of any ref; each ref is taken in its
-		// own order, so its cursor stays a prefix.
 		var next *queue
 		for _, q := range queues {
 			if len(q.letters) > 0 && (next == nil || older(q.letters[0], next.letters[0])) {
 				next = q
 			}
 		}
-		if next == nil {
+		if next == nil || !fits(next.letters[0]) {
 			break
 		}
 		s := next.letters[0]
-		if len(d.Letters) > 0 && (len(d.Letters) >= budget.Letters || used+cost(s) > budget.Bytes) {
-			break
-		}
 		d.Letters = append(d.Letters, s)
 		used += cost(s)
 		next.letters = next.letters[1:]
 		cur.Refs[next.ref] = s.Commit.String()
+		fresh--
+		taken = append(taken, InFlight{Stored: s, Commit: s.Commit.String(), Session: turn.Session, Attempt: 1, At: at})
 	}
-	d.Remaining = total - len(d.Letters)
+	d.Remaining = len(in.Again) + fresh
 	for _, q := range queues {
 		if len(q.letters) == 0 {
 			cur.Refs[q.ref] = q.skipTo.String() // all delivered, or only undecodable entries were left
+		}
+	}
+	if turn.Session != "" {
+		in.Turns = append(in.Turns, taken...)
+	}
+	// The record first, then the cursor: cut short between them, the
+	// letters are delivered again, never lost.
+	if released || len(taken) > 0 {
+		if err := writeInflight(b.Repo, agent, in); err != nil {
+			return nil, fmt.Errorf("deliver to %s: %w", agent, err)
 		}
 	}
 	if err := writeCursor(path, cur); err != nil {
@@ -312,6 +374,17 @@ func (b *Mailbox) MarkRead(ctx context.Context, agent string) error {
 	for _, r := range refs {
 		if addressedTo(r.Name, agent) {
 			cur.Refs[r.Name] = r.Hash.String()
+		}
+	}
+	// What a failed turn gave back is read now too.
+	in, err := readInflight(b.Repo, agent)
+	if err != nil {
+		return err
+	}
+	if len(in.Again) > 0 {
+		in.Again = nil
+		if err := writeInflight(b.Repo, agent, in); err != nil {
+			return fmt.Errorf("mark read for %s: %w", agent, err)
 		}
 	}
 	if err := writeCursor(path, cur); err != nil {

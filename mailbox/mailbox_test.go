@@ -146,7 +146,7 @@ func TestDeliverOnceOldestFirstWithinBudget(t *testing.T) {
 	if n, _ := b.Pending("bob"); n != 10 {
 		t.Fatalf("pending = %d, want 10", n)
 	}
-	d, err := b.Deliver(ctx, "bob", Budget{Letters: 4, Bytes: 1 << 20})
+	d, err := b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 4, Bytes: 1 << 20})
 	if err != nil || len(d.Letters) != 4 || d.Remaining != 6 {
 		t.Fatalf("first delivery: %d letters, %d remaining, %v", len(d.Letters), d.Remaining, err)
 	}
@@ -157,16 +157,16 @@ func TestDeliverOnceOldestFirstWithinBudget(t *testing.T) {
 	if strings.Join(order, "|") != "from alice 0|from carol 0|from alice 1|from carol 1" {
 		t.Fatalf("order %v", order)
 	}
-	d, _ = b.Deliver(ctx, "bob", Budget{Letters: 100, Bytes: 1 << 20})
+	d, _ = b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 100, Bytes: 1 << 20})
 	if len(d.Letters) != 6 || d.Remaining != 0 {
 		t.Fatalf("second delivery: %d, %d remaining", len(d.Letters), d.Remaining)
 	}
-	if d, _ = b.Deliver(ctx, "bob", Budget{Letters: 100, Bytes: 1 << 20}); len(d.Letters) != 0 {
+	if d, _ = b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 100, Bytes: 1 << 20}); len(d.Letters) != 0 {
 		t.Fatalf("third delivery repeated %d letters", len(d.Letters))
 	}
 	// A byte budget still lets one big letter through.
 	send(t, b, letter("alice", "bob", "note", strings.Repeat("x", 5000), 30))
-	if d, _ = b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 100}); len(d.Letters) != 1 {
+	if d, _ = b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 10, Bytes: 100}); len(d.Letters) != 1 {
 		t.Fatalf("a big letter was held back: %d", len(d.Letters))
 	}
 	// Inbox: newest first, every letter for bob read now.
@@ -208,7 +208,7 @@ func TestConcurrentDeliveriesClaimEachLetterOnce(t *testing.T) {
 			defer repo.Close()
 			box := &Mailbox{Repo: repo, Brain: "brain"}
 			for {
-				d, err := box.Deliver(context.Background(), "bob", Budget{Letters: 7, Bytes: 1 << 20})
+				d, err := box.Deliver(context.Background(), "bob", Turn{}, Budget{Letters: 7, Bytes: 1 << 20})
 				if err != nil {
 					t.Error(err)
 					return
@@ -285,7 +285,7 @@ func TestMarkReadAndUndecodableEntries(t *testing.T) {
 	if err := b.MarkRead(ctx, "bob"); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
+	if d, err := b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
 		t.Fatalf("after mark read: %+v %v", d, err)
 	}
 	inbox, err := b.Inbox(ctx, "bob")
@@ -293,13 +293,13 @@ func TestMarkReadAndUndecodableEntries(t *testing.T) {
 		t.Fatalf("inbox after mark read: %+v %v", inbox, err)
 	}
 	later := send(t, b, letter("alice", "bob", "note", "three", 3))
-	if d, _ := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); len(d.Letters) != 1 || d.Letters[0].Letter.What != "three" {
+	if d, _ := b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 10, Bytes: 1 << 20}); len(d.Letters) != 1 || d.Letters[0].Letter.What != "three" {
 		t.Fatalf("a letter after mark read: %+v", d)
 	}
 	// A raw commit whose mail.json is not a letter, on top of bob's ref.
 	commit := g.CommitFile(later.Commit, File, []byte("not a letter"), "raw")
 	g.Git("update-ref", later.Ref, commit)
-	if d, err := b.Deliver(ctx, "bob", Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
+	if d, err := b.Deliver(ctx, "bob", Turn{}, Budget{Letters: 10, Bytes: 1 << 20}); err != nil || len(d.Letters) != 0 {
 		t.Fatalf("an undecodable entry was delivered: %+v %v", d, err)
 	}
 	cur, err := readCursor(b.Repo, "bob")

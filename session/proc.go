@@ -11,6 +11,7 @@ import (
 // Stat is the part of /proc/<pid>/stat the registry reads.
 type Stat struct {
 	Comm  string // field 2, without its parentheses
+	State byte   // field 3: R, S, D, Z (a zombie: exited, not yet reaped), …
 	PPID  int    // field 4
 	Start uint64 // field 22: start time, clock ticks after boot
 }
@@ -40,6 +41,9 @@ func ParseStat(data []byte) (Stat, error) {
 		return Stat{}, fmt.Errorf("proc stat: start time %q", rest[19])
 	}
 	st.PPID, st.Start = ppid, start
+	if len(rest[0]) > 0 {
+		st.State = rest[0][0]
+	}
 	return st, nil
 }
 
@@ -59,15 +63,18 @@ func ReadStat(pid int) (Stat, error) {
 	return ParseStat(data)
 }
 
-// Alive reports whether p still runs: a process with its pid exists and
-// started when p did (a pid the kernel reused is another process). Where
+// Alive reports whether p still runs: a process with its pid exists, is
+// not a zombie, and started when p did (a pid the kernel reused is another
+// process). Where
 // there is no /proc, nothing is known alive.
 func Alive(p Proc) bool {
 	if p.PID <= 0 {
 		return false
 	}
 	st, err := ReadStat(p.PID)
-	return err == nil && st.Start == p.Start
+	// A zombie (or a dead process, X) has exited: its table entry waits
+	// only for its parent to reap it.
+	return err == nil && st.Start == p.Start && st.State != 'Z' && st.State != 'X'
 }
 
 // wrappers are the programs a host may run a hook command through (Codex

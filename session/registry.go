@@ -226,6 +226,33 @@ func (r *Registry) List(now time.Time, all bool) ([]Listed, error) {
 	return out, nil
 }
 
+// Running reports whether session id's client runs now: its record names
+// a process that is alive. A session with no record (or none readable)
+// does not run.
+func (r *Registry) Running(id string) bool {
+	if !ValidSessionID(id) {
+		return false
+	}
+	rec, err := r.Read(id)
+	return err == nil && rec != nil && Alive(rec.Proc)
+}
+
+// RegisteredSince reports whether a session of agent answered a hook
+// event at or after since (its record's last event): the keeper's test of
+// a woken session that ran none of m1nd's hooks.
+func (r *Registry) RegisteredSince(agent string, since time.Time) (bool, error) {
+	listed, err := r.List(time.Now(), true)
+	if err != nil {
+		return false, err
+	}
+	for _, s := range listed {
+		if at, err := time.Parse(time.RFC3339, s.LastEventAt); err == nil && s.Agent == agent && !at.Before(since.Truncate(time.Second)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Live reports whether a session of agent runs now (the keeper's view).
 func (r *Registry) Live(agent string) (bool, error) {
 	listed, err := r.List(time.Now(), false)

@@ -43,9 +43,10 @@ func TestParseStat(t *testing.T) {
 		want  Stat
 		valid bool
 	}{
-		{"4242 (claude) S 4100 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 11 0 987654 1 2 3", Stat{"claude", 4100, 987654}, true},
-		{"77 (tmux: server) (x) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0", Stat{"tmux: server) (x", 1, 55}, true},
-		{"1 () S 0" + tail, Stat{"", 0, 0}, true},
+		{"4242 (claude) S 4100 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 11 0 987654 1 2 3", Stat{"claude", 'S', 4100, 987654}, true},
+		{"77 (tmux: server) (x) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0", Stat{"tmux: server) (x", 'R', 1, 55}, true},
+		{"1 () S 0" + tail, Stat{"", 'S', 0, 0}, true},
+		{"9 (codex) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0", Stat{"codex", 'Z', 1, 77}, true},
 		{"no parentheses S 1" + tail, Stat{}, false},
 		{"1 (x) S 1 2 3", Stat{}, false},
 		{"1 (x) S -4" + tail, Stat{}, false},
@@ -288,4 +289,31 @@ func FuzzValidSessionID(f *testing.F) {
 			t.Fatalf("ValidSessionID(%q) = %v, want %v", id, got, want)
 		}
 	})
+}
+
+// TestAliveSeesAZombieAsDead: a child that exited but is not reaped yet
+// still has its /proc entry; it no longer runs.
+func TestAliveSeesAZombieAsDead(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	var st Stat
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var err error
+		if st, err = ReadStat(pid); err != nil {
+			t.Fatal(err)
+		}
+		if st.State == 'Z' || time.Now().After(deadline) {
+			break
+		}
+	}
+	if st.State != 'Z' {
+		t.Fatalf("the unreaped child is in state %c", st.State)
+	}
+	if Alive(Proc{PID: pid, Start: st.Start}) {
+		t.Error("a zombie counts as alive")
+	}
+	cmd.Wait()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -310,4 +311,126 @@ func FuzzDecodeInput(f *testing.F) {
 			t.Fatal("nil input without an error")
 		}
 	})
+}
+
+// TestATurnThatFailsGivesItsLettersBack: letters a hook put into a turn
+// are answered by that session's next hook after a model answer (a tool
+// call, its Stop); a session whose client died before answering gives them
+// back, and the next session's start carries them again, once. Each hook
+// is noted in a real registry, as the CLI does, the client being this
+// process (alive) until it dies (a process record that no longer matches).
+func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
+	ctx := context.Background()
+	st, err := ReadStat(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	self := Proc{PID: os.Getpid(), Start: st.Start}
+	dead := Proc{PID: self.PID, Start: self.Start + 1} // a reused pid: another process
+	for _, tc := range []struct {
+		name    string
+		answer  string // the event that answers s1's turn, "" for none: s1 dies
+		carries bool   // s2's start carries the letter again
+	}{
+		{"answered by a tool call", EventPostToolUse, false},
+		{"answered by its Stop", EventStop, false},
+		{"the client died first", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSession(t, "bob", HostClaude)
+			s.Registry = NewRegistry(s.Box.Repo.RuntimeDir())
+			hook := func(event, id string, in *Input) Result {
+				t.Helper()
+				in.SessionID = id
+				res := s.Handle(ctx, event, in)
+				state, _ := StateAfter(event, res)
+				if err := s.Registry.Note(in, HostClaude, "bob", event, state, self, t0); err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			die := func(id string) {
+				t.Helper()
+				if err := s.Registry.Note(&Input{SessionID: id}, HostClaude, "bob", "Stop", "", dead, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := mail(t, s, "alice", "bob", "rerun the gate", 1)
+			start := contextOf(t, hook(EventSessionStart, "s1", &Input{Source: "startup"}), EventSessionStart)
+			if !strings.Contains(start, id) {
+				t.Fatalf("s1's start lacks the letter:\n%s", start)
+			}
+			// The prompt comes before the model sees anything: no answer,
+			// and nothing more in the first request.
+			if res := hook(EventUserPromptSubmit, "s1", &Input{}); len(res.Stdout) != 0 {
+				t.Fatalf("the first prompt added to the start's budget: %s", res.Stdout)
+			}
+			if tc.answer != "" {
+				hook(tc.answer, "s1", &Input{})
+			}
+			die("s1")
+			res := hook(EventSessionStart, "s2", &Input{Source: "startup"})
+			again := len(res.Stdout) > 0 && strings.Contains(contextOf(t, res, EventSessionStart), id)
+			if again != tc.carries {
+				t.Fatalf("s2's start carries the letter: %v, want %v\n%s", again, tc.carries, res.Stdout)
+			}
+			// Either way, never a third time: answered, or given up after
+			// s2's turn failed too.
+			die("s2")
+			if res := hook(EventSessionStart, "s3", &Input{Source: "startup"}); len(res.Stdout) > 0 && strings.Contains(contextOf(t, res, EventSessionStart), id) {
+				t.Fatalf("the letter went into a third turn:\n%s", res.Stdout)
+			}
+		})
+	}
+}
+
+// TestRehydrationUnderAHeavyState: missions, follow-ups both ways, every
+// memory lane, shared documents and letters, far more than 4 KB of it. The
+// start stays within the budget, shows no lane without an entry, and
+// counts what it left out with the command that reads it; the first
+// prompt after it adds nothing.
+func TestRehydrationUnderAHeavyState(t *testing.T) {
+	ctx := context.Background()
+	s := newSession(t, "bob", HostClaude)
+	s.Book = &memory.Book{Repo: s.Box.Repo}
+	s.Registry = NewRegistry(s.Box.Repo.RuntimeDir())
+	long := strings.Repeat("a long line of state that takes room ", 5)
+	for i := 0; i < 30; i++ {
+		if _, err := s.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Book.OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Book.OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
+			t.Fatal(err)
+		}
+		for _, sort := range []string{"asked", "decided", "learned", "did"} {
+			if _, _, err := s.Book.Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mail(t, s, "alice", "bob", fmt.Sprintf("letter %d: %s", i, long), i)
+	}
+	res := s.Handle(ctx, EventSessionStart, &Input{SessionID: "s1", Source: "startup"})
+	text := contextOf(t, res, EventSessionStart)
+	if len(text) > DefaultBudget {
+		t.Errorf("the start is %d bytes, over the %d budget", len(text), DefaultBudget)
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, "):") && (i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "- ")) {
+			t.Errorf("lane %q is shown with no entry:\n%s", l, text)
+		}
+	}
+	if !strings.Contains(text, "Not shown for lack of room: ") || !strings.Contains(text, "(m1nd followup list)") || !strings.Contains(text, "(m1nd memory recall)") {
+		t.Errorf("what was left out is not counted with its command:\n%s", text)
+	}
+	if err := s.Registry.Note(&Input{SessionID: "s1"}, HostClaude, "bob", EventSessionStart, StateMidTurn, Proc{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Handle(ctx, EventUserPromptSubmit, &Input{SessionID: "s1"}); len(res.Stdout) != 0 {
+		t.Errorf("the first prompt added %d bytes to the first request", len(res.Stdout))
+	}
+	t.Logf("the start under a heavy state, %d bytes:\n%s", len(text), text)
 }

@@ -96,6 +96,9 @@ func runMailSend(ctx context.Context, opts *mailSendOptions) error {
 		} else {
 			fmt.Fprintf(w, "sent letter %s to %s (%s)\n", res.ID, res.To, res.Ref)
 		}
+		for _, id := range res.ClosedFollowups {
+			fmt.Fprintf(w, "follow-up %s closed as recorded: this letter answers it\n", id)
+		}
 		return nil
 	})
 }
@@ -106,8 +109,10 @@ func mailInboxCommand(inv *invocation) *cli.Command {
 		Usage: "the letters for an agent, newest first, read or unread",
 		Description: `Lists the letters sent to the agent or to all (not its own), newest first,
 each with its fate and whether it was read: delivered into the agent's session
-by a hook, or marked read here. --mark-read marks everything listed as read,
-so the hooks will not deliver it again.`,
+by a hook, or marked read here. A * marks an unread letter, a ~ one delivered
+into a session's turn that has not answered yet (a turn that fails gives it
+back, and it is delivered again, once). --mark-read marks everything listed
+as read, so the hooks will not deliver it again.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "unread", Usage: "only unread letters"},
 			&cli.BoolFlag{Name: "mark-read", Usage: "mark every letter for the agent read"},
@@ -128,8 +133,11 @@ so the hooks will not deliver it again.`,
 				fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(reply.Total, "letter"), reply.Unread)
 				for _, e := range reply.Letters {
 					mark := " "
-					if !e.Read {
+					switch {
+					case !e.Read:
 						mark = "*"
+					case e.Turn == mailbox.TurnInTurn:
+						mark = "~"
 					}
 					fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
 				}
@@ -189,6 +197,9 @@ type fatesReply struct {
 	Counts map[string]int    `json:"counts"`
 	Open   int               `json:"open"`
 	Fates  map[string]string `json:"fates"`
+	// Delivery is, per agent, the letters delivered into a session's turn
+	// that has not answered yet, and those a failed turn gave back.
+	Delivery []mailbox.AgentInFlight `json:"delivery"`
 }
 
 func mailFatesCommand(inv *invocation) *cli.Command {
@@ -207,12 +218,27 @@ func mailFatesCommand(inv *invocation) *cli.Command {
 				return err
 			}
 			fates := box.Fates(all)
-			reply := fatesReply{OK: true, Fates: fates}
+			delivery, err := box.AllInFlight()
+			if err != nil {
+				return err
+			}
+			reply := fatesReply{OK: true, Fates: fates, Delivery: delivery}
+			if reply.Delivery == nil {
+				reply.Delivery = []mailbox.AgentInFlight{}
+			}
 			reply.Counts, reply.Open = mailbox.Tally(fates)
 			return inv.reply(reply, func(w io.Writer) error {
 				fmt.Fprintf(w, "%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
 				for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
 					fmt.Fprintf(w, "  %-10s %d\n", f, reply.Counts[f])
+				}
+				for _, a := range delivery {
+					for _, f := range a.Turns {
+						fmt.Fprintf(w, "  in a turn %s to %s: delivered into session %s at %s (turn %d), not answered yet\n", f.ID, a.Agent, f.Session, f.At, f.Attempt)
+					}
+					for _, f := range a.Again {
+						fmt.Fprintf(w, "  again     %s to %s: its turn failed; delivered again at the next\n", f.ID, a.Agent)
+					}
 				}
 				for i := len(all) - 1; i >= 0; i-- {
 					s := all[i]

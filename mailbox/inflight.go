@@ -1,0 +1,311 @@
+package mailbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// Delivered is not answered (seed §1.2). A letter a hook puts into a
+// session's turn is in flight until that turn completes: the same
+// session's next hook after a model answer (a tool call's PostToolUse, or
+// its Stop) answers it. A turn that fails — its client exits without
+// answering, is killed, or hangs past its time — answers nothing: its
+// letters are delivered again, once, to the next turn of any session of
+// the agent. A letter that went into two turns that both failed is given
+// up (it stays read; `m1nd mail inbox` still lists it).
+//
+// The record lives beside the delivery cursor, in the runtime dir, and is
+// written under the cursor's lock, before the cursor moves: a delivery cut
+// short between the two writes delivers its letters again, never loses
+// them.
+
+// MaxAttempts is how many turns a letter is delivered into before it is
+// given up: the first, and once again after a failed turn.
+const MaxAttempts = 2
+
+// InFlight is one letter delivered into a turn that has not answered yet,
+// or, with no session, one waiting to be delivered again.
+type InFlight struct {
+	Stored
+	Commit  string `json:"commit"`
+	Session string `json:"session,omitempty"` // the session whose turn has it; "" when it waits again
+	Attempt int    `json:"attempt"`           // the turns it went into, this one included
+	At      string `json:"at"`                // when it went into the turn (RFC 3339)
+}
+
+// inflight is an agent's letters in flight and waiting again.
+type inflight struct {
+	Turns []InFlight `json:"turns"` // in a session's turn, unanswered
+	Again []InFlight `json:"again"` // released by a failed turn, delivered next
+}
+
+func inflightPath(repo *gitstore.Repo, agent string) (string, error) {
+	name, err := chain.AgentRefName(agent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(repo.RuntimeDir(), "mail", "inflight", name+".json"), nil
+}
+
+func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
+	path, err := inflightPath(repo, agent)
+	if err != nil {
+		return nil, err
+	}
+	in := &inflight{}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return in, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read letters in flight: %w", err)
+	}
+	if err := json.Unmarshal(data, in); err != nil {
+		return nil, fmt.Errorf("letters in flight %s are damaged (remove the file: what was in flight is then taken as answered): %w", path, err)
+	}
+	for _, list := range [][]InFlight{in.Turns, in.Again} {
+		for i := range list {
+			if h, err := gitstore.ParseHash(list[i].Commit); err == nil {
+				list[i].Stored.Commit = h
+			}
+		}
+	}
+	return in, nil
+}
+
+func writeInflight(repo *gitstore.Repo, agent string, in *inflight) error {
+	path, err := inflightPath(repo, agent)
+	if err != nil {
+		return err
+	}
+	if len(in.Turns) == 0 && len(in.Again) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return gitstore.WriteFileAtomic(path, data, 0o600)
+}
+
+// Turn is the session turn a delivery goes into.
+type Turn struct {
+	// Session is the session whose turn takes the letters; they are in
+	// flight until it answers (Answered). "" claims them for good: a
+	// reader that shows them whole (m1nd mail inbox) needs no answer.
+	Session string
+	// Alive reports whether another session's client still runs; a turn
+	// of one that does not answered nothing, and its letters are
+	// delivered again. nil: every session is taken as alive.
+	Alive func(session string) bool
+	Now   time.Time
+}
+
+// release moves the letters in flight in the turns of sessions that no
+// longer run (not alive, and not turn's own) to the letters delivered
+// next, or gives them up after MaxAttempts; it reports whether anything
+// moved, and what was given up.
+func (in *inflight) release(turn Turn) (moved bool, gaveUp []InFlight) {
+	if turn.Alive == nil {
+		return false, nil
+	}
+	kept := in.Turns[:0]
+	for _, f := range in.Turns {
+		if f.Session == turn.Session || turn.Alive(f.Session) {
+			kept = append(kept, f)
+			continue
+		}
+		moved = true
+		if f.Attempt >= MaxAttempts {
+			gaveUp = append(gaveUp, f)
+			continue
+		}
+		f.Session = ""
+		if !in.waitsAgain(f.ID) {
+			in.Again = append(in.Again, f)
+		}
+	}
+	in.Turns = kept
+	sort.SliceStable(in.Again, func(i, j int) bool { return older(in.Again[i].Stored, in.Again[j].Stored) })
+	return moved, gaveUp
+}
+
+func (in *inflight) waitsAgain(id string) bool {
+	for _, f := range in.Again {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// inTurn reports whether letter id is in flight in some turn.
+func (in *inflight) inTurn(id string) bool {
+	for _, f := range in.Turns {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Answered records that session's turn answered the letters it was given
+// before now: they leave the record. A session's next hook after a model
+// answer calls it (a tool call's PostToolUse, its Stop).
+func (b *Mailbox) Answered(ctx context.Context, agent, session string) error {
+	if session == "" {
+		return nil
+	}
+	in, err := readInflight(b.Repo, agent)
+	if err != nil || !in.holds(session) {
+		return err // most calls: nothing of this session in flight, nothing locked
+	}
+	path, err := cursorPath(b.Repo, agent)
+	if err != nil {
+		return err
+	}
+	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if in, err = readInflight(b.Repo, agent); err != nil {
+		return err
+	}
+	kept := in.Turns[:0]
+	for _, f := range in.Turns {
+		if f.Session != session {
+			kept = append(kept, f)
+		}
+	}
+	in.Turns = kept
+	if err := writeInflight(b.Repo, agent, in); err != nil {
+		return fmt.Errorf("answered for %s: %w", agent, err)
+	}
+	return nil
+}
+
+// others reports whether a session other than turn's has letters in
+// flight: a delivery must then ask whether it still runs.
+func (in *inflight) others(turn Turn) bool {
+	if turn.Alive == nil {
+		return false
+	}
+	for _, f := range in.Turns {
+		if f.Session != turn.Session {
+			return true
+		}
+	}
+	return false
+}
+
+// has reports whether letter id is in flight or waits again.
+func (in *inflight) has(id string) bool { return in.inTurn(id) || in.waitsAgain(id) }
+
+func (in *inflight) holds(session string) bool {
+	for _, f := range in.Turns {
+		if f.Session == session {
+			return true
+		}
+	}
+	return false
+}
+
+// Release gives the letters in flight in the turns of sessions that no
+// longer run (alive says which do) back for delivery, once; a letter
+// already delivered again is given up. It returns what it gave back and
+// what it gave up. The keeper calls it when a session it woke ended, so
+// that what that session never answered waits again.
+func (b *Mailbox) Release(ctx context.Context, agent string, alive func(session string) bool) (again, gaveUp []InFlight, err error) {
+	in, err := readInflight(b.Repo, agent)
+	if err != nil || len(in.Turns) == 0 {
+		return nil, nil, err
+	}
+	path, err := cursorPath(b.Repo, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	if in, err = readInflight(b.Repo, agent); err != nil {
+		return nil, nil, err
+	}
+	before := map[string]bool{}
+	for _, f := range in.Again {
+		before[f.ID] = true
+	}
+	moved, gaveUp := in.release(Turn{Alive: alive})
+	if !moved {
+		return nil, nil, nil
+	}
+	if err := writeInflight(b.Repo, agent, in); err != nil {
+		return nil, nil, fmt.Errorf("release for %s: %w", agent, err)
+	}
+	for _, f := range in.Again {
+		if !before[f.ID] {
+			again = append(again, f)
+		}
+	}
+	return again, gaveUp, nil
+}
+
+// InFlightOf lists agent's letters in flight in a turn and those waiting
+// to be delivered again, as recorded (no liveness checked).
+func (b *Mailbox) InFlightOf(agent string) (turns, again []InFlight, err error) {
+	in, err := readInflight(b.Repo, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in.Turns, in.Again, nil
+}
+
+// AgentInFlight is one agent's letters in flight and waiting again.
+type AgentInFlight struct {
+	Agent string     `json:"agent"`
+	Turns []InFlight `json:"in_turn"`
+	Again []InFlight `json:"again"`
+}
+
+// AllInFlight lists, per agent, the letters in flight in a turn and those
+// waiting to be delivered again (m1nd mail fates shows them).
+func (b *Mailbox) AllInFlight() ([]AgentInFlight, error) {
+	paths, err := filepath.Glob(filepath.Join(b.Repo.RuntimeDir(), "mail", "inflight", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []AgentInFlight
+	for _, p := range paths {
+		agent, err := chain.AgentFromRefName(strings.TrimSuffix(filepath.Base(p), ".json"))
+		if err != nil {
+			continue
+		}
+		in, err := readInflight(b.Repo, agent)
+		if err != nil {
+			return nil, err
+		}
+		if len(in.Turns)+len(in.Again) > 0 {
+			out = append(out, AgentInFlight{Agent: agent, Turns: in.Turns, Again: in.Again})
+		}
+	}
+	return out, nil
+}
