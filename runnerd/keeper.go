@@ -102,13 +102,24 @@ type SessionView interface {
 	Live(agent string) (bool, error)
 	// Last is agent's most recent session on client, live or not.
 	Last(agent, client string) (id, transcript string, ok bool, err error)
+	// Running reports whether session id's client runs now.
+	Running(id string) bool
+	// RegisteredSince reports whether a session of agent answered a hook
+	// event at or after since: a woken session that never did ran none of
+	// m1nd's hooks.
+	RegisteredSince(agent string, since time.Time) (bool, error)
 }
+
+// maxWakes bounds the wakes for one item that is still waiting after each:
+// then the keeper gives it up, journals gave_up, and says so in runnerd's
+// log, the tray and m1nd sessions.
+const maxWakes = 4
 
 // Wake is one line of the keeper's journal.
 type Wake struct {
 	At        time.Time         `json:"at"`
 	Agent     string            `json:"agent"`
-	Event     string            `json:"event"` // woke, exited, failed
+	Event     string            `json:"event"` // woke, exited, failed, gave_up
 	How       string            `json:"how,omitempty"`
 	SessionID string            `json:"session_id,omitempty"`
 	Items     []string          `json:"items,omitempty"` // letter:<id>, followup:<id>
@@ -116,6 +127,16 @@ type Wake struct {
 	Exit      int               `json:"exit,omitempty"`
 	Error     string            `json:"error,omitempty"`
 	Log       string            `json:"log,omitempty"`
+	// Waiting is what the wake was for that still waits once the session
+	// ended (woken again, after a backoff when nothing moved); Again the
+	// letters its unanswered turn gave back for delivery.
+	Waiting []string `json:"waiting,omitempty"`
+	Again   []string `json:"again,omitempty"`
+	// Next is when the keeper may wake the agent again, after a backoff.
+	Next *time.Time `json:"next,omitempty"`
+	// Note says what went wrong that the operator can fix: a woken
+	// session that ran none of m1nd's hooks, the items given up.
+	Note string `json:"note,omitempty"`
 }
 
 // keeper is the keeper's state: what was woken for, failures and backoff,
@@ -123,7 +144,9 @@ type Wake struct {
 type keeper struct {
 	d       *Daemon
 	mu      sync.Mutex
-	woken   map[string]bool      // items a wake was made for
+	woken   map[string]bool      // items a wake is made for and not known to wait again
+	wakes   map[string]int       // item → wakes made for it that it outlived
+	given   map[string]bool      // items given up after maxWakes
 	fails   map[string]int       // agent → failed wakes in a row
 	next    map[string]time.Time // agent → no wake before
 	running map[string]bool      // agent → a woken session runs
@@ -140,7 +163,7 @@ func JournalPath(runtimeDir string) string {
 // newKeeper reads the journal back, so a restarted runnerd does not wake
 // anyone twice for the same letter.
 func newKeeper(d *Daemon) *keeper {
-	k := &keeper{d: d, woken: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}}
+	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}}
 	data, err := gitstore.ReadRegular(JournalPath(d.Repo.RuntimeDir()), 64<<20)
 	if err != nil {
 		return k
@@ -150,8 +173,26 @@ func newKeeper(d *Daemon) *keeper {
 		if json.Unmarshal([]byte(line), &w) != nil {
 			continue
 		}
-		for _, item := range w.Items {
-			k.woken[item] = w.Event == "woke" || (k.woken[item] && w.Event != "failed")
+		switch w.Event {
+		case "woke":
+			for _, item := range w.Items {
+				k.woken[item] = true
+			}
+		case "failed":
+			for _, item := range w.Items {
+				k.woken[item] = false
+			}
+		case "gave_up":
+			for _, item := range w.Items {
+				k.given[item] = true
+			}
+		}
+		for _, item := range w.Waiting {
+			k.woken[item] = false
+			k.wakes[item]++
+		}
+		if w.Next != nil {
+			k.next[w.Agent] = *w.Next
 		}
 	}
 	return k
@@ -201,7 +242,7 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	var fresh []string
 	k.mu.Lock()
 	for _, it := range items {
-		if !k.woken[it] {
+		if !k.woken[it] && !k.given[it] {
 			fresh = append(fresh, it)
 		}
 	}
@@ -218,8 +259,16 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 			return nil // its hooks hand it the letters at its next turn
 		}
 	}
-	argv, how, sessionID, decision := k.command(pin, len(items), now)
-	wake := wakeMessage(pin.Agent, items)
+	k.mu.Lock()
+	var named []string // what the wake names: all that waits, but what was given up
+	for _, it := range items {
+		if !k.given[it] {
+			named = append(named, it)
+		}
+	}
+	k.mu.Unlock()
+	argv, how, sessionID, decision := k.command(pin, len(named), now)
+	wake := wakeMessage(pin.Agent, named)
 	for i, a := range argv {
 		a = strings.ReplaceAll(a, wakePlaceholder, wake)
 		a = strings.ReplaceAll(a, sessionPlaceholder, sessionID)
@@ -305,7 +354,7 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 	if err := cmd.Start(); err != nil {
 		cancel()
 		logFile.Close()
-		k.ended(pin, w, -1, err)
+		k.ended(ctx, pin, w, -1, err)
 		return nil
 	}
 	k.journal(w)
@@ -323,29 +372,90 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 		} else if err != nil {
 			code = -1
 		}
-		k.ended(pin, w, code, err)
+		k.ended(context.WithoutCancel(ctx), pin, w, code, err)
 	}()
 	return nil
 }
 
-// ended journals a woken session's end and sets the backoff.
-func (k *keeper) ended(pin *KeeperPin, w Wake, code int, err error) {
+// ended journals a woken session's end. Delivered is not answered: the
+// letters its unanswered turn was given come back for the next wake
+// (mailbox Release); what the wake was for and still waits — the client
+// failed, exited 0 having read nothing (untrusted hooks), or took only
+// part of a long backlog — is woken for again: at once when the session
+// moved something, else after a backoff that doubles with each such wake
+// in a row. An item outliving maxWakes wakes is given up, journaled and
+// logged. A woken session that answered no hook at all is named, with
+// how to fix it.
+func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, err error) {
 	end := Wake{At: k.d.Now(), Agent: pin.Agent, Event: "exited", How: w.How, SessionID: w.SessionID, Exit: code, Log: w.Log}
-	k.mu.Lock()
-	k.running[pin.Agent] = false
 	if err != nil {
 		end.Event, end.Error, end.Items = "failed", gates.OneLine(err.Error()), w.Items
-		for _, it := range w.Items {
-			k.woken[it] = false
+	}
+	flows := ops.New(k.d.Repo, k.d.Brain)
+	registered := true
+	if k.d.Sessions != nil {
+		if ok, rerr := k.d.Sessions.RegisteredSince(pin.Agent, w.At.Add(-time.Second)); rerr == nil && !ok {
+			registered = false
+			end.Note = unregisteredNote(pin.Client)
 		}
+		again, _, rerr := flows.Box.Release(ctx, pin.Agent, k.d.Sessions.Running)
+		if rerr != nil {
+			k.d.Logf("keeper %s: give back the letters of the ended session: %v", pin.Agent, rerr)
+		}
+		for _, f := range again {
+			end.Again = append(end.Again, "letter:"+f.ID)
+		}
+	}
+	waiting := map[string]bool{}
+	if items, werr := flows.WaitingItems(ctx, pin.Agent); werr == nil {
+		for _, it := range items {
+			waiting[it] = true
+		}
+	} else {
+		k.d.Logf("keeper %s: %v", pin.Agent, werr)
+	}
+	var gaveUp []string
+	k.mu.Lock()
+	k.running[pin.Agent] = false
+	for _, it := range w.Items {
+		if !waiting[it] {
+			continue
+		}
+		end.Waiting = append(end.Waiting, it)
+		k.woken[it] = false
+		if k.wakes[it]++; k.wakes[it] >= maxWakes {
+			k.given[it] = true
+			gaveUp = append(gaveUp, it)
+		}
+	}
+	moved := len(end.Waiting) < len(w.Items)
+	if err != nil || (len(end.Waiting) > 0 && !moved) || !registered {
 		k.fails[pin.Agent]++
 		backoff := time.Duration(pin.BackoffSecs) * time.Second << min(k.fails[pin.Agent]-1, 16)
-		k.next[pin.Agent] = end.At.Add(min(backoff, maxKeeperBackoff))
+		next := end.At.Add(min(backoff, maxKeeperBackoff))
+		k.next[pin.Agent], end.Next = next, &next
 	} else {
 		k.fails[pin.Agent] = 0
 	}
 	k.mu.Unlock()
 	k.journal(end)
+	if end.Note != "" {
+		k.d.Logf("keeper %s: %s", pin.Agent, end.Note)
+	}
+	if len(gaveUp) > 0 {
+		note := fmt.Sprintf("gave up waking %s for %s: woken %d times, still waiting (read them with m1nd mail inbox --agent %s)", pin.Agent, strings.Join(gaveUp, ", "), maxWakes, pin.Agent)
+		k.journal(Wake{At: end.At, Agent: pin.Agent, Event: "gave_up", Items: gaveUp, Note: note})
+		k.d.Logf("keeper %s: %s", pin.Agent, note)
+	}
+}
+
+// unregisteredNote is what the keeper says of a woken session that ran
+// none of m1nd's hooks: the letters never reached it.
+func unregisteredNote(client string) string {
+	if client == session.HostCodex {
+		return "the woken session ran none of m1nd's hooks, so no letter reached it: Codex runs only trusted hooks (codex exec runs untrusted ones silently not at all); trust the project and m1nd's hooks in $CODEX_HOME/config.toml (m1nd hook install codex prints how; README: Trusting m1nd's hooks in Codex)"
+	}
+	return "the woken session ran none of m1nd's hooks, so no letter reached it: install them where it runs (m1nd hook install claude, in its worktree) and check that the client's settings load them"
 }
 
 // journal appends one line; a journal that cannot be written is logged.

@@ -18,15 +18,31 @@ import (
 )
 
 // fakeSessions is a session registry for the keeper's tests: whether bob
-// is live, and his last session.
+// is live, and his last session. When a woken session ends, the keeper
+// asks whether it registered; read stands in for what its hooks did
+// meanwhile (it delivers letters), and silent for a session that ran no
+// hook at all.
 type fakeSessions struct {
 	live       bool
 	id, script string
+	running    map[string]bool
+	silent     bool
+	read       func()
 }
 
 func (f *fakeSessions) Live(string) (bool, error) { return f.live, nil }
 func (f *fakeSessions) Last(string, string) (string, string, bool, error) {
 	return f.id, f.script, f.id != "", nil
+}
+func (f *fakeSessions) Running(id string) bool { return f.running[id] }
+func (f *fakeSessions) RegisteredSince(string, time.Time) (bool, error) {
+	if f.silent {
+		return false, nil
+	}
+	if f.read != nil {
+		f.read()
+	}
+	return true, nil
 }
 
 type keeperRig struct {
@@ -50,7 +66,7 @@ func newKeeperRig(t *testing.T) *keeperRig {
 	}
 	t.Cleanup(func() { repo.Close() })
 	dir := t.TempDir()
-	r := &keeperRig{t: t, calls: filepath.Join(dir, "calls"), clock: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), regs: &fakeSessions{}}
+	r := &keeperRig{t: t, calls: filepath.Join(dir, "calls"), clock: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), regs: &fakeSessions{running: map[string]bool{}}}
 	client := filepath.Join(dir, "client.sh")
 	os.WriteFile(filepath.Join(dir, "exit"), []byte("0"), 0o644)
 	os.WriteFile(client, []byte(fmt.Sprintf("#!/bin/sh\necho \"$M1ND_AGENT|$*\" >>%s\nexit $(cat %s)\n", r.calls, filepath.Join(dir, "exit"))), 0o755)
@@ -99,12 +115,23 @@ func (r *keeperRig) journal() []Wake {
 	return out
 }
 
+// readAll is a woken session whose hooks deliver every letter waiting,
+// and whose turn answers them.
+func (r *keeperRig) readAll() {
+	r.regs.read = func() {
+		if _, err := r.box.Deliver(context.Background(), "bob", mailbox.Turn{}, mailbox.Budget{Letters: 100, Bytes: 1 << 20}); err != nil {
+			r.t.Error(err)
+		}
+	}
+}
+
 // TestKeeperWakesOncePerLetter: a letter for bob with no live session
-// starts one with a wake naming the letter; the same letter never wakes
-// him again (nor after runnerd restarts, from the journal); a live
-// session is never woken; a new letter wakes him again.
+// starts one with a wake naming the letter; once the session read it,
+// the letter never wakes him again (nor after runnerd restarts, from the
+// journal); a live session is never woken; a new letter wakes him again.
 func TestKeeperWakesOncePerLetter(t *testing.T) {
 	r := newKeeperRig(t)
+	r.readAll()
 	if calls := r.tick(); calls != nil {
 		t.Fatalf("woken with nothing waiting: %v", calls)
 	}
@@ -126,13 +153,116 @@ func TestKeeperWakesOncePerLetter(t *testing.T) {
 		t.Fatalf("a live session was woken: %v", calls)
 	}
 	r.regs.live = false
-	if calls := r.tick(); len(calls) != 1 || !strings.Contains(calls[0], "work waits for bob: 2 letters") {
+	if calls := r.tick(); len(calls) != 1 || !strings.Contains(calls[0], "work waits for bob: 1 letter") {
 		t.Fatalf("a new letter: %v", calls)
 	}
 	j := r.journal()
-	if len(j) != 4 || j[0].Event != "woke" || j[1].Event != "exited" || j[0].Items[0] != "letter:"+first || j[2].Event != "woke" {
+	if len(j) != 4 || j[0].Event != "woke" || j[1].Event != "exited" || j[0].Items[0] != "letter:"+first || j[2].Event != "woke" || len(j[1].Waiting) != 0 {
 		t.Fatalf("journal: %+v", j)
 	}
+}
+
+// TestKeeperWakesAgainWhileTheLettersWait: delivered is not answered. A
+// session that exits 0 having read nothing is woken again after a backoff
+// that doubles, and after maxWakes the letter is given up, journaled and
+// never woken for again; a session that reads part of a backlog is woken
+// again at once for the rest; letters a session took into a turn it never
+// answered come back and wake it again; a session that ran no hook is
+// named with how to fix it.
+func TestKeeperWakesAgainWhileTheLettersWait(t *testing.T) {
+	t.Run("read nothing", func(t *testing.T) {
+		r := newKeeperRig(t)
+		id := r.send("the build is red")
+		for i, wait := range []time.Duration{0, 30 * time.Second, time.Minute, 2 * time.Minute} {
+			r.clock = r.clock.Add(wait - time.Second)
+			if i > 0 {
+				if calls := r.tick(); calls != nil {
+					t.Fatalf("wake %d came inside its backoff of %v: %v", i+1, wait, calls)
+				}
+			}
+			r.clock = r.clock.Add(time.Second)
+			if calls := r.tick(); len(calls) != 1 {
+				t.Fatalf("wake %d after %v: %v", i+1, wait, calls)
+			}
+		}
+		r.clock = r.clock.Add(24 * time.Hour)
+		if calls := r.tick(); calls != nil {
+			t.Fatalf("woken after giving up: %v", calls)
+		}
+		r.k = newKeeper(r.d)
+		if calls := r.tick(); calls != nil {
+			t.Fatalf("woken after giving up and a restart: %v", calls)
+		}
+		j := r.journal()
+		last := j[len(j)-1]
+		if last.Event != "gave_up" || len(last.Items) != 1 || last.Items[0] != "letter:"+id || !strings.Contains(last.Note, "woken 4 times, still waiting") {
+			t.Fatalf("the journal ends %+v", last)
+		}
+		if e := j[1]; e.Event != "exited" || len(e.Waiting) != 1 || e.Next == nil || !e.Next.Equal(e.At.Add(30*time.Second)) {
+			t.Fatalf("the first end: %+v", e)
+		}
+		r.send("a new one")
+		if calls := r.tick(); len(calls) != 1 || strings.Contains(calls[0], id) {
+			t.Fatalf("a new letter after a give-up: %v", calls)
+		}
+	})
+	t.Run("part of a backlog", func(t *testing.T) {
+		r := newKeeperRig(t)
+		for i := 0; i < 5; i++ {
+			r.send(fmt.Sprintf("letter %d", i))
+		}
+		r.regs.read = func() {
+			r.box.Deliver(context.Background(), "bob", mailbox.Turn{}, mailbox.Budget{Letters: 2, Bytes: 1 << 20})
+		}
+		var wakes []string
+		for i := 0; i < 5; i++ {
+			calls := r.tick()
+			if len(calls) == 0 {
+				break
+			}
+			wakes = append(wakes, calls...)
+		}
+		if len(wakes) != 3 || !strings.Contains(wakes[0], "5 letters") || !strings.Contains(wakes[1], "3 letters") || !strings.Contains(wakes[2], "1 letter (") {
+			t.Fatalf("wakes over a backlog of 5, 2 read each: %v", wakes)
+		}
+		if n, _ := r.box.Pending("bob"); n != 0 {
+			t.Fatalf("%d letters left", n)
+		}
+	})
+	t.Run("an unanswered turn", func(t *testing.T) {
+		r := newKeeperRig(t)
+		id := r.send("rerun the gate")
+		// The session's hook put the letter into its turn; then the client
+		// died (a model error) before the turn answered.
+		r.regs.read = func() {
+			r.box.Deliver(context.Background(), "bob", mailbox.Turn{Session: "s1", Alive: func(string) bool { return true }}, mailbox.Budget{Letters: 10, Bytes: 1 << 20})
+		}
+		if calls := r.tick(); len(calls) != 1 {
+			t.Fatalf("first wake: %v", calls)
+		}
+		j := r.journal()
+		if e := j[len(j)-1]; e.Event != "exited" || len(e.Again) != 1 || e.Again[0] != "letter:"+id || len(e.Waiting) != 1 {
+			t.Fatalf("the end of the failed turn: %+v", e)
+		}
+		r.readAll()
+		r.clock = r.clock.Add(30 * time.Second)
+		if calls := r.tick(); len(calls) != 1 || !strings.Contains(calls[0], id) {
+			t.Fatalf("the letter did not wake bob again: %v", calls)
+		}
+		if n, _ := r.box.Pending("bob"); n != 0 {
+			t.Fatalf("%d letters left", n)
+		}
+	})
+	t.Run("no hook ran", func(t *testing.T) {
+		r := newKeeperRig(t)
+		r.regs.silent = true
+		r.send("hello")
+		r.tick()
+		j := r.journal()
+		if e := j[len(j)-1]; e.Event != "exited" || !strings.Contains(e.Note, "ran none of m1nd's hooks") || e.Next == nil {
+			t.Fatalf("the end of a session that ran no hook: %+v", e)
+		}
+	})
 }
 
 // TestKeeperBacksOffAFailedWake: a client that fails is no wake: the
@@ -157,6 +287,7 @@ func TestKeeperBacksOffAFailedWake(t *testing.T) {
 		t.Fatalf("the second backoff did not double: %v", calls)
 	}
 	os.WriteFile(filepath.Join(filepath.Dir(r.calls), "exit"), []byte("0"), 0o644)
+	r.readAll() // the session that works reads its letter
 	r.clock = r.clock.Add(30 * time.Second)
 	if calls := r.tick(); len(calls) != 1 {
 		t.Fatalf("retry after 60 s: %v", calls)
@@ -165,7 +296,7 @@ func TestKeeperBacksOffAFailedWake(t *testing.T) {
 		t.Fatalf("woken again after a wake that worked: %v", calls)
 	}
 	j := r.journal()
-	if last := j[len(j)-1]; last.Event != "exited" || j[1].Event != "failed" || j[1].Exit != 3 {
+	if last := j[len(j)-1]; last.Event != "exited" || len(last.Waiting) != 0 || j[1].Event != "failed" || j[1].Exit != 3 {
 		t.Fatalf("journal: %+v", j)
 	}
 }
@@ -176,6 +307,7 @@ func TestKeeperBacksOffAFailedWake(t *testing.T) {
 // too.
 func TestKeeperResumesAWarmSession(t *testing.T) {
 	r := newKeeperRig(t)
+	r.readAll()
 	transcript := filepath.Join(t.TempDir(), "s1.jsonl")
 	line := func(id string, at time.Time, input int64) string {
 		return fmt.Sprintf(`{"type":"assistant","timestamp":%q,"message":{"id":%q,"model":"claude-sonnet-4-5","usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_1h_input_tokens":1}}}}`, at.Format(time.RFC3339), id, input)
@@ -187,6 +319,7 @@ func TestKeeperResumesAWarmSession(t *testing.T) {
 		t.Fatalf("warm: %v", calls)
 	}
 	r.clock = r.clock.Add(2 * time.Hour)
+	r.send("cold")
 	if _, err := (&memory.Book{Repo: r.d.Repo}).OpenFollowup(context.Background(), "alice", "bob", "check the release notes", "", r.clock); err != nil {
 		t.Fatal(err)
 	}

@@ -221,3 +221,183 @@ func TestCodexKeeperResumes(t *testing.T) {
 		append(exec[:4:4], "resume", "{session_id}", "{wake}"),
 		r.codexEnv(filepath.Join(r.home, ".codex")), "Woken and done.")
 }
+
+// keeperRetriesAFailedTurn: a letter waits for bob; the keeper starts a
+// session whose first model call fails (a model error the client does not
+// retry, or a hang past timeout_secs), so the turn that was given the
+// letter never answers it. The keeper journals the failure, gives the
+// letter back and wakes bob again after its backoff; that session's
+// request carries the letter exactly once, and it ends the work: no third
+// wake.
+func keeperRetriesAFailedTurn(t *testing.T, r *clientRepo, srv *fakemodel.Server, client string, start, env []string, timeout int) {
+	t.Helper()
+	id := r.sendLetter(letterMark)
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = %q\nstart = %s\ntimeout_secs = %d\nbackoff_secs = 1\n", client, tomlStrings(start...), timeout)
+	log := r.runnerd(pins, env)
+	j := r.awaitJournal(4, log)
+	if j[0].Event != "woke" || j[1].Event != "failed" && (j[1].Event != "exited" || len(j[1].Waiting) != 1) || j[2].Event != "woke" || j[3].Event != "exited" || len(j[3].Waiting) != 0 {
+		t.Fatalf("journal: %+v\nrunnerd:\n%s\nserver:\n%s", j, log.String(), srv.Log())
+	}
+	if len(j[1].Again) != 1 || j[1].Again[0] != "letter:"+id || j[1].Next == nil {
+		t.Errorf("the failed wake's end: %+v, want letter:%s given back and a next wake", j[1], id)
+	}
+	if !strings.Contains(j[2].Items[0], id) {
+		t.Errorf("the second wake was not for the letter: %+v", j[2])
+	}
+	turns := srv.Turns()
+	if len(turns) < 2 {
+		t.Fatalf("%d model turns, want the failed one and the next:\n%s", len(turns), srv.Log())
+	}
+	last := turns[len(turns)-1].Body
+	if n := bytes.Count(last, []byte(letterMark)); n != 1 {
+		t.Errorf("the second wake's request carries the letter %d times, want 1:\n%s", n, clip(last))
+	}
+	if !bytes.Contains(turns[0].Body, []byte(letterMark)) {
+		t.Errorf("the failed turn was never given the letter:\n%s", clip(turns[0].Body))
+	}
+	time.Sleep(2*runnerd.KeeperInterval + 500*time.Millisecond)
+	if j := r.journal(); len(j) != 4 {
+		t.Errorf("the keeper woke bob again after the work was done: %+v", j[4:])
+	}
+}
+
+func TestClaudeKeeperRetriesAFailedTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		first   fakemodel.Reply
+		hang    bool
+		timeout int
+	}{
+		{"a model error", fakemodel.Error(500), false, 120},
+		{"a hang", fakemodel.Text("never sent"), true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newClientRepo(t, "claude")
+			bin := clientBin(t, "claude", claudeVersion)
+			srv := fakemodel.Start(t, tc.first, fakemodel.Text("Read it, done."))
+			if tc.hang {
+				h := srv.Hold(1)
+				t.Cleanup(h.Release)
+			}
+			// Claude Code retries a failed model call ten times by itself; a
+			// model that keeps failing ends the turn the same way, later.
+			env := append(r.claudeEnv(srv), "CLAUDE_CODE_MAX_RETRIES=0")
+			keeperRetriesAFailedTurn(t, r, srv, session.HostClaude, append([]string{bin, "-p", "{wake}"}, claudeFlags...), env, tc.timeout)
+		})
+	}
+}
+
+func TestCodexKeeperRetriesAFailedTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		first   fakemodel.Reply
+		hang    bool
+		timeout int
+	}{
+		{"a model error", fakemodel.Error(400), false, 120},
+		{"a hang", fakemodel.Text("never sent"), true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newClientRepo(t, "codex")
+			bin := clientBin(t, "codex", codexVersion)
+			srv := fakemodel.Start(t, tc.first, fakemodel.Text("Read it, done."))
+			if tc.hang {
+				h := srv.Hold(1)
+				t.Cleanup(h.Release)
+			}
+			home := r.codexHome(srv, "")
+			r.trustCodexHooks(bin, home)
+			keeperRetriesAFailedTurn(t, r, srv, session.HostCodex, []string{bin, "exec", "--sandbox", "danger-full-access", "{wake}"}, r.codexEnv(home), tc.timeout)
+		})
+	}
+}
+
+// TestCodexKeeperSeesUntrustedHooks: with m1nd's hooks untrusted, `codex
+// exec` runs none of them and exits 0: the letter never reaches the model.
+// The keeper journals that the woken session ran no hook, says how to fix
+// it, and wakes again after its backoff; after maxWakes it gives up, and
+// says so.
+func TestCodexKeeperSeesUntrustedHooks(t *testing.T) {
+	r := newClientRepo(t, "codex")
+	bin := clientBin(t, "codex", codexVersion)
+	srv := fakemodel.Start(t)
+	home := r.codexHome(srv, "") // the project trusted, m1nd's hooks not
+	id := r.sendLetter(letterMark)
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"codex\"\nstart = %s\ntimeout_secs = 60\nbackoff_secs = 1\n",
+		tomlStrings(bin, "exec", "--sandbox", "danger-full-access", "{wake}"))
+	log := r.runnerd(pins, r.codexEnv(home))
+	j := r.awaitJournal(9, log) // four wakes, their ends, and the give-up
+	for i := 0; i < 8; i += 2 {
+		woke, ended := j[i], j[i+1]
+		if woke.Event != "woke" || ended.Event != "exited" || ended.Exit != 0 || len(ended.Waiting) != 1 || ended.Waiting[0] != "letter:"+id ||
+			!strings.Contains(ended.Note, "ran none of m1nd's hooks") || !strings.Contains(ended.Note, "Trusting m1nd's hooks in Codex") {
+			t.Fatalf("wake %d: %+v, ended %+v", i/2+1, woke, ended)
+		}
+	}
+	if g := j[8]; g.Event != "gave_up" || len(g.Items) != 1 || g.Items[0] != "letter:"+id {
+		t.Fatalf("the give-up: %+v", g)
+	}
+	if !strings.Contains(log.String(), "ran none of m1nd's hooks") || !strings.Contains(log.String(), "gave up waking bob for letter:"+id) {
+		t.Errorf("runnerd's log does not say so:\n%s", log.String())
+	}
+	for _, q := range srv.Requests() {
+		if bytes.Contains(q.Body, []byte(letterMark)) {
+			t.Fatalf("the letter reached the model through untrusted hooks")
+		}
+	}
+}
+
+// TestClaudeKeeperDeliversABacklog: 13 letters wait; one session takes
+// what its budget holds, and the keeper wakes bob again, at once, while
+// the rest wait, until every letter has reached the model and nothing
+// waits.
+func TestClaudeKeeperDeliversABacklog(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	bin := clientBin(t, "claude", claudeVersion)
+	srv := fakemodel.Start(t)
+	var marks []string
+	for i := 0; i < 13; i++ {
+		marks = append(marks, fmt.Sprintf("BACKLOG-%02d: look at item %d of the ledger", i, i))
+		r.sendLetter(marks[i])
+	}
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"claude\"\nstart = %s\ntimeout_secs = 120\nbackoff_secs = 1\n",
+		tomlStrings(append([]string{bin, "-p", "{wake}"}, claudeFlags...)...))
+	log := r.runnerd(pins, r.claudeEnv(srv))
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		j := r.journal()
+		if n := len(j); n >= 2 && j[n-1].Event == "exited" && len(j[n-1].Waiting) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backlog was not delivered: %+v\nrunnerd:\n%s", j, log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	j := r.journal()
+	wakes := 0
+	for _, w := range j {
+		if w.Event == "woke" {
+			wakes++
+		}
+		if w.Event == "gave_up" {
+			t.Errorf("gave up: %+v", w)
+		}
+	}
+	t.Logf("13 letters over %d wakes", wakes)
+	if wakes < 2 {
+		t.Errorf("one wake took all 13 letters: the budget did not bind (%d wakes)", wakes)
+	}
+	for _, mark := range marks {
+		seen := false
+		for _, q := range srv.Turns() {
+			seen = seen || bytes.Contains(q.Body, []byte(mark))
+		}
+		if !seen {
+			t.Errorf("%q never reached the model", mark)
+		}
+	}
+	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
+		t.Errorf("letters still unread:\n%s", out)
+	}
+}

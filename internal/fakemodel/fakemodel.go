@@ -50,7 +50,14 @@ type Reply struct {
 	// uncached rest); the Responses API has no creation count, and its
 	// cached_tokens (CacheRead) are part of input_tokens there.
 	CacheRead, CacheCreation int
+	// Status, when set, is an HTTP error the server answers the turn with
+	// instead (the request is still recorded as the turn): 400 is an error
+	// neither client retries.
+	Status int
 }
+
+// Error is a reply that fails the turn with an HTTP error status.
+func Error(status int) Reply { return Reply{Status: status} }
 
 // ToolCall asks the client to run one of its tools.
 type ToolCall struct {
@@ -257,9 +264,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"input_tokens": len(body) / 4})
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages"):
 		reply := s.take(&req, kindOf(body, len(in.Tools) > 0))
+		if reply.Status != 0 {
+			writeError(w, reply.Status, map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": "fakemodel: a scripted error"}})
+			return
+		}
 		s.anthropic(w, in.Stream, in.Model, reply, req.N)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/responses"):
 		reply := s.take(&req, kindOf(body, len(in.Tools) > 0))
+		if reply.Status != 0 {
+			writeError(w, reply.Status, map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "invalid_request_error", "message": "fakemodel: a scripted error"}})
+			return
+		}
 		s.responses(w, in.Model, reply, req.N)
 	case r.Method == http.MethodGet && strings.HasSuffix(path, "/models"):
 		s.record(req)
@@ -268,6 +283,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.record(req)
 		http.Error(w, `{"error":{"type":"not_found_error","message":"fakemodel: no such endpoint"}}`, http.StatusNotFound)
 	}
+}
+
+// writeError answers an HTTP error with a provider's error body.
+func writeError(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
 }
 
 func (s *Server) record(req Request) {
