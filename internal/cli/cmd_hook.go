@@ -37,7 +37,8 @@ when the agent was named, so the session's own m1nd calls act as it.
 
 Wire them in with 'm1nd hook install claude' (or codex). The agent is --agent,
 else $M1ND_AGENT, else git config m1nd.agent (per worktree with
-'git config --worktree'), else owner.`,
+'git config --worktree'). With none of them set a hook injects nothing and
+says so on stderr (exit 0): a session never speaks as owner, the human.`,
 		Action: func(c *cli.Context) error {
 			// "m1nd hook <host> <Event>" with a host m1nd does not know is a
 			// hook entry gone wrong: exit 0, or the host may read a block.
@@ -114,7 +115,14 @@ func runHook(inv *invocation, c *cli.Context, host, event string) session.Result
 			inv.dir = in.Cwd
 		}
 	}
-	box, agent, err := openAs(inv.agentOf(c), inv.mailbox)
+	agent, err := inv.agent(c)
+	if err != nil {
+		return fail(err)
+	}
+	if agent == gates.HumanName {
+		return session.Result{Stderr: noAgentNote(host, event)}
+	}
+	box, err := inv.mailbox()
 	if err != nil {
 		return fail(err)
 	}
@@ -127,7 +135,7 @@ func runHook(inv *invocation, c *cli.Context, host, event string) session.Result
 		return fail(err)
 	}
 	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
-		BlockAutoCompact: c.Bool(session.BlockFlag[2:]), Now: inv.now()}
+		BlockAutoCompact: c.Bool(session.BlockFlag[2:]), Registry: session.NewRegistry(box.Repo.RuntimeDir()), Now: inv.now()}
 	if host == session.HostClaude && event == session.EventSessionStart && agent != gates.HumanName {
 		s.EnvFile = os.Getenv("CLAUDE_ENV_FILE")
 	}
@@ -136,6 +144,13 @@ func runHook(inv *invocation, c *cli.Context, host, event string) session.Result
 		res.Stderr = strings.TrimLeft(res.Stderr+"\n"+session.Failure(host, event, err).Stderr, "\n")
 	}
 	return res
+}
+
+// noAgentNote is what a hook says when no agent is set: it injects
+// nothing rather than speak to the session as the human, whose letters and
+// gestures are no agent's to act on.
+func noAgentNote(host, event string) string {
+	return fmt.Sprintf("m1nd hook %s %s: no agent is set, so nothing is injected; name the session's agent with --agent in the hook entry, M1ND_AGENT, or git config m1nd.agent", host, event)
 }
 
 // noteSession records the session in the runtime folder's registry (m1nd
@@ -226,6 +241,11 @@ prints how (README: "Trusting m1nd's hooks in Codex").`,
 				return err
 			}
 			reply := map[string]any{"ok": true, "path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
+			warning := ""
+			if id, err := inv.agent(c); install && err == nil && id == gates.HumanName {
+				warning = noAgentWarning
+				reply["warning"] = warning
+			}
 			trust := ""
 			if install && host == session.HostCodex {
 				trust = session.CodexTrustHint(root)
@@ -249,11 +269,18 @@ prints how (README: "Trusting m1nd's hooks in Codex").`,
 				if trust != "" {
 					fmt.Fprint(w, trust)
 				}
+				if warning != "" {
+					fmt.Fprintln(inv.io.Err, "warning: "+warning)
+				}
 				return nil
 			})
 		},
 	}
 }
+
+// noAgentWarning is what hook install says when the sessions it wires in
+// would have no agent.
+const noAgentWarning = "no agent is set here, so the hooks will inject nothing and m1nd mcp will not start: set M1ND_AGENT for the session, or git config m1nd.agent ID (per worktree with git config --worktree)"
 
 func installFlags(install bool) []cli.Flag {
 	flags := []cli.Flag{&cli.BoolFlag{Name: "user", Usage: "edit the user's settings, not the project's"}, jsonFlag}
