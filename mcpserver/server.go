@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type Server struct {
 
 	once sync.Once
 	srv  *mcp.Server
+
+	mu    sync.Mutex
+	noted map[string]bool // the letters a tool result already named
 }
 
 func (s *Server) now() time.Time {
@@ -64,7 +68,7 @@ func (s *Server) now() time.Time {
 func (s *Server) Instructions() string {
 	return fmt.Sprintf(`m1nd is the shared memory of the coding agents working in brain %q; you act in it as agent %q.
 Missions are chains of letters: mission_heads lists them, mission_show and mission_log read one, mission_next drafts the letter that extends a head and mission_post appends it (edit the draft first: phase, verdict, gate).
-Mail reaches other agents (mail_send, to an agent id or all); mail_inbox and mail_show read yours. New letters also arrive in your session through m1nd's hooks; this server only announces them, it never delivers a letter twice.
+Mail reaches other agents (mail_send, to an agent id or all); mail_inbox and mail_show read yours. New letters also arrive in your session through m1nd's hooks; every tool result ends with a note of the letters that arrived since the last one (id, sender, class), and mail_show reads one; this server never marks a letter read.
 memory_add, memory_recall and memory_resolve keep what you decided or learned; followup_open asks another agent for something and followup_list shows what is owed; the atlas holds shared documents owned by their publisher; sessions lists the live agent sessions.
 A refused call comes back as a tool error {"ok":false,"refused":CODE,"field":…,"lesson":…}: nothing was written; read the lesson, fix the call and try again (stale_head: call mission_next again and re-post).
 No tool performs a human gesture: importing a receipt, ratifying the skeleton, archiving a mission and landing one are the human's, in the tray or at their terminal. Ask for them by mail; never try to work around it.`, s.Flows.Name, s.Agent)
@@ -81,6 +85,7 @@ func (s *Server) MCP() *mcp.Server {
 			},
 		})
 		s.addTools(s.srv)
+		s.srv.AddReceivingMiddleware(s.noteLetters)
 		s.srv.AddResource(&mcp.Resource{URI: InboxURI, Name: "inbox", MIMEType: "application/json",
 			Description: "your unread letters, newest first (reading it marks nothing read)"}, s.readInbox)
 	})
@@ -125,6 +130,67 @@ func (s *Server) announce(ctx context.Context) {
 		}
 		last = n
 	}
+}
+
+// maxNoted is how many new letters one tool result names; the rest are
+// counted.
+const maxNoted = 8
+
+// noteLetters adds to every tool result a note of the letters that
+// arrived for the agent since the last result named any: each letter
+// once, with its id, sender and class. A client that neither sets a log
+// level nor subscribes to the inbox hears of letters this way, at its
+// next call, whether or not its session runs m1nd's hooks. It claims
+// nothing: the hooks still hand each letter over once.
+func (s *Server) noteLetters(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/call" || err != nil {
+			return res, err
+		}
+		call, ok := res.(*mcp.CallToolResult)
+		if !ok || call == nil {
+			return res, err
+		}
+		if note := s.newLetters(); note != "" {
+			call.Content = append(call.Content, &mcp.TextContent{Text: note})
+		}
+		return res, err
+	}
+}
+
+// newLetters is the note of the letters waiting for the agent that no
+// tool result named yet, marking them named; "" when there are none.
+func (s *Server) newLetters() string {
+	waiting, err := s.Flows.Box.Waiting(s.Agent)
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.noted == nil {
+		s.noted = map[string]bool{}
+	}
+	var named []string
+	fresh := 0
+	for _, l := range waiting {
+		if s.noted[l.ID] {
+			continue
+		}
+		s.noted[l.ID] = true
+		if fresh++; fresh <= maxNoted {
+			named = append(named, fmt.Sprintf("%s from %s (%s)", l.ID, l.Letter.Agent, l.Letter.Class))
+		}
+	}
+	if fresh == 0 {
+		return ""
+	}
+	more := ""
+	if fresh > len(named) {
+		more = fmt.Sprintf(" and %d more", fresh-len(named))
+	}
+	return fmt.Sprintf("m1nd: %s for you since your last call: %s%s; mail_show ID reads one, mail_inbox lists them",
+		gates.Count(fresh, "new letter"), strings.Join(named, ", "), more)
 }
 
 // tell announces fresh new letters (pending in all) to every client.
@@ -397,7 +463,7 @@ func (s *Server) addTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, tool("memory_add", "Record a memory, as you: what you decided, learned, did, … Other agents recall it unless private. Same as `m1nd memory add --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in memoryAddIn) (*mcp.CallToolResult, any, error) {
-			return result(ops.AddMemory(ctx, s.Flows.Book, memory.AddRequest{Agent: s.Agent, Sort: in.Sort, Text: in.Text, About: in.About,
+			return result(s.Flows.AddMemory(ctx, memory.AddRequest{Agent: s.Agent, Sort: in.Sort, Text: in.Text, About: in.About,
 				Source: in.Source, Private: in.Private, Supersedes: in.Supersedes, Now: s.now()}))
 		})
 	mcp.AddTool(srv, tool("memory_recall", "Recall in-force memories (yours and the shared ones of others), ranked by query words then recency, bounded. Same as `m1nd memory recall --json`.", true),

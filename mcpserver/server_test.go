@@ -54,14 +54,27 @@ func connect(t *testing.T) (*gittest.Repo, *ops.Brain, *mcp.ClientSession, chan 
 // call calls a tool and returns its text and whether it is a tool error.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
 	t.Helper()
+	text, _, isErr := callNoted(t, cs, name, args)
+	return text, isErr
+}
+
+// callNoted is call, with the note of new letters the result ends with
+// ("" when none).
+func callNoted(t *testing.T, cs *mcp.ClientSession, name string, args any) (text, note string, isErr bool) {
+	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d contents, want 1", name, len(res.Content))
+	if len(res.Content) == 2 {
+		note = res.Content[1].(*mcp.TextContent).Text
+		if !strings.HasPrefix(note, "m1nd: ") {
+			t.Fatalf("%s: a second content that is no note of letters: %q", name, note)
+		}
+	} else if len(res.Content) != 1 {
+		t.Fatalf("%s: %d contents, want 1, or 2 with a note", name, len(res.Content))
 	}
-	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	return res.Content[0].(*mcp.TextContent).Text, note, res.IsError
 }
 
 func decode(t *testing.T, text string) map[string]any {
@@ -279,5 +292,51 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 	}
 	if after := g.Git("rev-parse", "refs/m1nd/missions/"+b); after != before {
 		t.Fatalf("a refused post moved %s", b)
+	}
+}
+
+// An agent that talks to m1nd only through MCP, with a client that sets
+// no log level and subscribes to nothing, hears of a letter in its next
+// tool result, once.
+func TestToolResultsNoteNewLetters(t *testing.T) {
+	_, flows, cs, _ := connect(t)
+	ctx := context.Background()
+	send := func(from, what, class string) string {
+		t.Helper()
+		res, err := flows.SendMail(ctx, ops.MailRequest{Agent: from, To: "bob", What: what, Class: class, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.ID
+	}
+	if _, note, _ := callNoted(t, cs, "followup_list", map[string]any{}); note != "" {
+		t.Fatalf("a note with no letter: %q", note)
+	}
+	first := send("alice", "the port is 7420", "note")
+	second := send("carol", "can you review?", "ask")
+	_, note, _ := callNoted(t, cs, "followup_list", map[string]any{})
+	for _, want := range []string{"2 new letters for you", first + " from alice (note)", second + " from carol (ask)", "mail_show"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	// Once per letter: the next result is quiet, then names only the new one.
+	if _, note, _ := callNoted(t, cs, "followup_list", map[string]any{}); note != "" {
+		t.Fatalf("the same letters noted twice: %q", note)
+	}
+	third := send("alice", "and the host is loopback", "note")
+	_, note, _ = callNoted(t, cs, "mail_inbox", map[string]any{})
+	if !strings.Contains(note, "1 new letter for you since your last call: "+third+" from alice (note)") || strings.Contains(note, first) {
+		t.Fatalf("note %q, want only %s", note, third)
+	}
+	// A refused call carries the note too: the agent hears of letters
+	// however its calls go.
+	fourth := send("alice", "one more", "note")
+	if _, note, isErr := callNoted(t, cs, "mission_show", map[string]any{"mission_id": "msn_0000000000000009"}); !isErr || !strings.Contains(note, fourth) {
+		t.Fatalf("refused call: error %v, note %q", isErr, note)
+	}
+	// Noting claims nothing: the letters still wait for the hooks.
+	if n, err := flows.Box.Pending("bob"); err != nil || n != 4 {
+		t.Fatalf("pending after the notes: %d, %v; want 4", n, err)
 	}
 }

@@ -31,8 +31,18 @@ type MailRequest struct {
 	Now      time.Time
 }
 
-// SendMail sends the letter as req.Agent.
-func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*mailbox.SendResult, error) {
+// MailSent is a sent letter as `m1nd mail send --json` answers it: the
+// letter, and the follow-ups its answer closed.
+type MailSent struct {
+	*mailbox.SendResult
+	ClosedFollowups []string `json:"closed_followups,omitempty"`
+}
+
+// SendMail sends the letter as req.Agent. A letter that answers the
+// letter announcing a follow-up req.Agent owes, one no mission carries,
+// closes that follow-up as recorded with the answer (the opener is told):
+// otherwise nothing would ever close it but a resolve few owners think of.
+func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*MailSent, error) {
 	class := req.Class
 	if class == "" {
 		class = mailbox.ClassNote
@@ -41,7 +51,15 @@ func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*mailbox.SendRes
 		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: req.To, Class: class, Brain: b.Name,
 		Tool: req.Tool, What: req.What, Expected: req.Expected, Snippet: req.Snippet, Answers: req.Answers,
 	}
-	return b.Box.Send(ctx, l)
+	res, err := b.Box.Send(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	sent := &MailSent{SendResult: res}
+	if len(req.Answers) > 0 && !res.Deduped {
+		sent.ClosedFollowups, err = b.closeAnswered(ctx, req.Agent, req.Answers, req.What, req.Now)
+	}
+	return sent, err
 }
 
 // InboxView is an agent's inbox as `m1nd mail inbox --json` answers it.
@@ -166,21 +184,73 @@ type MemoryAdded struct {
 	Agent   string `json:"agent"`
 	Written bool   `json:"written"`
 	State   string `json:"state"`
+	// Told lists the agents a decision or commitment named, each sent a
+	// letter quoting it.
+	Told []string `json:"told,omitempty"`
 
 	Existing *memory.Memory `json:"-"` // the memory already held, when not written
 }
 
-// AddMemory records a memory as req.Agent in book.
-func AddMemory(ctx context.Context, book *memory.Book, req memory.AddRequest) (*MemoryAdded, error) {
-	id, existing, err := book.Add(ctx, req)
+// AddMemory records a memory as req.Agent. A decision or a commitment
+// that names another agent (about "agent:ID", or "@ID" in its text) is
+// that agent's business too: each named agent gets a letter quoting it,
+// which reaches its session through the hooks and wakes it through the
+// keeper. A private memory names no one.
+func (b *Brain) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAdded, error) {
+	id, existing, err := b.Book.Add(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	out := &MemoryAdded{OK: true, ID: id, Agent: req.Agent, Written: existing == nil, State: memory.StateInForce, Existing: existing}
 	if existing != nil {
 		out.State = existing.State
+		return out, nil
+	}
+	if req.Private || (req.Sort != "decided" && req.Sort != "committed") {
+		return out, nil
+	}
+	for _, to := range NamedAgents(req.Text, req.About) {
+		if to == req.Agent || to == gates.HumanName {
+			continue
+		}
+		what := fmt.Sprintf("%s %s, naming you (memory %s): %s", req.Agent, req.Sort, id, req.Text)
+		l := &mailbox.Letter{TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassNote, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
+		if _, err := b.Box.Send(ctx, l); err != nil {
+			return out, fmt.Errorf("memory %s recorded, but %s, whom it names, was not told: %w", id, to, err)
+		}
+		out.Told = append(out.Told, to)
 	}
 	return out, nil
+}
+
+// agentIDChars are the characters of an agent id (gates.ValidAgentID).
+const agentIDChars = "abcdefghijklmnopqrstuvwxyz0123456789._-"
+
+// NamedAgents lists the agents a memory names, each once, in order: its
+// about entries "agent:ID" and the "@ID" mentions in its text.
+func NamedAgents(text string, about []string) []string {
+	var named []string
+	add := func(id string) {
+		if gates.ValidAgentID(id) && !strings.HasPrefix(id, "runnerd:") && !slices.Contains(named, id) {
+			named = append(named, id)
+		}
+	}
+	for _, a := range about {
+		if id, ok := strings.CutPrefix(a, "agent:"); ok {
+			add(id)
+		}
+	}
+	for _, word := range strings.Fields(text) {
+		if id, ok := strings.CutPrefix(word, "@"); ok {
+			// "@carol's," names carol: the id is the run of id characters,
+			// less a sentence's closing dot.
+			if end := strings.IndexFunc(id, func(r rune) bool { return !strings.ContainsRune(agentIDChars, r) }); end >= 0 {
+				id = id[:end]
+			}
+			add(strings.TrimRight(id, "."))
+		}
+	}
+	return named
 }
 
 // Atlas is the brain's shared documents, proven by the agent keys in its

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
@@ -27,12 +28,64 @@ func (b *Brain) OpenFollowup(ctx context.Context, opener, owner, brief, mission 
 	if err != nil || opener == owner {
 		return id, err
 	}
-	what := fmt.Sprintf("follow-up %s opened for you by %s: %s (close it with m1nd followup resolve %s --recorded RESULT)", id, opener, brief, id)
+	what := fmt.Sprintf(followupAnnounce+"%s (answer this letter, or m1nd followup resolve %s --recorded RESULT)", id, opener, brief, id)
 	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
 	if _, err := b.Box.Send(ctx, l); err != nil {
 		return id, fmt.Errorf("follow-up %s opened, but its owner %s was not told: %w", id, owner, err)
 	}
 	return id, nil
+}
+
+// followupAnnounce opens the letter that tells an owner of a follow-up;
+// announcedFollowup reads the follow-up id back out of it.
+const followupAnnounce = "follow-up %s opened for you by %s: "
+
+// announcedFollowup is the follow-up a letter announces, when it is
+// OpenFollowup's letter: the follow-up's id and its opener.
+func announcedFollowup(l *mailbox.Letter) (id, opener string, ok bool) {
+	var rest string
+	if _, err := fmt.Sscanf(l.What, "follow-up %s opened for you by %s", &id, &rest); err != nil {
+		return "", "", false
+	}
+	opener, ok = strings.CutSuffix(rest, ":")
+	return id, opener, ok && opener == l.Agent && l.Class == mailbox.ClassAsk
+}
+
+// closeAnswered closes, as recorded with answer, each open follow-up that
+// agent owes, no mission carries, and a letter in answered announced to
+// agent from its opener. It returns the follow-ups it closed.
+func (b *Brain) closeAnswered(ctx context.Context, agent string, answered []string, answer string, now time.Time) ([]string, error) {
+	asked := map[string]string{} // follow-up id → the opener who announced it
+	for _, letterID := range answered {
+		s, _, ok, err := b.Box.Find(ctx, letterID)
+		if err != nil {
+			return nil, fmt.Errorf("the letter %s answers: %w", letterID, err)
+		}
+		if !ok || s.Letter.To != agent {
+			continue
+		}
+		if id, opener, ok := announcedFollowup(s.Letter); ok {
+			asked[id] = opener
+		}
+	}
+	if len(asked) == 0 {
+		return nil, nil
+	}
+	v, err := b.Book.View(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var closed []string
+	for _, f := range v.Followups {
+		if opener, ok := asked[f.ID]; !ok || opener != f.Opener || f.Owner != agent || f.State != memory.StateOpen || f.Mission != "" {
+			continue
+		}
+		if _, err := b.ResolveFollowup(ctx, agent, f.ID, memory.StateRecorded, gates.CutBytes(answer, memory.MaxResult), now); err != nil {
+			return closed, fmt.Errorf("the answer was sent, but follow-up %s stays open: %w", f.ID, err)
+		}
+		closed = append(closed, f.ID)
+	}
+	return closed, nil
 }
 
 // ResolveFollowup closes a follow-up (recorded with its result, or

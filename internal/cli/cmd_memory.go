@@ -68,7 +68,7 @@ type memoryAddOptions struct {
 	IO         *IOStreams
 	JSON       bool
 	Agent      func() (string, error)
-	Book       func() (*memory.Book, error)
+	Flows      func() (*ops.Brain, error)
 	Text       string
 	Sort       string
 	About      []string
@@ -82,9 +82,13 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 		Name:      "add",
 		Usage:     "record a memory",
 		ArgsUsage: "TEXT",
+		Description: `A decided or committed memory that names another agent (--about agent:ID,
+or @ID in its text) sends that agent a letter quoting it, so it reaches
+the agent's session and wakes it through the keeper. A private memory
+names no one.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sort", Usage: "what it is: " + strings.Join(memory.Sorts, ", ") + " (required)"},
-			&cli.StringSliceFlag{Name: "about", Usage: "an `ID` it is about: a mission, a block, a letter (repeatable)"},
+			&cli.StringSliceFlag{Name: "about", Usage: "an `ID` it is about: a mission, a block, a letter, agent:AGENT (repeatable)"},
 			&cli.StringSliceFlag{Name: "source", Usage: "an `ID` it rests on (repeatable)"},
 			&cli.BoolFlag{Name: "private", Usage: "only this agent recalls it"},
 			&cli.StringFlag{Name: "supersedes", Usage: "an older memory `ID` this decided/learned memory replaces (it stays in history, superseded)"},
@@ -98,7 +102,7 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 			if c.String("sort") == "" {
 				return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
 			}
-			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Book: inv.book, Text: text, Sort: c.String("sort"),
+			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, Text: text, Sort: c.String("sort"),
 				About: c.StringSlice("about"), Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes")}
 			return runWith(c.Context, opts, runF, runMemoryAdd)
 		},
@@ -107,11 +111,11 @@ func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptio
 
 // runMemoryAdd records the memory as the acting agent.
 func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
-	b, agent, err := openAs(opts.Agent, opts.Book)
+	b, agent, err := openAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	reply, err := ops.AddMemory(ctx, b, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
+	reply, err := b.AddMemory(ctx, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
 		Source: opts.Source, Private: opts.Private, Supersedes: opts.Supersedes, Now: opts.IO.now()})
 	if err != nil {
 		return err
@@ -121,6 +125,9 @@ func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
 		switch {
 		case existing == nil:
 			fmt.Fprintf(w, "memory %s recorded (%s)\n", id, opts.Sort)
+			for _, to := range reply.Told {
+				fmt.Fprintf(w, "  %s, whom it names, was sent a letter\n", to)
+			}
 		case existing.State == memory.StateInForce:
 			fmt.Fprintf(w, "memory %s is already in force (%s, since %s): nothing was written\n", id, existing.Sort, existing.TS)
 		default:
@@ -198,7 +205,9 @@ func followupCommand(inv *invocation) *cli.Command {
 		Usage: "briefs someone owes an answer to; a brief is closed by its result",
 		Description: `A follow-up linked to a mission (open --mission, or mission new --followup)
 is resolved recorded, with the mission's result, when that mission ends in
-merge_wait, landed or failed.`,
+merge_wait, landed or failed. One no mission carries is resolved recorded
+when its owner answers the letter that announced it (m1nd mail send
+--answers LETTER), with the answer as its result.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "open",

@@ -279,7 +279,7 @@ func TestRunMailAndMemory(t *testing.T) {
 	}
 
 	out.Reset()
-	add := &memoryAddOptions{IO: s, Agent: agentIs("a1"), Book: inv.book, Text: "tests run in-process", Sort: "learned", About: []string{"sb_x"}}
+	add := &memoryAddOptions{IO: s, Agent: agentIs("a1"), Flows: inv.flows, Text: "tests run in-process", Sort: "learned", About: []string{"sb_x"}}
 	if err := runMemoryAdd(testCtx, add); err != nil {
 		t.Fatal(err)
 	}
