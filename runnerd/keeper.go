@@ -55,6 +55,18 @@ type KeeperPin struct {
 	Worktree    string   `toml:"worktree"`
 	TimeoutSecs int      `toml:"timeout_secs"` // DefaultWakeTimeout when 0
 	BackoffSecs int      `toml:"backoff_secs"` // DefaultKeeperBackoff when 0
+	// Stream is a long-lived session instead of one process per wake: the
+	// client reads turns on stdin (Claude Code: -p --input-format
+	// stream-json --output-format stream-json --verbose; Codex: codex
+	// app-server) and the keeper writes each wake into it as a turn.
+	Stream []string `toml:"stream"`
+	// Floor is how many sessions the keeper keeps live for the agent with
+	// nothing waiting (0 or 1; needs stream): a kept session answers its
+	// next letter without a start.
+	Floor int `toml:"floor"`
+	// TempoSecs is a scheduled wake of a kept session idle that long, a
+	// turn the agent may answer with nothing (0: none; needs stream).
+	TempoSecs int `toml:"tempo_secs"`
 }
 
 // checkKeeper refuses a pin the keeper could not act on.
@@ -64,9 +76,9 @@ func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) erro
 		return fail("agent", "%q is not an agent id ([a-z0-9][a-z0-9._-]{0,63})", k.Agent)
 	case k.Client != session.HostClaude && k.Client != session.HostCodex:
 		return fail("client", "%q: want claude or codex", k.Client)
-	case len(k.Start) == 0:
-		return fail("start", "the command that starts a session is required")
-	case !mentions(k.Start, wakePlaceholder):
+	case len(k.Start) == 0 && len(k.Stream) == 0:
+		return fail("start", "the command that starts a session is required (or stream, for a long-lived one)")
+	case len(k.Start) > 0 && !mentions(k.Start, wakePlaceholder):
 		return fail("start", "must pass %s, the wake message, to the client", wakePlaceholder)
 	case len(k.Resume) > 0 && (!mentions(k.Resume, sessionPlaceholder) || !mentions(k.Resume, wakePlaceholder)):
 		return fail("resume", "must pass both %s and %s", sessionPlaceholder, wakePlaceholder)
@@ -76,6 +88,14 @@ func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) erro
 		return fail("timeout_secs", "must be positive")
 	case k.BackoffSecs < 0:
 		return fail("backoff_secs", "must be positive")
+	case len(k.Stream) > 0 && mentions(k.Stream, wakePlaceholder):
+		return fail("stream", "takes no %s: the keeper writes each wake into the session as a turn", wakePlaceholder)
+	case k.Floor < 0 || k.Floor > 1:
+		return fail("floor", "is 0 or 1: one agent's sessions share its letters, so the keeper keeps at most one")
+	case k.Floor > 0 && len(k.Stream) == 0:
+		return fail("floor", "needs stream: a session started with start ends at its first answer")
+	case k.TempoSecs < 0 || (k.TempoSecs > 0 && len(k.Stream) == 0):
+		return fail("tempo_secs", "is a positive number of seconds, and needs stream")
 	}
 	if k.TimeoutSecs == 0 {
 		k.TimeoutSecs = DefaultWakeTimeout
@@ -174,7 +194,7 @@ func newKeeper(d *Daemon) *keeper {
 			continue
 		}
 		switch w.Event {
-		case "woke":
+		case "woke", "turn":
 			for _, item := range w.Items {
 				k.woken[item] = true
 			}
@@ -239,15 +259,8 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	if err != nil {
 		return err
 	}
-	var fresh []string
-	k.mu.Lock()
-	for _, it := range items {
-		if !k.woken[it] && !k.given[it] {
-			fresh = append(fresh, it)
-		}
-	}
-	k.mu.Unlock()
-	if len(fresh) == 0 {
+	fresh := k.fresh(items)
+	if len(fresh) == 0 && (len(pin.Stream) == 0 || pin.Floor == 0) {
 		return nil
 	}
 	if k.d.Sessions != nil {
@@ -259,14 +272,22 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 			return nil // its hooks hand it the letters at its next turn
 		}
 	}
-	k.mu.Lock()
-	var named []string // what the wake names: all that waits, but what was given up
-	for _, it := range items {
-		if !k.given[it] {
-			named = append(named, it)
+	if len(pin.Stream) > 0 {
+		var first *Wake
+		if len(fresh) > 0 {
+			first = &Wake{Items: fresh}
 		}
+		k.mu.Lock()
+		k.running[pin.Agent] = true
+		k.mu.Unlock()
+		k.wg.Add(1)
+		go func() {
+			defer k.wg.Done()
+			k.runStream(ctx, pin, first)
+		}()
+		return nil
 	}
-	k.mu.Unlock()
+	named := k.named(items)
 	argv, how, sessionID, decision := k.command(pin, len(named), now)
 	wake := wakeMessage(pin.Agent, named)
 	for i, a := range argv {
@@ -344,7 +365,22 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// At timeout_secs: SIGTERM to the session's process group, so the
+	// client can end its turn and write its transcript; SIGKILL only if it
+	// is still there endGrace later.
+	exited := make(chan struct{})
+	cmd.Cancel = func() error {
+		pid := cmd.Process.Pid
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		go func() {
+			select {
+			case <-exited:
+			case <-time.After(endGrace):
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}()
+		return nil
+	}
 	k.mu.Lock()
 	for _, it := range w.Items {
 		k.woken[it] = true
@@ -365,6 +401,7 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 		defer cancel()
 		defer logFile.Close()
 		err := cmd.Wait()
+		close(exited)
 		code := 0
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -391,33 +428,60 @@ func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, er
 	if err != nil {
 		end.Event, end.Error, end.Items = "failed", gates.OneLine(err.Error()), w.Items
 	}
-	flows := ops.New(k.d.Repo, k.d.Brain)
-	registered := true
+	registered := k.registered(pin, w.At, &end)
 	if k.d.Sessions != nil {
-		if ok, rerr := k.d.Sessions.RegisteredSince(pin.Agent, w.At.Add(-time.Second)); rerr == nil && !ok {
-			registered = false
-			end.Note = unregisteredNote(pin.Client)
-		}
-		again, _, rerr := flows.Box.Release(ctx, pin.Agent, k.d.Sessions.Running)
-		if rerr != nil {
-			k.d.Logf("keeper %s: give back the letters of the ended session: %v", pin.Agent, rerr)
-		}
-		for _, f := range again {
-			end.Again = append(end.Again, "letter:"+f.ID)
-		}
+		k.giveBack(ctx, pin, k.d.Sessions.Running, &end)
 	}
+	k.mu.Lock()
+	k.running[pin.Agent] = false
+	k.mu.Unlock()
+	k.settle(ctx, pin, w.Items, &end, err != nil || !registered)
+}
+
+// registered reports whether a session of pin's agent answered a hook
+// since its wake at; when none did, end gets the note saying how to fix it.
+func (k *keeper) registered(pin *KeeperPin, at time.Time, end *Wake) bool {
+	if k.d.Sessions == nil {
+		return true
+	}
+	ok, err := k.d.Sessions.RegisteredSince(pin.Agent, at.Add(-time.Second))
+	if err == nil && !ok {
+		end.Note = unregisteredNote(pin.Client)
+		return false
+	}
+	return true
+}
+
+// giveBack releases the letters in flight in turns that will not answer
+// (their session does not run, by alive), for the next turn to take
+// again, and names them in end.
+func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string) bool, end *Wake) {
+	again, _, err := ops.New(k.d.Repo, k.d.Brain).Box.Release(ctx, pin.Agent, alive)
+	if err != nil {
+		k.d.Logf("keeper %s: give back the letters of the ended turn: %v", pin.Agent, err)
+	}
+	for _, f := range again {
+		end.Again = append(end.Again, "letter:"+f.ID)
+	}
+}
+
+// settle journals end, the end of a session or a turn woken for items:
+// what still waits is woken for again, at once when the session moved
+// something, else (and after a failure) after a backoff that doubles
+// with each such wake in a row; an item outliving maxWakes wakes is given
+// up, journaled and logged.
+func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end *Wake, failed bool) {
 	waiting := map[string]bool{}
-	if items, werr := flows.WaitingItems(ctx, pin.Agent); werr == nil {
-		for _, it := range items {
+	if its, err := ops.New(k.d.Repo, k.d.Brain).WaitingItems(ctx, pin.Agent); err == nil {
+		for _, it := range its {
 			waiting[it] = true
 		}
 	} else {
-		k.d.Logf("keeper %s: %v", pin.Agent, werr)
+		k.d.Logf("keeper %s: %v", pin.Agent, err)
 	}
 	var gaveUp []string
 	k.mu.Lock()
-	k.running[pin.Agent] = false
-	for _, it := range w.Items {
+	for _, it := range items {
 		if !waiting[it] {
 			continue
 		}
@@ -428,8 +492,8 @@ func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, er
 			gaveUp = append(gaveUp, it)
 		}
 	}
-	moved := len(end.Waiting) < len(w.Items)
-	if err != nil || (len(end.Waiting) > 0 && !moved) || !registered {
+	moved := len(end.Waiting) < len(items)
+	if failed || (len(end.Waiting) > 0 && !moved) {
 		k.fails[pin.Agent]++
 		backoff := time.Duration(pin.BackoffSecs) * time.Second << min(k.fails[pin.Agent]-1, 16)
 		next := end.At.Add(min(backoff, maxKeeperBackoff))
@@ -438,7 +502,7 @@ func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, er
 		k.fails[pin.Agent] = 0
 	}
 	k.mu.Unlock()
-	k.journal(end)
+	k.journal(*end)
 	if end.Note != "" {
 		k.d.Logf("keeper %s: %s", pin.Agent, end.Note)
 	}

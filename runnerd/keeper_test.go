@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,14 @@ type keeperRig struct {
 	calls string // the file the client script appends its arguments to
 	clock time.Time
 	regs  *fakeSessions
+	mu    sync.Mutex // guards clock while a kept session's goroutine reads it
+}
+
+// advance moves the rig's clock on by d.
+func (r *keeperRig) advance(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clock = r.clock.Add(d)
 }
 
 // newKeeperRig pins bob to a client that is a shell script: it appends
@@ -74,7 +83,7 @@ func newKeeperRig(t *testing.T) *keeperRig {
 	if err := checkKeeper(pin, func(field, format string, args ...any) error { return fmt.Errorf(field+": "+format, args...) }); err != nil {
 		t.Fatal(err)
 	}
-	r.d = &Daemon{Repo: repo, Brain: "shop", Config: &Config{Keepers: []*KeeperPin{pin}}, Sessions: r.regs, Now: func() time.Time { return r.clock }}
+	r.d = &Daemon{Repo: repo, Brain: "shop", Config: &Config{Keepers: []*KeeperPin{pin}}, Sessions: r.regs, Now: func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.clock }}
 	r.d.init()
 	r.k = newKeeper(r.d)
 	r.box = mailbox.New(repo, "shop")
@@ -346,6 +355,11 @@ func TestCheckKeeper(t *testing.T) {
 		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Worktree: "rel/path"}, "worktree"},
 		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, BackoffSecs: -1}, "backoff_secs"},
 		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Resume: []string{"claude", "-p", "{wake}", "--resume", "{session_id}"}}, ""},
+		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude", "-p", "--input-format", "stream-json"}, Floor: 1, TempoSecs: 600}, ""},
+		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude", "-p", "{wake}"}}, "stream"},
+		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, Floor: 2}, "floor"},
+		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Floor: 1}, "floor"},
+		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, TempoSecs: 60}, "tempo_secs"},
 	} {
 		var got string
 		err := checkKeeper(&tc.pin, func(field, format string, args ...any) error { got = field; return fmt.Errorf(format, args...) })

@@ -401,3 +401,179 @@ func TestClaudeKeeperDeliversABacklog(t *testing.T) {
 		t.Errorf("letters still unread:\n%s", out)
 	}
 }
+
+// awaitEvent waits up to a minute for n journal lines of event.
+func (r *clientRepo) awaitEvent(event string, n int, log *syncBuffer, srv *fakemodel.Server) []runnerd.Wake {
+	r.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var got []runnerd.Wake
+		for _, w := range r.journal() {
+			if w.Event == event {
+				got = append(got, w)
+			}
+		}
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the journal has %d %q lines, want %d: %+v\nrunnerd:\n%s\nserver:\n%s", len(got), event, n, r.journal(), log.String(), srv.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// claudeStream is a kept Claude Code session: turns in on stdin, a
+// result line out at the end of each.
+func claudeStream(bin string) []string {
+	return []string{bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"}
+}
+
+// firstTurnWith is the number of the first model turn whose request
+// holds mark (0: none), and how many requests hold it in all.
+func firstTurnWith(srv *fakemodel.Server, mark string) (first, holding int) {
+	for _, q := range srv.Turns() {
+		if bytes.Contains(q.Body, []byte(mark)) {
+			if first == 0 {
+				first = q.N
+			}
+			holding++
+		}
+	}
+	return first, holding
+}
+
+// TestClaudeKeeperKeepsAStreamingSession: pinned with stream and
+// floor = 1, bob's session outlives its first answer, and a second letter
+// goes into the same process as a second turn: one start, two turns, each
+// letter entering the conversation once (by the hooks).
+func TestClaudeKeeperKeepsAStreamingSession(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	bin := clientBin(t, "claude", claudeVersion)
+	srv := fakemodel.Start(t)
+	const one, two = "STREAM-ONE: the build is red", "STREAM-TWO: and the docs are stale"
+	r.sendLetter(one)
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"claude\"\nstream = %s\nfloor = 1\ntimeout_secs = 600\n", tomlStrings(claudeStream(bin)...))
+	log := r.runnerd(pins, r.claudeEnv(srv))
+	r.awaitEvent("turn_ended", 1, log, srv)
+	// After its first answer the session is still there, idle and live.
+	time.Sleep(runnerd.KeeperInterval + 500*time.Millisecond)
+	if s := r.onlySession(); !s.Live {
+		t.Fatalf("the kept session died after its first answer: %+v\nrunnerd:\n%s", s, log.String())
+	}
+	r.sendLetter(two)
+	ended := r.awaitEvent("turn_ended", 2, log, srv)
+	if n := len(r.awaitEvent("woke", 1, log, srv)); n != 1 {
+		t.Errorf("%d starts for two letters, want one kept session", n)
+	}
+	if ended[0].SessionID == "" || ended[1].SessionID != ended[0].SessionID {
+		t.Errorf("the two turns ran in sessions %q and %q, want one", ended[0].SessionID, ended[1].SessionID)
+	}
+	f1, _ := firstTurnWith(srv, one)
+	f2, _ := firstTurnWith(srv, two)
+	if f1 == 0 || f2 <= f1 {
+		t.Fatalf("letters first reached the model at turns %d and %d, want the second later:\n%s", f1, f2, srv.Log())
+	}
+	// Each letter entered once: the request that first holds it holds it
+	// once (later ones carry it as history).
+	for _, q := range srv.Turns() {
+		if q.N == f2 {
+			if c := bytes.Count(q.Body, []byte(two)); c != 1 {
+				t.Errorf("turn %d holds the second letter %d times, want 1", q.N, c)
+			}
+		}
+	}
+	if s := r.onlySession(); !s.Live || s.SessionID != ended[0].SessionID {
+		t.Errorf("registry after two turns: %+v", s)
+	}
+	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
+		t.Errorf("letters still unread:\n%s", out)
+	}
+}
+
+// TestClaudeKeeperRotationFlushesMemory: a kept session nearing its
+// timeout_secs is asked to flush at a turn boundary; its agent writes a
+// memory (the memory ref moves); the session ends gracefully and the
+// floor starts a fresh one, whose first request carries that memory.
+func TestClaudeKeeperRotationFlushesMemory(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	bin := clientBin(t, "claude", claudeVersion)
+	const memo = "ROTATION-MEMO: the tray listens on 7420"
+	srv := fakemodel.Start(t,
+		fakemodel.Text("Noted."), // the first turn: the letter
+		fakemodel.Tool("Bash", map[string]any{"command": "m1nd memory add --sort learned '" + memo + "'", "description": "flush"}),
+		fakemodel.Text("done"),
+	)
+	r.sendLetter("ROTATE-LETTER: remember the port")
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"claude\"\nstream = %s\nfloor = 1\ntimeout_secs = 12\n", tomlStrings(claudeStream(bin)...))
+	log := r.runnerd(pins, r.claudeEnv(srv))
+	r.awaitEvent("turn_ended", 1, log, srv)
+	flush := r.awaitEvent("flush", 1, log, srv)[0]
+	if !strings.Contains(flush.Note, "rotation") {
+		t.Errorf("flush: %+v, want a rotation", flush)
+	}
+	r.awaitEvent("flushed", 1, log, srv)
+	ended := r.awaitEvent("ended", 1, log, srv)[0]
+	if !strings.HasPrefix(ended.Note, "refreshed: rotation") || ended.Exit != 0 {
+		t.Errorf("ended: %+v, want a graceful end after the flush", ended)
+	}
+	if out := r.Git("-C", r.Dir, "for-each-ref", "--format=%(refname)", "refs/m1nd/memory/"); !strings.Contains(out, "refs/m1nd/memory/bob") {
+		t.Errorf("the memory ref did not move: %q", out)
+	}
+	if out := r.m1nd("memory", "recall", "--agent", "bob", "--query", "tray"); !strings.Contains(out, memo) {
+		t.Fatalf("the flush wrote no memory:\n%s\nserver:\n%s", out, srv.Log())
+	}
+	r.awaitEvent("woke", 2, log, srv)
+	r.awaitEvent("turn_ended", 2, log, srv) // the fresh session's first turn
+	var fresh *fakemodel.Request
+	for _, q := range srv.Turns() {
+		if q.N == 4 { // 1: the letter; 2, 3: the flush and its tool call
+			fresh = &q
+		}
+	}
+	if fresh == nil {
+		t.Fatalf("no fourth model turn:\n%s", srv.Log())
+	}
+	if !bytes.Contains(fresh.Body, []byte(memo)) || bytes.Contains(fresh.Body, []byte("Noted.")) {
+		t.Errorf("the fresh session's first request lacks the flushed memory, or carries the old conversation:\n%s", clip(fresh.Body))
+	}
+}
+
+// TestCodexKeeperKeepsAStreamingSession: Codex's long-lived session is
+// `codex app-server` (JSON-RPC on stdio: one thread, a turn/start per
+// wake). Pinned with stream and floor = 1, bob's thread outlives its
+// first answer and takes a second letter as a second turn, in the same
+// process.
+func TestCodexKeeperKeepsAStreamingSession(t *testing.T) {
+	r := newClientRepo(t, "codex")
+	bin := clientBin(t, "codex", codexVersion)
+	srv := fakemodel.Start(t)
+	home := r.codexHome(srv, "")
+	r.trustCodexHooks(bin, home)
+	const one, two = "STREAM-ONE: the build is red", "STREAM-TWO: and the docs are stale"
+	r.sendLetter(one)
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"codex\"\nstream = %s\nfloor = 1\ntimeout_secs = 600\n",
+		tomlStrings(bin, "app-server", "-c", `sandbox_mode="danger-full-access"`))
+	log := r.runnerd(pins, r.codexEnv(home))
+	first := r.awaitEvent("turn_ended", 1, log, srv)[0]
+	if first.Exit != 0 {
+		t.Fatalf("the first turn failed: %+v\nserver:\n%s", first, srv.Log())
+	}
+	time.Sleep(runnerd.KeeperInterval + 500*time.Millisecond)
+	r.sendLetter(two)
+	ended := r.awaitEvent("turn_ended", 2, log, srv)
+	if n := len(r.awaitEvent("woke", 1, log, srv)); n != 1 {
+		t.Errorf("%d starts for two letters, want one kept session", n)
+	}
+	if ended[0].SessionID == "" || ended[1].SessionID != ended[0].SessionID {
+		t.Errorf("the two turns ran in threads %q and %q, want one", ended[0].SessionID, ended[1].SessionID)
+	}
+	f1, _ := firstTurnWith(srv, one)
+	f2, _ := firstTurnWith(srv, two)
+	if f1 == 0 || f2 <= f1 {
+		t.Fatalf("letters first reached the model at turns %d and %d, want the second later:\n%s", f1, f2, srv.Log())
+	}
+	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
+		t.Errorf("letters still unread:\n%s", out)
+	}
+}

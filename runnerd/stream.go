@@ -1,0 +1,563 @@
+package runnerd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/session"
+)
+
+// Long-lived sessions (seed §1.3, research §0: a woken `claude -p` dies at
+// its first answer). For a pin with stream, the keeper holds one client
+// process open per agent and writes each wake into it as a turn: the
+// letters still enter through the session's hooks (UserPromptSubmit),
+// once. Between turns it keeps the session (floor), wakes it on a tempo,
+// and refreshes it at a turn boundary when the refresh decider or the
+// session's age asks: a flush turn (write what you learned, decided and
+// owe to memory), a bounded wait, a graceful end (close stdin, SIGTERM,
+// then SIGKILL), and a fresh session that rehydrates from memory.
+
+// Stream timings.
+const (
+	streamPoll = 250 * time.Millisecond // how often a kept session looks for waiting work
+	flushWait  = 2 * time.Minute        // the most a flush turn is waited for
+	endGrace   = 5 * time.Second        // after closing stdin, and again after SIGTERM
+	// maxRotateLead bounds how long before timeout_secs an idle session is
+	// rotated: a quarter of timeout_secs, at most this.
+	maxRotateLead = 5 * time.Minute
+)
+
+// wire is one client's streaming protocol on the session's stdin and
+// stdout.
+type wire interface {
+	// open writes what the protocol needs before the first turn.
+	open(w io.Writer, cwd string) error
+	// turn writes one user turn.
+	turn(w io.Writer, text string) error
+	// read reads one line of the client's stdout, answering the requests
+	// the protocol requires answers to on w.
+	read(line []byte, w io.Writer) streamEvent
+}
+
+// streamEvent is what one line of a client's stdout says.
+type streamEvent struct {
+	session string // the session (thread) id, when the line names it
+	ended   bool   // a turn ended
+	failed  bool   // ... with an error
+	detail  string // the error, or the result's first words
+}
+
+func wireFor(client string) wire {
+	if client == session.HostCodex {
+		return &codexWire{}
+	}
+	return claudeWire{}
+}
+
+// claudeWire is Claude Code's -p --input-format stream-json: one user
+// message per line in, one result line out at each turn's end.
+type claudeWire struct{}
+
+func (claudeWire) open(io.Writer, string) error { return nil }
+
+func (claudeWire) turn(w io.Writer, text string) error {
+	return writeLine(w, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": text}}}})
+}
+
+func (claudeWire) read(line []byte, _ io.Writer) streamEvent {
+	var m struct {
+		Type      string `json:"type"`
+		Subtype   string `json:"subtype"`
+		SessionID string `json:"session_id"`
+		IsError   bool   `json:"is_error"`
+		Result    string `json:"result"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return streamEvent{}
+	}
+	ev := streamEvent{session: m.SessionID}
+	if m.Type == "result" {
+		ev.ended, ev.failed = true, m.IsError || m.Subtype != "success"
+		ev.detail = gates.CutBytes(gates.OneLine(m.Result), 200)
+	}
+	return ev
+}
+
+// codexWire is codex app-server's JSON-RPC on stdio: initialize, one
+// thread, a turn/start per turn, turn/completed at each turn's end.
+// Approval requests are declined: a kept session runs with the sandbox
+// and approval policy its config gives, and nobody is there to approve.
+type codexWire struct {
+	mu     sync.Mutex
+	id     int
+	thread string
+	queued []string // turns written before the thread started
+}
+
+func (c *codexWire) request(w io.Writer, method string, params any) error {
+	c.id++
+	return writeLine(w, map[string]any{"id": c.id, "method": method, "params": params})
+}
+
+func (c *codexWire) open(w io.Writer, cwd string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.request(w, "initialize", map[string]any{"clientInfo": map[string]string{"name": "m1nd-keeper", "version": "1"}}); err != nil {
+		return err
+	}
+	if err := writeLine(w, map[string]any{"method": "initialized"}); err != nil {
+		return err
+	}
+	return c.request(w, "thread/start", map[string]any{"cwd": cwd, "approvalPolicy": "never"})
+}
+
+func (c *codexWire) turn(w io.Writer, text string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.thread == "" {
+		c.queued = append(c.queued, text)
+		return nil
+	}
+	return c.startTurn(w, text)
+}
+
+func (c *codexWire) startTurn(w io.Writer, text string) error {
+	return c.request(w, "turn/start", map[string]any{"threadId": c.thread, "input": []map[string]string{{"type": "text", "text": text}}})
+}
+
+func (c *codexWire) read(line []byte, w io.Writer) streamEvent {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result struct {
+			Thread struct {
+				ID string `json:"id"`
+			} `json:"thread"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		Params struct {
+			Turn struct {
+				Status string `json:"status"`
+				Error  *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			} `json:"turn"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return streamEvent{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case m.Method != "" && len(m.ID) > 0: // a request of the server's: decline it
+		_ = writeLine(w, map[string]any{"id": m.ID, "result": map[string]string{"decision": "decline"}})
+	case m.Method == "turn/completed":
+		ev := streamEvent{session: c.thread, ended: true, failed: m.Params.Turn.Status != "completed"}
+		if e := m.Params.Turn.Error; e != nil {
+			ev.detail = gates.CutBytes(gates.OneLine(e.Message), 200)
+		}
+		return ev
+	case m.Error != nil && c.thread != "": // a turn/start refused
+		return streamEvent{session: c.thread, ended: true, failed: true, detail: gates.CutBytes(gates.OneLine(m.Error.Message), 200)}
+	case m.Result.Thread.ID != "" && c.thread == "":
+		c.thread = m.Result.Thread.ID
+		for _, text := range c.queued {
+			_ = c.startTurn(w, text)
+		}
+		c.queued = nil
+		return streamEvent{session: c.thread}
+	}
+	return streamEvent{}
+}
+
+func writeLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// stream is one long-lived session the keeper owns.
+type stream struct {
+	pin     *KeeperPin
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	wire    wire
+	log     *os.File
+	started time.Time
+	events  chan streamEvent
+	exited  chan struct{} // closed once the process was waited for
+	waitErr error
+
+	session string // the client's session id, once it named one
+	busy    bool   // a turn runs
+	turn    Wake   // the running turn's journal line
+	lastEnd time.Time
+	turns   int
+}
+
+// openStream starts pin's streaming client in dir.
+func (k *keeper) openStream(pin *KeeperPin, dir string, now time.Time) (*stream, error) {
+	if err := os.MkdirAll(k.d.keeperDir(), 0o700); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(k.d.keeperDir(), fmt.Sprintf("%s-%s.log", pin.Agent, now.UTC().Format("20060102T150405.000000000")))
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	argv := make([]string, len(pin.Stream))
+	for i, a := range pin.Stream {
+		argv[i] = strings.ReplaceAll(a, agentPlaceholder, pin.Agent)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "M1ND_AGENT="+pin.Agent)
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		var stdout io.ReadCloser
+		if stdout, err = cmd.StdoutPipe(); err == nil {
+			s := &stream{pin: pin, cmd: cmd, stdin: stdin, wire: wireFor(pin.Client), log: logFile, started: now,
+				events: make(chan streamEvent, 64), exited: make(chan struct{})}
+			if err = cmd.Start(); err == nil {
+				go s.readLoop(stdout)
+				if err = s.wire.open(stdin, dir); err != nil {
+					s.end(context.Background())
+					return nil, err
+				}
+				return s, nil
+			}
+		}
+	}
+	logFile.Close()
+	return nil, err
+}
+
+// readLoop reads the client's stdout into the log and its events, until
+// the client closes it; then it waits for the process.
+func (s *stream) readLoop(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		s.log.Write(append(append([]byte(nil), line...), '\n'))
+		if ev := s.wire.read(line, s.stdin); ev != (streamEvent{}) {
+			s.events <- ev
+		}
+	}
+	s.waitErr = s.cmd.Wait()
+	s.log.Close()
+	close(s.exited)
+}
+
+// end ends the session gracefully: stdin closed, then SIGTERM to its
+// process group, then SIGKILL, each after endGrace.
+func (s *stream) end(ctx context.Context) {
+	s.stdin.Close()
+	go func() { // nobody reads the events any more: never let them block the reader
+		for {
+			select {
+			case <-s.events:
+			case <-s.exited:
+				return
+			}
+		}
+	}()
+	terminate(ctx, s.cmd.Process.Pid, s.exited, endGrace)
+}
+
+// terminate waits grace for exited, then sends the process group pgid
+// SIGTERM, and SIGKILL after grace more.
+func terminate(ctx context.Context, pgid int, exited <-chan struct{}, grace time.Duration) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-exited:
+			return
+		case <-time.After(grace):
+		case <-ctx.Done():
+		}
+		_ = syscall.Kill(-pgid, sig)
+	}
+	<-exited
+}
+
+// rotateAt is when an idle kept session is refreshed ahead of its
+// timeout_secs (seed §1.5: flush ahead of the cap).
+func rotateAt(s *stream) time.Time {
+	limit := time.Duration(s.pin.TimeoutSecs) * time.Second
+	return s.started.Add(limit - min(limit/4, maxRotateLead))
+}
+
+// Messages the keeper writes into a kept session.
+func floorMessage(agent string) string {
+	return fmt.Sprintf("m1nd: you are %s's kept session: nothing waits for you now. m1nd writes new work into this session as it arrives; until then, answer with nothing.", agent)
+}
+
+func tempoMessage(agent string, idle time.Duration) string {
+	return fmt.Sprintf("m1nd: tempo: %s has been idle %s and nothing new arrived. Look at what you owe (m1nd followup list --owner %s --open) if anything is yours; otherwise answer with nothing.", agent, idle.Round(time.Second), agent)
+}
+
+func flushMessage(why string) string {
+	return fmt.Sprintf("m1nd: this session ends at this turn (%s). Before it does, save what you learned, decided and owe to your memory, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then answer done: the next session starts from your memory.", why)
+}
+
+// runStream keeps pin's agent's session until ctx ends or the session
+// ends: it writes a turn for each wake, keeps it idle under the floor,
+// wakes it on the tempo, and refreshes it when asked. first is the first
+// turn's wake (its items), or nil for a floor session.
+func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, first *Wake) {
+	defer func() {
+		k.mu.Lock()
+		k.running[pin.Agent] = false
+		k.mu.Unlock()
+	}()
+	dir := pin.Worktree
+	if dir == "" {
+		dir = k.d.Repo.WorkTree()
+	}
+	now := k.d.Now()
+	s, err := k.openStream(pin, dir, now)
+	start := Wake{At: now, Agent: pin.Agent, Event: "woke", How: "stream"}
+	if first != nil {
+		start.Items = first.Items
+	}
+	if err != nil {
+		start.Event, start.Error = "failed", gates.OneLine(err.Error())
+		k.settle(ctx, pin, start.Items, &start, true)
+		return
+	}
+	start.Log = s.log.Name()
+	k.journal(start)
+	k.d.Logf("keeper %s: started a kept session (stream) for %s", pin.Agent, itemsOrFloor(start.Items))
+	if first != nil {
+		k.writeTurn(ctx, s, "turn", first.Items, wakeMessage(pin.Agent, first.Items), nil, "")
+	} else {
+		k.writeTurn(ctx, s, "turn", nil, floorMessage(pin.Agent), nil, "")
+	}
+	tick := time.NewTicker(streamPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			k.closeStream(context.WithoutCancel(ctx), s, "runnerd stopped")
+			return
+		case ev := <-s.events:
+			if ev.session != "" {
+				s.session = ev.session
+			}
+			if ev.ended && s.busy {
+				k.turnEnded(ctx, s, ev)
+			}
+		case <-s.exited:
+			k.streamExited(context.WithoutCancel(ctx), s)
+			return
+		case <-tick.C:
+			if done := k.step(ctx, s); done {
+				return
+			}
+		}
+	}
+}
+
+func itemsOrFloor(items []string) string {
+	if len(items) == 0 {
+		return "the floor"
+	}
+	return strings.Join(items, ", ")
+}
+
+// writeTurn writes one turn into s and journals it as event.
+func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items []string, text string, d *session.Decision, note string) {
+	w := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: event, How: "stream", SessionID: s.session, Items: items, Decision: d, Note: note}
+	k.mu.Lock()
+	for _, it := range items {
+		k.woken[it] = true
+	}
+	k.mu.Unlock()
+	if err := s.wire.turn(s.stdin, text); err != nil {
+		w.Error = gates.OneLine(err.Error())
+		k.journal(w)
+		k.closeStream(ctx, s, "its stdin is closed")
+		return
+	}
+	s.busy, s.turn = true, w
+	k.journal(w)
+}
+
+// turnEnded settles a turn of s: the letters its failed turn held come
+// back, and what it was for that still waits is woken for again.
+func (k *keeper) turnEnded(ctx context.Context, s *stream, ev streamEvent) {
+	s.busy, s.lastEnd = false, k.d.Now()
+	s.turns++
+	end := Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail}
+	if ev.failed {
+		end.Event, end.Exit = "turn_failed", 1
+		// A turn that failed answers nothing: its letters go to the next.
+		if k.d.Sessions != nil {
+			k.giveBack(ctx, s.pin, func(id string) bool { return id != s.session && k.d.Sessions.Running(id) }, &end)
+		}
+	}
+	if s.turn.Event == "flush" {
+		end.Event = "flushed"
+		if ev.failed {
+			end.Event = "flush_failed"
+		}
+	}
+	k.settle(ctx, s.pin, s.turn.Items, &end, ev.failed)
+}
+
+// step is one look at an open stream; it reports whether the stream ended.
+func (k *keeper) step(ctx context.Context, s *stream) bool {
+	now := k.d.Now()
+	pin := s.pin
+	limit := s.started.Add(time.Duration(pin.TimeoutSecs) * time.Second)
+	if s.busy {
+		switch {
+		case s.turn.Event == "flush" && now.Sub(s.turn.At) >= flushWait:
+			k.closeStream(ctx, s, "the flush turn took longer than "+flushWait.String())
+			return true
+		case !now.Before(limit):
+			k.closeStream(ctx, s, fmt.Sprintf("timeout_secs (%d) reached mid-turn", pin.TimeoutSecs))
+			return true
+		}
+		return false
+	}
+	if s.turn.Event == "flush" { // flushed: end, and the next look starts afresh
+		k.closeStream(ctx, s, "refreshed: "+s.turn.Note)
+		return true
+	}
+	k.mu.Lock()
+	paused := now.Before(k.next[pin.Agent])
+	k.mu.Unlock()
+	items, err := ops.New(k.d.Repo, k.d.Brain).WaitingItems(ctx, pin.Agent)
+	if err != nil {
+		k.d.Logf("keeper %s: %v", pin.Agent, err)
+		return false
+	}
+	fresh := k.fresh(items)
+	work := len(fresh) > 0 && !paused
+	tempo := pin.TempoSecs > 0 && now.Sub(s.lastEnd) >= time.Duration(pin.TempoSecs)*time.Second
+	if !work && !tempo && now.Before(rotateAt(s)) {
+		if pin.Floor == 0 && len(fresh) == 0 {
+			k.closeStream(ctx, s, "nothing waits and floor is 0")
+			return true
+		}
+		return false // kept: nothing to decide until work, the tempo or the rotation
+	}
+	// A turn boundary with something to do: the refresh decider first.
+	d, why := k.refreshDue(s, len(items), now)
+	if why != "" {
+		k.writeTurn(ctx, s, "flush", nil, flushMessage(why), d, why)
+		return false
+	}
+	switch {
+	case work:
+		k.writeTurn(ctx, s, "turn", fresh, wakeMessage(pin.Agent, k.named(items)), d, "")
+	case tempo:
+		k.writeTurn(ctx, s, "tempo", nil, tempoMessage(pin.Agent, now.Sub(s.lastEnd)), d, "")
+	}
+	return false
+}
+
+// fresh is what waits that no wake was made for and was not given up.
+func (k *keeper) fresh(items []string) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for _, it := range items {
+		if !k.woken[it] && !k.given[it] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// named is what a wake names: all that waits but what was given up.
+func (k *keeper) named(items []string) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for _, it := range items {
+		if !k.given[it] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// refreshDue says why s should be refreshed now, if it should: the
+// refresh decider reading its transcript (fill, rental), or its age
+// nearing timeout_secs. The decision is what the journal records.
+func (k *keeper) refreshDue(s *stream, waiting int, now time.Time) (*session.Decision, string) {
+	var d *session.Decision
+	if k.d.Sessions != nil && s.session != "" {
+		if _, transcript, ok, err := k.d.Sessions.Last(s.pin.Agent, s.pin.Client); err == nil && ok && transcript != "" {
+			if m, err := session.MeasureTranscript(s.pin.Client, transcript); err == nil {
+				dd := session.Decide(session.State{Measure: m, Live: true, Waiting: waiting, Now: now}, session.DefaultPolicy())
+				d = &dd
+				if dd.Action == session.ActionRehydrate {
+					return d, dd.Reason
+				}
+			}
+		}
+	}
+	if !now.Before(rotateAt(s)) {
+		return d, fmt.Sprintf("rotation: the session is %s old, timeout_secs is %d", now.Sub(s.started).Round(time.Second), s.pin.TimeoutSecs)
+	}
+	return d, ""
+}
+
+// closeStream ends s gracefully and settles it.
+func (k *keeper) closeStream(ctx context.Context, s *stream, why string) {
+	s.end(ctx)
+	k.streamEnded(ctx, s, why)
+}
+
+// streamExited settles a session that ended by itself.
+func (k *keeper) streamExited(ctx context.Context, s *stream) {
+	k.streamEnded(ctx, s, "the client exited")
+}
+
+func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
+	<-s.exited
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(s.waitErr, &exit) {
+		code = exit.ExitCode()
+	}
+	end := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: code, Log: s.log.Name(), Note: why}
+	var items []string
+	failed := s.busy // a turn cut short answers nothing
+	if failed {
+		items = s.turn.Items
+		end.Items = items
+	}
+	var hooks Wake
+	if s.turns == 0 && !k.registered(s.pin, s.started, &hooks) {
+		failed, end.Note = true, why+"; "+hooks.Note
+	}
+	if k.d.Sessions != nil {
+		k.giveBack(ctx, s.pin, k.d.Sessions.Running, &end)
+	}
+	k.settle(ctx, s.pin, items, &end, failed)
+}
