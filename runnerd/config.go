@@ -116,7 +116,7 @@ func LoadConfig(path string) (*Config, error) {
 			return nil, &ConfigError{Path: path, Table: "[[runner]]", Field: field, What: "unknown key (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs)"}
 		}
 		if field, ok := strings.CutPrefix(key, "keeper."); ok {
-			return nil, &ConfigError{Path: path, Table: "[[keeper]]", Field: field, What: "unknown key (a keeper has agent, client, start, resume, worktree, timeout_secs, backoff_secs)"}
+			return nil, &ConfigError{Path: path, Table: "[[keeper]]", Field: field, What: "unknown key (a keeper has agent, client, start, resume, stream, floor, tempo_secs, worktree, timeout_secs, backoff_secs)"}
 		}
 		return nil, &ConfigError{Path: path, What: fmt.Sprintf("unknown key %s (the file holds [[runner]] and [[keeper]] tables)", key)}
 	}

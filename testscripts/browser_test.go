@@ -24,6 +24,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/runnerd"
 )
 
 // The tray in a real headless Chromium against the real `m1nd serve`, on a
@@ -1327,4 +1328,39 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 		t.Errorf("main's tree %s is not one the gate passed on:\n%s", tree, data)
 	}
 	o.wantVerifyClean()
+}
+
+// The keeper's notices reach the human: letters it gave up waking an
+// agent for, and a woken session that ran none of m1nd's hooks, each in a
+// banner at the top of the page; with nothing to say it shows nothing.
+func TestBrowserShowsTheKeepersNotices(t *testing.T) {
+	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	runtime := filepath.Join(o.dir, ".git", "m1nd")
+	cfg := filepath.Join(runtime, runnerd.ConfigFile)
+	pins, _ := os.ReadFile(cfg)
+	pins = append(pins, "\n[[keeper]]\nagent = \"bob\"\nclient = \"codex\"\nstart = [\"codex\", \"exec\", \"{wake}\"]\n"...)
+	if err := os.WriteFile(cfg, pins, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.url = o.serve()
+	ctx := browser(t)
+	open(t, ctx, o.url)
+	if !eval[bool](t, ctx, `document.querySelector('#keeper-notice').hidden`) {
+		t.Fatal("a keeper notice with nothing to say")
+	}
+	if err := os.MkdirAll(filepath.Join(runtime, "keeper"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	journal := `{"at":"2026-12-01T12:00:00Z","agent":"bob","event":"woke","how":"start","items":["letter:aaaaaaaaaaaa"]}
+{"at":"2026-12-01T12:00:09Z","agent":"bob","event":"exited","waiting":["letter:aaaaaaaaaaaa"],"note":"the woken session ran none of m1nd's hooks, so no letter reached it: Codex runs only trusted hooks"}
+{"at":"2026-12-01T12:00:09Z","agent":"bob","event":"gave_up","items":["letter:aaaaaaaaaaaa"],"note":"gave up waking bob for letter:aaaaaaaaaaaa"}
+`
+	if err := os.WriteFile(runnerd.JournalPath(runtime), []byte(journal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, o.url)
+	until(t, ctx, "the keeper's notices", `(() => { const b = document.querySelector('#keeper-notice'); return !b.hidden && b.offsetParent && b.children.length === 2 &&
+		b.textContent.includes('gave up waking bob for letter:aaaaaaaaaaaa') && b.textContent.includes('ran none of m1nd') })()`)
+	screenshot(t, ctx, "keeper-notice")
 }

@@ -125,3 +125,23 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 		},
 	}, nil
 }
+
+// keeperReply is GET /api/keeper: what runnerd's keeper holds for each
+// pinned agent, from its journal, with what an operator must fix.
+type keeperReply struct {
+	OK     bool                  `json:"ok"`
+	Keeper []runnerd.KeeperAgent `json:"keeper"`
+}
+
+// getKeeper is GET /api/keeper.
+func (s *Server) getKeeper(w http.ResponseWriter, r *http.Request) {
+	agents, err := runnerd.KeeperAgents(s.Repo.RuntimeDir(), s.now())
+	if err != nil {
+		serve.WriteErr(w, err)
+		return
+	}
+	if agents == nil {
+		agents = []runnerd.KeeperAgent{}
+	}
+	serve.WriteJSON(w, http.StatusOK, keeperReply{OK: true, Keeper: agents})
+}

@@ -107,6 +107,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/passkey/register", s.write(s.postPasskeyRegister))
 	mux.HandleFunc("POST /api/passkey/enrolment", s.write(s.postEnrolment))
 	mux.HandleFunc("GET /api/runner_pins", s.getRunnerPins)
+	mux.HandleFunc("GET /api/keeper", s.getKeeper)
 	mux.HandleFunc("POST "+serve.PathMissionSpawn, s.write(s.postSpawn))
 	mux.HandleFunc("POST "+serve.PathAnnounce, s.postAnnounce)
 	mux.HandleFunc("GET "+serve.PathRunnersStatus, s.getRunnerStatus)

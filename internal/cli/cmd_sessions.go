@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -43,7 +45,13 @@ the client's own transcript: FILL is the last request's prefix against the
 ceiling (3/4 of the model's context window), CACHE how long its prompt
 cache stays warm (the last request plus 1 h or 5 min, less a minute), and
 DECISION keep, resume_warm or end_and_rehydrate (--json gives the reason
-and every input).`,
+and every input).
+
+When runnerd keeps agents' sessions ([[keeper]] in runners.toml), a second
+list shows, from the keeper's journal, each pinned agent's kept session
+(stream) or woken one, its state, what the keeper does next (a wake after
+its backoff, a tempo turn, the rotation), the items it gave up on and the
+last thing to fix (a session that ran none of m1nd's hooks).`,
 		Flags: []cli.Flag{
 			jsonFlag,
 			&cli.BoolFlag{Name: "all", Usage: "include the dead sessions not swept yet"},
@@ -60,6 +68,9 @@ and every input).`,
 type sessionsReply struct {
 	OK       bool           `json:"ok"`
 	Sessions []session.View `json:"sessions"`
+	// Keeper is what runnerd's keeper holds for each pinned agent, read
+	// from its journal.
+	Keeper []runnerd.KeeperAgent `json:"keeper,omitempty"`
 }
 
 // runSessions lists the registry, liveness checked now.
@@ -73,8 +84,13 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := sessionsReply{OK: true, Sessions: views}
+	keeper, err := runnerd.KeeperAgents(repo.RuntimeDir(), now)
+	if err != nil {
+		return err
+	}
+	reply := sessionsReply{OK: true, Sessions: views, Keeper: keeper}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		defer printKeeper(w, keeper)
 		if len(views) == 0 {
 			if opts.All {
 				fmt.Fprintln(w, "no sessions recorded (m1nd hook install claude|codex wires them in)")
@@ -102,6 +118,28 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 		}
 		return nil
 	})
+}
+
+// printKeeper prints what the keeper holds for each pinned agent, and
+// what it does next.
+func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent) {
+	if len(keeper) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nkeeper (runnerd's [[keeper]] pins, from its journal):")
+	for _, a := range keeper {
+		id := a.SessionID
+		if id == "" {
+			id = "-"
+		}
+		fmt.Fprintf(w, "  %-16s %-6s %-6s %-8s %-36s next: %s\n", clipText(a.Agent, 16), a.Client, a.Mode, a.State, id, a.Next)
+		if len(a.GaveUp) > 0 {
+			fmt.Fprintf(w, "  ! gave up waking %s for %s (m1nd mail inbox --agent %s reads them)\n", a.Agent, strings.Join(a.GaveUp, ", "), a.Agent)
+		}
+		if a.Note != "" {
+			fmt.Fprintf(w, "  ! %s\n", a.Note)
+		}
+	}
 }
 
 // ago is how long before now an RFC 3339 time was, as Ns/m/h/d.

@@ -161,7 +161,8 @@ function confirmDialog(title, text, okLabel, binds) {
 // ---- loading -------------------------------------------------------------
 
 async function refresh() {
-  const [heads, blocks, policy, passkeys, pins] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys'), getJSON('/api/runner_pins')]);
+  const [heads, blocks, policy, passkeys, pins, keeper] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys'), getJSON('/api/runner_pins'), getJSON('/api/keeper')]);
+  state.keeper = keeper.ok ? keeper.keeper : [];
   state.policy = policy;
   state.passkeys = passkeys.ok ? passkeys : null;
   state.pins = pins.ok ? pins : null;
@@ -181,6 +182,22 @@ async function refresh() {
 
 // ---- rendering -----------------------------------------------------------
 
+// The keeper's notices: letters it gave up waking an agent for, and a
+// woken session that ran none of m1nd's hooks. Nothing when all is well.
+function renderKeeper() {
+  const items = [];
+  for (const a of state.keeper || []) {
+    if (a.gave_up && a.gave_up.length) {
+      items.push(`keeper: gave up waking ${a.agent} for ${a.gave_up.join(', ')} — read them with m1nd mail inbox --agent ${a.agent}`);
+    }
+    if (a.note && !a.note.startsWith('gave up')) {
+      items.push(`keeper: ${a.agent}: ${a.note}`);
+    }
+  }
+  $('#keeper-notice').hidden = items.length === 0;
+  $('#keeper-notice').replaceChildren(...items.map((t) => { const li = document.createElement('li'); li.textContent = t; return li; }));
+}
+
 function render() {
   $('#brain-name').textContent = state.brain;
   $('#store-line').textContent = state.skeleton
@@ -193,6 +210,7 @@ function render() {
   $('#store-broken').textContent = brk
     ? `BROKEN: the store's history breaks the laws at v${brk.lawful_version + 1} (${brk.commit ? brk.commit.slice(0, 12) : '?'}: ${brk.refused}: ${brk.lesson}). Shown as store v${brk.lawful_version}, the last version the laws accept; nothing lands until it is put right (m1nd verify).`
     : '';
+  renderKeeper();
   const bell = state.heads.filter((m) => m.head.phase === 'merge_wait' && !m.fault && isReady(m) && !isDismissed(m)).length;
   $('#bell').hidden = bell === 0;
   $('#bell').replaceChildren(icon('bell'), ` landing bell: ${bell} ready to land`);

@@ -1,0 +1,120 @@
+package runnerd
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/m1nd/m1nd/gitstore"
+)
+
+// KeeperAgent is what the keeper's journal says of one pinned agent: its
+// session as the keeper holds it, and what the keeper does next.
+type KeeperAgent struct {
+	Agent     string     `json:"agent"`
+	Client    string     `json:"client"`
+	Mode      string     `json:"mode"`  // stream (a kept session) or wake (one per wake)
+	State     string     `json:"state"` // none, woken, idle, mid-turn
+	SessionID string     `json:"session_id,omitempty"`
+	Since     *time.Time `json:"since,omitempty"` // when the state began
+	Next      string     `json:"next"`            // the keeper's next action, in words
+	NextAt    *time.Time `json:"next_at,omitempty"`
+	GaveUp    []string   `json:"gave_up,omitempty"` // items it no longer wakes for
+	Note      string     `json:"note,omitempty"`    // the last thing the operator can fix
+}
+
+// KeeperAgents reads the keeper's journal in runtimeDir for the agents
+// pinned in its runners.toml, as of now. An agent with no pin is not
+// listed; a journal that cannot be read lists every pin with no session.
+func KeeperAgents(runtimeDir string, now time.Time) ([]KeeperAgent, error) {
+	cfg, err := LoadConfig(filepath.Join(runtimeDir, ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Keepers) == 0 {
+		return nil, nil
+	}
+	data, _ := gitstore.ReadRegular(JournalPath(runtimeDir), 64<<20)
+	byAgent := map[string][]Wake{}
+	for _, line := range strings.Split(string(data), "\n") {
+		var w Wake
+		if json.Unmarshal([]byte(line), &w) == nil && w.Agent != "" {
+			byAgent[w.Agent] = append(byAgent[w.Agent], w)
+		}
+	}
+	var out []KeeperAgent
+	for _, pin := range cfg.Keepers {
+		out = append(out, keeperAgent(pin, byAgent[pin.Agent], now))
+	}
+	return out, nil
+}
+
+// keeperAgent replays one agent's journal lines.
+func keeperAgent(pin *KeeperPin, lines []Wake, now time.Time) KeeperAgent {
+	a := KeeperAgent{Agent: pin.Agent, Client: pin.Client, Mode: "wake", State: "none"}
+	if len(pin.Stream) > 0 {
+		a.Mode = "stream"
+	}
+	var started, lastEnd time.Time
+	given := map[string]bool{}
+	for _, w := range lines {
+		at := w.At
+		switch w.Event {
+		case "woke":
+			a.State, a.SessionID, a.Since, started = "woken", w.SessionID, &at, at
+			if w.How == "stream" {
+				a.State, lastEnd = "mid-turn", at
+			}
+		case "turn", "tempo", "flush":
+			a.State, a.Since = "mid-turn", &at
+		case "turn_ended", "turn_failed", "flushed", "flush_failed":
+			a.State, a.Since, lastEnd = "idle", &at, at
+		case "exited", "failed", "ended":
+			a.State, a.SessionID, a.Since = "none", "", &at
+		case "gave_up":
+			for _, it := range w.Items {
+				given[it] = true
+			}
+		}
+		if w.SessionID != "" && a.State != "none" {
+			a.SessionID = w.SessionID
+		}
+		if w.Next != nil {
+			a.NextAt = w.Next
+		}
+		if w.Note != "" && (w.Event == "exited" || w.Event == "ended") {
+			a.Note = w.Note
+		}
+	}
+	for it := range given {
+		a.GaveUp = append(a.GaveUp, it)
+	}
+	slices.Sort(a.GaveUp)
+	limit := time.Duration(pin.TimeoutSecs) * time.Second
+	switch {
+	case a.NextAt != nil && now.Before(*a.NextAt) && a.State == "none":
+		a.Next = "wakes " + pin.Agent + " again after its backoff, at " + a.NextAt.UTC().Format(time.TimeOnly)
+	case a.State == "woken":
+		a.Next = "waits for the woken session to end (timeout_secs at " + started.Add(limit).UTC().Format(time.TimeOnly) + ")"
+	case a.State == "mid-turn":
+		a.Next = "waits for the turn to end"
+	case a.State == "idle":
+		rotate := started.Add(limit - min(limit/4, maxRotateLead))
+		next := "writes the next letter in as a turn"
+		if pin.TempoSecs > 0 {
+			next += fmt.Sprintf("; a tempo turn at %s", lastEnd.Add(time.Duration(pin.TempoSecs)*time.Second).UTC().Format(time.TimeOnly))
+		}
+		a.Next = next + "; a flush and a fresh session at " + rotate.UTC().Format(time.TimeOnly)
+	case pin.Floor > 0:
+		a.Next = "starts a kept session (floor 1)"
+	default:
+		a.Next = "wakes " + pin.Agent + " when a letter or a follow-up waits"
+	}
+	if a.NextAt != nil && !now.Before(*a.NextAt) {
+		a.NextAt = nil
+	}
+	return a
+}
