@@ -180,6 +180,9 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 		}
 		res := withContext(event, text)
 		res.Stderr = note
+		if err := s.clearMark(flushMark); err != nil { // a fresh session owes no flush
+			return res, err
+		}
 		return res, s.clearCompacted()
 	case EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit:
 		if in.AgentID != "" {
@@ -206,7 +209,10 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 			return Result{}, nil
 		}
 		text, err := s.newLetters(ctx)
-		if err != nil || text == "" {
+		if err != nil {
+			return Result{}, err
+		}
+		if text, err = s.withFlush(text); err != nil || text == "" {
 			return Result{}, err
 		}
 		return withContext(event, text), nil
@@ -228,7 +234,10 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 		} else {
 			text, err = s.newLetters(ctx)
 		}
-		if err != nil || text == "" {
+		if err != nil {
+			return Result{}, err
+		}
+		if text, err = s.withFlush(text); err != nil || text == "" {
 			return Result{}, err
 		}
 		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": text})
@@ -236,8 +245,9 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 	case EventPreCompact, EventPostCompact:
 		if event == EventPreCompact && s.BlockAutoCompact && in.Trigger == "auto" {
 			// Nothing is compacted, so nothing is marked: the next prompt
-			// must not re-inject the rehydration.
-			return blockCompaction(s.Host), nil
+			// must not re-inject the rehydration. The session is full: the
+			// next hook that reaches the model asks it to flush first.
+			return blockCompaction(s.Host), s.setMark(flushMark)
 		}
 		return Result{}, s.markCompacted()
 	}
@@ -257,7 +267,7 @@ func (s *Session) firstRequest(id string) bool {
 
 // compactionBlocked is what the host shows when m1nd blocks an automatic
 // compaction.
-const compactionBlocked = "m1nd: auto-compaction is blocked for this session: end it and start a fresh one (the next session start re-injects what it needs from m1nd)"
+const compactionBlocked = "m1nd: auto-compaction is blocked for this session: the next hook asks the agent to save what it learned, decided and owes to its memory (m1nd memory add); then end it and start a fresh one (the next session start re-injects what it needs from m1nd)"
 
 // blockCompaction stops an automatic compaction the way each host honours:
 // Claude Code blocks PreCompact on exit 2 (stderr shown); Codex reads a
@@ -709,18 +719,26 @@ func (s *Session) openMissions(ctx context.Context) ([]*chain.Head, error) {
 	return out, nil
 }
 
-// The compaction marker: set by PreCompact/PostCompact, it makes the next
-// prompt re-inject the rehydration (Codex ignores PreCompact output).
-func (s *Session) markerPath() (string, error) {
+// Markers in the runtime folder, one file per agent: compactedMark, set
+// by PreCompact/PostCompact, makes the next prompt re-inject the
+// rehydration (Codex ignores PreCompact output); flushMark, set by a
+// blocked auto-compaction, makes the next hook that reaches the model ask
+// it to flush its memory before the session ends.
+const (
+	compactedMark = "compacted"
+	flushMark     = "flush"
+)
+
+func (s *Session) markerPath(mark string) (string, error) {
 	name, err := chain.AgentRefName(s.Agent)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(s.Box.Repo.RuntimeDir(), "mail", "compacted", name), nil
+	return filepath.Join(s.Box.Repo.RuntimeDir(), "mail", mark, name), nil
 }
 
-func (s *Session) markCompacted() error {
-	path, err := s.markerPath()
+func (s *Session) setMark(mark string) error {
+	path, err := s.markerPath(mark)
 	if err != nil {
 		return err
 	}
@@ -730,8 +748,8 @@ func (s *Session) markCompacted() error {
 	return os.WriteFile(path, []byte(s.Now.UTC().Format(time.RFC3339)+"\n"), 0o600)
 }
 
-func (s *Session) compacted() bool {
-	path, err := s.markerPath()
+func (s *Session) hasMark(mark string) bool {
+	path, err := s.markerPath(mark)
 	if err != nil {
 		return false
 	}
@@ -739,8 +757,8 @@ func (s *Session) compacted() bool {
 	return err == nil
 }
 
-func (s *Session) clearCompacted() error {
-	path, err := s.markerPath()
+func (s *Session) clearMark(mark string) error {
+	path, err := s.markerPath(mark)
 	if err != nil {
 		return err
 	}
@@ -748,6 +766,28 @@ func (s *Session) clearCompacted() error {
 		return err
 	}
 	return nil
+}
+
+func (s *Session) markCompacted() error  { return s.setMark(compactedMark) }
+func (s *Session) compacted() bool       { return s.hasMark(compactedMark) }
+func (s *Session) clearCompacted() error { return s.clearMark(compactedMark) }
+
+// FlushAsk is what a full session is told once its auto-compaction was
+// blocked: save to memory now, for the session that follows.
+const FlushAsk = "m1nd: this session is full (its auto-compaction was blocked: m1nd's memory is the summary). Before anything else, save what you learned, decided and owe, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then end your turn; the next session starts from your memory."
+
+// withFlush puts the flush ask before text when a blocked compaction
+// left one owed, and clears it: it is asked once.
+func (s *Session) withFlush(text string) (string, error) {
+	if !s.hasMark(flushMark) {
+		return text, nil
+	}
+	if text != "" {
+		text = FlushAsk + "\n\n" + text
+	} else {
+		text = FlushAsk
+	}
+	return text, s.clearMark(flushMark)
 }
 
 // clipTo cuts s to at most n bytes on a rune boundary.
