@@ -631,8 +631,26 @@ func (w *laneWriter) lane(l lane, until int) {
 		shown++
 	}
 	if n := len(l.entries) - shown; n > 0 {
-		w.left = append(w.left, fmt.Sprintf("%d %s (%s)", n, l.what, l.command))
+		what := l.what
+		if n == 1 {
+			what = singular(what)
+		}
+		w.left = append(w.left, fmt.Sprintf("%d %s (%s)", n, what, l.command))
 	}
+}
+
+// singular is one of what a lane counts.
+func singular(what string) string {
+	switch what {
+	case "decisions and commitments":
+		return "decision or commitment"
+	case "things learned", "things done":
+		return "thing" + strings.TrimPrefix(what, "things")
+	case "open missions", "open asks", "shared documents":
+		return strings.TrimSuffix(what, "s")
+	}
+	first, rest, _ := strings.Cut(what, " ") // follow-ups you owe, follow-ups owed to you
+	return strings.TrimSuffix(first, "s") + " " + rest
 }
 
 // leftLine is the line that counts what the rehydration left out for lack

@@ -434,3 +434,15 @@ func TestRehydrationUnderAHeavyState(t *testing.T) {
 	}
 	t.Logf("the start under a heavy state, %d bytes:\n%s", len(text), text)
 }
+
+func TestSingular(t *testing.T) {
+	for plural, one := range map[string]string{
+		"open missions": "open mission", "follow-ups you owe": "follow-up you owe", "follow-ups owed to you": "follow-up owed to you",
+		"open asks": "open ask", "decisions and commitments": "decision or commitment", "things learned": "thing learned",
+		"things done": "thing done", "shared documents": "shared document",
+	} {
+		if got := singular(plural); got != one {
+			t.Errorf("singular(%q) = %q, want %q", plural, got, one)
+		}
+	}
+}

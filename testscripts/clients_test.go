@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -687,4 +688,121 @@ func TestClaudeUserInstallHonoursConfigDir(t *testing.T) {
 		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
 	}
 	assertLetterOnce(t, srv, letterMark, 2)
+}
+
+// m1ndText is the text m1nd's hooks put into a model request: every
+// string in the request's JSON from its first "m1nd: you are agent" or
+// "m1nd: " line on, summed.
+func m1ndText(t *testing.T, body []byte) (n int, parts []string) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("the request is not JSON: %v", err)
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if i := strings.Index(x, "m1nd: "); i >= 0 {
+				part := x[i:]
+				// Claude Code puts a hook's context in the system prompt,
+				// before its next section, or in a system reminder.
+				for _, end := range []string{"</system-reminder>", "\n\n# "} {
+					if j := strings.Index(part, end); j >= 0 {
+						part = part[:j]
+					}
+				}
+				n += len(part)
+				parts = append(parts, part)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return n, parts
+}
+
+// TestClaudeFirstRequestUnderAHeavyState: 40 letters, 60 memories and 20
+// follow-ups wait for bob; what m1nd puts into his session's first model
+// request (SessionStart and UserPromptSubmit together) stays within 4 KB,
+// names what it left out and how to read it, and prints no empty lane.
+func TestClaudeFirstRequestUnderAHeavyState(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	for i := 0; i < 20; i++ {
+		r.m1nd("followup", "open", "--agent", "alice", "--owner", "bob", fmt.Sprintf("HEAVY-owed-%02d: %s", i, strings.Repeat("check the ledger rounding ", 6)))
+	}
+	for i := 0; i < 60; i++ {
+		r.m1nd("memory", "add", "--agent", "bob", "--sort", []string{"learned", "decided", "did"}[i%3], fmt.Sprintf("HEAVY-memory-%02d: %s", i, strings.Repeat("the gate needs -race ", 8)))
+	}
+	for i := 0; i < 40; i++ {
+		r.sendLetter(fmt.Sprintf("HEAVY-letter-%02d: %s", i, strings.Repeat("look at the failing test ", 10)))
+	}
+	srv := fakemodel.Start(t, fakemodel.Text("All done."))
+	res, stderr, err := r.claude(srv, "do the task")
+	if err != nil || res.IsError {
+		t.Fatalf("claude -p: %v %+v\nstderr: %s\nserver:\n%s", err, res, stderr, srv.Log())
+	}
+	n, parts := m1ndText(t, srv.Turns()[0].Body)
+	t.Logf("m1nd's text in the first request: %d bytes in %d parts", n, len(parts))
+	if n == 0 || n > 4096 {
+		t.Fatalf("m1nd put %d bytes into the first request, want 1..4096:\n%s", n, strings.Join(parts, "\n----\n"))
+	}
+	all := strings.Join(parts, "\n")
+	for _, want := range []string{"Unread letters (", "letters more arrive at your next tool calls", "HEAVY-owed-", "HEAVY-memory-", "Not shown for lack of room", "m1nd mail inbox"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the first request's m1nd text lacks %q:\n%s", want, all)
+		}
+	}
+	if regexp.MustCompile(`\(0[,)]`).MatchString(all) {
+		t.Errorf("an empty lane:\n%s", all)
+	}
+}
+
+// TestClaudeMCPOnlyAgentHearsOfALetter: a session with no m1nd hooks,
+// only m1nd's MCP server, whose client neither sets a log level nor
+// subscribes: a letter sent while it works is named in its next m1nd
+// tool result (id, sender, class), which the model reads.
+func TestClaudeMCPOnlyAgentHearsOfALetter(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	// The MCP server hook install registered in .mcp.json (claude -p starts
+	// it without asking), and no hooks at all.
+	if err := os.WriteFile(filepath.Join(r.Dir, ".claude", "settings.json"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakemodel.Start(t,
+		fakemodel.Tool("mcp__m1nd__followup_list", map[string]any{}),
+		fakemodel.Tool("mcp__m1nd__followup_list", map[string]any{}),
+		fakemodel.Text("All done."))
+	var id string
+	srv.OnTurn(func(turn int, _ []byte) {
+		if turn == 2 {
+			id = r.sendLetter("MCP-ONLY: the build is red")
+		}
+	})
+	bin := clientBin(t, "claude", claudeVersion)
+	out, stderr, err := r.run(r.claudeEnv(srv), bin, "-p", "do the task", "--allowedTools", "mcp__m1nd__*", "--output-format", "json")
+	if err != nil {
+		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s\nserver:\n%s", err, out, stderr, srv.Log())
+	}
+	turns := srv.Turns()
+	if len(turns) < 3 {
+		t.Fatalf("%d model turns, want 3:\n%s", len(turns), srv.Log())
+	}
+	note := "m1nd: 1 new letter for you since your last call: " + id + " from alice (note)"
+	if !bytes.Contains(turns[2].Body, []byte(note)) {
+		t.Fatalf("the tool result after the letter does not name it (%q):\n%s", note, clip(turns[2].Body))
+	}
+	if bytes.Contains(turns[1].Body, []byte(id)) {
+		t.Errorf("the letter was named before it was sent")
+	}
+	if c := bytes.Count(turns[2].Body, []byte(note)); c != 1 {
+		t.Errorf("the note appears %d times, want once", c)
+	}
 }
