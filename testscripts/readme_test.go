@@ -120,6 +120,8 @@ var readmePlaceholders = []struct {
 	{[]string{"1a2b3c4d5e6f"}, `\bmemory ([0-9a-f]{12}) recorded\b`, false},
 	{[]string{"6f5e4d3c2b1a"}, `\bmemory ([0-9a-f]{12}) recorded\b`, false},
 	{[]string{"9f8e7d6c5b4a"}, `\bfollow-up ([0-9a-f]{12}) opened\b`, false},
+	{[]string{"5b4a3c2d1e0f"}, `\bfollow-up ([0-9a-f]{12}) opened\b`, false},
+	{[]string{"0c1d2e3f4a5b"}, `(?m)^\* ([0-9a-f]{12}) .* ask +from alice +follow-up [0-9a-f]{12} opened for you by alice: which port`, true},
 }
 
 // readmeTerminal matches the commands the README says ask at the terminal.
