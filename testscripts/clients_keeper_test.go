@@ -347,22 +347,18 @@ func TestCodexKeeperSeesUntrustedHooks(t *testing.T) {
 	}
 }
 
-// TestClaudeKeeperDeliversABacklog: 13 letters wait; one session takes
-// what its budget holds, and the keeper wakes bob again, at once, while
-// the rest wait, until every letter has reached the model and nothing
-// waits.
-func TestClaudeKeeperDeliversABacklog(t *testing.T) {
-	r := newClientRepo(t, "claude")
-	bin := clientBin(t, "claude", claudeVersion)
-	srv := fakemodel.Start(t)
+// keeperDeliversABacklog: 13 letters wait; one session takes what its
+// budget holds, and the keeper wakes bob again, at once, while the rest
+// wait, until every letter has reached the model and nothing waits.
+func keeperDeliversABacklog(t *testing.T, r *clientRepo, srv *fakemodel.Server, client string, start, env []string) {
+	t.Helper()
 	var marks []string
 	for i := 0; i < 13; i++ {
 		marks = append(marks, fmt.Sprintf("BACKLOG-%02d: look at item %d of the ledger", i, i))
 		r.sendLetter(marks[i])
 	}
-	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"claude\"\nstart = %s\ntimeout_secs = 120\nbackoff_secs = 1\n",
-		tomlStrings(append([]string{bin, "-p", "{wake}"}, claudeFlags...)...))
-	log := r.runnerd(pins, r.claudeEnv(srv))
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = %q\nstart = %s\ntimeout_secs = 120\nbackoff_secs = 1\n", client, tomlStrings(start...))
+	log := r.runnerd(pins, env)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		j := r.journal()
@@ -385,21 +381,43 @@ func TestClaudeKeeperDeliversABacklog(t *testing.T) {
 		}
 	}
 	t.Logf("13 letters over %d wakes", wakes)
-	if wakes < 2 {
-		t.Errorf("one wake took all 13 letters: the budget did not bind (%d wakes)", wakes)
+	// The budget binds: the first request carries some of the letters, not
+	// all (the rest come at the next tool call, a Stop's continuation, or
+	// the next wake).
+	first := srv.Turns()[0].Body
+	carried := 0
+	for _, mark := range marks {
+		if bytes.Contains(first, []byte(mark)) {
+			carried++
+		}
+	}
+	if carried == 0 || carried == len(marks) {
+		t.Errorf("the first request carries %d of the %d letters, want some", carried, len(marks))
 	}
 	for _, mark := range marks {
-		seen := false
-		for _, q := range srv.Turns() {
-			seen = seen || bytes.Contains(q.Body, []byte(mark))
-		}
-		if !seen {
+		if first, _ := firstTurnWith(srv, mark); first == 0 {
 			t.Errorf("%q never reached the model", mark)
 		}
 	}
 	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
 		t.Errorf("letters still unread:\n%s", out)
 	}
+}
+
+func TestClaudeKeeperDeliversABacklog(t *testing.T) {
+	r := newClientRepo(t, "claude")
+	bin := clientBin(t, "claude", claudeVersion)
+	srv := fakemodel.Start(t)
+	keeperDeliversABacklog(t, r, srv, session.HostClaude, append([]string{bin, "-p", "{wake}"}, claudeFlags...), r.claudeEnv(srv))
+}
+
+func TestCodexKeeperDeliversABacklog(t *testing.T) {
+	r := newClientRepo(t, "codex")
+	bin := clientBin(t, "codex", codexVersion)
+	srv := fakemodel.Start(t)
+	home := r.codexHome(srv, "")
+	r.trustCodexHooks(bin, home)
+	keeperDeliversABacklog(t, r, srv, session.HostCodex, []string{bin, "exec", "--sandbox", "danger-full-access", "{wake}"}, r.codexEnv(home))
 }
 
 // awaitEvent waits up to a minute for n journal lines of event.
@@ -575,5 +593,48 @@ func TestCodexKeeperKeepsAStreamingSession(t *testing.T) {
 	}
 	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
 		t.Errorf("letters still unread:\n%s", out)
+	}
+}
+
+// TestCodexKeeperRotationFlushesMemory: the kept Codex thread nearing its
+// timeout_secs is asked to flush; its agent writes a memory with a shell
+// command; the app-server ends gracefully and the floor starts a fresh
+// one, whose first request carries that memory.
+func TestCodexKeeperRotationFlushesMemory(t *testing.T) {
+	r := newClientRepo(t, "codex")
+	bin := clientBin(t, "codex", codexVersion)
+	const memo = "ROTATION-MEMO: the tray listens on 7420"
+	srv := fakemodel.Start(t,
+		fakemodel.Text("Noted."),
+		// bash -lc: a login shell's profile resets PATH, so m1nd by its path.
+		fakemodel.Tool("exec_command", map[string]any{"cmd": m1ndBin(t) + " memory add --sort learned '" + memo + "'"}),
+		fakemodel.Text("done"),
+	)
+	home := r.codexHome(srv, "")
+	r.trustCodexHooks(bin, home)
+	r.sendLetter("ROTATE-LETTER: remember the port")
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = \"codex\"\nstream = %s\nfloor = 1\ntimeout_secs = 12\n",
+		tomlStrings(bin, "app-server", "-c", `sandbox_mode="danger-full-access"`))
+	log := r.runnerd(pins, r.codexEnv(home))
+	r.awaitEvent("turn_ended", 1, log, srv)
+	r.awaitEvent("flushed", 1, log, srv)
+	ended := r.awaitEvent("ended", 1, log, srv)[0]
+	if !strings.HasPrefix(ended.Note, "refreshed: rotation") {
+		t.Errorf("ended: %+v, want a graceful end after the flush", ended)
+	}
+	if out := r.m1nd("memory", "recall", "--agent", "bob", "--query", "tray"); !strings.Contains(out, memo) {
+		session, _ := os.ReadFile(ended.Log)
+		t.Fatalf("the flush wrote no memory:\n%s\nthe session's log:\n%s\nserver:\n%s", out, session, srv.Log())
+	}
+	r.awaitEvent("woke", 2, log, srv)
+	r.awaitEvent("turn_ended", 2, log, srv)
+	var fresh *fakemodel.Request
+	for _, q := range srv.Turns() {
+		if q.N == 4 {
+			fresh = &q
+		}
+	}
+	if fresh == nil || !bytes.Contains(fresh.Body, []byte(memo)) || bytes.Contains(fresh.Body, []byte("Noted.")) {
+		t.Fatalf("the fresh thread's first request lacks the flushed memory, or carries the old one:\n%s", srv.Log())
 	}
 }

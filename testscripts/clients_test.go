@@ -806,3 +806,39 @@ func TestClaudeMCPOnlyAgentHearsOfALetter(t *testing.T) {
 		t.Errorf("the note appears %d times, want once", c)
 	}
 }
+
+// TestCodexMCPOnlyAgentHearsOfALetter: Codex with m1nd's MCP server and
+// no hooks: a letter sent while it works is named in its next m1nd tool
+// result.
+func TestCodexMCPOnlyAgentHearsOfALetter(t *testing.T) {
+	r := newClientRepo(t, "codex")
+	if err := os.WriteFile(filepath.Join(r.Dir, ".codex", "hooks.json"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call := func() fakemodel.Reply {
+		c := fakemodel.Tool("followup_list", map[string]any{})
+		c.Tool.Namespace = "mcp__m1nd"
+		return c
+	}
+	srv := fakemodel.Start(t, call(), call(), fakemodel.Text("All done."))
+	var id string
+	srv.OnTurn(func(turn int, _ []byte) {
+		if turn == 2 {
+			id = r.sendLetter("MCP-ONLY: the build is red")
+		}
+	})
+	bin := clientBin(t, "codex", codexVersion)
+	home := r.codexHome(srv, "") // the project trusted, so its MCP server starts
+	stdout, stderr, err := r.run(r.codexEnv(home), bin, "exec", "--sandbox", "danger-full-access", "do the task")
+	if err != nil {
+		t.Fatalf("codex exec: %v\nstdout: %s\nstderr: %s\nserver:\n%s", err, stdout, stderr, srv.Log())
+	}
+	turns := srv.Turns()
+	if len(turns) < 3 {
+		t.Fatalf("%d model turns, want 3:\n%s", len(turns), srv.Log())
+	}
+	note := "m1nd: 1 new letter for you since your last call: " + id + " from alice (note)"
+	if c := bytes.Count(turns[2].Body, []byte(note)); c != 1 {
+		t.Fatalf("the tool result after the letter names it %d times, want once (%q):\n%s", c, note, clip(turns[2].Body))
+	}
+}
