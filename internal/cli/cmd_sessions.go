@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
@@ -71,6 +72,8 @@ type sessionsReply struct {
 	// Keeper is what runnerd's keeper holds for each pinned agent, read
 	// from its journal.
 	Keeper []runnerd.KeeperAgent `json:"keeper,omitempty"`
+	// KeeperProblem is why the keeper's pins could not be read.
+	KeeperProblem string `json:"keeper_problem,omitempty"`
 }
 
 // runSessions lists the registry, liveness checked now.
@@ -84,13 +87,15 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	if err != nil {
 		return err
 	}
+	// A runners.toml runnerd would refuse is no reason to hide the
+	// sessions: the list says what is wrong with it instead.
 	keeper, err := runnerd.KeeperAgents(repo.RuntimeDir(), now)
-	if err != nil {
-		return err
-	}
 	reply := sessionsReply{OK: true, Sessions: views, Keeper: keeper}
+	if err != nil {
+		reply.KeeperProblem = gates.OneLine(err.Error())
+	}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
-		defer printKeeper(w, keeper)
+		defer printKeeper(w, keeper, reply.KeeperProblem)
 		if len(views) == 0 {
 			if opts.All {
 				fmt.Fprintln(w, "no sessions recorded (m1nd hook install claude|codex wires them in)")
@@ -122,7 +127,10 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 
 // printKeeper prints what the keeper holds for each pinned agent, and
 // what it does next.
-func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent) {
+func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent, problem string) {
+	if problem != "" {
+		fmt.Fprintf(w, "\nkeeper: %s\n", problem)
+	}
 	if len(keeper) == 0 {
 		return
 	}
