@@ -86,7 +86,7 @@ func (c Chain) Docs(head gitstore.Hash) ([]Doc, error) {
 // loadDocIndex reads an index file: a header line "<head>", then one cache
 // line per document, oldest first. A missing or damaged file is empty.
 func loadDocIndex(path, ref string) (gitstore.Hash, []Doc) {
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRuntime(path, -1)
 	if err != nil {
 		return gitstore.ZeroHash, nil
 	}

@@ -41,7 +41,7 @@ func HeadCachePath(runtimeDir string) string {
 
 func loadHeadCache(repo *gitstore.Repo) *headCache {
 	c := &headCache{path: HeadCachePath(repo.RuntimeDir()), entries: map[gitstore.Hash]headEntry{}}
-	data, err := os.ReadFile(c.path)
+	data, err := gitstore.ReadRuntime(c.path, -1)
 	if err != nil {
 		return c
 	}

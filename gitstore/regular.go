@@ -45,6 +45,11 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readAtMost(f, path, limit)
+}
+
+// readAtMost reads f whole, at most limit bytes (limit < 0: no limit).
+func readAtMost(f *os.File, path string, limit int64) ([]byte, error) {
 	var r io.Reader = f
 	if limit >= 0 {
 		r = io.LimitReader(f, limit+1)
@@ -57,4 +62,68 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
 	return b, nil
+}
+
+// NotRegularError is a path in m1nd's runtime folder that is not a
+// regular file: a FIFO (reading it would block), a symbolic link (m1nd
+// never follows one there: it could point anywhere, and an error would
+// quote what it points to), a socket, a device or a folder.
+type NotRegularError struct {
+	Path string
+	Kind string // "symbolic link", "named pipe (FIFO)", …
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is a %s, not a regular file: m1nd reads only regular files in its runtime folder and follows no link there; remove it (m1nd init makes again what it needs)", e.Path, e.Kind)
+}
+
+// Unwrap makes errors.Is(err, ErrNotRegular) hold.
+func (e *NotRegularError) Unwrap() error { return ErrNotRegular }
+
+// OpenRuntime opens a file of m1nd's runtime folder for reading: only a
+// regular file, never through a symbolic link, and without blocking on a
+// FIFO. A missing file is fs.ErrNotExist as for os.Open.
+func OpenRuntime(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &NotRegularError{Path: path, Kind: "symbolic link"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Kind: kindOf(fi.Mode())}
+	}
+	return f, nil
+}
+
+// ReadRuntime reads a file of m1nd's runtime folder whole, as OpenRuntime
+// opens it, at most limit bytes (limit < 0: no limit); more is an error.
+func ReadRuntime(path string, limit int64) ([]byte, error) {
+	f, err := OpenRuntime(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAtMost(f, path, limit)
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "folder"
+	}
+	return "special file"
 }

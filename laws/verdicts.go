@@ -3,7 +3,6 @@ package laws
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -197,7 +196,7 @@ func (v *Verdicts) Save() {
 
 // load reads the kept verdicts; a file that does not read is dropped.
 func (v *Verdicts) load() {
-	f, err := os.Open(v.path)
+	f, err := gitstore.OpenRuntime(v.path)
 	if err != nil {
 		return
 	}

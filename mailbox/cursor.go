@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -44,7 +43,7 @@ func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
 		return nil, err
 	}
 	cur := &cursor{Refs: map[string]string{}}
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRuntime(path, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cur, nil
 	}

@@ -64,7 +64,7 @@ func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
 		return nil, err
 	}
 	in := &inflight{}
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRuntime(path, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return in, nil
 	}

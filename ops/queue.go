@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -197,7 +196,7 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 
 // regateTail is the last lines of a mission's failed re-gate.
 func regateTail(runtimeDir, missionID string) string {
-	data, err := os.ReadFile(serve.SideLog(runtimeDir, missionID, serve.LogRegate))
+	data, err := gitstore.ReadRuntime(serve.SideLog(runtimeDir, missionID, serve.LogRegate), -1)
 	if err != nil {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -92,7 +93,7 @@ func (b *Brain) title(path string, e fs.DirEntry) string {
 
 // readHead reads at most limit bytes from the start of path.
 func readHead(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := gitstore.OpenRuntime(path)
 	if err != nil {
 		return nil, err
 	}

@@ -298,7 +298,7 @@ func (b *Brain) printable(side *serve.Side, raw []byte) string {
 // readTail reads at most limit bytes from the end of path, starting at a
 // line when it cut.
 func readTail(path string, limit int64) ([]byte, bool, error) {
-	f, err := os.Open(path)
+	f, err := gitstore.OpenRuntime(path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
@@ -81,7 +82,7 @@ func (d *Daemon) announceLoop(ctx context.Context) {
 // also when --owner-url names the owner: a change there is an owner that
 // restarted, which may be the same one.
 func (d *Daemon) ownerRecord() string {
-	data, _ := os.ReadFile(filepath.Join(d.Repo.RuntimeDir(), serve.RecordFile))
+	data, _ := gitstore.ReadRuntime(filepath.Join(d.Repo.RuntimeDir(), serve.RecordFile), 1<<20)
 	return string(data)
 }
 

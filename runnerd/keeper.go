@@ -184,7 +184,7 @@ func JournalPath(runtimeDir string) string {
 // anyone twice for the same letter.
 func newKeeper(d *Daemon) *keeper {
 	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}}
-	data, err := gitstore.ReadRegular(JournalPath(d.Repo.RuntimeDir()), 64<<20)
+	data, err := gitstore.ReadRuntime(JournalPath(d.Repo.RuntimeDir()), 64<<20)
 	if err != nil {
 		return k
 	}

@@ -37,7 +37,7 @@ func KeeperAgents(runtimeDir string, now time.Time) ([]KeeperAgent, error) {
 	if len(cfg.Keepers) == 0 {
 		return nil, nil
 	}
-	data, _ := gitstore.ReadRegular(JournalPath(runtimeDir), 64<<20)
+	data, _ := gitstore.ReadRuntime(JournalPath(runtimeDir), 64<<20)
 	byAgent := map[string][]Wake{}
 	for _, line := range strings.Split(string(data), "\n") {
 		var w Wake

@@ -307,7 +307,7 @@ func (d *Daemon) mergeCommit(ctx context.Context, runner *Runner, w waiting, tre
 // askOf is the first line of a mission's ask (its packet's "What should
 // change?"), "" when none is kept here.
 func askOf(runtimeDir, missionID string) string {
-	data, err := os.ReadFile(serve.SidePacket(runtimeDir, missionID))
+	data, err := gitstore.ReadRuntime(serve.SidePacket(runtimeDir, missionID), 64<<20)
 	if err != nil {
 		return ""
 	}

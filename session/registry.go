@@ -135,7 +135,7 @@ func (r *Registry) Read(id string) (*Record, error) {
 	if !ValidSessionID(id) {
 		return nil, fmt.Errorf("session id %q is not a safe token", clipTo(id, 80))
 	}
-	data, err := os.ReadFile(r.path(id))
+	data, err := gitstore.ReadRuntime(r.path(id), 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (r *Registry) List(now time.Time, all bool) ([]Listed, error) {
 			}
 			continue
 		}
-		data, err := os.ReadFile(path)
+		data, err := gitstore.ReadRuntime(path, 1<<20)
 		if err != nil {
 			continue
 		}

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // SecretFile is the secret's name inside the runtime dir.
@@ -60,7 +62,7 @@ func LoadSecret(path string) (string, error) {
 	case fi.Mode().Perm()&0o077 != 0:
 		return "", fmt.Errorf("%s has mode %04o; it must be 0600 (chmod 600 it)", path, fi.Mode().Perm())
 	}
-	b, err := os.ReadFile(path)
+	b, err := gitstore.ReadRuntime(path, 64<<10)
 	if err != nil {
 		return "", err
 	}

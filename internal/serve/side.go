@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/m1nd/m1nd/chain"
@@ -102,7 +101,7 @@ func ReadSide(runtimeDir, missionID string) (s *Side, ok bool, err error) {
 	if !chain.ValidMissionID(missionID) {
 		return nil, false, nil
 	}
-	data, err := os.ReadFile(sidePath(runtimeDir, missionID))
+	data, err := gitstore.ReadRuntime(sidePath(runtimeDir, missionID), 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -124,7 +123,7 @@ func ReadSides(runtimeDir string) ([]*Side, error) {
 	}
 	var out []*Side
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := gitstore.ReadRuntime(p, 1<<20)
 		if err != nil {
 			continue
 		}
