@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -52,28 +53,79 @@ import (
 // on the remote.
 const maxPushAttempts = 3
 
+// MaxBatch is the most refs one push carries. A forge runs its update hook
+// once per pushed ref (Gitea ~0.1 s, gitolite ~0.05 s) inside one HTTP
+// request, so a push of thousands outlives a proxy's timeout (nginx: 60 s
+// by default) and says nothing meanwhile; batches keep each request short
+// and give progress between them.
+const MaxBatch = 500
+
+// pushBatch is one push: the refs it means to push and the glob prefixes
+// that carry them ("" prefix list: the refs are named).
+type pushBatch struct {
+	refs     []string
+	prefixes []string
+}
+
+// pushOutcome is what pushRefs did: the refs the remote now holds at their
+// local value, and, when a batch failed, which and what git said.
+type pushOutcome struct {
+	pushed  []string
+	batches int
+	failed  int    // the batch that failed, from 1; 0 when none did
+	timeout bool   // it failed as a server or proxy that timed out or hung up
+	said    string // what git said, cut
+}
+
 // pushRefs pushes push (creations and fast-forwards of what was fetched)
-// to remote in one atomic, non-forced push, never carrying held. It
-// returns the refs the remote now holds at their local value, or, when
-// the push was refused, what git said.
-func pushRefs(ctx context.Context, dir, remote string, push, held []string) (pushed []string, failure string, err error) {
-	want := make(map[string]bool, len(push))
-	for _, ref := range push {
+// to remote, never carrying held, in batches of at most MaxBatch refs, each
+// one atomic and non-forced; say gets a progress line per batch when there
+// is more than one. It stops at the first batch that fails: what earlier
+// batches pushed stays pushed.
+func pushRefs(ctx context.Context, dir, remote string, push, held []string, say func(string, ...any)) (pushOutcome, error) {
+	batches := splitBatches(push, MaxBatch)
+	out := pushOutcome{batches: len(batches)}
+	for i, b := range batches {
+		if len(batches) > 1 {
+			say("pushing batch %d of %d (%s)", i+1, len(batches), gates.Count(len(b.refs), "ref"))
+		}
+		pushed, failure, timeout, err := pushOne(ctx, dir, remote, b, held)
+		if err != nil {
+			return out, err
+		}
+		out.pushed = append(out.pushed, pushed...)
+		if failure != "" {
+			out.failed, out.timeout, out.said = i+1, timeout, failure
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// pushOne pushes one batch in one atomic, non-forced push, retrying when
+// only refs outside it that a glob carried moved on the remote.
+func pushOne(ctx context.Context, dir, remote string, b pushBatch, held []string) (pushed []string, failure string, timeout bool, err error) {
+	want := make(map[string]bool, len(b.refs))
+	for _, ref := range b.refs {
 		want[ref] = true
 	}
 	exclude := append([]string(nil), held...)
 	for attempt := 1; ; attempt++ {
-		args, glob := pushArgs(remote, push, exclude)
+		args, glob := pushArgs(remote, b, exclude)
 		out, gitErr := gitstore.Git(ctx, dir, args...)
 		results := parsePorcelain(out)
 		if gitErr == nil {
-			return pushedRefs(push, want, results), "", nil
+			return pushedRefs(b.refs, want, results), "", false, nil
 		}
 		if len(results) == 0 && ctx.Err() != nil {
-			return nil, "", fmt.Errorf("push to %s: %w", remote, gitErr)
+			return nil, "", false, fmt.Errorf("push to %s: %w", remote, gitErr)
+		}
+		said := lastLines(withoutHints(gitErr.Error())+"\n"+rejections(results), 6)
+		if len(results) == 0 && cutShort(gitErr.Error()) {
+			return nil, said, true, nil
 		}
 		// Retry only when every ref git itself rejected lies outside the
-		// push set: refs the glob carried that moved on the remote.
+		// batch: refs the glob carried that moved on the remote.
 		var moved []string
 		retry := glob && attempt < maxPushAttempts
 		for _, r := range results {
@@ -87,47 +139,127 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string) (pus
 			moved = append(moved, r.ref)
 		}
 		if !retry || len(moved) == 0 {
-			return nil, lastLines(withoutHints(gitErr.Error())+"\n"+rejections(results), 6), nil
+			return nil, said, false, nil
 		}
 		exclude = append(exclude, moved...)
 	}
 }
 
-// pushArgs builds the push: one glob refspec per namespace that holds a
-// ref to push, negatives for the excluded refs in those namespaces; or,
-// when that needs as many negatives as there are refs to push, the refs
-// one by one. glob says which.
-func pushArgs(remote string, push, exclude []string) (args []string, glob bool) {
-	// No --quiet: it hides the per-ref lines of a push that succeeded.
-	args = []string{"push", "--atomic", "--porcelain", remote}
-	namespaces := map[string]bool{}
+// cutShort reports whether git's error is a server or proxy that timed
+// out or dropped the connection mid-push, not a refusal: smart HTTP's
+// "RPC failed; HTTP 504", a hung-up remote, an early EOF.
+func cutShort(said string) bool {
+	for _, sign := range []string{"RPC failed", "HTTP 502", "HTTP 503", "HTTP 504", "Gateway", "timed out", "hung up unexpectedly", "early EOF", "unexpected disconnect"} {
+		if strings.Contains(said, sign) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitBatches cuts push into batches of at most max refs. A namespace's
+// refs (refs/m1nd/missions/…) are carried by glob prefixes, a namespace
+// that holds more than max being split by the characters after its
+// prefix (msn_0*, msn_1*, …) until each part fits: a glob costs git little
+// where named refs cost it per ref and refspec. Refs directly under
+// refs/m1nd/ are named, in the first batch.
+func splitBatches(push []string, max int) []pushBatch {
+	byNS := map[string][]string{}
 	var named []string
 	for _, ref := range push {
 		if ns, ok := namespaceOf(ref); ok {
-			namespaces[ns] = true
+			byNS[ns] = append(byNS[ns], ref)
 		} else {
+			named = append(named, ref)
+		}
+	}
+	type group struct {
+		prefix string
+		refs   []string
+	}
+	var groups []group
+	var split func(prefix string, refs []string)
+	split = func(prefix string, refs []string) {
+		if len(refs) <= max {
+			groups = append(groups, group{prefix, refs})
+			return
+		}
+		byNext := map[string][]string{}
+		for _, ref := range refs {
+			if len(ref) == len(prefix) {
+				named = append(named, ref) // the prefix itself: named
+				continue
+			}
+			next := prefix + ref[len(prefix):len(prefix)+1]
+			byNext[next] = append(byNext[next], ref)
+		}
+		for _, next := range sortedKeys(byNext) {
+			split(next, byNext[next])
+		}
+	}
+	for _, ns := range sortedKeys(byNS) {
+		split(ns, byNS[ns])
+	}
+	var batches []pushBatch
+	cur := pushBatch{refs: named}
+	for _, g := range groups {
+		if len(cur.refs)+len(g.refs) > max && len(cur.refs) > 0 {
+			batches = append(batches, cur)
+			cur = pushBatch{}
+		}
+		cur.refs = append(cur.refs, g.refs...)
+		cur.prefixes = append(cur.prefixes, g.prefix)
+	}
+	if len(cur.refs) > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// pushArgs builds a batch's push: one glob refspec per prefix, the
+// batch's other refs named, negatives for the excluded refs its globs
+// would carry; or, when that needs as many negatives as the globs carry
+// refs to push, every ref named. glob says which.
+func pushArgs(remote string, b pushBatch, exclude []string) (args []string, glob bool) {
+	// No --quiet: it hides the per-ref lines of a push that succeeded.
+	args = []string{"push", "--atomic", "--porcelain", remote}
+	under := func(ref string) bool {
+		for _, p := range b.prefixes {
+			if strings.HasPrefix(ref, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var named []string
+	for _, ref := range b.refs {
+		if !under(ref) {
 			named = append(named, ref)
 		}
 	}
 	var negatives []string
 	for _, ref := range exclude {
-		if ns, ok := namespaceOf(ref); ok && namespaces[ns] {
+		if under(ref) {
 			negatives = append(negatives, ref)
 		}
 	}
-	if len(negatives) >= len(push)-len(named) {
-		for _, ref := range push {
+	if len(b.prefixes) == 0 || len(negatives) >= len(b.refs)-len(named) {
+		for _, ref := range b.refs {
 			args = append(args, ref+":"+ref)
 		}
 		return args, false
 	}
-	globs := make([]string, 0, len(namespaces))
-	for ns := range namespaces {
-		globs = append(globs, ns)
-	}
-	sort.Strings(globs)
-	for _, ns := range globs {
-		args = append(args, ns+"*:"+ns+"*")
+	for _, p := range b.prefixes {
+		args = append(args, p+"*:"+p+"*")
 	}
 	for _, ref := range named {
 		args = append(args, ref+":"+ref)

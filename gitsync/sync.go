@@ -48,7 +48,14 @@ type Report struct {
 	RefusedRemote []*laws.RefFault `json:"refused_remote"` // remote history that breaks the laws: not taken
 	RefusedLocal  []*laws.RefFault `json:"refused_local"`  // local history that breaks the laws: not pushed
 	PushError     string           `json:"push_error,omitempty"`
-	progress      io.Writer
+	// Batches is how many pushes carried Pushed (at most MaxBatch refs
+	// each); FailedBatch the one that failed ("2 of 3"), PushCutShort
+	// whether it failed as a server or proxy that timed out or hung up
+	// rather than a refusal. What earlier batches pushed stays pushed.
+	Batches      int    `json:"batches,omitempty"`
+	FailedBatch  string `json:"failed_batch,omitempty"`
+	PushCutShort bool   `json:"push_cut_short,omitempty"`
+	progress     io.Writer
 }
 
 func (r *Report) say(format string, args ...any) {
@@ -89,7 +96,11 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// One glob refspec. No FETCH_HEAD: sync never reads it, and writing a
 	// line per ref cost a third of a fetch that brought nothing (1,000
 	// refs: 110 ms with it, 75 ms without).
-	if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
+	// --atomic: one ref transaction for the whole fetch. Without it git
+	// 2.39 runs one per ref, and m1nd's reference-transaction hook starts
+	// twice for each (a newcomer's first sync of 600 missions: 2.3 s
+	// against a 63 ms hookless fetch).
+	if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--atomic", "--no-tags", "--prune", "--no-write-fetch-head", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", remote, err)
 	}
 	local, err := refMap(repo, Prefix)
@@ -237,15 +248,21 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
 		gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Conflicts), "ref"), gates.Count(len(push), "ref"))
 	if len(push) > 0 {
-		pushed, failure, err := pushRefs(ctx, dir, remote, push, held)
+		out, err := pushRefs(ctx, dir, remote, push, held, rep.say)
 		if err != nil {
 			return nil, err
 		}
-		rep.Pushed = append(rep.Pushed, pushed...)
-		if failure != "" {
-			rep.PushError = failure
-			rep.OK = false
-			rep.say("push refused: %s", rep.PushError)
+		rep.Pushed = append(rep.Pushed, out.pushed...)
+		rep.Batches = out.batches
+		if out.failed > 0 {
+			rep.PushError, rep.OK = out.said, false
+			rep.FailedBatch = fmt.Sprintf("%d of %d", out.failed, out.batches)
+			rep.PushCutShort = out.timeout
+			if out.timeout {
+				rep.say("push cut short in batch %s: the server or a proxy timed out or hung up", rep.FailedBatch)
+			} else {
+				rep.say("push refused in batch %s: %s", rep.FailedBatch, rep.PushError)
+			}
 		}
 	}
 	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 || len(rep.RefusedLocal) > 0 {

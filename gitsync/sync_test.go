@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -239,5 +240,52 @@ func TestSyncTakesALandingWithItsStore(t *testing.T) {
 	}
 	if h, err := b.m.Current(open.MissionID); err != nil || h.Letter.Phase != chain.PhaseLanded {
 		t.Fatalf("b's mission: %v %v", h, err)
+	}
+}
+
+// More refs than one push carries go in batches of at most MaxBatch, with
+// a progress line for each, and every ref arrives.
+func TestSyncPushesInBatches(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	n := MaxBatch + 20
+	for i := 0; i < n; i++ {
+		if _, err := a.m.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var progress strings.Builder
+	rep, err := Sync(context.Background(), a.repo, "origin", &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || len(rep.Pushed) != n || rep.Batches != 2 {
+		t.Fatalf("pushed %d in %d batches (ok %v, %s), want %d in 2", len(rep.Pushed), rep.Batches, rep.OK, rep.PushError, n)
+	}
+	for _, want := range []string{"pushing batch 1 of 2 (", "pushing batch 2 of 2 ("} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+	if rep := b.sync(t); !rep.OK || len(rep.Created) != n {
+		t.Fatalf("b took %d of %d: %+v", len(rep.Created), n, rep.OK)
+	}
+}
+
+// A push the server cuts short (it hung up mid-push, as a proxy that timed
+// out does) is named as such, with its batch, not as a refusal.
+func TestSyncNamesAPushCutShort(t *testing.T) {
+	a, _ := twoClones(t)
+	bare := a.g.Git("-C", a.g.Dir, "remote", "get-url", "origin")
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nkill -9 $PPID\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.m.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	rep := a.sync(t)
+	if rep.OK || !rep.PushCutShort || rep.FailedBatch != "1 of 1" || len(rep.Pushed) != 0 {
+		t.Fatalf("a push cut short: %+v", rep)
 	}
 }

@@ -79,8 +79,13 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		for _, f := range rep.RefusedLocal {
 			fmt.Fprintf(w, "not pushed, it breaks the laws: %s\n", f.Error())
 		}
-		if rep.PushError != "" {
-			fmt.Fprintf(w, "push refused (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.PushError)
+		switch {
+		case rep.PushCutShort:
+			fmt.Fprintf(w, "push cut short in batch %s (at most %d refs each): the server or a proxy in front of it timed out or hung up: %s\n"+
+				"what earlier batches pushed stays pushed; run m1nd sync again for the rest, and if it recurs raise the proxy's timeout (nginx: proxy_read_timeout): a forge runs its hook once per pushed ref\n",
+				rep.FailedBatch, gitsync.MaxBatch, rep.PushError)
+		case rep.PushError != "":
+			fmt.Fprintf(w, "push refused in batch %s (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.FailedBatch, rep.PushError)
 		}
 		return nil
 	})
