@@ -52,9 +52,12 @@ type Report struct {
 	// each); FailedBatch the one that failed ("2 of 3"), PushCutShort
 	// whether it failed as a server or proxy that timed out or hung up
 	// rather than a refusal. What earlier batches pushed stays pushed.
-	Batches      int    `json:"batches,omitempty"`
-	FailedBatch  string `json:"failed_batch,omitempty"`
-	PushCutShort bool   `json:"push_cut_short,omitempty"`
+	Batches int `json:"batches,omitempty"`
+	// Held is every ref this sync did not carry, with why: the refused of
+	// both sides, as m1nd status lists them until resolved.
+	Held         []HeldRef `json:"held"`
+	FailedBatch  string    `json:"failed_batch,omitempty"`
+	PushCutShort bool      `json:"push_cut_short,omitempty"`
 	progress     io.Writer
 }
 
@@ -267,6 +270,12 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	}
 	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 || len(rep.RefusedLocal) > 0 {
 		rep.OK = false
+	}
+	// What is held back stays listed (here and in m1nd status) until a
+	// sync finds it resolved: never in silence.
+	rep.Held = heldOf(rep)
+	if err := writeHeld(repo.RuntimeDir(), remote, rep.Held); err != nil {
+		return rep, fmt.Errorf("record what sync held back: %w", err)
 	}
 	return rep, nil
 }

@@ -289,3 +289,72 @@ func TestSyncNamesAPushCutShort(t *testing.T) {
 		t.Fatalf("a push cut short: %+v", rep)
 	}
 }
+
+// A forged raw push to a remote with no m1nd hook is held back by every
+// honest clone, listed by every sync until resolved, and repaired by
+// Repair with the local history; a ref that keeps the laws, the keys, and
+// local history that breaks them too are refused.
+func TestRepairReplacesAForgedRemoteRef(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	res, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now.Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.sync(t)
+	b.sync(t)
+	head, err := b.m.Current(res.MissionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := chain.Next(head.Letter, head.HeadLetterID, now.Add(2*time.Minute))
+	forged.Phase = chain.PhaseExecuting
+	forged.MissionSeq = 3
+	commit := b.g.CommitFile(head.Commit.String(), chain.LetterFile, forged.Canonical(), "forged")
+	b.g.Git("push", "-q", "-f", "origin", commit+":"+res.Ref)
+
+	for i := 0; i < 2; i++ { // listed by every sync, not only the first
+		rep := a.sync(t)
+		if rep.OK || len(rep.Held) != 1 || rep.Held[0].Ref != res.Ref || rep.Held[0].Side != "remote" {
+			t.Fatalf("sync %d over the forgery: held %+v", i+1, rep.Held)
+		}
+	}
+	held, err := HeldBack(a.repo.RuntimeDir())
+	if err != nil || len(held) != 1 || held[0].Ref != res.Ref || held[0].Remote != "origin" {
+		t.Fatalf("HeldBack: %+v, %v", held, err)
+	}
+	for _, tc := range []struct{ name, ref, lesson string }{
+		{"a ref that keeps the laws", clean.Ref, "nothing to repair"},
+		{"the keys", brain.KeysRef, "never replaced by a push"},
+		{"no ref of m1nd's", "refs/heads/main", "one ref under refs/m1nd/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Repair(ctx, a.repo, "origin", tc.ref)
+			if r, ok := gates.AsRefusal(err); !ok || !strings.Contains(r.Lesson, tc.lesson) {
+				t.Fatalf("Repair(%s): %v, want a refusal saying %q", tc.ref, err, tc.lesson)
+			}
+		})
+	}
+	fixed, err := Repair(ctx, a.repo, "origin", res.Ref)
+	if err != nil || !fixed.OK || fixed.Was != commit {
+		t.Fatalf("Repair: %+v, %v", fixed, err)
+	}
+	aHead, _, _ := a.repo.ReadRef(res.Ref)
+	if got := a.g.Git("ls-remote", "origin", res.Ref); !strings.HasPrefix(got, aHead.String()) {
+		t.Fatalf("the remote holds %q, want a's %s", got, aHead)
+	}
+	if rep := a.sync(t); !rep.OK || len(rep.Held) != 0 {
+		t.Fatalf("sync after the repair: %+v", rep)
+	}
+	if held, _ := HeldBack(a.repo.RuntimeDir()); len(held) != 0 {
+		t.Fatalf("still held after the repair: %+v", held)
+	}
+	if rep := b.sync(t); !rep.OK {
+		t.Fatalf("b after the repair: %+v", rep)
+	}
+}

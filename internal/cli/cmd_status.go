@@ -10,6 +10,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitsync"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -44,10 +45,15 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	reply, err := flows.Status(ctx, opts.IO.now())
+	st, err := flows.Status(ctx, opts.IO.now())
 	if err != nil {
 		return err
 	}
+	held, err := gitsync.HeldBack(flows.Repo.RuntimeDir())
+	if err != nil {
+		return err
+	}
+	reply := statusReply{Status: st, SyncHeld: held}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain    %s\n", reply.Brain)
 		if !reply.HasStore() {
@@ -76,6 +82,27 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 		for _, f := range reply.Broken {
 			fmt.Fprintf(w, "BROKEN   %s — its history breaks the laws: nothing proceeds on it (m1nd verify)\n", f.Error())
 		}
+		printHeld(w, reply.SyncHeld)
 		return nil
 	})
+}
+
+// statusReply is the status, with what the last syncs held back.
+type statusReply struct {
+	*ops.Status
+	// SyncHeld lists the refs the last sync with each remote did not
+	// carry, until a sync finds them resolved.
+	SyncHeld []gitsync.HeldRef `json:"sync_held,omitempty"`
+}
+
+// printHeld lists what sync holds back, each with why and what to do.
+func printHeld(w io.Writer, held []gitsync.HeldRef) {
+	for _, h := range held {
+		switch h.Side {
+		case "remote":
+			fmt.Fprintf(w, "held     %s: %s's history breaks the laws, not taken and not pushed over (%s: %s); m1nd sync --repair %s replaces it with this clone's\n", h.Ref, h.Remote, h.Code, h.Lesson, h.Ref)
+		default:
+			fmt.Fprintf(w, "held     %s: this clone's history breaks the laws, not pushed to %s (%s: %s)\n", h.Ref, h.Remote, h.Code, h.Lesson)
+		}
+	}
 }

@@ -18,6 +18,7 @@ type syncOptions struct {
 	JSON   bool
 	Repo   func() (*gitstore.Repo, error)
 	Remote string
+	Repair string // a ref to replace on the remote with this clone's history
 }
 
 func newSyncCmd(inv *invocation, runF func(context.Context, *syncOptions) error) *cli.Command {
@@ -36,8 +37,21 @@ everything pushed is judged by the laws first, against the keys this clone
 trusts: remote history that breaks them is "refused from", local history that
 breaks them (written past the hook) is "not pushed". A key set on the remote
 that does not extend this clone's is refused and reported, never adopted. Put
-the laws on the remote too: 'm1nd hooks install --bare' in the bare repository.`,
-		Flags: []cli.Flag{jsonFlag},
+the laws on the remote too: 'm1nd hooks install --bare' in the bare repository.
+
+Pushes go in batches of at most 500 refs, with a progress line for each on
+stderr: a forge runs its hook once per pushed ref, and one request for
+thousands outlives a proxy's timeout. A batch the server or a proxy cuts short
+is named as such; what earlier batches pushed stays pushed.
+
+What a sync holds back (refused from the remote, or not pushed) is listed by
+every sync and by m1nd status until a sync finds it resolved. A remote with no
+m1nd hook (a forge where none can be installed) can take a raw push that breaks
+the laws; every honest clone then refuses that ref. --repair REF replaces it on
+the remote with this clone's history: a push with a lease on the value just
+fetched, refused when the remote's history keeps the laws (sync takes or parks
+it), when this clone's does not, and for refs/m1nd/keys.`,
+		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "repair", Usage: "replace the remote's `REF`, whose history breaks the laws, with this clone's"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef("too many arguments: want at most one REMOTE")
@@ -49,7 +63,7 @@ the laws on the remote too: 'm1nd hooks install --bare' in the bare repository.`
 			if !gitsync.ValidRemote(remote) {
 				return usagef("%q is not a remote name (git remote -v lists them)", remote)
 			}
-			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Remote: remote}
+			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Remote: remote, Repair: c.String("repair")}
 			return runWith(c.Context, opts, runF, runSync)
 		},
 	}
@@ -63,6 +77,16 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		return err
 	}
 	remote := opts.Remote
+	if opts.Repair != "" {
+		fixed, err := gitsync.Repair(ctx, repo, remote, opts.Repair)
+		if err != nil {
+			return err
+		}
+		return opts.IO.reply(opts.JSON, fixed, func(w io.Writer) error {
+			fmt.Fprintf(w, "repaired %s on %s: %s replaced by this clone's %s\n", fixed.Ref, remote, fixed.Was[:12], fixed.Now[:12])
+			return nil
+		})
+	}
 	rep, err := gitsync.Sync(ctx, repo, remote, opts.IO.Err)
 	if err != nil {
 		return err
@@ -78,6 +102,9 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		}
 		for _, f := range rep.RefusedLocal {
 			fmt.Fprintf(w, "not pushed, it breaks the laws: %s\n", f.Error())
+		}
+		if n := len(rep.Held); n > 0 {
+			fmt.Fprintf(w, "%s held back until resolved (m1nd status lists them; m1nd sync --repair REF replaces a remote ref whose history breaks the laws with this clone's)\n", gates.Count(n, "ref"))
 		}
 		switch {
 		case rep.PushCutShort:

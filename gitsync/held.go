@@ -1,0 +1,172 @@
+package gitsync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/laws"
+)
+
+// HeldRef is a ref a sync did not carry, and why: the remote's history
+// breaks the laws (side remote: not taken, and this clone's value is not
+// pushed over it), or this clone's does (side local: not pushed). It is
+// recorded in the runtime folder after every sync, and listed by every
+// sync and by m1nd status until a sync finds it resolved.
+type HeldRef struct {
+	Remote string `json:"remote"`
+	Ref    string `json:"ref"`
+	Side   string `json:"side"` // remote or local
+	Commit string `json:"commit,omitempty"`
+	Code   string `json:"refused"`
+	Lesson string `json:"lesson"`
+}
+
+// heldPath is where sync records what it holds back from remote.
+func heldPath(runtimeDir, remote string) string {
+	return filepath.Join(runtimeDir, "sync", remote+".held.json")
+}
+
+// heldOf lists what rep held back.
+func heldOf(rep *Report) []HeldRef {
+	held := []HeldRef{}
+	for _, f := range rep.RefusedRemote {
+		held = append(held, HeldRef{Remote: rep.Remote, Ref: f.Ref, Side: "remote", Commit: f.Commit, Code: f.Code, Lesson: f.Lesson})
+	}
+	for _, f := range rep.RefusedLocal {
+		held = append(held, HeldRef{Remote: rep.Remote, Ref: f.Ref, Side: "local", Commit: f.Commit, Code: f.Code, Lesson: f.Lesson})
+	}
+	return held
+}
+
+// writeHeld records what a sync with remote held back, replacing the last
+// record (a ref resolved since is no longer listed); none removes it.
+func writeHeld(runtimeDir, remote string, held []HeldRef) error {
+	path := heldPath(runtimeDir, remote)
+	if len(held) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := json.Marshal(held)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".held-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// HeldBack lists what the last sync with each remote held back, from the
+// runtime folder: what m1nd status shows until a sync resolves it.
+func HeldBack(runtimeDir string) ([]HeldRef, error) {
+	paths, err := filepath.Glob(filepath.Join(runtimeDir, "sync", "*.held.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var all []HeldRef
+	for _, p := range paths {
+		data, err := gitstore.ReadRuntime(p, 16<<20)
+		if err != nil {
+			return nil, fmt.Errorf("what sync held back: %w", err)
+		}
+		var held []HeldRef
+		if err := json.Unmarshal(data, &held); err != nil {
+			return nil, fmt.Errorf("what sync held back (%s is damaged; the next sync writes it again): %w", p, err)
+		}
+		all = append(all, held...)
+	}
+	return all, nil
+}
+
+// Repaired is what Repair did.
+type Repaired struct {
+	OK     bool   `json:"ok"`
+	Remote string `json:"remote"`
+	Ref    string `json:"ref"`
+	Was    string `json:"was"` // the remote's value, replaced
+	Now    string `json:"now"` // this clone's, pushed
+}
+
+// Repair replaces remote's ref, whose history breaks the laws, with this
+// clone's, which keeps them: a push with a lease on the value just
+// fetched, so a remote that moved meanwhile is refused, never
+// overwritten. It is refused when the remote's history keeps the laws
+// (sync takes or parks it), when this clone's does not, and for the key
+// set (trust on first key is per clone: no push replaces a remote's keys).
+func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repaired, error) {
+	if !ValidRemote(remote) {
+		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
+	}
+	if !strings.HasPrefix(ref, Prefix) || strings.HasPrefix(ref, ConflictsPrefix) || !gitstore.ValidRefName(ref) {
+		return nil, gates.Refusef(gates.InvalidLetter, "ref", "repair names one ref under %s (not a parked conflict): the one sync lists as refused from %s", Prefix, remote)
+	}
+	if ref == brain.KeysRef {
+		return nil, gates.Refusef(gates.HumanGestureRequired, "ref", "a remote's key set is never replaced by a push: each clone trusts its keys on first sight; settle it in the tray of a clone that holds a key")
+	}
+	dir := gitDir(repo)
+	tracking := TrackingPrefix(remote) + strings.TrimPrefix(ref, Prefix)
+	if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, "+"+ref+":"+tracking); err != nil {
+		return nil, fmt.Errorf("fetch %s from %s: %w", ref, remote, err)
+	}
+	l, okL, err := repo.ReadRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	r, okR, err := repo.ReadRef(tracking)
+	if err != nil {
+		return nil, err
+	}
+	if !okL {
+		return nil, gates.Refusef(gates.InvalidLetter, "ref", "this clone has no %s to put in its place", ref)
+	}
+	if !okR || r == l {
+		return nil, gates.Refusef(gates.InvalidLetter, "ref", "%s on %s already holds this clone's value or nothing: nothing to repair; run m1nd sync", ref, remote)
+	}
+	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, Strict: true}
+	if judge.StoreHead, _, err = repo.ReadRef(brain.StoreRef); err != nil {
+		return nil, err
+	}
+	if judge.KeysHead, _, err = repo.ReadRef(brain.KeysRef); err != nil {
+		return nil, err
+	}
+	if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f == nil {
+		return nil, gates.Refusef(gates.InvalidLetter, "ref", "%s on %s keeps the laws: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
+	}
+	if f := judge.Check(repo, laws.Update{New: l, Ref: ref}); f != nil {
+		return nil, gates.Refusef(gates.Code(f.Code), "ref", "this clone's %s breaks the laws too, so it cannot replace the remote's: %s", ref, f.Lesson)
+	}
+	lease := fmt.Sprintf("--force-with-lease=%s:%s", ref, r)
+	if out, err := gitstore.Git(ctx, dir, "push", "--porcelain", lease, remote, l.String()+":"+ref); err != nil {
+		return nil, fmt.Errorf("push %s to %s (refused: the remote moved since the fetch, or its hook said no): %s", ref, remote, lastLines(withoutHints(err.Error())+"\n"+rejections(parsePorcelain(out)), 6))
+	}
+	if err := repo.UpdateRef(ctx, tracking, r, l); err != nil {
+		return nil, fmt.Errorf("%s repaired on %s, but its tracking ref did not move: %w", ref, remote, err)
+	}
+	return &Repaired{OK: true, Remote: remote, Ref: ref, Was: r.String(), Now: l.String()}, nil
+}
