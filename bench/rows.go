@@ -275,6 +275,62 @@ func benchSync(fx *fixtures, bin string, n, runs int) error {
 	}
 	fmt.Printf("\n(g) first sync of %d missions to a fresh bare file remote, %d runs per side\n", n, runs)
 	sideBySide("m1nd sync", "git push --atomic, one glob refspec", times[0], times[1], fmt.Sprintf("sync %d, first", n), 1.3)
+	return benchSyncReaders(fx, bin, dir, mRemote, fmt.Sprintf("m%d", runs-1), n, runs)
+}
+
+// benchSyncReaders: a steady sync (nothing new on either side) beside
+// `git ls-remote` of the same refs; and a newcomer's first sync — a fresh
+// clone of the remote with m1nd's hook installed (m1nd init) — beside a
+// hookless `git fetch` of the same refs into another fresh clone.
+func benchSyncReaders(fx *fixtures, bin, dir, remote, remoteName string, n, runs int) error {
+	steady, err := alternate(runs, true,
+		func() error { _, err := m1ndRun(bin, dir, "sync", remoteName); return err },
+		func() error { _, err := gitOut(dir, nil, "ls-remote", "--refs", remote, "refs/m1nd/*"); return err })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n(h) steady sync of %d missions, nothing new on either side, %d runs per side\n", n, runs)
+	sideBySide("m1nd sync", "git ls-remote refs/m1nd/*", steady[0], steady[1], fmt.Sprintf("sync %d, steady", n), 2.0)
+
+	var mClone, gClone string
+	var first [][]time.Duration
+	for r := 0; r < runs; r++ {
+		mClone = filepath.Join(fx.work, fmt.Sprintf("newcomer-m%d", r))
+		gClone = filepath.Join(fx.work, fmt.Sprintf("newcomer-g%d", r))
+		for _, c := range []string{mClone, gClone} {
+			if out, err := exec.Command("git", "clone", "-q", remote, c).CombinedOutput(); err != nil {
+				return fmt.Errorf("git clone: %v: %s", err, out)
+			}
+		}
+		if _, err := m1ndRun(bin, mClone, "init"); err != nil {
+			return err
+		}
+		t, err := alternate(1, false,
+			func() error { _, err := m1ndRun(bin, mClone, "sync"); return err },
+			func() error {
+				_, err := gitOut(gClone, nil, "fetch", "-q", "--no-tags", "origin", "+refs/m1nd/*:refs/m1nd/*")
+				return err
+			})
+		if err != nil {
+			return err
+		}
+		if first == nil {
+			first = t
+		} else {
+			first[0], first[1] = append(first[0], t[0]...), append(first[1], t[1]...)
+		}
+		for _, c := range []string{mClone, gClone} {
+			got, err := gitOut(c, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", "refs/m1nd/missions/")
+			if err != nil {
+				return err
+			}
+			if k := len(bytes.Fields([]byte(got))); k != n {
+				return fmt.Errorf("%s holds %d missions after its first sync, want %d", c, k, n)
+			}
+		}
+	}
+	fmt.Printf("\n(i) a newcomer's first sync of %d missions (m1nd's hook installed) beside a hookless git fetch, %d runs per side\n", n, runs)
+	sideBySide("m1nd sync", "git fetch, no hook", first[0], first[1], fmt.Sprintf("sync %d, newcomer", n), 1.5)
 	return nil
 }
 

@@ -95,16 +95,30 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	}
 	dir := gitDir(repo)
 	tracking := TrackingPrefix(remote)
-	rep.say("fetching %s", remote)
-	// One glob refspec. No FETCH_HEAD: sync never reads it, and writing a
-	// line per ref cost a third of a fetch that brought nothing (1,000
-	// refs: 110 ms with it, 75 ms without).
-	// --atomic: one ref transaction for the whole fetch. Without it git
-	// 2.39 runs one per ref, and m1nd's reference-transaction hook starts
-	// twice for each (a newcomer's first sync of 600 missions: 2.3 s
-	// against a 63 ms hookless fetch).
-	if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--atomic", "--no-tags", "--prune", "--no-write-fetch-head", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", remote, err)
+	// A steady sync asks first: when the remote's refs/m1nd/ is exactly
+	// what the tracking refs hold (sync keeps them current, pushes
+	// included), there is nothing to fetch.
+	advertised, err := lsRemote(ctx, dir, remote)
+	if err != nil {
+		return nil, err
+	}
+	tracked, err := refMap(repo, tracking)
+	if err != nil {
+		return nil, err
+	}
+	if sameRefs(advertised, tracked) {
+		rep.say("%s holds what this clone last saw: nothing to fetch", remote)
+	} else {
+		rep.say("fetching %s", remote)
+		// --atomic: one ref transaction for the whole fetch. Without it git
+		// 2.39 runs one per ref, and m1nd's reference-transaction hook
+		// starts twice for each (a newcomer's first sync of 600 missions:
+		// 2.3 s against a 63 ms hookless fetch). One glob refspec. No
+		// FETCH_HEAD: sync never reads it, and writing a line per ref cost
+		// a third of a fetch that brought nothing.
+		if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--atomic", "--no-tags", "--prune", "--no-write-fetch-head", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", remote, err)
+		}
 	}
 	local, err := refMap(repo, Prefix)
 	if err != nil {
@@ -257,6 +271,9 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 		rep.Pushed = append(rep.Pushed, out.pushed...)
 		rep.Batches = out.batches
+		if err := track(ctx, dir, tracking, out.pushed, local); err != nil {
+			rep.say("%v", err) // costs the next sync a fetch, nothing more
+		}
 		if out.failed > 0 {
 			rep.PushError, rep.OK = out.said, false
 			rep.FailedBatch = fmt.Sprintf("%d of %d", out.failed, out.batches)
@@ -278,6 +295,61 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		return rep, fmt.Errorf("record what sync held back: %w", err)
 	}
 	return rep, nil
+}
+
+// lsRemote is what remote advertises under refs/m1nd/, by name relative
+// to it, as refMap names a prefix's refs.
+func lsRemote(ctx context.Context, dir, remote string) (map[string]gitstore.Hash, error) {
+	out, err := gitstore.Git(ctx, dir, "ls-remote", "--refs", remote, Prefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("ls-remote %s: %w", remote, err)
+	}
+	refs := map[string]gitstore.Hash{}
+	for _, line := range strings.Split(out, "\n") {
+		hash, name, ok := strings.Cut(line, "\t")
+		if !ok || !strings.HasPrefix(name, Prefix) {
+			continue
+		}
+		h, err := gitstore.ParseHash(hash)
+		if err != nil {
+			return nil, fmt.Errorf("ls-remote %s: %q: %w", remote, line, err)
+		}
+		refs[strings.TrimPrefix(name, Prefix)] = h
+	}
+	return refs, nil
+}
+
+func sameRefs(a, b map[string]gitstore.Hash) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, h := range a {
+		if b[name] != h {
+			return false
+		}
+	}
+	return true
+}
+
+// track moves the tracking refs of what a push carried to the values
+// pushed, in one transaction, so the next sync finds the remote as its
+// tracking refs say and fetches nothing.
+func track(ctx context.Context, dir, tracking string, pushed []string, local map[string]gitstore.Hash) error {
+	if len(pushed) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("start\n")
+	for _, ref := range pushed {
+		if h, ok := local[ref]; ok {
+			fmt.Fprintf(&b, "update %s%s %s\n", tracking, strings.TrimPrefix(ref, Prefix), h)
+		}
+	}
+	b.WriteString("commit\n")
+	if _, _, err := (gitstore.GitCmd{Dir: dir, Stdin: strings.NewReader(b.String())}).Run(ctx, "update-ref", "--stdin"); err != nil {
+		return fmt.Errorf("pushed, but the tracking refs did not follow (the next sync fetches them again): %w", err)
+	}
+	return nil
 }
 
 // keysNotExtended is the refusal of a remote key set that does not extend

@@ -358,3 +358,34 @@ func TestRepairReplacesAForgedRemoteRef(t *testing.T) {
 		t.Fatalf("b after the repair: %+v", rep)
 	}
 }
+
+// A steady sync asks the remote first and fetches nothing when the remote
+// holds what the tracking refs say, pushes included; a change on the
+// remote is fetched.
+func TestSteadySyncFetchesNothing(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	syncSays := func(c *clone) string {
+		t.Helper()
+		var progress strings.Builder
+		rep, err := Sync(ctx, c.repo, "origin", &progress)
+		if err != nil || !rep.OK {
+			t.Fatalf("sync: %+v, %v", rep, err)
+		}
+		return progress.String()
+	}
+	if _, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	syncSays(a) // pushes the mission; its tracking ref follows
+	if said := syncSays(a); strings.Contains(said, "fetching origin") {
+		t.Fatalf("a steady sync after a push fetched:\n%s", said)
+	}
+	if said := syncSays(b); !strings.Contains(said, "fetching origin") {
+		t.Fatalf("b's sync did not fetch the new mission:\n%s", said)
+	}
+	if said := syncSays(b); strings.Contains(said, "fetching origin") {
+		t.Fatalf("b's steady sync fetched:\n%s", said)
+	}
+}
