@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -309,7 +310,7 @@ func TestListRefsMergesLooseAndPacked(t *testing.T) {
 	// named apart from the refs, in the same walk, and hides that value.
 	g.Git("symbolic-ref", "refs/m1nd/missions/msn_000000000003", "refs/heads/main")
 	refs, symbolic, err := r.ListRefsAndSymbolic("refs/m1nd/missions/")
-	if err != nil || len(refs) != 3 || strings.Join(symbolic, ",") != "refs/m1nd/missions/msn_000000000003" {
+	if err != nil || len(refs) != 3 || len(symbolic) != 1 || symbolic[0] != (gitstore.OddRef{Name: "refs/m1nd/missions/msn_000000000003", Kind: "symbolic ref"}) {
 		t.Fatalf("ListRefsAndSymbolic = %v %v %v", refs, symbolic, err)
 	}
 	for _, ref := range refs {
@@ -648,15 +649,42 @@ func TestListRefsAgreesWithGit(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { _, err := r.ListRefs("refs/m1nd/"); done <- err }()
+	outside := filepath.Join(t.TempDir(), "outside")
+	os.WriteFile(outside, []byte("TARGET-CONTENTS\n"), 0o644)
+	link := filepath.Join(g.Dir, ".git", "refs", "m1nd", "missions", "msn_0000000000fe")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	// A FIFO or a symbolic link where a ref should be is neither read nor
+	// followed, and fails no listing: it is named apart, for verify.
+	type listed struct {
+		refs []gitstore.Ref
+		odd  []gitstore.OddRef
+		err  error
+	}
+	done := make(chan listed, 1)
+	go func() { refs, odd, err := r.ListRefsAndSymbolic("refs/m1nd/"); done <- listed{refs, odd, err} }()
 	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("a FIFO ref listed without an error")
+	case got := <-done:
+		want := []gitstore.OddRef{{Name: "refs/m1nd/missions/msn_0000000000fe", Kind: "symbolic link"}, {Name: "refs/m1nd/missions/msn_0000000000ff", Kind: "named pipe (FIFO)"}}
+		if got.err != nil || !slices.Equal(got.odd, want) {
+			t.Fatalf("ListRefsAndSymbolic: odd %v, err %v; want %v", got.odd, got.err, want)
+		}
+		for _, ref := range got.refs {
+			if strings.HasSuffix(ref.Name, "fe") || strings.HasSuffix(ref.Name, "ff") {
+				t.Fatalf("%s listed as a ref", ref.Name)
+			}
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("listing refs hung on a FIFO")
+	}
+	if _, err := r.ListRefs("refs/m1nd/"); err != nil {
+		t.Fatalf("ListRefs over a FIFO and a link: %v", err)
+	}
+	// Read by name, the link is refused without quoting what it points to.
+	_, _, err := r.ReadRef("refs/m1nd/missions/msn_0000000000fe")
+	if err == nil || strings.Contains(err.Error(), "TARGET-CONTENTS") || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("ReadRef through a link: %v", err)
 	}
 }
 

@@ -231,7 +231,7 @@ const looseRefMax = 256
 // allocation, for listing thousands of refs: open non-blocking (a FIFO
 // never hangs it; reading one answers EAGAIN), one read, close.
 func readLooseRefQuick(path string) (Hash, bool, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return readLooseRef(path) // the slow path names every error as before
 	}
@@ -253,7 +253,7 @@ func readLooseRefQuick(path string) (Hash, bool, error) {
 }
 
 func readLooseRef(path string) (Hash, bool, error) {
-	b, err := ReadRegular(path, 64<<10)
+	b, err := ReadRuntime(path, 64<<10) // never through a link: its error would quote the target
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
 		return ZeroHash, false, nil
 	}
@@ -334,21 +334,26 @@ var ErrSymbolicRef = errors.New("a symbolic ref, which m1nd refs never are")
 // read concurrently: with thousands of missions this is the heads hot path.
 // Symbolic refs are left out (ListRefsAndSymbolic names them).
 func (r *Repo) ListRefs(prefix string) ([]Ref, error) {
-	refs, _, err := r.listRefs(prefix)
+	refs, _, _, err := r.listRefs(prefix)
 	return refs, err
 }
 
 // ListRefsAndSymbolic is ListRefs and, from the same walk, the names of
 // the symbolic refs under prefix (which m1nd never writes, and plain git
 // can): one read of every loose ref for a caller that wants both.
-func (r *Repo) ListRefsAndSymbolic(prefix string) (refs []Ref, symbolic []string, err error) {
-	return r.listRefs(prefix)
+func (r *Repo) ListRefsAndSymbolic(prefix string) (refs []Ref, odd []OddRef, err error) {
+	refs, symbolic, odd, err := r.listRefs(prefix)
+	for _, name := range symbolic {
+		odd = append(odd, OddRef{Name: name, Kind: "symbolic ref"})
+	}
+	slices.SortFunc(odd, func(a, b OddRef) int { return strings.Compare(a.Name, b.Name) })
+	return refs, odd, err
 }
 
-func (r *Repo) listRefs(prefix string) ([]Ref, []string, error) {
-	names, err := r.looseRefNames(prefix)
+func (r *Repo) listRefs(prefix string) ([]Ref, []string, []OddRef, error) {
+	names, odd, err := r.looseRefNames(prefix)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, nil, nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
 	loose := make([]Ref, len(names))
 	errs := make([]error, len(names))
@@ -364,7 +369,7 @@ func (r *Repo) listRefs(prefix string) ([]Ref, []string, error) {
 		errs[i] = err
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, nil, nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
 	var symbolicNames []string
 	for i, sym := range symbolic {
@@ -374,13 +379,16 @@ func (r *Repo) listRefs(prefix string) ([]Ref, []string, error) {
 	}
 	packed, err := r.packedRefsUnder(prefix)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Loose refs override packed ones, and a loose symbolic ref hides a
 	// packed value, as in git. Both lists are sorted: one merge.
 	shadow := make(map[string]bool, len(names))
 	for _, name := range symbolicNames {
 		shadow[name] = true
+	}
+	for _, o := range odd { // an odd entry hides a packed value, as a loose ref would
+		shadow[o.Name] = true
 	}
 	// A name left empty was symbolic, or pruned between the walk and the
 	// read (then the packed value is the ref's).
@@ -401,12 +409,13 @@ func (r *Repo) listRefs(prefix string) ([]Ref, []string, error) {
 		}
 	}
 	out = append(out, loose[i:]...)
-	return out, symbolicNames, nil
+	return out, symbolicNames, odd, nil
 }
 
 // looseRefNames walks prefix's folder for the names of its loose refs.
-func (r *Repo) looseRefNames(prefix string) ([]string, error) {
+func (r *Repo) looseRefNames(prefix string) ([]string, []OddRef, error) {
 	var names []string
+	var odd []OddRef
 	var walk func(dir, name string) error
 	walk = func(dir, name string) error {
 		// Unsorted (os.ReadDir sorts): the caller sorts what it keeps.
@@ -433,14 +442,30 @@ func (r *Repo) looseRefNames(prefix string) ([]string, error) {
 				}
 				continue
 			}
-			if !strings.HasSuffix(child, ".lock") && ValidRefName(child) {
-				names = append(names, child)
+			if strings.HasSuffix(child, ".lock") || !ValidRefName(child) {
+				continue
 			}
+			// A FIFO, a socket, a device or a symbolic link where a ref
+			// should be is never read (it could block, or point anywhere):
+			// it is named, for verify to report.
+			if t := e.Type(); !t.IsRegular() {
+				odd = append(odd, OddRef{Name: child, Kind: kindOf(t)})
+				continue
+			}
+			names = append(names, child)
 		}
 		return nil
 	}
 	root := strings.TrimSuffix(prefix, "/")
-	return names, walk(filepath.Join(r.commonDir, filepath.FromSlash(root)), root)
+	err := walk(filepath.Join(r.commonDir, filepath.FromSlash(root)), root)
+	return names, odd, err
+}
+
+// OddRef is a name under a ref folder that is no plain ref: a symbolic ref
+// (git symbolic-ref), or a file that is not a regular one.
+type OddRef struct {
+	Name string
+	Kind string // "symbolic ref", "symbolic link", "named pipe (FIFO)", …
 }
 
 // packedRefsUnder returns the refs packed-refs holds under prefix, sorted

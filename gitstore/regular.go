@@ -74,7 +74,7 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is a %s, not a regular file: m1nd reads only regular files in its runtime folder and follows no link there; remove it (m1nd init makes again what it needs)", e.Path, e.Kind)
+	return fmt.Sprintf("%s is a %s, not a regular file: m1nd reads only regular files in its runtime folder and its ref folders, and follows no link there; remove it (m1nd init makes again what the runtime folder needs; a ref is restored with git update-ref)", e.Path, e.Kind)
 }
 
 // Unwrap makes errors.Is(err, ErrNotRegular) hold.
@@ -124,6 +124,8 @@ func kindOf(m fs.FileMode) string {
 		return "device"
 	case m.IsDir():
 		return "folder"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
 	}
 	return "special file"
 }

@@ -233,15 +233,19 @@ func asFault(u Update, h gitstore.Hash, err error) *RefFault {
 // would have checked each update. It returns the faults found and how many
 // refs it checked.
 func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) {
-	refs, symbolic, err := repo.ListRefsAndSymbolic("refs/m1nd/")
+	refs, odd, err := repo.ListRefsAndSymbolic("refs/m1nd/")
 	if err != nil {
 		return nil, 0, err
 	}
 	var faults []*RefFault
-	for _, name := range symbolic {
-		faults = append(faults, &RefFault{Ref: name, Code: string(gates.InvalidLetter), Lesson: "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"})
+	for _, o := range odd {
+		lesson := "a symbolic ref (git symbolic-ref made it): m1nd refs hold commits; point it back at its chain with git update-ref --no-deref"
+		if o.Kind != "symbolic ref" {
+			lesson = "a " + o.Kind + " where a ref file should be: m1nd never reads it (it could block, or point anywhere); remove it and restore the ref with git update-ref"
+		}
+		faults = append(faults, &RefFault{Ref: o.Name, Code: string(gates.InvalidLetter), Lesson: lesson})
 	}
-	checked := len(symbolic)
+	checked := len(odd)
 	laws, err := ForRepo(repo)
 	if err != nil {
 		return nil, 0, err
