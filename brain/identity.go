@@ -13,6 +13,9 @@ import (
 
 // DisplayName is the brain's name as letters carry it in brain_ref.
 //
+// A registered brain (refs/m1nd/brain: m1nd init registers one, or adopts
+// the remote's) is named by its registration. Otherwise:
+//
 // A brain with no missions yet is named by `git config m1nd.brain` when set,
 // else by the basename of the MAIN worktree's root (also when called from a
 // linked worktree), case-sensitive; a bare repository after its folder
@@ -27,6 +30,17 @@ func DisplayName(repo *gitstore.Repo) (string, error) {
 	configured, fromConfig, err := configuredName(repo)
 	if err != nil {
 		return "", err
+	}
+	// A registered brain (refs/m1nd/brain, carried by sync) is named by its
+	// registration in every clone, whatever its folder is called.
+	if reg, ok, err := Registered(repo); err != nil {
+		return "", fmt.Errorf("the brain's registration: %w", err)
+	} else if ok {
+		if fromConfig && configured != reg.Name {
+			return "", gates.Refusef(gates.BrainMismatch, "brain",
+				"this brain is registered as %q (refs/m1nd/brain); git config m1nd.brain says %q: set it back (git config m1nd.brain %s) or unset it", reg.Name, configured, reg.Name)
+		}
+		return reg.Name, nil
 	}
 	fixed, ok, err := FixedName(repo)
 	if err != nil || !ok {

@@ -23,10 +23,13 @@ const (
 	// GesturePins approves the runner pins whose gates prove work: its proof
 	// binds the approved set's canonical bytes.
 	GesturePins = "pins"
+	// GestureRename renames a registered brain: its proof binds the new
+	// registration's canonical bytes.
+	GestureRename = "rename"
 )
 
 // Gestures lists every gesture, in the order lessons name them.
-var Gestures = []string{GestureLand, GestureArchive, GestureReceiptImport, GestureRatify, GestureKeys, GesturePins}
+var Gestures = []string{GestureLand, GestureArchive, GestureReceiptImport, GestureRatify, GestureKeys, GesturePins, GestureRename}
 
 // GestureField is the input a gesture's origin is refused on when it is
 // missing or claimed: what a lesson names as the field at fault.

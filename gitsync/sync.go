@@ -120,11 +120,19 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			return nil, fmt.Errorf("fetch %s: %w", remote, err)
 		}
 	}
-	local, err := refMap(repo, Prefix)
+	remoteRefs, err := refMap(repo, tracking)
 	if err != nil {
 		return nil, err
 	}
-	remoteRefs, err := refMap(repo, tracking)
+	// A brain that init could not register (its remote did not answer)
+	// registers at the first sync that finds none on the remote either; a
+	// registration on the remote is taken below like any new ref.
+	if _, onRemote := remoteRefs[strings.TrimPrefix(brain.RegistrationRef, Prefix)]; !onRemote {
+		if err := registerOwn(ctx, repo); err != nil {
+			return nil, err
+		}
+	}
+	local, err := refMap(repo, Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +303,21 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		return rep, fmt.Errorf("record what sync held back: %w", err)
 	}
 	return rep, nil
+}
+
+// registerOwn registers the brain's own name when it has no registration.
+func registerOwn(ctx context.Context, repo *gitstore.Repo) error {
+	if _, ok, err := brain.Registered(repo); err != nil || ok {
+		return err
+	}
+	name, err := brain.DisplayName(repo)
+	if err != nil {
+		return err
+	}
+	if _, _, err := brain.Register(ctx, repo, name); err != nil {
+		return fmt.Errorf("register the brain before its first sync: %w", err)
+	}
+	return nil
 }
 
 // lsRemote is what remote advertises under refs/m1nd/, by name relative

@@ -36,6 +36,7 @@ func twoClones(t *testing.T) (*clone, *clone) {
 		g := &gittest.Repo{}
 		*g = *seed
 		g.Dir = dir
+		g.Git("config", "m1nd.brain", "shop") // the first sync registers it
 		repo, err := gitstore.Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -76,11 +77,11 @@ func TestSyncPushesFastForwardsAndParksForks(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, ref := res.MissionID, res.Ref
-	if rep := a.sync(t); !rep.OK || strings.Join(rep.Pushed, ",") != ref {
-		t.Fatalf("a's first sync: %+v", rep)
+	if rep := a.sync(t); !rep.OK || strings.Join(rep.Pushed, ",") != brain.RegistrationRef+","+ref {
+		t.Fatalf("a's first sync (the registration it made, the mission): %+v", rep)
 	}
-	if rep := b.sync(t); !rep.OK || strings.Join(rep.Created, ",") != ref {
-		t.Fatalf("b's first sync: %+v", rep)
+	if rep := b.sync(t); !rep.OK || strings.Join(rep.Created, ",") != brain.RegistrationRef+","+ref {
+		t.Fatalf("b's first sync (a's registration, the mission): %+v", rep)
 	}
 	// Both extend the same head; a syncs first and wins.
 	a.extend(t, id, "alice", now.Add(time.Minute))
@@ -259,15 +260,15 @@ func TestSyncPushesInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.OK || len(rep.Pushed) != n || rep.Batches != 2 {
-		t.Fatalf("pushed %d in %d batches (ok %v, %s), want %d in 2", len(rep.Pushed), rep.Batches, rep.OK, rep.PushError, n)
+	if !rep.OK || len(rep.Pushed) != n+1 || rep.Batches != 2 { // the missions and the registration
+		t.Fatalf("pushed %d in %d batches (ok %v, %s), want %d in 2", len(rep.Pushed), rep.Batches, rep.OK, rep.PushError, n+1)
 	}
 	for _, want := range []string{"pushing batch 1 of 2 (", "pushing batch 2 of 2 ("} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
 	}
-	if rep := b.sync(t); !rep.OK || len(rep.Created) != n {
+	if rep := b.sync(t); !rep.OK || len(rep.Created) != n+1 {
 		t.Fatalf("b took %d of %d: %+v", len(rep.Created), n, rep.OK)
 	}
 }

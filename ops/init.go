@@ -3,9 +3,14 @@ package ops
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/laws"
 )
 
 // InitResult is what Init made (`m1nd init --json`).
@@ -14,6 +19,13 @@ type InitResult struct {
 	Brain      string   `json:"brain"`
 	RuntimeDir string   `json:"runtime_dir"`
 	Created    []string `json:"created"` // what Init made, in order; empty when it was all there
+	// Registered says how the brain's name came to be in refs/m1nd/brain
+	// this time: "registered" (first init of a brain), "adopted from
+	// REMOTE", or "" when it already was.
+	Registered string `json:"registered,omitempty"`
+	// Note is what the operator should know: a remote that could not be
+	// asked, local letters that carry another name than the adopted one.
+	Note string `json:"note,omitempty"`
 }
 
 // SecretError is an existing runnerd secret that Init will not replace
@@ -62,5 +74,82 @@ func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 		return nil, fmt.Errorf("init: %w", err)
 	}
 	res.Created = append(res.Created, installed...)
+	if err := b.register(ctx, res); err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
 	return res, nil
+}
+
+// register gives the brain its registered name (refs/m1nd/brain) when it
+// has none: the remote's, when a remote holds one (a clone under another
+// folder name is the same brain), else this brain's own.
+func (b *Brain) register(ctx context.Context, res *InitResult) error {
+	if _, ok, err := brain.Registered(b.Repo); err != nil || ok {
+		return err
+	}
+	dir := b.Repo.CommonDir()
+	remote := b.remote(ctx, dir)
+	if remote != "" {
+		tracking := "refs/m1nd-sync/" + remote + "/brain"
+		_, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, "+"+brain.RegistrationRef+":"+tracking)
+		switch {
+		case err == nil:
+			return b.adopt(ctx, remote, tracking, res)
+		case !strings.Contains(err.Error(), "couldn't find remote ref"):
+			// Nobody to ask: registering here could split the brain.
+			res.Note = fmt.Sprintf("could not ask %s whether it holds this brain's registration (%s); the name is not registered yet: run m1nd init again when %s answers", remote, gates.OneLine(err.Error()), remote)
+			return nil
+		}
+	}
+	if _, made, err := brain.Register(ctx, b.Repo, b.Name); err != nil || !made {
+		return err
+	}
+	res.Registered = "registered"
+	res.Created = append(res.Created, brain.RegistrationRef)
+	return nil
+}
+
+// adopt takes the registration fetched from remote at tracking, judged by
+// the laws first.
+func (b *Brain) adopt(ctx context.Context, remote, tracking string, res *InitResult) error {
+	h, ok, err := b.Repo.ReadRef(tracking)
+	if err != nil || !ok {
+		return err
+	}
+	judge, err := laws.ForRepo(b.Repo)
+	if err != nil {
+		return err
+	}
+	if f := judge.Check(b.Repo, laws.Update{New: h, Ref: brain.RegistrationRef}); f != nil {
+		return fmt.Errorf("%s's brain registration breaks the laws, not adopted: %w", remote, f)
+	}
+	if err := b.Repo.UpdateRef(ctx, brain.RegistrationRef, gitstore.ZeroHash, h); err != nil {
+		return fmt.Errorf("adopt %s's brain registration: %w", remote, err)
+	}
+	reg, _, err := brain.Registered(b.Repo)
+	if err != nil {
+		return err
+	}
+	res.Registered, res.Brain = "adopted from "+remote, reg.Name
+	if fixed, ok, _ := brain.FixedName(b.Repo); ok && fixed != reg.Name {
+		res.Note = fmt.Sprintf("this clone's missions carry the name %q; the brain is %q (from %s): new letters carry %q", fixed, reg.Name, remote, reg.Name)
+	}
+	return nil
+}
+
+// remote is the remote init asks for the brain's registration: origin, or
+// the only remote; "" for none.
+func (b *Brain) remote(ctx context.Context, dir string) string {
+	out, err := gitstore.Git(ctx, dir, "remote")
+	if err != nil {
+		return ""
+	}
+	remotes := strings.Fields(out)
+	if slices.Contains(remotes, "origin") {
+		return "origin"
+	}
+	if len(remotes) == 1 {
+		return remotes[0]
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
@@ -89,8 +90,8 @@ func TestInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := filepath.Join(g.Dir, ".git", "hooks", "reference-transaction")
-	want := []string{repo.RuntimeDir(), serve.SecretFile, hook}
-	if res.Brain != "shop" || res.RuntimeDir != repo.RuntimeDir() || strings.Join(res.Created, "\n") != strings.Join(want, "\n") {
+	want := []string{repo.RuntimeDir(), serve.SecretFile, hook, brain.RegistrationRef} // no remote: the brain registers its own name
+	if res.Brain != "shop" || res.RuntimeDir != repo.RuntimeDir() || strings.Join(res.Created, "\n") != strings.Join(want, "\n") || res.Registered != "registered" {
 		t.Fatalf("first init: %+v, want created %v", res, want)
 	}
 	if _, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err != nil {

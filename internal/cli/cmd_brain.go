@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,11 +16,15 @@ import (
 func brainCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "brain",
-		Usage: "the brain's name: show it, or rename a brain that has no missions yet",
-		Description: `A brain is named by git config m1nd.brain, else by its main worktree's
-folder. Once it has missions the name is fixed: every letter carries it in
-brain_ref, so a moved folder changes nothing and a git config naming
-another brain is refused brain_mismatch.`,
+		Usage: "the brain's name: show it, or rename it",
+		Description: `m1nd init registers the brain's name in refs/m1nd/brain (git config
+m1nd.brain, else the main worktree's folder), or, in a clone whose remote
+holds a registration, adopts the remote's: every clone of a brain carries
+one name, whatever its folder is called, and sync carries it. A git config
+naming another brain is refused brain_mismatch.
+
+A brain made before registrations is named as before: git config, else its
+folder, fixed once it has missions (every letter carries it in brain_ref).`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "show",
@@ -36,11 +41,16 @@ another brain is refused brain_mismatch.`,
 			},
 			{
 				Name:      "rename",
-				Usage:     "rename a brain that has no missions yet (sets git config m1nd.brain)",
+				Usage:     "rename the brain (a registered brain: a human gesture, asked at a terminal)",
 				ArgsUsage: "NAME",
-				Description: `Sets git config m1nd.brain to NAME while the brain has no missions. Once
-it has some, the name is fixed (every letter carries it) and rename is
-refused invalid_transition: there is no rename that keeps the letters.`,
+				Description: `A registered brain is renamed in refs/m1nd/brain, a human gesture asked at a
+terminal: the registration keeps every earlier name, letters that carry one
+stay the brain's, and every new letter carries NAME (every clone, after its
+next sync). The laws refuse a rename written past m1nd.
+
+A brain with no registration is renamed by git config m1nd.brain while it
+has no missions; once it has some its name is fixed and rename is refused
+invalid_transition.`,
 				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
 					name, err := oneArg(c, "the new name")
@@ -60,9 +70,10 @@ refused invalid_transition: there is no rename that keeps the letters.`,
 
 // brainReply is what brain show and brain rename answer.
 type brainReply struct {
-	OK    bool   `json:"ok"`
-	Brain string `json:"brain"`
-	Fixed bool   `json:"fixed"` // its missions carry the name
+	OK    bool     `json:"ok"`
+	Brain string   `json:"brain"`
+	Fixed bool     `json:"fixed"`           // its missions carry the name, or refs/m1nd/brain registers it
+	Names []string `json:"names,omitempty"` // every name it was registered under, oldest first
 }
 
 func runBrainShow(_ context.Context, inv *invocation, repo *gitstore.Repo) error {
@@ -74,9 +85,22 @@ func runBrainShow(_ context.Context, inv *invocation, repo *gitstore.Repo) error
 	if err != nil {
 		return err
 	}
-	return inv.reply(brainReply{OK: true, Brain: name, Fixed: fixed}, func(w io.Writer) error {
+	reg, registered, err := brain.Registered(repo)
+	if err != nil {
+		return err
+	}
+	reply := brainReply{OK: true, Brain: name, Fixed: fixed || registered}
+	if registered {
+		reply.Names = reg.Names
+	}
+	return inv.reply(reply, func(w io.Writer) error {
 		how := "not fixed yet: no missions (m1nd brain rename NAME changes it)"
-		if fixed {
+		switch {
+		case registered && len(reg.Names) > 1:
+			how = fmt.Sprintf("registered in refs/m1nd/brain, earlier %s; every clone names it so", strings.Join(reg.Names[:len(reg.Names)-1], ", "))
+		case registered:
+			how = "registered in refs/m1nd/brain: every clone names it so"
+		case fixed:
 			how = "fixed: its missions carry it"
 		}
 		fmt.Fprintf(w, "brain %s (%s)\n", name, how)
@@ -88,6 +112,11 @@ func runBrainRename(ctx context.Context, inv *invocation, repo *gitstore.Repo, n
 	if problem := gates.DisplayNameProblem(name); problem != "" {
 		return usagef("%q cannot name a brain: %s", name, problem)
 	}
+	if _, registered, err := brain.Registered(repo); err != nil {
+		return err
+	} else if registered {
+		return renameRegistered(ctx, inv, repo, name)
+	}
 	if fixed, ok, err := brain.FixedName(repo); err != nil {
 		return err
 	} else if ok {
@@ -98,6 +127,34 @@ func runBrainRename(ctx context.Context, inv *invocation, repo *gitstore.Repo, n
 	}
 	return inv.reply(brainReply{OK: true, Brain: name}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (git config m1nd.brain)\n", name)
+		return nil
+	})
+}
+
+// renameRegistered renames a registered brain: a human gesture, asked at a
+// terminal (signed in the tray once the brain has a passkey). Every clone
+// takes the new name at its next sync, and letters carrying an earlier
+// name stay the brain's.
+func renameRegistered(ctx context.Context, inv *invocation, repo *gitstore.Repo, name string) error {
+	p, next, err := brain.PrepareRename(repo, name, inv.now())
+	if err != nil {
+		return err
+	}
+	prev := next.Names[len(next.Names)-2]
+	origin, err := inv.io.gesture(repo, gates.GestureRename,
+		fmt.Sprintf("Rename brain %s to %s: every new letter, in every clone after its next sync, carries %s; letters that carry %s stay the brain's.", prev, name, name, prev),
+		"new name", name)
+	if err != nil {
+		return err
+	}
+	if origin == "" {
+		return gates.Refusef(gates.HumanGestureRequired, "origin", "renaming a registered brain is a human gesture: run m1nd brain rename %s at a terminal", name)
+	}
+	if _, err := (&brain.Store{Repo: repo, Brain: prev}).CommitRename(ctx, p, origin, nil); err != nil {
+		return err
+	}
+	return inv.reply(brainReply{OK: true, Brain: name, Fixed: true}, func(w io.Writer) error {
+		fmt.Fprintf(w, "brain renamed %s (refs/m1nd/brain; it was %s): sync to carry the name to every clone\n", name, prev)
 		return nil
 	})
 }

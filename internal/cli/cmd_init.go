@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -59,6 +60,12 @@ func runInit(ctx context.Context, opts *initOptions) error {
 			fmt.Fprintf(w, "already initialised; nothing changed\n")
 		}
 		printIDs(w, "created %s\n", reply.Created)
+		if strings.HasPrefix(reply.Registered, "adopted from ") {
+			fmt.Fprintf(w, "brain %s %s (refs/m1nd/brain): every clone of it is this brain, whatever its folder\n", reply.Brain, reply.Registered)
+		}
+		if reply.Note != "" {
+			fmt.Fprintf(opts.IO.Err, "note: %s\n", reply.Note)
+		}
 		return nil
 	})
 }

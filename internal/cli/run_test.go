@@ -98,7 +98,7 @@ func TestRunVerifyAndSync(t *testing.T) {
 	if err := runVerify(testCtx, &verifyOptions{IO: s, Repo: inv.openRepo}); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, out.String(), "1 ref checked, 0 faults\n")
+	contains(t, out.String(), "2 refs checked, 0 faults\n") // the store and the brain's registration
 	out.Reset()
 	if err := runVerify(testCtx, &verifyOptions{IO: s, JSON: true, Repo: inv.openRepo}); err != nil {
 		t.Fatal(err)
@@ -117,14 +117,14 @@ func TestRunVerifyAndSync(t *testing.T) {
 	if err := runSync(testCtx, &syncOptions{IO: s, JSON: true, Repo: inv.openRepo, Remote: "origin"}); err != nil {
 		t.Fatalf("sync: %v\n%s", err, errb)
 	}
-	if got := decode(t, out); got["ok"] != true || len(got["pushed"].([]any)) != 2 {
+	if got := decode(t, out); got["ok"] != true || len(got["pushed"].([]any)) != 3 { // the store, the registration, the mission
 		t.Fatalf("sync --json: %v", got)
 	}
 	out.Reset()
 	if err := runSync(testCtx, &syncOptions{IO: s, Repo: inv.openRepo, Remote: "origin"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "sync with origin: 2 unchanged, 0 refs fast-forwarded, 0 refs created, 0 refs pushed\n"; out.String() != want {
+	if want := "sync with origin: 3 unchanged, 0 refs fast-forwarded, 0 refs created, 0 refs pushed\n"; out.String() != want {
 		t.Fatalf("sync:\n%s\nwant:\n%s", out, want)
 	}
 }
