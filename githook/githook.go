@@ -91,11 +91,38 @@ case "$m1nd" in
 *) m1nd=$(command -v "$m1nd") ;;
 esac
 if [ -z "$m1nd" ]; then
-	echo "m1nd: this git command moves refs/m1nd/ refs, and the hook that checks them cannot find m1nd (installed as $installed): run 'm1nd init' with the m1nd you use, or 'm1nd hooks uninstall'" >&2
+	echo "%s" >&2
 	exit 1
 fi
 printf '%%s\n' "$input" | "$m1nd" hooks run %s "$@"
-`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), wakes(args), shellQuote(command), quoteAll(append([]string{name}, args...)))
+`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), wakes(args), shellQuote(command), cannotFind(name), quoteAll(append([]string{name}, args...)))
+}
+
+// Script is the hook script m1nd installs as name, running command with
+// args: what a forge that manages its repositories' hooks itself (Gitea)
+// is given to hold, through its own settings, instead of a file m1nd
+// writes.
+func Script(name, command string, args ...string) string { return hookScript(name, command, args...) }
+
+// GiteaManaged reports whether the hooks folder dir is one Gitea manages:
+// Gitea writes hooks/<name> as a runner of hooks/<name>.d/ (its own hook
+// there is named gitea) and writes them again when it regenerates hooks,
+// so a hook m1nd wrote there would not last.
+func GiteaManaged(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, GitHookPreReceive+".d", "gitea"))
+	return err == nil
+}
+
+// cannotFind is what a hook says when the m1nd it was installed with is
+// gone: on a remote, to the pusher, what the server's admin must do (the
+// pusher can run nothing there); in a clone, what its owner runs. It goes
+// between double quotes in the script, $installed expanded: it holds no
+// double quote, backslash, backtick or other dollar.
+func cannotFind(name string) string {
+	if name == GitHookPreReceive {
+		return "m1nd: this push moves refs/m1nd/ refs, and the server's hook that checks them cannot find m1nd (installed as $installed): the server's admin installs m1nd where the server's git runs it (its PATH, or the path above) and runs 'm1nd hooks install --bare' in this repository again; nothing was pushed"
+	}
+	return "m1nd: this git command moves refs/m1nd/ refs, and the hook that checks them cannot find m1nd (installed as $installed): run 'm1nd init' with the m1nd you use, or 'm1nd hooks uninstall'"
 }
 
 // wakes is the case patterns, beyond refs/m1nd/, that make a hook call

@@ -45,6 +45,7 @@ and runs first.`,
 					&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
 					&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
 					&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
+					&cli.BoolFlag{Name: "print", Usage: "with --bare: print the pre-receive script instead of installing it (for a forge that holds hooks itself: Gitea's git hooks)"},
 					jsonFlag,
 				},
 				Before: noArgs,
@@ -96,6 +97,18 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	}
 	policy := githook.PushPolicy{RequirePasskey: c.Bool("require-passkey"), Protect: protect}
 	args := map[string][]string{githook.GitHookPreReceive: policy.HookArgs()}
+	if c.Bool("print") {
+		if !c.Bool("bare") || !install {
+			return usagef("--print prints a remote's pre-receive script: use it with hooks install --bare")
+		}
+		_, err := fmt.Fprint(inv.io.Out, githook.Script(githook.GitHookPreReceive, hookCommandName(), policy.HookArgs()...))
+		return err
+	}
+	if install && c.Bool("bare") && githook.GiteaManaged(dir) {
+		return usagef("%s is a Gitea repository's (Gitea runs %s.d/gitea and writes its hooks again when it regenerates them, so a hook m1nd writes there does not last): "+
+			"give Gitea m1nd's pre-receive instead, as the repository's git hook (Settings → Git Hooks → pre-receive, or the API), with DISABLE_GIT_HOOKS = false in its app.ini; "+
+			"m1nd hooks install --bare --print prints the script to paste (README: Gitea)", dir, githook.GitHookPreReceive)
+	}
 	if c.Bool("bare") {
 		// The remote's laws for pushes, and for local writes on it too.
 		names = []string{githook.GitHookPreReceive, githook.GitHookReferenceTransaction}
