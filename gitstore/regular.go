@@ -16,9 +16,22 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // OpenRegular opens path for reading only if it is a regular file. The
 // open itself never blocks: it is non-blocking, so a FIFO nobody writes to
-// is refused instead of hanging the process (and its signals).
-func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// is refused instead of hanging the process (and its signals). It follows
+// a symbolic link (OpenRuntime does not).
+func OpenRegular(path string) (*os.File, error) { return openRegular(path, false) }
+
+// openRegular is OpenRegular and OpenRuntime: a non-blocking open, through
+// a symbolic link only when follow, and a *NotRegularError for anything
+// but a regular file.
+func openRegular(path string, nofollow bool) (*os.File, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if nofollow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if nofollow && errors.Is(err, syscall.ELOOP) {
+		return nil, &NotRegularError{Path: path, Kind: "symbolic link"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -29,10 +42,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		if fi.IsDir() {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
-		}
-		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+		return nil, &NotRegularError{Path: path, Kind: kindOf(fi.Mode())}
 	}
 	return f, nil
 }
@@ -80,28 +90,17 @@ func (e *NotRegularError) Error() string {
 // Unwrap makes errors.Is(err, ErrNotRegular) hold.
 func (e *NotRegularError) Unwrap() error { return ErrNotRegular }
 
-// OpenRuntime opens a file of m1nd's runtime folder for reading: only a
-// regular file, never through a symbolic link, and without blocking on a
-// FIFO. A missing file is fs.ErrNotExist as for os.Open.
-func OpenRuntime(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, &NotRegularError{Path: path, Kind: "symbolic link"}
-	}
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &NotRegularError{Path: path, Kind: kindOf(fi.Mode())}
-	}
-	return f, nil
+// Is makes a folder where a file was expected errors.Is(err,
+// syscall.EISDIR), as the open of a folder would have said: a ref name that
+// is a folder of refs is no ref.
+func (e *NotRegularError) Is(target error) bool {
+	return target == syscall.EISDIR && e.Kind == "folder"
 }
+
+// OpenRuntime opens a file of m1nd's runtime folder (or a ref file) for
+// reading: only a regular file, never through a symbolic link, and without
+// blocking on a FIFO. A missing file is fs.ErrNotExist as for os.Open.
+func OpenRuntime(path string) (*os.File, error) { return openRegular(path, true) }
 
 // ReadRuntime reads a file of m1nd's runtime folder whole, as OpenRuntime
 // opens it, at most limit bytes (limit < 0: no limit); more is an error.

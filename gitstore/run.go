@@ -48,13 +48,7 @@ func (g GitCmd) Run(ctx context.Context, args ...string) (string, int, error) {
 		cmd.Stdout = g.Stdout
 	}
 	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		code = -1
-	}
+	code := ExitCode(err)
 	if err != nil {
 		name := ""
 		if len(args) > 0 {
@@ -63,6 +57,20 @@ func (g GitCmd) Run(ctx context.Context, args ...string) (string, int, error) {
 		err = fmt.Errorf("git %s: %v: %s", name, err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSuffix(out.String(), "\n"), code, err
+}
+
+// ExitCode is the exit status a process's Wait or Run error carries: 0
+// for none, -1 when the process did not run or exit (not found, killed by
+// a signal).
+func ExitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
 }
 
 // Git runs the git CLI in dir (GitCmd): its stdout, also on failure, and

@@ -402,14 +402,7 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 		defer logFile.Close()
 		err := cmd.Wait()
 		close(exited)
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			code = -1
-		}
-		k.ended(context.WithoutCancel(ctx), pin, w, code, err)
+		k.ended(context.WithoutCancel(ctx), pin, w, gitstore.ExitCode(err), err)
 	}()
 	return nil
 }

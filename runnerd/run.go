@@ -356,10 +356,7 @@ func runProcess(ctx context.Context, dir string, env []string, limit time.Durati
 		err = <-done
 		res.stopped = true
 	}
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		res.exit = exitErr.ExitCode()
-	}
+	res.exit = gitstore.ExitCode(err) // a process killed by a signal is -1: never a pass
 	res.log = log.Bytes()
 	if logPath != "" {
 		os.MkdirAll(filepath.Dir(logPath), 0o700)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
@@ -540,12 +540,7 @@ func (k *keeper) streamExited(ctx context.Context, s *stream) {
 
 func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 	<-s.exited
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(s.waitErr, &exit) {
-		code = exit.ExitCode()
-	}
-	end := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: code, Log: s.log.Name(), Note: why}
+	end := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: max(gitstore.ExitCode(s.waitErr), 0), Log: s.log.Name(), Note: why}
 	var items []string
 	failed := s.busy // a turn cut short answers nothing
 	if failed {
