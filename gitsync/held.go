@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
@@ -63,22 +62,7 @@ func writeHeld(runtimeDir, remote string, held []HeldRef) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".held-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return gitstore.WriteFileAtomic(path, data, 0o600)
 }
 
 // HeldBack lists what the last sync with each remote held back, from the
@@ -148,11 +132,8 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 	if !okR || r == l {
 		return nil, gates.Refusef(gates.InvalidLetter, "ref", "%s on %s already holds this clone's value or nothing: nothing to repair; run m1nd sync", ref, remote)
 	}
-	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, Strict: true}
-	if judge.StoreHead, _, err = repo.ReadRef(brain.StoreRef); err != nil {
-		return nil, err
-	}
-	if judge.KeysHead, _, err = repo.ReadRef(brain.KeysRef); err != nil {
+	judge, err := laws.ForSync(repo)
+	if err != nil {
 		return nil, err
 	}
 	if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f == nil {

@@ -171,7 +171,10 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// Everything sync takes or pushes is judged against the keys and the
 	// store this clone holds once they are settled (the keys trusted on
 	// first sight here, per clone), as its git hook would judge it.
-	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, Strict: true}
+	judge, err := laws.ForSync(repo)
+	if err != nil {
+		return nil, err
+	}
 	headsRead := false
 	// push: creations and fast-forwards of what was fetched. held: refs
 	// whose local value differs from the remote's but that are not pushed

@@ -101,6 +101,19 @@ func ForRepo(repo *gitstore.Repo) (*Laws, error) {
 	return &Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}, nil
 }
 
+// ForSync is ForRepo judging strictly, as a git hook judges a commit being
+// written: the judge of what crosses between a clone and a remote (sync,
+// a repair, the registration init adopts), which this clone takes or
+// pushes as new.
+func ForSync(repo *gitstore.Repo) (*Laws, error) {
+	l, err := ForRepo(repo)
+	if err != nil {
+		return nil, err
+	}
+	l.Strict = true
+	return l, nil
+}
+
 // Keys is the key set the laws judge gestures by (nil: none registered).
 func (laws *Laws) Keys(objs Objects) (*brain.KeySet, error) {
 	return laws.gestureJudge(objs).Keys()

@@ -99,10 +99,7 @@ func writeInflight(repo *gitstore.Repo, agent string, in *inflight) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return gitstore.WriteFileAtomic(path, data, 0o600)
+	return gitstore.WriteFileAtomic(path, data, 0o600) // it makes the folder too
 }
 
 // Turn is the session turn a delivery goes into.

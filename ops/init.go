@@ -116,7 +116,7 @@ func (b *Brain) adopt(ctx context.Context, remote, tracking string, res *InitRes
 	if err != nil || !ok {
 		return err
 	}
-	judge, err := laws.ForRepo(b.Repo)
+	judge, err := laws.ForSync(b.Repo) // taken from a remote: judged as sync judges it
 	if err != nil {
 		return err
 	}
