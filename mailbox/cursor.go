@@ -29,12 +29,34 @@ type cursor struct {
 // the same agent (Claude Code runs matching hooks in parallel).
 const cursorLockTimeout = 10 * time.Second
 
-func cursorPath(repo *gitstore.Repo, agent string) (string, error) {
+// agentFile is an agent's record in the runtime folder's mail/folder/.
+func agentFile(repo *gitstore.Repo, folder, agent string) (string, error) {
 	name, err := chain.AgentRefName(agent)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(repo.RuntimeDir(), "mail", "cursors", name+".json"), nil
+	return filepath.Join(repo.RuntimeDir(), "mail", folder, name+".json"), nil
+}
+
+// readAgentJSON reads path's JSON into v; a missing file leaves v as it
+// is. what names the record in errors, remedy what to do with a damaged
+// one.
+func readAgentJSON(path, what, remedy string, v any) error {
+	data, err := gitstore.ReadRuntime(path, 64<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %s is damaged (%s): %w", what, path, remedy, err)
+	}
+	return nil
+}
+
+func cursorPath(repo *gitstore.Repo, agent string) (string, error) {
+	return agentFile(repo, "cursors", agent)
 }
 
 func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
@@ -43,15 +65,8 @@ func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
 		return nil, err
 	}
 	cur := &cursor{Refs: map[string]string{}}
-	data, err := gitstore.ReadRuntime(path, 64<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cur, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read delivery cursor: %w", err)
-	}
-	if err := json.Unmarshal(data, cur); err != nil {
-		return nil, fmt.Errorf("delivery cursor %s is damaged (remove it to deliver everything again): %w", path, err)
+	if err := readAgentJSON(path, "delivery cursor", "remove it to deliver everything again", cur); err != nil {
+		return nil, err
 	}
 	if cur.Refs == nil {
 		cur.Refs = map[string]string{}

@@ -51,11 +51,7 @@ type inflight struct {
 }
 
 func inflightPath(repo *gitstore.Repo, agent string) (string, error) {
-	name, err := chain.AgentRefName(agent)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(repo.RuntimeDir(), "mail", "inflight", name+".json"), nil
+	return agentFile(repo, "inflight", agent)
 }
 
 func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
@@ -64,15 +60,8 @@ func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
 		return nil, err
 	}
 	in := &inflight{}
-	data, err := gitstore.ReadRuntime(path, 64<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return in, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read letters in flight: %w", err)
-	}
-	if err := json.Unmarshal(data, in); err != nil {
-		return nil, fmt.Errorf("letters in flight %s are damaged (remove the file: what was in flight is then taken as answered): %w", path, err)
+	if err := readAgentJSON(path, "letters in flight", "remove the file: what was in flight is then taken as answered", in); err != nil {
+		return nil, err
 	}
 	for _, list := range [][]InFlight{in.Turns, in.Again} {
 		for i := range list {
