@@ -102,7 +102,7 @@ func keeperAgent(pin *KeeperPin, lines []Wake, now time.Time) KeeperAgent {
 	case a.State == "mid-turn":
 		a.Next = "waits for the turn to end"
 	case a.State == "idle":
-		rotate := started.Add(limit - min(limit/4, maxRotateLead))
+		rotate := rotation(pin, started)
 		next := "writes the next letter in as a turn"
 		if pin.TempoSecs > 0 {
 			next += fmt.Sprintf("; a tempo turn at %s", lastEnd.Add(time.Duration(pin.TempoSecs)*time.Second).UTC().Format(time.TimeOnly))

@@ -303,9 +303,13 @@ func terminate(ctx context.Context, pgid int, exited <-chan struct{}, grace time
 
 // rotateAt is when an idle kept session is refreshed ahead of its
 // timeout_secs (seed §1.5: flush ahead of the cap).
-func rotateAt(s *stream) time.Time {
-	limit := time.Duration(s.pin.TimeoutSecs) * time.Second
-	return s.started.Add(limit - min(limit/4, maxRotateLead))
+func rotateAt(s *stream) time.Time { return rotation(s.pin, s.started) }
+
+// rotation is when pin's kept session started at started is refreshed:
+// a quarter of timeout_secs before it, at most maxRotateLead before.
+func rotation(pin *KeeperPin, started time.Time) time.Time {
+	limit := time.Duration(pin.TimeoutSecs) * time.Second
+	return started.Add(limit - min(limit/4, maxRotateLead))
 }
 
 // Messages the keeper writes into a kept session.
@@ -481,24 +485,22 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 
 // fresh is what waits that no wake was made for and was not given up.
 func (k *keeper) fresh(items []string) []string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var out []string
-	for _, it := range items {
-		if !k.woken[it] && !k.given[it] {
-			out = append(out, it)
-		}
-	}
-	return out
+	return k.waitingExcept(items, func(it string) bool { return k.woken[it] || k.given[it] })
 }
 
 // named is what a wake names: all that waits but what was given up.
 func (k *keeper) named(items []string) []string {
+	return k.waitingExcept(items, func(it string) bool { return k.given[it] })
+}
+
+// waitingExcept is items but those skip reports, read under the keeper's
+// lock.
+func (k *keeper) waitingExcept(items []string, skip func(string) bool) []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var out []string
 	for _, it := range items {
-		if !k.given[it] {
+		if !skip(it) {
 			out = append(out, it)
 		}
 	}
