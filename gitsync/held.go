@@ -97,18 +97,26 @@ type Repaired struct {
 	Now    string `json:"now"` // this clone's, pushed
 }
 
+// ValidRepairRef reports whether ref is one Repair can replace: a ref
+// under refs/m1nd/, not a parked conflict.
+func ValidRepairRef(ref string) bool {
+	return strings.HasPrefix(ref, Prefix) && !strings.HasPrefix(ref, ConflictsPrefix) && gitstore.ValidRefName(ref)
+}
+
 // Repair replaces remote's ref, whose history breaks the laws, with this
 // clone's, which keeps them: a push with a lease on the value just
 // fetched, so a remote that moved meanwhile is refused, never
 // overwritten. It is refused when the remote's history keeps the laws
 // (sync takes or parks it), when this clone's does not, and for the key
 // set (trust on first key is per clone: no push replaces a remote's keys).
+// A repair that is not one (nothing to replace, a lawful remote history)
+// is invalid_transition: it would rewrite history the laws let stand.
 func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repaired, error) {
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
-	if !strings.HasPrefix(ref, Prefix) || strings.HasPrefix(ref, ConflictsPrefix) || !gitstore.ValidRefName(ref) {
-		return nil, gates.Refusef(gates.InvalidLetter, "ref", "repair names one ref under %s (not a parked conflict): the one sync lists as refused from %s", Prefix, remote)
+	if !ValidRepairRef(ref) {
+		return nil, gates.Refusef(gates.InvalidTransition, "ref", "repair names one ref under %s (not a parked conflict): the one sync lists as refused from %s", Prefix, remote)
 	}
 	if ref == brain.KeysRef {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "ref", "a remote's key set is never replaced by a push: each clone trusts its keys on first sight; settle it in the tray of a clone that holds a key")
@@ -127,17 +135,17 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 		return nil, err
 	}
 	if !okL {
-		return nil, gates.Refusef(gates.InvalidLetter, "ref", "this clone has no %s to put in its place", ref)
+		return nil, gates.Refusef(gates.InvalidTransition, "ref", "this clone has no %s to put in its place", ref)
 	}
 	if !okR || r == l {
-		return nil, gates.Refusef(gates.InvalidLetter, "ref", "%s on %s already holds this clone's value or nothing: nothing to repair; run m1nd sync", ref, remote)
+		return nil, gates.Refusef(gates.InvalidTransition, "ref", "%s on %s already holds this clone's value or nothing: nothing to repair; run m1nd sync", ref, remote)
 	}
 	judge, err := laws.ForSync(repo)
 	if err != nil {
 		return nil, err
 	}
 	if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f == nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "ref", "%s on %s keeps the laws: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
+		return nil, gates.Refusef(gates.InvalidTransition, "ref", "%s on %s keeps the laws: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
 	}
 	if f := judge.Check(repo, laws.Update{New: l, Ref: ref}); f != nil {
 		return nil, gates.Refusef(gates.Code(f.Code), "ref", "this clone's %s breaks the laws too, so it cannot replace the remote's: %s", ref, f.Lesson)

@@ -63,6 +63,9 @@ it), when this clone's does not, and for refs/m1nd/keys.`,
 			if !gitsync.ValidRemote(remote) {
 				return usagef("%q is not a remote name (git remote -v lists them)", remote)
 			}
+			if ref := c.String("repair"); ref != "" && !gitsync.ValidRepairRef(ref) {
+				return usagef("--repair %s: name one ref under refs/m1nd/ (not a parked conflict), as sync lists it", gates.Echo(ref))
+			}
 			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Remote: remote, Repair: c.String("repair")}
 			return runWith(c.Context, opts, runF, runSync)
 		},
