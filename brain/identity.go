@@ -33,14 +33,14 @@ func DisplayName(repo *gitstore.Repo) (string, error) {
 	}
 	// A registered brain (refs/m1nd/brain, carried by sync) is named by its
 	// registration in every clone, whatever its folder is called.
-	if reg, ok, err := Registered(repo); err != nil {
+	if name, ok, err := registeredName(repo); err != nil {
 		return "", fmt.Errorf("the brain's registration: %w", err)
 	} else if ok {
-		if fromConfig && configured != reg.Name {
+		if fromConfig && configured != name {
 			return "", gates.Refusef(gates.BrainMismatch, "brain",
-				"this brain is registered as %q (refs/m1nd/brain); git config m1nd.brain says %q: set it back (git config m1nd.brain %s) or unset it", reg.Name, configured, reg.Name)
+				"this brain is registered as %q (refs/m1nd/brain); git config m1nd.brain says %q: set it back (git config m1nd.brain %s) or unset it", name, configured, name)
 		}
-		return reg.Name, nil
+		return name, nil
 	}
 	fixed, ok, err := FixedName(repo)
 	if err != nil || !ok {
@@ -108,6 +108,34 @@ func FixedName(repo *gitstore.Repo) (name string, ok bool, err error) {
 		return l.BrainRef, true, nil
 	}
 	return "", false, nil
+}
+
+// registeredFile remembers, in the runtime folder, the registration's
+// commit and name: every m1nd command asks for the brain's name, and
+// reading the registration's blob opens the object store (about a
+// millisecond); the ref alone is one small file.
+const registeredFile = "brain-registered"
+
+// registeredName is the registered name, from registeredFile while it
+// names the registration's head, else from the registration itself.
+func registeredName(repo *gitstore.Repo) (string, bool, error) {
+	head, ok, err := repo.ReadRef(RegistrationRef)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	path := filepath.Join(repo.RuntimeDir(), registeredFile)
+	if b, err := gitstore.ReadRuntime(path, 512); err == nil {
+		if h, name, found := strings.Cut(strings.TrimSpace(string(b)), " "); found && h == head.String() && checkName(name) == nil {
+			return name, true, nil
+		}
+	}
+	reg, ok, err := Registered(repo)
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	// A runtime folder that cannot be written only costs this read again.
+	gitstore.WriteFileAtomic(path, []byte(head.String()+" "+reg.Name+"\n"), 0o600)
+	return reg.Name, true, nil
 }
 
 func checkName(name string) error {
