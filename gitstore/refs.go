@@ -542,10 +542,11 @@ func Parallel(n int, fn func(i int)) {
 // RefsStamp summarises, cheaply, the state of every ref under prefix: the
 // modification times of the folders that hold its loose refs and of
 // packed-refs. A ref written by m1nd or by git (a lock renamed into place,
-// a packing) changes the stamp; an unchanged stamp means no ref under the
-// prefix moved, so a watcher lists refs only when it differs.
-func (r *Repo) RefsStamp(prefix string) (string, error) {
-	var b strings.Builder
+// a packing) changes the stamp's Key; an unchanged Key means no ref under
+// the prefix moved (see FolderStamp for the tick this holds within), so a
+// watcher lists refs only when it differs.
+func (r *Repo) RefsStamp(prefix string) (FolderStamp, error) {
+	paths := []string{}
 	root := filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -554,23 +555,20 @@ func (r *Repo) RefsStamp(prefix string) (string, error) {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
-			return nil
+		if d.IsDir() {
+			paths = append(paths, path)
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // removed meanwhile: the next stamp sees it
-		}
-		fmt.Fprintf(&b, "%s %d\n", path, fi.ModTime().UnixNano())
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return FolderStamp{}, fmt.Errorf("stamp %s: %w", prefix, err)
 	}
-	if fi, err := os.Stat(filepath.Join(r.commonDir, "packed-refs")); err == nil {
-		fmt.Fprintf(&b, "packed-refs %d %d\n", fi.ModTime().UnixNano(), fi.Size())
+	paths = append(paths, filepath.Join(r.commonDir, "packed-refs"))
+	st, err := StampFolders(paths...) // a folder gone meanwhile is stamped missing
+	if err != nil {
+		return FolderStamp{}, fmt.Errorf("stamp %s: %w", prefix, err)
 	}
-	return b.String(), nil
+	return st, nil
 }
 
 // PackedRefs returns every ref in packed-refs with its value. The file is
@@ -642,6 +640,27 @@ func StampFolders(paths ...string) (FolderStamp, error) {
 	}
 	st.Key = b.String()
 	return st, nil
+}
+
+// Settle is how long the paths of a stamp must have been still before a
+// Key read at a moment stands for what was read then: longer than a
+// modification-time tick of the file system (Linux's coarse clock ticks
+// every 1-10 ms; SettleCoarse where times fall on whole seconds).
+const (
+	Settle       = 50 * time.Millisecond
+	SettleCoarse = 2 * time.Second
+)
+
+// SettledBefore reports whether every path of st was last written longer
+// than a tick before start, so that what was read from start on is all
+// that an equal Key can stand for: a write in the same tick as the read
+// would leave the Key unchanged (git's racy-index rule).
+func (st FolderStamp) SettledBefore(start time.Time) bool {
+	settle := Settle
+	if st.Coarse {
+		settle = SettleCoarse
+	}
+	return st.Newest.Before(start.Add(-settle))
 }
 
 // Join is the stamp of both st's and o's paths.

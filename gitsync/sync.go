@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
@@ -98,8 +100,20 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// A steady sync asks first: when the remote's refs/m1nd/ is exactly
 	// what the tracking refs hold (sync keeps them current, pushes
 	// included), there is nothing to fetch.
+	began := time.Now()
+	localStamp, stampErr := repo.RefsStamp(Prefix)
 	advertised, err := lsRemote(ctx, dir, remote)
 	if err != nil {
+		return nil, err
+	}
+	if stampErr == nil && nothingMoved(repo.RuntimeDir(), remote, advertised, localStamp) {
+		rep.Unchanged = len(advertised)
+		rep.say("%s holds what the last sync left and no ref here moved since: nothing to do", remote)
+		return rep, nil
+	}
+	// Whatever this sync finds, the record of the last clean one is stale
+	// once it reads on; it is written again at the end of a clean sync.
+	if err := forgetSeen(repo.RuntimeDir(), remote); err != nil {
 		return nil, err
 	}
 	tracked, err := refMap(repo, tracking)
@@ -181,6 +195,10 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// (the remote's history was refused and the local chain stands, or the
 	// local history breaks the laws).
 	var push, held []string
+	// creations: the remote's refs this clone lacks, judged, created
+	// together once the loop is done (the keys and the store at once: what
+	// follows is judged against them).
+	var creations []gitstore.Ref
 	for _, ref := range sorted {
 		l, hasL := local[ref]
 		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
@@ -201,6 +219,10 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		case hasR && !hasL:
 			if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f != nil {
 				rep.RefusedRemote = append(rep.RefusedRemote, f)
+				continue
+			}
+			if _, isFirst := first[ref]; !isFirst {
+				creations = append(creations, gitstore.Ref{Name: ref, Hash: r})
 				continue
 			}
 			if err := repo.UpdateRef(ctx, ref, gitstore.ZeroHash, r); err != nil {
@@ -250,6 +272,22 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			}
 		}
 	}
+	if len(creations) > 0 {
+		notCreated, err := repo.CreateRefs(ctx, creations)
+		if err != nil {
+			return nil, err
+		}
+		skip := map[string]bool{}
+		for _, name := range notCreated {
+			skip[name] = true
+			rep.say("%s was written here meanwhile: the next sync compares it", name)
+		}
+		for _, c := range creations {
+			if !skip[c.Name] {
+				rep.Created = append(rep.Created, c.Name)
+			}
+		}
+	}
 	// Sync judges what it pushes as well as what it takes: local history
 	// written past this clone's hook, or made before a key change that
 	// anchors it nowhere, stays here and is reported.
@@ -282,7 +320,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 		rep.Pushed = append(rep.Pushed, out.pushed...)
 		rep.Batches = out.batches
-		if err := track(ctx, dir, tracking, out.pushed, local); err != nil {
+		if err := track(ctx, repo, tracking, out.pushed, local, remoteRefs); err != nil {
 			rep.say("%v", err) // costs the next sync a fetch, nothing more
 		}
 		if out.failed > 0 {
@@ -304,6 +342,15 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	rep.Held = heldOf(rep)
 	if err := writeHeld(repo.RuntimeDir(), remote, rep.Held); err != nil {
 		return rep, fmt.Errorf("record what sync held back: %w", err)
+	}
+	if rep.OK && len(rep.Held) == 0 && stampErr == nil {
+		after := maps.Clone(remoteRefs)
+		for _, ref := range rep.Pushed {
+			after[strings.TrimPrefix(ref, Prefix)] = local[ref]
+		}
+		if err := recordSeen(repo, remote, after, localStamp, began); err != nil {
+			rep.say("%v", err) // costs the next sync a full read, nothing more
+		}
 	}
 	return rep, nil
 }
@@ -357,22 +404,32 @@ func sameRefs(a, b map[string]gitstore.Hash) bool {
 	return true
 }
 
-// track moves the tracking refs of what a push carried to the values
-// pushed, in one transaction, so the next sync finds the remote as its
-// tracking refs say and fetches nothing.
-func track(ctx context.Context, dir, tracking string, pushed []string, local map[string]gitstore.Hash) error {
-	if len(pushed) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	b.WriteString("start\n")
+// track moves the tracking refs of what a push carried from the values
+// the remote had (remoteRefs, names relative to refs/m1nd/) to the values
+// pushed, so the next sync finds the remote as its tracking refs say and
+// fetches nothing. They are written here, not by git update-ref: a first
+// push creates one per ref, which git wrote loose, through this clone's
+// hook, in a second (CreateRefs packs them). A tracking ref that moved
+// meanwhile is left: the next sync fetches it.
+func track(ctx context.Context, repo *gitstore.Repo, tracking string, pushed []string, local, remoteRefs map[string]gitstore.Hash) error {
+	var creations []gitstore.Ref
 	for _, ref := range pushed {
-		if h, ok := local[ref]; ok {
-			fmt.Fprintf(&b, "update %s%s %s\n", tracking, strings.TrimPrefix(ref, Prefix), h)
+		h, ok := local[ref]
+		if !ok {
+			continue
+		}
+		name := strings.TrimPrefix(ref, Prefix)
+		old, had := remoteRefs[name]
+		if !had {
+			creations = append(creations, gitstore.Ref{Name: tracking + name, Hash: h})
+			continue
+		}
+		var stale *gitstore.StaleRefError
+		if err := repo.UpdateRef(ctx, tracking+name, old, h); err != nil && !errors.As(err, &stale) {
+			return fmt.Errorf("pushed, but the tracking refs did not follow (the next sync fetches them again): %w", err)
 		}
 	}
-	b.WriteString("commit\n")
-	if _, _, err := (gitstore.GitCmd{Dir: dir, Stdin: strings.NewReader(b.String())}).Run(ctx, "update-ref", "--stdin"); err != nil {
+	if _, err := repo.CreateRefs(ctx, creations); err != nil {
 		return fmt.Errorf("pushed, but the tracking refs did not follow (the next sync fetches them again): %w", err)
 	}
 	return nil

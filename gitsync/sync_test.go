@@ -390,3 +390,66 @@ func TestSteadySyncFetchesNothing(t *testing.T) {
 		t.Fatalf("b's steady sync fetched:\n%s", said)
 	}
 }
+
+// A sync that finds the remote as the last clean sync left it and no ref
+// here written since reads no ref at all; a local write, a remote one, or
+// a write too close to the last sync's reading (within a clock tick of the
+// folder stamps) makes it read and carry everything again.
+func TestSteadySyncReadsNothingUntilARefMoves(t *testing.T) {
+	a, b := twoClones(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	const idle = "nothing to do"
+	syncSays := func(c *clone) (*Report, string) {
+		t.Helper()
+		var progress strings.Builder
+		rep, err := Sync(ctx, c.repo, "origin", &progress)
+		if err != nil || !rep.OK {
+			t.Fatalf("sync: %+v, %v", rep, err)
+		}
+		return rep, progress.String()
+	}
+	res, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncSays(a)
+	// Right after its own writes a sync records nothing: they are within
+	// a tick of its reading.
+	if _, said := syncSays(a); strings.Contains(said, idle) {
+		t.Fatalf("a sync just after a write read nothing:\n%s", said)
+	}
+	time.Sleep(gitstore.Settle + 10*time.Millisecond)
+	syncSays(a) // settled: recorded
+	if rep, said := syncSays(a); !strings.Contains(said, idle) || rep.Unchanged == 0 {
+		t.Fatalf("a steady sync read refs (unchanged %d):\n%s", rep.Unchanged, said)
+	}
+	// A local write is pushed at once.
+	a.extend(t, res.MissionID, "alice", now.Add(time.Minute))
+	if rep, said := syncSays(a); strings.Contains(said, idle) || len(rep.Pushed) != 1 || rep.Pushed[0] != res.Ref {
+		t.Fatalf("a local write was not pushed: %+v\n%s", rep.Pushed, said)
+	}
+	time.Sleep(gitstore.Settle + 10*time.Millisecond)
+	syncSays(a)
+	if _, said := syncSays(a); !strings.Contains(said, idle) {
+		t.Fatalf("not steady again:\n%s", said)
+	}
+	// A write on the remote is fetched.
+	syncSays(b)
+	b.extend(t, res.MissionID, "bob", now.Add(2*time.Minute))
+	syncSays(b)
+	if rep, said := syncSays(a); strings.Contains(said, idle) || len(rep.FastForwarded) != 1 {
+		t.Fatalf("a remote write was not taken: %+v\n%s", rep.FastForwarded, said)
+	}
+	// The record is the runtime folder's: a sync that cannot read it reads
+	// every ref.
+	seen := filepath.Join(a.repo.RuntimeDir(), "sync", "origin.seen.json")
+	time.Sleep(gitstore.Settle + 10*time.Millisecond)
+	syncSays(a)
+	if err := os.WriteFile(seen, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, said := syncSays(a); strings.Contains(said, idle) {
+		t.Fatalf("a broken record was trusted:\n%s", said)
+	}
+}

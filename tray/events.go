@@ -76,7 +76,7 @@ func (h *hub) subscribe() (chan []string, bool) {
 		ctx, h.stop = context.WithCancel(context.Background())
 		last, _ := h.list()
 		stamp, _ := h.repo.RefsStamp(refPrefix)
-		go h.run(ctx, last, stamp, h.queueStamp())
+		go h.run(ctx, last, stamp.Key, h.queueStamp())
 	}
 	return ch, true
 }
@@ -113,11 +113,11 @@ func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, stamp, que
 		if err != nil {
 			continue
 		}
-		changed := now != stamp
+		changed := now.Key != stamp
 		if !changed && !settle && n%20 != 0 {
 			continue
 		}
-		stamp, settle = now, changed
+		stamp, settle = now.Key, changed
 		refs, err := h.list()
 		if err != nil {
 			continue

@@ -12,17 +12,6 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-// A heads reply is kept only once the mission refs' folder has been still
-// for longer than a modification-time tick of the file system it lives
-// on, so a write in the same tick as the reply's read is never hidden
-// behind an equal stamp (gitstore.FolderStamp): headsSettle where times
-// carry sub-second parts (Linux's coarse clock ticks every 1-10 ms), and
-// headsSettleCoarse where they fall on whole seconds.
-const (
-	headsSettle       = 50 * time.Millisecond
-	headsSettleCoarse = 2 * time.Second
-)
-
 // headsMemoPhases caps how many phase filters the memo holds replies for
 // (a phase filter comes from the request).
 const headsMemoPhases = 16
@@ -32,7 +21,7 @@ const headsMemoPhases = 16
 // event and every load, and rebuilding it reads every ref and re-encodes
 // every letter. Letters are immutable per commit, so an unchanged set of
 // ref values is an unchanged reply; a reply is kept only once the refs
-// have settled (headsSettle).
+// have settled (gitstore.FolderStamp.SettledBefore).
 type headsMemo struct {
 	mu      sync.Mutex
 	key     string
@@ -100,11 +89,7 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 		s.heads.mu.Lock()
 		if s.heads.key != stamp.Key || s.heads.replies == nil {
 			s.heads.key = stamp.Key
-			settle := headsSettle
-			if stamp.Coarse {
-				settle = headsSettleCoarse
-			}
-			s.heads.settled = stamp.Newest.Before(start.Add(-settle))
+			s.heads.settled = stamp.SettledBefore(start)
 			s.heads.replies = map[string][]byte{}
 		}
 		if s.heads.settled && len(s.heads.replies) < headsMemoPhases {

@@ -1,0 +1,250 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// packedCreateMin is the fewest creations CreateRefs writes through
+// packed-refs; fewer go one by one through UpdateRef, whose cost does not
+// grow with packed-refs.
+const packedCreateMin = 16
+
+// packedBytesPerCreate caps how much of packed-refs CreateRefs rewrites
+// per ref it creates (a loose creation costs about as much as writing
+// this much): past it, the refs are created loose, one by one.
+const packedBytesPerCreate = 16 << 10
+
+// CreateRefs creates refs that do not exist yet, each a compare-and-swap
+// from nothing, as UpdateRef with a zero old value would, and returns the
+// names it did not create because they exist (loose or packed) or another
+// writer held their lock past the lock timeout.
+//
+// Many at once (a newcomer's first sync brings every mission) go into
+// packed-refs in one rename, as git clone writes the refs it brings: a
+// loose creation is several file operations and a sync of a thousand refs
+// spent nine tenths of its time on them. While it writes, CreateRefs holds
+// each ref's loose lock (stamped, as UpdateRef's) and packed-refs.lock, so
+// no writer, git's or m1nd's, changes a ref it creates meanwhile, and a
+// killed CreateRefs leaves packed-refs whole (the old file or the new) and
+// locks the next writer clears.
+func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string, err error) {
+	refs = slices.Clone(refs)
+	for _, ref := range refs {
+		if !ValidRefName(ref.Name) {
+			return nil, fmt.Errorf("create refs: invalid ref name %q", ref.Name)
+		}
+		if ref.Hash.IsZero() {
+			return nil, fmt.Errorf("create %s: refusing to write the zero hash", ref.Name)
+		}
+	}
+	slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.Name, b.Name) })
+	refs = slices.CompactFunc(refs, func(a, b Ref) bool { return a.Name == b.Name })
+	packedPath := filepath.Join(r.commonDir, "packed-refs")
+	var packedSize int64
+	if fi, err := os.Stat(packedPath); err == nil {
+		packedSize = fi.Size()
+	}
+	if len(refs) < packedCreateMin || packedSize > int64(len(refs))*packedBytesPerCreate {
+		return r.createLoose(ctx, refs)
+	}
+
+	if err := os.MkdirAll(r.tmpDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("create refs: %w", err)
+	}
+	stamp := filepath.Join(r.tmpDir(), fmt.Sprintf("lock-%d-%d", os.Getpid(), rand.Uint64()))
+	if err := os.WriteFile(stamp, []byte(ownStamp()), 0o666); err != nil {
+		return nil, fmt.Errorf("create refs: %w", err)
+	}
+	defer os.Remove(stamp)
+	// Each ref's lock, stamped: one hard link of one stamp file each. A
+	// ref whose lock is held goes one by one after, waiting as UpdateRef
+	// waits.
+	var locked, busy []Ref
+	defer func() {
+		for _, ref := range locked {
+			os.Remove(r.refPath(ref.Name) + ".lock")
+		}
+	}()
+	for _, ref := range refs {
+		path := r.refPath(ref.Name)
+		if err := r.mkdirShared(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("create %s: %w", ref.Name, err)
+		}
+		err := os.Link(stamp, path+".lock")
+		switch {
+		case err == nil:
+			locked = append(locked, ref)
+		case errors.Is(err, fs.ErrExist):
+			busy = append(busy, ref)
+		default:
+			return nil, fmt.Errorf("create %s: lock: %w", ref.Name, err)
+		}
+	}
+	packedLock := packedPath + ".lock"
+	if err := acquireLock(ctx, packedLock, r.tmpDir(), r.LockTimeout); err != nil {
+		return nil, fmt.Errorf("create refs: packed-refs: %w", err)
+	}
+	defer os.Remove(packedLock)
+	old, err := ReadRegular(packedPath, -1)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("create refs: read packed-refs: %w", err)
+	}
+	existing, header, err := packedRecords(old)
+	if err != nil {
+		return nil, fmt.Errorf("create refs: %w", err)
+	}
+	var fresh []Ref
+	for _, ref := range locked {
+		_, inLoose, err := readLooseRef(r.refPath(ref.Name))
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", ref.Name, err)
+		}
+		if _, inPacked := existing[ref.Name]; inLoose || inPacked {
+			notCreated = append(notCreated, ref.Name)
+			continue
+		}
+		fresh = append(fresh, ref)
+	}
+	if len(fresh) > 0 {
+		if err := r.writePacked(packedPath, old, header, fresh); err != nil {
+			return nil, fmt.Errorf("create refs: %w", err)
+		}
+	}
+	if len(busy) > 0 {
+		more, err := r.createLoose(ctx, busy)
+		if err != nil {
+			return nil, err
+		}
+		notCreated = append(notCreated, more...)
+	}
+	slices.Sort(notCreated)
+	return notCreated, nil
+}
+
+// createLoose creates refs one by one through UpdateRef.
+func (r *Repo) createLoose(ctx context.Context, refs []Ref) ([]string, error) {
+	var notCreated []string
+	for _, ref := range refs {
+		err := r.UpdateRef(ctx, ref.Name, ZeroHash, ref.Hash)
+		var stale *StaleRefError
+		switch {
+		case err == nil:
+		case errors.As(err, &stale), errors.Is(err, ErrRefLocked):
+			notCreated = append(notCreated, ref.Name)
+		default:
+			return nil, err
+		}
+	}
+	return notCreated, nil
+}
+
+func (r *Repo) refPath(name string) string {
+	return filepath.Join(r.commonDir, filepath.FromSlash(name))
+}
+
+// packedHeader is what git writes at the top of packed-refs it makes.
+const packedHeader = "# pack-refs with: peeled fully-peeled sorted \n"
+
+// packedRecords indexes packed-refs data by ref name and returns its
+// header line (empty when it has none).
+func packedRecords(data []byte) (map[string]bool, string, error) {
+	names := map[string]bool{}
+	var header string
+	if bytes.HasPrefix(data, []byte("# pack-refs with:")) {
+		line, _ := cutLine(data)
+		header = string(line) + "\n"
+	}
+	hexLen := 2 * len(ZeroHash)
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest = cutLine(rest)
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		if len(line) < hexLen+2 || line[hexLen] != ' ' {
+			return nil, "", fmt.Errorf("packed-refs: malformed line %q", line)
+		}
+		names[string(line[hexLen+1:])] = true
+	}
+	return names, header, nil
+}
+
+// writePacked writes packed-refs as old plus fresh (none of which old
+// holds), sorted by name as git keeps it, through a synced file renamed
+// over it; the caller holds packed-refs.lock. Each old ref keeps the
+// lines that follow it (a peeled tag's "^" line) and the header keeps
+// old's traits, with "sorted" added: fresh refs are commits, which peel
+// to nothing.
+func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref) error {
+	type record struct {
+		name  string
+		lines []byte
+	}
+	var records []record
+	hexLen := 2 * len(ZeroHash)
+	for rest := old; len(rest) > 0; {
+		var line []byte
+		line, rest = cutLine(rest)
+		switch {
+		case len(line) == 0 || line[0] == '#':
+		case line[0] == '^':
+			if n := len(records); n > 0 {
+				records[n-1].lines = append(append(records[n-1].lines, line...), '\n')
+			}
+		default:
+			records = append(records, record{name: string(line[hexLen+1:]), lines: append(slices.Clone(line), '\n')})
+		}
+	}
+	for _, ref := range fresh {
+		records = append(records, record{name: ref.Name, lines: []byte(ref.Hash.String() + " " + ref.Name + "\n")})
+	}
+	slices.SortStableFunc(records, func(a, b record) int { return strings.Compare(a.name, b.name) })
+	switch {
+	case header == "":
+		header = packedHeader
+	case !strings.Contains(header, " sorted "):
+		header = strings.TrimSuffix(header, "\n")
+		if !strings.HasSuffix(header, " ") {
+			header += " "
+		}
+		header += "sorted \n"
+	}
+	var b bytes.Buffer
+	b.Grow(len(old) + len(fresh)*(hexLen+64))
+	b.WriteString(header)
+	for _, rec := range records {
+		b.Write(rec.lines)
+	}
+	tmp := filepath.Join(r.tmpDir(), fmt.Sprintf("packed-%d-%d", os.Getpid(), rand.Uint64()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.adjustShared(tmp)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write packed-refs: %w", err)
+	}
+	return nil
+}
