@@ -12,7 +12,12 @@
 //	heads-nocache heads of 10k after gc with the cache removed every run;
 //	verify        `m1nd verify` of 10k after gc vs the same git pipe;
 //	sync          first `m1nd sync` of 1k missions to a fresh bare remote vs
-//	              `git push --atomic` of the same refs;
+//	              `git push --atomic` of the same refs; a steady sync vs
+//	              `git ls-remote`; a newcomer's first sync vs a hookless
+//	              `git fetch`;
+//	slow-hook     the first sync of 1k to a remote whose update hook costs
+//	              50 ms per ref vs one `git push --atomic`: the longest
+//	              silence on m1nd's stderr (goal: none over 30 s);
 //	pack-refs     `git pack-refs --all` over 10k loose refs with m1nd's hooks
 //	              vs hooks off (a hooked run is cut at -pack-timeout);
 //	serve         the real `m1nd serve`: the tray's heads view vs
@@ -108,7 +113,7 @@ func main() {
 }
 
 // rowNames are the rows in the order they run; -rows picks some.
-var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "pack-refs", "serve", "regate", "store", "mail"}
+var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "serve", "regate", "store", "mail"}
 
 func parseRows(list string) (map[string]bool, error) {
 	rows := map[string]bool{}
@@ -165,6 +170,7 @@ func run(sz sizes, rows map[string]bool, bin, dir string) error {
 		{"heads-nocache", func() error { return benchHeadsNoCache(fx, bin, sz.many, sz.runs) }},
 		{"verify", func() error { return benchVerify(fx, bin, sz.many, sz.runs) }},
 		{"sync", func() error { return benchSync(fx, bin, sz.syncMissions, sz.runs) }},
+		{"slow-hook", func() error { return benchSlowHook(fx, bin, sz.syncMissions) }},
 		{"pack-refs", func() error { return benchPackRefs(fx, bin, sz.refs, min(sz.runs, 3), sz.packTimeout) }},
 		{"serve", func() error { return benchServe(fx, bin, sz.serveMissions, sz.serve) }},
 		{"regate", func() error { return benchRegate(work, bin, sz.runs) }},

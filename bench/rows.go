@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -415,5 +416,88 @@ func packRefs(dir string, timeout time.Duration, pre []string) error {
 	if err != nil {
 		return fmt.Errorf("git pack-refs: %v: %s", err, out)
 	}
+	return nil
+}
+
+// slowHookPerRef is what the remote's update hook costs per ref in the
+// slow-hook row: Gitea runs its hook once per pushed ref (~0.11 s each),
+// gitolite too (~0.05 s).
+const slowHookPerRef = 50 * time.Millisecond
+
+// benchSlowHook: the first sync of n missions to a bare remote whose
+// update hook sleeps slowHookPerRef per ref, beside one git push --atomic
+// of the same refs to another such remote. What it measures is not speed
+// (both pay the hook) but silence: the longest stretch m1nd's stderr says
+// nothing, against git's one request, which a proxy with a 30 s timeout
+// (nginx's proxy_read_timeout default is 60 s, often set to 30 s) cuts.
+func benchSlowHook(fx *fixtures, bin string, n int) error {
+	dir, err := fx.copyOf("slow-hook", n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "slow-hook: %d missions, %s per ref on the remote …\n", n, slowHookPerRef)
+	hook := fmt.Sprintf("#!/bin/sh\nsleep %.3f\n", slowHookPerRef.Seconds())
+	var remotes []string
+	for _, side := range []string{"m", "g"} {
+		remote := filepath.Join(fx.work, "slow-hook-"+side+".git")
+		if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+			return fmt.Errorf("git init --bare: %v: %s", err, out)
+		}
+		if err := os.WriteFile(filepath.Join(remote, "hooks", "update"), []byte(hook), 0o755); err != nil {
+			return err
+		}
+		remotes = append(remotes, remote)
+	}
+	if _, err := gitOut(dir, nil, "remote", "add", "slow", remotes[0]); err != nil {
+		return err
+	}
+	// m1nd: its stderr read line by line, the longest gap between lines
+	// (and before the first and after the last) kept.
+	cmd := exec.Command(bin, "sync", "slow")
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var silence time.Duration
+	var lines int
+	last := start
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		now := time.Now()
+		silence = max(silence, now.Sub(last))
+		last = now
+		lines++
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("m1nd sync to a slow remote: %v", err)
+	}
+	took := time.Since(start)
+	silence = max(silence, time.Since(last))
+	gStart := time.Now()
+	if _, err := gitOut(dir, nil, "push", "-q", "--atomic", remotes[1], "refs/m1nd/missions/*:refs/m1nd/missions/*"); err != nil {
+		return err
+	}
+	gTook := time.Since(gStart)
+	for _, remote := range remotes {
+		got, err := gitOut(remote, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", "refs/m1nd/missions/")
+		if err != nil {
+			return err
+		}
+		if c := len(bytes.Fields([]byte(got))); c != n {
+			return fmt.Errorf("%s holds %d missions after the push, want %d", remote, c, n)
+		}
+	}
+	fmt.Printf("\n(j) a first push of %d missions to a remote whose update hook costs %s per ref, one run per side\n", n, slowHookPerRef)
+	fmt.Printf("  m1nd sync                                        took %8s   longest silence on stderr %8s   (%d progress lines)\n", ms(took), ms(silence), lines)
+	fmt.Printf("  git push --atomic, one glob refspec              took %8s   one silent request\n", ms(gTook))
+	fmt.Printf("    goal: no silence over 30 s; git's single request is %s\n", ms(gTook))
+	summary = append(summary, summaryRow{fmt.Sprintf("sync %d, slow hook: silence", n), ms(silence), ms(gTook),
+		fmt.Sprintf("%.2f", float64(silence)/float64(gTook)), "silence ≤ 30 s", yesNo(silence <= 30*time.Second)})
+	addInfo(fmt.Sprintf("sync %d, slow hook: total", n), took, gTook)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -77,29 +78,75 @@ type pushOutcome struct {
 	said    string // what git said, cut
 }
 
+// A push's first batch, when there are more refs than it, carries at most
+// probeBatch refs and is timed; every later batch is sized from the
+// slowest rate seen so far to take about batchBudget (at least minBatch
+// refs, at most MaxBatch). A forge that pays ~0.1 s per ref (Gitea's
+// update hook) then gets batches of ~100 refs, ten seconds each, well
+// inside a proxy's 30 s timeout, while a bare remote gets full batches.
+const (
+	probeBatch  = 100
+	minBatch    = 20
+	batchBudget = 10 * time.Second
+)
+
 // pushRefs pushes push (creations and fast-forwards of what was fetched)
-// to remote, never carrying held, in batches of at most MaxBatch refs, each
-// one atomic and non-forced; say gets a progress line per batch when there
-// is more than one. It stops at the first batch that fails: what earlier
-// batches pushed stays pushed.
+// to remote, never carrying held, in batches of at most MaxBatch refs
+// sized as the remote answers, each one atomic and non-forced; say gets a
+// progress line per batch when there is more than one. It stops at the
+// first batch that fails: what earlier batches pushed stays pushed.
 func pushRefs(ctx context.Context, dir, remote string, push, held []string, say func(string, ...any)) (pushOutcome, error) {
-	batches := splitBatches(push, MaxBatch)
-	out := pushOutcome{batches: len(batches)}
-	for i, b := range batches {
-		if len(batches) > 1 {
-			say("pushing batch %d of %d (%s)", i+1, len(batches), gates.Count(len(b.refs), "ref"))
+	var out pushOutcome
+	size := MaxBatch
+	if len(push) > MaxBatch {
+		size = probeBatch
+	}
+	var perRef time.Duration // the slowest rate seen
+	for left := push; len(left) > 0; {
+		rest := splitBatches(left, size)
+		b := rest[0]
+		out.batches++
+		planned := out.batches - 1 + len(rest)
+		switch {
+		case size == probeBatch && out.batches == 1:
+			say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(len(b.refs), "ref"), len(push))
+		case planned > 1:
+			say("pushing batch %d of %d (%s)", out.batches, planned, gates.Count(len(b.refs), "ref"))
 		}
+		start := time.Now()
 		pushed, failure, timeout, err := pushOne(ctx, dir, remote, b, held)
 		if err != nil {
 			return out, err
 		}
 		out.pushed = append(out.pushed, pushed...)
 		if failure != "" {
-			out.failed, out.timeout, out.said = i+1, timeout, failure
+			out.failed, out.timeout, out.said = out.batches, timeout, failure
+			out.batches = planned
 			return out, nil
 		}
+		perRef = max(perRef, time.Since(start)/time.Duration(len(b.refs)))
+		size = MaxBatch
+		if perRef > 0 {
+			size = min(MaxBatch, max(minBatch, int(batchBudget/perRef)))
+		}
+		left = without(left, b.refs)
 	}
 	return out, nil
+}
+
+// without is refs less those in done, in order.
+func without(refs, done []string) []string {
+	gone := make(map[string]bool, len(done))
+	for _, ref := range done {
+		gone[ref] = true
+	}
+	var out []string
+	for _, ref := range refs {
+		if !gone[ref] {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // pushOne pushes one batch in one atomic, non-forced push, retrying when

@@ -263,7 +263,7 @@ func TestSyncPushesInBatches(t *testing.T) {
 	if !rep.OK || len(rep.Pushed) != n+1 || rep.Batches != 2 { // the missions and the registration
 		t.Fatalf("pushed %d in %d batches (ok %v, %s), want %d in 2", len(rep.Pushed), rep.Batches, rep.OK, rep.PushError, n+1)
 	}
-	for _, want := range []string{"pushing batch 1 of 2 (", "pushing batch 2 of 2 ("} {
+	for _, want := range []string{" refs of 521, timing the remote to size the rest)", "pushing batch 2 of 2 ("} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
