@@ -10,6 +10,7 @@ package testscripts
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,8 +115,15 @@ func (r *bindRig) secondClone() *gittest.Repo {
 	t := r.t
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "shop")
-	r.g.Git("clone", "-q", r.remote, dir)
+	clone := []string{}
+	for _, kv := range r.config {
+		clone = append(clone, "-c", kv[0]+"="+kv[1])
+	}
+	r.g.Git(append(clone, "clone", "-q", r.remote, dir)...)
 	g := gittest.Open(t, dir)
+	for _, kv := range r.config {
+		g.Git("config", kv[0], kv[1])
+	}
 	if out, err := r.m1nd(dir, "init"); err != nil {
 		t.Fatalf("m1nd init in the second clone: %v\n%s", err, out)
 	}
@@ -455,13 +463,7 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 		t.Fatalf("the bell counts the broken head, or not the sound one:\n%s", out)
 	}
 	v1 := r.g.Git("rev-parse", brain.StoreRef)
-	body := r.g.Git("show", v1+":blocks/sb_shop_core.json")
-	receipt := string(chain.CanonicalJSON(r.candidate("gate://nobody")))
-	body = strings.Replace(body, `"receipts": []`, `"receipts": [{"receipt":`+receipt+`,"store_version":2,"imported_by":"owner","imported_via":"human-tty","imported_at":"2026-11-30T10:02:00Z"}]`, 1)
-	doc := strings.Replace(r.g.Git("show", v1+":store.json"), `"store_version": 1`, `"store_version": 2`, 1)
-	blocks := r.g.GitStdin(strings.ReplaceAll(r.g.Git("ls-tree", v1+":blocks"), blockBlob(r, v1), r.g.GitStdin(body+"\n", "hash-object", "-w", "--stdin")), "mktree")
-	tree := r.g.GitStdin("040000 tree "+blocks+"\tblocks\n100644 blob "+r.g.GitStdin(doc+"\n", "hash-object", "-w", "--stdin")+"\tstore.json\n", "mktree")
-	forgedStore := r.g.Git("commit-tree", tree, "-p", v1, "-m", "store v2: receipt_import sb_shop_core test\n\nM1nd-Store-Version: 2\nM1nd-Agent: owner\nM1nd-Store-Op: receipt_import")
+	forgedStore := r.unprovenReceipt()
 	r.g.Git("-c", "core.hooksPath=/dev/null", "update-ref", brain.StoreRef, forgedStore, v1)
 	out, _ = r.m1nd(r.g.Dir, "blocks")
 	if !strings.HasPrefix(out, "BROKEN   refs/m1nd/store at "+forgedStore[:12]) || !strings.Contains(out, "shown as store v1, the last version the laws accept") || !strings.Contains(out, "needs-evidence") || strings.Contains(out, "evidence-backed") {
@@ -494,6 +496,32 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 	if after := r.refs(); after != before {
 		t.Fatalf("a refused landing wrote:\n%s", after)
 	}
+}
+
+// unprovenReceipt writes, as raw git would, a store commit on the store's
+// head (version N) that imports a receipt for sb_shop_core no human
+// imported (a human-tty claim with no gesture behind it) as version N+1,
+// and returns it.
+func (r *bindRig) unprovenReceipt() string {
+	head := r.g.Git("rev-parse", brain.StoreRef)
+	doc := r.g.Git("show", head+":store.json")
+	var version int
+	if _, err := fmt.Sscanf(doc[strings.Index(doc, `"store_version": `):], `"store_version": %d`, &version); err != nil {
+		r.t.Fatalf("store.json at %s: %v", head, err)
+	}
+	next := fmt.Sprint(version + 1)
+	body := r.g.Git("show", head+":blocks/sb_shop_core.json")
+	receipt := string(chain.CanonicalJSON(r.candidate("gate://nobody")))
+	imported := `{"receipt":` + receipt + `,"store_version":` + next + `,"imported_by":"owner","imported_via":"human-tty","imported_at":"2026-11-30T10:02:00Z"}`
+	if strings.Contains(body, `"receipts": []`) {
+		body = strings.Replace(body, `"receipts": []`, `"receipts": [`+imported+`]`, 1)
+	} else {
+		body = strings.Replace(body, `"receipts": [`, `"receipts": [`+imported+`,`, 1)
+	}
+	doc = strings.Replace(doc, fmt.Sprintf(`"store_version": %d`, version), `"store_version": `+next, 1)
+	blocks := r.g.GitStdin(strings.ReplaceAll(r.g.Git("ls-tree", head+":blocks"), blockBlob(r, head), r.g.GitStdin(body+"\n", "hash-object", "-w", "--stdin")), "mktree")
+	tree := r.g.GitStdin("040000 tree "+blocks+"\tblocks\n100644 blob "+r.g.GitStdin(doc+"\n", "hash-object", "-w", "--stdin")+"\tstore.json\n", "mktree")
+	return r.g.Git("commit-tree", tree, "-p", head, "-m", "store v"+next+": receipt_import sb_shop_core test\n\nM1nd-Store-Version: "+next+"\nM1nd-Agent: owner\nM1nd-Store-Op: receipt_import")
 }
 
 // blockBlob is the blob of blocks/sb_shop_core.json at store commit c.

@@ -19,6 +19,7 @@ type remoteBrain struct {
 	t      *testing.T
 	g      *gittest.Repo
 	remote string
+	config [][2]string // git config a clone of remote needs
 	repo   *gitstore.Repo
 	store  *brain.Store
 	now    time.Time
@@ -26,17 +27,25 @@ type remoteBrain struct {
 
 func newRemoteBrain(t *testing.T) *remoteBrain {
 	t.Helper()
-	b := &remoteBrain{t: t, g: gittest.Init(t, "shop"), now: time.Now().UTC().Truncate(time.Second)}
+	remote := filepath.Join(t.TempDir(), "shop.git")
+	bareRepo(t, remote, true)
+	return newRemoteBrainAt(t, remote, nil)
+}
+
+// newRemoteBrainAt is a remoteBrain whose origin is url, a repository
+// guarded by m1nd's pre-receive on some server; config is git config the
+// clone needs to reach it (an ssh key).
+func newRemoteBrainAt(t *testing.T, url string, config [][2]string) *remoteBrain {
+	t.Helper()
+	b := &remoteBrain{t: t, g: gittest.Init(t, "shop"), now: time.Now().UTC().Truncate(time.Second), remote: url, config: config}
+	for _, kv := range config {
+		b.g.Git("config", kv[0], kv[1])
+	}
 	b.g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "README.md": "x\n"})
 	if out, err := b.m1nd(b.g.Dir, "init"); err != nil {
 		t.Fatalf("m1nd init: %v\n%s", err, out)
 	}
-	b.remote = filepath.Join(t.TempDir(), "shop.git")
-	b.g.Git("init", "-q", "--bare", b.remote)
-	if out, err := b.m1nd(b.remote, "hooks", "install", "--bare"); err != nil {
-		t.Fatalf("hooks install --bare: %v\n%s", err, out)
-	}
-	b.g.Git("remote", "add", "origin", b.remote)
+	b.g.Git("remote", "add", "origin", url)
 	repo, err := gitstore.Open(b.g.Dir)
 	if err != nil {
 		t.Fatal(err)
