@@ -178,6 +178,17 @@ func (r *Repo) CommonDir() string { return r.commonDir }
 // for a bare repository.
 func (r *Repo) WorkTree() string { return r.workTree }
 
+// RemoteDir is the folder git commands that reach a remote run in: the
+// worktree, so a remote named by a relative path (git remote add origin
+// ../shop.git) resolves as the user's own git resolves it; the common dir
+// of a bare repository.
+func (r *Repo) RemoteDir() string {
+	if r.workTree != "" {
+		return r.workTree
+	}
+	return r.commonDir
+}
+
 // MainWorkTree is the root of the repository's main worktree, also when the
 // repository was opened from a linked worktree; "" for a bare repository.
 func (r *Repo) MainWorkTree() string {

@@ -121,7 +121,7 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 	if ref == brain.KeysRef {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "ref", "a remote's key set is never replaced by a push: each clone trusts its keys on first sight; settle it in the tray of a clone that holds a key")
 	}
-	dir := gitDir(repo)
+	dir := repo.RemoteDir()
 	tracking := TrackingPrefix(remote) + strings.TrimPrefix(ref, Prefix)
 	if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, "+"+ref+":"+tracking); err != nil {
 		return nil, fmt.Errorf("fetch %s from %s: %w", ref, remote, err)

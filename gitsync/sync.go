@@ -95,7 +95,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
-	dir := gitDir(repo)
+	dir := repo.RemoteDir()
 	tracking := TrackingPrefix(remote)
 	// A steady sync asks first: when the remote's refs/m1nd/ is exactly
 	// what the tracking refs hold (sync keeps them current, pushes
@@ -516,13 +516,6 @@ func refMap(repo *gitstore.Repo, prefix string) (map[string]gitstore.Hash, error
 		m[name] = r.Hash
 	}
 	return m, nil
-}
-
-func gitDir(repo *gitstore.Repo) string {
-	if wt := repo.WorkTree(); wt != "" {
-		return wt
-	}
-	return repo.CommonDir()
 }
 
 // git runs the git CLI: transport (fetch, push) is git's job, with its ssh,

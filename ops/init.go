@@ -87,7 +87,7 @@ func (b *Brain) register(ctx context.Context, res *InitResult) error {
 	if _, ok, err := brain.Registered(b.Repo); err != nil || ok {
 		return err
 	}
-	dir := b.Repo.CommonDir()
+	dir := b.Repo.RemoteDir()
 	remote := b.remote(ctx, dir)
 	if remote != "" {
 		tracking := "refs/m1nd-sync/" + remote + "/brain"

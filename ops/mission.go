@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
@@ -46,6 +47,10 @@ type OpenedMission struct {
 //     field deliver_to;
 //   - a follow-up that does not exist or that the agent neither opened nor
 //     owes → memory's not_publisher on field followup;
+//   - a clone with a remote whose brain's name is neither registered nor
+//     fixed by a mission yet (init could not ask the remote) →
+//     brain_mismatch: the first mission would name the brain after this
+//     clone's folder, apart from the brain it was cloned from;
 //   - then the letter's own law (unknown_block, invalid_letter, …).
 //
 // Once the mission is open, a link or a delivery that fails is an error
@@ -67,6 +72,9 @@ func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 			}
 			return nil, fmt.Errorf("check follow-up %s: %w", req.Followup, err)
 		}
+	}
+	if err := b.checkNamed(ctx); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -90,4 +98,24 @@ func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 		}
 	}
 	return out, nil
+}
+
+// checkNamed refuses the first mission of a clone that has a remote but
+// has not learned the brain's registered name from it: its letters would
+// carry this clone's own name (its folder's), and from then on the clones
+// would refuse each other's letters. A registered brain, one whose
+// missions fixed its name, and one with no remote open missions freely.
+func (b *Brain) checkNamed(ctx context.Context) error {
+	if _, ok, err := brain.Registered(b.Repo); err != nil || ok {
+		return err
+	}
+	if _, fixed, err := brain.FixedName(b.Repo); err != nil || fixed {
+		return err
+	}
+	remote := b.remote(ctx, b.Repo.RemoteDir())
+	if remote == "" {
+		return nil
+	}
+	return gates.Refusef(gates.BrainMismatch, "brain",
+		"this clone has not learned the brain's registered name from %s yet, and a mission opened now would name the brain %q, apart from the one it was cloned from: run m1nd sync (it adopts %s's name, or registers this one when %s has none), then open the mission", remote, b.Name, remote, remote)
 }

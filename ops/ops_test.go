@@ -12,6 +12,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -168,4 +169,45 @@ func TestViewsWithoutAStore(t *testing.T) {
 // refTransactionHook is what m1nd init hands ops.Init.
 func refTransactionHook(repo *gitstore.Repo) ([]string, error) {
 	return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, "m1nd", nil)
+}
+
+// A clone with a remote whose brain's name is neither registered nor
+// fixed by a mission refuses its first mission (brain_mismatch, nothing
+// written); a registered brain, and one with no remote, open it.
+func TestOpenMissionNeedsTheBrainsName(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		remote     bool
+		registered bool
+		refused    bool
+	}{
+		{"a remote, no registration", true, false, true},
+		{"a remote, registered", true, true, false},
+		{"no remote, no registration", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSurfaces(t)
+			if tc.remote {
+				s.g.Git("remote", "add", "origin", filepath.Join(t.TempDir(), "nowhere.git"))
+			}
+			if tc.registered {
+				if _, _, err := brain.Register(ctx, s.flows.Repo, "shop"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := s.g.Git("for-each-ref", "refs/m1nd/missions/")
+			_, err := s.flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: "owner", Now: time.Now()})
+			refusal, refused := gates.AsRefusal(err)
+			if refused != tc.refused || (refused && refusal.Code != gates.BrainMismatch) || (!tc.refused && err != nil) {
+				t.Fatalf("OpenMission: %v, want refused %v", err, tc.refused)
+			}
+			if refused && !strings.Contains(refusal.Lesson, "run m1nd sync") {
+				t.Errorf("the lesson does not say to sync: %s", refusal.Lesson)
+			}
+			if after := s.g.Git("for-each-ref", "refs/m1nd/missions/"); refused && after != before {
+				t.Fatalf("a refused mission wrote %s", after)
+			}
+		})
+	}
 }
