@@ -67,6 +67,10 @@ type Commit struct {
 	When     time.Time // the document's own time: the same document on the same parent is the same commit
 	Subject  string    // what `git log` shows
 	Trailers []Trailer
+	// Keep are parents after the previous document, for a kind whose
+	// commits keep other commits reachable (Kind.KeepParents: a fold keeps
+	// the chains it folds); empty for every other kind.
+	Keep []gitstore.Hash
 }
 
 // Message is the commit message: the subject, a blank line, the trailers.
@@ -126,6 +130,12 @@ func (c Chain) AppendTree(ctx context.Context, parent, tree gitstore.Hash, meta 
 	commit := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: meta.Message()}
 	if !parent.IsZero() {
 		commit.Parents = []gitstore.Hash{parent}
+	}
+	if len(meta.Keep) > 0 {
+		if !c.Kind.KeepParents {
+			return gitstore.ZeroHash, fmt.Errorf("%s: a %s commit has one parent", c.Ref, c.Kind.Name)
+		}
+		commit.Parents = append(commit.Parents, meta.Keep...)
 	}
 	h, err := c.Repo.WriteCommit(commit)
 	if err != nil {

@@ -57,6 +57,10 @@ type Kind struct {
 	Deletable bool
 	// Race is what an append does on a lost ref race.
 	Race RacePolicy
+	// KeepParents: a commit may have parents after the previous document's
+	// (its first parent), which it keeps reachable (the archive: a fold
+	// keeps the chains it folds). Every other kind's commits have one.
+	KeepParents bool
 }
 
 // Env is what the machine judging a commit knows beyond the objects.

@@ -94,6 +94,10 @@ type Head struct {
 	// hooks): the views mark it, and nothing proceeds on it.
 	Fault *HeadFault `json:"fault,omitempty"`
 
+	// Folded is set when the mission's chain is read from the archive
+	// (refs/m1nd/archive): finished, it has no live ref.
+	Folded bool `json:"folded,omitempty"`
+
 	Phase  string        `json:"-"` // the head letter's phase
 	Letter *Letter       `json:"-"` // nil in a view from HeadsRaw
 	Commit gitstore.Hash `json:"-"`
@@ -353,11 +357,35 @@ func (m *Missions) HeadOf(missionID string) (*Head, bool, error) {
 		return nil, false, err
 	}
 	doc, ok, err := Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}.Head()
-	if err != nil || !ok {
-		return nil, ok, err
+	if err != nil {
+		return nil, false, err
+	}
+	folded := false
+	if !ok {
+		commit, inArchive, err := m.folded(missionID)
+		if err != nil || !inArchive {
+			return nil, false, err
+		}
+		body, _, err := m.Repo.ReadFileAt(commit, LetterFile)
+		if err != nil {
+			return nil, false, fmt.Errorf("mission %s, folded at %s: %w", missionID, commit, err)
+		}
+		doc, folded = Doc{Ref: ref, Commit: commit, Body: body}, true
 	}
 	h, err := newHead(missionID, doc.Commit, doc.Body)
+	if h != nil {
+		h.Folded = folded
+	}
 	return h, err == nil, err
+}
+
+// folded is the head commit of a mission the archive folds, when it does.
+func (m *Missions) folded(missionID string) (gitstore.Hash, bool, error) {
+	archive, ok, err := m.Repo.ReadRef(ArchiveRef)
+	if err != nil || !ok {
+		return gitstore.ZeroHash, false, err
+	}
+	return ArchivedHead(m.Repo, archive, missionID)
 }
 
 // Current returns a mission's head letter, refusing unknown_mission when
@@ -578,6 +606,11 @@ func (m *Missions) Log(ctx context.Context, missionID string) ([]Entry, error) {
 	headHash, ok, err := m.Repo.ReadRef(ref)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		if headHash, ok, err = m.folded(missionID); err != nil {
+			return nil, err
+		}
 	}
 	if !ok {
 		return nil, unknownMission(missionID)

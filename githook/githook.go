@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
@@ -345,20 +344,19 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	// The store and the keys are read through git's own ref order; one that
 	// cannot be read fails the transaction rather than reading as none (no
 	// keys would let terminal gestures through).
-	storeHead, keysHead, err := lawHeads(updates, repo.ReadRef)
-	if err != nil {
-		return nil, err
-	}
 	// Every commit a transaction brings is judged as new: the tray's old
 	// human-ui claim is refused, and a gesture needs its proof, or the place
 	// in history a key change anchored (brain.KeysAt).
-	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, Strict: true}
+	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, Strict: true}
+	if err := judge.SetHeads(lawHeads(updates, repo.ReadRef)); err != nil {
+		return nil, err
+	}
 	// pack-refs writes packed-refs in a transaction of its own, each line
 	// stating no old value and the value it read. While packed-refs.lock is
 	// held, a line whose ref has a loose file of another value moves
 	// nothing: the loose file (moved by a post since pack-refs read it)
 	// shadows the packed value, and git will leave it in place.
-	_, err = os.Lstat(filepath.Join(repo.CommonDir(), "packed-refs.lock"))
+	_, err := os.Lstat(filepath.Join(repo.CommonDir(), "packed-refs.lock"))
 	packedWrite := err == nil
 	var faults []*laws.RefFault
 	for _, u := range updates {
@@ -489,11 +487,10 @@ func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.Re
 		return nil, err
 	}
 	defer repo.Close()
-	storeHead, keysHead, err := lawHeads(updates, repo.ReadRef)
-	if err != nil {
+	judge := &laws.Laws{Strict: true, RequirePasskey: policy.RequirePasskey}
+	if err := judge.SetHeads(lawHeads(updates, repo.ReadRef)); err != nil {
 		return nil, err
 	}
-	judge := &laws.Laws{StoreHead: storeHead, KeysHead: keysHead, Strict: true, RequirePasskey: policy.RequirePasskey}
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		var f *laws.RefFault
@@ -509,27 +506,19 @@ func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.Re
 	return faults, nil
 }
 
-// lawHeads is the store's and the keys' heads once updates are applied:
-// the value an update moves each to, else its value now. A landed letter
-// or a gesture moved in the same transaction as the store or the keys is
-// judged against their new values, whose commits are judged in the same
-// pass.
-func lawHeads(updates []laws.Update, read func(string) (gitstore.Hash, bool, error)) (store, keys gitstore.Hash, err error) {
-	after := func(ref string) (gitstore.Hash, error) {
+// lawHeads is the head function of laws.SetHeads once updates are
+// applied: the value an update moves a ref to, else its value now. A
+// landed letter, a gesture or a deletion of a folded mission moved in the
+// same transaction as the store, the keys or the archive is judged
+// against their new values, whose commits are judged in the same pass.
+func lawHeads(updates []laws.Update, read func(string) (gitstore.Hash, bool, error)) func(string) (gitstore.Hash, error) {
+	return func(ref string) (gitstore.Hash, error) {
 		for _, u := range updates {
 			if u.Ref == ref {
 				return u.New, nil
 			}
 		}
 		h, _, err := read(ref)
-		if err != nil {
-			return gitstore.ZeroHash, fmt.Errorf("read %s: %w", ref, err)
-		}
-		return h, nil
+		return h, err
 	}
-	if store, err = after(brain.StoreRef); err != nil {
-		return
-	}
-	keys, err = after(brain.KeysRef)
-	return
 }

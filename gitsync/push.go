@@ -410,3 +410,36 @@ func pushedRefs(push []string, want map[string]bool, results []pushResult) []str
 	}
 	return append(pushed, extra...)
 }
+
+// pushDeletions deletes refs on remote, each under a lease on the value
+// this clone fetched (a ref that moved there meanwhile is kept, and the
+// batch refused), in atomic batches of at most MaxBatch. They are the live
+// refs of folded missions, pushed after the archive that folds them: the
+// remote's laws allow exactly those deletions. It stops at the first
+// batch that fails and returns what was deleted before it.
+func pushDeletions(ctx context.Context, dir, remote string, dels []gitstore.Ref, say func(string, ...any)) (deleted []string, failure string, timeout bool, err error) {
+	for start := 0; start < len(dels); start += MaxBatch {
+		batch := dels[start:min(start+MaxBatch, len(dels))]
+		say("deleting %s of folded missions on %s", gates.Count(len(batch), "live ref"), remote)
+		args := []string{"push", "--atomic", "--porcelain", remote}
+		for _, d := range batch {
+			args = append(args, "--force-with-lease="+d.Name+":"+d.Hash.String())
+		}
+		for _, d := range batch {
+			args = append(args, ":"+d.Name)
+		}
+		out, gitErr := gitstore.Git(ctx, dir, args...)
+		if gitErr != nil {
+			results := parsePorcelain(out)
+			if len(results) == 0 && ctx.Err() != nil {
+				return deleted, "", false, fmt.Errorf("push to %s: %w", remote, gitErr)
+			}
+			said := lastLines(withoutHints(gitErr.Error())+"\n"+rejections(results), 6)
+			return deleted, said, len(results) == 0 && cutShort(gitErr.Error()), nil
+		}
+		for _, d := range batch {
+			deleted = append(deleted, d.Name)
+		}
+	}
+	return deleted, "", false, nil
+}

@@ -57,9 +57,13 @@ type Report struct {
 	Batches int `json:"batches,omitempty"`
 	// Held is every ref this sync did not carry, with why: the refused of
 	// both sides, as m1nd status lists them until resolved.
-	Held         []HeldRef `json:"held"`
-	FailedBatch  string    `json:"failed_batch,omitempty"`
-	PushCutShort bool      `json:"push_cut_short,omitempty"`
+	Held []HeldRef `json:"held"`
+	// Folded are live refs of missions the archive folds that this sync
+	// removed here; RemoteFolded those it removed on the remote.
+	Folded       []string `json:"folded"`
+	RemoteFolded []string `json:"remote_folded"`
+	FailedBatch  string   `json:"failed_batch,omitempty"`
+	PushCutShort bool     `json:"push_cut_short,omitempty"`
 	progress     io.Writer
 }
 
@@ -91,7 +95,7 @@ func ValidRemote(name string) bool {
 // dropped.
 func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
 	rep := &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{},
-		Conflicts: []Conflict{}, RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, progress: progress}
+		Conflicts: []Conflict{}, RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, Folded: []string{}, RemoteFolded: []string{}, progress: progress}
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
@@ -165,12 +169,14 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	for n := range names {
 		sorted = append(sorted, n)
 	}
-	// The keys and the store go first: every other ref's history is judged
-	// against the keys and store this clone holds once they are taken (a
-	// landed letter names one of the store's versions, a gesture was
-	// proven by one of the keys), and if the remote's are refused, the
-	// local ones stand and what leans on them is refused too.
-	first := map[string]int{brain.KeysRef: 0, brain.StoreRef: 1}
+	// The keys, the store and the archive go first: every other ref's
+	// history is judged against the keys and store this clone holds once
+	// they are taken (a landed letter names one of the store's versions, a
+	// gesture was proven by one of the keys), and if the remote's are
+	// refused, the local ones stand and what leans on them is refused too;
+	// a mission the archive folds has its live refs removed, here and on
+	// the remote, instead of being carried.
+	first := map[string]int{brain.KeysRef: 0, brain.StoreRef: 1, chain.ArchiveRef: 2}
 	sort.Slice(sorted, func(i, j int) bool {
 		fi, iFirst := first[sorted[i]]
 		fj, jFirst := first[sorted[j]]
@@ -199,19 +205,61 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// together once the loop is done (the keys and the store at once: what
 	// follows is judged against them).
 	var creations []gitstore.Ref
+	// folded: what the archive folds, once it is settled; the live refs of
+	// folded missions to remove here and on the remote.
+	var folded map[string]chain.Folded
+	var localFolded, remoteFolded []gitstore.Ref
 	for _, ref := range sorted {
 		l, hasL := local[ref]
 		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
 		// The heads are read once the keys and the store are settled (and
 		// before each of those two, for the next one).
 		if _, isFirst := first[ref]; isFirst || !headsRead {
-			if judge.StoreHead, _, err = repo.ReadRef(brain.StoreRef); err != nil {
+			if err := judge.SetHeads(laws.RepoHeads(repo)); err != nil {
 				return nil, err
 			}
-			if judge.KeysHead, _, err = repo.ReadRef(brain.KeysRef); err != nil {
-				return nil, err
+			if !isFirst {
+				if folded, err = chain.ArchiveIndex(repo, judge.ArchiveHead); err != nil {
+					return nil, err
+				}
 			}
 			headsRead = !isFirst
+		}
+		if id, isMission := strings.CutPrefix(ref, chain.MissionRefPrefix); isMission {
+			if m, isFolded := folded[id]; isFolded {
+				head, _ := gitstore.ParseHash(m.Head)
+				if hasL {
+					on, err := chain.OnChain(repo, head, l)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %w", ref, err)
+					}
+					if !on { // forked from what the archive keeps: ours is parked, as any fork
+						_, lAfter, err := forkPoint(repo, l, head)
+						if err != nil {
+							return nil, fmt.Errorf("%s: %w", ref, err)
+						}
+						c, err := park(ctx, repo, ref, l, head, lAfter)
+						if err != nil {
+							return nil, err
+						}
+						rep.Conflicts = append(rep.Conflicts, *c)
+						l = head
+					}
+					localFolded = append(localFolded, gitstore.Ref{Name: ref, Hash: l})
+				}
+				if hasR {
+					if on, err := chain.OnChain(repo, head, r); err != nil {
+						return nil, fmt.Errorf("%s: %w", ref, err)
+					} else if on {
+						remoteFolded = append(remoteFolded, gitstore.Ref{Name: ref, Hash: r})
+					} else {
+						rep.RefusedRemote = append(rep.RefusedRemote, &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.InvalidTransition),
+							Lesson: fmt.Sprintf("%s folds this mission at %s; %s's ref is not on that chain (written past its hook): it is left there, and not taken", chain.ArchiveRef, m.Head[:12], remote)})
+						held = append(held, ref)
+					}
+				}
+				continue
+			}
 		}
 		switch {
 		case hasL && !hasR:
@@ -288,13 +336,26 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			}
 		}
 	}
+	// Before anything is pushed: a glob push carries every live ref here.
+	if len(localFolded) > 0 {
+		notDeleted, err := repo.DeleteRefs(ctx, localFolded)
+		if err != nil {
+			return nil, fmt.Errorf("remove the live refs of folded missions: %w", err)
+		}
+		skip := map[string]bool{}
+		for _, name := range notDeleted {
+			skip[name] = true
+		}
+		for _, d := range localFolded {
+			if !skip[d.Name] {
+				rep.Folded = append(rep.Folded, d.Name)
+			}
+		}
+	}
 	// Sync judges what it pushes as well as what it takes: local history
 	// written past this clone's hook, or made before a key change that
 	// anchors it nowhere, stays here and is reported.
-	if judge.StoreHead, _, err = repo.ReadRef(brain.StoreRef); err != nil {
-		return nil, err
-	}
-	if judge.KeysHead, _, err = repo.ReadRef(brain.KeysRef); err != nil {
+	if err := judge.SetHeads(laws.RepoHeads(repo)); err != nil {
 		return nil, err
 	}
 	judged := push[:0]
@@ -332,6 +393,25 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			} else {
 				rep.say("push refused in batch %s: %s", rep.FailedBatch, rep.PushError)
 			}
+		}
+	}
+	if len(remoteFolded) > 0 && rep.PushError == "" {
+		deleted, failure, timeout, err := pushDeletions(ctx, dir, remote, remoteFolded, rep.say)
+		if err != nil {
+			return nil, err
+		}
+		rep.RemoteFolded = append(rep.RemoteFolded, deleted...)
+		var gone []gitstore.Ref
+		for _, d := range remoteFolded[:len(deleted)] {
+			gone = append(gone, gitstore.Ref{Name: tracking + strings.TrimPrefix(d.Name, Prefix), Hash: d.Hash})
+			delete(remoteRefs, strings.TrimPrefix(d.Name, Prefix))
+		}
+		if _, err := repo.DeleteRefs(ctx, gone); err != nil {
+			rep.say("%v", err) // costs the next sync a fetch, nothing more
+		}
+		if failure != "" {
+			rep.PushError, rep.OK, rep.PushCutShort = failure, false, timeout
+			rep.say("deleting the live refs of folded missions on %s failed: %s", remote, failure)
 		}
 	}
 	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 || len(rep.RefusedLocal) > 0 {

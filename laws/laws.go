@@ -78,11 +78,58 @@ type Laws struct {
 	// RequirePasskey refuses every terminal gesture, before the first key
 	// too (hooks install --bare --require-passkey).
 	RequirePasskey bool
+	// ArchiveHead is the archive as of the update (ZeroHash: none): a
+	// mission it folds takes no more letters, and its live ref may be
+	// deleted at exactly the head folded.
+	ArchiveHead gitstore.Hash
 
 	mu       sync.Mutex
+	folded   map[string]chain.Folded    // the archive at archived, read once
+	archived gitstore.Hash
 	gestures *brain.KeysAt              // one judge of gestures for every update, read once
 	landings *brain.StoreAt             // the store for every landing, walked once
 	gated    map[string]map[string]bool // store head and protected branch → its gated trees, read once
+}
+
+// HeadRefs are the refs the laws judge others against: the store (a
+// landed letter's import), the keys (a gesture's proof) and the archive
+// (what is folded). Their heads are the Laws' StoreHead, KeysHead and
+// ArchiveHead.
+var HeadRefs = []string{brain.StoreRef, brain.KeysRef, chain.ArchiveRef}
+
+// SetHeads sets StoreHead, KeysHead and ArchiveHead to what head says
+// each of HeadRefs is as the updates are judged (ZeroHash: none).
+func (laws *Laws) SetHeads(head func(ref string) (gitstore.Hash, error)) error {
+	for i, dst := range []*gitstore.Hash{&laws.StoreHead, &laws.KeysHead, &laws.ArchiveHead} {
+		h, err := head(HeadRefs[i])
+		if err != nil {
+			return fmt.Errorf("read %s: %w", HeadRefs[i], err)
+		}
+		*dst = h
+	}
+	return nil
+}
+
+// RepoHeads is the head function of SetHeads for refs as they stand.
+func RepoHeads(repo *gitstore.Repo) func(string) (gitstore.Hash, error) {
+	return func(ref string) (gitstore.Hash, error) {
+		h, _, err := repo.ReadRef(ref)
+		return h, err
+	}
+}
+
+// archive is what the archive at ArchiveHead folds, read once per head.
+func (laws *Laws) archive(objs Objects) (map[string]chain.Folded, error) {
+	laws.mu.Lock()
+	defer laws.mu.Unlock()
+	if laws.folded == nil || laws.archived != laws.ArchiveHead {
+		index, err := chain.ArchiveIndex(objs, laws.ArchiveHead)
+		if err != nil {
+			return nil, err
+		}
+		laws.folded, laws.archived = index, laws.ArchiveHead
+	}
+	return laws.folded, nil
 }
 
 // ForRepo is the judge of repo's refs as they stand: the store and the
@@ -90,15 +137,11 @@ type Laws struct {
 // and the views read with it; the git hooks build theirs from the heads a
 // transaction moves to (TransactionHeads).
 func ForRepo(repo *gitstore.Repo) (*Laws, error) {
-	storeHead, _, err := repo.ReadRef(brain.StoreRef)
-	if err != nil {
+	l := &Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}}
+	if err := l.SetHeads(RepoHeads(repo)); err != nil {
 		return nil, err
 	}
-	keysHead, _, err := repo.ReadRef(brain.KeysRef)
-	if err != nil {
-		return nil, err
-	}
-	return &Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}, nil
+	return l, nil
 }
 
 // ForSync is ForRepo judging strictly, as a git hook judges a commit being
@@ -144,16 +187,32 @@ func (laws *Laws) Check(objs Objects, u Update) *RefFault {
 	if !ok || (u.Old == u.New && !u.New.IsZero()) {
 		return nil
 	}
+	if kind == chain.MissionKind {
+		if folded, f := laws.checkFolded(objs, u); f != nil || folded && u.New.IsZero() {
+			return f
+		}
+	}
 	if u.New.IsZero() {
 		if kind.Deletable || (laws.Packing != nil && laws.Packing(u)) {
 			return nil
 		}
 		return fault(u, gitstore.ZeroHash, gates.InvalidTransition, "m1nd history is append-only: deleting %s would bury its letters", u.Ref)
 	}
-	fresh, f := newCommits(objs, u)
+	fresh, f := newCommits(objs, u, kind)
 	if f != nil || len(fresh) == 0 {
 		return f
 	}
+	if f := laws.judgeFresh(objs, u, kind, fresh); f != nil {
+		return f
+	}
+	if kind == chain.ArchiveKind {
+		return laws.checkFolds(objs, u, fresh)
+	}
+	return nil
+}
+
+// judgeFresh judges the new commits of u's chain, oldest first.
+func (laws *Laws) judgeFresh(objs Objects, u Update, kind *chain.Kind, fresh []link) *RefFault {
 	// Oldest first, each against the document before it, which is read
 	// once: the old head's for the first new commit, then each new one's as
 	// it was checked.
@@ -190,7 +249,7 @@ type link struct {
 // newCommits reads the commits from New back to (not including) Old along
 // first parents and returns them oldest first; Old must be on that line,
 // or the update rewrites history.
-func newCommits(objs Objects, u Update) ([]link, *RefFault) {
+func newCommits(objs Objects, u Update, kind *chain.Kind) ([]link, *RefFault) {
 	var out []link
 	rewrite := !u.Old.IsZero()
 	for h := u.New; !h.IsZero(); {
@@ -202,7 +261,7 @@ func newCommits(objs Objects, u Update) ([]link, *RefFault) {
 		if err != nil {
 			return nil, fault(u, h, gates.InvalidLetter, "the commit cannot be read: %v", err)
 		}
-		if len(c.Parents) > 1 {
+		if len(c.Parents) > 1 && !kind.KeepParents {
 			return nil, fault(u, h, gates.InvalidLetter, "an m1nd chain has one parent per commit; this one has %d", len(c.Parents))
 		}
 		out = append(out, link{hash: h, commit: c})
@@ -382,4 +441,93 @@ func (laws *Laws) gatedTrees(objs Objects, branch string) (map[string]bool, erro
 	}
 	laws.gated[key] = trees
 	return trees, nil
+}
+
+// checkFolded is the archive's law for a mission ref: a mission the
+// archive folds takes no letter past its folded head, and its live ref
+// may be deleted at exactly that head (the fold that removes it). A
+// mission the archive does not fold is judged as ever.
+func (laws *Laws) checkFolded(objs Objects, u Update) (folded bool, f *RefFault) {
+	if laws.ArchiveHead.IsZero() {
+		return false, nil
+	}
+	index, err := laws.archive(objs)
+	if err != nil {
+		return false, fault(u, laws.ArchiveHead, gates.InvalidLetter, "the archive cannot be read: %v", err)
+	}
+	m, ok := index[strings.TrimPrefix(u.Ref, chain.MissionRefPrefix)]
+	if !ok {
+		return false, nil
+	}
+	head, _ := gitstore.ParseHash(m.Head)
+	switch {
+	case u.New.IsZero():
+		// The live ref goes: at the head folded, or behind it (a clone that
+		// had not seen the last letters before the fold).
+		if on, err := chain.OnChain(objs, head, u.Old); err != nil || !on {
+			return true, fault(u, gitstore.ZeroHash, gates.InvalidTransition, "the archive folds %s at %s, and %s is not on that chain: deleting it would bury its letters", u.Ref, m.Head[:12], u.Old)
+		}
+		return true, nil
+	case u.New != head:
+		return true, fault(u, u.New, gates.InvalidTransition, "%s is folded into %s at %s (finished: %s): it takes no more letters", u.Ref, chain.ArchiveRef, m.Head[:12], m.Phase)
+	}
+	return true, nil
+}
+
+// checkFolds is the archive's law for its own new commits (fresh, oldest
+// first, each already judged by foldFollows): each mission a fold lists
+// was not folded before, ends at the head letter the fold says (its id,
+// phase, block and last update), and its whole chain keeps the mission
+// laws from its root, as a live ref of it would be judged. A fold that
+// breaks any is refused at its commit, naming the mission.
+func (laws *Laws) checkFolds(objs Objects, u Update, fresh []link) *RefFault {
+	before := gitstore.ZeroHash // fold 0 is a root: the first parent of any other is the fold before
+	if ps := fresh[0].commit.Parents; len(ps) > 0 {
+		before = ps[0]
+	}
+	seen, err := chain.ArchiveIndex(objs, before)
+	if err != nil {
+		return fault(u, fresh[0].hash, gates.InvalidLetter, "the archive before this fold cannot be read: %v", err)
+	}
+	for _, l := range fresh {
+		body, err := objs.ReadFileInTree(l.commit.Tree, chain.ArchiveFile)
+		if err != nil {
+			return fault(u, l.hash, gates.InvalidLetter, "%v", err)
+		}
+		fold, err := chain.DecodeFold(body)
+		if err != nil {
+			return asFault(u, l.hash, err)
+		}
+		for _, m := range fold.Folded {
+			if _, again := seen[m.MissionID]; again {
+				return fault(u, l.hash, gates.InvalidTransition, "mission %s is folded already (at %s): a mission folds once", m.MissionID, seen[m.MissionID].Head[:12])
+			}
+			seen[m.MissionID] = m
+			if f := laws.checkFoldedChain(objs, m); f != nil {
+				return fault(u, l.hash, gates.Code(f.Code), "folded mission %s: %s", m.MissionID, f.Lesson)
+			}
+		}
+	}
+	return nil
+}
+
+// checkFoldedChain judges one folded mission: its head letter is the one
+// the fold lists, and its chain keeps the mission laws from its root.
+func (laws *Laws) checkFoldedChain(objs Objects, m chain.Folded) *RefFault {
+	ref := chain.MissionRefPrefix + m.MissionID
+	head, _ := gitstore.ParseHash(m.Head)
+	u := Update{New: head, Ref: ref}
+	c, err := objs.ReadCommit(head)
+	if err != nil {
+		return fault(u, head, gates.InvalidLetter, "its head commit cannot be read: %v", err)
+	}
+	_, value, err := chain.MissionKind.ReadDocument(objs, c)
+	if err != nil {
+		return asFault(u, head, err)
+	}
+	l := value.(*chain.Letter)
+	if l.MissionID != m.MissionID || l.Phase != m.Phase || l.BlockID != m.BlockID || l.UpdatedAt != m.UpdatedAt {
+		return fault(u, head, gates.InvalidLetter, "its head letter is mission %s, %s on %s at %s; the fold says %s, %s on %s at %s", l.MissionID, l.Phase, l.BlockID, l.UpdatedAt, m.MissionID, m.Phase, m.BlockID, m.UpdatedAt)
+	}
+	return laws.Check(objs, u)
 }

@@ -85,7 +85,11 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 	if storeMoved || keysMoved {
 		v.store, v.keys, v.dirty = storeHead, keysHead, true
 	}
-	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead}
+	archiveHead, _, err := v.repo.ReadRef(chain.ArchiveRef)
+	if err != nil {
+		return nil, err
+	}
+	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead}
 	store := brain.NewStoreAt(v.repo, storeHead) // one walk of the store for every landing judged
 	out := make([]*RefFault, len(refs))
 	type job struct {
@@ -125,7 +129,7 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 		lean := &leaning{Landings: store}
 		lean.Gestures = &leaningGestures{Gestures: judge.gestureJudge(v.repo)}
 		env.Landings, env.Gestures = lean, lean.Gestures
-		local := &Laws{Env: env, StoreHead: storeHead, KeysHead: keysHead}
+		local := &Laws{Env: env, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead}
 		var f *RefFault
 		if !j.from.IsZero() {
 			f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})

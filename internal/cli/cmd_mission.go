@@ -6,8 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,6 +44,7 @@ prev_letter_id = the head's letter id, or it is refused stale_head.`,
 			missionHeadsCommand(inv),
 			newMissionNextCmd(inv, nil),
 			newMissionArchiveCmd(inv, nil),
+			missionFoldCommand(inv),
 		},
 	}
 }
@@ -265,6 +268,9 @@ view}, as the tray's GET /api/missions/<id> does.`,
 			return inv.reply(shown, func(w io.Writer) error {
 				if f := shown.Fault; f != nil {
 					fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
+				}
+				if shown.Folded {
+					fmt.Fprintf(w, "folded      into %s: finished, it has no live ref\n", chain.ArchiveRef)
 				}
 				if shown.View.Title != "" {
 					fmt.Fprintf(w, "ask         %s\n", shown.View.Title)
@@ -577,4 +583,70 @@ func runMissionNext(_ context.Context, opts *missionNextOptions) error {
 	}
 	_, err = opts.IO.Out.Write(append(next.Canonical(), '\n'))
 	return err
+}
+
+func missionFoldCommand(inv *invocation) *cli.Command {
+	return &cli.Command{
+		Name:  "fold",
+		Usage: "fold finished missions out of the live refs into refs/m1nd/archive (housekeeping)",
+		Description: `Folds every mission that landed or was archived, and whose last letter is
+older than --older-than, into refs/m1nd/archive, then deletes its live ref
+refs/m1nd/missions/<id>. A fold commit lists the missions it folds, and its
+parents are the previous fold and those missions' head commits: every letter
+stays reachable with its proofs, mission show and mission log read it as
+before, and verify, the git hooks and sync judge it as they judged it live.
+A mission whose history breaks the laws is named and not folded. Sync
+carries the archive and deletes the folded missions' refs on the remote.
+--json replies {ok, folded, folds, removed, broken, live, archived}.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "older-than", Value: "30d", Usage: "fold missions finished longer ago than `AGE` (30d, 12h, 0 for all)"},
+			asAgentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			age, err := parseAge(c.String("older-than"))
+			if err != nil {
+				return usagef("--older-than: %v", err)
+			}
+			agent, err := inv.agent(c)
+			if err != nil {
+				return err
+			}
+			b, err := inv.flows()
+			if err != nil {
+				return err
+			}
+			res, err := b.Fold(c.Context, ops.FoldRequest{OlderThan: age, Agent: agent, Now: inv.now()})
+			if err != nil {
+				return err
+			}
+			return inv.reply(res, func(w io.Writer) error {
+				for _, f := range res.Broken {
+					fmt.Fprintf(w, "not folded  %s: its history breaks the laws at %.12s: %s (m1nd verify)\n", f.Ref, f.Commit, f.Code)
+				}
+				fmt.Fprintf(w, "folded %s in %s into %s; %s removed\n", gates.Count(len(res.Folded), "mission"), gates.Count(res.Folds, "fold"), chain.ArchiveRef, gates.Count(res.Removed, "live ref"))
+				fmt.Fprintf(w, "%s live, %s in the archive\n", gates.Count(res.Live, "mission"), gates.Count(res.Archived, "mission"))
+				return nil
+			})
+		},
+	}
+}
+
+// parseAge reads an age as a Go duration, or a whole number of days
+// ("30d"); "0" is no age at all.
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not an age (30d, 12h)", s)
+	}
+	return d, nil
 }

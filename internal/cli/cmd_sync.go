@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/gitsync"
@@ -97,6 +98,9 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 	err = opts.IO.reply(opts.JSON, rep, func(w io.Writer) error {
 		fmt.Fprintf(w, "sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
 			gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Pushed), "ref"))
+		if len(rep.Folded) > 0 || len(rep.RemoteFolded) > 0 {
+			fmt.Fprintf(w, "folded missions (%s): %s removed here, %s on %s\n", chain.ArchiveRef, gates.Count(len(rep.Folded), "live ref"), gates.Count(len(rep.RemoteFolded), "live ref"), remote)
+		}
 		for _, c := range rep.Conflicts {
 			fmt.Fprintf(w, "stale_head: %s\n", c.Lesson)
 		}
@@ -114,6 +118,8 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 			fmt.Fprintf(w, "push cut short in batch %s (at most %d refs each): the server or a proxy in front of it timed out or hung up: %s\n"+
 				"what earlier batches pushed stays pushed; run m1nd sync again for the rest, and if it recurs raise the proxy's timeout (nginx: proxy_read_timeout): a forge runs its hook once per pushed ref\n",
 				rep.FailedBatch, gitsync.MaxBatch, rep.PushError)
+		case rep.PushError != "" && rep.FailedBatch == "":
+			fmt.Fprintf(w, "deleting the live refs of folded missions on %s was refused (one moved there, or its hook said no): %s\nrun m1nd sync again\n", remote, rep.PushError)
 		case rep.PushError != "":
 			fmt.Fprintf(w, "push refused in batch %s (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.FailedBatch, rep.PushError)
 		}

@@ -23,6 +23,7 @@ var examples = map[string][]string{
 	"mission diff":       {"m1nd mission diff msn_0123456789ab --stat"},
 	"mission heads":      {"m1nd mission heads", "m1nd mission heads --phase merge_wait --json"},
 	"mission archive":    {"m1nd mission archive msn_0123456789ab    # at a terminal: type the id to confirm"},
+	"mission fold":       {"m1nd mission fold                        # fold missions finished over 30 days ago into refs/m1nd/archive", "m1nd mission fold --older-than 0 --json"},
 	"land":               {"m1nd land msn_0123456789ab    # at a terminal: type the block id to confirm", "m1nd land msn_0123456789ab --into release"},
 	"skeleton scan":      {"m1nd skeleton scan", "m1nd skeleton scan --json"},
 	"skeleton reconcile": {"m1nd skeleton reconcile --expected-store-version 6"},

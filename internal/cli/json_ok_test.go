@@ -132,6 +132,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"mission output", func() []string { return []string{mid} }},
 		{"mission heads", nil},
 		{"mission archive", func() []string { return []string{mid} }}, // refused: no terminal
+		{"mission fold", nil},
 		{"land", func() []string { return []string{mid} }},
 		{"skeleton scan", nil},
 		{"skeleton reconcile", nil},

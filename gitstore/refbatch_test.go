@@ -139,3 +139,45 @@ func TestCreateRefsRefusesBadInput(t *testing.T) {
 		t.Fatalf("bad input wrote refs: %s", out)
 	}
 }
+
+// TestDeleteRefsAgreesWithGit deletes refs that are loose, packed and
+// both, each only at the value named: one that moved stays, and git reads
+// every other ref as before.
+func TestDeleteRefsAgreesWithGit(t *testing.T) {
+	g := gittest.Init(t, "delete")
+	head := g.Git("rev-parse", "HEAD")
+	other := g.CommitFiles("other", map[string]string{"f": "x"})
+	g.Git("tag", "-a", "-m", "v1", "v1")
+	names := []string{"refs/m1nd/missions/msn_000000000001", "refs/m1nd/missions/msn_000000000002", "refs/m1nd/missions/msn_000000000003", "refs/m1nd/missions/msn_000000000004"}
+	for _, n := range names {
+		g.Git("update-ref", n, head)
+	}
+	g.Git("pack-refs", "--all")
+	g.Git("update-ref", names[1], other) // packed at head, loose at other
+	g.Git("update-ref", names[3], other) // moved: named at head below
+	r := open(t, g.Dir)
+	h, _ := gitstore.ParseHash(head)
+	o, _ := gitstore.ParseHash(other)
+	notDeleted, err := r.DeleteRefs(context.Background(), []gitstore.Ref{
+		{Name: names[0], Hash: h}, {Name: names[1], Hash: o}, {Name: names[3], Hash: h},
+		{Name: "refs/m1nd/missions/msn_00000000000f", Hash: h}, // never was
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(notDeleted, " ") != names[3]+" refs/m1nd/missions/msn_00000000000f" {
+		t.Fatalf("not deleted = %v", notDeleted)
+	}
+	got := g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/", "refs/tags/")
+	want := names[2] + " " + head + "\n" + names[3] + " " + other + "\nrefs/tags/v1 " + g.Git("rev-parse", "v1")
+	if got != want {
+		t.Fatalf("git reads\n%s\nwant\n%s", got, want)
+	}
+	if peeled := g.Git("rev-parse", "v1^{commit}"); peeled != other {
+		t.Fatalf("the tag peels to %s, want %s", peeled, other)
+	}
+	g.Git("gc", "--quiet")
+	if again := g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/", "refs/tags/"); again != got {
+		t.Fatalf("after gc git reads\n%s", again)
+	}
+}

@@ -115,7 +115,7 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 		fresh = append(fresh, ref)
 	}
 	if len(fresh) > 0 {
-		if err := r.writePacked(packedPath, old, header, fresh); err != nil {
+		if err := r.writePacked(packedPath, old, header, fresh, nil); err != nil {
 			return nil, fmt.Errorf("create refs: %w", err)
 		}
 	}
@@ -179,12 +179,12 @@ func packedRecords(data []byte) (map[string]bool, string, error) {
 }
 
 // writePacked writes packed-refs as old plus fresh (none of which old
-// holds), sorted by name as git keeps it, through a synced file renamed
+// holds) less the refs drop names, sorted by name as git keeps it, through a synced file renamed
 // over it; the caller holds packed-refs.lock. Each old ref keeps the
 // lines that follow it (a peeled tag's "^" line) and the header keeps
 // old's traits, with "sorted" added: fresh refs are commits, which peel
 // to nothing.
-func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref) error {
+func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref, drop map[string]bool) error {
 	type record struct {
 		name  string
 		lines []byte
@@ -200,6 +200,8 @@ func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref) 
 			if n := len(records); n > 0 {
 				records[n-1].lines = append(append(records[n-1].lines, line...), '\n')
 			}
+		case drop[string(line[hexLen+1:])]:
+			records = append(records, record{name: "", lines: nil}) // its "^" line goes with it
 		default:
 			records = append(records, record{name: string(line[hexLen+1:]), lines: append(slices.Clone(line), '\n')})
 		}
@@ -222,7 +224,9 @@ func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref) 
 	b.Grow(len(old) + len(fresh)*(hexLen+64))
 	b.WriteString(header)
 	for _, rec := range records {
-		b.Write(rec.lines)
+		if rec.name != "" {
+			b.Write(rec.lines)
+		}
 	}
 	tmp := filepath.Join(r.tmpDir(), fmt.Sprintf("packed-%d-%d", os.Getpid(), rand.Uint64()))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
@@ -247,4 +251,129 @@ func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref) 
 		return fmt.Errorf("write packed-refs: %w", err)
 	}
 	return nil
+}
+
+// DeleteRefs deletes refs, each a compare-and-swap from the value it
+// names (loose or packed), and returns the names it did not delete
+// because they moved, were gone already, or another writer held their
+// lock past the lock timeout. It holds each ref's loose lock (stamped) and
+// packed-refs.lock while it works, and removes a ref from packed-refs
+// before its loose file, as git does, so a kill at any point leaves each
+// ref at its value or gone, never at an older packed one.
+func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string, err error) {
+	refs = slices.Clone(refs)
+	for _, ref := range refs {
+		if !ValidRefName(ref.Name) {
+			return nil, fmt.Errorf("delete refs: invalid ref name %q", ref.Name)
+		}
+	}
+	slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.Name, b.Name) })
+	refs = slices.CompactFunc(refs, func(a, b Ref) bool { return a.Name == b.Name })
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(r.tmpDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("delete refs: %w", err)
+	}
+	var locked []Ref
+	defer func() {
+		for _, ref := range locked {
+			os.Remove(r.refPath(ref.Name) + ".lock")
+		}
+	}()
+	for _, ref := range refs {
+		path := r.refPath(ref.Name)
+		if _, err := os.Lstat(filepath.Dir(path)); err != nil {
+			if _, inPacked, perr := r.packedRef(ref.Name); perr != nil || !inPacked {
+				notDeleted = append(notDeleted, ref.Name) // neither loose nor packed
+				continue
+			}
+			if err := r.mkdirShared(filepath.Dir(path)); err != nil {
+				return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
+			}
+		}
+		err := acquireLock(ctx, path+".lock", r.tmpDir(), r.LockTimeout)
+		switch {
+		case err == nil:
+			locked = append(locked, ref)
+		case errors.Is(err, ErrRefLocked):
+			notDeleted = append(notDeleted, ref.Name)
+		default:
+			return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
+		}
+	}
+	packedPath := filepath.Join(r.commonDir, "packed-refs")
+	packedLock := packedPath + ".lock"
+	if err := acquireLock(ctx, packedLock, r.tmpDir(), r.LockTimeout); err != nil {
+		return nil, fmt.Errorf("delete refs: packed-refs: %w", err)
+	}
+	defer os.Remove(packedLock)
+	old, err := ReadRegular(packedPath, -1)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("delete refs: read packed-refs: %w", err)
+	}
+	packed, err := packedValues(old)
+	if err != nil {
+		return nil, fmt.Errorf("delete refs: %w", err)
+	}
+	drop := map[string]bool{}
+	var loose []string
+	for _, ref := range locked {
+		cur, inLoose, err := readLooseRef(r.refPath(ref.Name))
+		if err != nil {
+			return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
+		}
+		p, inPacked := packed[ref.Name]
+		if !inLoose {
+			cur = p
+		}
+		if (!inLoose && !inPacked) || cur != ref.Hash {
+			notDeleted = append(notDeleted, ref.Name)
+			continue
+		}
+		if inPacked {
+			drop[ref.Name] = true
+		}
+		if inLoose {
+			loose = append(loose, ref.Name)
+		}
+	}
+	if len(drop) > 0 {
+		_, header, err := packedRecords(old)
+		if err != nil {
+			return nil, fmt.Errorf("delete refs: %w", err)
+		}
+		if err := r.writePacked(packedPath, old, header, nil, drop); err != nil {
+			return nil, fmt.Errorf("delete refs: %w", err)
+		}
+	}
+	for _, name := range loose {
+		if err := os.Remove(r.refPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("delete %s: %w", name, err)
+		}
+	}
+	slices.Sort(notDeleted)
+	return notDeleted, nil
+}
+
+// packedValues is every ref packed-refs data holds, by name.
+func packedValues(data []byte) (map[string]Hash, error) {
+	out := map[string]Hash{}
+	hexLen := 2 * len(ZeroHash)
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest = cutLine(rest)
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		if len(line) < hexLen+2 || line[hexLen] != ' ' {
+			return nil, fmt.Errorf("packed-refs: malformed line %q", line)
+		}
+		h, err := ParseHash(string(line[:hexLen]))
+		if err != nil {
+			return nil, fmt.Errorf("packed-refs: %w", err)
+		}
+		out[string(line[hexLen+1:])] = h
+	}
+	return out, nil
 }
