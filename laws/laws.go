@@ -84,7 +84,7 @@ type Laws struct {
 	ArchiveHead gitstore.Hash
 
 	mu       sync.Mutex
-	folded   map[string]chain.Folded    // the archive at archived, read once
+	folded   map[string]chain.Folded // the archive at archived, read once
 	archived gitstore.Hash
 	gestures *brain.KeysAt              // one judge of gestures for every update, read once
 	landings *brain.StoreAt             // the store for every landing, walked once

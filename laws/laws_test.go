@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -802,6 +803,106 @@ func TestStoreCommitsAreOneOperation(t *testing.T) {
 		}
 		c := r.commitFiles(parent, tt.files, tt.message)
 		f := CheckUpdate(r.repo, Update{Old: parent, New: c, Ref: brain.StoreRef}, nil)
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
+	}
+}
+
+// TestFoldLaws: a fold is judged as the live refs it folds were: each
+// folded chain from its root, its head letter as the fold lists it, each
+// mission once; a folded mission takes no more letters, and its live ref
+// goes only at a value on the folded chain.
+func TestFoldLaws(t *testing.T) {
+	r := newChainRig(t)
+	// Two finished missions (archived at a terminal, no key ever) and one
+	// still judging.
+	finished := func() (chain.Folded, gitstore.Hash, gitstore.Hash) {
+		head, _ := r.mergeWait()
+		l := chain.Next(head.Letter, head.HeadLetterID, time.Now())
+		l.SetPhase(chain.PhaseArchived)
+		c := r.commit(head.Commit, chain.LetterFile, l.Canonical(), "archived\n\nM1nd-Origin: human-tty\n")
+		return chain.Folded{MissionID: l.MissionID, Head: c.String(), Phase: l.Phase, BlockID: l.BlockID, UpdatedAt: l.UpdatedAt}, c, head.Commit
+	}
+	a, aHead, aBefore := finished()
+	b, bHead, _ := finished()
+	judging, _ := r.mergeWait()
+	foldCommit := func(prev gitstore.Hash, n int64, folded ...chain.Folded) gitstore.Hash {
+		folded = append([]chain.Folded{}, folded...)
+		sort.Slice(folded, func(i, j int) bool { return folded[i].MissionID < folded[j].MissionID })
+		body := (&chain.Fold{Schema: chain.ArchiveSchema, Fold: n, Folded: append([]chain.Folded{}, folded...)}).Canonical()
+		blob, _ := r.repo.WriteBlob(body)
+		tree, _ := r.repo.WriteTree([]gitstore.TreeEntry{{Name: chain.ArchiveFile, Mode: gitstore.ModeFile, Hash: blob}})
+		sig := gitstore.Signature{Name: "owner", Email: "owner@m1nd", When: time.Unix(1, 0)}
+		c := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "fold\n"}
+		if !prev.IsZero() {
+			c.Parents = []gitstore.Hash{prev}
+		}
+		for _, m := range folded {
+			h, _ := gitstore.ParseHash(m.Head)
+			c.Parents = append(c.Parents, h)
+		}
+		h, err := r.repo.WriteCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	open := foldCommit(gitstore.ZeroHash, 0)
+	one := foldCommit(open, 1, a)
+	lied := a
+	lied.Phase = chain.PhaseLanded
+	wrongHead := a
+	wrongHead.Head = aBefore.String() // its merge_wait letter, said to be archived
+	judgingFolded := chain.Folded{MissionID: judging.MissionID, Head: judging.Commit.String(), Phase: chain.PhaseLanded, BlockID: "sb_brain_core", UpdatedAt: judging.Letter.UpdatedAt}
+	for _, tt := range []struct {
+		label string
+		old   gitstore.Hash
+		new   gitstore.Hash
+		code  gates.Code // "" = allowed
+	}{
+		{"the opening", gitstore.ZeroHash, open, ""},
+		{"a fold of two", open, foldCommit(open, 1, a, b), ""},
+		{"folds one by one", gitstore.ZeroHash, foldCommit(one, 2, b), ""},
+		{"a mission folded twice", one, foldCommit(one, 2, a), gates.InvalidTransition},
+		{"a phase the head letter does not have", open, foldCommit(open, 1, lied), gates.InvalidLetter},
+		{"a head that is not finished", open, foldCommit(open, 1, wrongHead), gates.InvalidLetter},
+		{"a judging mission said to be landed", open, foldCommit(open, 1, judgingFolded), gates.InvalidLetter},
+		{"a fold that skips a number", open, foldCommit(open, 2, a), gates.StaleHead},
+	} {
+		f := (&Laws{Strict: true}).Check(r.repo, Update{Old: tt.old, New: tt.new, Ref: chain.ArchiveRef})
+		switch {
+		case tt.code == "" && f != nil:
+			t.Errorf("%s: refused %v", tt.label, f)
+		case tt.code != "" && (f == nil || f.Code != string(tt.code)):
+			t.Errorf("%s: got %v, want %s", tt.label, f, tt.code)
+		}
+	}
+	// Parents that are not the heads listed.
+	body := (&chain.Fold{Schema: chain.ArchiveSchema, Fold: 1, Folded: []chain.Folded{a}}).Canonical()
+	swapped := r.commit(open, chain.ArchiveFile, body, "fold\n") // no head among its parents
+	if f := (&Laws{}).Check(r.repo, Update{Old: open, New: swapped, Ref: chain.ArchiveRef}); f == nil || f.Code != string(gates.InvalidLetter) {
+		t.Errorf("a fold whose parents are not its heads: %v", f)
+	}
+
+	// The live refs of a folded mission, judged with the archive.
+	refA := chain.MissionRefPrefix + a.MissionID
+	withArchive := &Laws{ArchiveHead: one}
+	for _, tt := range []struct {
+		label string
+		u     Update
+		code  gates.Code
+	}{
+		{"deleted at its folded head", Update{Old: aHead, Ref: refA}, ""},
+		{"deleted behind it", Update{Old: aBefore, Ref: refA}, ""},
+		{"deleted at a value off its chain", Update{Old: bHead, Ref: refA}, gates.InvalidTransition},
+		{"a letter past its folded head", Update{Old: aHead, New: r.commit(aHead, chain.LetterFile, []byte("{}"), "more\n"), Ref: refA}, gates.InvalidTransition},
+		{"an unfolded mission deleted", Update{Old: bHead, Ref: chain.MissionRefPrefix + b.MissionID}, gates.InvalidTransition},
+	} {
+		f := withArchive.Check(r.repo, tt.u)
 		switch {
 		case tt.code == "" && f != nil:
 			t.Errorf("%s: refused %v", tt.label, f)
