@@ -180,9 +180,9 @@ func (k *KeySet) clone() *KeySet {
 
 // AnchorsNow is the brain's gesture-carrying history as it stands: the
 // heads of the store and of the runner pins (a chain of gestures, each
-// anchored with all before it), and each mission whose archived head
-// (archived is terminal, so an archive is a head) was made in a way by
-// accepts. What a key change records, so the laws tell what came before it
+// anchored with all before it), and each mission, live or folded, whose
+// archived head (archived is terminal, so an archive is a head) was made
+// in a way by accepts. What a key change records, so the laws tell what came before it
 // without a clock.
 func AnchorsNow(ctx context.Context, repo *gitstore.Repo, by func(origin string, proof *gates.Proof) bool) (Anchors, error) {
 	anchors := Anchors{}
@@ -199,14 +199,36 @@ func AnchorsNow(ctx context.Context, repo *gitstore.Repo, by func(origin string,
 	if err != nil {
 		return nil, err
 	}
+	archived := map[string]gitstore.Hash{}
 	for _, h := range heads.Missions {
-		c, err := repo.ReadCommit(h.Commit)
+		archived[h.MissionID] = h.Commit
+	}
+	// A folded mission is anchored as a live one: its archived head is in
+	// the archive (chain.ArchiveRef), its ref name the same.
+	archiveHead, _, err := repo.ReadRef(chain.ArchiveRef)
+	if err != nil {
+		return nil, err
+	}
+	folded, err := chain.ArchiveIndex(repo, archiveHead)
+	if err != nil {
+		return nil, err
+	}
+	for id, m := range folded {
+		if _, live := archived[id]; live || m.Phase != chain.PhaseArchived {
+			continue
+		}
+		if archived[id], err = gitstore.ParseHash(m.Head); err != nil {
+			return nil, err
+		}
+	}
+	for id, head := range archived {
+		c, err := repo.ReadCommit(head)
 		if err != nil {
 			return nil, err
 		}
 		origin, proof, err := GestureOfCommit(c.Message)
 		if err == nil && by(origin, proof) {
-			anchors[chain.MissionRefPrefix+h.MissionID] = h.Commit.String()
+			anchors[chain.MissionRefPrefix+id] = head.String()
 		}
 	}
 	if len(anchors) == 0 {

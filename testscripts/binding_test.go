@@ -579,3 +579,66 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 		t.Fatalf("a remote holding a key took a terminal archive: %v\n%s", err, out)
 	}
 }
+
+// TestFoldedMissionKeepsItsKeyAnchor: an archive signed by a key, folded
+// into the archive, then the key removed: the removal anchors the folded
+// mission as it anchors a live one, so verify and a fresh clone's first
+// sync still take what the key signed before its removal.
+func TestFoldedMissionKeepsItsKeyAnchor(t *testing.T) {
+	ctx := context.Background()
+	r := newBindRig(t)
+	old, kept := gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
+	passkey := func(a *gatestest.Authenticator, label string) brain.Passkey {
+		return brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: label, AddedAt: chain.Timestamp(r.now)}
+	}
+	if _, err := brain.RegisterFirstKey(ctx, r.repo, passkey(old, "old"), r.now); err != nil {
+		t.Fatal(err)
+	}
+	add, err := brain.PrepareAddKey(r.repo, passkey(kept, "kept"), r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := add.Commit(ctx, old.Assert(add.Prepared.Challenge(), nil)); err != nil {
+		t.Fatal(err)
+	}
+	id, _, _ := r.mergeWait(r.candidate("gate://folded"), "folded.txt")
+	p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := r.store.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Commit(ctx, gates.OriginHumanPasskey, old.Assert(p.Challenge(), nil), env); err != nil {
+		t.Fatal(err)
+	}
+	folded, err := r.flows.Fold(ctx, ops.FoldRequest{Agent: "owner", Now: time.Now()})
+	if err != nil || len(folded.Folded) != 1 || folded.Folded[0] != id {
+		t.Fatalf("fold: %+v, %v", folded, err)
+	}
+	remove, err := brain.PrepareRemoveKey(ctx, r.repo, old.ID, r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := chain.MissionRefPrefix + id
+	if _, anchored := remove.Next.Removed[0].Anchors[ref]; !anchored {
+		t.Fatalf("the removal does not anchor the folded mission: %v", remove.Next.Removed[0].Anchors)
+	}
+	if _, err := remove.Commit(ctx, kept.Assert(remove.Prepared.Challenge(), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.m1nd(r.g.Dir, "verify"); err != nil || !strings.Contains(out, " 0 faults") {
+		t.Fatalf("verify after the removal: %v\n%s", err, out)
+	}
+	if rep, raw := r.syncIn(r.g.Dir); !rep.OK {
+		t.Fatalf("sync:\n%s", raw)
+	}
+	clone := r.secondClone()
+	if rep, raw := r.syncIn(clone.Dir); !rep.OK {
+		t.Fatalf("a fresh clone's first sync:\n%s", raw)
+	}
+	if out, err := r.m1nd(clone.Dir, "mission", "show", id); err != nil || !strings.Contains(out, "folded") {
+		t.Fatalf("the fresh clone's mission show: %v\n%s", err, out)
+	}
+}
