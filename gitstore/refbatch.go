@@ -89,33 +89,25 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 			return nil, fmt.Errorf("create %s: lock: %w", ref.Name, err)
 		}
 	}
-	packedLock := packedPath + ".lock"
-	if err := acquireLock(ctx, packedLock, r.tmpDir(), r.LockTimeout); err != nil {
-		return nil, fmt.Errorf("create refs: packed-refs: %w", err)
-	}
-	defer os.Remove(packedLock)
-	old, err := ReadRegular(packedPath, -1)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("create refs: read packed-refs: %w", err)
-	}
-	existing, header, err := packedRecords(old)
+	pk, unlock, err := r.lockPacked(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("create refs: %w", err)
 	}
+	defer unlock()
 	var fresh []Ref
 	for _, ref := range locked {
 		_, inLoose, err := readLooseRef(r.refPath(ref.Name))
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", ref.Name, err)
 		}
-		if _, inPacked := existing[ref.Name]; inLoose || inPacked {
+		if _, inPacked := pk.values[ref.Name]; inLoose || inPacked {
 			notCreated = append(notCreated, ref.Name)
 			continue
 		}
 		fresh = append(fresh, ref)
 	}
 	if len(fresh) > 0 {
-		if err := r.writePacked(packedPath, old, header, fresh, nil); err != nil {
+		if err := r.writePacked(pk, fresh, nil); err != nil {
 			return nil, fmt.Errorf("create refs: %w", err)
 		}
 	}
@@ -154,14 +146,42 @@ func (r *Repo) refPath(name string) string {
 // packedHeader is what git writes at the top of packed-refs it makes.
 const packedHeader = "# pack-refs with: peeled fully-peeled sorted \n"
 
-// packedRecords indexes packed-refs data by ref name and returns its
-// header line (empty when it has none).
-func packedRecords(data []byte) (map[string]bool, string, error) {
-	names := map[string]bool{}
-	var header string
+// packedFile is packed-refs as read under its lock: its bytes, its
+// header line ("" when it has none) and every ref's value by name.
+type packedFile struct {
+	path   string
+	data   []byte
+	header string
+	values map[string]Hash
+}
+
+// lockPacked takes packed-refs.lock (stamped, as a ref's lock, so a
+// killed holder's is cleared) and reads packed-refs; unlock releases it.
+func (r *Repo) lockPacked(ctx context.Context) (*packedFile, func(), error) {
+	path := filepath.Join(r.commonDir, "packed-refs")
+	if err := acquireLock(ctx, path+".lock", r.tmpDir(), r.LockTimeout); err != nil {
+		return nil, nil, fmt.Errorf("packed-refs: %w", err)
+	}
+	unlock := func() { os.Remove(path + ".lock") }
+	data, err := ReadRegular(path, -1)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		unlock()
+		return nil, nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	pk, err := parsePackedFile(path, data)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return pk, unlock, nil
+}
+
+// parsePackedFile indexes packed-refs data.
+func parsePackedFile(path string, data []byte) (*packedFile, error) {
+	pk := &packedFile{path: path, data: data, values: map[string]Hash{}}
 	if bytes.HasPrefix(data, []byte("# pack-refs with:")) {
 		line, _ := cutLine(data)
-		header = string(line) + "\n"
+		pk.header = string(line) + "\n"
 	}
 	hexLen := 2 * len(ZeroHash)
 	for rest := data; len(rest) > 0; {
@@ -171,20 +191,26 @@ func packedRecords(data []byte) (map[string]bool, string, error) {
 			continue
 		}
 		if len(line) < hexLen+2 || line[hexLen] != ' ' {
-			return nil, "", fmt.Errorf("packed-refs: malformed line %q", line)
+			return nil, fmt.Errorf("packed-refs: malformed line %q", line)
 		}
-		names[string(line[hexLen+1:])] = true
+		h, err := ParseHash(string(line[:hexLen]))
+		if err != nil {
+			return nil, fmt.Errorf("packed-refs: %w", err)
+		}
+		pk.values[string(line[hexLen+1:])] = h
 	}
-	return names, header, nil
+	return pk, nil
 }
 
-// writePacked writes packed-refs as old plus fresh (none of which old
-// holds) less the refs drop names, sorted by name as git keeps it, through a synced file renamed
-// over it; the caller holds packed-refs.lock. Each old ref keeps the
+// writePacked writes packed-refs as pk plus fresh (none of which pk
+// holds) less the refs drop names, sorted by name as git keeps it,
+// through a synced file renamed over it; the caller holds
+// packed-refs.lock (lockPacked). Each old ref keeps the
 // lines that follow it (a peeled tag's "^" line) and the header keeps
 // old's traits, with "sorted" added: fresh refs are commits, which peel
 // to nothing.
-func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref, drop map[string]bool) error {
+func (r *Repo) writePacked(pk *packedFile, fresh []Ref, drop map[string]bool) error {
+	old, header := pk.data, pk.header
 	type record struct {
 		name  string
 		lines []byte
@@ -244,7 +270,7 @@ func (r *Repo) writePacked(path string, old []byte, header string, fresh []Ref, 
 		err = r.adjustShared(tmp)
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = os.Rename(tmp, pk.path)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -302,20 +328,11 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 			return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
 		}
 	}
-	packedPath := filepath.Join(r.commonDir, "packed-refs")
-	packedLock := packedPath + ".lock"
-	if err := acquireLock(ctx, packedLock, r.tmpDir(), r.LockTimeout); err != nil {
-		return nil, fmt.Errorf("delete refs: packed-refs: %w", err)
-	}
-	defer os.Remove(packedLock)
-	old, err := ReadRegular(packedPath, -1)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("delete refs: read packed-refs: %w", err)
-	}
-	packed, err := packedValues(old)
+	pk, unlock, err := r.lockPacked(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("delete refs: %w", err)
 	}
+	defer unlock()
 	drop := map[string]bool{}
 	var loose []string
 	for _, ref := range locked {
@@ -323,7 +340,7 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 		if err != nil {
 			return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
 		}
-		p, inPacked := packed[ref.Name]
+		p, inPacked := pk.values[ref.Name]
 		if !inLoose {
 			cur = p
 		}
@@ -339,11 +356,7 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 		}
 	}
 	if len(drop) > 0 {
-		_, header, err := packedRecords(old)
-		if err != nil {
-			return nil, fmt.Errorf("delete refs: %w", err)
-		}
-		if err := r.writePacked(packedPath, old, header, nil, drop); err != nil {
+		if err := r.writePacked(pk, nil, drop); err != nil {
 			return nil, fmt.Errorf("delete refs: %w", err)
 		}
 	}
@@ -354,26 +367,4 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 	}
 	slices.Sort(notDeleted)
 	return notDeleted, nil
-}
-
-// packedValues is every ref packed-refs data holds, by name.
-func packedValues(data []byte) (map[string]Hash, error) {
-	out := map[string]Hash{}
-	hexLen := 2 * len(ZeroHash)
-	for rest := data; len(rest) > 0; {
-		var line []byte
-		line, rest = cutLine(rest)
-		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
-			continue
-		}
-		if len(line) < hexLen+2 || line[hexLen] != ' ' {
-			return nil, fmt.Errorf("packed-refs: malformed line %q", line)
-		}
-		h, err := ParseHash(string(line[:hexLen]))
-		if err != nil {
-			return nil, fmt.Errorf("packed-refs: %w", err)
-		}
-		out[string(line[hexLen+1:])] = h
-	}
-	return out, nil
 }

@@ -104,6 +104,29 @@ func (r *bindRig) landedLetter(id string, mw *chain.Letter, mwID string, version
 	return r.g.CommitFile(head, chain.LetterFile, l.Canonical(), msg)
 }
 
+// twoKeys registers the brain's first passkey, "old", and adds a second,
+// "kept", proven by the first: what a key removal needs.
+func (r *bindRig) twoKeys() (old, kept *gatestest.Authenticator) {
+	t := r.t
+	t.Helper()
+	ctx := context.Background()
+	old, kept = gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
+	passkey := func(a *gatestest.Authenticator, label string) brain.Passkey {
+		return brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: label, AddedAt: chain.Timestamp(r.now)}
+	}
+	if _, err := brain.RegisterFirstKey(ctx, r.repo, passkey(old, "old"), r.now); err != nil {
+		t.Fatal(err)
+	}
+	add, err := brain.PrepareAddKey(r.repo, passkey(kept, "kept"), r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := add.Commit(ctx, old.Assert(add.Prepared.Challenge(), nil)); err != nil {
+		t.Fatalf("adding the second key: %v", err)
+	}
+	return old, kept
+}
+
 // refs is every ref and branch, to tell that nothing was written.
 func (r *bindRig) refs() string {
 	return r.g.Git("for-each-ref", "--format=%(objectname) %(refname)")
@@ -238,20 +261,7 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	ctx := context.Background()
 	r := newBindRig(t)
-	old, kept := gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
-	passkey := func(a *gatestest.Authenticator, label string) brain.Passkey {
-		return brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: label, AddedAt: chain.Timestamp(r.now)}
-	}
-	if _, err := brain.RegisterFirstKey(ctx, r.repo, passkey(old, "old"), r.now); err != nil {
-		t.Fatal(err)
-	}
-	add, err := brain.PrepareAddKey(r.repo, passkey(kept, "kept"), r.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := add.Commit(ctx, old.Assert(add.Prepared.Challenge(), nil)); err != nil {
-		t.Fatalf("adding the second key: %v", err)
-	}
+	old, kept := r.twoKeys()
 	// archive signs the archive of a merge_wait mission with a, through
 	// the laws (Prepared.Commit), and returns the mission's ref.
 	archive := func(a *gatestest.Authenticator) (string, error) {
@@ -587,20 +597,7 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 func TestFoldedMissionKeepsItsKeyAnchor(t *testing.T) {
 	ctx := context.Background()
 	r := newBindRig(t)
-	old, kept := gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
-	passkey := func(a *gatestest.Authenticator, label string) brain.Passkey {
-		return brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: label, AddedAt: chain.Timestamp(r.now)}
-	}
-	if _, err := brain.RegisterFirstKey(ctx, r.repo, passkey(old, "old"), r.now); err != nil {
-		t.Fatal(err)
-	}
-	add, err := brain.PrepareAddKey(r.repo, passkey(kept, "kept"), r.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := add.Commit(ctx, old.Assert(add.Prepared.Challenge(), nil)); err != nil {
-		t.Fatal(err)
-	}
+	old, kept := r.twoKeys()
 	id, _, _ := r.mergeWait(r.candidate("gate://folded"), "folded.txt")
 	p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
 	if err != nil {
