@@ -35,6 +35,8 @@ func TestForgeRoundTrip(t *testing.T) {
 		{"bare", fileForge},
 		{"http", func(t *testing.T) *forge { return httpForge(t, 30*time.Second).forge }},
 		{"gitolite", gitoliteForge},
+		{"gitea", func(t *testing.T) *forge { return giteaForge(t, false) }},
+		{"gitea-ssh", func(t *testing.T) *forge { return giteaForge(t, true) }},
 	} {
 		t.Run(server.name, func(t *testing.T) { forgeRoundTrip(t, server.start(t)) })
 	}

@@ -10,8 +10,11 @@ package testscripts
 // gitolite3, openssh-server) and under CI a missing one fails the test.
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -366,4 +369,195 @@ func chownTree(root string, uid, gid int) error {
 		}
 		return os.Lchown(path, uid, gid)
 	})
+}
+
+// giteaVersion is the Gitea .ci/gitea.sh builds from its Go module.
+const giteaVersion = "1.27.3"
+
+// giteaDir is where .ci/gitea.sh left Gitea: its binary, and its source
+// tree, whose options/ a build without bindata reads at run time.
+func giteaDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("M1ND_GITEA_DIR")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "m1nd-gitea", giteaVersion)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gitea")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no Gitea in %s (.ci/gitea.sh builds it): %v", dir, err)
+		}
+		t.Skipf("no Gitea in %s: run .ci/gitea.sh (builds Gitea %s from its Go module, about 4 minutes)", dir, giteaVersion)
+	}
+	return dir
+}
+
+// giteaForge starts Gitea on loopback (sqlite, one admin, alice), its
+// built-in ssh server too, with DISABLE_GIT_HOOKS = false: a guarded
+// repository gets m1nd's pre-receive through Gitea's git-hooks API, as an
+// admin sets it (PATCH /repos/{owner}/{repo}/hooks/git/pre-receive), and
+// survives Gitea writing the repository's hooks again. overSSH makes the
+// clones push over ssh instead of HTTP.
+func giteaForge(t *testing.T, overSSH bool) *forge {
+	t.Helper()
+	dir := giteaDir(t)
+	needTools(t, "ssh", "ssh-keygen")
+	work := t.TempDir()
+	bin := filepath.Join(dir, "gitea")
+	port, sshPort := freePort(t), freePort(t)
+	env := append(os.Environ(), "GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT=true", "GITEA_WORK_DIR="+work)
+	gitea := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--config", filepath.Join(work, "app.ini"), "--work-path", work}, args...)...)
+		cmd.Env, cmd.Dir = env, work
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gitea %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	secret := func(name string) string {
+		cmd := exec.Command(bin, "generate", "secret", name)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("gitea generate secret %s: %v", name, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	runUser := "root"
+	if u, err := user.Current(); err == nil {
+		runUser = u.Username
+	}
+	ini := fmt.Sprintf(`APP_NAME = m1nd test forge
+RUN_USER = %[1]s
+RUN_MODE = prod
+WORK_PATH = %[2]s
+[server]
+PROTOCOL = http
+HTTP_ADDR = 127.0.0.1
+HTTP_PORT = %[3]d
+ROOT_URL = http://127.0.0.1:%[3]d/
+LOCAL_ROOT_URL = http://127.0.0.1:%[3]d/
+APP_DATA_PATH = %[2]s/data
+STATIC_ROOT_PATH = %[4]s
+START_SSH_SERVER = true
+SSH_DOMAIN = 127.0.0.1
+SSH_LISTEN_HOST = 127.0.0.1
+SSH_PORT = %[5]d
+SSH_LISTEN_PORT = %[5]d
+BUILTIN_SSH_SERVER_USER = %[1]s
+OFFLINE_MODE = true
+LFS_START_SERVER = false
+[database]
+DB_TYPE = sqlite3
+PATH = %[2]s/data/gitea.db
+[repository]
+ROOT = %[2]s/repos
+[security]
+INSTALL_LOCK = true
+SECRET_KEY = %[6]s
+INTERNAL_TOKEN = %[7]s
+DISABLE_GIT_HOOKS = false
+[service]
+DISABLE_REGISTRATION = true
+[indexer]
+REPO_INDEXER_ENABLED = false
+[cron]
+ENABLED = false
+[log]
+MODE = console
+LEVEL = warn
+`, runUser, work, port, filepath.Join(dir, "src"), sshPort, secret("SECRET_KEY"), secret("INTERNAL_TOKEN"))
+	if err := os.WriteFile(filepath.Join(work, "app.ini"), []byte(ini), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gitea("migrate")
+	const password = "s3cret-Passw0rd"
+	gitea("admin", "user", "create", "--admin", "--username", "alice", "--password", password, "--email", "alice@example.com", "--must-change-password=false")
+	cmd := exec.Command(bin, "--config", filepath.Join(work, "app.ini"), "--work-path", work, "web")
+	cmd.Env, cmd.Dir = env, work
+	log, err := os.Create(filepath.Join(work, "web.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); log.Close() })
+	api := func(method, path, body string) string {
+		t.Helper()
+		req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d/api/v1%s", port, path), strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("alice", password)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("gitea API %s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("gitea API %s %s: %s\n%s", method, path, resp.Status, out)
+		}
+		return string(out)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/version", port)); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(filepath.Join(work, "web.log"))
+			t.Fatalf("gitea does not answer on %d:\n%s", port, out)
+		}
+	}
+	f := &forge{name: "gitea", dir: func(name string) string { return filepath.Join(work, "repos", "alice", name+".git") }}
+	f.url = func(name string) string {
+		return fmt.Sprintf("http://alice:%s@127.0.0.1:%d/alice/%s.git", password, port, name)
+	}
+	if overSSH {
+		key := filepath.Join(work, "alice-key")
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+		pub, err := os.ReadFile(key + ".pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]string{"title": "alice", "key": strings.TrimSpace(string(pub))})
+		api("POST", "/user/keys", string(body))
+		f.name = "gitea-ssh"
+		f.url = func(name string) string {
+			return fmt.Sprintf("ssh://%s@127.0.0.1:%d/alice/%s.git", runUser, sshPort, name)
+		}
+		f.config = [][2]string{{"core.sshCommand", fmt.Sprintf("ssh -i %s -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR", key)}}
+	}
+	f.create = func(t *testing.T, name string, guarded bool) {
+		t.Helper()
+		api("POST", "/user/repos", fmt.Sprintf(`{"name":%q}`, name))
+		if !guarded {
+			return
+		}
+		// hooks install --bare refuses a Gitea repository and says to use
+		// the API; --print gives the script to set through it.
+		script, err := exec.Command(m1ndBin(t), "-C", f.dir(name), "hooks", "install", "--bare", "--print").Output()
+		if err != nil {
+			t.Fatalf("hooks install --bare --print: %v", err)
+		}
+		body, _ := json.Marshal(map[string]string{"content": string(script)})
+		api("PATCH", "/repos/alice/"+name+"/hooks/git/pre-receive", string(body))
+		// Gitea writes the repository's hooks again (its admin task
+		// "resynchronize hooks"): the one set through its API stays.
+		gitea("admin", "regenerate", "hooks")
+		if _, err := os.Stat(filepath.Join(f.dir(name), "hooks", "pre-receive.d", "pre-receive")); err != nil {
+			t.Fatalf("m1nd's hook did not survive Gitea regenerating hooks: %v", err)
+		}
+	}
+	return f
 }
