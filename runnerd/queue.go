@@ -241,6 +241,9 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	tree, _ := gitOutput(ctx, wt, "rev-parse", "HEAD^{tree}")
 	work := &settled{commit: gated, tree: tree}
 	changed := unchangedBy(ctx, wt, work)
+	// The gate's worktree goes before the mission is ready again: a
+	// runnerd stopped right after the ready mark must leave none behind.
+	removeWorktree(context.WithoutCancel(ctx), main, wt)
 	if gate.err != nil || gate.timedOut || gate.exit != 0 || changed != "" {
 		exit := gate.exit
 		why := gate.describe("gate")
