@@ -74,10 +74,14 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 			os.Remove(r.refPath(ref.Name) + ".lock")
 		}
 	}()
+	made := map[string]bool{} // ref folders known to exist
 	for _, ref := range refs {
 		path := r.refPath(ref.Name)
-		if err := r.mkdirShared(filepath.Dir(path)); err != nil {
-			return nil, fmt.Errorf("create %s: %w", ref.Name, err)
+		if dir := filepath.Dir(path); !made[dir] {
+			if err := r.mkdirShared(dir); err != nil {
+				return nil, fmt.Errorf("create %s: %w", ref.Name, err)
+			}
+			made[dir] = true
 		}
 		err := os.Link(stamp, path+".lock")
 		switch {
@@ -94,12 +98,21 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 		return nil, fmt.Errorf("create refs: %w", err)
 	}
 	defer unlock()
+	// Which loose refs exist, one listing per folder: no writer can make
+	// one of the locked refs now, git included (it takes the same lock).
+	loose := map[string]bool{}
+	for dir := range made {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("create refs: %w", err)
+		}
+		for _, e := range entries {
+			loose[filepath.Join(dir, e.Name())] = true
+		}
+	}
 	var fresh []Ref
 	for _, ref := range locked {
-		_, inLoose, err := readLooseRef(r.refPath(ref.Name))
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", ref.Name, err)
-		}
+		inLoose := loose[r.refPath(ref.Name)]
 		if _, inPacked := pk.values[ref.Name]; inLoose || inPacked {
 			notCreated = append(notCreated, ref.Name)
 			continue

@@ -48,18 +48,23 @@ func digestRefs(refs map[string]gitstore.Hash) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// nothingMoved reports whether the last clean sync with remote left the
-// remote holding advertised and this clone's refs as local stamps them.
-// Anything unreadable means no: the sync reads every ref.
-func nothingMoved(runtimeDir, remote string, advertised map[string]gitstore.Hash, local gitstore.FolderStamp) bool {
+// lastSeenOf reads the record of the last clean sync with remote; false
+// when there is none, or it does not read (the sync then reads every ref).
+func lastSeenOf(runtimeDir, remote string) (lastSeen, bool) {
 	data, err := gitstore.ReadRuntime(seenPath(runtimeDir, remote), 4<<10)
 	if err != nil {
-		return false
+		return lastSeen{}, false
 	}
 	var seen lastSeen
 	if json.Unmarshal(data, &seen) != nil {
-		return false
+		return lastSeen{}, false
 	}
+	return seen, true
+}
+
+// matches reports whether the remote holds advertised and this clone's
+// refs are as local stamps them, as the last clean sync left both.
+func (seen lastSeen) matches(advertised map[string]gitstore.Hash, local gitstore.FolderStamp) bool {
 	return seen.Local == local.Key && seen.Remote == digestRefs(advertised)
 }
 

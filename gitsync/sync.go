@@ -106,25 +106,33 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// included), there is nothing to fetch.
 	began := time.Now()
 	localStamp, stampErr := repo.RefsStamp(Prefix)
-	advertised, err := lsRemote(ctx, dir, remote)
+	seen, hasSeen := lastSeenOf(repo.RuntimeDir(), remote)
+	tracked, err := refMap(repo, tracking)
 	if err != nil {
 		return nil, err
 	}
-	if stampErr == nil && nothingMoved(repo.RuntimeDir(), remote, advertised, localStamp) {
+	// A clone that has seen nothing of the remote (a newcomer's first
+	// sync: no record, no tracking refs) fetches at once: there is nothing
+	// to compare an answer with.
+	var advertised map[string]gitstore.Hash
+	if hasSeen || len(tracked) > 0 {
+		if advertised, err = lsRemote(ctx, dir, remote); err != nil {
+			return nil, err
+		}
+	}
+	if stampErr == nil && hasSeen && seen.matches(advertised, localStamp) {
 		rep.Unchanged = len(advertised)
 		rep.say("%s holds what the last sync left and no ref here moved since: nothing to do", remote)
 		return rep, nil
 	}
 	// Whatever this sync finds, the record of the last clean one is stale
 	// once it reads on; it is written again at the end of a clean sync.
-	if err := forgetSeen(repo.RuntimeDir(), remote); err != nil {
-		return nil, err
+	if hasSeen {
+		if err := forgetSeen(repo.RuntimeDir(), remote); err != nil {
+			return nil, err
+		}
 	}
-	tracked, err := refMap(repo, tracking)
-	if err != nil {
-		return nil, err
-	}
-	if sameRefs(advertised, tracked) {
+	if advertised != nil && sameRefs(advertised, tracked) {
 		rep.say("%s holds what this clone last saw: nothing to fetch", remote)
 	} else {
 		rep.say("fetching %s", remote)

@@ -126,6 +126,11 @@ func (b *Brain) adopt(ctx context.Context, remote, tracking string, res *InitRes
 	if err := b.Repo.UpdateRef(ctx, brain.RegistrationRef, gitstore.ZeroHash, h); err != nil {
 		return fmt.Errorf("adopt %s's brain registration: %w", remote, err)
 	}
+	// The fetch was init's own, not a sync's: its tracking ref goes, so the
+	// first sync knows it has seen nothing of the remote yet.
+	if _, err := b.Repo.DeleteRefs(ctx, []gitstore.Ref{{Name: tracking, Hash: h}}); err != nil {
+		return fmt.Errorf("adopt %s's brain registration: %w", remote, err)
+	}
 	reg, _, err := brain.Registered(b.Repo)
 	if err != nil {
 		return err
