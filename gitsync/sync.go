@@ -216,7 +216,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	// folded: what the archive folds, once it is settled; the live refs of
 	// folded missions to remove here and on the remote.
 	var folded map[string]chain.Folded
-	var localFolded, remoteFolded []gitstore.Ref
+	var unfold liveFolded
 	for _, ref := range sorted {
 		l, hasL := local[ref]
 		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
@@ -235,36 +235,8 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 		if id, isMission := strings.CutPrefix(ref, chain.MissionRefPrefix); isMission {
 			if m, isFolded := folded[id]; isFolded {
-				head, _ := gitstore.ParseHash(m.Head)
-				if hasL {
-					on, err := chain.OnChain(repo, head, l)
-					if err != nil {
-						return nil, fmt.Errorf("%s: %w", ref, err)
-					}
-					if !on { // forked from what the archive keeps: ours is parked, as any fork
-						_, lAfter, err := forkPoint(repo, l, head)
-						if err != nil {
-							return nil, fmt.Errorf("%s: %w", ref, err)
-						}
-						c, err := park(ctx, repo, ref, l, head, lAfter)
-						if err != nil {
-							return nil, err
-						}
-						rep.Conflicts = append(rep.Conflicts, *c)
-						l = head
-					}
-					localFolded = append(localFolded, gitstore.Ref{Name: ref, Hash: l})
-				}
-				if hasR {
-					if on, err := chain.OnChain(repo, head, r); err != nil {
-						return nil, fmt.Errorf("%s: %w", ref, err)
-					} else if on {
-						remoteFolded = append(remoteFolded, gitstore.Ref{Name: ref, Hash: r})
-					} else {
-						rep.RefusedRemote = append(rep.RefusedRemote, &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.InvalidTransition),
-							Lesson: fmt.Sprintf("%s folds this mission at %s; %s's ref is not on that chain (written past its hook): it is left there, and not taken", chain.ArchiveRef, m.Head[:12], remote)})
-						held = append(held, ref)
-					}
+				if err := unfold.settle(ctx, repo, rep, ref, m, l, hasL, r, hasR); err != nil {
+					return nil, err
 				}
 				continue
 			}
@@ -345,8 +317,8 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 	}
 	// Before anything is pushed: a glob push carries every live ref here.
-	if len(localFolded) > 0 {
-		notDeleted, err := repo.DeleteRefs(ctx, localFolded)
+	if len(unfold.local) > 0 {
+		notDeleted, err := repo.DeleteRefs(ctx, unfold.local)
 		if err != nil {
 			return nil, fmt.Errorf("remove the live refs of folded missions: %w", err)
 		}
@@ -354,7 +326,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		for _, name := range notDeleted {
 			skip[name] = true
 		}
-		for _, d := range localFolded {
+		for _, d := range unfold.local {
 			if !skip[d.Name] {
 				rep.Folded = append(rep.Folded, d.Name)
 			}
@@ -403,14 +375,14 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 			}
 		}
 	}
-	if len(remoteFolded) > 0 && rep.PushError == "" {
-		deleted, failure, timeout, err := pushDeletions(ctx, dir, remote, remoteFolded, rep.say)
+	if len(unfold.remote) > 0 && rep.PushError == "" {
+		deleted, failure, timeout, err := pushDeletions(ctx, dir, remote, unfold.remote, rep.say)
 		if err != nil {
 			return nil, err
 		}
 		rep.RemoteFolded = append(rep.RemoteFolded, deleted...)
 		var gone []gitstore.Ref
-		for _, d := range remoteFolded[:len(deleted)] {
+		for _, d := range unfold.remote[:len(deleted)] {
 			gone = append(gone, gitstore.Ref{Name: tracking + strings.TrimPrefix(d.Name, Prefix), Hash: d.Hash})
 			delete(remoteRefs, strings.TrimPrefix(d.Name, Prefix))
 		}
@@ -441,6 +413,51 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		}
 	}
 	return rep, nil
+}
+
+// liveFolded are the live refs of missions the archive folds, which a
+// sync removes: here, and on the remote (with a lease on the value it
+// fetched) once the archive is there.
+type liveFolded struct{ local, remote []gitstore.Ref }
+
+// settle decides what becomes of the live refs of ref, a mission the
+// archive folds as m, at l here and r on the remote: each goes when it is
+// on the folded chain (at its head or behind it). A local chain forked
+// from it is parked first, as any fork; a remote one is refused and held.
+func (lf *liveFolded) settle(ctx context.Context, repo *gitstore.Repo, rep *Report, ref string, m chain.Folded, l gitstore.Hash, hasL bool, r gitstore.Hash, hasR bool) error {
+	head, _ := gitstore.ParseHash(m.Head)
+	if hasL {
+		on, err := chain.OnChain(repo, head, l)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		if !on {
+			_, lAfter, err := forkPoint(repo, l, head)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ref, err)
+			}
+			c, err := park(ctx, repo, ref, l, head, lAfter)
+			if err != nil {
+				return err
+			}
+			rep.Conflicts = append(rep.Conflicts, *c)
+			l = head
+		}
+		lf.local = append(lf.local, gitstore.Ref{Name: ref, Hash: l})
+	}
+	if hasR {
+		on, err := chain.OnChain(repo, head, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		if !on {
+			rep.RefusedRemote = append(rep.RefusedRemote, &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.InvalidTransition),
+				Lesson: fmt.Sprintf("%s folds this mission at %s; %s's ref is not on that chain (written past its hook): it is left there, and not taken", chain.ArchiveRef, m.Head[:12], rep.Remote)})
+			return nil
+		}
+		lf.remote = append(lf.remote, gitstore.Ref{Name: ref, Hash: r})
+	}
+	return nil
 }
 
 // registerOwn registers the brain's own name when it has no registration.

@@ -12,9 +12,11 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/chain/chaintest"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/ops"
 )
 
 type clone struct {
@@ -451,5 +453,47 @@ func TestSteadySyncReadsNothingUntilARefMoves(t *testing.T) {
 	}
 	if _, said := syncSays(a); strings.Contains(said, idle) {
 		t.Fatalf("a broken record was trusted:\n%s", said)
+	}
+}
+
+// A clone that holds a folded mission behind its folded head (it never
+// saw the archive letter) has its live ref removed by the sync that
+// brings the fold, and reads the mission from the archive; the remote's
+// live ref went with the folding clone's sync.
+func TestSyncCarriesAFold(t *testing.T) {
+	a, b := twoClones(t)
+	ctx := context.Background()
+	head, ref := chaintest.MergeWait(t, a.m, "sb_shop_core")
+	a.sync(t)
+	if rep := b.sync(t); !strings.Contains(strings.Join(rep.Created, " "), ref) {
+		t.Fatalf("b did not take the mission: %+v", rep.Created)
+	}
+	p, err := a.m.PrepareArchive(head.MissionID, "owner", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Commit(ctx, gates.OriginHumanTTY, nil, chain.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	folded, err := ops.New(a.repo, "shop").Fold(ctx, ops.FoldRequest{Agent: "owner", Now: time.Now()})
+	if err != nil || len(folded.Folded) != 1 {
+		t.Fatalf("fold: %+v, %v", folded, err)
+	}
+	if rep := a.sync(t); !rep.OK || len(rep.RemoteFolded) != 1 || rep.RemoteFolded[0] != ref {
+		t.Fatalf("a's sync did not remove the remote's live ref: %+v", rep)
+	}
+	if out := a.g.Git("ls-remote", "origin", ref); out != "" {
+		t.Fatalf("the remote still holds %s", out)
+	}
+	rep := b.sync(t)
+	if !rep.OK || len(rep.Folded) != 1 || rep.Folded[0] != ref {
+		t.Fatalf("b's sync did not remove its live ref of the folded mission: %+v", rep)
+	}
+	if _, ok, _ := b.repo.ReadRef(ref); ok {
+		t.Fatalf("b still holds %s", ref)
+	}
+	got, err := b.m.Current(head.MissionID)
+	if err != nil || !got.Folded || got.Phase != chain.PhaseArchived {
+		t.Fatalf("b reads %+v, %v; want the archived mission, folded", got, err)
 	}
 }
