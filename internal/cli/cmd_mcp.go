@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/mcpserver"
@@ -63,15 +62,9 @@ func runMCP(ctx context.Context, opts *mcpOptions) error {
 		return err
 	}
 	srv := &mcpserver.Server{Flows: flows, Agent: agent, Now: opts.IO.Now, Poll: opts.Poll, Version: readVersion().String()}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out}})
+	err = srv.Run(ctx, mcpserver.Stdio(opts.IO.In, opts.IO.Out))
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil // the client went away, or the process was asked to stop
 	}
 	return err
 }
-
-// nopWriteCloser is stdout for a transport: closing the session never
-// closes the process's stdout.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,84 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/mcpserver"
+	"github.com/m1nd/m1nd/ops"
+)
+
+// TestStdioAnswersABadFrameAndGoesOn: over the stdio transport, a line
+// that is not JSON, JSON that is no JSON-RPC message, and a message with
+// no method or id are each answered with their JSON-RPC error, and the
+// session goes on to answer what follows.
+func TestStdioAnswersABadFrameAndGoesOn(t *testing.T) {
+	g := gittest.Init(t, "brain")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	srv := &mcpserver.Server{Flows: ops.New(repo, "brain"), Agent: "bob", Poll: time.Hour, Version: "test"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, mcpserver.Stdio(inR, outW)) }()
+	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
+	replies := bufio.NewScanner(outR)
+	replies.Buffer(make([]byte, 1<<20), 1<<20)
+	next := func() map[string]any {
+		t.Helper()
+		if !replies.Scan() {
+			t.Fatalf("no reply: %v", replies.Err())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(replies.Bytes(), &m); err != nil {
+			t.Fatalf("reply %q: %v", replies.Text(), err)
+		}
+		return m
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if m := next(); m["id"] != 1.0 || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, tc := range []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{"not json at all", -32700, nil},
+		{`{"jsonrpc":"2.0","id":5,"method":`, -32700, nil},
+		{`42`, -32600, nil},
+		{`{"jsonrpc":"1.0","id":6,"method":"tools/list"}`, -32600, 6.0},
+		{`{"jsonrpc":"2.0"}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}`, -32600, nil},
+	} {
+		send(tc.line)
+		m := next()
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != tc.code || m["id"] != tc.id {
+			t.Errorf("%s: reply %v, want error %v with id %v", tc.line, m, tc.code, tc.id)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	m := next()
+	if m["id"] != 2.0 || m["result"] == nil || !strings.Contains(replies.Text(), "mission_show") {
+		t.Fatalf("tools/list after the bad frames: %v", m)
+	}
+}
