@@ -45,7 +45,6 @@ func TestCreateRefsAgreesWithGit(t *testing.T) {
 			g := gittest.Init(t, "create")
 			head := g.Git("rev-parse", "HEAD")
 			tc.setup(g, head)
-			before := g.Git("for-each-ref", "--format=%(refname) %(objectname) %(*objectname)|")
 			r := open(t, g.Dir)
 			h, _ := gitstore.ParseHash(head)
 			var refs []gitstore.Ref
@@ -56,7 +55,7 @@ func TestCreateRefsAgreesWithGit(t *testing.T) {
 			// overwritten, and named.
 			other := g.CommitFiles("other", map[string]string{"f": "x"})
 			g.Git("update-ref", refs[1].Name, other)
-			before = g.Git("for-each-ref", "--format=%(refname) %(objectname) %(*objectname)|")
+			before := g.Git("for-each-ref", "--format=%(refname) %(objectname) %(*objectname)|")
 			notCreated, err := r.CreateRefs(context.Background(), refs)
 			if err != nil {
 				t.Fatal(err)

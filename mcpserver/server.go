@@ -198,6 +198,10 @@ func (s *Server) tell(ctx context.Context, fresh, pending int) {
 	msg := fmt.Sprintf("m1nd: %s for %s (%d unread in all); mail_inbox lists them, and your session's hooks hand them over at the next tool call",
 		gates.Count(fresh, "new letter"), s.Agent, pending)
 	for ss := range s.srv.Sessions() {
+		// Logging is deprecated from protocol 2026-07-28 but stays during its
+		// window for the clients that subscribe; the tool-result note
+		// (noteLetters) is what every client reads.
+		//lint:ignore SA1019 kept for subscribed clients until the window closes
 		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: "m1nd", Data: msg})
 	}
 	_ = s.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: InboxURI})

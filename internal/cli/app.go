@@ -330,15 +330,6 @@ func (inv *invocation) missionFor(c *cli.Context) (*chain.Missions, string, erro
 	return m, id, err
 }
 
-// currentMission reads the one mission id argument and the mission's head.
-func (inv *invocation) currentMission(c *cli.Context) (*chain.Head, error) {
-	m, id, err := inv.missionFor(c)
-	if err != nil {
-		return nil, err
-	}
-	return m.Current(id)
-}
-
 // missionArg reads and validates a mission id argument.
 func missionArg(c *cli.Context) (string, error) {
 	id, err := oneArg(c, "mission id")
