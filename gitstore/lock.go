@@ -172,15 +172,33 @@ func acquireLock(ctx context.Context, path, tmpDir string, timeout time.Duration
 // is never cleared. Where hard links fail, the lock is created and stamped
 // in two steps.
 func createStamped(path, tmpDir string) error {
+	stamp, err := newStamp(tmpDir)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(stamp)
+	return lockWithStamp(stamp, path)
+}
+
+// newStamp writes this process's stamp into a fresh file in tmpDir, to be
+// hard-linked into place as one or many locks (lockWithStamp); the caller
+// removes it.
+func newStamp(tmpDir string) (string, error) {
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return err
+		return "", err
 	}
-	tmp := filepath.Join(tmpDir, fmt.Sprintf("lock-%d-%d", os.Getpid(), rand.Uint64()))
-	if err := os.WriteFile(tmp, []byte(ownStamp()), 0o666); err != nil {
-		return err
+	stamp := filepath.Join(tmpDir, fmt.Sprintf("lock-%d-%d", os.Getpid(), rand.Uint64()))
+	if err := os.WriteFile(stamp, []byte(ownStamp()), 0o666); err != nil {
+		return "", err
 	}
-	defer os.Remove(tmp)
-	err := os.Link(tmp, path)
+	return stamp, nil
+}
+
+// lockWithStamp creates the lock at path exclusively as a hard link of
+// stamp, so it is never empty; where hard links fail it is created and
+// stamped in two steps. An existing lock is fs.ErrExist.
+func lockWithStamp(stamp, path string) error {
+	err := os.Link(stamp, path)
 	if err == nil || errors.Is(err, fs.ErrExist) {
 		return err
 	}

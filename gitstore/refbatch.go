@@ -57,11 +57,8 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 		return r.createLoose(ctx, refs)
 	}
 
-	if err := os.MkdirAll(r.tmpDir(), 0o700); err != nil {
-		return nil, fmt.Errorf("create refs: %w", err)
-	}
-	stamp := filepath.Join(r.tmpDir(), fmt.Sprintf("lock-%d-%d", os.Getpid(), rand.Uint64()))
-	if err := os.WriteFile(stamp, []byte(ownStamp()), 0o666); err != nil {
+	stamp, err := newStamp(r.tmpDir())
+	if err != nil {
 		return nil, fmt.Errorf("create refs: %w", err)
 	}
 	defer os.Remove(stamp)
@@ -83,7 +80,7 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 			}
 			made[dir] = true
 		}
-		err := os.Link(stamp, path+".lock")
+		err := lockWithStamp(stamp, path+".lock")
 		switch {
 		case err == nil:
 			locked = append(locked, ref)
@@ -320,16 +317,14 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 			os.Remove(r.refPath(ref.Name) + ".lock")
 		}
 	}()
+	made := map[string]bool{} // ref folders known to exist (a packed ref's may not)
 	for _, ref := range refs {
 		path := r.refPath(ref.Name)
-		if _, err := os.Lstat(filepath.Dir(path)); err != nil {
-			if _, inPacked, perr := r.packedRef(ref.Name); perr != nil || !inPacked {
-				notDeleted = append(notDeleted, ref.Name) // neither loose nor packed
-				continue
-			}
-			if err := r.mkdirShared(filepath.Dir(path)); err != nil {
+		if dir := filepath.Dir(path); !made[dir] {
+			if err := r.mkdirShared(dir); err != nil {
 				return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
 			}
+			made[dir] = true
 		}
 		err := acquireLock(ctx, path+".lock", r.tmpDir(), r.LockTimeout)
 		switch {
