@@ -3,6 +3,7 @@ package chain
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -148,45 +149,56 @@ func foldFollows(prev, next *Judged, _ Env) error {
 // parents, every fold read once.
 func ArchiveIndex(objs gitstore.Objects, head gitstore.Hash) (map[string]Folded, error) {
 	index := map[string]Folded{}
-	for h := head; !h.IsZero(); {
-		c, err := objs.ReadCommit(h)
-		if err != nil {
-			return nil, fmt.Errorf("%s at %s: %w", ArchiveRef, h, err)
-		}
-		body, err := objs.ReadFileInTree(c.Tree, ArchiveFile)
-		if err != nil {
-			return nil, fmt.Errorf("%s at %s: %w", ArchiveRef, h, err)
-		}
-		f, err := DecodeFold(body)
-		if err != nil {
-			return nil, fmt.Errorf("%s at %s: %w", ArchiveRef, h, err)
-		}
+	err := walkFolds(objs, head, func(f *Fold) bool {
 		for _, m := range f.Folded {
-			if _, later := index[m.MissionID]; !later {
-				index[m.MissionID] = m
-			}
+			index[m.MissionID] = m // a mission folds once: no later fold names it again
 		}
-		if len(c.Parents) == 0 {
-			break
-		}
-		h = c.Parents[0]
-	}
-	return index, nil
+		return true
+	})
+	return index, err
 }
 
 // ArchivedHead is the head commit of mission id as the archive at head
-// folds it; ok is false when it folds no such mission.
+// folds it; ok is false when it folds no such mission. It reads folds,
+// newest first, only until the one that names the mission.
 func ArchivedHead(objs gitstore.Objects, head gitstore.Hash, id string) (gitstore.Hash, bool, error) {
-	index, err := ArchiveIndex(objs, head)
-	if err != nil {
+	var found *Folded
+	err := walkFolds(objs, head, func(f *Fold) bool {
+		i, ok := slices.BinarySearchFunc(f.Folded, id, func(m Folded, id string) int { return strings.Compare(m.MissionID, id) })
+		if ok {
+			found = &f.Folded[i]
+		}
+		return !ok
+	})
+	if err != nil || found == nil {
 		return gitstore.ZeroHash, false, err
 	}
-	m, ok := index[id]
-	if !ok {
-		return gitstore.ZeroHash, false, nil
-	}
-	h, err := gitstore.ParseHash(m.Head)
+	h, err := gitstore.ParseHash(found.Head)
 	return h, err == nil, err
+}
+
+// walkFolds reads the archive's folds from head along first parents,
+// newest first, until fn returns false or the archive's opening.
+func walkFolds(objs gitstore.Objects, head gitstore.Hash, fn func(*Fold) bool) error {
+	for h := head; !h.IsZero(); {
+		c, err := objs.ReadCommit(h)
+		if err != nil {
+			return fmt.Errorf("%s at %s: %w", ArchiveRef, h, err)
+		}
+		body, err := objs.ReadFileInTree(c.Tree, ArchiveFile)
+		if err != nil {
+			return fmt.Errorf("%s at %s: %w", ArchiveRef, h, err)
+		}
+		f, err := DecodeFold(body)
+		if err != nil {
+			return fmt.Errorf("%s at %s: %w", ArchiveRef, h, err)
+		}
+		if !fn(f) || len(c.Parents) == 0 {
+			return nil
+		}
+		h = c.Parents[0]
+	}
+	return nil
 }
 
 // OnChain reports whether h is head or one of its first-parent ancestors:
