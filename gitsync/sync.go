@@ -305,16 +305,10 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		if err != nil {
 			return nil, err
 		}
-		skip := map[string]bool{}
 		for _, name := range notCreated {
-			skip[name] = true
 			rep.say("%s was written here meanwhile: the next sync compares it", name)
 		}
-		for _, c := range creations {
-			if !skip[c.Name] {
-				rep.Created = append(rep.Created, c.Name)
-			}
-		}
+		rep.Created = append(rep.Created, without(refNames(creations), notCreated)...)
 	}
 	// Before anything is pushed: a glob push carries every live ref here.
 	if len(unfold.local) > 0 {
@@ -322,15 +316,7 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 		if err != nil {
 			return nil, fmt.Errorf("remove the live refs of folded missions: %w", err)
 		}
-		skip := map[string]bool{}
-		for _, name := range notDeleted {
-			skip[name] = true
-		}
-		for _, d := range unfold.local {
-			if !skip[d.Name] {
-				rep.Folded = append(rep.Folded, d.Name)
-			}
-		}
+		rep.Folded = append(rep.Folded, without(refNames(unfold.local), notDeleted)...)
 	}
 	// Sync judges what it pushes as well as what it takes: local history
 	// written past this clone's hook, or made before a key change that
@@ -605,6 +591,15 @@ func park(ctx context.Context, repo *gitstore.Repo, ref string, l, r gitstore.Ha
 	}
 	c.Lesson = fmt.Sprintf("another clone extended %s first; its chain is kept, and your commits after the fork (%d) are parked at %s: %s", ref, len(after), parked, what)
 	return c, nil
+}
+
+// refNames are the names of refs, in order.
+func refNames(refs []gitstore.Ref) []string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.Name
+	}
+	return names
 }
 
 func refMap(repo *gitstore.Repo, prefix string) (map[string]gitstore.Hash, error) {

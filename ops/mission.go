@@ -106,7 +106,9 @@ func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 // would refuse each other's letters. A registered brain, one whose
 // missions fixed its name, and one with no remote open missions freely.
 func (b *Brain) checkNamed(ctx context.Context) error {
-	if _, ok, err := brain.Registered(b.Repo); err != nil || ok {
+	// Whether a registration exists is all this asks (the laws judge it):
+	// one ref read on the path of every mission opened.
+	if _, ok, err := b.Repo.ReadRef(brain.RegistrationRef); err != nil || ok {
 		return err
 	}
 	if _, fixed, err := brain.FixedName(b.Repo); err != nil || fixed {
