@@ -224,7 +224,7 @@ func (v *Verdicts) load() {
 	}
 	for sc.Scan() {
 		fields := strings.SplitN(sc.Text(), " ", 6)
-		if len(fields) != 3 && len(fields) != 6 {
+		if len(fields) != 3 && len(fields) != 6 || !strings.HasPrefix(fields[0], "refs/") {
 			bad()
 			return
 		}
