@@ -93,308 +93,409 @@ func ValidRemote(name string) bool {
 // fetched, never forced, so git checks each ref against the remote's value
 // (a compare-and-swap per ref, see push.go); nothing accepted locally is
 // dropped.
+//
+// A sync is four steps: fetch what the remote holds (asking first, so a
+// steady sync fetches nothing), settle each ref (the keys, the store and
+// the archive first, since every other ref is judged against them), judge
+// and push what this clone has that the remote lacks, and report.
 func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
-	rep := &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{},
-		Conflicts: []Conflict{}, RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, Folded: []string{}, RemoteFolded: []string{}, progress: progress}
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
-	dir := repo.RemoteDir()
-	tracking := TrackingPrefix(remote)
-	// A steady sync asks first: when the remote's refs/m1nd/ is exactly
-	// what the tracking refs hold (sync keeps them current, pushes
-	// included), there is nothing to fetch.
-	began := time.Now()
-	localStamp, stampErr := repo.RefsStamp(Prefix)
-	seen, hasSeen := lastSeenOf(repo.RuntimeDir(), remote)
-	tracked, err := refMap(repo, tracking)
-	if err != nil {
+	s := &run{ctx: ctx, repo: repo, remote: remote, dir: repo.RemoteDir(), tracking: TrackingPrefix(remote), began: time.Now(),
+		rep: &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{}, Conflicts: []Conflict{},
+			RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, Folded: []string{}, RemoteFolded: []string{}, progress: progress}}
+	steady, err := s.fetch()
+	if err != nil || steady {
+		return s.repOrNil(err), err
+	}
+	if err := s.settle(); err != nil {
 		return nil, err
 	}
-	// A clone that has seen nothing of the remote (a newcomer's first
-	// sync: no record, no tracking refs) fetches at once: there is nothing
-	// to compare an answer with.
+	if err := s.judgeOutgoing(); err != nil {
+		return nil, err
+	}
+	if err := s.pushOutgoing(); err != nil {
+		return nil, err
+	}
+	return s.report()
+}
+
+// run is one sync under way: what it read and what it has decided.
+type run struct {
+	ctx      context.Context
+	repo     *gitstore.Repo
+	remote   string
+	dir      string // where git's transport commands run
+	tracking string
+	rep      *Report
+
+	// began and localStamp are when this sync read the local refs and what
+	// their folder looked like then: the record of a clean sync keeps them.
+	began      time.Time
+	localStamp gitstore.FolderStamp
+	stampErr   error
+
+	// local are the refs under refs/m1nd/ by full name; remoteRefs the
+	// remote's as fetched, by name relative to refs/m1nd/.
+	local, remoteRefs map[string]gitstore.Hash
+	judge             *laws.Laws
+	// folded is what the archive folds, once it is settled; unfold the
+	// live refs of folded missions to remove here and on the remote.
+	folded map[string]chain.Folded
+	unfold liveFolded
+	// push: creations and fast-forwards of what was fetched. held: refs
+	// whose local value differs from the remote's but that are not pushed
+	// (the remote's history was refused and the local chain stands, or the
+	// local history breaks the laws). creations: the remote's refs this
+	// clone lacks, judged, created together once every ref is settled.
+	push, held []string
+	creations  []gitstore.Ref
+}
+
+func (s *run) repOrNil(err error) *Report {
+	if err != nil {
+		return nil
+	}
+	return s.rep
+}
+
+// firstRefs are settled before every other ref, in this order: the other
+// refs' history is judged against the keys and store this clone holds once
+// they are taken (a landed letter names one of the store's versions, a
+// gesture was proven by one of the keys), and if the remote's are
+// refused, the local ones stand and what leans on them is refused too; a
+// mission the archive folds has its live refs removed, here and on the
+// remote, instead of being carried.
+var firstRefs = map[string]int{brain.KeysRef: 0, brain.StoreRef: 1, chain.ArchiveRef: 2}
+
+// fetch brings the remote's refs/m1nd/ to the tracking refs and reads both
+// sides. steady is true when the remote holds what the last clean sync
+// left and no local ref moved since: there is nothing to do.
+func (s *run) fetch() (steady bool, err error) {
+	s.localStamp, s.stampErr = s.repo.RefsStamp(Prefix)
+	seen, hasSeen := lastSeenOf(s.repo.RuntimeDir(), s.remote)
+	tracked, err := refMap(s.repo, s.tracking)
+	if err != nil {
+		return false, err
+	}
+	// A steady sync asks first: when the remote's refs/m1nd/ is exactly
+	// what the tracking refs hold (sync keeps them current, pushes
+	// included), there is nothing to fetch. A clone that has seen nothing
+	// of the remote (a newcomer's first sync: no record, no tracking refs)
+	// fetches at once: there is nothing to compare an answer with.
 	var advertised map[string]gitstore.Hash
 	if hasSeen || len(tracked) > 0 {
-		if advertised, err = lsRemote(ctx, dir, remote); err != nil {
-			return nil, err
+		if advertised, err = lsRemote(s.ctx, s.dir, s.remote); err != nil {
+			return false, err
 		}
 	}
-	if stampErr == nil && hasSeen && seen.matches(advertised, localStamp) {
-		rep.Unchanged = len(advertised)
-		rep.say("%s holds what the last sync left and no ref here moved since: nothing to do", remote)
-		return rep, nil
+	if s.stampErr == nil && hasSeen && seen.matches(advertised, s.localStamp) {
+		s.rep.Unchanged = len(advertised)
+		s.rep.say("%s holds what the last sync left and no ref here moved since: nothing to do", s.remote)
+		return true, nil
 	}
 	// Whatever this sync finds, the record of the last clean one is stale
 	// once it reads on; it is written again at the end of a clean sync.
 	if hasSeen {
-		if err := forgetSeen(repo.RuntimeDir(), remote); err != nil {
-			return nil, err
+		if err := forgetSeen(s.repo.RuntimeDir(), s.remote); err != nil {
+			return false, err
 		}
 	}
 	if advertised != nil && sameRefs(advertised, tracked) {
-		rep.say("%s holds what this clone last saw: nothing to fetch", remote)
+		s.rep.say("%s holds what this clone last saw: nothing to fetch", s.remote)
 	} else {
-		rep.say("fetching %s", remote)
+		s.rep.say("fetching %s", s.remote)
 		// --atomic: one ref transaction for the whole fetch. Without it git
 		// 2.39 runs one per ref, and m1nd's reference-transaction hook
 		// starts twice for each (a newcomer's first sync of 600 missions:
 		// 2.3 s against a 63 ms hookless fetch). One glob refspec. No
 		// FETCH_HEAD: sync never reads it, and writing a line per ref cost
 		// a third of a fetch that brought nothing.
-		if _, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--atomic", "--no-tags", "--prune", "--no-write-fetch-head", remote, "+"+Prefix+"*:"+tracking+"*"); err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", remote, err)
+		if _, err := gitstore.Git(s.ctx, s.dir, "fetch", "--quiet", "--atomic", "--no-tags", "--prune", "--no-write-fetch-head", s.remote, "+"+Prefix+"*:"+s.tracking+"*"); err != nil {
+			return false, fmt.Errorf("fetch %s: %w", s.remote, err)
 		}
 	}
-	remoteRefs, err := refMap(repo, tracking)
-	if err != nil {
-		return nil, err
+	if s.remoteRefs, err = refMap(s.repo, s.tracking); err != nil {
+		return false, err
 	}
 	// A brain that init could not register (its remote did not answer)
 	// registers at the first sync that finds none on the remote either; a
-	// registration on the remote is taken below like any new ref.
-	if _, onRemote := remoteRefs[strings.TrimPrefix(brain.RegistrationRef, Prefix)]; !onRemote {
-		if err := registerOwn(ctx, repo); err != nil {
-			return nil, err
+	// registration on the remote is taken like any new ref.
+	if _, onRemote := s.remoteRefs[strings.TrimPrefix(brain.RegistrationRef, Prefix)]; !onRemote {
+		if err := registerOwn(s.ctx, s.repo); err != nil {
+			return false, err
 		}
 	}
-	local, err := refMap(repo, Prefix)
-	if err != nil {
-		return nil, err
-	}
+	s.local, err = refMap(s.repo, Prefix)
+	return false, err
+}
+
+// order is every ref either side holds (parked conflicts aside), the
+// first refs first.
+func (s *run) order() []string {
 	names := map[string]bool{}
-	for name := range local {
-		if !strings.HasPrefix(name, ConflictsPrefix) {
-			names[name] = true
-		}
+	for name := range s.local {
+		names[name] = true
 	}
-	for name := range remoteRefs {
-		if !strings.HasPrefix(Prefix+name, ConflictsPrefix) {
-			names[Prefix+name] = true
-		}
+	for name := range s.remoteRefs {
+		names[Prefix+name] = true
 	}
 	sorted := make([]string, 0, len(names))
 	for n := range names {
-		sorted = append(sorted, n)
-	}
-	// The keys, the store and the archive go first: every other ref's
-	// history is judged against the keys and store this clone holds once
-	// they are taken (a landed letter names one of the store's versions, a
-	// gesture was proven by one of the keys), and if the remote's are
-	// refused, the local ones stand and what leans on them is refused too;
-	// a mission the archive folds has its live refs removed, here and on
-	// the remote, instead of being carried.
-	first := map[string]int{brain.KeysRef: 0, brain.StoreRef: 1, chain.ArchiveRef: 2}
-	sort.Slice(sorted, func(i, j int) bool {
-		fi, iFirst := first[sorted[i]]
-		fj, jFirst := first[sorted[j]]
-		if iFirst != jFirst {
-			return iFirst
+		if !strings.HasPrefix(n, ConflictsPrefix) {
+			sorted = append(sorted, n)
 		}
-		if iFirst {
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		fi, iFirst := firstRefs[sorted[i]]
+		fj, jFirst := firstRefs[sorted[j]]
+		switch {
+		case iFirst != jFirst:
+			return iFirst
+		case iFirst:
 			return fi < fj
 		}
 		return sorted[i] < sorted[j]
 	})
-	// Everything sync takes or pushes is judged against the keys and the
-	// store this clone holds once they are settled (the keys trusted on
-	// first sight here, per clone), as its git hook would judge it.
-	judge, err := laws.ForSync(repo)
-	if err != nil {
-		return nil, err
+	return sorted
+}
+
+// settle decides every ref: what to take from the remote (judged against
+// the keys and the store this clone holds once they are settled, as its
+// git hook would judge it; the keys trusted on first sight here, per
+// clone), what to push, what to park, what to hold.
+func (s *run) settle() error {
+	var err error
+	if s.judge, err = laws.ForSync(s.repo); err != nil {
+		return err
 	}
 	headsRead := false
-	// push: creations and fast-forwards of what was fetched. held: refs
-	// whose local value differs from the remote's but that are not pushed
-	// (the remote's history was refused and the local chain stands, or the
-	// local history breaks the laws).
-	var push, held []string
-	// creations: the remote's refs this clone lacks, judged, created
-	// together once the loop is done (the keys and the store at once: what
-	// follows is judged against them).
-	var creations []gitstore.Ref
-	// folded: what the archive folds, once it is settled; the live refs of
-	// folded missions to remove here and on the remote.
-	var folded map[string]chain.Folded
-	var unfold liveFolded
-	for _, ref := range sorted {
-		l, hasL := local[ref]
-		r, hasR := remoteRefs[strings.TrimPrefix(ref, Prefix)]
+	for _, ref := range s.order() {
 		// The heads are read once the keys and the store are settled (and
 		// before each of those two, for the next one).
-		if _, isFirst := first[ref]; isFirst || !headsRead {
-			if err := judge.SetHeads(laws.RepoHeads(repo)); err != nil {
-				return nil, err
+		if _, isFirst := firstRefs[ref]; isFirst || !headsRead {
+			if err := s.judge.SetHeads(laws.RepoHeads(s.repo)); err != nil {
+				return err
 			}
 			if !isFirst {
-				if folded, err = chain.ArchiveIndex(repo, judge.ArchiveHead); err != nil {
-					return nil, err
+				if s.folded, err = chain.ArchiveIndex(s.repo, s.judge.ArchiveHead); err != nil {
+					return err
 				}
 			}
 			headsRead = !isFirst
 		}
-		if id, isMission := strings.CutPrefix(ref, chain.MissionRefPrefix); isMission {
-			if m, isFolded := folded[id]; isFolded {
-				if err := unfold.settle(ctx, repo, rep, ref, m, l, hasL, r, hasR); err != nil {
-					return nil, err
-				}
-				continue
-			}
-		}
-		switch {
-		case hasL && !hasR:
-			push = append(push, ref)
-		case hasR && !hasL:
-			if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f != nil {
-				rep.RefusedRemote = append(rep.RefusedRemote, f)
-				continue
-			}
-			if _, isFirst := first[ref]; !isFirst {
-				creations = append(creations, gitstore.Ref{Name: ref, Hash: r})
-				continue
-			}
-			if err := repo.UpdateRef(ctx, ref, gitstore.ZeroHash, r); err != nil {
-				return nil, fmt.Errorf("create %s: %w", ref, err)
-			}
-			rep.Created = append(rep.Created, ref)
-		case l == r:
-			rep.Unchanged++
-		default:
-			fork, lAfter, err := forkPoint(repo, l, r)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ref, err)
-			}
-			switch {
-			case fork == r: // the remote is behind: push
-				push = append(push, ref)
-			case fork == l: // we are behind: fast-forward after checking the new links
-				if f := judge.Check(repo, laws.Update{Old: l, New: r, Ref: ref}); f != nil {
-					rep.RefusedRemote = append(rep.RefusedRemote, f)
-					held = append(held, ref)
-					continue
-				}
-				if err := repo.UpdateRef(ctx, ref, l, r); err != nil {
-					return nil, fmt.Errorf("fast-forward %s: %w", ref, err)
-				}
-				rep.FastForwarded = append(rep.FastForwarded, ref)
-			case ref == brain.KeysRef:
-				// Trust on first key is per clone: a key set that does not
-				// extend the one this clone holds was written without a key
-				// it trusts. It is refused and reported, never adopted, and
-				// never parked as an ordinary race.
-				rep.RefusedRemote = append(rep.RefusedRemote, keysNotExtended(remote, r))
-				held = append(held, ref)
-			default: // forked: take the remote's chain if it keeps the laws, park ours
-				// Judged from the fork on: what came before is this side's
-				// own, already judged.
-				if f := judge.Check(repo, laws.Update{Old: fork, New: r, Ref: ref}); f != nil {
-					rep.RefusedRemote = append(rep.RefusedRemote, f)
-					held = append(held, ref)
-					continue
-				}
-				c, err := park(ctx, repo, ref, l, r, lAfter)
-				if err != nil {
-					return nil, err
-				}
-				rep.Conflicts = append(rep.Conflicts, *c)
-			}
+		if err := s.settleRef(ref); err != nil {
+			return err
 		}
 	}
-	if len(creations) > 0 {
-		notCreated, err := repo.CreateRefs(ctx, creations)
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range notCreated {
-			rep.say("%s was written here meanwhile: the next sync compares it", name)
-		}
-		rep.Created = append(rep.Created, without(refNames(creations), notCreated)...)
+	if err := s.createTaken(); err != nil {
+		return err
 	}
 	// Before anything is pushed: a glob push carries every live ref here.
-	if len(unfold.local) > 0 {
-		notDeleted, err := repo.DeleteRefs(ctx, unfold.local)
+	if len(s.unfold.local) > 0 {
+		notDeleted, err := s.repo.DeleteRefs(s.ctx, s.unfold.local)
 		if err != nil {
-			return nil, fmt.Errorf("remove the live refs of folded missions: %w", err)
+			return fmt.Errorf("remove the live refs of folded missions: %w", err)
 		}
-		rep.Folded = append(rep.Folded, without(refNames(unfold.local), notDeleted)...)
+		s.rep.Folded = append(s.rep.Folded, without(refNames(s.unfold.local), notDeleted)...)
 	}
-	// Sync judges what it pushes as well as what it takes: local history
-	// written past this clone's hook, or made before a key change that
-	// anchors it nowhere, stays here and is reported.
-	if err := judge.SetHeads(laws.RepoHeads(repo)); err != nil {
-		return nil, err
-	}
-	judged := push[:0]
-	for _, ref := range push {
-		old := gitstore.ZeroHash
-		if r, ok := remoteRefs[strings.TrimPrefix(ref, Prefix)]; ok {
-			old = r
+	return nil
+}
+
+// settleRef decides one ref, at l here and r on the remote.
+func (s *run) settleRef(ref string) error {
+	l, hasL := s.local[ref]
+	r, hasR := s.remoteRefs[strings.TrimPrefix(ref, Prefix)]
+	if id, isMission := strings.CutPrefix(ref, chain.MissionRefPrefix); isMission {
+		if m, isFolded := s.folded[id]; isFolded {
+			return s.unfold.settle(s.ctx, s.repo, s.rep, ref, m, l, hasL, r, hasR)
 		}
-		if f := judge.Check(repo, laws.Update{Old: old, New: local[ref], Ref: ref}); f != nil {
-			rep.RefusedLocal = append(rep.RefusedLocal, f)
-			held = append(held, ref)
+	}
+	switch {
+	case hasL && !hasR:
+		s.push = append(s.push, ref)
+	case hasR && !hasL:
+		return s.take(ref, r)
+	case l == r:
+		s.rep.Unchanged++
+	default:
+		return s.reconcile(ref, l, r)
+	}
+	return nil
+}
+
+// take creates here a ref only the remote has, once it keeps the laws.
+// The first refs are created at once, what follows being judged against
+// them; the rest together, once every ref is settled.
+func (s *run) take(ref string, r gitstore.Hash) error {
+	if f := s.judge.Check(s.repo, laws.Update{New: r, Ref: ref}); f != nil {
+		s.rep.RefusedRemote = append(s.rep.RefusedRemote, f)
+		return nil
+	}
+	if _, isFirst := firstRefs[ref]; !isFirst {
+		s.creations = append(s.creations, gitstore.Ref{Name: ref, Hash: r})
+		return nil
+	}
+	if err := s.repo.UpdateRef(s.ctx, ref, gitstore.ZeroHash, r); err != nil {
+		return fmt.Errorf("create %s: %w", ref, err)
+	}
+	s.rep.Created = append(s.rep.Created, ref)
+	return nil
+}
+
+// reconcile settles a ref both sides hold at different commits: push when
+// the remote is behind, fast-forward when this clone is, and on a fork
+// take the remote's chain if it keeps the laws and park this clone's.
+func (s *run) reconcile(ref string, l, r gitstore.Hash) error {
+	fork, lAfter, err := forkPoint(s.repo, l, r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	switch {
+	case fork == r:
+		s.push = append(s.push, ref)
+		return nil
+	case ref == brain.KeysRef && fork != l:
+		// Trust on first key is per clone: a key set that does not extend
+		// the one this clone holds was written without a key it trusts. It
+		// is refused and reported, never adopted, and never parked as an
+		// ordinary race.
+		s.refuseRemote(ref, keysNotExtended(s.remote, r))
+		return nil
+	}
+	// Judged from the fork on: what came before is this side's own,
+	// already judged.
+	if f := s.judge.Check(s.repo, laws.Update{Old: fork, New: r, Ref: ref}); f != nil {
+		s.refuseRemote(ref, f)
+		return nil
+	}
+	if fork == l {
+		if err := s.repo.UpdateRef(s.ctx, ref, l, r); err != nil {
+			return fmt.Errorf("fast-forward %s: %w", ref, err)
+		}
+		s.rep.FastForwarded = append(s.rep.FastForwarded, ref)
+		return nil
+	}
+	c, err := park(s.ctx, s.repo, ref, l, r, lAfter)
+	if err != nil {
+		return err
+	}
+	s.rep.Conflicts = append(s.rep.Conflicts, *c)
+	return nil
+}
+
+// refuseRemote holds ref at this clone's value: the remote's history
+// breaks the laws (f says how).
+func (s *run) refuseRemote(ref string, f *laws.RefFault) {
+	s.rep.RefusedRemote = append(s.rep.RefusedRemote, f)
+	s.held = append(s.held, ref)
+}
+
+// createTaken creates the refs take set aside, in one write.
+func (s *run) createTaken() error {
+	if len(s.creations) == 0 {
+		return nil
+	}
+	notCreated, err := s.repo.CreateRefs(s.ctx, s.creations)
+	if err != nil {
+		return err
+	}
+	for _, name := range notCreated {
+		s.rep.say("%s was written here meanwhile: the next sync compares it", name)
+	}
+	s.rep.Created = append(s.rep.Created, without(refNames(s.creations), notCreated)...)
+	return nil
+}
+
+// judgeOutgoing judges what sync would push as well as what it takes:
+// local history written past this clone's hook, or made before a key
+// change that anchors it nowhere, stays here and is reported.
+func (s *run) judgeOutgoing() error {
+	if err := s.judge.SetHeads(laws.RepoHeads(s.repo)); err != nil {
+		return err
+	}
+	judged := s.push[:0]
+	for _, ref := range s.push {
+		old := s.remoteRefs[strings.TrimPrefix(ref, Prefix)] // zero when the remote lacks it
+		if f := s.judge.Check(s.repo, laws.Update{Old: old, New: s.local[ref], Ref: ref}); f != nil {
+			s.rep.RefusedLocal = append(s.rep.RefusedLocal, f)
+			s.held = append(s.held, ref)
 			continue
 		}
 		judged = append(judged, ref)
 	}
-	push = judged
-	rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
-		gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Conflicts), "ref"), gates.Count(len(push), "ref"))
-	if len(push) > 0 {
-		out, err := pushRefs(ctx, dir, remote, push, held, rep.say)
+	s.push = judged
+	s.rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
+		gates.Count(len(s.rep.FastForwarded), "ref"), gates.Count(len(s.rep.Created), "ref"), gates.Count(len(s.rep.Conflicts), "ref"), gates.Count(len(s.push), "ref"))
+	return nil
+}
+
+// pushOutgoing pushes what was judged, in batches, then removes the live
+// refs of folded missions on the remote once nothing failed.
+func (s *run) pushOutgoing() error {
+	if len(s.push) > 0 {
+		out, err := pushRefs(s.ctx, s.dir, s.remote, s.push, s.held, s.rep.say)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		rep.Pushed = append(rep.Pushed, out.pushed...)
-		rep.Batches = out.batches
-		if err := track(ctx, repo, tracking, out.pushed, local, remoteRefs); err != nil {
-			rep.say("%v", err) // costs the next sync a fetch, nothing more
+		s.rep.Pushed = append(s.rep.Pushed, out.pushed...)
+		s.rep.Batches = out.batches
+		if err := track(s.ctx, s.repo, s.tracking, out.pushed, s.local, s.remoteRefs); err != nil {
+			s.rep.say("%v", err) // costs the next sync a fetch, nothing more
 		}
 		if out.failed > 0 {
-			rep.PushError, rep.OK = out.said, false
-			rep.FailedBatch = fmt.Sprintf("%d of %d", out.failed, out.batches)
-			rep.PushCutShort = out.timeout
+			s.rep.PushError, s.rep.OK = out.said, false
+			s.rep.FailedBatch = fmt.Sprintf("%d of %d", out.failed, out.batches)
+			s.rep.PushCutShort = out.timeout
 			if out.timeout {
-				rep.say("push cut short in batch %s: the server or a proxy timed out or hung up", rep.FailedBatch)
+				s.rep.say("push cut short in batch %s: the server or a proxy timed out or hung up", s.rep.FailedBatch)
 			} else {
-				rep.say("push refused in batch %s: %s", rep.FailedBatch, rep.PushError)
+				s.rep.say("push refused in batch %s: %s", s.rep.FailedBatch, s.rep.PushError)
 			}
 		}
 	}
-	if len(unfold.remote) > 0 && rep.PushError == "" {
-		deleted, failure, timeout, err := pushDeletions(ctx, dir, remote, unfold.remote, rep.say)
-		if err != nil {
-			return nil, err
-		}
-		rep.RemoteFolded = append(rep.RemoteFolded, deleted...)
-		var gone []gitstore.Ref
-		for _, d := range unfold.remote[:len(deleted)] {
-			gone = append(gone, gitstore.Ref{Name: tracking + strings.TrimPrefix(d.Name, Prefix), Hash: d.Hash})
-			delete(remoteRefs, strings.TrimPrefix(d.Name, Prefix))
-		}
-		if _, err := repo.DeleteRefs(ctx, gone); err != nil {
-			rep.say("%v", err) // costs the next sync a fetch, nothing more
-		}
-		if failure != "" {
-			rep.PushError, rep.OK, rep.PushCutShort = failure, false, timeout
-			rep.say("deleting the live refs of folded missions on %s failed: %s", remote, failure)
-		}
+	if len(s.unfold.remote) == 0 || s.rep.PushError != "" {
+		return nil
 	}
+	deleted, failure, timeout, err := pushDeletions(s.ctx, s.dir, s.remote, s.unfold.remote, s.rep.say)
+	if err != nil {
+		return err
+	}
+	s.rep.RemoteFolded = append(s.rep.RemoteFolded, deleted...)
+	var gone []gitstore.Ref
+	for _, d := range s.unfold.remote[:len(deleted)] {
+		gone = append(gone, gitstore.Ref{Name: s.tracking + strings.TrimPrefix(d.Name, Prefix), Hash: d.Hash})
+		delete(s.remoteRefs, strings.TrimPrefix(d.Name, Prefix))
+	}
+	if _, err := s.repo.DeleteRefs(s.ctx, gone); err != nil {
+		s.rep.say("%v", err) // costs the next sync a fetch, nothing more
+	}
+	if failure != "" {
+		s.rep.PushError, s.rep.OK, s.rep.PushCutShort = failure, false, timeout
+		s.rep.say("deleting the live refs of folded missions on %s failed: %s", s.remote, failure)
+	}
+	return nil
+}
+
+// report finishes the report: what is held back stays listed (here and in
+// m1nd status) until a sync finds it resolved, never in silence; a clean
+// sync leaves the record that lets the next one skip its fetch.
+func (s *run) report() (*Report, error) {
+	rep := s.rep
 	if len(rep.Conflicts) > 0 || len(rep.RefusedRemote) > 0 || len(rep.RefusedLocal) > 0 {
 		rep.OK = false
 	}
-	// What is held back stays listed (here and in m1nd status) until a
-	// sync finds it resolved: never in silence.
 	rep.Held = heldOf(rep)
-	if err := writeHeld(repo.RuntimeDir(), remote, rep.Held); err != nil {
+	if err := writeHeld(s.repo.RuntimeDir(), s.remote, rep.Held); err != nil {
 		return rep, fmt.Errorf("record what sync held back: %w", err)
 	}
-	if rep.OK && len(rep.Held) == 0 && stampErr == nil {
-		after := maps.Clone(remoteRefs)
+	if rep.OK && len(rep.Held) == 0 && s.stampErr == nil {
+		after := maps.Clone(s.remoteRefs)
 		for _, ref := range rep.Pushed {
-			after[strings.TrimPrefix(ref, Prefix)] = local[ref]
+			after[strings.TrimPrefix(ref, Prefix)] = s.local[ref]
 		}
-		if err := recordSeen(repo, remote, after, localStamp, began); err != nil {
+		if err := recordSeen(s.repo, s.remote, after, s.localStamp, s.began); err != nil {
 			rep.say("%v", err) // costs the next sync a full read, nothing more
 		}
 	}
