@@ -109,7 +109,8 @@ func buildFixture(work string, n int) (string, error) {
 		body := l.Canonical()
 		id := chain.LetterID(body)
 		when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-		msg := fmt.Sprintf("%s #1 %s %s\n\nM1nd-Letter: %s\nM1nd-Agent: %s\n", l.MissionID, l.Phase, l.BlockID, id, benchBrain)
+		msg := chain.Commit{Agent: benchBrain, Subject: fmt.Sprintf("%s #1 %s %s", l.MissionID, l.Phase, l.BlockID),
+			Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}}}.Message()
 		sig := fmt.Sprintf("%s <%s@m1nd> %d +0000", benchBrain, benchBrain, when.Unix())
 		fmt.Fprintf(w, "commit refs/m1nd/missions/%s\nauthor %s\ncommitter %s\ndata %d\n%s", l.MissionID, sig, sig, len(msg), msg)
 		fmt.Fprintf(w, "M 100644 inline letter.json\ndata %d\n%s\n\n", len(body), body)

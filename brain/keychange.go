@@ -58,7 +58,7 @@ func RegisterFirstKey(ctx context.Context, repo *gitstore.Repo, key Passkey, now
 	c := chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}
 	_, err = c.Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{
 		Agent: gates.HumanName, When: now.UTC(), Subject: "keys v1: register " + key.Label,
-		Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: gates.HumanName}, {Key: "M1nd-Registered-Via", Value: "one-time code"}},
+		Trailers: []chain.Trailer{{Key: "M1nd-Registered-Via", Value: "one-time code"}},
 	})
 	if errors.Is(err, chain.ErrLostRace) {
 		return nil, ErrKeyRaced
@@ -155,7 +155,7 @@ func prepareKeys(repo *gitstore.Repo, head gitstore.Hash, before, next *KeySet, 
 	}
 	p := &chain.Prepared{
 		Chain: chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}, Parent: head, Tree: tree, Gesture: gates.GestureKeys, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: subject, Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: gates.HumanName}}},
+		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: subject},
 	}
 	return &KeyChange{Before: before, Next: next, Prepared: p, Credential: id, Label: label, Removing: removing}, nil
 }

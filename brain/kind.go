@@ -136,7 +136,7 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	if err != nil {
 		return err
 	}
-	agent, _ := chain.TrailerValue(next.Meta.Message, "M1nd-Agent")
+	agent, _ := chain.AgentOf(next.Meta.Message)
 	move := storeMove{next: snap, op: op, seat: seat, agent: agent}
 	if prev != nil {
 		move.prev = prev.Value.(*Snapshot)

@@ -180,8 +180,7 @@ func PreparePins(repo *gitstore.Repo, runners []ApprovedRunner, now time.Time) (
 	}
 	p := &chain.Prepared{
 		Chain: chain.Chain{Repo: repo, Kind: PinsKind, Ref: PinsRef}, Parent: head, Tree: tree, Gesture: gates.GesturePins, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: fmt.Sprintf("pins v%d: approve %s", next.Version, strings.Join(ids, ", ")),
-			Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: gates.HumanName}}},
+		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: fmt.Sprintf("pins v%d: approve %s", next.Version, strings.Join(ids, ", "))},
 	}
 	return p, next, nil
 }

@@ -134,8 +134,7 @@ func PrepareRename(repo *gitstore.Repo, name string, now time.Time) (*chain.Prep
 	}
 	p := &chain.Prepared{
 		Chain: chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}, Parent: head, Tree: tree, Gesture: gates.GestureRename, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: fmt.Sprintf("brain: rename %s to %s", prev.Name, name),
-			Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: gates.HumanName}}},
+		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: fmt.Sprintf("brain: rename %s to %s", prev.Name, name)},
 	}
 	return p, next, nil
 }
@@ -183,8 +182,7 @@ func Register(ctx context.Context, repo *gitstore.Repo, name string) (*Registrat
 	}
 	reg := &Registration{Schema: RegistrationSchema, Version: 1, Name: name, Names: []string{name}}
 	c := chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}
-	meta := chain.Commit{Agent: gates.HumanName, When: registrationDate(), Subject: "brain: register " + name,
-		Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: gates.HumanName}}}
+	meta := chain.Commit{Agent: gates.HumanName, When: registrationDate(), Subject: "brain: register " + name}
 	if _, err := c.Append(ctx, gitstore.ZeroHash, reg.Canonical(), meta); err != nil {
 		if errors.Is(err, chain.ErrLostRace) { // registered meanwhile: that one stands
 			reg, _, err := Registered(repo)

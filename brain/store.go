@@ -382,7 +382,6 @@ func commitMeta(version int64, m mutation, subject string) chain.Commit {
 		Subject: fmt.Sprintf("store v%d: %s", version, subject),
 		Trailers: []chain.Trailer{
 			{Key: "M1nd-Store-Version", Value: strconv.FormatInt(version, 10)},
-			{Key: "M1nd-Agent", Value: m.agent},
 			{Key: StoreOpTrailer, Value: string(m.op)},
 		},
 	}

@@ -74,7 +74,7 @@ type storeMove struct {
 	prev, next *Snapshot // prev is nil for the first commit
 	op         StoreOp
 	seat       string
-	agent      string // the M1nd-Agent trailer
+	agent      string // the writer (the commit's chain.AgentTrailer)
 }
 
 // refuse is the transition's refusal: it names the version and the

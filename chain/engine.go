@@ -61,19 +61,26 @@ func (c Chain) Walk(from gitstore.Hash, fn func(Doc) error) error {
 // Trailer is one "Key: value" line at the end of a commit message.
 type Trailer struct{ Key, Value string }
 
-// Commit describes the commit an append writes around a document.
+// AgentTrailer names the writer in every m1nd commit's message. The
+// engine writes it from Commit.Agent; the laws find replaced m1nd commits
+// by it (AgentOf reads it).
+const AgentTrailer = "M1nd-Agent"
+
+// Commit describes the commit an append writes around a document: the
+// engine writes its subject, the kind's own trailers and the AgentTrailer.
 type Commit struct {
-	Agent    string    // the writer, the commit's author and committer (see Signature)
+	Agent    string    // the writer, the commit's author and committer (see Signature), and its AgentTrailer
 	When     time.Time // the document's own time: the same document on the same parent is the same commit
 	Subject  string    // what `git log` shows
-	Trailers []Trailer
+	Trailers []Trailer // the kind's own; never the AgentTrailer, which Agent gives
 	// Keep are parents after the previous document, for a kind whose
 	// commits keep other commits reachable (Kind.KeepParents: a fold keeps
 	// the chains it folds); empty for every other kind.
 	Keep []gitstore.Hash
 }
 
-// Message is the commit message: the subject, a blank line, the trailers.
+// Message is the commit message: the subject, a blank line, the kind's
+// trailers and the AgentTrailer.
 func (m Commit) Message() string {
 	var b strings.Builder
 	b.WriteString(m.Subject)
@@ -81,7 +88,14 @@ func (m Commit) Message() string {
 	for _, t := range m.Trailers {
 		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
 	}
+	fmt.Fprintf(&b, "%s: %s\n", AgentTrailer, m.Agent)
 	return b.String()
+}
+
+// AgentOf is the writer a commit message names in its AgentTrailer; ok is
+// false for a commit m1nd did not write.
+func AgentOf(message string) (agent string, ok bool) {
+	return TrailerValue(message, AgentTrailer)
 }
 
 // Signature is the commit identity of agent at when: its ref-safe name

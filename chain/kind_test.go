@@ -99,6 +99,10 @@ func TestAppendUniqueDedupsAndRetries(t *testing.T) {
 	if head.Meta.Author.Name != "runnerd+r1" || head.Meta.Author.Email != "runnerd+r1@m1nd" {
 		t.Errorf("signed as %+v, want the ref-safe runnerd+r1", head.Meta.Author)
 	}
+	// The toy kind hands no trailer: the engine writes the writer's.
+	if agent, ok := chain.AgentOf(head.Meta.Message); !ok || agent != "runnerd:r1" {
+		t.Errorf("message %q names agent %q (%v), want runnerd:r1", head.Meta.Message, agent, ok)
+	}
 	const writers = 4
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
@@ -134,5 +138,25 @@ func TestAppendUniqueDedupsAndRetries(t *testing.T) {
 	}
 	if len(seen) != writers+1 || seen[`{"n":1}`] != 1 {
 		t.Errorf("the chain holds %v, want the first note and one per writer", seen)
+	}
+}
+
+func TestMessageCarriesTheKindsTrailersThenTheAgent(t *testing.T) {
+	for name, tc := range map[string]struct {
+		meta chain.Commit
+		want string
+	}{
+		"no trailers":   {chain.Commit{Agent: "a1", Subject: "s"}, "s\n\nM1nd-Agent: a1\n"},
+		"kind trailers": {chain.Commit{Agent: "owner", Subject: "s", Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: "l1"}}}, "s\n\nM1nd-Letter: l1\nM1nd-Agent: owner\n"},
+	} {
+		if got := tc.meta.Message(); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+		if agent, _ := chain.AgentOf(tc.meta.Message()); agent != tc.meta.Agent {
+			t.Errorf("%s: AgentOf %q, want %q", name, agent, tc.meta.Agent)
+		}
+	}
+	if _, ok := chain.AgentOf("raw commit\n"); ok {
+		t.Error("a message without the trailer names an agent")
 	}
 }

@@ -323,7 +323,7 @@ func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit 
 		Agent:    req.Agent,
 		When:     when,
 		Subject:  fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID),
-		Trailers: []Trailer{{"M1nd-Letter", id}, {"M1nd-Agent", req.Agent}},
+		Trailers: []Trailer{{"M1nd-Letter", id}},
 	}
 	if gates.IsHumanOrigin(req.Origin) {
 		c.Trailers = append(c.Trailers, Trailer{gates.OriginTrailer, req.Origin})

@@ -380,7 +380,7 @@ func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
 		if err != nil {
 			continue // not a commit this repository holds
 		}
-		if _, ours := chain.TrailerValue(c.Message, "M1nd-Agent"); ours {
+		if _, ours := chain.AgentOf(c.Message); ours {
 			faults = append(faults, &RefFault{Ref: r.Name, Commit: h.String(), Code: string(gates.InvalidTransition),
 				Lesson: fmt.Sprintf("replaces m1nd commit %.12s: plain git (git log, git show) shows another object in its place, m1nd reads the original; remove it with git replace -d %s", h, h)})
 		}

@@ -104,7 +104,7 @@ func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
 		Agent:    l.Agent,
 		When:     when,
 		Subject:  fmt.Sprintf("mail %s %s to %s", id, l.Class, l.To),
-		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}, {Key: "M1nd-Agent", Value: l.Agent}},
+		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("send %s: %w", id, err)

@@ -194,7 +194,7 @@ func (b *Book) appendEvent(ctx context.Context, e *Event) (id string, deduped bo
 		Agent:    e.Agent,
 		When:     when,
 		Subject:  subject,
-		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}, {Key: "M1nd-Agent", Value: e.Agent}},
+		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}},
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("memory %s: %w", id, err)

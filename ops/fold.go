@@ -132,7 +132,6 @@ func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 	if next == 0 && len(fold) > 0 { // the archive opens with fold 0, a root
 		h, err := archive.Append(ctx, gitstore.ZeroHash, (&chain.Fold{Schema: chain.ArchiveSchema, Folded: []chain.Folded{}}).Canonical(), chain.Commit{
 			Agent: req.Agent, When: req.Now, Subject: "archive fold 0: the archive opens",
-			Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: req.Agent}},
 		})
 		if errors.Is(err, chain.ErrLostRace) {
 			return nil, gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
@@ -151,9 +150,8 @@ func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 		}
 		h, err := archive.Append(ctx, archiveHead, doc.Canonical(), chain.Commit{
 			Agent: req.Agent, When: req.Now,
-			Subject:  fmt.Sprintf("archive fold %d: %s", next, gates.Count(len(part), "finished mission")),
-			Trailers: []chain.Trailer{{Key: "M1nd-Agent", Value: req.Agent}},
-			Keep:     keep,
+			Subject: fmt.Sprintf("archive fold %d: %s", next, gates.Count(len(part), "finished mission")),
+			Keep:    keep,
 		})
 		if errors.Is(err, chain.ErrLostRace) {
 			return nil, gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
