@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/owner"
 )
 
 // benchServe starts the real `m1nd serve` on loopback over a brain of n
@@ -106,7 +106,7 @@ func startOwner(bin, dir string) (addr string, stop func(), err error) {
 	}
 	runtime := filepath.Join(dir, ".git", "m1nd")
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if rec, ok := serve.ReadRecord(runtime); ok && rec.Addr != "" {
+		if rec, ok := owner.ReadRecord(runtime); ok && rec.Addr != "" {
 			if _, err := http.Get("http://" + rec.Addr + "/api/policy"); err == nil {
 				return rec.Addr, stop, nil
 			}
@@ -118,7 +118,7 @@ func startOwner(bin, dir string) (addr string, stop func(), err error) {
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", serve.RecordFile)
+			return "", nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", owner.RecordFile)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func DecodePinSet(body []byte) (*PinSet, error) {
 	seen := map[string]bool{}
 	for _, r := range p.Runners {
 		hash, ok := strings.CutPrefix(r.Pin, "sha256:")
-		if !gates.IsToken(r.ID, true, "._-", 64) || seen[r.ID] || !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
+		if !gates.ValidID(r.ID) || seen[r.ID] || !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
 			return nil, gates.Refusef(gates.InvalidLetter, "runners", "each approved runner is a runner id, once, with its pin's sha256")
 		}
 		seen[r.ID] = true

@@ -291,7 +291,7 @@ func conflict(expected, actual int64) error {
 // keeps: the id becomes the commit's identity.
 func checkAuthor(agent string) error {
 	if !gates.ValidAgentID(agent) {
-		return fmt.Errorf("store write: %q is not an agent id ([a-z0-9][a-z0-9._-]{0,63}, optionally after %s)", agent, gates.RunnerPrefix)
+		return fmt.Errorf("store write: %q is not an agent id (%s)", agent, gates.AgentIDRule)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func RunnerAgent(id string) string { return gates.RunnerPrefix + id }
 // and commit identities.
 func AgentRefName(id string) (string, error) {
 	if !gates.ValidAgentID(id) {
-		return "", fmt.Errorf("agent id %q: want [a-z0-9][a-z0-9._-]{0,63}, or runnerd:<that>", id)
+		return "", fmt.Errorf("agent id %q: want %s", id, gates.AgentIDRule)
 	}
 	return strings.Replace(id, ":", "+", 1), nil
 }

@@ -76,7 +76,7 @@ func validateShape(l *Letter) error {
 		return invalid("seat", "seat must be one of %s", strings.Join(Seats, ", "))
 	}
 	if l.RunnerID != nil && !gates.ValidAgentID(*l.RunnerID) {
-		return invalid("runner_id", "runner_id is a pinned runner id: [a-z0-9][a-z0-9._-]{0,63} (omit it when no runner is involved)")
+		return invalid("runner_id", "runner_id is a pinned runner id: "+gates.IDRule+" (omit it when no runner is involved)")
 	}
 	if !oneOf(l.Capability, Capabilities) {
 		return invalid("capability", "capability must be one of %s", strings.Join(Capabilities, ", "))

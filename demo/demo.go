@@ -12,7 +12,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // files is the demo repository's content: enough for blocks to mean something.
@@ -289,7 +289,7 @@ func failedLog(dir string) []byte {
 
 // keepGateLog writes a mission's gate output where a runner keeps it.
 func (b *builder) keepGateLog(missionID string, log []byte) error {
-	path := serve.SideLog(b.store.Repo.RuntimeDir(), missionID, "gate")
+	path := runs.SideLog(b.store.Repo.RuntimeDir(), missionID, "gate")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -307,10 +307,10 @@ func (b *builder) work(missionID string, when time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(serve.SideDir(repo.RuntimeDir()), 0o700); err != nil {
+	if err := os.MkdirAll(runs.SideDir(repo.RuntimeDir()), 0o700); err != nil {
 		return err
 	}
-	index := filepath.Join(serve.SideDir(repo.RuntimeDir()), missionID+".index")
+	index := filepath.Join(runs.SideDir(repo.RuntimeDir()), missionID+".index")
 	defer os.Remove(index)
 	stamp := when.UTC().Format(time.RFC3339)
 	env := []string{"GIT_INDEX_FILE=" + index,
@@ -349,10 +349,10 @@ func (b *builder) work(missionID string, when time.Time) error {
 	if err := b.keepGateLog(missionID, greenLog("core")); err != nil {
 		return err
 	}
-	if err := os.WriteFile(serve.SidePacket(repo.RuntimeDir(), missionID), demoPacket("core"), 0o600); err != nil {
+	if err := os.WriteFile(runs.SidePacket(repo.RuntimeDir(), missionID), demoPacket("core"), 0o600); err != nil {
 		return err
 	}
-	return serve.WriteSide(repo.RuntimeDir(), &serve.Side{MissionID: missionID, RunnerID: "build-1", Branch: "m1nd/" + missionID,
+	return runs.WriteSide(repo.RuntimeDir(), &runs.Side{MissionID: missionID, RunnerID: "build-1", Branch: "m1nd/" + missionID,
 		Base: base.String(), Target: "main", Created: chain.Timestamp(when), Removed: true})
 }
 

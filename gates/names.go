@@ -103,15 +103,26 @@ func IsToken(s string, digitFirst bool, extra string, max int) bool {
 	return true
 }
 
+// IDRule is the shape of a runner's id, and of an agent id after its
+// RunnerPrefix, as lessons spell it.
+const IDRule = "[a-z0-9][a-z0-9._-]{0,63}"
+
+// AgentIDRule is the agent-id rule as every lesson spells it (see
+// ValidAgentID).
+const AgentIDRule = IDRule + ", optionally after " + RunnerPrefix
+
+// ValidID reports whether id has the shape of IDRule.
+func ValidID(id string) bool { return IsToken(id, true, "._-", 64) }
+
 // RunnerPrefix marks the agent ids a runner daemon speaks as: RunnerPrefix
 // followed by the runner's id.
 const RunnerPrefix = "runnerd:"
 
-// ValidAgentID reports whether id is an agent id: [a-z0-9][a-z0-9._-]{0,63},
-// optionally after RunnerPrefix. Agent ids become ref names, file names and
-// commit identities, so every writer is checked with this one rule.
+// ValidAgentID reports whether id is an agent id: AgentIDRule. Agent ids
+// become ref names, file names and commit identities, so every writer is
+// checked with this one rule.
 func ValidAgentID(id string) bool {
-	return IsToken(strings.TrimPrefix(id, RunnerPrefix), true, "._-", 64)
+	return ValidID(strings.TrimPrefix(id, RunnerPrefix))
 }
 
 // Count spells a number of things: "1 block", "3 blocks", "2 memories".

@@ -69,7 +69,7 @@ func Validate(l *Letter) error {
 		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z, 1970 or later")
 	}
 	if !gates.ValidAgentID(l.Agent) || l.Agent == ToAll {
-		return invalid("agent", `agent is the writer's id: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:, and not "all"`)
+		return invalid("agent", `agent is the writer's id: `+gates.AgentIDRule+`, and not "all"`)
 	}
 	if l.To != ToAll && !gates.ValidAgentID(l.To) {
 		return invalid("to", `to is an agent id or "all"`)

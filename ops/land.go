@@ -10,7 +10,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // LandRequest is one landing made at a terminal (or by a test): the
@@ -257,7 +257,7 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	if !ok {
 		return &mergePlan{kind: MergeNoBranch, branch: branch}, nil
 	}
-	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	if tested == "" {
 		return nil, gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the gate of %s names no commit it tested (commit:… in its evidence): nothing a gate tested can land from %s", missionID, branch)
 	}
-	if side != nil && side.Queue != nil && side.Queue.State == serve.QueueGateFailed && side.Queue.Commit == tip.String() && side.Queue.Target == target {
+	if side != nil && side.Queue != nil && side.Queue.State == runs.QueueGateFailed && side.Queue.Commit == tip.String() && side.Queue.Target == target {
 		return nil, gates.Refusef(gates.StaleGate, "mission_id", "the gate failed on the merge of %s with %s (%.12s; m1nd mission gate --regate %s prints its output): what this landing would put on %s never passed; fix the work on the branch, and runnerd's queue gates it again", branch, target, tip, missionID, target)
 	}
 	if tip.String() != tested {

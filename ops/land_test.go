@@ -11,7 +11,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -78,8 +78,8 @@ func (lb *landBrain) work(id, target string, files map[string]string) {
 	}
 	lb.g.Git("-C", wt, "add", "-A")
 	lb.g.Git("-C", wt, "commit", "-qm", "agent: work of "+id)
-	side := &serve.Side{MissionID: id, RunnerID: "b1", Worktree: wt, Branch: ops.WorkBranch(id), Base: base, Target: target, Created: lb.now.Format(time.RFC3339)}
-	if err := serve.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
+	side := &runs.Side{MissionID: id, RunnerID: "b1", Worktree: wt, Branch: ops.WorkBranch(id), Base: base, Target: target, Created: lb.now.Format(time.RFC3339)}
+	if err := runs.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
 	lb.gated(id)
@@ -199,14 +199,14 @@ func TestLandRefusesWithoutATarget(t *testing.T) {
 	id := lb.mission(true)
 	lb.work(id, "main", map[string]string{"NOTE.md": "note\n"})
 	// Spawned from a detached HEAD: no target recorded.
-	side, _, _ := serve.ReadSide(lb.b.Repo.RuntimeDir(), id)
+	side, _, _ := runs.ReadSide(lb.b.Repo.RuntimeDir(), id)
 	side.Target = ""
-	if err := serve.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
+	if err := runs.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
 	lb.refused(id, "", gates.InvalidTransition, "no target branch is recorded for "+id, "--into")
 	// Not spawned here at all: no side record.
-	if err := os.Remove(filepath.Join(serve.SideDir(lb.b.Repo.RuntimeDir()), id+".json")); err != nil {
+	if err := os.Remove(filepath.Join(runs.SideDir(lb.b.Repo.RuntimeDir()), id+".json")); err != nil {
 		t.Fatal(err)
 	}
 	lb.refused(id, "", gates.InvalidTransition, "no target branch is recorded for "+id)

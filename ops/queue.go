@@ -10,7 +10,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // A mission in merge_wait is ready to land when its gate tested what the
@@ -92,7 +92,7 @@ func QueueStamp(repo *gitstore.Repo) (gitstore.FolderStamp, error) {
 		filepath.Join(common, "refs", "heads"),
 		filepath.Join(common, "refs", "heads", strings.TrimSuffix(WorkBranchPrefix, "/")),
 		filepath.Join(common, "packed-refs"),
-		serve.SideDir(repo.RuntimeDir()),
+		runs.SideDir(repo.RuntimeDir()),
 	)
 	if err != nil {
 		return gitstore.FolderStamp{}, fmt.Errorf("stamp the queue: %w", err)
@@ -134,7 +134,7 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 		q.Why = "no work branch here: the landing imports the receipt alone"
 		return q, err
 	}
-	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -165,23 +165,23 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 		}
 	}
 	// Not ready: what the queue found for these heads, if anything.
-	if f := side.Queue; f != nil && f.TargetHead == q.TargetHead && (f.Branch == q.BranchHead || f.State == serve.QueueRegating) {
+	if f := side.Queue; f != nil && f.TargetHead == q.TargetHead && (f.Branch == q.BranchHead || f.State == runs.QueueRegating) {
 		switch f.State {
-		case serve.QueueConflict:
+		case runs.QueueConflict:
 			q.State, q.Paths = QueueConflict, f.Paths
 			q.Why = fmt.Sprintf("conflicts with %s: %s", side.Target, strings.Join(echoAll(f.Paths), ", "))
 			return q, nil
-		case serve.QueueGateFailed:
+		case runs.QueueGateFailed:
 			q.State, q.Output = QueueGateFailed, regateTail(b.Repo.RuntimeDir(), missionID)
 			q.Why = fmt.Sprintf("the gate failed on the merge with %s at %.12s", side.Target, f.TargetHead)
 			if f.Why != "" {
 				q.Why += " (" + f.Why + ")"
 			}
 			return q, nil
-		case serve.QueueRegating:
+		case runs.QueueRegating:
 			q.State, q.Why = QueueRegating, fmt.Sprintf("re-gating the merge with %s at %.12s", side.Target, f.TargetHead)
 			return q, nil
-		case serve.QueueNoRunner:
+		case runs.QueueNoRunner:
 			q.State, q.Why = QueueNoRunner, f.Why
 			return q, nil
 		}
@@ -196,7 +196,7 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 
 // regateTail is the last lines of a mission's failed re-gate.
 func regateTail(runtimeDir, missionID string) string {
-	data, err := gitstore.ReadRuntime(serve.SideLog(runtimeDir, missionID, serve.LogRegate), -1)
+	data, err := gitstore.ReadRuntime(runs.SideLog(runtimeDir, missionID, runs.LogRegate), -1)
 	if err != nil {
 		return ""
 	}

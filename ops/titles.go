@@ -13,12 +13,12 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // A card is titled by its ask's first line: two missions on one block
 // look different. The ask lives in the packet a runner here was given
-// (serve.SidePacket); a mission no runner here ran has no title, and a
+// (runs.SidePacket); a mission no runner here ran has no title, and a
 // card falls back to its block's name.
 
 // titleMemo remembers each packet's ask line by the packet's size and
@@ -37,7 +37,7 @@ type titleSeen struct {
 // machine keeps, by mission id.
 func (b *Brain) Titles(heads []*chain.Head) (map[string]string, error) {
 	out := map[string]string{}
-	dir := serve.SideDir(b.Repo.RuntimeDir())
+	dir := runs.SideDir(b.Repo.RuntimeDir())
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // The caps of what the mission view carries: a view is read in a browser
@@ -171,16 +171,16 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 		}
 	}
 	runtime := b.Repo.RuntimeDir()
-	side, ran, err := serve.ReadSide(runtime, missionID)
+	side, ran, err := runs.ReadSide(runtime, missionID)
 	if err != nil {
 		return nil, fmt.Errorf("mission %s: side record: %w", missionID, err)
 	}
 	if ran {
-		if packet, err := readHead(serve.SidePacket(runtime, missionID), packetCap); err == nil {
+		if packet, err := readHead(runs.SidePacket(runtime, missionID), packetCap); err == nil {
 			v.Packet = strings.ToValidUTF8(string(packet), "\uFFFD")
 			v.Title = brain.AskLine(packet)
 		}
-		if out, cut, err := b.runOutput(missionID, side, serve.LogAgent, AgentOutputCap); err == nil {
+		if out, cut, err := b.runOutput(missionID, side, runs.LogAgent, AgentOutputCap); err == nil {
 			v.Agent = &RunOutput{Output: out, Truncated: cut}
 		} else if !errors.Is(err, ErrNoRunLog) {
 			return nil, fmt.Errorf("mission %s: %w", missionID, err)
@@ -215,8 +215,8 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 // never).
 var ErrNoRunLog = errors.New("no such output is kept on this machine for this mission (it ran elsewhere, or never)")
 
-// Output is the tail of one of a mission's run logs (serve.LogAgent,
-// serve.LogGate, serve.LogRegate), at most limit bytes, made safe to show: control characters
+// Output is the tail of one of a mission's run logs (runs.LogAgent,
+// runs.LogGate, runs.LogRegate), at most limit bytes, made safe to show: control characters
 // visible, the machine's paths replaced. truncated says the head was cut;
 // ErrNoRunLog when this machine keeps no such log.
 func (b *Brain) Output(missionID, log string, limit int64) (out string, truncated bool, err error) {
@@ -224,11 +224,11 @@ func (b *Brain) Output(missionID, log string, limit int64) (out string, truncate
 		return "", false, fmt.Errorf("output: %q is not a mission id", missionID)
 	}
 	switch log {
-	case serve.LogAgent, serve.LogGate, serve.LogRegate:
+	case runs.LogAgent, runs.LogGate, runs.LogRegate:
 	default:
 		return "", false, fmt.Errorf("output: %q is not a run log (agent, gate or regate)", log)
 	}
-	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return "", false, err
 	}
@@ -237,13 +237,13 @@ func (b *Brain) Output(missionID, log string, limit int64) (out string, truncate
 
 // gateOutput is the gate's Output with the mission's side record already
 // read (nil when this machine never ran it).
-func (b *Brain) gateOutput(missionID string, side *serve.Side, limit int64) (out string, truncated bool, err error) {
-	return b.runOutput(missionID, side, serve.LogGate, limit)
+func (b *Brain) gateOutput(missionID string, side *runs.Side, limit int64) (out string, truncated bool, err error) {
+	return b.runOutput(missionID, side, runs.LogGate, limit)
 }
 
 // runOutput is Output with the mission's side record already read.
-func (b *Brain) runOutput(missionID string, side *serve.Side, log string, limit int64) (out string, truncated bool, err error) {
-	raw, truncated, err := readTail(serve.SideLog(b.Repo.RuntimeDir(), missionID, log), limit)
+func (b *Brain) runOutput(missionID string, side *runs.Side, log string, limit int64) (out string, truncated bool, err error) {
+	raw, truncated, err := readTail(runs.SideLog(b.Repo.RuntimeDir(), missionID, log), limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, ErrNoRunLog
 	}
@@ -259,13 +259,13 @@ func (b *Brain) runOutput(missionID string, side *serve.Side, log string, limit 
 // page), and the machine's paths — the mission's worktree, the repository,
 // the home folder — spelled <worktree>, <repo> and ~.
 func (b *Brain) Printable(missionID string, raw []byte) string {
-	side, _, _ := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, _ := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	return b.printable(side, raw)
 }
 
 // printable is Printable with the side record already read (nil: no
 // worktree of this machine to name).
-func (b *Brain) printable(side *serve.Side, raw []byte) string {
+func (b *Brain) printable(side *runs.Side, raw []byte) string {
 	s := strings.ToValidUTF8(string(raw), "\uFFFD")
 	var paths []string
 	if side != nil && side.Worktree != "" {
@@ -337,7 +337,7 @@ func WorkBranch(missionID string) string { return WorkBranchPrefix + missionID }
 // workRange is the mission's work: its branch's tip and the base it
 // started from (recorded at spawn, else where the branch leaves HEAD). ok
 // is false when the repository has no work branch for the mission.
-func (b *Brain) workRange(ctx context.Context, missionID string, side *serve.Side) (base, tip string, ok bool, err error) {
+func (b *Brain) workRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
 	h, ok, err := b.Repo.ReadRef("refs/heads/" + WorkBranch(missionID))
 	if err != nil || !ok {
 		return "", "", false, err
@@ -367,7 +367,7 @@ var ErrNoWork = errors.New("no work branch: no runner on this machine worked on 
 // Diff writes the mission's work as git prints it (`git diff base tip`,
 // or its --stat), so it pipes into a pager or a diff viewer.
 func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) error {
-	side, _, err := serve.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bo
 
 // work reads the commits on the mission's branch since its base; nil when
 // the repository has no such branch (a mission carried by hand).
-func (b *Brain) work(ctx context.Context, missionID string, side *serve.Side) (*WorkView, error) {
+func (b *Brain) work(ctx context.Context, missionID string, side *runs.Side) (*WorkView, error) {
 	base, tip, ok, err := b.workRange(ctx, missionID, side)
 	if err != nil || !ok {
 		return nil, err

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/owner"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // The announce loop's timings: without an owner that takes its announce,
@@ -82,7 +83,7 @@ func (d *Daemon) announceLoop(ctx context.Context) {
 // also when --owner-url names the owner: a change there is an owner that
 // restarted, which may be the same one.
 func (d *Daemon) ownerRecord() string {
-	data, _ := gitstore.ReadRuntime(filepath.Join(d.Repo.RuntimeDir(), serve.RecordFile), 1<<20)
+	data, _ := gitstore.ReadRuntime(filepath.Join(d.Repo.RuntimeDir(), owner.RecordFile), 1<<20)
 	return string(data)
 }
 
@@ -156,9 +157,9 @@ func (d *Daemon) announceOnce(ctx context.Context) bool {
 	if refused {
 		return true
 	}
-	owner := &serve.OwnerClient{URL: d.OwnerURL}
+	oc := &owner.Client{URL: d.OwnerURL}
 	if d.OwnerURL == "" {
-		rec, ok := serve.ReadRecord(d.Repo.RuntimeDir())
+		rec, ok := owner.ReadRecord(d.Repo.RuntimeDir())
 		switch {
 		case !ok:
 			d.note("no record", "waiting for the owner: no serve.json yet — start m1nd serve")
@@ -167,36 +168,36 @@ func (d *Daemon) announceOnce(ctx context.Context) bool {
 			d.note("gone "+rec.URL(), fmt.Sprintf("waiting for the owner: serve.json names an owner at %s whose process (pid %d) is gone — start m1nd serve", rec.URL(), rec.PID))
 			return false
 		}
-		owner.URL = rec.URL()
+		oc.URL = rec.URL()
 	}
-	owner.Secret, owner.Timeout = d.Secret, 5*time.Second
+	oc.Secret, oc.Timeout = d.Secret, 5*time.Second
 	var challenge [8]byte
 	rand.Read(challenge[:])
 	var ids []string
 	for _, rn := range d.config().Runners {
 		ids = append(ids, rn.ID)
 	}
-	reply, err := owner.Announce(ctx, serve.Announce{RunnerIDs: ids, Port: d.port, BootChallenge: hex.EncodeToString(challenge[:])})
-	var status *serve.StatusError
+	reply, err := oc.Announce(ctx, wire.Announce{RunnerIDs: ids, Port: d.port, BootChallenge: hex.EncodeToString(challenge[:])})
+	var status *owner.StatusError
 	switch {
 	case errors.As(err, &status) && status.Status == http.StatusUnauthorized:
-		d.note("401 "+owner.URL, fmt.Sprintf("waiting for the owner: the owner at %s refused runnerd's secret (401): both must read this repository's .git/m1nd/runnerd.secret; restart m1nd serve if m1nd init made it after the owner started", owner.URL))
+		d.note("401 "+oc.URL, fmt.Sprintf("waiting for the owner: the owner at %s refused runnerd's secret (401): both must read this repository's .git/m1nd/runnerd.secret; restart m1nd serve if m1nd init made it after the owner started", oc.URL))
 		return false
 	case err != nil:
-		d.note("error "+owner.URL, fmt.Sprintf("waiting for the owner: %v — trying again", err))
+		d.note("error "+oc.URL, fmt.Sprintf("waiting for the owner: %v — trying again", err))
 		return false
 	}
 	if reply.Echo != hex.EncodeToString(challenge[:]) {
 		d.trustMu.Lock()
 		d.ownerRefused = true
 		d.trustMu.Unlock()
-		d.Logf("the owner at %s echoed a wrong challenge: runnerd no longer trusts it", owner.URL)
+		d.Logf("the owner at %s echoed a wrong challenge: runnerd no longer trusts it", oc.URL)
 		return true
 	}
-	lines := []string{fmt.Sprintf("announced %v to %s; registered %v", ids, owner.URL, reply.Registered)}
+	lines := []string{fmt.Sprintf("announced %v to %s; registered %v", ids, oc.URL, reply.Registered)}
 	for _, r := range reply.Refused {
-		lines = append(lines, fmt.Sprintf("the owner at %s refused %s: %s", owner.URL, r.RunnerID, r.Why))
+		lines = append(lines, fmt.Sprintf("the owner at %s refused %s: %s", oc.URL, r.RunnerID, r.Why))
 	}
-	d.note(fmt.Sprint("ok ", owner.URL, ids, reply.Registered, reply.Refused), lines...)
+	d.note(fmt.Sprint("ok ", oc.URL, ids, reply.Registered, reply.Refused), lines...)
 	return true
 }

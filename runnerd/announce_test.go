@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // fakeOwner answers announces like the owner: it echoes the challenge,
@@ -27,18 +29,18 @@ type fakeOwner struct {
 func newFakeOwner(t *testing.T, pinned ...string) *fakeOwner {
 	o := &fakeOwner{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var in serve.Announce
+		var in wire.Announce
 		if r.Header.Get(serve.SecretHeader) != testSecret || json.NewDecoder(r.Body).Decode(&in) != nil {
 			w.WriteHeader(401)
 			return
 		}
 		o.announces.Add(1)
-		reply := serve.AnnounceReply{OK: true, Echo: in.BootChallenge, Registered: []string{}}
+		reply := wire.AnnounceReply{OK: true, Echo: in.BootChallenge, Registered: []string{}}
 		for _, id := range in.RunnerIDs {
 			if strings.Contains(" "+strings.Join(pinned, " ")+" ", " "+id+" ") {
 				reply.Registered = append(reply.Registered, id)
 			} else {
-				reply.Refused = append(reply.Refused, serve.RefusedRunner{RunnerID: id, Why: "not pinned in runners.toml"})
+				reply.Refused = append(reply.Refused, wire.RefusedRunner{RunnerID: id, Why: "not pinned in runners.toml"})
 			}
 		}
 		json.NewEncoder(w).Encode(reply)
@@ -50,8 +52,8 @@ func newFakeOwner(t *testing.T, pinned ...string) *fakeOwner {
 // record writes serve.json naming the owner (this process as its pid).
 func (o *fakeOwner) record(t *testing.T, runtimeDir string) {
 	t.Helper()
-	data, _ := json.Marshal(serve.Record{Addr: strings.TrimPrefix(o.URL, "http://"), PID: os.Getpid(), Brain: "shop"})
-	if err := os.WriteFile(filepath.Join(runtimeDir, serve.RecordFile), data, 0o600); err != nil {
+	data, _ := json.Marshal(owner.Record{Addr: strings.TrimPrefix(o.URL, "http://"), PID: os.Getpid(), Brain: "shop"})
+	if err := os.WriteFile(filepath.Join(runtimeDir, owner.RecordFile), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -139,7 +141,7 @@ func TestAnnounceFindsAnOwnerThatStartsOrRestarts(t *testing.T) {
 	// No owner answers at the recorded address: runnerd says so once and
 	// keeps trying, sooner than its interval.
 	second.Close()
-	os.Remove(filepath.Join(runtime, serve.RecordFile))
+	os.Remove(filepath.Join(runtime, owner.RecordFile))
 	within(t, 2*time.Second, "the wait logged", func() bool { return logs.count("no serve.json yet") == 2 })
 	third := newFakeOwner(t, "build-1")
 	third.record(t, runtime)

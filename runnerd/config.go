@@ -172,8 +172,8 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 func checkRunner(r *Runner, fail func(field, format string, args ...any) error) error {
-	if !gates.IsToken(r.ID, true, "._-", 64) {
-		return fail("id", "want [a-z0-9][a-z0-9._-]{0,63}")
+	if !gates.ValidID(r.ID) {
+		return fail("id", "want "+gates.IDRule)
 	}
 	switch r.Capability {
 	case capBuild, capNaming, capHand:

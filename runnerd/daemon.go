@@ -18,6 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -156,7 +157,7 @@ func decode(r *http.Request, v any) error {
 }
 
 func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
-	var req serve.RunRequest
+	var req wire.RunRequest
 	if err := decode(r, &req); err != nil {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id, packet_markdown, block_id, brain_ref, mission_id?}: %s", gates.Clip(err.Error())))
 		return
@@ -194,13 +195,13 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		defer lock.(*sync.Mutex).Unlock()
 		d.run(d.life, runner, id, block, req.PacketMarkdown)
 	}()
-	serve.WriteJSON(w, http.StatusOK, serve.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
+	serve.WriteJSON(w, http.StatusOK, wire.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
 }
 
 // open posts the seq-1 judging letter of a new mission, or checks that
 // the named one waits at judging on the request's block, and returns the
 // mission's id and block: a run works on the block its letters name.
-func (d *Daemon) open(ctx context.Context, runner *Runner, req serve.RunRequest) (id, block string, err error) {
+func (d *Daemon) open(ctx context.Context, runner *Runner, req wire.RunRequest) (id, block string, err error) {
 	if req.MissionID != "" {
 		head, err := d.missions.Current(req.MissionID)
 		if err != nil {
@@ -228,7 +229,7 @@ func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {
 	for _, rn := range d.config().Runners {
 		ids = append(ids, rn.ID)
 	}
-	serve.WriteJSON(w, http.StatusOK, serve.DaemonStatus{OK: true, Brain: d.Brain, RunnerIDs: ids})
+	serve.WriteJSON(w, http.StatusOK, wire.DaemonStatus{OK: true, Brain: d.Brain, RunnerIDs: ids})
 }
 
 // Listen binds a loopback address only.

@@ -73,7 +73,7 @@ type KeeperPin struct {
 func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) error) error {
 	switch {
 	case !gates.ValidAgentID(k.Agent):
-		return fail("agent", "%q is not an agent id ([a-z0-9][a-z0-9._-]{0,63})", k.Agent)
+		return fail("agent", "%q is not an agent id (%s)", k.Agent, gates.AgentIDRule)
 	case k.Client != session.HostClaude && k.Client != session.HostCodex:
 		return fail("client", "%q: want claude or codex", k.Client)
 	case len(k.Start) == 0 && len(k.Stream) == 0:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // namingParallel is how many naming runs go at once.
@@ -30,7 +31,7 @@ func (d *Daemon) pick(id, capability string) *Runner {
 }
 
 func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
-	var req serve.NameRequest
+	var req wire.NameRequest
 	if err := decode(r, &req); err != nil || len(req.Blocks) == 0 || len(req.Blocks) > maxNamingBlocks {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
 		return
@@ -40,7 +41,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", ConfigFile))
 		return
 	}
-	results := make([]serve.NameResult, len(req.Blocks))
+	results := make([]wire.NameResult, len(req.Blocks))
 	sem := make(chan struct{}, namingParallel)
 	var wg sync.WaitGroup
 	for i, b := range req.Blocks {
@@ -53,14 +54,14 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
-	serve.WriteJSON(w, http.StatusOK, serve.NameReply{OK: true, RunnerID: runner.ID, Results: results})
+	serve.WriteJSON(w, http.StatusOK, wire.NameReply{OK: true, RunnerID: runner.ID, Results: results})
 }
 
 // nameOne runs the naming runner with the packet on stdin; its last
 // non-empty stdout line must be {"name","purpose"}, and both pass the o5
 // sanitizer or the block stays unnamed.
-func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b serve.NamingBlock) serve.NameResult {
-	res := serve.NameResult{BlockID: b.BlockID}
+func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b wire.NamingBlock) wire.NameResult {
+	res := wire.NameResult{BlockID: b.BlockID}
 	out, err := runStdin(ctx, d.Repo.MainWorkTree(), runner.Command, b.Packet, runner.NamingTimeout())
 	if err != nil {
 		res.Refused = err.Error()
@@ -91,7 +92,7 @@ func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b serve.NamingBloc
 // candidate_edit ops. runnerd only returns them as data: the owner
 // sanitizes (runner seat) and applies them.
 func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
-	var req serve.CurateRequest
+	var req wire.CurateRequest
 	if err := decode(r, &req); err != nil {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, packet}"))
 		return
@@ -103,12 +104,12 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, runner.CurationTimeout())
 	if err != nil {
-		serve.WriteJSON(w, http.StatusOK, serve.CurateReply{RunnerID: runner.ID, Detail: err.Error()})
+		serve.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: err.Error()})
 		return
 	}
 	var ops []json.RawMessage
 	if err := json.Unmarshal([]byte(lastNonEmpty(out)), &ops); err != nil {
-		serve.WriteJSON(w, http.StatusOK, serve.CurateReply{RunnerID: runner.ID, Detail: "the runner's last line was not a JSON array of ops"})
+		serve.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: "the runner's last line was not a JSON array of ops"})
 		return
 	}
 	list, err := json.Marshal(ops)
@@ -116,7 +117,7 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, fmt.Errorf("encode the curation ops: %w", err))
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, serve.CurateReply{OK: true, RunnerID: runner.ID, Ops: list})
+	serve.WriteJSON(w, http.StatusOK, wire.CurateReply{OK: true, RunnerID: runner.ID, Ops: list})
 }
 
 // runStdin runs argv with input on stdin in its own process group and

@@ -11,7 +11,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // TestTheGateIsTheHumans: while the brain has no passkey, runnerd runs its
@@ -28,7 +28,7 @@ func TestTheGateIsTheHumans(t *testing.T) {
 		logged = append(logged, strings.TrimSpace(fmt.Sprintf(format, args...)))
 	}
 	run := func() (int, map[string]any) {
-		status, out := r.post("/run", testSecret, serve.RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
+		status, out := r.post("/run", testSecret, wire.RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
 		r.d.running.Wait()
 		return status, out
 	}

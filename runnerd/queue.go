@@ -15,7 +15,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -30,7 +30,7 @@ import (
 // merge_wait letter names it. A gate that fails on the merge is recorded
 // with its output, and the mission waits, never ready, until its branch
 // or its target moves again. What the queue found lives in the mission's
-// side record (serve.QueueState), for the tray and `mission show`.
+// side record (runs.QueueState), for the tray and `mission show`.
 
 // QueueInterval is how often runnerd looks at the missions that wait.
 const QueueInterval = time.Second
@@ -83,7 +83,7 @@ func (d *Daemon) queueStamp() string {
 // waiting is one mission in merge_wait with a work branch on this machine.
 type waiting struct {
 	head   *chain.Head
-	side   *serve.Side
+	side   *runs.Side
 	tested string // the commit its gate tested
 }
 
@@ -98,7 +98,7 @@ func (d *Daemon) queueOnce(ctx context.Context) string {
 	}
 	var queue []waiting
 	for _, h := range view.Missions {
-		side, ok, err := serve.ReadSide(d.Repo.RuntimeDir(), h.MissionID)
+		side, ok, err := runs.ReadSide(d.Repo.RuntimeDir(), h.MissionID)
 		if err != nil || !ok || side.Target == "" || h.Letter.ReceiptCandidate == nil || h.Letter.RunnerID == nil {
 			continue
 		}
@@ -140,14 +140,14 @@ func (d *Daemon) needsRegate(ctx context.Context, w waiting) bool {
 		}
 	}
 	q := w.side.Queue
-	if q != nil && q.State != serve.QueueRegating && q.Branch == branch && q.TargetHead == target {
+	if q != nil && q.State != runs.QueueRegating && q.Branch == branch && q.TargetHead == target {
 		return false // a conflict, a failed gate, no runner: already found for these heads
 	}
 	return true
 }
 
 // queueHeads are the heads of a waiting mission's branch and target.
-func (d *Daemon) queueHeads(ctx context.Context, side *serve.Side) (branch, target string, err error) {
+func (d *Daemon) queueHeads(ctx context.Context, side *runs.Side) (branch, target string, err error) {
 	main := d.Repo.MainWorkTree()
 	if branch, err = gitOutput(ctx, main, "rev-parse", "--verify", "-q", "refs/heads/"+side.Branch); err != nil {
 		return "", "", err
@@ -166,7 +166,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	if err != nil {
 		return
 	}
-	found := func(q *serve.QueueState) {
+	found := func(q *runs.QueueState) {
 		q.Target, q.TargetHead, q.At = side.Target, target, chain.Timestamp(d.Now())
 		if q.Branch == "" {
 			q.Branch = branch
@@ -176,7 +176,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	}
 	runner := d.config().Runner(*w.head.Letter.RunnerID)
 	if runner == nil || !runner.ProvesWork() {
-		found(&serve.QueueState{State: serve.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*w.head.Letter.RunnerID), id)})
+		found(&runs.QueueState{State: runs.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*w.head.Letter.RunnerID), id)})
 		return
 	}
 	if err := d.approval(runner); err != nil {
@@ -184,7 +184,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		if r, ok := gates.AsRefusal(err); ok {
 			why = r.Lesson
 		}
-		found(&serve.QueueState{State: serve.QueueNoRunner, Why: why})
+		found(&runs.QueueState{State: runs.QueueNoRunner, Why: why})
 		return
 	}
 	lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
@@ -201,7 +201,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		lines := strings.Split(out, "\n")
 		switch {
 		case code == 1 && len(lines) > 1:
-			found(&serve.QueueState{State: serve.QueueConflict, Paths: lines[1:]})
+			found(&runs.QueueState{State: runs.QueueConflict, Paths: lines[1:]})
 			d.Logf("queue: %s conflicts with %s: %s", id, side.Target, strings.Join(lines[1:], ", "))
 			return
 		case err != nil:
@@ -213,7 +213,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 			return
 		}
 	}
-	found(&serve.QueueState{State: serve.QueueRegating, Commit: gated, Branch: gated})
+	found(&runs.QueueState{State: runs.QueueRegating, Commit: gated, Branch: gated})
 	d.Logf("queue: re-gating %s at %.12s (%s at %.12s)", id, gated, side.Target, target)
 
 	wt := worktreePath(main, id) + ".gate"
@@ -224,11 +224,11 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	}
 	defer removeWorktree(context.WithoutCancel(ctx), main, wt)
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+id, "M1ND_BLOCK="+w.head.Letter.BlockID)
-	logPath := serve.SideLog(d.Repo.RuntimeDir(), id, serve.LogRegate)
+	logPath := runs.SideLog(d.Repo.RuntimeDir(), id, runs.LogRegate)
 	if runner.SetupCommand != "" {
 		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
 			exit := res.exit
-			found(&serve.QueueState{State: serve.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: "setup failed: " + res.describe("setup")})
+			found(&runs.QueueState{State: runs.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: "setup failed: " + res.describe("setup")})
 			return
 		}
 	}
@@ -250,7 +250,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		if changed != "" {
 			why = changed
 		}
-		found(&serve.QueueState{State: serve.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: why})
+		found(&runs.QueueState{State: runs.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: why})
 		d.Logf("queue: the gate of %s failed on %.12s: %s", id, gated, why)
 		return
 	}
@@ -268,7 +268,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		return
 	}
 	// Gate logs are read as the mission's: the re-gate's is the gate's now.
-	if err := os.Rename(logPath, serve.SideLog(d.Repo.RuntimeDir(), id, serve.LogGate)); err != nil {
+	if err := os.Rename(logPath, runs.SideLog(d.Repo.RuntimeDir(), id, runs.LogGate)); err != nil {
 		d.Logf("queue: %s: %v", id, err)
 	}
 	side.Queue = nil
@@ -310,7 +310,7 @@ func (d *Daemon) mergeCommit(ctx context.Context, runner *Runner, w waiting, tre
 // askOf is the first line of a mission's ask (its packet's "What should
 // change?"), "" when none is kept here.
 func askOf(runtimeDir, missionID string) string {
-	data, err := gitstore.ReadRuntime(serve.SidePacket(runtimeDir, missionID), 64<<20)
+	data, err := gitstore.ReadRuntime(runs.SidePacket(runtimeDir, missionID), 64<<20)
 	if err != nil {
 		return ""
 	}
@@ -326,8 +326,8 @@ func removeWorktree(ctx context.Context, main, wt string) {
 }
 
 // writeSide records a side record, saying so in the log when it cannot.
-func (d *Daemon) writeSide(side *serve.Side) {
-	if err := serve.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
+func (d *Daemon) writeSide(side *runs.Side) {
+	if err := runs.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
 		d.Logf("mission %s: side record: %v", side.MissionID, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // TestTheQueueRegatesWhatWouldLand: a mission waits, ready, its gate
@@ -46,7 +46,7 @@ func TestTheQueueRegatesWhatWouldLand(t *testing.T) {
 	if msg := r.g.Git("log", "-1", "--format=%s", branch); msg != "Merge main into m1nd/"+id+" for its landing" {
 		t.Fatalf("the merge says %q", msg)
 	}
-	if side, _, _ := serve.ReadSide(r.d.Repo.RuntimeDir(), id); side.Queue != nil {
+	if side, _, _ := runs.ReadSide(r.d.Repo.RuntimeDir(), id); side.Queue != nil {
 		t.Fatalf("a ready mission keeps a finding: %+v", side.Queue)
 	}
 	if got := r.d.queueOnce(ctx); got != "" {
@@ -59,8 +59,8 @@ func TestTheQueueRegatesWhatWouldLand(t *testing.T) {
 	if got := r.d.queueOnce(ctx); got != id {
 		t.Fatalf("the queue looked at %q, want %s", got, id)
 	}
-	side, _, _ := serve.ReadSide(r.d.Repo.RuntimeDir(), id)
-	if side.Queue == nil || side.Queue.State != serve.QueueConflict || strings.Join(side.Queue.Paths, ",") != "core/a.go" {
+	side, _, _ := runs.ReadSide(r.d.Repo.RuntimeDir(), id)
+	if side.Queue == nil || side.Queue.State != runs.QueueConflict || strings.Join(side.Queue.Paths, ",") != "core/a.go" {
 		t.Fatalf("the conflict is recorded as %+v", side.Queue)
 	}
 	if got := phases(t, r.d, id); got != letters {
@@ -76,8 +76,8 @@ func TestTheQueueRegatesWhatWouldLand(t *testing.T) {
 	if got := r.d.queueOnce(ctx); got != id {
 		t.Fatalf("the queue looked at %q, want %s", got, id)
 	}
-	side, _, _ = serve.ReadSide(r.d.Repo.RuntimeDir(), id)
-	if side.Queue == nil || side.Queue.State != serve.QueueGateFailed || side.Queue.Exit == nil || *side.Queue.Exit != 1 {
+	side, _, _ = runs.ReadSide(r.d.Repo.RuntimeDir(), id)
+	if side.Queue == nil || side.Queue.State != runs.QueueGateFailed || side.Queue.Exit == nil || *side.Queue.Exit != 1 {
 		t.Fatalf("the failed gate is recorded as %+v", side.Queue)
 	}
 	if head, _ := r.d.missions.Current(id); head.Letter.Phase != chain.PhaseMergeWait {

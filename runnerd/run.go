@@ -20,7 +20,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -62,8 +62,8 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	target, _ := gitOutput(ctx, main, "symbolic-ref", "-q", "--short", "HEAD")
-	side := &serve.Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Target: target, Created: chain.Timestamp(d.Now())}
-	if err := serve.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
+	side := &runs.Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Target: target, Created: chain.Timestamp(d.Now())}
+	if err := runs.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
 		d.Logf("mission %s: side record: %v", missionID, err)
 	}
 	// From here on the worktree exists: a failure says what became of it.
@@ -77,7 +77,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	}
 	packet := filepath.Join(wt, packetFile)
 	// The mission view shows the ask: a copy stays beside the side record.
-	if err := gitstore.WriteFileAtomic(serve.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
+	if err := gitstore.WriteFileAtomic(runs.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
 		d.Logf("mission %s: packet copy: %v", missionID, err)
 	}
 	if err := os.WriteFile(packet, []byte(packetMarkdown), 0o644); err != nil {
@@ -86,9 +86,9 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
-	logOf := func(what string) string { return serve.SideLog(d.Repo.RuntimeDir(), missionID, what) }
+	logOf := func(what string) string { return runs.SideLog(d.Repo.RuntimeDir(), missionID, what) }
 	if runner.SetupCommand != "" {
-		res := runGroup(ctx, wt, env, runner.Timeout(), logOf(serve.LogSetup), "sh", "-c", runner.SetupCommand)
+		res := runGroup(ctx, wt, env, runner.Timeout(), logOf(runs.LogSetup), "sh", "-c", runner.SetupCommand)
 		if res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
 			failTidy("setup failed: "+res.describe("setup"), nil)
 			return
@@ -98,12 +98,12 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	for i, a := range runner.Command {
 		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
 	}
-	agent := runProcess(ctx, wt, env, runner.Timeout(), logOf(serve.LogAgent), nil, false, func(pid int) {
+	agent := runProcess(ctx, wt, env, runner.Timeout(), logOf(runs.LogAgent), nil, false, func(pid int) {
 		side.AgentPGID = pid
-		serve.WriteSide(d.Repo.RuntimeDir(), side)
+		runs.WriteSide(d.Repo.RuntimeDir(), side)
 	}, argv[0], argv[1:]...)
 	side.AgentPGID = 0
-	serve.WriteSide(d.Repo.RuntimeDir(), side)
+	runs.WriteSide(d.Repo.RuntimeDir(), side)
 	switch {
 	case agent.err != nil:
 		failTidy("agent could not run: "+startProblem(agent.err), nil)
@@ -129,7 +129,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	start := d.Now()
-	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf(serve.LogGate), "sh", "-c", runner.GateCommand)
+	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf(runs.LogGate), "sh", "-c", runner.GateCommand)
 	started, ended := gateWindow(start, d.Now())
 	sum := sha256.Sum256(gate.log)
 	artifact := "sha256:" + hex.EncodeToString(sum[:])
@@ -223,7 +223,7 @@ func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, 
 // tidy removes the mission's worktree only when nothing in it would be
 // lost (removeIfClean); the branch keeps the agent's commits. It returns
 // what the letter should say about it.
-func (d *Daemon) tidy(ctx context.Context, side *serve.Side) string {
+func (d *Daemon) tidy(ctx context.Context, side *runs.Side) string {
 	ctx = context.WithoutCancel(ctx)
 	outcome := removeIfClean(ctx, d.Repo, side)
 	if outcome == worktreeGone {
@@ -246,7 +246,7 @@ func (d *Daemon) tidy(ctx context.Context, side *serve.Side) string {
 // runners left executing or at the gate: a restarted daemon cannot finish
 // them, and a silent head would look alive forever.
 func (d *Daemon) recover(ctx context.Context) {
-	sides, err := serve.ReadSides(d.Repo.RuntimeDir())
+	sides, err := runs.ReadSides(d.Repo.RuntimeDir())
 	if err != nil {
 		return
 	}
@@ -267,7 +267,7 @@ func (d *Daemon) recover(ctx context.Context) {
 // stopOrphan kills the process group a killed runnerd left running in a
 // mission's worktree — checked by the group leader's working directory, so
 // a reused pid is never hit.
-func stopOrphan(s *serve.Side) {
+func stopOrphan(s *runs.Side) {
 	if s.AgentPGID <= 0 {
 		return
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -85,7 +87,7 @@ func (r *rig) post(path, secret string, body any) (int, map[string]any) {
 // spawn runs a mission on the core block and waits for its run to end.
 func (r *rig) spawn() *chain.Head {
 	r.t.Helper()
-	status, out := r.post("/run", testSecret, serve.RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
+	status, out := r.post("/run", testSecret, wire.RunRequest{RunnerID: "build-1", PacketMarkdown: "# Mission packet — core\n", BlockID: "sb_shop_core", BrainRef: "shop"})
 	if status != 200 || out["accepted"] != true {
 		r.t.Fatalf("/run: %d %v", status, out)
 	}
@@ -129,7 +131,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ cor
 	if err := gates.CheckReceipt(c, time.Now()); err != nil {
 		t.Fatalf("the candidate would not import: %v", err)
 	}
-	log, _ := os.ReadFile(serve.SideLog(r.d.Repo.RuntimeDir(), head.MissionID, "gate"))
+	log, _ := os.ReadFile(runs.SideLog(r.d.Repo.RuntimeDir(), head.MissionID, "gate"))
 	if c.Evidence.ArtifactHash != chain.PacketRef(log) || l.Gate.ArtifactHash != c.Evidence.ArtifactHash {
 		t.Fatal("artifact hash is not sha256 of the gate log")
 	}
@@ -243,7 +245,7 @@ func TestWorktreeAddFailureNamesNoPath(t *testing.T) {
 
 func TestRunRefusals(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
-	req := serve.RunRequest{RunnerID: "build-1", BlockID: "sb_shop_core", BrainRef: "shop"}
+	req := wire.RunRequest{RunnerID: "build-1", BlockID: "sb_shop_core", BrainRef: "shop"}
 	if status, _ := r.post("/run", "", req); status != 401 {
 		t.Errorf("no secret: %d", status)
 	}
@@ -270,9 +272,9 @@ func TestRunRefusals(t *testing.T) {
 	req.RunnerID = "elsewhere"
 	status, out = r.post("/run", testSecret, req)
 	refused("outside the allowlist", status, out, 403, "workspace_not_allowed", nil)
-	status, out = r.post("/name", testSecret, serve.NameRequest{RunnerID: "build-1", Blocks: []serve.NamingBlock{{BlockID: "sb_shop_core"}}})
+	status, out = r.post("/name", testSecret, wire.NameRequest{RunnerID: "build-1", Blocks: []wire.NamingBlock{{BlockID: "sb_shop_core"}}})
 	refused("a build runner asked to name", status, out, 403, "unpinned_runner", "runner_id")
-	status, out = r.post("/curate", testSecret, serve.CurateRequest{RunnerID: "namer"})
+	status, out = r.post("/curate", testSecret, wire.CurateRequest{RunnerID: "namer"})
 	refused("a naming runner asked to curate", status, out, 403, "unpinned_runner", "runner_id")
 	status, out = r.post("/run", testSecret, map[string]any{"runner_id": "build-1", "surprise": 1})
 	refused("an unknown field", status, out, 422, "invalid_letter", nil)
@@ -303,7 +305,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `true`, 30)
 		}
 		return head.Letter.MissionSeq
 	}
-	req := serve.RunRequest{RunnerID: "build-1", BlockID: "sb_shop_web", MissionID: id, BrainRef: "shop", PacketMarkdown: "# p\n"}
+	req := wire.RunRequest{RunnerID: "build-1", BlockID: "sb_shop_web", MissionID: id, BrainRef: "shop", PacketMarkdown: "# p\n"}
 	if status, out := r.post("/run", testSecret, req); status != 422 || out["refused"] != "invalid_letter" || out["field"] != "block_id" ||
 		!strings.Contains(out["lesson"].(string), "is on block sb_shop_core, not sb_shop_web") {
 		t.Fatalf("another block: %d %v", status, out)
@@ -344,14 +346,14 @@ func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
 	ctx := context.Background()
 	runner := r.d.Config.Runners[0]
-	id, _, err := r.d.open(ctx, runner, serve.RunRequest{BlockID: "sb_shop_core"})
+	id, _, err := r.d.open(ctx, runner, wire.RunRequest{BlockID: "sb_shop_core"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.d.advance(ctx, runner, id, func(l *chain.Letter) { l.Phase = chain.PhaseExecuting }); err != nil {
 		t.Fatal(err)
 	}
-	serve.WriteSide(r.d.Repo.RuntimeDir(), &serve.Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
+	runs.WriteSide(r.d.Repo.RuntimeDir(), &runs.Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
 	r.d.recover(ctx)
 	head, _ := r.d.missions.Current(id)
 	if head.Letter.Phase != "failed" || !strings.HasPrefix(head.Letter.Verdict.Gist, "runner restarted") {
@@ -368,7 +370,7 @@ func TestNamingLaneSanitizes(t *testing.T) {
 	} {
 		t.Setenv("NAME_ANSWER", answer)
 		r := newRig(t, `true`, `true`, 30)
-		status, out := r.post("/name", testSecret, serve.NameRequest{Blocks: []serve.NamingBlock{{BlockID: "sb_shop_core", Packet: "# Name this block\n"}}})
+		status, out := r.post("/name", testSecret, wire.NameRequest{Blocks: []wire.NamingBlock{{BlockID: "sb_shop_core", Packet: "# Name this block\n"}}})
 		if status != 200 {
 			t.Fatalf("/name: %d %v", status, out)
 		}

@@ -40,9 +40,9 @@ const (
 	maxRotateLead = 5 * time.Minute
 )
 
-// wire is one client's streaming protocol on the session's stdin and
+// protocol is one client's streaming protocol on the session's stdin and
 // stdout.
-type wire interface {
+type protocol interface {
 	// open writes what the protocol needs before the first turn.
 	open(w io.Writer, cwd string) error
 	// turn writes one user turn.
@@ -60,7 +60,7 @@ type streamEvent struct {
 	detail  string // the error, or the result's first words
 }
 
-func wireFor(client string) wire {
+func protocolFor(client string) protocol {
 	if client == session.HostCodex {
 		return &codexWire{}
 	}
@@ -200,7 +200,7 @@ type stream struct {
 	pin     *KeeperPin
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	wire    wire
+	proto   protocol
 	log     *os.File
 	started time.Time
 	events  chan streamEvent
@@ -237,11 +237,11 @@ func (k *keeper) openStream(pin *KeeperPin, dir string, now time.Time) (*stream,
 	if err == nil {
 		var stdout io.ReadCloser
 		if stdout, err = cmd.StdoutPipe(); err == nil {
-			s := &stream{pin: pin, cmd: cmd, stdin: stdin, wire: wireFor(pin.Client), log: logFile, started: now,
+			s := &stream{pin: pin, cmd: cmd, stdin: stdin, proto: protocolFor(pin.Client), log: logFile, started: now,
 				events: make(chan streamEvent, 64), exited: make(chan struct{})}
 			if err = cmd.Start(); err == nil {
 				go s.readLoop(stdout)
-				if err = s.wire.open(stdin, dir); err != nil {
+				if err = s.proto.open(stdin, dir); err != nil {
 					s.end(context.Background())
 					return nil, err
 				}
@@ -261,7 +261,7 @@ func (s *stream) readLoop(stdout io.Reader) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		s.log.Write(append(append([]byte(nil), line...), '\n'))
-		if ev := s.wire.read(line, s.stdin); ev != (streamEvent{}) {
+		if ev := s.proto.read(line, s.stdin); ev != (streamEvent{}) {
 			s.events <- ev
 		}
 	}
@@ -398,7 +398,7 @@ func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items [
 		k.woken[it] = true
 	}
 	k.mu.Unlock()
-	if err := s.wire.turn(s.stdin, text); err != nil {
+	if err := s.proto.turn(s.stdin, text); err != nil {
 		w.Error = gates.OneLine(err.Error())
 		k.journal(w)
 		k.closeStream(ctx, s, "its stdin is closed")

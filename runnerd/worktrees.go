@@ -11,7 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -30,7 +30,7 @@ type Worktree struct {
 
 // Worktrees lists the mission worktrees runnerd made in this brain.
 func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]Worktree, error) {
-	sides, err := serve.ReadSides(repo.RuntimeDir())
+	sides, err := runs.ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ type KeptBranch struct {
 // commit of it and no worktree has it checked out: unmerged work is never
 // deleted.
 func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) (*Pruned, error) {
-	sides, err := serve.ReadSides(repo.RuntimeDir())
+	sides, err := runs.ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) (*Pruned
 // deleteIfMerged deletes an ended mission's branch when its target holds
 // its tip and no worktree has it checked out; otherwise it says why not
 // ("" for a branch already gone).
-func deleteIfMerged(ctx context.Context, repo *gitstore.Repo, s *serve.Side) (bool, string, error) {
+func deleteIfMerged(ctx context.Context, repo *gitstore.Repo, s *runs.Side) (bool, string, error) {
 	if s.Branch != ops.WorkBranch(s.MissionID) {
 		return false, "not a branch runnerd made", nil
 	}
@@ -183,7 +183,7 @@ const (
 // removeIfClean removes a mission's worktree only when nothing in it would
 // be lost: no uncommitted change (the branch keeps the commits). A removed
 // worktree is marked so in its side record.
-func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *serve.Side) tidyOutcome {
+func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *runs.Side) tidyOutcome {
 	if fi, err := os.Stat(s.Worktree); err != nil || !fi.IsDir() {
 		return worktreeGone
 	}
@@ -194,7 +194,7 @@ func removeIfClean(ctx context.Context, repo *gitstore.Repo, s *serve.Side) tidy
 		return worktreeKept
 	}
 	s.Removed = true
-	serve.WriteSide(repo.RuntimeDir(), s)
+	runs.WriteSide(repo.RuntimeDir(), s)
 	return worktreeRemoved
 }
 

@@ -25,7 +25,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/gitsync"
 	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 )
@@ -73,7 +73,7 @@ func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Le
 		tree := r.g.GitStdin(r.g.Git("ls-tree", base)+"\n100644 blob "+blob+"\t"+file+"\n", "mktree")
 		tip := r.g.Git("commit-tree", tree, "-p", base, "-m", "agent: "+file)
 		r.g.Git("update-ref", "refs/heads/m1nd/"+id, tip, "")
-		if err := serve.WriteSide(r.repo.RuntimeDir(), &serve.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: chain.Timestamp(r.now)}); err != nil {
+		if err := runs.WriteSide(r.repo.RuntimeDir(), &runs.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: chain.Timestamp(r.now)}); err != nil {
 			t.Fatal(err)
 		}
 		tested := *cand

@@ -50,7 +50,7 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-type owner struct {
+type trayOwner struct {
 	t    *testing.T
 	dir  string // the demo brain
 	url  string
@@ -59,9 +59,9 @@ type owner struct {
 }
 
 // demoOwner builds a demo brain with the real binary and serves it.
-func demoOwner(t *testing.T, readOnly bool) *owner {
+func demoOwner(t *testing.T, readOnly bool) *trayOwner {
 	t.Helper()
-	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.url = o.serve(readOnlyFlag(readOnly)...)
 	return o
@@ -75,7 +75,7 @@ func readOnlyFlag(on bool) []string {
 }
 
 // serve starts the real `m1nd serve` in the brain and returns its URL.
-func (o *owner) serve(extra ...string) string {
+func (o *trayOwner) serve(extra ...string) string {
 	t := o.t
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0"}, extra...)
@@ -102,7 +102,7 @@ func (o *owner) serve(extra ...string) string {
 }
 
 // m1nd runs the real binary in the demo brain.
-func (o *owner) m1nd(args ...string) string {
+func (o *trayOwner) m1nd(args ...string) string {
 	o.t.Helper()
 	cmd := exec.Command(m1ndBin(o.t), args...)
 	cmd.Dir, cmd.Env = filepath.Dir(o.dir), o.env
@@ -323,7 +323,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 // wantRemoteTakesIt pushes every m1nd ref, in one atomic push, to a new
 // bare remote guarded by m1nd's pre-receive: the remote judges the proofs
 // with the same laws and takes the history.
-func (o *owner) wantRemoteTakesIt() {
+func (o *trayOwner) wantRemoteTakesIt() {
 	o.t.Helper()
 	remote := filepath.Join(o.t.TempDir(), "remote.git")
 	o.gitOut("init", "-q", "--bare", remote)
@@ -345,7 +345,7 @@ func (o *owner) wantRemoteTakesIt() {
 
 // wantPasskeyProof says the commit at ref was made by a gesture signed by
 // the passkey: the human-passkey origin and the proof, in its trailers.
-func (o *owner) wantPasskeyProof(ref string) {
+func (o *trayOwner) wantPasskeyProof(ref string) {
 	o.t.Helper()
 	body := o.gitOut("log", "-1", "--format=%B", ref)
 	if !regexp.MustCompile(`(?m)^M1nd-Origin: human-passkey$`).MatchString(body) || !regexp.MustCompile(`(?m)^M1nd-Proof: \S+`).MatchString(body) {
@@ -354,7 +354,7 @@ func (o *owner) wantPasskeyProof(ref string) {
 }
 
 // wantVerifyClean runs `m1nd verify` and wants no fault.
-func (o *owner) wantVerifyClean() {
+func (o *trayOwner) wantVerifyClean() {
 	o.t.Helper()
 	if v := o.m1nd("verify"); !strings.HasSuffix(strings.TrimSpace(v), " 0 faults") {
 		o.t.Fatalf("m1nd verify: %s", v)
@@ -551,7 +551,7 @@ func TestBrowserCLIPostAppearsWithoutReload(t *testing.T) {
 // A brain with no missions shows the empty state, and the page works from
 // the keyboard: Tab reaches the compose button, Enter opens the panel.
 func TestBrowserEmptyStateAndKeyboard(t *testing.T) {
-	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "quiet"), env: gittest.Env(t)}
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "quiet"), env: gittest.Env(t)}
 	g := exec.Command("git", "init", "-q", o.dir)
 	g.Env = o.env
 	if out, err := g.CombinedOutput(); err != nil {
@@ -620,7 +620,7 @@ func TestBrowserComposeDirect(t *testing.T) {
 // output and the diff, and one signed landing puts the agent's commit on
 // main.
 func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
-	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.m1nd("init")
 	agent := filepath.Join(t.TempDir(), "agent.sh")
@@ -844,7 +844,7 @@ func TestBrowserBellAndComposeFields(t *testing.T) {
 
 // registrationCode reads the one-time code `m1nd serve` printed after its
 // URL.
-func (o *owner) registrationCode() string {
+func (o *trayOwner) registrationCode() string {
 	o.t.Helper()
 	for range 3 {
 		line, err := o.said.ReadString('\n')
@@ -890,7 +890,7 @@ func registerPasskey(t *testing.T, ctx context.Context, code, label string) {
 // withPasskey gives the open page an authenticator and registers the
 // owner's first passkey with the code `m1nd serve` printed, so the page
 // can sign gestures.
-func (o *owner) withPasskey(ctx context.Context) {
+func (o *trayOwner) withPasskey(ctx context.Context) {
 	o.t.Helper()
 	code := o.registrationCode()
 	virtualAuthenticator(o.t, ctx)
@@ -901,7 +901,7 @@ func (o *owner) withPasskey(ctx context.Context) {
 // by the browser's authenticator, key set 1 in refs/m1nd/keys, and the
 // code refused the second time.
 func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
-	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.url = o.serve()
 	code := o.registrationCode()
@@ -966,7 +966,7 @@ func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
 	}
 }
 
-func (o *owner) gitOut(args ...string) string {
+func (o *trayOwner) gitOut(args ...string) string {
 	o.t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir, cmd.Env = o.dir, o.env
@@ -986,7 +986,7 @@ type keySet struct {
 	} `json:"keys"`
 }
 
-func (o *owner) keySet() (keySet, string) {
+func (o *trayOwner) keySet() (keySet, string) {
 	o.t.Helper()
 	var set keySet
 	if err := json.Unmarshal([]byte(o.gitOut("cat-file", "blob", "refs/m1nd/keys:keys.json")), &set); err != nil {
@@ -1072,7 +1072,7 @@ func TestBrowserAddsAndRemovesAPasskey(t *testing.T) {
 }
 
 // wantProofBy says the newest commit at ref is proven by credential id.
-func (o *owner) wantProofBy(ref, id string) {
+func (o *trayOwner) wantProofBy(ref, id string) {
 	o.t.Helper()
 	body := o.gitOut("log", "-1", "--format=%B", ref)
 	m := regexp.MustCompile(`(?m)^M1nd-Proof: (\S+)$`).FindStringSubmatch(body)
@@ -1203,7 +1203,7 @@ func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
 // the merge (its output); only the ready one can land, and it lands onto a
 // tree its gate passed on.
 func TestBrowserShowsTheLandingQueue(t *testing.T) {
-	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.m1nd("init")
 	agent := filepath.Join(t.TempDir(), "agent.sh")
@@ -1334,7 +1334,7 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 // agent for, and a woken session that ran none of m1nd's hooks, each in a
 // banner at the top of the page; with nothing to say it shows nothing.
 func TestBrowserShowsTheKeepersNotices(t *testing.T) {
-	o := &owner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	runtime := filepath.Join(o.dir, ".git", "m1nd")
 	cfg := filepath.Join(runtime, runnerd.ConfigFile)

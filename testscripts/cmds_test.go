@@ -38,7 +38,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/tray"
 )
@@ -105,7 +105,7 @@ func checkJSONObj(data []byte, keys []string) error {
 // cmdOwner implements `[!] owner GET|POST PATH [BODY-FILE]`: one request to
 // the owner that runs for the repository of the script's current
 // directory, found through its runtime dir's serve.json with
-// serve.FindOwner (no owner, or a dead one, fails the script, negated or
+// owner.Find (no owner, or a dead one, fails the script, negated or
 // not). The request goes to the loopback address the owner recorded, so
 // its Host is the one the owner checks; a POST carries the owner's own
 // Origin (as the tray's page would), Content-Type application/json and
@@ -167,9 +167,9 @@ func ownerURL(ts *testscript.TestScript) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	url := serve.FindOwner(dir)
+	url := owner.Find(dir)
 	if url == "" {
-		return "", fmt.Errorf("no owner is running for the repository at %s (no live %s in %s)", ts.MkAbs("."), serve.RecordFile, dir)
+		return "", fmt.Errorf("no owner is running for the repository at %s (no live %s in %s)", ts.MkAbs("."), owner.RecordFile, dir)
 	}
 	return url, nil
 }
@@ -480,7 +480,7 @@ func phases(m *chain.Missions, id string) string {
 //
 //	exists FILE       FILE exists
 //	listen HOST:PORT  something accepts TCP connections there
-//	owner             serve.json names a live owner (serve.FindOwner) that answers HTTP
+//	owner             serve.json names a live owner (owner.Find) that answers HTTP
 //	runner ID         that owner lists runner ID as seen and not lost
 //	                  (GET /api/runnerd/status: last_seen set, lost false)
 //

@@ -23,7 +23,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/pty"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // TestKillNineWhileLanding kills `m1nd land` with SIGKILL at random moments
@@ -290,9 +290,9 @@ func (c *landCrash) mission(tg *landTarget, merge bool) string {
 	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
 		t.Fatal(err)
 	}
-	side := &serve.Side{MissionID: id, RunnerID: "b1", Worktree: filepath.Join(filepath.Dir(c.g.Dir), "shop-"+id), Branch: "m1nd/" + id,
+	side := &runs.Side{MissionID: id, RunnerID: "b1", Worktree: filepath.Join(filepath.Dir(c.g.Dir), "shop-"+id), Branch: "m1nd/" + id,
 		Base: base, Target: tg.branch, Created: now.Format(time.RFC3339)}
-	if err := serve.WriteSide(c.repo.RuntimeDir(), side); err != nil {
+	if err := runs.WriteSide(c.repo.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -469,7 +469,7 @@ func (c *landCrash) check(id, label string) {
 	if head.Letter.Phase != chain.PhaseLanded {
 		t.Fatalf("%s: %s is at %s, not landed", label, id, head.Letter.Phase)
 	}
-	side, _, _ := serve.ReadSide(c.repo.RuntimeDir(), id)
+	side, _, _ := runs.ReadSide(c.repo.RuntimeDir(), id)
 	if !c.holds(side.Target, id) {
 		t.Fatalf("%s: %s is landed but %s does not hold m1nd/%s", label, id, side.Target, id)
 	}

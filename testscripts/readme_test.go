@@ -19,8 +19,8 @@ import (
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/pty"
-	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/runnerd"
 )
 
@@ -606,7 +606,7 @@ func (r *readmeRun) owner() (string, error) {
 		return "", err
 	}
 	defer repo.Close()
-	url := serve.FindOwner(repo.RuntimeDir())
+	url := owner.Find(repo.RuntimeDir())
 	if url == "" {
 		return "", fmt.Errorf("no owner is running for %s", r.repo)
 	}

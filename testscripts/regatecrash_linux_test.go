@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // TestKillNineWhileRegating kills runnerd with SIGKILL at random moments
@@ -143,7 +143,7 @@ func (c *landCrash) waitReady(id string, rd *daemonProc, label string) {
 	deadline := time.Now().Add(defaultWait)
 	for !c.ready(id) {
 		if time.Now().After(deadline) {
-			side, _, _ := serve.ReadSide(c.repo.RuntimeDir(), id)
+			side, _, _ := runs.ReadSide(c.repo.RuntimeDir(), id)
 			rd.stop(syscall.SIGINT)
 			t.Fatalf("%s: %s is not ready after %v (queue %+v); runnerd said:\n%s", label, id, defaultWait, side.Queue, rd.log.String())
 		}

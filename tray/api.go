@@ -201,7 +201,7 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	if !gates.ValidAgentID(req.AgentID) {
-		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:")
+		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: "+gates.AgentIDRule)
 	}
 	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID})
 }
@@ -315,7 +315,7 @@ func agentOrOwner(id, field string) (string, error) {
 	case id == "":
 		return "owner", nil
 	case !gates.ValidAgentID(id):
-		return "", gates.Refusef(gates.InvalidLetter, field, "%s is an agent id ([a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:), or absent for owner", field)
+		return "", gates.Refusef(gates.InvalidLetter, field, "%s is an agent id (%s), or absent for owner", field, gates.AgentIDRule)
 	}
 	return id, nil
 }

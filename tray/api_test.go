@@ -18,7 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -263,7 +263,7 @@ func TestEventsTellTheQueue(t *testing.T) {
 			}
 		}
 	}
-	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), &serve.Side{MissionID: "msn_00000000beef", Target: "main", Queue: &serve.QueueState{State: serve.QueueConflict, Paths: []string{"core/a.go"}}}); err != nil {
+	if err := runs.WriteSide(f.srv.Repo.RuntimeDir(), &runs.Side{MissionID: "msn_00000000beef", Target: "main", Queue: &runs.QueueState{State: runs.QueueConflict, Paths: []string{"core/a.go"}}}); err != nil {
 		t.Fatal(err)
 	}
 	heard("a side record")

@@ -14,7 +14,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/laws"
 )
 
@@ -232,8 +232,8 @@ func (f *fixture) workBranch(id string, files map[string]string) string {
 	f.g.Git("checkout", "-q", "-b", "m1nd/"+id)
 	tip := f.g.CommitFiles("agent work", files)
 	f.g.Git("checkout", "-q", "main")
-	side := &serve.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: "2026-11-30T11:00:00Z"}
-	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), side); err != nil {
+	side := &runs.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: "2026-11-30T11:00:00Z"}
+	if err := runs.WriteSide(f.srv.Repo.RuntimeDir(), side); err != nil {
 		f.t.Fatal(err)
 	}
 	f.gated(id)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 )
 
 // TestHeadsReplyMemo: the heads reply is kept while the mission refs stay
@@ -30,7 +30,7 @@ func TestHeadsReplyMemo(t *testing.T) {
 	packed := filepath.Join(f.srv.Repo.CommonDir(), "packed-refs")
 	// The reply leans on the branches and runnerd's side records too.
 	common := f.srv.Repo.CommonDir()
-	leans := []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "refs", "heads", "m1nd"), serve.SideDir(f.srv.Repo.RuntimeDir())}
+	leans := []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "refs", "heads", "m1nd"), runs.SideDir(f.srv.Repo.RuntimeDir())}
 	age := func(d time.Duration) {
 		then := time.Now().Add(-d)
 		for _, p := range append([]string{folder, packed}, leans...) {
@@ -100,7 +100,7 @@ func TestHeadsReplyMemo(t *testing.T) {
 	}
 	// ...until runnerd's queue records something (the rewrite stands in
 	// for a queue state the reply would show)...
-	if err := serve.WriteSide(f.srv.Repo.RuntimeDir(), &serve.Side{MissionID: second.MissionID, Target: "main"}); err != nil {
+	if err := runs.WriteSide(f.srv.Repo.RuntimeDir(), &runs.Side{MissionID: second.MissionID, Target: "main"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait {

@@ -22,6 +22,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // Pins is what the owner knows of runners from runners.toml (the
@@ -117,7 +118,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var req serve.Announce
+	var req wire.Announce
 	body, err := readBody(w, r)
 	if err == nil {
 		err = decodeRequest(body, &req)
@@ -129,11 +130,11 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 	}
 	pins := s.pinned()
 	registered := []string{}
-	var refused []serve.RefusedRunner
+	var refused []wire.RefusedRunner
 	s.runners.mu.Lock()
 	for _, id := range req.RunnerIDs {
 		if _, pinned := pins[id]; !pinned {
-			refused = append(refused, serve.RefusedRunner{RunnerID: id, Why: "not pinned in runners.toml"})
+			refused = append(refused, wire.RefusedRunner{RunnerID: id, Why: "not pinned in runners.toml"})
 			continue
 		}
 		s.runners.seen[id] = runnerSeen{port: port, lastSeen: s.now()}
@@ -151,18 +152,18 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.pins.mu.Unlock()
-	serve.WriteJSON(w, http.StatusOK, serve.AnnounceReply{OK: true, Echo: req.BootChallenge, Refused: refused, Registered: registered})
+	serve.WriteJSON(w, http.StatusOK, wire.AnnounceReply{OK: true, Echo: req.BootChallenge, Refused: refused, Registered: registered})
 }
 
 // status lists every pinned runner: when it last announced, and lost after
 // 90 s of silence (or when it never did).
-func (s *Server) status() []serve.RunnerStatus {
+func (s *Server) status() []wire.RunnerStatus {
 	pins := s.pinned()
 	s.runners.mu.Lock()
 	defer s.runners.mu.Unlock()
-	out := []serve.RunnerStatus{}
+	out := []wire.RunnerStatus{}
 	for id, capability := range pins {
-		st := serve.RunnerStatus{RunnerID: id, Capability: capability, Lost: true}
+		st := wire.RunnerStatus{RunnerID: id, Capability: capability, Lost: true}
 		if seen, ok := s.runners.seen[id]; ok {
 			st.LastSeen = chain.Timestamp(seen.lastSeen)
 			st.Lost = s.now().Sub(seen.lastSeen) > lostAfter
@@ -174,7 +175,7 @@ func (s *Server) status() []serve.RunnerStatus {
 }
 
 func (s *Server) getRunnerStatus(w http.ResponseWriter, r *http.Request) {
-	serve.WriteJSON(w, http.StatusOK, serve.RunnersStatus{OK: true, Runners: s.status()})
+	serve.WriteJSON(w, http.StatusOK, wire.RunnersStatus{OK: true, Runners: s.status()})
 }
 
 // liveRunner returns the port of a live pinned runner of capability (the
@@ -250,7 +251,7 @@ func (s *Server) callRunner(ctx context.Context, port int, path string, in, out 
 // postSpawn hands a mission to a live pinned build-runner. The owner never
 // spawns: it proxies to runnerd, which does.
 func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
-	var req serve.SpawnRequest
+	var req wire.SpawnRequest
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
@@ -258,9 +259,9 @@ func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var reply serve.RunReply
-	run := serve.RunRequest{RunnerID: id, PacketMarkdown: req.PacketMarkdown, BlockID: req.BlockID, BrainRef: s.Missions.Brain, MissionID: req.MissionID}
-	if err := s.callRunner(r.Context(), port, serve.PathRun, run, &reply, "the build lane's", 15*time.Second); err != nil {
+	var reply wire.RunReply
+	run := wire.RunRequest{RunnerID: id, PacketMarkdown: req.PacketMarkdown, BlockID: req.BlockID, BrainRef: s.Missions.Brain, MissionID: req.MissionID}
+	if err := s.callRunner(r.Context(), port, wire.PathRun, run, &reply, "the build lane's", 15*time.Second); err != nil {
 		return nil, err
 	}
 	return reply, nil
@@ -309,18 +310,18 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 		}
 	}
 	if len(named) == 0 {
-		return namingReply{OK: true, Applied: []string{}, Results: []serve.NameResult{}}, nil
+		return namingReply{OK: true, Applied: []string{}, Results: []wire.NameResult{}}, nil
 	}
 	files, err := s.Store.Files(named...)
 	if err != nil {
 		return nil, err
 	}
-	ask := serve.NameRequest{RunnerID: id}
+	ask := wire.NameRequest{RunnerID: id}
 	for _, b := range named {
-		ask.Blocks = append(ask.Blocks, serve.NamingBlock{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files[b.BlockID])})
+		ask.Blocks = append(ask.Blocks, wire.NamingBlock{BlockID: b.BlockID, Packet: brain.NamingPacket(b, files[b.BlockID])})
 	}
-	var answer serve.NameReply
-	if err := s.callRunner(r.Context(), port, serve.PathName, ask, &answer, "the naming lane's", 10*time.Minute); err != nil {
+	var answer wire.NameReply
+	if err := s.callRunner(r.Context(), port, wire.PathName, ask, &answer, "the naming lane's", 10*time.Minute); err != nil {
 		return nil, err
 	}
 	var ops []map[string]string
@@ -353,11 +354,11 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 // said of each block, the blocks whose names were applied and the store
 // version the edit made (fields in the order the answer has always had).
 type namingReply struct {
-	Applied      []string           `json:"applied"`
-	OK           bool               `json:"ok"`
-	Results      []serve.NameResult `json:"results"`
-	RunnerID     string             `json:"runner_id,omitempty"`
-	StoreVersion int64              `json:"store_version,omitempty"`
+	Applied      []string          `json:"applied"`
+	OK           bool              `json:"ok"`
+	Results      []wire.NameResult `json:"results"`
+	RunnerID     string            `json:"runner_id,omitempty"`
+	StoreVersion int64             `json:"store_version,omitempty"`
 }
 
 // postCurate asks a live hand-runner to propose candidate_edit ops for the
@@ -375,8 +376,8 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var reply serve.CurateReply
-	if err := s.callRunner(r.Context(), port, serve.PathCurate, serve.CurateRequest{RunnerID: id, Packet: brain.CurationPacket(snap, req.Ask)}, &reply, "the curation lane's", 10*time.Minute); err != nil {
+	var reply wire.CurateReply
+	if err := s.callRunner(r.Context(), port, wire.PathCurate, wire.CurateRequest{RunnerID: id, Packet: brain.CurationPacket(snap, req.Ask)}, &reply, "the curation lane's", 10*time.Minute); err != nil {
 		return nil, err
 	}
 	if !reply.OK {

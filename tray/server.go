@@ -12,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -108,9 +109,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/passkey/enrolment", s.write(s.postEnrolment))
 	mux.HandleFunc("GET /api/runner_pins", s.getRunnerPins)
 	mux.HandleFunc("GET /api/keeper", s.getKeeper)
-	mux.HandleFunc("POST "+serve.PathMissionSpawn, s.write(s.postSpawn))
-	mux.HandleFunc("POST "+serve.PathAnnounce, s.postAnnounce)
-	mux.HandleFunc("GET "+serve.PathRunnersStatus, s.getRunnerStatus)
+	mux.HandleFunc("POST "+wire.PathMissionSpawn, s.write(s.postSpawn))
+	mux.HandleFunc("POST "+wire.PathAnnounce, s.postAnnounce)
+	mux.HandleFunc("GET "+wire.PathRunnersStatus, s.getRunnerStatus)
 	mux.Handle("GET /", staticHandler())
 	return s.checkHost(mux)
 }

@@ -273,7 +273,7 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 		return gates.HumanName, nil
 	}
 	if !gates.ValidAgentID(id) {
-		return "", usagef("agent id %q (from %s) is not valid: use [a-z0-9][a-z0-9._-]{0,63}, optionally after runnerd:", id, from)
+		return "", usagef("agent id %q (from %s) is not valid: use %s", id, from, gates.AgentIDRule)
 	}
 	return id, nil
 }

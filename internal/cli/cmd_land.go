@@ -10,7 +10,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -124,7 +124,7 @@ func runLand(ctx context.Context, opts *landOptions) error {
 }
 
 func missionGateCommand(inv *invocation) *cli.Command {
-	return runLogCommand(inv, "gate", serve.LogGate, "print the output of a mission's gate, as the runner kept it",
+	return runLogCommand(inv, "gate", runs.LogGate, "print the output of a mission's gate, as the runner kept it",
 		`Prints the gate command's output from the run's log on this machine, control
 characters made visible and the machine's paths spelled <worktree>, <repo>
 and ~. The letters carry only the log's hash (gate.artifact_hash). With
@@ -132,7 +132,7 @@ and ~. The letters carry only the log's hash (gate.artifact_hash). With
 }
 
 func missionOutputCommand(inv *invocation) *cli.Command {
-	return runLogCommand(inv, "output", serve.LogAgent, "print the agent's own output, as the runner kept it",
+	return runLogCommand(inv, "output", runs.LogAgent, "print the agent's own output, as the runner kept it",
 		`Prints what the mission's agent wrote while it worked, from the run's log on
 this machine: control characters made visible and the machine's paths
 spelled <worktree>, <repo> and ~. Only the machine whose runner ran the
@@ -142,7 +142,7 @@ mission keeps it; no ref carries it.`)
 // runLogCommand is a verb that prints one of a mission's run logs whole.
 func runLogCommand(inv *invocation, name, log, usage, description string) *cli.Command {
 	flags := []cli.Flag{jsonFlag}
-	if log == serve.LogGate {
+	if log == runs.LogGate {
 		flags = append(flags, &cli.BoolFlag{Name: "regate", Usage: "the queue's gate on the merge with the target, not the gate on the work"})
 	}
 	return &cli.Command{
@@ -166,7 +166,7 @@ func runLogCommand(inv *invocation, name, log, usage, description string) *cli.C
 			}
 			which := log
 			if c.Bool("regate") {
-				which = serve.LogRegate
+				which = runs.LogRegate
 			}
 			out, truncated, err := b.Output(id, which, 16<<20)
 			if err != nil {
@@ -180,7 +180,7 @@ func runLogCommand(inv *invocation, name, log, usage, description string) *cli.C
 				ExitStatus *int64 `json:"exit_status,omitempty"`
 				ops.RunOutput
 			}{OK: true, MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
-			if g := head.Letter.Gate; g != nil && which == serve.LogGate {
+			if g := head.Letter.Gate; g != nil && which == runs.LogGate {
 				reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
 			}
 			return inv.reply(reply, func(w io.Writer) error {

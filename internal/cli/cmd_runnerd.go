@@ -14,7 +14,9 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
 	"github.com/m1nd/m1nd/tray"
@@ -166,7 +168,7 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			if err != nil {
 				return err
 			}
-			owner, ok := serve.OwnerFor(repo.RuntimeDir(), c.String("owner-url"))
+			owner, ok := owner.ClientFor(repo.RuntimeDir(), c.String("owner-url"))
 			if !ok {
 				return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
 			}
@@ -186,7 +188,7 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 					return err
 				}
 			}
-			reply, err := owner.Spawn(c.Context, serve.SpawnRequest{RunnerID: c.String("runner"), BlockID: c.String("block"), PacketMarkdown: packet})
+			reply, err := owner.Spawn(c.Context, wire.SpawnRequest{RunnerID: c.String("runner"), BlockID: c.String("block"), PacketMarkdown: packet})
 			if err != nil {
 				return err
 			}
@@ -196,7 +198,7 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			}
 			return inv.reply(struct {
 				OK bool `json:"ok"`
-				*serve.RunReply
+				*wire.RunReply
 			}{true, reply}, func(w io.Writer) error {
 				fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
 				return nil

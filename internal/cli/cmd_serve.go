@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -49,8 +49,8 @@ restarted owner by itself).`,
 			}
 			// Before binding: a second owner on the default address
 			// would otherwise be told only that the address is in use.
-			if rec, ok := serve.ReadRecord(repo.RuntimeDir()); ok && rec.Running() {
-				return secondOwner(&serve.ErrOwnerRunning{Record: rec})
+			if rec, ok := owner.ReadRecord(repo.RuntimeDir()); ok && rec.Running() {
+				return secondOwner(&owner.ErrRunning{Record: rec})
 			}
 			ln, err := tray.Listen(c.String("addr"))
 			if err != nil {
@@ -67,8 +67,8 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 	// address as the WebAuthn relying party, and the passkeys live there.
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	url := tray.OwnerURL(host, port)
-	removeRecord, err := serve.ClaimRecord(repo.RuntimeDir(), serve.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
-	var running *serve.ErrOwnerRunning
+	removeRecord, err := owner.Claim(repo.RuntimeDir(), owner.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
+	var running *owner.ErrRunning
 	if errors.As(err, &running) {
 		ln.Close()
 		return secondOwner(running)
@@ -104,6 +104,6 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 // secondOwner refuses to start an owner while another runs for the same
 // repository: both would answer, runnerd would announce to one of them,
 // and the first to stop would take the other's record with it.
-func secondOwner(e *serve.ErrOwnerRunning) error {
+func secondOwner(e *owner.ErrRunning) error {
 	return usagef("%v: use that one, or stop it (Ctrl-C in its terminal, or kill -INT %d) and start m1nd serve again", e, e.Record.PID)
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // jsonVerbs walks the command tree and returns the path ("mission show")
@@ -92,8 +93,8 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateLog := serve.SideLog(repo.RuntimeDir(), mid, serve.LogGate)
-	agentLog := serve.SideLog(repo.RuntimeDir(), mid, serve.LogAgent)
+	gateLog := runs.SideLog(repo.RuntimeDir(), mid, runs.LogGate)
+	agentLog := runs.SideLog(repo.RuntimeDir(), mid, runs.LogAgent)
 	repo.Close()
 	if err := os.MkdirAll(filepath.Dir(gateLog), 0o700); err != nil {
 		t.Fatal(err)
@@ -108,11 +109,11 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 	receipt := filepath.Join(t.TempDir(), "receipt.json")
 	os.WriteFile(receipt, []byte(`{}`), 0o644)
 	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != serve.PathMissionSpawn {
+		if req.URL.Path != wire.PathMissionSpawn {
 			http.NotFound(w, req)
 			return
 		}
-		json.NewEncoder(w).Encode(serve.RunReply{Accepted: true, MissionID: "msn_0123456789ab", RunnerID: "r1"})
+		json.NewEncoder(w).Encode(wire.RunReply{Accepted: true, MissionID: "msn_0123456789ab", RunnerID: "r1"})
 	}))
 	defer owner.Close()
 	remote := filepath.Join(t.TempDir(), "remote.git")

@@ -1,5 +1,6 @@
-// Package serve holds what m1nd's two loopback HTTP servers (the owner and
-// the runner daemon) share: binding loopback only, serving until done,
-// answering JSON, the shared secret and its file, the owner's record, the
-// owner's client, and the wire types runnerd and the owner speak.
+// Package serve holds the loopback HTTP helpers m1nd's two servers (the
+// owner and the runner daemon) share: binding loopback only, serving until
+// done, answering JSON and refusals, and the shared secret and its file.
+// The owner's record and client are in internal/owner, the wire types the
+// two speak in internal/wire, side records in internal/runs.
 package serve

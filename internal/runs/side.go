@@ -1,4 +1,4 @@
-package serve
+package runs
 
 import (
 	"encoding/json"

@@ -1,11 +1,10 @@
-package serve
-
-import "encoding/json"
-
-// The runner daemon's wire: what runnerd and the owner (tray) send each
+// Package wire is the runner daemon's wire: what runnerd and the owner (tray) send each
 // other over loopback, in one place so neither side spells it as a map.
 // Replies that used to be written as maps keep their field order
 // (alphabetical), so every reply keeps its bytes.
+package wire
+
+import "encoding/json"
 
 // Runner daemon endpoints (runnerd) and the owner's endpoints runnerd
 // calls.

@@ -1,4 +1,4 @@
-package serve
+package owner
 
 import (
 	"bytes"
@@ -9,35 +9,38 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/wire"
 )
 
 // maxReply caps what a client reads of an answer.
 const maxReply = 4 << 20
 
-// OwnerClient calls the owner's HTTP API as a local process: no Origin
+// Client calls the owner's HTTP API as a local process: no Origin
 // header (the owner takes writes from its own page or from no page at
 // all), JSON in and out. The CLI's spawn and runnerd's announce use it.
-type OwnerClient struct {
+type Client struct {
 	// URL is the owner's base URL, e.g. http://127.0.0.1:7420.
 	URL string
-	// Secret, when set, goes in SecretHeader: runnerd's calls carry it.
+	// Secret, when set, goes in serve.SecretHeader: runnerd's calls carry it.
 	Secret string
 	// Timeout bounds one call; 30 s when 0.
 	Timeout time.Duration
 }
 
-// OwnerFor is the client of the owner at url, or, when url is "", of the
+// ClientFor is the client of the owner at url, or, when url is "", of the
 // owner recorded in runtimeDir's serve.json. ok is false when neither
 // names a live owner.
-func OwnerFor(runtimeDir, url string) (c *OwnerClient, ok bool) {
+func ClientFor(runtimeDir, url string) (c *Client, ok bool) {
 	url = strings.TrimSuffix(url, "/")
 	if url == "" {
-		url = FindOwner(runtimeDir)
+		url = Find(runtimeDir)
 	}
 	if url == "" {
 		return nil, false
 	}
-	return &OwnerClient{URL: url}, true
+	return &Client{URL: url}, true
 }
 
 // StatusError is an answer from the owner that is neither a success nor a
@@ -60,7 +63,7 @@ func (e *StatusError) Error() string {
 // refusal the owner answers (its own, or runnerd's it passed on: both the
 // DESIGN §5 envelope) comes back as that *gates.Refusal, so a CLI prints
 // and exits as for its own; any other answer is a *StatusError.
-func (c *OwnerClient) Post(ctx context.Context, path string, in, out any) error {
+func (c *Client) Post(ctx context.Context, path string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("encode the request to %s: %w", path, err)
@@ -77,7 +80,7 @@ func (c *OwnerClient) Post(ctx context.Context, path string, in, out any) error 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.Secret != "" {
-		req.Header.Set(SecretHeader, c.Secret)
+		req.Header.Set(serve.SecretHeader, c.Secret)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -88,7 +91,7 @@ func (c *OwnerClient) Post(ctx context.Context, path string, in, out any) error 
 	if err != nil {
 		return fmt.Errorf("the owner at %s: read the answer: %w", c.URL, err)
 	}
-	if r, ok := ReadRefusal(data); ok {
+	if r, ok := serve.ReadRefusal(data); ok {
 		return r
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, out) != nil {
@@ -108,9 +111,9 @@ func said(data []byte) string {
 }
 
 // Spawn asks the owner to hand a mission to a live pinned build-runner.
-func (c *OwnerClient) Spawn(ctx context.Context, req SpawnRequest) (*RunReply, error) {
-	var reply RunReply
-	if err := c.Post(ctx, PathMissionSpawn, req, &reply); err != nil {
+func (c *Client) Spawn(ctx context.Context, req wire.SpawnRequest) (*wire.RunReply, error) {
+	var reply wire.RunReply
+	if err := c.Post(ctx, wire.PathMissionSpawn, req, &reply); err != nil {
 		return nil, err
 	}
 	return &reply, nil
@@ -118,9 +121,9 @@ func (c *OwnerClient) Spawn(ctx context.Context, req SpawnRequest) (*RunReply, e
 
 // Announce tells the owner which runners are alive; c.Secret
 // authenticates runnerd.
-func (c *OwnerClient) Announce(ctx context.Context, a Announce) (*AnnounceReply, error) {
-	var reply AnnounceReply
-	if err := c.Post(ctx, PathAnnounce, a, &reply); err != nil {
+func (c *Client) Announce(ctx context.Context, a wire.Announce) (*wire.AnnounceReply, error) {
+	var reply wire.AnnounceReply
+	if err := c.Post(ctx, wire.PathAnnounce, a, &reply); err != nil {
 		return nil, err
 	}
 	return &reply, nil
