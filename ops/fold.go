@@ -64,18 +64,11 @@ type foldFacts struct {
 // every reader takes as one mission and the next fold deletes.
 func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) {
 	res := &FoldResult{OK: true, Folded: []string{}, Broken: []*laws.RefFault{}}
-	archive := chain.Chain{Repo: b.Repo, Kind: chain.ArchiveKind, Ref: chain.ArchiveRef}
-	archiveHead, next := gitstore.ZeroHash, int64(0)
-	if last, ok, err := archive.Head(); err != nil {
-		return nil, fmt.Errorf("fold: %w", err)
-	} else if ok {
-		f, err := chain.DecodeFold(last.Body)
-		if err != nil {
-			return nil, fmt.Errorf("fold: %s: %w", chain.ArchiveRef, err)
-		}
-		archiveHead, next = last.Commit, f.Fold+1
+	archive := &folder{chain: chain.Chain{Repo: b.Repo, Kind: chain.ArchiveKind, Ref: chain.ArchiveRef}, req: req}
+	if err := archive.readTip(); err != nil {
+		return nil, err
 	}
-	index, err := chain.ArchiveIndex(b.Repo, archiveHead)
+	index, err := chain.ArchiveIndex(b.Repo, archive.head)
 	if err != nil {
 		return nil, fmt.Errorf("fold: %w", err)
 	}
@@ -83,6 +76,31 @@ func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	fold, remove, err := b.foldable(refs, index, req.Now.Add(-req.OlderThan), res)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := archive.write(ctx, fold, res); err != nil {
+		return nil, err
+	}
+	notDeleted, err := b.Repo.DeleteRefs(ctx, remove)
+	if err != nil {
+		return nil, fmt.Errorf("the missions are folded; deleting their live refs: %w (m1nd mission fold again deletes them)", err)
+	}
+	res.Removed = len(remove) - len(notDeleted)
+	res.Live = len(refs) - res.Removed
+	res.Archived = len(index) + len(res.Folded)
+	return res, nil
+}
+
+// foldable chooses, among the live mission refs, what to fold (finished
+// before cutoff, and keeping the laws: a broken chain goes to res.Broken)
+// and which live refs to remove: those folded now, and those a fold cut
+// short left behind at the head the archive holds.
+func (b *Brain) foldable(refs []gitstore.Ref, index map[string]chain.Folded, cutoff time.Time, res *FoldResult) (fold []chain.Folded, remove []gitstore.Ref, err error) {
 	facts := make([]*foldFacts, len(refs))
 	readErrs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
@@ -95,11 +113,8 @@ func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 	})
 	judge, err := laws.ForRepo(b.Repo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cutoff := req.Now.Add(-req.OlderThan)
-	var remove []gitstore.Ref
-	var fold []chain.Folded
 	for i, r := range refs {
 		id := strings.TrimPrefix(r.Name, chain.MissionRefPrefix)
 		if !chain.ValidMissionID(id) || readErrs[i] != nil {
@@ -111,66 +126,95 @@ func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 			}
 			continue
 		}
-		f := facts[i]
-		if f.Phase != chain.PhaseLanded && f.Phase != chain.PhaseArchived {
-			continue
-		}
-		at, err := time.Parse(time.RFC3339, f.UpdatedAt)
-		if err != nil || !at.Before(cutoff) {
+		if f := facts[i]; !f.finishedBefore(cutoff) {
 			continue
 		}
 		if fault := judge.Check(b.Repo, laws.Update{New: r.Hash, Ref: r.Name}); fault != nil {
 			res.Broken = append(res.Broken, fault)
 			continue
 		}
+		f := facts[i]
 		fold = append(fold, chain.Folded{MissionID: id, Head: r.Hash.String(), Phase: f.Phase, BlockID: f.BlockID, UpdatedAt: f.UpdatedAt})
 		remove = append(remove, r)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return fold, remove, nil
+}
+
+// finishedBefore reports whether the head letter is landed or archived,
+// and was written before cutoff.
+func (f *foldFacts) finishedBefore(cutoff time.Time) bool {
+	if f.Phase != chain.PhaseLanded && f.Phase != chain.PhaseArchived {
+		return false
 	}
-	if next == 0 && len(fold) > 0 { // the archive opens with fold 0, a root
-		h, err := archive.Append(ctx, gitstore.ZeroHash, (&chain.Fold{Schema: chain.ArchiveSchema, Folded: []chain.Folded{}}).Canonical(), chain.Commit{
-			Agent: req.Agent, When: req.Now, Subject: "archive fold 0: the archive opens",
-		})
-		if errors.Is(err, chain.ErrLostRace) {
-			return nil, gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
+	at, err := time.Parse(time.RFC3339, f.UpdatedAt)
+	return err == nil && at.Before(cutoff)
+}
+
+// folder writes fold commits on the archive: head is its tip, next the
+// number of the fold to write.
+type folder struct {
+	chain chain.Chain
+	req   FoldRequest
+	head  gitstore.Hash
+	next  int64
+}
+
+// readTip reads the archive's head and the number of the next fold.
+func (a *folder) readTip() error {
+	last, ok, err := a.chain.Head()
+	if err != nil {
+		return fmt.Errorf("fold: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	f, err := chain.DecodeFold(last.Body)
+	if err != nil {
+		return fmt.Errorf("fold: %s: %w", chain.ArchiveRef, err)
+	}
+	a.head, a.next = last.Commit, f.Fold+1
+	return nil
+}
+
+// write folds fold into the archive, at most chain.MaxFold missions per
+// commit; the archive opens with fold 0, a root.
+func (a *folder) write(ctx context.Context, fold []chain.Folded, res *FoldResult) error {
+	if a.next == 0 && len(fold) > 0 {
+		opening := &chain.Fold{Schema: chain.ArchiveSchema, Folded: []chain.Folded{}}
+		if err := a.append(ctx, opening, "archive fold 0: the archive opens", nil, "open the archive"); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("open the archive: %w", err)
-		}
-		archiveHead, next = h, 1
 	}
 	for start := 0; start < len(fold); start += chain.MaxFold {
 		part := fold[start:min(start+chain.MaxFold, len(fold))]
-		doc := &chain.Fold{Schema: chain.ArchiveSchema, Fold: next, Folded: part}
 		keep := make([]gitstore.Hash, len(part))
 		for i, m := range part {
 			keep[i], _ = gitstore.ParseHash(m.Head)
 		}
-		h, err := archive.Append(ctx, archiveHead, doc.Canonical(), chain.Commit{
-			Agent: req.Agent, When: req.Now,
-			Subject: fmt.Sprintf("archive fold %d: %s", next, gates.Count(len(part), "finished mission")),
-			Keep:    keep,
-		})
-		if errors.Is(err, chain.ErrLostRace) {
-			return nil, gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
+		n := a.next
+		doc := &chain.Fold{Schema: chain.ArchiveSchema, Fold: n, Folded: part}
+		if err := a.append(ctx, doc, fmt.Sprintf("archive fold %d: %s", n, gates.Count(len(part), "finished mission")), keep, fmt.Sprintf("fold %d", n)); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("fold %d: %w", next, err)
-		}
-		archiveHead, next = h, next+1
 		res.Folds++
 		for _, m := range part {
 			res.Folded = append(res.Folded, m.MissionID)
 		}
 	}
-	notDeleted, err := b.Repo.DeleteRefs(ctx, remove)
-	if err != nil {
-		return nil, fmt.Errorf("the missions are folded; deleting their live refs: %w (m1nd mission fold again deletes them)", err)
+	return nil
+}
+
+// append writes one fold commit on the archive's head; a head another
+// fold moved meanwhile is the caller's stale_head, never a retry. Other
+// errors are wrapped with what.
+func (a *folder) append(ctx context.Context, doc *chain.Fold, subject string, keep []gitstore.Hash, what string) error {
+	h, err := a.chain.Append(ctx, a.head, doc.Canonical(), chain.Commit{Agent: a.req.Agent, When: a.req.Now, Subject: subject, Keep: keep})
+	if errors.Is(err, chain.ErrLostRace) {
+		return gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
 	}
-	res.Removed = len(remove) - len(notDeleted)
-	res.Live = len(refs) - res.Removed
-	res.Archived = len(index) + len(res.Folded)
-	return res, nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	a.head, a.next = h, a.next+1
+	return nil
 }
