@@ -56,7 +56,21 @@ func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
 }
 
+// validateShape checks each field on its own, theme by theme in the
+// order the letter reads, so a letter with several faults always gets the
+// same refusal: the first failure wins.
 func validateShape(l *Letter) error {
+	for _, check := range []func(*Letter) error{shapeOfMission, shapeOfSeat, shapeOfVerdict, shapeOfRecords, shapeOfTimes} {
+		if err := check(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shapeOfMission checks what places the letter: its mission, its place in
+// the mission, the block it is about and the brain it belongs to.
+func shapeOfMission(l *Letter) error {
 	if !ValidMissionID(l.MissionID) {
 		return invalid("mission_id", "mission_id must be msn_ followed by 12 lowercase hex digits")
 	}
@@ -69,9 +83,12 @@ func validateShape(l *Letter) error {
 	if strings.TrimSpace(l.BlockID) == "" || gates.HasControl(l.BlockID) {
 		return invalid("block_id", "block_id names the block the mission is about (sb_…, or the skeleton id)")
 	}
-	if err := checkBrainRef(l.BrainRef); err != nil {
-		return err
-	}
+	return checkBrainRef(l.BrainRef)
+}
+
+// shapeOfSeat checks who works the mission and where it stands: the seat,
+// the runner, the capability and the phase, each from its closed set.
+func shapeOfSeat(l *Letter) error {
 	if !oneOf(l.Seat, Seats) {
 		return invalid("seat", "seat must be one of %s", strings.Join(Seats, ", "))
 	}
@@ -84,14 +101,28 @@ func validateShape(l *Letter) error {
 	if !oneOf(l.Phase, Phases) {
 		return invalid("phase", "phase must be one of %s", strings.Join(Phases, ", "))
 	}
-	if v := l.Verdict; v != nil {
-		if !oneOf(v.Decision, Decisions) {
-			return invalid("verdict.decision", "verdict.decision must be one of %s", strings.Join(Decisions, ", "))
-		}
-		if gates.HasUnsafeText(v.Gist) || strings.ContainsAny(v.Gist, "\n\t") {
-			return invalid("verdict.gist", "verdict.gist is one line of plain text")
-		}
+	return nil
+}
+
+// shapeOfVerdict checks a verdict, when there is one: a closed decision
+// and a gist that stays on one line.
+func shapeOfVerdict(l *Letter) error {
+	v := l.Verdict
+	if v == nil {
+		return nil
 	}
+	if !oneOf(v.Decision, Decisions) {
+		return invalid("verdict.decision", "verdict.decision must be one of %s", strings.Join(Decisions, ", "))
+	}
+	if gates.HasUnsafeText(v.Gist) || strings.ContainsAny(v.Gist, "\n\t") {
+		return invalid("verdict.gist", "verdict.gist is one line of plain text")
+	}
+	return nil
+}
+
+// shapeOfRecords checks what the letter records of the work: the packet
+// it was given, the tokens it spent and the gate command it ran.
+func shapeOfRecords(l *Letter) error {
 	if l.PacketRef != nil && !validSHA256Ref(*l.PacketRef) {
 		return invalid("packet_ref", "packet_ref is sha256: followed by 64 lowercase hex digits of the packet markdown")
 	}
@@ -101,6 +132,11 @@ func validateShape(l *Letter) error {
 	if g := l.Gate; g != nil && (gates.HasUnsafeText(g.Command) || strings.Contains(g.Command, "\n")) {
 		return invalid("gate.command", "gate.command is the command line, verbatim, on one line")
 	}
+	return nil
+}
+
+// shapeOfTimes checks the letter's two timestamps.
+func shapeOfTimes(l *Letter) error {
 	for _, ts := range []struct{ field, value string }{{"started_at", l.StartedAt}, {"updated_at", l.UpdatedAt}} {
 		if !gates.ValidDocTime(ts.value) {
 			return invalid(ts.field, "%s must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z, 1970 or later (git dates no commit before)", ts.field)
@@ -142,49 +178,86 @@ func candidateAgrees(g *Gate, c *ReceiptCandidate) error {
 	return gates.CheckTested(e, "receipt_candidate.evidence", c.Emitter != nil && c.Emitter.Kind == "runnerd")
 }
 
+// validatePhaseLaws checks what the letter's phase demands of it, then
+// the gate and the receipt candidate it carries, in that order: the first
+// failure wins.
 func validatePhaseLaws(l *Letter) error {
+	if err := phaseLaw(l); err != nil {
+		return err
+	}
+	if err := gateHashLaw(l.Gate); err != nil {
+		return err
+	}
+	return candidateLaw(l.ReceiptCandidate)
+}
+
+// phaseLaw checks the law of the letter's own phase; a phase with no law
+// of its own passes.
+func phaseLaw(l *Letter) error {
 	switch l.Phase {
 	case PhaseExecuting:
 		if l.Verdict != nil {
 			return gates.Refusef(gates.InvalidPhase, "verdict", "an executing letter carries no verdict; the verdict comes with judging or review")
 		}
 	case PhaseMergeWait:
-		if l.Gate == nil || blank(l.Gate.Command) {
-			return gates.Refusef(gates.IncompleteEvidence, "gate.command", "merge_wait needs the gate that proved the work: gate.command and gate.artifact_hash")
-		}
-		if l.Gate.ExitStatus == nil || *l.Gate.ExitStatus != 0 {
-			return gates.Refusef(gates.IncompleteEvidence, "gate.exit_status", "merge_wait is a gate that passed: gate.exit_status 0 (seed §1d: gate-zero is merge_wait); a gate that did not pass is failed")
-		}
-		if err := candidateAgrees(l.Gate, l.ReceiptCandidate); err != nil {
-			return err
-		}
+		return mergeWaitLaw(l)
 	case PhaseLanded:
-		if l.Receipt == nil || !l.Receipt.Imported {
-			return gates.Refusef(gates.LandedLaw, "receipt.imported", "landed means the receipt is imported into the store; a green gate alone is merge_wait")
-		}
-		if l.Receipt.StoreVersion < 1 {
-			return gates.Refusef(gates.LandedLaw, "receipt.store_version", "landed names the store_version its receipt was imported at (1 or more)")
-		}
+		return landedLaw(l.Receipt)
 	case PhaseArchived:
 		if l.Receipt != nil && l.Receipt.Imported {
 			return gates.Refusef(gates.LandedLaw, "receipt.imported", "an archived letter sets its receipt aside; it cannot claim an imported receipt")
 		}
 	}
-	if g := l.Gate; g != nil {
-		if blank(g.ArtifactHash) {
-			return gates.Refusef(gates.IncompleteEvidence, "gate.artifact_hash", "a gate carries the sha256 of its full log as artifact_hash")
-		}
-		if !validSHA256Ref(g.ArtifactHash) {
-			return invalid("gate.artifact_hash", "gate.artifact_hash is sha256: followed by 64 lowercase hex digits")
-		}
+	return nil
+}
+
+// mergeWaitLaw: merge_wait stands on a gate that passed, and a candidate
+// it carries agrees with that gate.
+func mergeWaitLaw(l *Letter) error {
+	if l.Gate == nil || blank(l.Gate.Command) {
+		return gates.Refusef(gates.IncompleteEvidence, "gate.command", "merge_wait needs the gate that proved the work: gate.command and gate.artifact_hash")
 	}
-	if c := l.ReceiptCandidate; c != nil {
-		if blank(c.BlockID) || blank(c.Type) {
-			return invalid("receipt_candidate.block_id", "a receipt candidate names its block_id and type")
-		}
-		if err := gates.CheckBaseEvidence(c.Evidence, "receipt_candidate.evidence"); err != nil {
-			return err
-		}
+	if l.Gate.ExitStatus == nil || *l.Gate.ExitStatus != 0 {
+		return gates.Refusef(gates.IncompleteEvidence, "gate.exit_status", "merge_wait is a gate that passed: gate.exit_status 0 (seed §1d: gate-zero is merge_wait); a gate that did not pass is failed")
+	}
+	return candidateAgrees(l.Gate, l.ReceiptCandidate)
+}
+
+// landedLaw: landed stands on a receipt the store imported, at a version
+// it names.
+func landedLaw(r *Receipt) error {
+	if r == nil || !r.Imported {
+		return gates.Refusef(gates.LandedLaw, "receipt.imported", "landed means the receipt is imported into the store; a green gate alone is merge_wait")
+	}
+	if r.StoreVersion < 1 {
+		return gates.Refusef(gates.LandedLaw, "receipt.store_version", "landed names the store_version its receipt was imported at (1 or more)")
 	}
 	return nil
+}
+
+// gateHashLaw: a gate, in any phase, carries the hash of its full log, so
+// the evidence can be checked later.
+func gateHashLaw(g *Gate) error {
+	if g == nil {
+		return nil
+	}
+	if blank(g.ArtifactHash) {
+		return gates.Refusef(gates.IncompleteEvidence, "gate.artifact_hash", "a gate carries the sha256 of its full log as artifact_hash")
+	}
+	if !validSHA256Ref(g.ArtifactHash) {
+		return invalid("gate.artifact_hash", "gate.artifact_hash is sha256: followed by 64 lowercase hex digits")
+	}
+	return nil
+}
+
+// candidateLaw: a receipt candidate, in any phase, names its block and
+// type and carries the base evidence.
+func candidateLaw(c *ReceiptCandidate) error {
+	if c == nil {
+		return nil
+	}
+	if blank(c.BlockID) || blank(c.Type) {
+		return invalid("receipt_candidate.block_id", "a receipt candidate names its block_id and type")
+	}
+	return gates.CheckBaseEvidence(c.Evidence, "receipt_candidate.evidence")
 }
