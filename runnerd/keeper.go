@@ -71,31 +71,10 @@ type KeeperPin struct {
 
 // checkKeeper refuses a pin the keeper could not act on.
 func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) error) error {
-	switch {
-	case !gates.ValidAgentID(k.Agent):
-		return fail("agent", "%q is not an agent id (%s)", k.Agent, gates.AgentIDRule)
-	case k.Client != session.HostClaude && k.Client != session.HostCodex:
-		return fail("client", "%q: want claude or codex", k.Client)
-	case len(k.Start) == 0 && len(k.Stream) == 0:
-		return fail("start", "the command that starts a session is required (or stream, for a long-lived one)")
-	case len(k.Start) > 0 && !mentions(k.Start, wakePlaceholder):
-		return fail("start", "must pass %s, the wake message, to the client", wakePlaceholder)
-	case len(k.Resume) > 0 && (!mentions(k.Resume, sessionPlaceholder) || !mentions(k.Resume, wakePlaceholder)):
-		return fail("resume", "must pass both %s and %s", sessionPlaceholder, wakePlaceholder)
-	case k.Worktree != "" && !filepath.IsAbs(k.Worktree):
-		return fail("worktree", "must be an absolute path")
-	case k.TimeoutSecs < 0:
-		return fail("timeout_secs", "must be positive")
-	case k.BackoffSecs < 0:
-		return fail("backoff_secs", "must be positive")
-	case len(k.Stream) > 0 && mentions(k.Stream, wakePlaceholder):
-		return fail("stream", "takes no %s: the keeper writes each wake into the session as a turn", wakePlaceholder)
-	case k.Floor < 0 || k.Floor > 1:
-		return fail("floor", "is 0 or 1: one agent's sessions share its letters, so the keeper keeps at most one")
-	case k.Floor > 0 && len(k.Stream) == 0:
-		return fail("floor", "needs stream: a session started with start ends at its first answer")
-	case k.TempoSecs < 0 || (k.TempoSecs > 0 && len(k.Stream) == 0):
-		return fail("tempo_secs", "is a positive number of seconds, and needs stream")
+	for _, c := range keeperChecks(k) {
+		if c.bad {
+			return fail(c.field, c.format, c.args...)
+		}
 	}
 	if k.TimeoutSecs == 0 {
 		k.TimeoutSecs = DefaultWakeTimeout
@@ -104,6 +83,34 @@ func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) erro
 		k.BackoffSecs = DefaultKeeperBackoff
 	}
 	return nil
+}
+
+// keeperCheck is one rule a pin must keep: bad when the pin breaks it,
+// and what fail is told then.
+type keeperCheck struct {
+	bad    bool
+	field  string
+	format string
+	args   []any
+}
+
+// keeperChecks are a pin's rules in the order a refusal names them: the
+// first one broken is the one the operator reads.
+func keeperChecks(k *KeeperPin) []keeperCheck {
+	return []keeperCheck{
+		{!gates.ValidAgentID(k.Agent), "agent", "%q is not an agent id (%s)", []any{k.Agent, gates.AgentIDRule}},
+		{k.Client != session.HostClaude && k.Client != session.HostCodex, "client", "%q: want claude or codex", []any{k.Client}},
+		{len(k.Start) == 0 && len(k.Stream) == 0, "start", "the command that starts a session is required (or stream, for a long-lived one)", nil},
+		{len(k.Start) > 0 && !mentions(k.Start, wakePlaceholder), "start", "must pass %s, the wake message, to the client", []any{wakePlaceholder}},
+		{len(k.Resume) > 0 && (!mentions(k.Resume, sessionPlaceholder) || !mentions(k.Resume, wakePlaceholder)), "resume", "must pass both %s and %s", []any{sessionPlaceholder, wakePlaceholder}},
+		{k.Worktree != "" && !filepath.IsAbs(k.Worktree), "worktree", "must be an absolute path", nil},
+		{k.TimeoutSecs < 0, "timeout_secs", "must be positive", nil},
+		{k.BackoffSecs < 0, "backoff_secs", "must be positive", nil},
+		{len(k.Stream) > 0 && mentions(k.Stream, wakePlaceholder), "stream", "takes no %s: the keeper writes each wake into the session as a turn", []any{wakePlaceholder}},
+		{k.Floor < 0 || k.Floor > 1, "floor", "is 0 or 1: one agent's sessions share its letters, so the keeper keeps at most one", nil},
+		{k.Floor > 0 && len(k.Stream) == 0, "floor", "needs stream: a session started with start ends at its first answer", nil},
+		{k.TempoSecs < 0 || (k.TempoSecs > 0 && len(k.Stream) == 0), "tempo_secs", "is a positive number of seconds, and needs stream", nil},
+	}
 }
 
 func mentions(argv []string, placeholder string) bool {

@@ -58,7 +58,18 @@ func keeperAgent(pin *KeeperPin, lines []Wake, now time.Time) KeeperAgent {
 	if len(pin.Stream) > 0 {
 		a.Mode = "stream"
 	}
-	var started, lastEnd time.Time
+	started, lastEnd := a.replay(lines)
+	a.Next = keeperNext(pin, &a, started, lastEnd, now)
+	if a.NextAt != nil && !now.Before(*a.NextAt) {
+		a.NextAt = nil
+	}
+	return a
+}
+
+// replay plays journal lines onto a, oldest first. It returns when the
+// last session was woken and when its last turn ended: the keeper's next
+// action is timed from them.
+func (a *KeeperAgent) replay(lines []Wake) (started, lastEnd time.Time) {
 	given := map[string]bool{}
 	for _, w := range lines {
 		at := w.At
@@ -93,28 +104,30 @@ func keeperAgent(pin *KeeperPin, lines []Wake, now time.Time) KeeperAgent {
 		a.GaveUp = append(a.GaveUp, it)
 	}
 	slices.Sort(a.GaveUp)
+	return started, lastEnd
+}
+
+// keeperNext says in words what the keeper does next for a, as of now:
+// the backoff it waits out, the session or turn it waits for, or what
+// wakes the agent.
+func keeperNext(pin *KeeperPin, a *KeeperAgent, started, lastEnd, now time.Time) string {
 	limit := time.Duration(pin.TimeoutSecs) * time.Second
 	switch {
 	case a.NextAt != nil && now.Before(*a.NextAt) && a.State == "none":
-		a.Next = "wakes " + pin.Agent + " again after its backoff, at " + a.NextAt.UTC().Format(time.TimeOnly)
+		return "wakes " + pin.Agent + " again after its backoff, at " + a.NextAt.UTC().Format(time.TimeOnly)
 	case a.State == "woken":
-		a.Next = "waits for the woken session to end (timeout_secs at " + started.Add(limit).UTC().Format(time.TimeOnly) + ")"
+		return "waits for the woken session to end (timeout_secs at " + started.Add(limit).UTC().Format(time.TimeOnly) + ")"
 	case a.State == "mid-turn":
-		a.Next = "waits for the turn to end"
+		return "waits for the turn to end"
 	case a.State == "idle":
 		rotate := rotation(pin, started)
 		next := "writes the next letter in as a turn"
 		if pin.TempoSecs > 0 {
 			next += fmt.Sprintf("; a tempo turn at %s", lastEnd.Add(time.Duration(pin.TempoSecs)*time.Second).UTC().Format(time.TimeOnly))
 		}
-		a.Next = next + "; a flush and a fresh session at " + rotate.UTC().Format(time.TimeOnly)
+		return next + "; a flush and a fresh session at " + rotate.UTC().Format(time.TimeOnly)
 	case pin.Floor > 0:
-		a.Next = "starts a kept session (floor 1)"
-	default:
-		a.Next = "wakes " + pin.Agent + " when a letter or a follow-up waits"
+		return "starts a kept session (floor 1)"
 	}
-	if a.NextAt != nil && !now.Before(*a.NextAt) {
-		a.NextAt = nil
-	}
-	return a
+	return "wakes " + pin.Agent + " when a letter or a follow-up waits"
 }
