@@ -261,22 +261,9 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	if err != nil {
 		return nil, err
 	}
-	target := into
-	if target == "" && side != nil {
-		target = side.Target
-	}
-	if target == "" {
-		return nil, gates.Refusef(gates.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
-	}
-	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, WorkBranchPrefix) {
-		return nil, gates.Refusef(gates.InvalidTransition, "into", "%s is not a branch a landing merges into", gates.Echo(target))
-	}
-	old, ok, err := b.Repo.ReadRef("refs/heads/" + target)
+	target, old, err := b.landingTarget(ctx, missionID, into, side)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(target))
 	}
 	tested, _ := evidence.Tested()
 	if tested == "" {
@@ -293,15 +280,48 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 		return nil, err
 	}
 	if p.kind == MergeCommit {
-		if paths, err := b.conflicts(ctx, p.old, p.tip); err != nil {
-			return nil, err
-		} else if len(paths) > 0 {
-			return nil, gates.Refusef(gates.MergeConflict, "mission_id", "%s does not merge cleanly into %s: %s conflict; resolve it on the branch (or land into another with --into), then land again",
-				branch, target, strings.Join(echoAll(paths), ", "))
-		}
-		return nil, gates.Refusef(gates.StaleGate, "mission_id", "%s moved since the gate of %s (it is at %.12s now, which the tested %.12s does not hold): the merge of the two is gated first — runnerd re-gates it (its queue; m1nd runnerd must run), then land the re-gated commit", target, missionID, old, tested)
+		return nil, b.refuseUngatedMerge(ctx, p, missionID)
 	}
 	return p, nil
+}
+
+// landingTarget is the branch a landing merges into (into, else the one
+// the side record names) and its tip, refusing a target that is missing,
+// not a branch, or a work branch.
+func (b *Brain) landingTarget(ctx context.Context, missionID, into string, side *runs.Side) (string, gitstore.Hash, error) {
+	target := into
+	if target == "" && side != nil {
+		target = side.Target
+	}
+	if target == "" {
+		return "", gitstore.ZeroHash, gates.Refusef(gates.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
+	}
+	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, WorkBranchPrefix) {
+		return "", gitstore.ZeroHash, gates.Refusef(gates.InvalidTransition, "into", "%s is not a branch a landing merges into", gates.Echo(target))
+	}
+	old, ok, err := b.Repo.ReadRef("refs/heads/" + target)
+	if err != nil {
+		return "", gitstore.ZeroHash, err
+	}
+	if !ok {
+		return "", gitstore.ZeroHash, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(target))
+	}
+	return target, old, nil
+}
+
+// refuseUngatedMerge is the refusal of a landing whose branch and target
+// must be merged first: merge_conflict, with the paths, when they do not
+// merge; else stale_gate, since the merge is gated before it lands.
+func (b *Brain) refuseUngatedMerge(ctx context.Context, p *mergePlan, missionID string) error {
+	paths, err := b.conflicts(ctx, p.old, p.tip)
+	if err != nil {
+		return err
+	}
+	if len(paths) > 0 {
+		return gates.Refusef(gates.MergeConflict, "mission_id", "%s does not merge cleanly into %s: %s conflict; resolve it on the branch (or land into another with --into), then land again",
+			p.branch, p.target, strings.Join(echoAll(paths), ", "))
+	}
+	return gates.Refusef(gates.StaleGate, "mission_id", "%s moved since the gate of %s (it is at %.12s now, which the tested %.12s does not hold): the merge of the two is gated first — runnerd re-gates it (its queue; m1nd runnerd must run), then land the re-gated commit", p.target, missionID, p.old, p.tip)
 }
 
 // mergeOf works out how tip of branch lands on old, the tip of target: up

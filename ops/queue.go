@@ -165,26 +165,8 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 		}
 	}
 	// Not ready: what the queue found for these heads, if anything.
-	if f := side.Queue; f != nil && f.TargetHead == q.TargetHead && (f.Branch == q.BranchHead || f.State == runs.QueueRegating) {
-		switch f.State {
-		case runs.QueueConflict:
-			q.State, q.Paths = QueueConflict, f.Paths
-			q.Why = fmt.Sprintf("conflicts with %s: %s", side.Target, strings.Join(echoAll(f.Paths), ", "))
-			return q, nil
-		case runs.QueueGateFailed:
-			q.State, q.Output = QueueGateFailed, regateTail(b.Repo.RuntimeDir(), missionID)
-			q.Why = fmt.Sprintf("the gate failed on the merge with %s at %.12s", side.Target, f.TargetHead)
-			if f.Why != "" {
-				q.Why += " (" + f.Why + ")"
-			}
-			return q, nil
-		case runs.QueueRegating:
-			q.State, q.Why = QueueRegating, fmt.Sprintf("re-gating the merge with %s at %.12s", side.Target, f.TargetHead)
-			return q, nil
-		case runs.QueueNoRunner:
-			q.State, q.Why = QueueNoRunner, f.Why
-			return q, nil
-		}
+	if b.queueFinding(q, side, missionID) {
+		return q, nil
 	}
 	if q.Tested != q.BranchHead {
 		q.State, q.Why = QueueBranchMoved, fmt.Sprintf("%s moved since its gate (tested %.12s, now %.12s): re-gating", branch, q.Tested, q.BranchHead)
@@ -192,6 +174,34 @@ func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) 
 	}
 	q.State, q.Why = QueueTargetMoved, fmt.Sprintf("%s moved since the gate: re-gating the merge", side.Target)
 	return q, nil
+}
+
+// queueFinding fills q from what runnerd's queue last recorded of the
+// mission, when that finding holds for q's heads, and reports whether it
+// did.
+func (b *Brain) queueFinding(q *QueueView, side *runs.Side, missionID string) bool {
+	f := side.Queue
+	if f == nil || f.TargetHead != q.TargetHead || f.Branch != q.BranchHead && f.State != runs.QueueRegating {
+		return false
+	}
+	switch f.State {
+	case runs.QueueConflict:
+		q.State, q.Paths = QueueConflict, f.Paths
+		q.Why = fmt.Sprintf("conflicts with %s: %s", side.Target, strings.Join(echoAll(f.Paths), ", "))
+	case runs.QueueGateFailed:
+		q.State, q.Output = QueueGateFailed, regateTail(b.Repo.RuntimeDir(), missionID)
+		q.Why = fmt.Sprintf("the gate failed on the merge with %s at %.12s", side.Target, f.TargetHead)
+		if f.Why != "" {
+			q.Why += " (" + f.Why + ")"
+		}
+	case runs.QueueRegating:
+		q.State, q.Why = QueueRegating, fmt.Sprintf("re-gating the merge with %s at %.12s", side.Target, f.TargetHead)
+	case runs.QueueNoRunner:
+		q.State, q.Why = QueueNoRunner, f.Why
+	default:
+		return false
+	}
+	return true
 }
 
 // regateTail is the last lines of a mission's failed re-gate.
