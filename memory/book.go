@@ -220,20 +220,32 @@ func (b *Book) Recall(ctx context.Context, req RecallRequest) (out []*Memory, cu
 	if err != nil {
 		return nil, 0, err
 	}
+	hits := recallHits(v.Memories, req)
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].m.TS > hits[j].m.TS
+	})
+	out, cut = recallBudget(hits, req.Limit, req.MaxBytes)
+	return out, cut, nil
+}
+
+// rankedMemory is a memory Recall matched, with how many query words it
+// holds.
+type rankedMemory struct {
+	m     *Memory
+	score int
+}
+
+// recallHits is the memories req may see and asks for, in the order of
+// memories, each scored by the query words it holds. With a query, a
+// memory that holds none of its words is no hit.
+func recallHits(memories []*Memory, req RecallRequest) []rankedMemory {
 	words := strings.Fields(strings.ToLower(req.Query))
-	type ranked struct {
-		m     *Memory
-		score int
-	}
-	var hits []ranked
-	for _, m := range v.Memories {
-		if m.State != StateInForce || (m.Private && m.Agent != req.Agent) {
-			continue
-		}
-		if req.Sort != "" && m.Sort != req.Sort {
-			continue
-		}
-		if req.About != "" && !oneOf(req.About, m.About) {
+	var hits []rankedMemory
+	for _, m := range memories {
+		if !recallable(m, req) {
 			continue
 		}
 		score := 0
@@ -246,25 +258,39 @@ func (b *Book) Recall(ctx context.Context, req RecallRequest) (out []*Memory, cu
 		if len(words) > 0 && score == 0 {
 			continue
 		}
-		hits = append(hits, ranked{m, score})
+		hits = append(hits, rankedMemory{m, score})
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].m.TS > hits[j].m.TS
-	})
+	return hits
+}
+
+// recallable says whether req may see m and asked for its sort and
+// subject: private memories stay with their writer.
+func recallable(m *Memory, req RecallRequest) bool {
+	if m.State != StateInForce || (m.Private && m.Agent != req.Agent) {
+		return false
+	}
+	if req.Sort != "" && m.Sort != req.Sort {
+		return false
+	}
+	return req.About == "" || oneOf(req.About, m.About)
+}
+
+// recallBudget keeps ranked hits in order while they fit limit (a count)
+// and maxBytes (each hit costs its text and 80 bytes more); zero means no
+// bound. The first hit is kept whatever its size, so a recall is never
+// empty for bytes alone. cut counts the hits left out.
+func recallBudget(hits []rankedMemory, limit, maxBytes int) (out []*Memory, cut int) {
 	used := 0
 	for _, h := range hits {
 		size := len(h.m.Text) + 80
-		if (req.Limit > 0 && len(out) >= req.Limit) || (req.MaxBytes > 0 && used+size > req.MaxBytes && len(out) > 0) {
+		if (limit > 0 && len(out) >= limit) || (maxBytes > 0 && used+size > maxBytes && len(out) > 0) {
 			cut++
 			continue
 		}
 		out = append(out, h.m)
 		used += size
 	}
-	return out, cut, nil
+	return out, cut
 }
 
 // OpenFollowup records a brief someone owes an answer to.

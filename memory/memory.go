@@ -82,8 +82,32 @@ func Decode(data []byte) (*Event, error) { return chain.DecodeAs[Event](data, Fi
 
 func validID(id string) bool { return chain.ValidLetterID(id) }
 
-// Validate applies the memory laws to one event.
+// Validate applies the memory laws to one event: first the laws every
+// kind obeys, then its kind's own. The first failure wins.
 func Validate(e *Event) error {
+	if err := validateShared(e); err != nil {
+		return err
+	}
+	switch e.Kind {
+	case KindMemory:
+		return validateMemory(e)
+	case KindFollowup:
+		return validateFollowup(e)
+	case KindResolution:
+		return validateResolution(e)
+	case KindLink:
+		if !validID(e.Target) || !chain.ValidMissionID(e.Mission) {
+			return invalid("mission", "a link names a follow-up and the mission that carries it")
+		}
+	default:
+		return invalid("kind", "kind is memory, followup, resolution or link")
+	}
+	return nil
+}
+
+// validateShared holds the laws of every kind: who wrote the event and
+// when, prose that is safe to show, and references that name ids.
+func validateShared(e *Event) error {
 	if !gates.ValidDocTime(e.TS) {
 		return invalid("ts", "ts is an RFC 3339 timestamp, 1970 or later")
 	}
@@ -103,43 +127,49 @@ func Validate(e *Event) error {
 			return invalid("about", "about and source name ids: a mission, a block, a letter, a memory")
 		}
 	}
-	switch e.Kind {
-	case KindMemory:
-		if !oneOf(e.Sort, Sorts) {
-			return invalid("sort", "sort is one of %s", strings.Join(Sorts, ", "))
-		}
-		if strings.TrimSpace(e.Text) == "" {
-			return invalid("text", "a memory says something: text cannot be blank")
-		}
-		if e.Supersedes != "" && (!validID(e.Supersedes) || (e.Sort != "decided" && e.Sort != "learned")) {
-			return invalid("supersedes", "only a decided or learned memory supersedes, and it names a memory id")
-		}
-	case KindFollowup:
-		if strings.TrimSpace(e.Text) == "" || utf8.RuneCountInString(e.Text) > MaxBrief {
-			return invalid("text", "a follow-up's brief is 1 to %d characters", MaxBrief)
-		}
-		if !gates.ValidAgentID(e.Owner) {
-			return invalid("owner", "owner is the agent the follow-up is for")
-		}
-		if e.Mission != "" && !chain.ValidMissionID(e.Mission) {
-			return invalid("mission", "mission is a mission id")
-		}
-	case KindResolution:
-		if !validID(e.Target) {
-			return invalid("target", "a resolution names the memory or follow-up it resolves")
-		}
-		if !oneOf(e.As, []string{StateRecorded, StateWithdrawn, StateDeferred}) {
-			return invalid("as", "as is recorded, withdrawn or deferred")
-		}
-		if strings.TrimSpace(e.Rationale) == "" {
-			return invalid("rationale", "a resolution says why")
-		}
-	case KindLink:
-		if !validID(e.Target) || !chain.ValidMissionID(e.Mission) {
-			return invalid("mission", "a link names a follow-up and the mission that carries it")
-		}
-	default:
-		return invalid("kind", "kind is memory, followup, resolution or link")
+	return nil
+}
+
+// validateMemory: a memory has a sort and says something, and only the
+// sorts that can be overturned supersede another memory.
+func validateMemory(e *Event) error {
+	if !oneOf(e.Sort, Sorts) {
+		return invalid("sort", "sort is one of %s", strings.Join(Sorts, ", "))
+	}
+	if strings.TrimSpace(e.Text) == "" {
+		return invalid("text", "a memory says something: text cannot be blank")
+	}
+	if e.Supersedes != "" && (!validID(e.Supersedes) || (e.Sort != "decided" && e.Sort != "learned")) {
+		return invalid("supersedes", "only a decided or learned memory supersedes, and it names a memory id")
+	}
+	return nil
+}
+
+// validateFollowup: a follow-up is a short brief owed by an agent, and
+// may name the mission it belongs to.
+func validateFollowup(e *Event) error {
+	if strings.TrimSpace(e.Text) == "" || utf8.RuneCountInString(e.Text) > MaxBrief {
+		return invalid("text", "a follow-up's brief is 1 to %d characters", MaxBrief)
+	}
+	if !gates.ValidAgentID(e.Owner) {
+		return invalid("owner", "owner is the agent the follow-up is for")
+	}
+	if e.Mission != "" && !chain.ValidMissionID(e.Mission) {
+		return invalid("mission", "mission is a mission id")
+	}
+	return nil
+}
+
+// validateResolution: a resolution names what it resolves, how, and why.
+func validateResolution(e *Event) error {
+	if !validID(e.Target) {
+		return invalid("target", "a resolution names the memory or follow-up it resolves")
+	}
+	if !oneOf(e.As, []string{StateRecorded, StateWithdrawn, StateDeferred}) {
+		return invalid("as", "as is recorded, withdrawn or deferred")
+	}
+	if strings.TrimSpace(e.Rationale) == "" {
+		return invalid("rationale", "a resolution says why")
 	}
 	return nil
 }
