@@ -332,63 +332,73 @@ func (r *Repo) readPackedAt(set *packSet, p *packFile, off uint64) (ObjectType, 
 	lp := linkPool.Get().(*[]deltaLink)
 	links := (*lp)[:0]
 	defer func() { *lp = links[:0]; linkPool.Put(lp) }()
-	var (
-		typ    ObjectType
-		base   []byte
-		cached bool // base is shared with the cache: never hand it out
-	)
-walk:
+	// cached: base is shared with the cache: never hand it out.
+	typ, base, cached, err := r.walkChain(set, p, off, &links)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(links) == 0 && cached {
+		return typ, bytes.Clone(base), nil
+	}
+	base, err = r.applyDeltas(links, typ, base)
+	if err != nil {
+		return "", nil, err
+	}
+	return typ, base, nil
+}
+
+// walkChain is the way down of readPackedAt. It appends each delta it
+// passes to links and stops at the base: a whole object, a cached one, or
+// a loose one. The links go through a pointer so the pooled slice keeps
+// whatever capacity the walk grew, even when it fails.
+func (r *Repo) walkChain(set *packSet, p *packFile, off uint64, links *[]deltaLink) (ObjectType, []byte, bool, error) {
 	for {
-		if len(links) > maxDeltaChain {
-			return "", nil, fmt.Errorf("delta chain longer than %d", maxDeltaChain)
+		if len(*links) > maxDeltaChain {
+			return "", nil, false, fmt.Errorf("delta chain longer than %d", maxDeltaChain)
 		}
 		if t, data, ok := r.packs.cache.get(p, off); ok {
-			typ, base, cached = t, data, true
-			break
+			return t, data, true, nil
 		}
 		end := uint64(len(p.data)) - packTrailer
 		if off < packHeaderLen || off >= end {
-			return "", nil, fmt.Errorf("entry offset %d outside the pack", off)
+			return "", nil, false, fmt.Errorf("entry offset %d outside the pack", off)
 		}
 		kind, size, n, err := parseEntryHeader(p.data[off:end])
 		if err != nil {
-			return "", nil, fmt.Errorf("entry at %d: %w", off, err)
+			return "", nil, false, fmt.Errorf("entry at %d: %w", off, err)
 		}
 		at := off + uint64(n)
 		switch kind {
 		case packCommit, packTree, packBlob, packTag:
-			typ = packObjectTypes[kind]
-			if !inflateSizeOK(size, int(end-at)) {
-				return "", nil, fmt.Errorf("entry at %d: declared size %d cannot fit", off, size)
+			typ := packObjectTypes[kind]
+			base, err := inflateWhole(p, off, at, end, size)
+			if err != nil {
+				return "", nil, false, err
 			}
-			base = make([]byte, size)
-			if err := inflate(base, p.data[at:end]); err != nil {
-				return "", nil, fmt.Errorf("entry at %d: %w", off, err)
-			}
-			if len(links) > 0 {
+			if len(*links) > 0 {
 				r.packs.cache.put(p, off, typ, base)
 			}
-			break walk
+			return typ, base, false, nil
 		case packOfsDelta:
 			back, m, err := parseOfsDelta(p.data[at:end])
 			if err != nil {
-				return "", nil, fmt.Errorf("entry at %d: %w", off, err)
+				return "", nil, false, fmt.Errorf("entry at %d: %w", off, err)
 			}
 			if back == 0 || back > off-packHeaderLen {
-				return "", nil, fmt.Errorf("entry at %d: delta base %d bytes back is outside the pack", off, back)
+				return "", nil, false, fmt.Errorf("entry at %d: delta base %d bytes back is outside the pack", off, back)
 			}
-			links = append(links, deltaLink{p, off, at + uint64(m), size})
+			*links = append(*links, deltaLink{p, off, at + uint64(m), size})
 			off -= back
 		case packRefDelta:
 			if end-at < 20 {
-				return "", nil, fmt.Errorf("entry at %d: truncated base name", off)
+				return "", nil, false, fmt.Errorf("entry at %d: truncated base name", off)
 			}
 			var name Hash
 			copy(name[:], p.data[at:at+20])
-			links = append(links, deltaLink{p, off, at + 20, size})
+			*links = append(*links, deltaLink{p, off, at + 20, size})
 			bp, boff, ok, err := findInSet(set, p, name)
 			if err != nil {
-				return "", nil, fmt.Errorf("entry at %d: base %s: %w", off, name, err)
+				return "", nil, false, fmt.Errorf("entry at %d: base %s: %w", off, name, err)
 			}
 			if ok {
 				p, off = bp, boff
@@ -397,22 +407,37 @@ walk:
 			// A thin pack's base outside the packs: loose.
 			t, data, err := r.readLoose(name)
 			if err != nil {
-				return "", nil, fmt.Errorf("entry at %d: base %s: %w", off, name, err)
+				return "", nil, false, fmt.Errorf("entry at %d: base %s: %w", off, name, err)
 			}
-			typ, base = t, data
-			break walk
+			return t, data, false, nil
 		default:
-			return "", nil, fmt.Errorf("entry at %d: invalid type %d", off, kind)
+			return "", nil, false, fmt.Errorf("entry at %d: invalid type %d", off, kind)
 		}
 	}
-	if len(links) == 0 && cached {
-		return typ, bytes.Clone(base), nil
+}
+
+// inflateWhole inflates a whole (non-delta) entry. The declared size is
+// checked against what the pack can hold before anything is allocated.
+func inflateWhole(p *packFile, off, at, end, size uint64) ([]byte, error) {
+	if !inflateSizeOK(size, int(end-at)) {
+		return nil, fmt.Errorf("entry at %d: declared size %d cannot fit", off, size)
 	}
+	base := make([]byte, size)
+	if err := inflate(base, p.data[at:end]); err != nil {
+		return nil, fmt.Errorf("entry at %d: %w", off, err)
+	}
+	return base, nil
+}
+
+// applyDeltas is the way back up of readPackedAt: it applies links to base
+// from the innermost delta out. Each result but the last goes in the cache,
+// as chains often share their lower links.
+func (r *Repo) applyDeltas(links []deltaLink, typ ObjectType, base []byte) ([]byte, error) {
 	for i := len(links) - 1; i >= 0; i-- {
 		l := links[i]
 		end := uint64(len(l.p.data)) - packTrailer
 		if !inflateSizeOK(l.size, int(end-l.data)) {
-			return "", nil, fmt.Errorf("delta at %d: declared size %d cannot fit", l.off, l.size)
+			return nil, fmt.Errorf("delta at %d: declared size %d cannot fit", l.off, l.size)
 		}
 		buf := deltaBuf(l.size)
 		err := inflate(*buf, l.p.data[l.data:end])
@@ -421,13 +446,13 @@ walk:
 		}
 		putDeltaBuf(buf)
 		if err != nil {
-			return "", nil, fmt.Errorf("delta at %d: %w", l.off, err)
+			return nil, fmt.Errorf("delta at %d: %w", l.off, err)
 		}
 		if i > 0 {
 			r.packs.cache.put(l.p, l.off, typ, base)
 		}
 	}
-	return typ, base, nil
+	return base, nil
 }
 
 // findInSet finds a REF_DELTA base: in its own pack first, then any other.

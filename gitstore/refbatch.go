@@ -37,7 +37,6 @@ const packedBytesPerCreate = 16 << 10
 // killed CreateRefs leaves packed-refs whole (the old file or the new) and
 // locks the next writer clears.
 func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string, err error) {
-	refs = slices.Clone(refs)
 	for _, ref := range refs {
 		if !ValidRefName(ref.Name) {
 			return nil, fmt.Errorf("create refs: invalid ref name %q", ref.Name)
@@ -46,14 +45,8 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 			return nil, fmt.Errorf("create %s: refusing to write the zero hash", ref.Name)
 		}
 	}
-	slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.Name, b.Name) })
-	refs = slices.CompactFunc(refs, func(a, b Ref) bool { return a.Name == b.Name })
-	packedPath := filepath.Join(r.commonDir, "packed-refs")
-	var packedSize int64
-	if fi, err := os.Stat(packedPath); err == nil {
-		packedSize = fi.Size()
-	}
-	if len(refs) < packedCreateMin || packedSize > int64(len(refs))*packedBytesPerCreate {
+	refs = sortedRefs(refs)
+	if !r.packedCreatePays(len(refs)) {
 		return r.createLoose(ctx, refs)
 	}
 
@@ -66,29 +59,11 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 	// ref whose lock is held goes one by one after, waiting as UpdateRef
 	// waits.
 	var locked, busy []Ref
-	defer func() {
-		for _, ref := range locked {
-			os.Remove(r.refPath(ref.Name) + ".lock")
-		}
-	}()
+	defer func() { r.unlockRefs(locked) }()
 	made := map[string]bool{} // ref folders known to exist
-	for _, ref := range refs {
-		path := r.refPath(ref.Name)
-		if dir := filepath.Dir(path); !made[dir] {
-			if err := r.mkdirShared(dir); err != nil {
-				return nil, fmt.Errorf("create %s: %w", ref.Name, err)
-			}
-			made[dir] = true
-		}
-		err := lockWithStamp(stamp, path+".lock")
-		switch {
-		case err == nil:
-			locked = append(locked, ref)
-		case errors.Is(err, fs.ErrExist):
-			busy = append(busy, ref)
-		default:
-			return nil, fmt.Errorf("create %s: lock: %w", ref.Name, err)
-		}
+	locked, busy, err = r.lockStamped(stamp, refs, made)
+	if err != nil {
+		return nil, err
 	}
 	pk, unlock, err := r.lockPacked(ctx)
 	if err != nil {
@@ -97,25 +72,11 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 	defer unlock()
 	// Which loose refs exist, one listing per folder: no writer can make
 	// one of the locked refs now, git included (it takes the same lock).
-	loose := map[string]bool{}
-	for dir := range made {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("create refs: %w", err)
-		}
-		for _, e := range entries {
-			loose[filepath.Join(dir, e.Name())] = true
-		}
+	loose, err := listLoose(made)
+	if err != nil {
+		return nil, fmt.Errorf("create refs: %w", err)
 	}
-	var fresh []Ref
-	for _, ref := range locked {
-		inLoose := loose[r.refPath(ref.Name)]
-		if _, inPacked := pk.values[ref.Name]; inLoose || inPacked {
-			notCreated = append(notCreated, ref.Name)
-			continue
-		}
-		fresh = append(fresh, ref)
-	}
+	fresh, notCreated := r.splitFresh(locked, loose, pk)
 	if len(fresh) > 0 {
 		if err := r.writePacked(pk, fresh, nil); err != nil {
 			return nil, fmt.Errorf("create refs: %w", err)
@@ -130,6 +91,99 @@ func (r *Repo) CreateRefs(ctx context.Context, refs []Ref) (notCreated []string,
 	}
 	slices.Sort(notCreated)
 	return notCreated, nil
+}
+
+// sortedRefs is a copy of refs sorted by name with each name once, so
+// locks are always taken in one order and never twice.
+func sortedRefs(refs []Ref) []Ref {
+	refs = slices.Clone(refs)
+	slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.Name, b.Name) })
+	return slices.CompactFunc(refs, func(a, b Ref) bool { return a.Name == b.Name })
+}
+
+// packedCreatePays says whether creating n refs through packed-refs beats
+// creating them loose: only for many refs, and only while packed-refs is
+// small enough that rewriting it costs less than the loose files would.
+func (r *Repo) packedCreatePays(n int) bool {
+	var packedSize int64
+	if fi, err := os.Stat(filepath.Join(r.commonDir, "packed-refs")); err == nil {
+		packedSize = fi.Size()
+	}
+	return n >= packedCreateMin && packedSize <= int64(n)*packedBytesPerCreate
+}
+
+// unlockRefs removes the loose lock of each ref in locked.
+func (r *Repo) unlockRefs(locked []Ref) {
+	for _, ref := range locked {
+		os.Remove(r.refPath(ref.Name) + ".lock")
+	}
+}
+
+// ensureRefDir makes the folder of the ref file at path. made records the
+// folders known to exist, so each is made once however many refs it holds.
+func (r *Repo) ensureRefDir(made map[string]bool, path string) error {
+	dir := filepath.Dir(path)
+	if made[dir] {
+		return nil
+	}
+	if err := r.mkdirShared(dir); err != nil {
+		return err
+	}
+	made[dir] = true
+	return nil
+}
+
+// lockStamped takes each ref's loose lock for CreateRefs, as a hard link
+// of stamp, without waiting: a ref whose lock is held goes to busy. It
+// returns every lock it took even when it fails, so the caller can
+// release them.
+func (r *Repo) lockStamped(stamp string, refs []Ref, made map[string]bool) (locked, busy []Ref, err error) {
+	for _, ref := range refs {
+		path := r.refPath(ref.Name)
+		if err := r.ensureRefDir(made, path); err != nil {
+			return locked, busy, fmt.Errorf("create %s: %w", ref.Name, err)
+		}
+		err := lockWithStamp(stamp, path+".lock")
+		switch {
+		case err == nil:
+			locked = append(locked, ref)
+		case errors.Is(err, fs.ErrExist):
+			busy = append(busy, ref)
+		default:
+			return locked, busy, fmt.Errorf("create %s: lock: %w", ref.Name, err)
+		}
+	}
+	return locked, busy, nil
+}
+
+// listLoose is the set of paths in the folders of made: which loose refs
+// exist, found with one listing per folder rather than one look per ref.
+func listLoose(made map[string]bool) (map[string]bool, error) {
+	loose := map[string]bool{}
+	for dir := range made {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			loose[filepath.Join(dir, e.Name())] = true
+		}
+	}
+	return loose, nil
+}
+
+// splitFresh parts the locked refs into those CreateRefs may write and the
+// names of those that exist already, loose or packed.
+func (r *Repo) splitFresh(locked []Ref, loose map[string]bool, pk *packedFile) (fresh []Ref, exist []string) {
+	for _, ref := range locked {
+		inLoose := loose[r.refPath(ref.Name)]
+		if _, inPacked := pk.values[ref.Name]; inLoose || inPacked {
+			exist = append(exist, ref.Name)
+			continue
+		}
+		fresh = append(fresh, ref)
+	}
+	return fresh, exist
 }
 
 // createLoose creates refs one by one through UpdateRef.
@@ -297,14 +351,12 @@ func (r *Repo) writePacked(pk *packedFile, fresh []Ref, drop map[string]bool) er
 // before its loose file, as git does, so a kill at any point leaves each
 // ref at its value or gone, never at an older packed one.
 func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string, err error) {
-	refs = slices.Clone(refs)
 	for _, ref := range refs {
 		if !ValidRefName(ref.Name) {
 			return nil, fmt.Errorf("delete refs: invalid ref name %q", ref.Name)
 		}
 	}
-	slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.Name, b.Name) })
-	refs = slices.CompactFunc(refs, func(a, b Ref) bool { return a.Name == b.Name })
+	refs = sortedRefs(refs)
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -312,57 +364,22 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 		return nil, fmt.Errorf("delete refs: %w", err)
 	}
 	var locked []Ref
-	defer func() {
-		for _, ref := range locked {
-			os.Remove(r.refPath(ref.Name) + ".lock")
-		}
-	}()
+	defer func() { r.unlockRefs(locked) }()
 	made := map[string]bool{} // ref folders known to exist (a packed ref's may not)
-	for _, ref := range refs {
-		path := r.refPath(ref.Name)
-		if dir := filepath.Dir(path); !made[dir] {
-			if err := r.mkdirShared(dir); err != nil {
-				return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
-			}
-			made[dir] = true
-		}
-		err := acquireLock(ctx, path+".lock", r.tmpDir(), r.LockTimeout)
-		switch {
-		case err == nil:
-			locked = append(locked, ref)
-		case errors.Is(err, ErrRefLocked):
-			notDeleted = append(notDeleted, ref.Name)
-		default:
-			return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
-		}
+	locked, notDeleted, err = r.lockForDelete(ctx, refs, made)
+	if err != nil {
+		return nil, err
 	}
 	pk, unlock, err := r.lockPacked(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("delete refs: %w", err)
 	}
 	defer unlock()
-	drop := map[string]bool{}
-	var loose []string
-	for _, ref := range locked {
-		cur, inLoose, err := readLooseRef(r.refPath(ref.Name))
-		if err != nil {
-			return nil, fmt.Errorf("delete %s: %w", ref.Name, err)
-		}
-		p, inPacked := pk.values[ref.Name]
-		if !inLoose {
-			cur = p
-		}
-		if (!inLoose && !inPacked) || cur != ref.Hash {
-			notDeleted = append(notDeleted, ref.Name)
-			continue
-		}
-		if inPacked {
-			drop[ref.Name] = true
-		}
-		if inLoose {
-			loose = append(loose, ref.Name)
-		}
+	drop, loose, moved, err := r.planDeletes(pk, locked)
+	if err != nil {
+		return nil, err
 	}
+	notDeleted = append(notDeleted, moved...)
 	if len(drop) > 0 {
 		if err := r.writePacked(pk, nil, drop); err != nil {
 			return nil, fmt.Errorf("delete refs: %w", err)
@@ -375,4 +392,55 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 	}
 	slices.Sort(notDeleted)
 	return notDeleted, nil
+}
+
+// lockForDelete takes each ref's loose lock for DeleteRefs, waiting as
+// UpdateRef waits; a ref whose lock stays held goes to busy. It returns
+// every lock it took even when it fails, so the caller can release them.
+func (r *Repo) lockForDelete(ctx context.Context, refs []Ref, made map[string]bool) (locked []Ref, busy []string, err error) {
+	for _, ref := range refs {
+		path := r.refPath(ref.Name)
+		if err := r.ensureRefDir(made, path); err != nil {
+			return locked, busy, fmt.Errorf("delete %s: %w", ref.Name, err)
+		}
+		err := acquireLock(ctx, path+".lock", r.tmpDir(), r.LockTimeout)
+		switch {
+		case err == nil:
+			locked = append(locked, ref)
+		case errors.Is(err, ErrRefLocked):
+			busy = append(busy, ref.Name)
+		default:
+			return locked, busy, fmt.Errorf("delete %s: %w", ref.Name, err)
+		}
+	}
+	return locked, busy, nil
+}
+
+// planDeletes decides, for each locked ref, whether DeleteRefs may delete
+// it: only at the value it names, loose or else packed. drop is what
+// leaves packed-refs, loose the loose files to remove, moved the names
+// left alone because they moved or were gone.
+func (r *Repo) planDeletes(pk *packedFile, locked []Ref) (drop map[string]bool, loose, moved []string, err error) {
+	drop = map[string]bool{}
+	for _, ref := range locked {
+		cur, inLoose, err := readLooseRef(r.refPath(ref.Name))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("delete %s: %w", ref.Name, err)
+		}
+		p, inPacked := pk.values[ref.Name]
+		if !inLoose {
+			cur = p
+		}
+		if (!inLoose && !inPacked) || cur != ref.Hash {
+			moved = append(moved, ref.Name)
+			continue
+		}
+		if inPacked {
+			drop[ref.Name] = true
+		}
+		if inLoose {
+			loose = append(loose, ref.Name)
+		}
+	}
+	return drop, loose, moved, nil
 }
