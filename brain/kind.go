@@ -41,30 +41,16 @@ func readStoreCommit(objs gitstore.Objects, c *gitstore.Commit) (any, error) {
 	return snap, nil
 }
 
+// decodeStoreTree decodes a store commit's tree: store.json first, then
+// every block file against the version it names.
 func decodeStoreTree(objs gitstore.Objects, tree gitstore.Hash) (*Snapshot, error) {
 	entries, err := objs.TreeEntries(tree)
 	if err != nil {
 		return nil, err
 	}
-	var snap *Snapshot
-	var blocks []gitstore.TreeEntry
-	for _, e := range entries {
-		switch {
-		case e.Name == StoreFile && e.Mode == gitstore.ModeFile:
-			body, err := objs.ReadBlob(e.Hash)
-			if err != nil {
-				return nil, err
-			}
-			if snap, err = DecodeStoreDoc(body); err != nil {
-				return nil, err
-			}
-		case e.Name == blocksDir && e.Mode == gitstore.ModeTree:
-			if blocks, err = objs.TreeEntries(e.Hash); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("the tree holds %s; a store commit holds %s and %s/ only", gates.Echo(e.Name), StoreFile, blocksDir)
-		}
+	snap, blocks, err := readStoreEntries(objs, entries)
+	if err != nil {
+		return nil, err
 	}
 	if snap == nil {
 		return nil, gitstore.ErrNoSuchFile
@@ -73,26 +59,62 @@ func decodeStoreTree(objs gitstore.Objects, tree gitstore.Hash) (*Snapshot, erro
 		return nil, fmt.Errorf("store_version %d and skeleton %q: a store starts at version 1 with a skeleton", snap.StoreVersion, gates.Echo(snap.Skeleton.SkeletonID))
 	}
 	for _, e := range blocks {
-		id, ok := strings.CutSuffix(e.Name, ".json")
-		if !ok || !ValidBlockID(id) || e.Mode != gitstore.ModeFile {
-			return nil, fmt.Errorf("%s/%s is not a block file", blocksDir, gates.Echo(e.Name))
-		}
-		body, err := objs.ReadBlob(e.Hash)
+		b, err := decodeStoreBlock(objs, e, snap.StoreVersion)
 		if err != nil {
 			return nil, err
-		}
-		b, err := decodeBlock(id, body)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range b.Receipts {
-			if _, _, err := DecodeReceipt(r.Receipt); err != nil || r.StoreVersion < 1 || r.StoreVersion > snap.StoreVersion {
-				return nil, fmt.Errorf("%s/%s receipt %d is not an imported receipt of this store", blocksDir, e.Name, i)
-			}
 		}
 		snap.Blocks = append(snap.Blocks, b)
 	}
 	return snap, nil
+}
+
+// readStoreEntries reads the top of a store tree: the decoded store.json
+// (nil when the tree has none) and the entries of blocks/. Any other
+// entry is refused.
+func readStoreEntries(objs gitstore.Objects, entries []gitstore.TreeEntry) (snap *Snapshot, blocks []gitstore.TreeEntry, err error) {
+	for _, e := range entries {
+		switch {
+		case e.Name == StoreFile && e.Mode == gitstore.ModeFile:
+			body, err := objs.ReadBlob(e.Hash)
+			if err != nil {
+				return nil, nil, err
+			}
+			if snap, err = DecodeStoreDoc(body); err != nil {
+				return nil, nil, err
+			}
+		case e.Name == blocksDir && e.Mode == gitstore.ModeTree:
+			if blocks, err = objs.TreeEntries(e.Hash); err != nil {
+				return nil, nil, err
+			}
+		default:
+			return nil, nil, fmt.Errorf("the tree holds %s; a store commit holds %s and %s/ only", gates.Echo(e.Name), StoreFile, blocksDir)
+		}
+	}
+	return snap, blocks, nil
+}
+
+// decodeStoreBlock decodes one entry of blocks/: a file named for a valid
+// block id, holding that block, whose every receipt decodes and was
+// imported at a version of this store, no later than version.
+func decodeStoreBlock(objs gitstore.Objects, e gitstore.TreeEntry, version int64) (*Block, error) {
+	id, ok := strings.CutSuffix(e.Name, ".json")
+	if !ok || !ValidBlockID(id) || e.Mode != gitstore.ModeFile {
+		return nil, fmt.Errorf("%s/%s is not a block file", blocksDir, gates.Echo(e.Name))
+	}
+	body, err := objs.ReadBlob(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	b, err := decodeBlock(id, body)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range b.Receipts {
+		if _, _, err := DecodeReceipt(r.Receipt); err != nil || r.StoreVersion < 1 || r.StoreVersion > version {
+			return nil, fmt.Errorf("%s/%s receipt %d is not an imported receipt of this store", blocksDir, e.Name, i)
+		}
+	}
+	return b, nil
 }
 
 // decodeStrict decodes one JSON object of type T with no unknown fields
@@ -117,71 +139,22 @@ func decodeStrict[T any](body []byte) (*T, error) {
 // named by this version's ratification, made by a human, and the commit
 // carries that origin's trailer.
 func storeFollows(prev, next *chain.Judged, env chain.Env) error {
-	want := int64(1)
-	var before map[string]bool
-	wasRatified := map[string]bool{}
+	var p *Snapshot // nil for the first commit
 	if prev != nil {
-		p := prev.Value.(*Snapshot)
-		want = p.StoreVersion + 1
-		before = receiptKeys(p)
-		for _, b := range p.Blocks {
-			wasRatified[b.BlockID] = b.State == StateRatified
-		}
+		p = prev.Value.(*Snapshot)
 	}
 	snap := next.Value.(*Snapshot)
-	if v := snap.StoreVersion; v != want {
-		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
+	if err := checkStoreMove(p, snap, next.Meta.Message); err != nil {
+		return err
 	}
-	op, seat, err := storeOpOf(next.Meta.Message)
+	origin, _ := chain.TrailerValue(next.Meta.Message, gates.OriginTrailer)
+	gesture, err := ratifyGesture(p, snap, origin)
 	if err != nil {
 		return err
 	}
-	agent, _ := chain.AgentOf(next.Meta.Message)
-	move := storeMove{next: snap, op: op, seat: seat, agent: agent}
-	if prev != nil {
-		move.prev = prev.Value.(*Snapshot)
-	}
-	if err := move.checkOperation(); err != nil {
+	gesture, lands, err := newReceiptsGesture(p, snap, origin, gesture)
+	if err != nil {
 		return err
-	}
-	if prev != nil {
-		if err := receiptsKept(prev.Value.(*Snapshot), snap); err != nil {
-			return err
-		}
-		if err := scopesOnlyGrow(prev.Value.(*Snapshot), snap); err != nil {
-			return err
-		}
-	}
-	origin, _ := chain.TrailerValue(next.Meta.Message, gates.OriginTrailer)
-	var gesture string // the human gesture this commit makes, if any
-	for _, b := range snap.Blocks {
-		if b.State != StateRatified || wasRatified[b.BlockID] {
-			continue
-		}
-		r := snap.Skeleton.Ratification
-		if r == nil || r.StoreVersion != snap.StoreVersion || !gates.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
-			return gates.Refusef(gates.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", snap.StoreVersion, b.BlockID)
-		}
-		gesture = gates.GestureRatify
-	}
-	var lands *Landing
-	for _, b := range snap.Blocks {
-		for _, r := range b.Receipts {
-			if before[b.BlockID+" "+receiptKey(r)] {
-				continue
-			}
-			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
-			if r.StoreVersion != snap.StoreVersion || !human || gesture == gates.GestureRatify {
-				return gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", snap.StoreVersion, b.BlockID)
-			}
-			gesture, lands = gates.GestureReceiptImport, r.Lands
-			if lands != nil {
-				if err := lands.Check(); err != nil {
-					return err
-				}
-				gesture = gates.GestureLand
-			}
-		}
 	}
 	if gesture == "" || env.Gestures == nil {
 		return nil
@@ -195,6 +168,93 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 		change = LandChange(lands, parent, next.Meta.Tree)
 	}
 	return env.Gestures.CheckCommit(next, gesture, change)
+}
+
+// checkStoreMove holds the move from prev (nil for the first commit) to
+// next to the laws that need no gesture: one version on, a legal
+// operation for the message's verb and seat, receipts kept and scopes
+// that only grow.
+func checkStoreMove(prev, next *Snapshot, message string) error {
+	want := int64(1)
+	if prev != nil {
+		want = prev.StoreVersion + 1
+	}
+	if v := next.StoreVersion; v != want {
+		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
+	}
+	op, seat, err := storeOpOf(message)
+	if err != nil {
+		return err
+	}
+	agent, _ := chain.AgentOf(message)
+	move := storeMove{prev: prev, next: next, op: op, seat: seat, agent: agent}
+	if err := move.checkOperation(); err != nil {
+		return err
+	}
+	if prev == nil {
+		return nil
+	}
+	if err := receiptsKept(prev, next); err != nil {
+		return err
+	}
+	return scopesOnlyGrow(prev, next)
+}
+
+// ratifyGesture: a block that became ratified in next is named by this
+// version's ratification, made by a human, and the commit carries that
+// origin's trailer. It says GestureRatify when some block did, and ""
+// when none did.
+func ratifyGesture(prev, next *Snapshot, origin string) (string, error) {
+	wasRatified := map[string]bool{}
+	if prev != nil {
+		for _, b := range prev.Blocks {
+			wasRatified[b.BlockID] = b.State == StateRatified
+		}
+	}
+	var gesture string // the human gesture this commit makes, if any
+	for _, b := range next.Blocks {
+		if b.State != StateRatified || wasRatified[b.BlockID] {
+			continue
+		}
+		r := next.Skeleton.Ratification
+		if r == nil || r.StoreVersion != next.StoreVersion || !gates.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
+			return "", gates.Refusef(gates.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", next.StoreVersion, b.BlockID)
+		}
+		gesture = gates.GestureRatify
+	}
+	return gesture, nil
+}
+
+// newReceiptsGesture: a receipt that was not in prev records this
+// version and a human origin the commit carries, and comes in no commit
+// that ratifies. It says the gesture the commit makes, given the one
+// ratifyGesture found, and the mission the last new receipt lands, if
+// any: such a receipt is a land, checked as one.
+func newReceiptsGesture(prev, next *Snapshot, origin, gesture string) (string, *Landing, error) {
+	var before map[string]bool
+	if prev != nil {
+		before = receiptKeys(prev)
+	}
+	var lands *Landing
+	for _, b := range next.Blocks {
+		for _, r := range b.Receipts {
+			if before[b.BlockID+" "+receiptKey(r)] {
+				continue
+			}
+			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
+			if r.StoreVersion != next.StoreVersion || !human || gesture == gates.GestureRatify {
+				return "", nil, gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", next.StoreVersion, b.BlockID)
+			}
+			gesture, lands = gates.GestureReceiptImport, r.Lands
+			if lands != nil {
+				if err := lands.Check(); err != nil {
+					return "", nil, err
+				}
+				gesture = gates.GestureLand
+			}
+		}
+	}
+	return gesture, lands, nil
 }
 
 // receiptsKept: evidence is never taken back. A block that is still in

@@ -221,45 +221,64 @@ func (m storeMove) edit() error {
 		if p != nil && p.State == StateRatified {
 			continue
 		}
-		if b.State != StateCandidate {
-			return m.refuse("it leaves %s %s; an edit's blocks are candidates", b.BlockID, gates.Echo(b.State))
+		if err := m.editedBlock(p, b); err != nil {
+			return err
 		}
-		if p == nil && (len(b.Receipts) > 0 || b.BoundaryVersion != 1) {
-			return m.refuse("its new block %s starts at boundary version 1 without receipts", b.BlockID)
+	}
+	return nil
+}
+
+// editedBlock holds one candidate block b that an edit leaves (p is the
+// block before, nil for a new one) to the edit's laws: still a candidate,
+// a new one with no history, members, sockets to blocks that exist, and a
+// name.
+func (m storeMove) editedBlock(p, b *Block) error {
+	if b.State != StateCandidate {
+		return m.refuse("it leaves %s %s; an edit's blocks are candidates", b.BlockID, gates.Echo(b.State))
+	}
+	if p == nil && (len(b.Receipts) > 0 || b.BoundaryVersion != 1) {
+		return m.refuse("its new block %s starts at boundary version 1 without receipts", b.BlockID)
+	}
+	if !slices.ContainsFunc(b.Membership, func(x Member) bool { return x.Role != RoleExcluded }) {
+		return m.refuse("it leaves %s without members", b.BlockID)
+	}
+	for _, s := range b.Sockets {
+		if m.next.Block(s.To) == nil {
+			return m.refuse("%s keeps a socket to %s, which does not exist", b.BlockID, gates.Echo(s.To))
 		}
-		if !slices.ContainsFunc(b.Membership, func(x Member) bool { return x.Role != RoleExcluded }) {
-			return m.refuse("it leaves %s without members", b.BlockID)
+	}
+	if strings.TrimSpace(b.Name) == "" {
+		return m.refuse("it leaves %s without a name", b.BlockID)
+	}
+	return m.editedNaming(p, b)
+}
+
+// editedNaming holds a block whose name or purpose the edit wrote to the
+// seat that wrote it: only the owner's seat names as the owner, and the
+// runner's seat writes plain prose (o5). A block the edit did not rename
+// passes.
+func (m storeMove) editedNaming(p, b *Block) error {
+	renamed := p == nil || p.Name != b.Name || p.Purpose != b.Purpose
+	if !renamed {
+		return nil
+	}
+	if b.CandidateMeta.NamedBy == SeatOwner && m.seat != SeatOwner {
+		return m.refuse("the runner's seat names %s as the owner's", b.BlockID)
+	}
+	if m.seat != SeatRunner {
+		return nil
+	}
+	// o5 holds the text the runner wrote: a name or purpose that
+	// changed, the name of a block it made (a split child carries its
+	// parent's purpose).
+	if p == nil || p.Name != b.Name {
+		if err := gates.SanitizeName(b.Name); err != nil {
+			return m.refuse("the runner's name for %s breaks o5 (%v)", b.BlockID, err)
 		}
-		for _, s := range b.Sockets {
-			if m.next.Block(s.To) == nil {
-				return m.refuse("%s keeps a socket to %s, which does not exist", b.BlockID, gates.Echo(s.To))
-			}
-		}
-		if strings.TrimSpace(b.Name) == "" {
-			return m.refuse("it leaves %s without a name", b.BlockID)
-		}
-		renamed := p == nil || p.Name != b.Name || p.Purpose != b.Purpose
-		if !renamed {
-			continue
-		}
-		if b.CandidateMeta.NamedBy == SeatOwner && m.seat != SeatOwner {
-			return m.refuse("the runner's seat names %s as the owner's", b.BlockID)
-		}
-		if m.seat != SeatRunner {
-			continue
-		}
-		// o5 holds the text the runner wrote: a name or purpose that
-		// changed, the name of a block it made (a split child carries its
-		// parent's purpose).
-		if p == nil || p.Name != b.Name {
-			if err := gates.SanitizeName(b.Name); err != nil {
-				return m.refuse("the runner's name for %s breaks o5 (%v)", b.BlockID, err)
-			}
-		}
-		if (p != nil && p.Purpose != b.Purpose) || (p == nil && !slices.ContainsFunc(m.prev.Blocks, func(x *Block) bool { return x.Purpose == b.Purpose })) {
-			if err := gates.SanitizePurpose(b.Purpose); err != nil {
-				return m.refuse("the runner's purpose for %s breaks o5 (%v)", b.BlockID, err)
-			}
+	}
+	if (p != nil && p.Purpose != b.Purpose) || (p == nil && !slices.ContainsFunc(m.prev.Blocks, func(x *Block) bool { return x.Purpose == b.Purpose })) {
+		if err := gates.SanitizePurpose(b.Purpose); err != nil {
+			return m.refuse("the runner's purpose for %s breaks o5 (%v)", b.BlockID, err)
 		}
 	}
 	return nil
