@@ -166,69 +166,116 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	if err != nil {
 		return
 	}
-	found := func(q *runs.QueueState) {
-		q.Target, q.TargetHead, q.At = side.Target, target, chain.Timestamp(d.Now())
-		if q.Branch == "" {
-			q.Branch = branch
-		}
-		side.Queue = q
-		d.writeSide(side)
-	}
-	runner := d.config().Runner(*w.head.Letter.RunnerID)
-	if runner == nil || !runner.ProvesWork() {
-		found(&runs.QueueState{State: runs.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*w.head.Letter.RunnerID), id)})
+	r := &regating{w: w, main: main, branch: branch, target: target}
+	if r.runner = d.regateRunner(r); r.runner == nil {
 		return
 	}
-	if err := d.approval(runner); err != nil {
-		why := err.Error()
-		if r, ok := gates.AsRefusal(err); ok {
-			why = r.Lesson
-		}
-		found(&runs.QueueState{State: runs.QueueNoRunner, Why: why})
-		return
-	}
-	lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
+	lock, _ := d.locks.LoadOrStore(r.runner.ID, &sync.Mutex{})
 	lock.(*sync.Mutex).Lock()
 	defer lock.(*sync.Mutex).Unlock()
 
-	// The commit to gate: the branch, holding the target, or the merge of
-	// the two, made here and put on the branch.
-	gated := branch
-	if holds, err := isAncestor(ctx, main, target, branch); err != nil {
+	var ok bool
+	if r.gated, ok = d.regateCommit(ctx, r); !ok {
 		return
-	} else if !holds {
-		out, code, err := gitExit(ctx, main, "merge-tree", "--write-tree", "--name-only", "--no-messages", branch, target)
-		lines := strings.Split(out, "\n")
-		switch {
-		case code == 1 && len(lines) > 1:
-			found(&runs.QueueState{State: runs.QueueConflict, Paths: lines[1:]})
-			d.Logf("queue: %s conflicts with %s: %s", id, side.Target, strings.Join(lines[1:], ", "))
-			return
-		case err != nil:
-			d.Logf("queue: merge %s with %s: %v", id, side.Target, err)
-			return
-		}
-		if gated, err = d.mergeCommit(ctx, runner, w, lines[0], branch, target); err != nil {
-			d.Logf("queue: %s: %v", id, err)
-			return
-		}
 	}
-	found(&runs.QueueState{State: runs.QueueRegating, Commit: gated, Branch: gated})
-	d.Logf("queue: re-gating %s at %.12s (%s at %.12s)", id, gated, side.Target, target)
+	d.queueFound(r, &runs.QueueState{State: runs.QueueRegating, Commit: r.gated, Branch: r.gated})
+	d.Logf("queue: re-gating %s at %.12s (%s at %.12s)", id, r.gated, side.Target, target)
 
 	wt := worktreePath(main, id) + ".gate"
 	removeWorktree(ctx, main, wt)
-	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "--detach", wt, gated); err != nil {
+	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "--detach", wt, r.gated); err != nil {
 		d.Logf("queue: %s: worktree: %v", id, err)
 		return
 	}
 	defer removeWorktree(context.WithoutCancel(ctx), main, wt)
-	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+id, "M1ND_BLOCK="+w.head.Letter.BlockID)
+	d.gateRegate(ctx, r, wt)
+}
+
+// regating is one re-gate under way: every finding is recorded against the
+// heads the queue read when it began.
+type regating struct {
+	w              waiting
+	main           string  // the main worktree, where git runs
+	branch, target string  // the heads of the mission's branch and target
+	runner         *Runner // the mission's runner: it re-gates it
+	gated          string  // the commit the re-gate tests
+}
+
+// queueFound records in the mission's side record what the queue found of
+// it at r's heads, for the tray and `mission show`.
+func (d *Daemon) queueFound(r *regating, q *runs.QueueState) {
+	side := r.w.side
+	q.Target, q.TargetHead, q.At = side.Target, r.target, chain.Timestamp(d.Now())
+	if q.Branch == "" {
+		q.Branch = r.branch
+	}
+	side.Queue = q
+	d.writeSide(side)
+}
+
+// regateRunner is the runner that re-gates r: the one that ran the
+// mission, pinned here as a build runner and approved. nil when there is
+// none, recorded as no_runner with why.
+func (d *Daemon) regateRunner(r *regating) *Runner {
+	letter := r.w.head.Letter
+	runner := d.config().Runner(*letter.RunnerID)
+	if runner == nil || !runner.ProvesWork() {
+		d.queueFound(r, &runs.QueueState{State: runs.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*letter.RunnerID), r.w.head.MissionID)})
+		return nil
+	}
+	if err := d.approval(runner); err != nil {
+		why := err.Error()
+		if refusal, ok := gates.AsRefusal(err); ok {
+			why = refusal.Lesson
+		}
+		d.queueFound(r, &runs.QueueState{State: runs.QueueNoRunner, Why: why})
+		return nil
+	}
+	return runner
+}
+
+// regateCommit is the commit r's gate tests, and false when there is none:
+// a merge that conflicts is recorded with its paths, any other failure
+// goes to runnerd's log.
+func (d *Daemon) regateCommit(ctx context.Context, r *regating) (string, bool) {
+	id, side, main := r.w.head.MissionID, r.w.side, r.main
+	// The commit to gate: the branch, holding the target, or the merge of
+	// the two, made here and put on the branch.
+	if holds, err := isAncestor(ctx, main, r.target, r.branch); err != nil {
+		return "", false
+	} else if holds {
+		return r.branch, true
+	}
+	out, code, err := gitExit(ctx, main, "merge-tree", "--write-tree", "--name-only", "--no-messages", r.branch, r.target)
+	lines := strings.Split(out, "\n")
+	switch {
+	case code == 1 && len(lines) > 1:
+		d.queueFound(r, &runs.QueueState{State: runs.QueueConflict, Paths: lines[1:]})
+		d.Logf("queue: %s conflicts with %s: %s", id, side.Target, strings.Join(lines[1:], ", "))
+		return "", false
+	case err != nil:
+		d.Logf("queue: merge %s with %s: %v", id, side.Target, err)
+		return "", false
+	}
+	gated, err := d.mergeCommit(ctx, r.runner, r.w, lines[0], r.branch, r.target)
+	if err != nil {
+		d.Logf("queue: %s: %v", id, err)
+		return "", false
+	}
+	return gated, true
+}
+
+// gateRegate runs the mission's setup and gate on r's commit, checked out
+// in wt, and records a failure; a green gate makes the mission ready
+// again.
+func (d *Daemon) gateRegate(ctx context.Context, r *regating, wt string) {
+	id, runner := r.w.head.MissionID, r.runner
+	env := d.missionEnv(runner, id, r.w.head.Letter.BlockID)
 	logPath := runs.SideLog(d.Repo.RuntimeDir(), id, runs.LogRegate)
 	if runner.SetupCommand != "" {
-		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
+		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.failed() {
 			exit := res.exit
-			found(&runs.QueueState{State: runs.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: "setup failed: " + res.describe("setup")})
+			d.queueFound(r, &runs.QueueState{State: runs.QueueGateFailed, Branch: r.gated, Commit: r.gated, Exit: &exit, Why: "setup failed: " + res.describe("setup")})
 			return
 		}
 	}
@@ -239,28 +286,35 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		return // runnerd stops: the next one re-gates it
 	}
 	tree, _ := gitOutput(ctx, wt, "rev-parse", "HEAD^{tree}")
-	work := &settled{commit: gated, tree: tree}
+	work := &settled{commit: r.gated, tree: tree}
 	changed := unchangedBy(ctx, wt, work)
 	// The gate's worktree goes before the mission is ready again: a
 	// runnerd stopped right after the ready mark must leave none behind.
-	removeWorktree(context.WithoutCancel(ctx), main, wt)
+	removeWorktree(context.WithoutCancel(ctx), r.main, wt)
 	if gate.err != nil || gate.timedOut || gate.exit != 0 || changed != "" {
 		exit := gate.exit
 		why := gate.describe("gate")
 		if changed != "" {
 			why = changed
 		}
-		found(&runs.QueueState{State: runs.QueueGateFailed, Branch: gated, Commit: gated, Exit: &exit, Why: why})
-		d.Logf("queue: the gate of %s failed on %.12s: %s", id, gated, why)
+		d.queueFound(r, &runs.QueueState{State: runs.QueueGateFailed, Branch: r.gated, Commit: r.gated, Exit: &exit, Why: why})
+		d.Logf("queue: the gate of %s failed on %.12s: %s", id, r.gated, why)
 		return
 	}
+	d.readyAgain(ctx, r, gate, work, started, ended, logPath)
+}
+
+// readyAgain posts the merge_wait letter of r's green gate, naming the
+// commit it tested, and clears the queue's finding: the mission is ready.
+func (d *Daemon) readyAgain(ctx context.Context, r *regating, gate result, work *settled, started, ended time.Time, logPath string) {
+	id, side, runner := r.w.head.MissionID, r.w.side, r.runner
 	sum := sha256.Sum256(gate.log)
 	exit := int64(0)
 	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: "sha256:" + hex.EncodeToString(sum[:])}
-	err = d.advance(ctx, runner, id, func(l *chain.Letter) {
+	err := d.advance(ctx, runner, id, func(l *chain.Letter) {
 		l.SetPhase(chain.PhaseMergeWait)
 		l.Gate = gateLine
-		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: fmt.Sprintf("gate green on %.12s, which holds %s at %.12s", gated, side.Target, target)}
+		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: fmt.Sprintf("gate green on %.12s, which holds %s at %.12s", r.gated, side.Target, r.target)}
 		l.ReceiptCandidate = d.candidate(runner, id, l.BlockID, gateLine, started, ended, gate.log, work)
 	})
 	if err != nil {
@@ -273,7 +327,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 	}
 	side.Queue = nil
 	d.writeSide(side)
-	d.Logf("queue: %s is ready again: gated at %.12s", id, gated)
+	d.Logf("queue: %s is ready again: gated at %.12s", id, r.gated)
 }
 
 // mergeCommit writes the merge of the target (at target) into the work

@@ -37,34 +37,10 @@ func worktreePath(mainWorktree, missionID string) string {
 // path ends in a letter: never silence.
 func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, packetMarkdown string) {
 	fail := func(gist string, gate *chain.Gate) { d.fail(ctx, runner, missionID, gist, gate) }
-	main := d.Repo.MainWorkTree()
-	if main == "" {
-		fail("no workspace: the brain is a bare repository", nil)
+	side, why := d.addWorktree(ctx, runner, missionID)
+	if why != "" {
+		fail(why, nil)
 		return
-	}
-	wt := worktreePath(main, missionID)
-	branch := ops.WorkBranch(missionID)
-	base, err := gitOutput(ctx, main, "rev-parse", "HEAD")
-	if err != nil {
-		fail("not a git repo with a commit to start from", nil)
-		return
-	}
-	// Details of a failure name host paths: they go to runnerd's log, and
-	// the letter says what failed.
-	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
-		d.Logf("mission %s: %v", missionID, err)
-		fail("worktree add failed: its folder could not be made (runnerd's log says why)", nil)
-		return
-	}
-	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "-b", branch, wt, base); err != nil {
-		d.Logf("mission %s: %v", missionID, err)
-		fail("worktree add failed (runnerd's log says why)", nil)
-		return
-	}
-	target, _ := gitOutput(ctx, main, "symbolic-ref", "-q", "--short", "HEAD")
-	side := &runs.Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Target: target, Created: chain.Timestamp(d.Now())}
-	if err := runs.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
-		d.Logf("mission %s: side record: %v", missionID, err)
 	}
 	// From here on the worktree exists: a failure says what became of it.
 	failTidy := func(gist string, gate *chain.Gate) { fail(gist+d.tidy(ctx, side), gate) }
@@ -72,54 +48,19 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		d.Logf("mission %s: could not post executing: %v", missionID, err)
 		return
 	}
-	if err := excludePacket(d.Repo.CommonDir()); err != nil {
-		d.Logf("mission %s: info/exclude: %v", missionID, err)
-	}
-	packet := filepath.Join(wt, packetFile)
-	// The mission view shows the ask: a copy stays beside the side record.
-	if err := gitstore.WriteFileAtomic(runs.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
-		d.Logf("mission %s: packet copy: %v", missionID, err)
-	}
-	if err := os.WriteFile(packet, []byte(packetMarkdown), 0o644); err != nil {
+	packet, err := d.placePacket(missionID, side.Worktree, packetMarkdown)
+	if err != nil {
 		d.Logf("mission %s: %v", missionID, err)
 		failTidy("packet write failed (runnerd's log says why)", nil)
 		return
 	}
-	env := append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
-	logOf := func(what string) string { return runs.SideLog(d.Repo.RuntimeDir(), missionID, what) }
-	if runner.SetupCommand != "" {
-		res := runGroup(ctx, wt, env, runner.Timeout(), logOf(runs.LogSetup), "sh", "-c", runner.SetupCommand)
-		if res.err != nil || res.timedOut || res.stopped || res.exit != 0 {
-			failTidy("setup failed: "+res.describe("setup"), nil)
-			return
-		}
-	}
-	argv := make([]string, len(runner.Command))
-	for i, a := range runner.Command {
-		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
-	}
-	agent := runProcess(ctx, wt, env, runner.Timeout(), logOf(runs.LogAgent), nil, false, func(pid int) {
-		side.AgentPGID = pid
-		runs.WriteSide(d.Repo.RuntimeDir(), side)
-	}, argv[0], argv[1:]...)
-	side.AgentPGID = 0
-	runs.WriteSide(d.Repo.RuntimeDir(), side)
-	switch {
-	case agent.err != nil:
-		failTidy("agent could not run: "+startProblem(agent.err), nil)
-		return
-	case agent.stopped:
-		failTidy("runner stopped — agent killed", nil)
-		return
-	case agent.timedOut:
-		failTidy(fmt.Sprintf("agent timed out after %s — killed", runner.Timeout()), nil)
-		return
-	case agent.exit != 0:
-		failTidy(fmt.Sprintf("agent exited %d", agent.exit), nil)
+	env := d.missionEnv(runner, missionID, blockID)
+	if why := d.runAgent(ctx, runner, side, env, packet); why != "" {
+		failTidy(why, nil)
 		return
 	}
 	// The gate binds a commit: what it tests is one commit on the branch.
-	work, why := d.settleWork(ctx, runner, wt, branch, base)
+	work, why := d.settleWork(ctx, runner, side.Worktree, side.Branch, side.Base)
 	if why != "" {
 		failTidy(why, nil)
 		return
@@ -129,27 +70,13 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	start := d.Now()
-	gate := runGroup(ctx, wt, env, runner.Timeout(), logOf(runs.LogGate), "sh", "-c", runner.GateCommand)
+	gate := runGroup(ctx, side.Worktree, env, runner.Timeout(), runs.SideLog(d.Repo.RuntimeDir(), missionID, runs.LogGate), "sh", "-c", runner.GateCommand)
 	started, ended := gateWindow(start, d.Now())
-	sum := sha256.Sum256(gate.log)
-	artifact := "sha256:" + hex.EncodeToString(sum[:])
-	exit := int64(gate.exit)
-	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: artifact}
-	switch {
-	case gate.err != nil:
-		failTidy("gate could not run: "+startProblem(gate.err), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
-		return
-	case gate.stopped:
-		failTidy("runner stopped — gate killed", &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
-		return
-	case gate.timedOut:
-		failTidy(fmt.Sprintf("gate timed out after %s — killed", runner.Timeout()), &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact})
-		return
-	case gate.exit != 0:
-		failTidy(fmt.Sprintf("gate exited %d", gate.exit), gateLine)
-		return
+	gateLine, why := gateOutcome(runner, gate)
+	if why == "" {
+		why = unchangedBy(ctx, side.Worktree, work)
 	}
-	if why := unchangedBy(ctx, wt, work); why != "" {
+	if why != "" {
 		failTidy(why, gateLine)
 		return
 	}
@@ -166,6 +93,115 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	if err != nil {
 		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)
 	}
+}
+
+// addWorktree makes a mission's worktree, on a new work branch at the main
+// worktree's HEAD, and the side record that names them. It says why not
+// ("" when made): the mission fails with that, and nothing is left to tidy.
+func (d *Daemon) addWorktree(ctx context.Context, runner *Runner, missionID string) (*runs.Side, string) {
+	main := d.Repo.MainWorkTree()
+	if main == "" {
+		return nil, "no workspace: the brain is a bare repository"
+	}
+	wt := worktreePath(main, missionID)
+	branch := ops.WorkBranch(missionID)
+	base, err := gitOutput(ctx, main, "rev-parse", "HEAD")
+	if err != nil {
+		return nil, "not a git repo with a commit to start from"
+	}
+	// Details of a failure name host paths: they go to runnerd's log, and
+	// the letter says what failed.
+	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+		d.Logf("mission %s: %v", missionID, err)
+		return nil, "worktree add failed: its folder could not be made (runnerd's log says why)"
+	}
+	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "-b", branch, wt, base); err != nil {
+		d.Logf("mission %s: %v", missionID, err)
+		return nil, "worktree add failed (runnerd's log says why)"
+	}
+	target, _ := gitOutput(ctx, main, "symbolic-ref", "-q", "--short", "HEAD")
+	side := &runs.Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Target: target, Created: chain.Timestamp(d.Now())}
+	if err := runs.WriteSide(d.Repo.RuntimeDir(), side); err != nil {
+		d.Logf("mission %s: side record: %v", missionID, err)
+	}
+	return side, ""
+}
+
+// placePacket writes the mission's packet into its worktree, kept out of
+// `git status`, and returns its path. Only the packet in the worktree is
+// needed to run: the other steps say in the log when they fail.
+func (d *Daemon) placePacket(missionID, wt, packetMarkdown string) (string, error) {
+	if err := excludePacket(d.Repo.CommonDir()); err != nil {
+		d.Logf("mission %s: info/exclude: %v", missionID, err)
+	}
+	packet := filepath.Join(wt, packetFile)
+	// The mission view shows the ask: a copy stays beside the side record.
+	if err := gitstore.WriteFileAtomic(runs.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
+		d.Logf("mission %s: packet copy: %v", missionID, err)
+	}
+	return packet, os.WriteFile(packet, []byte(packetMarkdown), 0o644)
+}
+
+// missionEnv is what a mission's commands run with: the host's
+// environment, and the agent, mission and block they run for.
+func (d *Daemon) missionEnv(runner *Runner, missionID, blockID string) []string {
+	return append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
+}
+
+// runAgent runs the runner's setup and then its agent on the packet, in
+// the mission's worktree, and says why the run failed ("" when the agent
+// exited 0). While the agent runs its process group is in the side
+// record, so a runnerd killed meanwhile can stop it when it restarts.
+func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, env []string, packet string) string {
+	rt, wt := d.Repo.RuntimeDir(), side.Worktree
+	if runner.SetupCommand != "" {
+		res := runGroup(ctx, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogSetup), "sh", "-c", runner.SetupCommand)
+		if res.failed() {
+			return "setup failed: " + res.describe("setup")
+		}
+	}
+	argv := make([]string, len(runner.Command))
+	for i, a := range runner.Command {
+		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
+	}
+	agent := runProcess(ctx, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogAgent), nil, false, func(pid int) {
+		side.AgentPGID = pid
+		runs.WriteSide(rt, side)
+	}, argv[0], argv[1:]...)
+	side.AgentPGID = 0
+	runs.WriteSide(rt, side)
+	switch {
+	case agent.err != nil:
+		return "agent could not run: " + startProblem(agent.err)
+	case agent.stopped:
+		return "runner stopped — agent killed"
+	case agent.timedOut:
+		return fmt.Sprintf("agent timed out after %s — killed", runner.Timeout())
+	case agent.exit != 0:
+		return fmt.Sprintf("agent exited %d", agent.exit)
+	}
+	return ""
+}
+
+// gateOutcome is the gate line a letter carries for a gate that ended as
+// res, and why the gate failed ("" when it passed). A gate that did not
+// run to its end has no exit status: its line names none.
+func gateOutcome(runner *Runner, res result) (*chain.Gate, string) {
+	sum := sha256.Sum256(res.log)
+	artifact := "sha256:" + hex.EncodeToString(sum[:])
+	exit := int64(res.exit)
+	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: artifact}
+	switch {
+	case res.err != nil:
+		return &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact}, "gate could not run: " + startProblem(res.err)
+	case res.stopped:
+		return &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact}, "runner stopped — gate killed"
+	case res.timedOut:
+		return &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact}, fmt.Sprintf("gate timed out after %s — killed", runner.Timeout())
+	case res.exit != 0:
+		return gateLine, fmt.Sprintf("gate exited %d", res.exit)
+	}
+	return gateLine, ""
 }
 
 // candidate is the complete receipt candidate of a green gate, scoped from
@@ -301,6 +337,11 @@ func startProblem(err error) string {
 		return "permission denied"
 	}
 	return "it could not start"
+}
+
+// failed reports whether a setup ended in anything but exit 0.
+func (r result) failed() bool {
+	return r.err != nil || r.timedOut || r.stopped || r.exit != 0
 }
 
 func (r result) describe(what string) string {
