@@ -398,7 +398,19 @@ func tool(name, desc string, readOnly bool) *mcp.Tool {
 	return t
 }
 
+// addTools adds every tool, area by area, in the order of ToolNames.
 func (s *Server) addTools(srv *mcp.Server) {
+	s.addMissionTools(srv)
+	s.addMailTools(srv)
+	s.addMemoryTools(srv)
+	s.addFollowupTools(srv)
+	s.addAtlasTools(srv)
+	s.addSessionTools(srv)
+}
+
+// addMissionTools adds the tools that read a mission's chain and extend
+// it. Landing and archiving are the human's: no tool does them.
+func (s *Server) addMissionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("mission_heads", "List every mission's head letter (its newest), by mission id, optionally only those in one phase. Same as `m1nd mission heads --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in headsIn) (*mcp.CallToolResult, any, error) {
 			if err := ops.CheckPhase(in.Phase); err != nil {
@@ -452,6 +464,12 @@ func (s *Server) addTools(srv *mcp.Server) {
 			}
 			return result(s.Flows.Missions.Post(ctx, chain.PostRequest{Body: in.Letter, Agent: s.Agent}))
 		})
+}
+
+// addMailTools adds the tools that send letters and read the agent's own.
+// Reading marks nothing read unless asked: the hooks still hand each
+// letter over once.
+func (s *Server) addMailTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("mail_send", "Send a letter, as you, to another agent (or to all). It reaches their live session at its next tool call. Replies {ok, id, to, ref, deduped}. Same as `m1nd mail send`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in mailSendIn) (*mcp.CallToolResult, any, error) {
 			return result(s.Flows.SendMail(ctx, ops.MailRequest{Agent: s.Agent, To: in.To, Class: in.Class, What: in.What,
@@ -465,6 +483,11 @@ func (s *Server) addTools(srv *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in letterID) (*mcp.CallToolResult, any, error) {
 			return result(s.Flows.ShowLetter(ctx, in.LetterID))
 		})
+}
+
+// addMemoryTools adds the tools that keep, recall and settle what the
+// agent decided or learned.
+func (s *Server) addMemoryTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("memory_add", "Record a memory, as you: what you decided, learned, did, … Other agents recall it unless private. Same as `m1nd memory add --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in memoryAddIn) (*mcp.CallToolResult, any, error) {
 			return result(s.Flows.AddMemory(ctx, memory.AddRequest{Agent: s.Agent, Sort: in.Sort, Text: in.Text, About: in.About,
@@ -493,6 +516,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 				Resolution string `json:"resolution"`
 			}{true, in.As, in.ID, rid}, err)
 		})
+}
+
+// addFollowupTools adds the tools for what one agent owes another.
+func (s *Server) addFollowupTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("followup_open", "Open a follow-up: a brief the owner owes you an answer to. The owner gets a letter naming it; when a linked mission ends, it closes with the mission's result. Same as `m1nd followup open --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupOpenIn) (*mcp.CallToolResult, any, error) {
 			id, err := s.Flows.OpenFollowup(ctx, s.Agent, in.Owner, in.Brief, in.Mission, s.now())
@@ -525,6 +552,11 @@ func (s *Server) addTools(srv *mcp.Server) {
 				Followups []*memory.Followup `json:"followups"`
 			}{true, fs}, err)
 		})
+}
+
+// addAtlasTools adds the tools that read the shared documents and publish
+// the agent's own: only their publisher may amend them.
+func (s *Server) addAtlasTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("atlas_read", "Read the atlas of shared documents: one document in full with whether its publisher's proof verifies here (id), or every document's newest version. Same as `m1nd atlas show|list --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in atlasReadIn) (*mcp.CallToolResult, any, error) {
 			if in.ID != "" {
@@ -549,6 +581,10 @@ func (s *Server) addTools(srv *mcp.Server) {
 			d, err := s.Flows.Atlas().Amend(ctx, s.Agent, in.ID, in.Text, in.Resolve, s.now())
 			return result(docReply(d), err)
 		})
+}
+
+// addSessionTools adds the tool that lists the live agent sessions.
+func (s *Server) addSessionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("sessions", "List the live Claude Code and Codex sessions m1nd's hooks recorded: agent, client, state, what waits for each, and the refresh decider's reading. Same as `m1nd sessions --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sessionsIn) (*mcp.CallToolResult, any, error) {
 			views, err := session.Views(ctx, s.Flows.Repo.RuntimeDir(), func() (*ops.Brain, error) { return s.Flows, nil }, s.now(), in.All)
