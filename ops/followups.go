@@ -112,6 +112,19 @@ func (b *Brain) ResolveFollowup(ctx context.Context, agent, id, as, text string,
 	return eventID, b.tellOpener(ctx, &closed, agent, now)
 }
 
+// FollowupResolution reads how a follow-up is resolved from the two ways a
+// caller gives it, recorded with its result or withdrawn with why: ok is
+// false unless exactly one is given. The CLI and MCP both ask it.
+func FollowupResolution(recorded, withdrawn string) (as, text string, ok bool) {
+	if (recorded == "") == (withdrawn == "") {
+		return "", "", false
+	}
+	if withdrawn != "" {
+		return memory.StateWithdrawn, withdrawn, true
+	}
+	return memory.StateRecorded, recorded, true
+}
+
 // CloseEndedFollowups closes the follow-ups whose mission ended
 // (memory.Book.CloseEnded) and writes each opener its result, from the
 // owner who did the mission.

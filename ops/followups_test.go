@@ -140,3 +140,20 @@ func TestADecisionNamingAnAgentTellsIt(t *testing.T) {
 		t.Fatalf("the same memory again: %+v, %v", again, err)
 	}
 }
+
+func TestFollowupResolution(t *testing.T) {
+	for _, tc := range []struct {
+		recorded, withdrawn, as, text string
+		ok                            bool
+	}{
+		{"7420", "", memory.StateRecorded, "7420", true},
+		{"", "moot", memory.StateWithdrawn, "moot", true},
+		{"", "", "", "", false},
+		{"a", "b", "", "", false},
+	} {
+		as, text, ok := ops.FollowupResolution(tc.recorded, tc.withdrawn)
+		if as != tc.as || text != tc.text || ok != tc.ok {
+			t.Errorf("FollowupResolution(%q, %q) = %q %q %v, want %q %q %v", tc.recorded, tc.withdrawn, as, text, ok, tc.as, tc.text, tc.ok)
+		}
+	}
+}

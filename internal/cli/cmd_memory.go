@@ -209,141 +209,170 @@ merge_wait, landed or failed. One no mission carries is resolved recorded
 when its owner answers the letter that announced it (m1nd mail send
 --answers LETTER), with the answer as its result.`,
 		Subcommands: []*cli.Command{
-			{
-				Name:      "open",
-				Usage:     "open a follow-up for an owner",
-				ArgsUsage: "BRIEF",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "owner", Usage: "the agent who owes the answer (required)"},
-					&cli.StringFlag{Name: "mission", Usage: "the mission `ID` whose end closes it"},
-					agentFlag, jsonFlag,
-				},
-				Action: func(c *cli.Context) error {
-					brief, err := oneArg(c, "brief")
-					if err != nil {
-						return err
-					}
-					if c.String("owner") == "" {
-						return usagef("missing --owner")
-					}
-					flows, agent, err := openAs(inv.writerOf(c), inv.flows)
-					if err != nil {
-						return err
-					}
-					id, err := flows.OpenFollowup(c.Context, agent, c.String("owner"), brief, c.String("mission"), inv.now())
-					if err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "id": id}, func(w io.Writer) error {
-						fmt.Fprintf(w, "follow-up %s opened for %s\n", id, c.String("owner"))
-						return nil
-					})
-				},
-			},
-			{
-				Name:      "resolve",
-				Usage:     "close a follow-up with its result, or withdraw it",
-				ArgsUsage: "ID",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "recorded", Usage: "the `RESULT`"},
-					&cli.StringFlag{Name: "withdrawn", Usage: "`WHY` it no longer matters"},
-					agentFlag, jsonFlag,
-				},
-				Action: func(c *cli.Context) error {
-					id, err := oneArg(c, "follow-up id")
-					if err != nil {
-						return err
-					}
-					as, text := "recorded", c.String("recorded")
-					if c.String("withdrawn") != "" {
-						as, text = "withdrawn", c.String("withdrawn")
-					}
-					if (c.String("recorded") == "") == (c.String("withdrawn") == "") {
-						return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
-					}
-					flows, agent, err := openAs(inv.writerOf(c), inv.flows)
-					if err != nil {
-						return err
-					}
-					if _, err := flows.ResolveFollowup(c.Context, agent, id, as, text, inv.now()); err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "id": id, "state": as}, func(w io.Writer) error {
-						fmt.Fprintf(w, "follow-up %s %s\n", id, as)
-						return nil
-					})
-				},
-			},
-			{
-				Name:  "list",
-				Usage: "follow-ups, with their state (closing those whose mission ended)",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "owner", Usage: "only those owed by `AGENT`"},
-					&cli.BoolFlag{Name: "open", Usage: "only open ones"},
-					jsonFlag,
-				},
-				Before: noArgs,
-				Action: func(c *cli.Context) error {
-					flows, err := inv.flows()
-					if err != nil {
-						return err
-					}
-					out, err := flows.Followups(c.Context, c.String("owner"), c.Bool("open"), inv.now())
-					if err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "followups": out}, func(w io.Writer) error {
-						for _, f := range out {
-							fmt.Fprintf(w, "%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
-							if f.Result != "" {
-								fmt.Fprintf(w, "    → %s\n", clipText(firstLine(f.Result), 100))
-							}
-						}
-						if len(out) == 0 {
-							fmt.Fprintf(w, "no follow-ups\n")
-						}
-						return nil
-					})
-				},
-			},
+			newFollowupOpenCmd(inv, nil),
+			newFollowupResolveCmd(inv, nil),
+			newFollowupListCmd(inv, nil),
 		},
 	}
 }
 
+// followupOpenOptions is what followup open runs on.
+type followupOpenOptions struct {
+	IO      *IOStreams
+	JSON    bool
+	Agent   func() (string, error)
+	Flows   func() (*ops.Brain, error)
+	Brief   string
+	Owner   string
+	Mission string
+}
+
+func newFollowupOpenCmd(inv *invocation, runF func(context.Context, *followupOpenOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "open",
+		Usage:     "open a follow-up for an owner",
+		ArgsUsage: "BRIEF",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "owner", Usage: "the agent who owes the answer (required)"},
+			&cli.StringFlag{Name: "mission", Usage: "the mission `ID` whose end closes it"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			brief, err := oneArg(c, "brief")
+			if err != nil {
+				return err
+			}
+			if c.String("owner") == "" {
+				return usagef("missing --owner")
+			}
+			opts := &followupOpenOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows,
+				Brief: brief, Owner: c.String("owner"), Mission: c.String("mission")}
+			return runWith(c.Context, opts, runF, runFollowupOpen)
+		},
+	}
+}
+
+// runFollowupOpen opens the follow-up as the acting agent; its owner is
+// told by letter.
+func runFollowupOpen(ctx context.Context, opts *followupOpenOptions) error {
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	if err != nil {
+		return err
+	}
+	id, err := flows.OpenFollowup(ctx, agent, opts.Owner, opts.Brief, opts.Mission, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": id}, func(w io.Writer) error {
+		fmt.Fprintf(w, "follow-up %s opened for %s\n", id, opts.Owner)
+		return nil
+	})
+}
+
+// followupResolveOptions is what followup resolve runs on: As and Text
+// are the resolution ops.FollowupResolution read from the flags.
+type followupResolveOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Agent func() (string, error)
+	Flows func() (*ops.Brain, error)
+	ID    string
+	As    string
+	Text  string
+}
+
+func newFollowupResolveCmd(inv *invocation, runF func(context.Context, *followupResolveOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "resolve",
+		Usage:     "close a follow-up with its result, or withdraw it",
+		ArgsUsage: "ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "recorded", Usage: "the `RESULT`"},
+			&cli.StringFlag{Name: "withdrawn", Usage: "`WHY` it no longer matters"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			id, err := oneArg(c, "follow-up id")
+			if err != nil {
+				return err
+			}
+			as, text, ok := ops.FollowupResolution(c.String("recorded"), c.String("withdrawn"))
+			if !ok {
+				return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
+			}
+			opts := &followupResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, ID: id, As: as, Text: text}
+			return runWith(c.Context, opts, runF, runFollowupResolve)
+		},
+	}
+}
+
+// runFollowupResolve resolves the follow-up as the acting agent; its
+// opener is told by letter.
+func runFollowupResolve(ctx context.Context, opts *followupResolveOptions) error {
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	if err != nil {
+		return err
+	}
+	if _, err := flows.ResolveFollowup(ctx, agent, opts.ID, opts.As, opts.Text, opts.IO.now()); err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": opts.ID, "state": opts.As}, func(w io.Writer) error {
+		fmt.Fprintf(w, "follow-up %s %s\n", opts.ID, opts.As)
+		return nil
+	})
+}
+
+// followupListOptions is what followup list runs on.
+type followupListOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+	Owner string
+	Open  bool
+}
+
+func newFollowupListCmd(inv *invocation, runF func(context.Context, *followupListOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "follow-ups, with their state (closing those whose mission ended)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "owner", Usage: "only those owed by `AGENT`"},
+			&cli.BoolFlag{Name: "open", Usage: "only open ones"},
+			jsonFlag,
+		},
+		Before: noArgs,
+		Action: func(c *cli.Context) error {
+			opts := &followupListOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Owner: c.String("owner"), Open: c.Bool("open")}
+			return runWith(c.Context, opts, runF, runFollowupList)
+		},
+	}
+}
+
+// runFollowupList lists the follow-ups, closing those whose mission ended.
+func runFollowupList(ctx context.Context, opts *followupListOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	out, err := flows.Followups(ctx, opts.Owner, opts.Open, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "followups": out}, func(w io.Writer) error {
+		for _, f := range out {
+			fmt.Fprintf(w, "%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
+			if f.Result != "" {
+				fmt.Fprintf(w, "    → %s\n", clipText(firstLine(f.Result), 100))
+			}
+		}
+		if len(out) == 0 {
+			fmt.Fprintf(w, "no follow-ups\n")
+		}
+		return nil
+	})
+}
+
 func atlasCommand(inv *invocation) *cli.Command {
-	atlas := func() (*memory.Atlas, error) {
-		flows, err := inv.flows()
-		if err != nil {
-			return nil, err
-		}
-		return flows.Atlas(), nil
-	}
-	amend := func(resolve bool) cli.ActionFunc {
-		return func(c *cli.Context) error {
-			if c.NArg() < 1 || c.NArg() > 2 {
-				return usagef("want a document ID and, to amend, the new TEXT")
-			}
-			if !resolve && c.NArg() != 2 {
-				return usagef("atlas amend ID TEXT")
-			}
-			agent, err := inv.writer(c)
-			if err != nil {
-				return err
-			}
-			a, err := atlas()
-			if err != nil {
-				return err
-			}
-			d, err := a.Amend(c.Context, agent, c.Args().Get(0), c.Args().Get(1), resolve, inv.now())
-			if err != nil {
-				return err
-			}
-			return inv.reply(map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
-				fmt.Fprintf(w, "%s v%d (%s)\n", d.DocID, d.Version, d.State)
-				return nil
-			})
-		}
-	}
 	return &cli.Command{
 		Name:  "atlas",
 		Usage: "shared documents owned by their publisher, proven by the publisher's agent key",
@@ -352,80 +381,177 @@ HMAC-SHA256 over its bytes made with the publisher's agent key (m1nd agent key
 create NAME). Only the publisher may amend or resolve it (not_publisher); a
 proof that does not verify is refused on write and flagged on read.`,
 		Subcommands: []*cli.Command{
-			{
-				Name: "publish", Usage: "publish a document", ArgsUsage: "TEXT",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "kind", Usage: strings.Join(memory.DocKinds, ", ") + " (required)"}, agentFlag, jsonFlag},
-				Action: func(c *cli.Context) error {
-					text, err := oneArg(c, "document text")
-					if err != nil {
-						return err
-					}
-					if c.String("kind") == "" {
-						return usagef("missing --kind: one of %s", strings.Join(memory.DocKinds, ", "))
-					}
-					agent, err := inv.writer(c)
-					if err != nil {
-						return err
-					}
-					a, err := atlas()
-					if err != nil {
-						return err
-					}
-					d, err := a.Publish(c.Context, agent, c.String("kind"), text, inv.now())
-					if err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
-						fmt.Fprintf(w, "published %s (%s)\n", d.DocID, d.Kind)
-						return nil
-					})
-				},
-			},
-			{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}, Action: amend(false)},
-			{Name: "resolve", Usage: "mark your document resolved", ArgsUsage: "ID", Flags: []cli.Flag{agentFlag, jsonFlag}, Action: amend(true)},
-			{
-				Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					id, err := oneArg(c, "document id")
-					if err != nil {
-						return err
-					}
-					flows, err := inv.flows()
-					if err != nil {
-						return err
-					}
-					shown, err := flows.ShowDoc(id)
-					if err != nil {
-						return err
-					}
-					d, proof := shown.Doc, shown.Proof
-					return inv.reply(shown, func(w io.Writer) error {
-						fmt.Fprintf(w, "%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
-						return nil
-					})
-				},
-			},
-			{
-				Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					flows, err := inv.flows()
-					if err != nil {
-						return err
-					}
-					rows, err := flows.ListDocs()
-					if err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "docs": rows}, func(w io.Writer) error {
-						for _, r := range rows {
-							fmt.Fprintf(w, "%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
-						}
-						return nil
-					})
-				},
-			},
+			newAtlasPublishCmd(inv, nil),
+			newAtlasAmendCmd(inv, false, nil),
+			newAtlasAmendCmd(inv, true, nil),
+			newAtlasShowCmd(inv, nil),
+			newAtlasListCmd(inv, nil),
 		},
 	}
+}
+
+// atlasPublishOptions is what atlas publish runs on.
+type atlasPublishOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Agent func() (string, error)
+	Flows func() (*ops.Brain, error)
+	Kind  string
+	Text  string
+}
+
+func newAtlasPublishCmd(inv *invocation, runF func(context.Context, *atlasPublishOptions) error) *cli.Command {
+	return &cli.Command{
+		Name: "publish", Usage: "publish a document", ArgsUsage: "TEXT",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "kind", Usage: strings.Join(memory.DocKinds, ", ") + " (required)"}, agentFlag, jsonFlag},
+		Action: func(c *cli.Context) error {
+			text, err := oneArg(c, "document text")
+			if err != nil {
+				return err
+			}
+			if c.String("kind") == "" {
+				return usagef("missing --kind: one of %s", strings.Join(memory.DocKinds, ", "))
+			}
+			opts := &atlasPublishOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, Kind: c.String("kind"), Text: text}
+			return runWith(c.Context, opts, runF, runAtlasPublish)
+		},
+	}
+}
+
+// runAtlasPublish publishes the document as the acting agent, proven by
+// its agent key.
+func runAtlasPublish(ctx context.Context, opts *atlasPublishOptions) error {
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	if err != nil {
+		return err
+	}
+	d, err := flows.Atlas().Publish(ctx, agent, opts.Kind, opts.Text, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
+		fmt.Fprintf(w, "published %s (%s)\n", d.DocID, d.Kind)
+		return nil
+	})
+}
+
+// atlasAmendOptions is what atlas amend and atlas resolve run on.
+type atlasAmendOptions struct {
+	IO      *IOStreams
+	JSON    bool
+	Agent   func() (string, error)
+	Flows   func() (*ops.Brain, error)
+	ID      string
+	Text    string // the next version's text; "" for resolve
+	Resolve bool
+}
+
+// newAtlasAmendCmd is atlas amend or, with resolve, atlas resolve: both
+// publish the next version of the agent's own document.
+func newAtlasAmendCmd(inv *invocation, resolve bool, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
+	cmd := &cli.Command{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}}
+	if resolve {
+		cmd.Name, cmd.Usage, cmd.ArgsUsage = "resolve", "mark your document resolved", "ID"
+	}
+	cmd.Action = func(c *cli.Context) error {
+		if c.NArg() < 1 || c.NArg() > 2 {
+			return usagef("want a document ID and, to amend, the new TEXT")
+		}
+		if !resolve && c.NArg() != 2 {
+			return usagef("atlas amend ID TEXT")
+		}
+		opts := &atlasAmendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, ID: c.Args().Get(0), Text: c.Args().Get(1), Resolve: resolve}
+		return runWith(c.Context, opts, runF, runAtlasAmend)
+	}
+	return cmd
+}
+
+// runAtlasAmend writes the next version of the document, as its publisher.
+func runAtlasAmend(ctx context.Context, opts *atlasAmendOptions) error {
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	if err != nil {
+		return err
+	}
+	d, err := flows.Atlas().Amend(ctx, agent, opts.ID, opts.Text, opts.Resolve, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s v%d (%s)\n", d.DocID, d.Version, d.State)
+		return nil
+	})
+}
+
+// atlasShowOptions is what atlas show runs on.
+type atlasShowOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+	ID    string
+}
+
+func newAtlasShowCmd(inv *invocation, runF func(context.Context, *atlasShowOptions) error) *cli.Command {
+	return &cli.Command{
+		Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			id, err := oneArg(c, "document id")
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, &atlasShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, ID: id}, runF, runAtlasShow)
+		},
+	}
+}
+
+// runAtlasShow shows the document and whether its proof verifies here.
+func runAtlasShow(_ context.Context, opts *atlasShowOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	shown, err := flows.ShowDoc(opts.ID)
+	if err != nil {
+		return err
+	}
+	d, proof := shown.Doc, shown.Proof
+	return opts.IO.reply(opts.JSON, shown, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
+		return nil
+	})
+}
+
+// atlasListOptions is what atlas list runs on.
+type atlasListOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+}
+
+func newAtlasListCmd(inv *invocation, runF func(context.Context, *atlasListOptions) error) *cli.Command {
+	return &cli.Command{
+		Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			return runWith(c.Context, &atlasListOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}, runF, runAtlasList)
+		},
+	}
+}
+
+// runAtlasList lists every document at its newest version.
+func runAtlasList(_ context.Context, opts *atlasListOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	rows, err := flows.ListDocs()
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "docs": rows}, func(w io.Writer) error {
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
+		}
+		return nil
+	})
 }
 
 func agentCommand(inv *invocation) *cli.Command {

@@ -196,3 +196,47 @@ func TestParseDefersTheAgent(t *testing.T) {
 		t.Fatalf("Agent() = %q, %v", a, err)
 	}
 }
+
+func TestParseFollowupAndAtlas(t *testing.T) {
+	checkParse(t, newFollowupOpenCmd, []parseCase[followupOpenOptions]{
+		{args: []string{"--owner", "b2", "name the port"}, want: followupOpenOptions{Owner: "b2", Brief: "name the port"}},
+		{args: []string{"--owner", "b2", "--mission", msn, "brief", "--json"}, want: followupOpenOptions{JSON: true, Owner: "b2", Mission: msn, Brief: "brief"}},
+		{args: []string{"brief"}, usage: "missing --owner"},
+		{args: []string{"--owner", "b2"}, usage: "missing brief"},
+	})
+	checkParse(t, newFollowupResolveCmd, []parseCase[followupResolveOptions]{
+		{args: []string{"fu_1", "--recorded", "7420"}, want: followupResolveOptions{ID: "fu_1", As: "recorded", Text: "7420"}},
+		{args: []string{"fu_1", "--withdrawn", "moot", "--json"}, want: followupResolveOptions{JSON: true, ID: "fu_1", As: "withdrawn", Text: "moot"}},
+		{args: []string{"fu_1"}, usage: "exactly one of --recorded RESULT or --withdrawn WHY"},
+		{args: []string{"fu_1", "--recorded", "a", "--withdrawn", "b"}, usage: "exactly one of"},
+	})
+	checkParse(t, newFollowupListCmd, []parseCase[followupListOptions]{
+		{args: []string{}, want: followupListOptions{}},
+		{args: []string{"--owner", "b2", "--open", "--json"}, want: followupListOptions{JSON: true, Owner: "b2", Open: true}},
+		{args: []string{"stray"}, usage: "unexpected argument"},
+	})
+	checkParse(t, newAtlasPublishCmd, []parseCase[atlasPublishOptions]{
+		{args: []string{"--kind", "decision", "the text"}, want: atlasPublishOptions{Kind: "decision", Text: "the text"}},
+		{args: []string{"the text"}, usage: "missing --kind"},
+	})
+	amend := func(inv *invocation, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
+		return newAtlasAmendCmd(inv, false, runF)
+	}
+	resolve := func(inv *invocation, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
+		return newAtlasAmendCmd(inv, true, runF)
+	}
+	checkParse(t, amend, []parseCase[atlasAmendOptions]{
+		{args: []string{"doc_1", "next text"}, want: atlasAmendOptions{ID: "doc_1", Text: "next text"}},
+		{args: []string{"doc_1"}, usage: "atlas amend ID TEXT"},
+		{args: []string{}, usage: "want a document ID"},
+	})
+	checkParse(t, resolve, []parseCase[atlasAmendOptions]{
+		{args: []string{"doc_1", "--json"}, want: atlasAmendOptions{JSON: true, ID: "doc_1", Resolve: true}},
+		{args: []string{"a", "b", "c"}, usage: "want a document ID"},
+	})
+	checkParse(t, newAtlasShowCmd, []parseCase[atlasShowOptions]{
+		{args: []string{"doc_1"}, want: atlasShowOptions{ID: "doc_1"}},
+		{args: []string{}, usage: "missing document id"},
+	})
+	checkParse(t, newAtlasListCmd, []parseCase[atlasListOptions]{{args: []string{"--json"}, want: atlasListOptions{JSON: true}}})
+}
