@@ -339,7 +339,8 @@ func startProblem(err error) string {
 	return "it could not start"
 }
 
-// failed reports whether a setup ended in anything but exit 0.
+// failed reports whether a command did not exit 0: it could not start,
+// was killed, or exited non-zero.
 func (r result) failed() bool {
 	return r.err != nil || r.timedOut || r.stopped || r.exit != 0
 }
