@@ -286,34 +286,85 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 	if err != nil {
 		return nil, err
 	}
-	d := &Delivery{GaveUp: gaveUp}
-	used := 0
-	cost := budget.Cost
-	if cost == nil {
-		cost = Size
+	c := newClaim(turn, budget, gaveUp)
+	c.takeAgain(in)
+	fresh := c.takeFresh(queues, in, cur)
+	c.d.Remaining = len(in.Again) + fresh
+	cur.passDrained(queues)
+	if turn.Session != "" {
+		in.Turns = append(in.Turns, c.taken...)
 	}
-	fits := func(s Stored) bool {
-		return len(d.Letters) == 0 || (len(d.Letters) < budget.Letters && used+cost(s) <= budget.Bytes)
+	// The record first, then the cursor: cut short between them, the
+	// letters are delivered again, never lost.
+	if released || len(c.taken) > 0 {
+		if err := writeInflight(b.Repo, agent, in); err != nil {
+			return nil, fmt.Errorf("deliver to %s: %w", agent, err)
+		}
+	}
+	if err := writeCursor(path, cur); err != nil {
+		return nil, fmt.Errorf("deliver to %s: %w", agent, err)
+	}
+	return c.d, nil
+}
+
+// claim is one delivery as Deliver fills it under the cursor's lock: the
+// letters taken so far, what they cost against the budget, and the record
+// of each for the in-flight file. It only decides; Deliver writes.
+type claim struct {
+	d       *Delivery
+	budget  Budget
+	cost    func(s Stored) int
+	used    int
+	session string
+	at      string // when the letters go into the turn (RFC 3339)
+	taken   []InFlight
+}
+
+// newClaim starts a claim for turn within budget, with Size as the cost
+// and now as the time when the caller names neither.
+func newClaim(turn Turn, budget Budget, gaveUp []InFlight) *claim {
+	c := &claim{d: &Delivery{GaveUp: gaveUp}, budget: budget, cost: budget.Cost, session: turn.Session}
+	if c.cost == nil {
+		c.cost = Size
 	}
 	if turn.Now.IsZero() {
 		turn.Now = time.Now()
 	}
-	at := chain.Timestamp(turn.Now)
-	var taken []InFlight
-	// What a failed turn never answered goes first.
-	for len(in.Again) > 0 && fits(in.Again[0].Stored) {
+	c.at = chain.Timestamp(turn.Now)
+	return c
+}
+
+// fits says whether s still fits the budget. The first letter always
+// fits, so a letter larger than the budget is delivered rather than stuck.
+func (c *claim) fits(s Stored) bool {
+	return len(c.d.Letters) == 0 || (len(c.d.Letters) < c.budget.Letters && c.used+c.cost(s) <= c.budget.Bytes)
+}
+
+// take adds s to the delivery, recorded in flight as f.
+func (c *claim) take(s Stored, f InFlight) {
+	c.d.Letters = append(c.d.Letters, s)
+	c.used += c.cost(s)
+	c.taken = append(c.taken, f)
+}
+
+// takeAgain takes from in what a failed turn never answered, in order,
+// while it fits: those go first.
+func (c *claim) takeAgain(in *inflight) {
+	for len(in.Again) > 0 && c.fits(in.Again[0].Stored) {
 		f := in.Again[0]
 		in.Again = in.Again[1:]
 		f.Attempt++
-		f.Session, f.At = turn.Session, at
-		d.Letters = append(d.Letters, f.Stored)
-		d.Again++
-		used += cost(f.Stored)
-		taken = append(taken, f)
+		f.Session, f.At = c.session, c.at
+		c.d.Again++
+		c.take(f.Stored, f)
 	}
-	// Then the new letters: the oldest waiting of any ref, each ref taken
-	// in its own order so its cursor stays a prefix. One already in flight
-	// (a delivery cut short before its cursor moved) is passed over.
+}
+
+// takeFresh then takes the new letters while they fit, and moves cur past
+// each, returning how many are left. It takes the oldest waiting of any
+// ref, each ref in its own order so its cursor stays a prefix. One already
+// in flight (a delivery cut short before its cursor moved) is passed over.
+func (c *claim) takeFresh(queues []*queue, in *inflight, cur *cursor) int {
 	fresh := 0
 	for _, q := range queues {
 		kept := q.letters[:0]
@@ -326,43 +377,39 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 		fresh += len(kept)
 	}
 	for {
-		var next *queue
-		for _, q := range queues {
-			if len(q.letters) > 0 && (next == nil || older(q.letters[0], next.letters[0])) {
-				next = q
-			}
-		}
-		if next == nil || !fits(next.letters[0]) {
-			break
+		next := oldestQueue(queues)
+		if next == nil || !c.fits(next.letters[0]) {
+			return fresh
 		}
 		s := next.letters[0]
-		d.Letters = append(d.Letters, s)
-		used += cost(s)
 		next.letters = next.letters[1:]
 		cur.Refs[next.ref] = s.Commit.String()
 		fresh--
-		taken = append(taken, InFlight{Stored: s, Commit: s.Commit.String(), Session: turn.Session, Attempt: 1, At: at})
+		c.take(s, InFlight{Stored: s, Commit: s.Commit.String(), Session: c.session, Attempt: 1, At: c.at})
 	}
-	d.Remaining = len(in.Again) + fresh
+}
+
+// passDrained moves the cursor of each ref whose queue is empty to the
+// ref's newest entry, so entries that never decode are passed over rather
+// than read again on every call.
+func (cur *cursor) passDrained(queues []*queue) {
 	for _, q := range queues {
 		if len(q.letters) == 0 {
 			cur.Refs[q.ref] = q.skipTo.String() // all delivered, or only undecodable entries were left
 		}
 	}
-	if turn.Session != "" {
-		in.Turns = append(in.Turns, taken...)
-	}
-	// The record first, then the cursor: cut short between them, the
-	// letters are delivered again, never lost.
-	if released || len(taken) > 0 {
-		if err := writeInflight(b.Repo, agent, in); err != nil {
-			return nil, fmt.Errorf("deliver to %s: %w", agent, err)
+}
+
+// oldestQueue is the queue whose first letter is the oldest waiting, or
+// nil when every queue is empty.
+func oldestQueue(queues []*queue) *queue {
+	var next *queue
+	for _, q := range queues {
+		if len(q.letters) > 0 && (next == nil || older(q.letters[0], next.letters[0])) {
+			next = q
 		}
 	}
-	if err := writeCursor(path, cur); err != nil {
-		return nil, fmt.Errorf("deliver to %s: %w", agent, err)
-	}
-	return d, nil
+	return next
 }
 
 // MarkRead moves agent's cursor to the head of every ref addressed to it:
