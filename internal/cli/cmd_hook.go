@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -50,8 +52,8 @@ says so on stderr (exit 0): a session never speaks as owner, the human.`,
 		Subcommands: []*cli.Command{
 			hookRunCommand(inv, session.HostClaude),
 			hookRunCommand(inv, session.HostCodex),
-			hookInstallCommand(inv, true),
-			hookInstallCommand(inv, false),
+			hookInstallCommand(inv, true, nil),
+			hookInstallCommand(inv, false, nil),
 		},
 	}
 }
@@ -171,7 +173,7 @@ func noteSession(inv *invocation, in *session.Input, host, agent, event string, 
 	return session.NewRegistry(repo.RuntimeDir()).Note(in, host, agent, event, state, proc, inv.now())
 }
 
-func hookInstallCommand(inv *invocation, install bool) *cli.Command {
+func hookInstallCommand(inv *invocation, install bool, runF func(context.Context, *hookInstallOptions) error) *cli.Command {
 	name, usage := "install", "merge m1nd's hooks and MCP server into the host's settings"
 	if !install {
 		name, usage = "uninstall", "remove m1nd's hooks and MCP server from the host's settings"
@@ -207,74 +209,103 @@ prints how (README: "Trusting m1nd's hooks in Codex").`,
 			if host != session.HostClaude && host != session.HostCodex {
 				return usagef("unknown host %q: want claude or codex", host)
 			}
-			root := ""
-			if !c.Bool("user") {
-				repo, err := inv.openRepo()
-				if err != nil {
-					return err
-				}
-				if root = repo.WorkTree(); root == "" {
-					return usagef("a bare repository has no project settings; use --user")
-				}
-			}
-			path, err := session.SettingsPath(host, root, c.Bool("user"))
-			if err != nil {
-				return err
-			}
-			mcpPath, err := session.MCPConfigPath(host, root, c.Bool("user"))
-			if err != nil {
-				return err
-			}
-			var changed, mcpChanged bool
-			if install {
-				changed, err = session.Install(path, host, hookCommandName(), !c.Bool("allow-auto-compact"))
-				if err == nil {
-					mcpChanged, err = session.InstallMCP(mcpPath, host, hookCommandName())
-				}
-			} else {
-				changed, err = session.Uninstall(path, host)
-				if err == nil {
-					mcpChanged, err = session.UninstallMCP(mcpPath, host)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			reply := map[string]any{"ok": true, "path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
-			warning := ""
-			if id, err := inv.agent(c); install && err == nil && id == gates.HumanName {
-				warning = noAgentWarning
-				reply["warning"] = warning
-			}
-			trust := ""
-			if install && host == session.HostCodex {
-				trust = session.CodexTrustHint(root)
-				reply["trust"] = trust
-			}
-			return inv.reply(reply, func(w io.Writer) error {
-				switch {
-				case !changed:
-					fmt.Fprintf(w, "%s: nothing to change\n", path)
-				case install:
-					fmt.Fprintf(w, "%s: m1nd's %s hooks installed\n", path, host)
-				default:
-					fmt.Fprintf(w, "%s: m1nd's %s hooks removed\n", path, host)
-				}
-				switch {
-				case mcpChanged && install:
-					fmt.Fprintf(w, "%s: m1nd's MCP server registered (m1nd mcp)\n", mcpPath)
-				case mcpChanged:
-					fmt.Fprintf(w, "%s: m1nd's MCP server removed\n", mcpPath)
-				}
-				if trust != "" {
-					fmt.Fprint(w, trust)
-				}
-				if warning != "" {
-					fmt.Fprintln(inv.io.Err, "warning: "+warning)
-				}
-				return nil
-			})
+			opts := &hookInstallOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Agent: inv.agentOf(c),
+				Install: install, Host: host, User: c.Bool("user"), AllowAutoCompact: c.Bool("allow-auto-compact")}
+			return runWith(c.Context, opts, runF, runHookInstall)
 		},
+	}
+}
+
+// hookInstallOptions is what hook install and hook uninstall run on.
+type hookInstallOptions struct {
+	IO               *IOStreams
+	JSON             bool
+	Repo             func() (*gitstore.Repo, error)
+	Agent            func() (string, error)
+	Install          bool // false: uninstall
+	Host             string
+	User             bool // the user's own settings, not the project's
+	AllowAutoCompact bool
+}
+
+// runHookInstall merges m1nd's hooks and MCP server into the host's
+// settings, or removes them.
+func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
+	root := ""
+	if !opts.User {
+		repo, err := opts.Repo()
+		if err != nil {
+			return err
+		}
+		if root = repo.WorkTree(); root == "" {
+			return usagef("a bare repository has no project settings; use --user")
+		}
+	}
+	path, err := session.SettingsPath(opts.Host, root, opts.User)
+	if err != nil {
+		return err
+	}
+	mcpPath, err := session.MCPConfigPath(opts.Host, root, opts.User)
+	if err != nil {
+		return err
+	}
+	changed, mcpChanged, err := opts.apply(path, mcpPath)
+	if err != nil {
+		return err
+	}
+	reply := map[string]any{"ok": true, "path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
+	warning := ""
+	if id, err := opts.Agent(); opts.Install && err == nil && id == gates.HumanName {
+		warning = noAgentWarning
+		reply["warning"] = warning
+	}
+	trust := ""
+	if opts.Install && opts.Host == session.HostCodex {
+		trust = session.CodexTrustHint(root)
+		reply["trust"] = trust
+	}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		opts.say(w, path, mcpPath, changed, mcpChanged)
+		if trust != "" {
+			fmt.Fprint(w, trust)
+		}
+		if warning != "" {
+			fmt.Fprintln(opts.IO.Err, "warning: "+warning)
+		}
+		return nil
+	})
+}
+
+// apply installs (or removes) the hooks at path, then the MCP server at
+// mcpPath, and reports what changed.
+func (opts *hookInstallOptions) apply(path, mcpPath string) (changed, mcpChanged bool, err error) {
+	if opts.Install {
+		if changed, err = session.Install(path, opts.Host, hookCommandName(), !opts.AllowAutoCompact); err == nil {
+			mcpChanged, err = session.InstallMCP(mcpPath, opts.Host, hookCommandName())
+		}
+		return changed, mcpChanged, err
+	}
+	if changed, err = session.Uninstall(path, opts.Host); err == nil {
+		mcpChanged, err = session.UninstallMCP(mcpPath, opts.Host)
+	}
+	return changed, mcpChanged, err
+}
+
+// say is the text reply: what changed in each file.
+func (opts *hookInstallOptions) say(w io.Writer, path, mcpPath string, changed, mcpChanged bool) {
+	switch {
+	case !changed:
+		fmt.Fprintf(w, "%s: nothing to change\n", path)
+	case opts.Install:
+		fmt.Fprintf(w, "%s: m1nd's %s hooks installed\n", path, opts.Host)
+	default:
+		fmt.Fprintf(w, "%s: m1nd's %s hooks removed\n", path, opts.Host)
+	}
+	switch {
+	case mcpChanged && opts.Install:
+		fmt.Fprintf(w, "%s: m1nd's MCP server registered (m1nd mcp)\n", mcpPath)
+	case mcpChanged:
+		fmt.Fprintf(w, "%s: m1nd's MCP server removed\n", mcpPath)
 	}
 }
 

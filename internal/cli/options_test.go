@@ -240,3 +240,21 @@ func TestParseFollowupAndAtlas(t *testing.T) {
 	})
 	checkParse(t, newAtlasListCmd, []parseCase[atlasListOptions]{{args: []string{"--json"}, want: atlasListOptions{JSON: true}}})
 }
+
+func TestParseHookInstall(t *testing.T) {
+	install := func(inv *invocation, runF func(context.Context, *hookInstallOptions) error) *cli.Command {
+		return hookInstallCommand(inv, true, runF)
+	}
+	uninstall := func(inv *invocation, runF func(context.Context, *hookInstallOptions) error) *cli.Command {
+		return hookInstallCommand(inv, false, runF)
+	}
+	checkParse(t, install, []parseCase[hookInstallOptions]{
+		{args: []string{"claude"}, want: hookInstallOptions{Install: true, Host: "claude"}},
+		{args: []string{"codex", "--user", "--allow-auto-compact", "--json"}, want: hookInstallOptions{JSON: true, Install: true, Host: "codex", User: true, AllowAutoCompact: true}},
+		{args: []string{"vim"}, usage: `unknown host "vim"`},
+		{args: []string{}, usage: "missing host"},
+	})
+	checkParse(t, uninstall, []parseCase[hookInstallOptions]{
+		{args: []string{"claude", "--user"}, want: hookInstallOptions{Host: "claude", User: true}},
+	})
+}
