@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -35,21 +36,7 @@ Nothing outside DIR is touched.`,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
-				return usagef("name the folder once: --dir DIR or DIR")
-			}
-			dir := c.String("dir")
-			if dir == "" {
-				dir = c.Args().First()
-			}
-			if dir == "" {
-				parent, err := os.MkdirTemp("", "m1nd-demo-")
-				if err != nil {
-					return err
-				}
-				dir = filepath.Join(parent, "demo-brain")
-			}
-			dir, err := filepath.Abs(dir)
+			dir, err := demoFolder(c)
 			if err != nil {
 				return err
 			}
@@ -58,24 +45,7 @@ Nothing outside DIR is touched.`,
 				return err
 			}
 			inv.dir = res.Dir
-			err = inv.reply(struct {
-				OK bool `json:"ok"`
-				*demo.Result
-			}{true, res}, func(w io.Writer) error {
-				fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
-				if err := runStatus(c.Context, &statusOptions{IO: inv.io, Flows: inv.flows}); err != nil {
-					return err
-				}
-				mw := res.Missions["merge_wait"]
-				m1nd, note := runningM1nd(res.Dir)
-				fmt.Fprintf(w, "\nTry, in another terminal:\n  cd %s\n  %s blocks\n  %s mission heads\n  %s mission log %s\n  git log refs/m1nd/missions/%s\n", shellQuote(res.Dir), m1nd, m1nd, m1nd, mw, mw)
-				if note != "" {
-					fmt.Fprintf(w, "(%s)\n", note)
-				}
-				fmt.Fprintln(w)
-				return nil
-			})
-			if err != nil {
+			if err := inv.sayDemo(c.Context, res); err != nil {
 				return err
 			}
 			if c.Bool("no-serve") {
@@ -95,6 +65,47 @@ Nothing outside DIR is touched.`,
 			return runOwner(c.Context, inv, repo, name, ln, false, c.Bool("open"))
 		},
 	}
+}
+
+// demoFolder is the absolute folder the demo brain goes in: --dir or DIR,
+// else a new folder under the system temp dir.
+func demoFolder(c *cli.Context) (string, error) {
+	if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
+		return "", usagef("name the folder once: --dir DIR or DIR")
+	}
+	dir := c.String("dir")
+	if dir == "" {
+		dir = c.Args().First()
+	}
+	if dir == "" {
+		parent, err := os.MkdirTemp("", "m1nd-demo-")
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(parent, "demo-brain")
+	}
+	return filepath.Abs(dir)
+}
+
+// sayDemo tells what was built: the brain's status and what to try next.
+func (inv *invocation) sayDemo(ctx context.Context, res *demo.Result) error {
+	return inv.reply(struct {
+		OK bool `json:"ok"`
+		*demo.Result
+	}{true, res}, func(w io.Writer) error {
+		fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
+		if err := runStatus(ctx, &statusOptions{IO: inv.io, Flows: inv.flows}); err != nil {
+			return err
+		}
+		mw := res.Missions["merge_wait"]
+		m1nd, note := runningM1nd(res.Dir)
+		fmt.Fprintf(w, "\nTry, in another terminal:\n  cd %s\n  %s blocks\n  %s mission heads\n  %s mission log %s\n  git log refs/m1nd/missions/%s\n", shellQuote(res.Dir), m1nd, m1nd, m1nd, mw, mw)
+		if note != "" {
+			fmt.Fprintf(w, "(%s)\n", note)
+		}
+		fmt.Fprintln(w)
+		return nil
+	})
 }
 
 // runningM1nd is how the demo's hint names this m1nd for a shell in the
