@@ -92,29 +92,7 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead}
 	store := brain.NewStoreAt(v.repo, storeHead) // one walk of the store for every landing judged
 	out := make([]*RefFault, len(refs))
-	type job struct {
-		i    int
-		from gitstore.Hash // a sound head the ref moved on from
-		was  verdict
-	}
-	var jobs []job
-	for i, ref := range refs {
-		if heads[i].IsZero() {
-			continue
-		}
-		e, ok := v.entries[ref]
-		ok = ok && !fresh
-		stale := !ok || e.head != heads[i] || (e.store && storeMoved) || (e.keys && keysMoved)
-		if !stale {
-			out[i] = e.fault
-			continue
-		}
-		j := job{i: i}
-		if ok && e.fault == nil && e.head != heads[i] && !(e.store && storeMoved) && !(e.keys && keysMoved) {
-			j.from, j.was = e.head, e
-		}
-		jobs = append(jobs, j)
-	}
+	jobs := v.planJobs(refs, heads, fresh, storeMoved, keysMoved, out)
 	if len(jobs) == 0 {
 		return out, nil
 	}
@@ -124,22 +102,7 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 	results := make([]verdict, len(jobs))
 	gitstore.Parallel(len(jobs), func(k int) {
 		j := jobs[k]
-		ref, head := refs[j.i], heads[j.i]
-		env := judge.Env
-		lean := &leaning{Landings: store}
-		lean.Gestures = &leaningGestures{Gestures: judge.gestureJudge(v.repo)}
-		env.Landings, env.Gestures = lean, lean.Gestures
-		local := &Laws{Env: env, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead}
-		var f *RefFault
-		if !j.from.IsZero() {
-			f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})
-			if f != nil && f.Code == string(gates.InvalidTransition) && strings.Contains(f.Lesson, "rewrites") {
-				f = local.Check(v.repo, Update{New: head, Ref: ref}) // not on from's line: judged whole
-			}
-		} else {
-			f = local.Check(v.repo, Update{New: head, Ref: ref})
-		}
-		results[k] = verdict{head: head, fault: f, store: lean.read() || j.was.store, keys: lean.Gestures.(*leaningGestures).read() || j.was.keys}
+		results[k] = v.judgeOne(judge, store, refs[j.i], heads[j.i], j)
 	})
 	for k, j := range jobs {
 		v.entries[refs[j.i]] = results[k]
@@ -147,6 +110,61 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 	}
 	v.dirty = true
 	return out, nil
+}
+
+// judgeJob is one ref left for judge to judge.
+type judgeJob struct {
+	i    int
+	from gitstore.Hash // a sound head the ref moved on from
+	was  verdict
+}
+
+// planJobs sets out[i] to the kept verdict of each ref that has one still
+// good, and returns a job for every other ref that exists. A kept verdict
+// is good at the same head when nothing its judging read has moved; a
+// sound one whose ref moved on lets the job judge from it. v.mu is held.
+func (v *Verdicts) planJobs(refs []string, heads []gitstore.Hash, fresh, storeMoved, keysMoved bool, out []*RefFault) []judgeJob {
+	var jobs []judgeJob
+	for i, ref := range refs {
+		if heads[i].IsZero() {
+			continue
+		}
+		e, ok := v.entries[ref]
+		ok = ok && !fresh
+		leaned := (e.store && storeMoved) || (e.keys && keysMoved) // what its judging read has moved
+		stale := !ok || e.head != heads[i] || leaned
+		if !stale {
+			out[i] = e.fault
+			continue
+		}
+		j := judgeJob{i: i}
+		if ok && e.fault == nil && e.head != heads[i] && !leaned {
+			j.from, j.was = e.head, e
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// judgeOne judges ref at head, from j.from when it names a sound head.
+// Each job has its own leaning landings and gestures, so its verdict
+// records what this chain's judging read and no other's.
+func (v *Verdicts) judgeOne(judge *Laws, store *brain.StoreAt, ref string, head gitstore.Hash, j judgeJob) verdict {
+	env := judge.Env
+	lean := &leaning{Landings: store}
+	lean.Gestures = &leaningGestures{Gestures: judge.gestureJudge(v.repo)}
+	env.Landings, env.Gestures = lean, lean.Gestures
+	local := &Laws{Env: env, StoreHead: judge.StoreHead, KeysHead: judge.KeysHead, ArchiveHead: judge.ArchiveHead}
+	var f *RefFault
+	if !j.from.IsZero() {
+		f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})
+		if f != nil && f.Code == string(gates.InvalidTransition) && strings.Contains(f.Lesson, "rewrites") {
+			f = local.Check(v.repo, Update{New: head, Ref: ref}) // not on from's line: judged whole
+		}
+	} else {
+		f = local.Check(v.repo, Update{New: head, Ref: ref})
+	}
+	return verdict{head: head, fault: f, store: lean.read() || j.was.store, keys: lean.Gestures.(*leaningGestures).read() || j.was.keys}
 }
 
 // JudgeRefFresh is JudgeFresh of one ref at its head now.
