@@ -530,12 +530,9 @@ func (s *Server) addFollowupTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, tool("followup_resolve", "Close a follow-up you owe (recorded, with its result) or withdraw one. Its opener is told by letter. Same as `m1nd followup resolve --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupResolveIn) (*mcp.CallToolResult, any, error) {
-			if (in.Recorded == "") == (in.Withdrawn == "") {
+			as, text, ok := ops.FollowupResolution(in.Recorded, in.Withdrawn)
+			if !ok {
 				return usage("give exactly one of recorded (the result) or withdrawn (why)")
-			}
-			as, text := memory.StateRecorded, in.Recorded
-			if in.Withdrawn != "" {
-				as, text = memory.StateWithdrawn, in.Withdrawn
 			}
 			_, err := s.Flows.ResolveFollowup(ctx, s.Agent, in.ID, as, text, s.now())
 			return result(struct {
