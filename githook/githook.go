@@ -323,24 +323,7 @@ func ParseRefUpdates(r io.Reader, keep func(ref string) bool) ([]laws.Update, er
 // packed-refs is read at most once per transaction: parsing it is O(refs),
 // and a transaction may move thousands of refs.
 func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFault, error) {
-	var packed map[string]gitstore.Hash
-	var packedErr error
-	packedRefs := func() (map[string]gitstore.Hash, error) {
-		if packed == nil && packedErr == nil {
-			packed, packedErr = repo.PackedRefs()
-		}
-		return packed, packedErr
-	}
-	// current is the ref's value as git's ReadRef order has it: the loose
-	// file, else packed-refs.
-	current := func(name string) (gitstore.Hash, bool) {
-		if h, ok, err := repo.LooseRef(name); err != nil || ok {
-			return h, err == nil
-		}
-		p, err := packedRefs()
-		h, ok := p[name]
-		return h, err == nil && ok
-	}
+	refs := &txRefs{repo: repo}
 	// The store and the keys are read through git's own ref order; one that
 	// cannot be read fails the transaction rather than reading as none (no
 	// keys would let terminal gestures through).
@@ -367,59 +350,94 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 					continue
 				}
 			}
-			if cur, ok := current(u.Ref); ok {
+			if cur, ok := refs.current(u.Ref); ok {
 				u.Old = cur
 			}
-
 		}
-		packing := func(u laws.Update) bool {
-			if stated.IsZero() {
-				return false
-			}
-			loose, inLoose, err := repo.LooseRef(u.Ref)
-			if err != nil || (inLoose && loose != u.Old) {
-				return false
-			}
-			p, err := packedRefs()
-			if err != nil || p[u.Ref] != u.Old {
-				return false
-			}
-			if inLoose {
-				return true // the loose copy of the packed value goes: nothing moves
-			}
-			// The loose file is gone already (another pack-refs pruned it):
-			// this removes nothing, unless the deletion is real and takes
-			// the ref out of packed-refs too — then its git holds
-			// packed-refs.lock with the ref left out of it. A pack-refs
-			// writing it keeps the ref at the same value.
-			pending, locked, err := repo.PackedRefsLock()
-			if err != nil {
-				return false
-			}
-			if !locked || pending[u.Ref] == u.Old {
-				return true
-			}
-			// The lock may be another pack-refs's, read mid-write. The git
-			// that deletes this ref for real is ours (it holds the ref's
-			// lock, so no other git can): it keeps packed-refs.lock while
-			// this hook runs. Another's goes within moments.
-			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-				if _, locked, err := repo.PackedRefsLock(); err != nil {
-					return false
-				} else if !locked {
-					p, err := repo.PackedRefs()
-					return err == nil && p[u.Ref] == u.Old
-				}
-			}
-			return false
-		}
-		judge.Packing = packing
+		judge.Packing = func(u laws.Update) bool { return refs.packing(stated, u) }
 		if f := judge.Check(repo, u); f != nil {
 			faults = append(faults, f)
 		}
 	}
 	return faults, nil
+}
+
+// txRefs reads refs for one CheckTransaction. It keeps packed-refs as
+// first read, error included, so the transaction parses it once at most.
+type txRefs struct {
+	repo      *gitstore.Repo
+	packed    map[string]gitstore.Hash
+	packedErr error
+}
+
+// packedRefs is packed-refs, read on first use.
+func (t *txRefs) packedRefs() (map[string]gitstore.Hash, error) {
+	if t.packed == nil && t.packedErr == nil {
+		t.packed, t.packedErr = t.repo.PackedRefs()
+	}
+	return t.packed, t.packedErr
+}
+
+// current is the ref's value as git's ReadRef order has it: the loose
+// file, else packed-refs.
+func (t *txRefs) current(name string) (gitstore.Hash, bool) {
+	if h, ok, err := t.repo.LooseRef(name); err != nil || ok {
+		return h, err == nil
+	}
+	p, err := t.packedRefs()
+	h, ok := p[name]
+	return h, err == nil && ok
+}
+
+// packing reports whether the deletion u, whose writer stated the old
+// value stated, is pack-refs pruning a loose file packed-refs now holds at
+// the same value: such a deletion moves nothing.
+func (t *txRefs) packing(stated gitstore.Hash, u laws.Update) bool {
+	if stated.IsZero() {
+		return false
+	}
+	loose, inLoose, err := t.repo.LooseRef(u.Ref)
+	if err != nil || (inLoose && loose != u.Old) {
+		return false
+	}
+	p, err := t.packedRefs()
+	if err != nil || p[u.Ref] != u.Old {
+		return false
+	}
+	if inLoose {
+		return true // the loose copy of the packed value goes: nothing moves
+	}
+	return t.prunedAlready(u)
+}
+
+// prunedAlready is packing for a deletion whose loose file is gone.
+func (t *txRefs) prunedAlready(u laws.Update) bool {
+	// The loose file is gone already (another pack-refs pruned it):
+	// this removes nothing, unless the deletion is real and takes
+	// the ref out of packed-refs too — then its git holds
+	// packed-refs.lock with the ref left out of it. A pack-refs
+	// writing it keeps the ref at the same value.
+	pending, locked, err := t.repo.PackedRefsLock()
+	if err != nil {
+		return false
+	}
+	if !locked || pending[u.Ref] == u.Old {
+		return true
+	}
+	// The lock may be another pack-refs's, read mid-write. The git
+	// that deletes this ref for real is ours (it holds the ref's
+	// lock, so no other git can): it keeps packed-refs.lock while
+	// this hook runs. Another's goes within moments.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		if _, locked, err := t.repo.PackedRefsLock(); err != nil {
+			return false
+		} else if !locked {
+			p, err := t.repo.PackedRefs()
+			return err == nil && p[u.Ref] == u.Old
+		}
+	}
+	return false
 }
 
 // PushPolicy is what a remote's admin chose for its pre-receive.
