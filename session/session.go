@@ -168,90 +168,116 @@ func (s *Session) handle(ctx context.Context, event string, in *Input) (Result, 
 	}
 	switch event {
 	case EventSessionStart:
-		var note string
-		if s.EnvFile != "" && in.AgentID == "" {
-			if err := ExportAgent(s.EnvFile, s.Agent); err != nil {
-				note = fmt.Sprintf("m1nd hook %s %s: %s", s.Host, event, gates.OneLine(err.Error()))
-			}
-		}
-		text, err := s.rehydrate(ctx, in.Source)
-		if err != nil {
-			return Result{}, err
-		}
-		res := withContext(event, text)
-		res.Stderr = note
-		if err := s.clearMark(flushMark); err != nil { // a fresh session owes no flush
-			return res, err
-		}
-		return res, s.clearCompacted()
+		return s.onSessionStart(ctx, event, in)
 	case EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit:
-		if in.AgentID != "" {
-			return Result{}, nil // letters reach the main thread, never a subagent
-		}
-		if event != EventUserPromptSubmit {
-			// The model answered what it was given (it called a tool): the
-			// letters in flight in this session's turn are answered.
-			if err := s.Box.Answered(ctx, s.Agent, in.SessionID); err != nil {
-				return Result{}, err
-			}
-		}
-		if event == EventUserPromptSubmit && s.compacted() {
-			// Codex ignores PreCompact output: re-inject at the next prompt.
-			text, err := s.rehydrate(ctx, "compact")
-			if err != nil {
-				return Result{}, err
-			}
-			return withContext(event, text), s.clearCompacted()
-		}
-		if event == EventUserPromptSubmit && s.firstRequest(in.SessionID) {
-			// One budget for the first request: its SessionStart spent it;
-			// what did not fit comes at the next tool call.
-			return Result{}, nil
-		}
-		text, err := s.newLetters(ctx)
-		if err != nil {
-			return Result{}, err
-		}
-		if text, err = s.withFlush(text); err != nil || text == "" {
-			return Result{}, err
-		}
-		return withContext(event, text), nil
+		return s.onToolOrPrompt(ctx, event, in)
 	case EventStop:
-		if in.AgentID != "" {
-			return Result{}, nil
+		return s.onStop(ctx, in)
+	case EventPreCompact, EventPostCompact:
+		return s.onCompact(event, in)
+	}
+	return Result{Stderr: fmt.Sprintf("m1nd hook %s: event %q is not one m1nd answers; nothing done", s.Host, gates.Clip(event))}, nil
+}
+
+// onSessionStart rehydrates a new, resumed, cleared or compacted session.
+// Exporting the agent to the env file is worth a note on stderr, never a
+// failed start.
+func (s *Session) onSessionStart(ctx context.Context, event string, in *Input) (Result, error) {
+	var note string
+	if s.EnvFile != "" && in.AgentID == "" {
+		if err := ExportAgent(s.EnvFile, s.Agent); err != nil {
+			note = fmt.Sprintf("m1nd hook %s %s: %s", s.Host, event, gates.OneLine(err.Error()))
 		}
-		// The turn completed: what it was given is answered.
+	}
+	text, err := s.rehydrate(ctx, in.Source)
+	if err != nil {
+		return Result{}, err
+	}
+	res := withContext(event, text)
+	res.Stderr = note
+	if err := s.clearMark(flushMark); err != nil { // a fresh session owes no flush
+		return res, err
+	}
+	return res, s.clearCompacted()
+}
+
+// onToolOrPrompt hands the main thread the letters that arrived, after a
+// tool call or with a prompt, unless a compaction owes the rehydration
+// first or the prompt is part of the first request.
+func (s *Session) onToolOrPrompt(ctx context.Context, event string, in *Input) (Result, error) {
+	if in.AgentID != "" {
+		return Result{}, nil // letters reach the main thread, never a subagent
+	}
+	if event != EventUserPromptSubmit {
+		// The model answered what it was given (it called a tool): the
+		// letters in flight in this session's turn are answered.
 		if err := s.Box.Answered(ctx, s.Agent, in.SessionID); err != nil {
 			return Result{}, err
 		}
-		if in.StopHookActive {
-			return Result{}, nil // the session is already continuing because of a stop hook
-		}
-		var text string
-		var err error
-		if s.Host == HostClaude {
-			text, err = s.lettersWaiting()
-		} else {
-			text, err = s.newLetters(ctx)
-		}
+	}
+	if event == EventUserPromptSubmit && s.compacted() {
+		// Codex ignores PreCompact output: re-inject at the next prompt.
+		text, err := s.rehydrate(ctx, "compact")
 		if err != nil {
 			return Result{}, err
 		}
-		if text, err = s.withFlush(text); err != nil || text == "" {
-			return Result{}, err
-		}
-		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": text})
-		return Result{Stdout: out}, nil
-	case EventPreCompact, EventPostCompact:
-		if event == EventPreCompact && s.BlockAutoCompact && in.Trigger == "auto" {
-			// Nothing is compacted, so nothing is marked: the next prompt
-			// must not re-inject the rehydration. The session is full: the
-			// next hook that reaches the model asks it to flush first.
-			return blockCompaction(s.Host), s.setMark(flushMark)
-		}
-		return Result{}, s.markCompacted()
+		return withContext(event, text), s.clearCompacted()
 	}
-	return Result{Stderr: fmt.Sprintf("m1nd hook %s: event %q is not one m1nd answers; nothing done", s.Host, gates.Clip(event))}, nil
+	if event == EventUserPromptSubmit && s.firstRequest(in.SessionID) {
+		// One budget for the first request: its SessionStart spent it;
+		// what did not fit comes at the next tool call.
+		return Result{}, nil
+	}
+	text, err := s.newLetters(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if text, err = s.withFlush(text); err != nil || text == "" {
+		return Result{}, err
+	}
+	return withContext(event, text), nil
+}
+
+// onStop keeps the main thread going when letters wait as its turn ends:
+// the host shows the stop hook's reason to the model.
+func (s *Session) onStop(ctx context.Context, in *Input) (Result, error) {
+	if in.AgentID != "" {
+		return Result{}, nil
+	}
+	// The turn completed: what it was given is answered.
+	if err := s.Box.Answered(ctx, s.Agent, in.SessionID); err != nil {
+		return Result{}, err
+	}
+	if in.StopHookActive {
+		return Result{}, nil // the session is already continuing because of a stop hook
+	}
+	var text string
+	var err error
+	if s.Host == HostClaude {
+		text, err = s.lettersWaiting()
+	} else {
+		text, err = s.newLetters(ctx)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if text, err = s.withFlush(text); err != nil || text == "" {
+		return Result{}, err
+	}
+	out, _ := json.Marshal(map[string]string{"decision": "block", "reason": text})
+	return Result{Stdout: out}, nil
+}
+
+// onCompact marks a compaction so the next prompt re-injects the
+// rehydration, or blocks an automatic one when the session asks for it.
+func (s *Session) onCompact(event string, in *Input) (Result, error) {
+	if event == EventPreCompact && s.BlockAutoCompact && in.Trigger == "auto" {
+		// Nothing is compacted, so nothing is marked: the next prompt
+		// must not re-inject the rehydration. The session is full: the
+		// next hook that reaches the model asks it to flush first.
+		return blockCompaction(s.Host), s.setMark(flushMark)
+	}
+	return Result{}, s.markCompacted()
 }
 
 // firstRequest reports whether session id has answered nothing since its
