@@ -363,12 +363,46 @@ func (e *editor) coversAny(pattern string, covered map[string]bool) bool {
 	return false
 }
 
+// split replaces a block with one new candidate per group of paths.
+// The groups must part the block's files cleanly before any child is
+// made, and whatever pointed at the block then points at every child.
 func (e *editor) split(op Op) error {
 	parent, err := e.block(op.BlockID)
 	if err != nil {
 		return err
 	}
 	groups := op.By.Paths
+	if err := checkSplitGroups(groups); err != nil {
+		return err
+	}
+	if err := e.checkSplitCover(parent, groups); err != nil {
+		return err
+	}
+	var children []string
+	for g, globs := range groups {
+		child, err := e.splitChild(parent, g, globs)
+		if err != nil {
+			return err
+		}
+		e.snap.Blocks = append(e.snap.Blocks, child)
+		e.created[child.BlockID] = true
+		children = append(children, child.BlockID)
+	}
+	e.remove(map[string]*Block{parent.BlockID: parent})
+	for _, b := range e.snap.Blocks {
+		b.Sockets = rewriteSockets(b.BlockID, b.Sockets, func(to string) []string {
+			if to == parent.BlockID {
+				return children
+			}
+			return []string{to}
+		})
+	}
+	return nil
+}
+
+// checkSplitGroups refuses groups that cannot make a split on their own:
+// fewer than two, an empty one, or a path no member could hold.
+func checkSplitGroups(groups [][]string) error {
 	if len(groups) < 2 {
 		return errors.New("split needs at least 2 groups of paths")
 	}
@@ -382,6 +416,13 @@ func (e *editor) split(op Op) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkSplitCover refuses groups that do not part parent's files: each
+// file is in exactly one group, and each group holds a file, so no file
+// is lost or claimed twice and no child starts empty.
+func (e *editor) checkSplitCover(parent *Block, groups [][]string) error {
 	files := parent.resolve(e.files)
 	hits := make([]int, len(groups))
 	for _, f := range files {
@@ -405,51 +446,43 @@ func (e *editor) split(op Op) error {
 			return fmt.Errorf("group %d of the split covers no file of %s", g+1, parent.BlockID)
 		}
 	}
-	var children []string
-	for g, globs := range groups {
-		id := fmt.Sprintf("%s_split%d", parent.BlockID, g+1)
-		if !ValidBlockID(id) || e.snap.Block(id) != nil {
-			return fmt.Errorf("cannot name the new block %s: the id is taken or too long", gates.Echo(id))
-		}
-		child := &Block{
-			BlockID: id, Name: fmt.Sprintf("%s part %d", parent.Name, g+1), Purpose: parent.Purpose,
-			Kind: parent.Kind, State: StateCandidate, BoundaryVersion: 1, ContractVersion: parent.ContractVersion,
-			Sockets: append([]Socket{}, parent.Sockets...), Receipts: []StoredReceipt{},
-			ReceiptContract: ReceiptContract{Required: append([]string{}, parent.ReceiptContract.Required...)},
-			CandidateMeta:   CandidateMeta{NamedBy: NamedByHeuristic, NeedsOwnerNaming: true},
-		}
-		if e.seat == SeatRunner {
-			if err := gates.SanitizeName(child.Name); err != nil {
-				return fmt.Errorf("the new block %s would carry %s's name, which is not plain prose (%v): rename %s first", id, parent.BlockID, err, parent.BlockID)
-			}
-		}
-		for _, p := range globs {
-			child.Membership = appendMember(child.Membership, Member{Path: p, Role: RolePrimary})
-		}
-		// What the parent carved out stays carved out; what it shared is
-		// shared by the child that takes it.
-		for _, m := range parent.Membership {
-			switch {
-			case m.Role == RoleExcluded:
-				child.Membership = appendMember(child.Membership, m)
-			case m.Role == RoleShared && e.anyFileIn(m.Path, globs):
-				child.Membership = appendMember(child.Membership, m)
-			}
-		}
-		e.snap.Blocks = append(e.snap.Blocks, child)
-		e.created[id] = true
-		children = append(children, id)
-	}
-	e.remove(map[string]*Block{parent.BlockID: parent})
-	for _, b := range e.snap.Blocks {
-		b.Sockets = rewriteSockets(b.BlockID, b.Sockets, func(to string) []string {
-			if to == parent.BlockID {
-				return children
-			}
-			return []string{to}
-		})
-	}
 	return nil
+}
+
+// splitChild makes the candidate for group g of parent's split: a new
+// block, named after its parent for the owner to rename, that takes the
+// group's paths and inherits the parent's sockets, contract and kind.
+func (e *editor) splitChild(parent *Block, g int, globs []string) (*Block, error) {
+	id := fmt.Sprintf("%s_split%d", parent.BlockID, g+1)
+	if !ValidBlockID(id) || e.snap.Block(id) != nil {
+		return nil, fmt.Errorf("cannot name the new block %s: the id is taken or too long", gates.Echo(id))
+	}
+	child := &Block{
+		BlockID: id, Name: fmt.Sprintf("%s part %d", parent.Name, g+1), Purpose: parent.Purpose,
+		Kind: parent.Kind, State: StateCandidate, BoundaryVersion: 1, ContractVersion: parent.ContractVersion,
+		Sockets: append([]Socket{}, parent.Sockets...), Receipts: []StoredReceipt{},
+		ReceiptContract: ReceiptContract{Required: append([]string{}, parent.ReceiptContract.Required...)},
+		CandidateMeta:   CandidateMeta{NamedBy: NamedByHeuristic, NeedsOwnerNaming: true},
+	}
+	if e.seat == SeatRunner {
+		if err := gates.SanitizeName(child.Name); err != nil {
+			return nil, fmt.Errorf("the new block %s would carry %s's name, which is not plain prose (%v): rename %s first", id, parent.BlockID, err, parent.BlockID)
+		}
+	}
+	for _, p := range globs {
+		child.Membership = appendMember(child.Membership, Member{Path: p, Role: RolePrimary})
+	}
+	// What the parent carved out stays carved out; what it shared is
+	// shared by the child that takes it.
+	for _, m := range parent.Membership {
+		switch {
+		case m.Role == RoleExcluded:
+			child.Membership = appendMember(child.Membership, m)
+		case m.Role == RoleShared && e.anyFileIn(m.Path, globs):
+			child.Membership = appendMember(child.Membership, m)
+		}
+	}
+	return child, nil
 }
 
 func (e *editor) anyFileIn(pattern string, globs []string) bool {
