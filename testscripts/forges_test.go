@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,8 +68,11 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startDaemon starts a server in the foreground, stopped at cleanup, and
-// waits for it to listen on port.
+// startDaemon starts a server in the foreground, stopped at cleanup with
+// its whole process group (fcgiwrap -c forks workers, nginx its worker:
+// killing the parent alone left them running, holding the port and
+// every file the test binary had open), and waits for it to listen on
+// port.
 func startDaemon(t *testing.T, port int, logPath string, name string, args ...string) {
 	t.Helper()
 	log, err := os.Create(logPath)
@@ -77,11 +81,12 @@ func startDaemon(t *testing.T, port int, logPath string, name string, args ...st
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 		log.Close()
 	})
