@@ -55,6 +55,7 @@ type Daemon struct {
 	// that wait (QueueInterval when 0; negative: no queue).
 	QueueInterval time.Duration
 
+	flows    *ops.Brain // what the brain is (ops.New), opened once; missions and store are its fields
 	missions *chain.Missions
 	store    *brain.Store
 	port     string
@@ -75,8 +76,8 @@ type Daemon struct {
 }
 
 func (d *Daemon) init() {
-	d.store = &brain.Store{Repo: d.Repo, Brain: d.Brain}
-	d.missions = &chain.Missions{Repo: d.Repo, Brain: d.Brain, Blocks: d.store, Work: ops.WorkBranches(d.Repo)}
+	d.flows = ops.New(d.Repo, d.Brain)
+	d.store, d.missions = d.flows.Store, d.flows.Missions
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}
 	}

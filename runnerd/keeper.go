@@ -16,7 +16,6 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -262,7 +261,7 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	if busy {
 		return nil
 	}
-	items, err := ops.New(k.d.Repo, k.d.Brain).WaitingItems(ctx, pin.Agent)
+	items, err := k.d.flows.WaitingItems(ctx, pin.Agent)
 	if err != nil {
 		return err
 	}
@@ -456,7 +455,7 @@ func (k *keeper) registered(pin *KeeperPin, at time.Time, end *Wake) bool {
 // (their session does not run, by alive), for the next turn to take
 // again, and names them in end.
 func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string) bool, end *Wake) {
-	again, _, err := ops.New(k.d.Repo, k.d.Brain).Box.Release(ctx, pin.Agent, alive)
+	again, _, err := k.d.flows.Box.Release(ctx, pin.Agent, alive)
 	if err != nil {
 		k.d.Logf("keeper %s: give back the letters of the ended turn: %v", pin.Agent, err)
 	}
@@ -472,7 +471,7 @@ func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string
 // up, journaled and logged.
 func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end *Wake, failed bool) {
 	waiting := map[string]bool{}
-	if its, err := ops.New(k.d.Repo, k.d.Brain).WaitingItems(ctx, pin.Agent); err == nil {
+	if its, err := k.d.flows.WaitingItems(ctx, pin.Agent); err == nil {
 		for _, it := range its {
 			waiting[it] = true
 		}

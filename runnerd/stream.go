@@ -16,7 +16,6 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -453,7 +452,7 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 	k.mu.Lock()
 	paused := now.Before(k.next[pin.Agent])
 	k.mu.Unlock()
-	items, err := ops.New(k.d.Repo, k.d.Brain).WaitingItems(ctx, pin.Agent)
+	items, err := k.d.flows.WaitingItems(ctx, pin.Agent)
 	if err != nil {
 		k.d.Logf("keeper %s: %v", pin.Agent, err)
 		return false

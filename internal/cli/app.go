@@ -23,7 +23,8 @@ type invocation struct {
 	cmdPath string // e.g. "m1nd mission post", for usage hints
 	dir     string // -C
 
-	repo *gitstore.Repo
+	repo   *gitstore.Repo
+	opened *ops.Brain // what a brain is (ops.New), opened once per invocation
 }
 
 // version is set at build time with -ldflags "-X github.com/m1nd/m1nd/internal/cli.version=…";
@@ -166,8 +167,8 @@ func (inv *invocation) openRepo() (*gitstore.Repo, error) {
 	return repo, nil
 }
 
-// brain opens the repository and names its brain.
-func (inv *invocation) brain() (*gitstore.Repo, string, error) {
+// openBrain opens the repository and names its brain.
+func (inv *invocation) openBrain() (*gitstore.Repo, string, error) {
 	repo, err := inv.openRepo()
 	if err != nil {
 		return nil, "", err
@@ -182,31 +183,38 @@ func (inv *invocation) brain() (*gitstore.Repo, string, error) {
 	return repo, name, nil
 }
 
-// flows opens the brain's flows (ops): what the CLI and the tray both run.
+// flows opens the brain's flows (ops) once: what the CLI and the tray
+// both run, and every part of the brain a verb opens (missions, mail,
+// the block store) is one of its fields, wired in ops.New alone.
 func (inv *invocation) flows() (*ops.Brain, error) {
-	repo, name, err := inv.brain()
+	if inv.opened != nil {
+		return inv.opened, nil
+	}
+	repo, name, err := inv.openBrain()
 	if err != nil {
 		return nil, err
 	}
-	return ops.New(repo, name), nil
+	inv.opened = ops.New(repo, name)
+	return inv.opened, nil
 }
 
-// missions opens the brain's mission chains, guarded by its block store.
+// missions opens the brain's mission chains, guarded by its block store
+// and its work branches.
 func (inv *invocation) missions() (*chain.Missions, error) {
-	repo, name, err := inv.brain()
+	b, err := inv.flows()
 	if err != nil {
 		return nil, err
 	}
-	return &chain.Missions{Repo: repo, Brain: name, Blocks: &brain.Store{Repo: repo, Brain: name}}, nil
+	return b.Missions, nil
 }
 
 // mailbox opens the brain's mail.
 func (inv *invocation) mailbox() (*mailbox.Mailbox, error) {
-	repo, name, err := inv.brain()
+	b, err := inv.flows()
 	if err != nil {
 		return nil, err
 	}
-	return mailbox.New(repo, name), nil
+	return b.Box, nil
 }
 
 // openAs resolves who acts, then opens what a verb acts on (the mail,
@@ -223,11 +231,11 @@ func openAs[T any](agent func() (string, error), open func() (T, error)) (T, str
 
 // store opens the brain's block store.
 func (inv *invocation) store() (*brain.Store, error) {
-	repo, name, err := inv.brain()
+	b, err := inv.flows()
 	if err != nil {
 		return nil, err
 	}
-	return &brain.Store{Repo: repo, Brain: name}, nil
+	return b.Store, nil
 }
 
 // snapshot reads the current store, refusing no_store when there is none.

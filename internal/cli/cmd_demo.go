@@ -51,7 +51,7 @@ Nothing outside DIR is touched.`,
 			if c.Bool("no-serve") {
 				return nil
 			}
-			repo, name, err := inv.brain()
+			repo, name, err := inv.openBrain()
 			if err != nil {
 				return err
 			}

@@ -62,7 +62,7 @@ A conflict or a failing gate is recorded for the tray and m1nd mission show.`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			repo, name, err := inv.brain()
+			repo, name, err := inv.openBrain()
 			if err != nil {
 				return err
 			}

@@ -43,7 +43,7 @@ restarted owner by itself).`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			repo, name, err := inv.brain()
+			repo, name, err := inv.openBrain()
 			if err != nil {
 				return err
 			}
