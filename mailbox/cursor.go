@@ -59,6 +59,17 @@ func cursorPath(repo *gitstore.Repo, agent string) (string, error) {
 	return agentFile(repo, "cursors", agent)
 }
 
+// lockCursor takes the lock on agent's delivery cursor, at path, which
+// also guards its in-flight record: every change to either is made under
+// it.
+func (b *Mailbox) lockCursor(ctx context.Context, agent string) (path string, unlock func(), err error) {
+	if path, err = cursorPath(b.Repo, agent); err != nil {
+		return "", nil, err
+	}
+	unlock, err = gitstore.LockFile(ctx, path, cursorLockTimeout)
+	return path, unlock, err
+}
+
 func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
 	path, err := cursorPath(repo, agent)
 	if err != nil {
@@ -253,10 +264,6 @@ func (b *Mailbox) Pending(agent string) (int, error) {
 // processes) each get different letters and every letter goes into one
 // turn at a time.
 func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget Budget) (*Delivery, error) {
-	path, err := cursorPath(b.Repo, agent)
-	if err != nil {
-		return nil, err
-	}
 	// Most calls find nothing new: say so without taking the lock (a
 	// letter that lands meanwhile goes with the next call).
 	cur, err := readCursor(b.Repo, agent)
@@ -270,7 +277,7 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 	if moved, err := b.waiting(agent, cur); err != nil || (!moved && len(in.Again) == 0 && !in.others(turn)) {
 		return &Delivery{}, err
 	}
-	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	path, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -415,11 +422,7 @@ func oldestQueue(queues []*queue) *queue {
 // MarkRead moves agent's cursor to the head of every ref addressed to it:
 // what the hooks would deliver is marked read, shown nowhere.
 func (b *Mailbox) MarkRead(ctx context.Context, agent string) error {
-	path, err := cursorPath(b.Repo, agent)
-	if err != nil {
-		return err
-	}
-	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	path, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
 		return err
 	}

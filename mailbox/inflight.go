@@ -163,11 +163,7 @@ func (b *Mailbox) Answered(ctx context.Context, agent, session string) error {
 	if err != nil || !in.holds(session) {
 		return err // most calls: nothing of this session in flight, nothing locked
 	}
-	path, err := cursorPath(b.Repo, agent)
-	if err != nil {
-		return err
-	}
-	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	_, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
 		return err
 	}
@@ -224,11 +220,7 @@ func (b *Mailbox) Release(ctx context.Context, agent string, alive func(session 
 	if err != nil || len(in.Turns) == 0 {
 		return nil, nil, err
 	}
-	path, err := cursorPath(b.Repo, agent)
-	if err != nil {
-		return nil, nil, err
-	}
-	unlock, err := gitstore.LockFile(ctx, path, cursorLockTimeout)
+	_, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
 		return nil, nil, err
 	}
