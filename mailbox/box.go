@@ -238,11 +238,7 @@ func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
 		return nil, err
 	}
 	fates := b.Fates(all)
-	cur, err := readCursor(b.Repo, agent)
-	if err != nil {
-		return nil, err
-	}
-	in, err := readInflight(b.Repo, agent)
+	cur, in, err := readDelivered(b.Repo, agent)
 	if err != nil {
 		return nil, err
 	}

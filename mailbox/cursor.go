@@ -70,6 +70,20 @@ func (b *Mailbox) lockCursor(ctx context.Context, agent string) (path string, un
 	return path, unlock, err
 }
 
+// readDelivered reads what agent was delivered: its cursor, then its
+// in-flight record.
+func readDelivered(repo *gitstore.Repo, agent string) (*cursor, *inflight, error) {
+	cur, err := readCursor(repo, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := readInflight(repo, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cur, in, nil
+}
+
 func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
 	path, err := cursorPath(repo, agent)
 	if err != nil {
@@ -220,11 +234,7 @@ func (b *Mailbox) waiting(agent string, cur *cursor) (bool, error) {
 // nothing: what a session would be handed next (those to deliver again
 // after a failed turn first).
 func (b *Mailbox) Waiting(agent string) ([]Stored, error) {
-	cur, err := readCursor(b.Repo, agent)
-	if err != nil {
-		return nil, err
-	}
-	in, err := readInflight(b.Repo, agent)
+	cur, in, err := readDelivered(b.Repo, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -266,11 +276,7 @@ func (b *Mailbox) Pending(agent string) (int, error) {
 func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget Budget) (*Delivery, error) {
 	// Most calls find nothing new: say so without taking the lock (a
 	// letter that lands meanwhile goes with the next call).
-	cur, err := readCursor(b.Repo, agent)
-	if err != nil {
-		return nil, err
-	}
-	in, err := readInflight(b.Repo, agent)
+	cur, in, err := readDelivered(b.Repo, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -282,10 +288,7 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 		return nil, err
 	}
 	defer unlock()
-	if cur, err = readCursor(b.Repo, agent); err != nil {
-		return nil, err
-	}
-	if in, err = readInflight(b.Repo, agent); err != nil {
+	if cur, in, err = readDelivered(b.Repo, agent); err != nil {
 		return nil, err
 	}
 	released, gaveUp := in.release(turn)
