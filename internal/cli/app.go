@@ -51,7 +51,7 @@ func newApp(inv *invocation) *cli.App {
 			missionCommand(inv),
 			newLandCmd(inv, nil),
 			skeletonCommand(inv),
-			blocksCommand(inv),
+			newBlocksCmd(inv, nil),
 			receiptCommand(inv),
 			mailCommand(inv),
 			hookCommand(inv),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -10,7 +11,16 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func blocksCommand(inv *invocation) *cli.Command {
+// blocksOptions is what blocks runs on.
+type blocksOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+}
+
+// newBlocksCmd parses blocks; a test's runF sees the options instead of
+// running it.
+func newBlocksCmd(inv *invocation, runF func(context.Context, *blocksOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "blocks",
 		Usage: "list the brain's blocks with their colour and why",
@@ -22,48 +32,54 @@ Mission letters never change a colour; a receipt import does.`,
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			flows, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			reply, err := flows.Blocks(c.Context, inv.now())
-			if err != nil {
-				return err
-			}
-			if !reply.HasStore() && reply.Broken == nil {
-				return gates.Refuse(gates.NoStore, "")
-			}
-			return inv.reply(reply, func(w io.Writer) error {
-				if brk := reply.Broken; brk != nil {
-					fmt.Fprintf(w, "BROKEN   %s (store v%d): %s: %s\n", brk.Error(), brk.HeadVersion, brk.Code, "the store's history breaks the laws; nothing lands on it until it is put right (m1nd verify)")
-					if !reply.HasStore() {
-						fmt.Fprintf(w, "no version of the store keeps the laws: no blocks to show\n")
-						return nil
-					}
-					fmt.Fprintf(w, "shown as store v%d, the last version the laws accept\n", brk.LawfulVersion)
-				}
-				fmt.Fprintf(w, "store v%d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
-				for _, b := range reply.Blocks {
-					origin := ""
-					switch b.ReceiptOrigin {
-					case "passkey":
-						origin = " · imported with a passkey"
-					case "terminal":
-						origin = " · imported at a terminal"
-					case "tray claim":
-						origin = " · imported by an unsigned tray claim"
-					}
-					fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s%s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
-					if n := len(b.Tested); n > 0 {
-						if line := testedLine(b.Tested[n-1]); line != "" {
-							fmt.Fprintf(w, "%-16s %s\n", "", line)
-						}
-					}
-				}
-				return nil
-			})
+			return runWith(c.Context, &blocksOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}, runF, runBlocks)
 		},
 	}
+}
+
+// runBlocks lists the blocks with their colour; a brain with no store is
+// refused no_store, unless its history is broken, which it says instead.
+func runBlocks(ctx context.Context, opts *blocksOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	reply, err := flows.Blocks(ctx, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	if !reply.HasStore() && reply.Broken == nil {
+		return gates.Refuse(gates.NoStore, "")
+	}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		if brk := reply.Broken; brk != nil {
+			fmt.Fprintf(w, "BROKEN   %s (store v%d): %s: %s\n", brk.Error(), brk.HeadVersion, brk.Code, "the store's history breaks the laws; nothing lands on it until it is put right (m1nd verify)")
+			if !reply.HasStore() {
+				fmt.Fprintf(w, "no version of the store keeps the laws: no blocks to show\n")
+				return nil
+			}
+			fmt.Fprintf(w, "shown as store v%d, the last version the laws accept\n", brk.LawfulVersion)
+		}
+		fmt.Fprintf(w, "store v%d, skeleton %s %s\n", reply.StoreVersion, reply.Skeleton.SkeletonID, reply.Skeleton.State)
+		for _, b := range reply.Blocks {
+			origin := ""
+			switch b.ReceiptOrigin {
+			case "passkey":
+				origin = " · imported with a passkey"
+			case "terminal":
+				origin = " · imported at a terminal"
+			case "tray claim":
+				origin = " · imported by an unsigned tray claim"
+			}
+			fmt.Fprintf(w, "%-16s %-28s %-20s boundary v%d  %s%s\n", b.Colour, b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
+			if n := len(b.Tested); n > 0 {
+				if line := testedLine(b.Tested[n-1]); line != "" {
+					fmt.Fprintf(w, "%-16s %s\n", "", line)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // testedLine says what a block's newest receipt tested and how much of

@@ -26,24 +26,49 @@ naming another brain is refused brain_mismatch.
 A brain made before registrations is named as before: git config, else its
 folder, fixed once it has missions (every letter carries it in brain_ref).`,
 		Subcommands: []*cli.Command{
-			{
-				Name:      "show",
-				Usage:     "print the brain's name and where it comes from",
-				ArgsUsage: " ",
-				Flags:     []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					repo, err := inv.openRepo()
-					if err != nil {
-						return err
-					}
-					return runBrainShow(c.Context, inv, repo)
-				},
-			},
-			{
-				Name:      "rename",
-				Usage:     "rename the brain (a registered brain: a human gesture, asked at a terminal)",
-				ArgsUsage: "NAME",
-				Description: `A registered brain is renamed in refs/m1nd/brain, a human gesture asked at a
+			newBrainShowCmd(inv, nil),
+			newBrainRenameCmd(inv, nil),
+		},
+	}
+}
+
+// brainShowOptions is what brain show runs on.
+type brainShowOptions struct {
+	IO   *IOStreams
+	JSON bool
+	Repo func() (*gitstore.Repo, error)
+}
+
+// newBrainShowCmd parses brain show; a test's runF sees the options
+// instead of running it.
+func newBrainShowCmd(inv *invocation, runF func(context.Context, *brainShowOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print the brain's name and where it comes from",
+		ArgsUsage: " ",
+		Flags:     []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			return runWith(c.Context, &brainShowOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo}, runF, runBrainShow)
+		},
+	}
+}
+
+// brainRenameOptions is what brain rename runs on.
+type brainRenameOptions struct {
+	IO   *IOStreams
+	JSON bool
+	Repo func() (*gitstore.Repo, error)
+	Name string
+}
+
+// newBrainRenameCmd parses brain rename; a test's runF sees the options
+// instead of running it.
+func newBrainRenameCmd(inv *invocation, runF func(context.Context, *brainRenameOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "rename",
+		Usage:     "rename the brain (a registered brain: a human gesture, asked at a terminal)",
+		ArgsUsage: "NAME",
+		Description: `A registered brain is renamed in refs/m1nd/brain, a human gesture asked at a
 terminal: the registration keeps every earlier name, letters that carry one
 stay the brain's, and every new letter carries NAME (every clone, after its
 next sync). The laws refuse a rename written past m1nd.
@@ -51,19 +76,13 @@ next sync). The laws refuse a rename written past m1nd.
 A brain with no registration is renamed by git config m1nd.brain while it
 has no missions; once it has some its name is fixed and rename is refused
 invalid_transition.`,
-				Flags: []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					name, err := oneArg(c, "the new name")
-					if err != nil {
-						return err
-					}
-					repo, err := inv.openRepo()
-					if err != nil {
-						return err
-					}
-					return runBrainRename(c.Context, inv, repo, name)
-				},
-			},
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			name, err := oneArg(c, "the new name")
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, &brainRenameOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Name: name}, runF, runBrainRename)
 		},
 	}
 }
@@ -76,7 +95,12 @@ type brainReply struct {
 	Names []string `json:"names,omitempty"` // every name it was registered under, oldest first
 }
 
-func runBrainShow(_ context.Context, inv *invocation, repo *gitstore.Repo) error {
+// runBrainShow says the brain's name and whether it is fixed yet.
+func runBrainShow(_ context.Context, opts *brainShowOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
 	name, err := brain.DisplayName(repo)
 	if err != nil {
 		return err
@@ -93,7 +117,7 @@ func runBrainShow(_ context.Context, inv *invocation, repo *gitstore.Repo) error
 	if registered {
 		reply.Names = reg.Names
 	}
-	return inv.reply(reply, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		how := "not fixed yet: no missions (m1nd brain rename NAME changes it)"
 		switch {
 		case registered && len(reg.Names) > 1:
@@ -108,14 +132,21 @@ func runBrainShow(_ context.Context, inv *invocation, repo *gitstore.Repo) error
 	})
 }
 
-func runBrainRename(ctx context.Context, inv *invocation, repo *gitstore.Repo, name string) error {
+// runBrainRename renames a registered brain by gesture, an unregistered
+// one by git config while it has no missions.
+func runBrainRename(ctx context.Context, opts *brainRenameOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
+	name := opts.Name
 	if problem := gates.DisplayNameProblem(name); problem != "" {
 		return usagef("%q cannot name a brain: %s", name, problem)
 	}
 	if _, registered, err := brain.Registered(repo); err != nil {
 		return err
 	} else if registered {
-		return renameRegistered(ctx, inv, repo, name)
+		return renameRegistered(ctx, opts, repo)
 	}
 	if fixed, ok, err := brain.FixedName(repo); err != nil {
 		return err
@@ -125,7 +156,7 @@ func runBrainRename(ctx context.Context, inv *invocation, repo *gitstore.Repo, n
 	if _, err := gitstore.Git(ctx, repo.CommandDir(), "config", "m1nd.brain", name); err != nil {
 		return err
 	}
-	return inv.reply(brainReply{OK: true, Brain: name}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, brainReply{OK: true, Brain: name}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (git config m1nd.brain)\n", name)
 		return nil
 	})
@@ -135,13 +166,14 @@ func runBrainRename(ctx context.Context, inv *invocation, repo *gitstore.Repo, n
 // terminal (signed in the tray once the brain has a passkey). Every clone
 // takes the new name at its next sync, and letters carrying an earlier
 // name stay the brain's.
-func renameRegistered(ctx context.Context, inv *invocation, repo *gitstore.Repo, name string) error {
-	p, next, err := brain.PrepareRename(repo, name, inv.now())
+func renameRegistered(ctx context.Context, opts *brainRenameOptions, repo *gitstore.Repo) error {
+	name := opts.Name
+	p, next, err := brain.PrepareRename(repo, name, opts.IO.now())
 	if err != nil {
 		return err
 	}
 	prev := next.Names[len(next.Names)-2]
-	origin, err := inv.io.gesture(repo, gates.GestureRename,
+	origin, err := opts.IO.gesture(repo, gates.GestureRename,
 		fmt.Sprintf("Rename brain %s to %s: every new letter, in every clone after its next sync, carries %s; letters that carry %s stay the brain's.", prev, name, name, prev),
 		"new name", name)
 	if err != nil {
@@ -153,7 +185,7 @@ func renameRegistered(ctx context.Context, inv *invocation, repo *gitstore.Repo,
 	if _, err := (&brain.Store{Repo: repo, Brain: prev}).CommitRename(ctx, p, origin, nil); err != nil {
 		return err
 	}
-	return inv.reply(brainReply{OK: true, Brain: name, Fixed: true}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, brainReply{OK: true, Brain: name, Fixed: true}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (refs/m1nd/brain; it was %s): sync to carry the name to every clone\n", name, prev)
 		return nil
 	})

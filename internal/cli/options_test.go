@@ -258,3 +258,21 @@ func TestParseHookInstall(t *testing.T) {
 		{args: []string{"claude", "--user"}, want: hookInstallOptions{Host: "claude", User: true}},
 	})
 }
+
+func TestParseBlocksAndBrain(t *testing.T) {
+	checkParse(t, newBlocksCmd, []parseCase[blocksOptions]{
+		{args: []string{}, want: blocksOptions{}},
+		{args: []string{"--json"}, want: blocksOptions{JSON: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, newBrainShowCmd, []parseCase[brainShowOptions]{
+		{args: []string{}, want: brainShowOptions{}},
+		{args: []string{"--json"}, want: brainShowOptions{JSON: true}},
+	})
+	checkParse(t, newBrainRenameCmd, []parseCase[brainRenameOptions]{
+		{args: []string{"atlas"}, want: brainRenameOptions{Name: "atlas"}},
+		{args: []string{"atlas", "--json"}, want: brainRenameOptions{JSON: true, Name: "atlas"}},
+		{args: []string{}, usage: "missing the new name"},
+		{args: []string{"a", "b"}, usage: "too many arguments"},
+	})
+}
