@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
 )
@@ -330,8 +329,8 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	// Every commit a transaction brings is judged as new: the tray's old
 	// human-ui claim is refused, and a gesture needs its proof, or the place
 	// in history a key change anchored (brain.KeysAt).
-	judge := &laws.Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}, Strict: true}
-	if err := judge.SetHeads(lawHeads(updates, repo.ReadRef)); err != nil {
+	judge, err := laws.ForTransaction(repo.RuntimeDir(), lawHeads(updates, repo.ReadRef))
+	if err != nil {
 		return nil, err
 	}
 	// pack-refs writes packed-refs in a transaction of its own, each line
@@ -339,7 +338,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	// held, a line whose ref has a loose file of another value moves
 	// nothing: the loose file (moved by a post since pack-refs read it)
 	// shadows the packed value, and git will leave it in place.
-	_, err := os.Lstat(filepath.Join(repo.CommonDir(), "packed-refs.lock"))
+	_, err = os.Lstat(filepath.Join(repo.CommonDir(), "packed-refs.lock"))
 	packedWrite := err == nil
 	var faults []*laws.RefFault
 	for _, u := range updates {
@@ -505,10 +504,11 @@ func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.Re
 		return nil, err
 	}
 	defer repo.Close()
-	judge := &laws.Laws{Strict: true, RequirePasskey: policy.RequirePasskey}
-	if err := judge.SetHeads(lawHeads(updates, repo.ReadRef)); err != nil {
+	judge, err := laws.ForTransaction("", lawHeads(updates, repo.ReadRef))
+	if err != nil {
 		return nil, err
 	}
+	judge.RequirePasskey = policy.RequirePasskey
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		var f *laws.RefFault

@@ -135,13 +135,9 @@ func (laws *Laws) archive(objs Objects) (map[string]chain.Folded, error) {
 // ForRepo is the judge of repo's refs as they stand: the store and the
 // keys at their heads now, the runtime dir for agent keys. Verify, sync
 // and the views read with it; the git hooks build theirs from the heads a
-// transaction moves to (TransactionHeads).
+// transaction moves to (ForTransaction).
 func ForRepo(repo *gitstore.Repo) (*Laws, error) {
-	l := &Laws{Env: chain.Env{RuntimeDir: repo.RuntimeDir()}}
-	if err := l.SetHeads(RepoHeads(repo)); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return judgeAt(repo.RuntimeDir(), RepoHeads(repo), false)
 }
 
 // ForSync is ForRepo judging strictly, as a git hook judges a commit being
@@ -149,11 +145,24 @@ func ForRepo(repo *gitstore.Repo) (*Laws, error) {
 // a repair, the registration init adopts), which this clone takes or
 // pushes as new.
 func ForSync(repo *gitstore.Repo) (*Laws, error) {
-	l, err := ForRepo(repo)
-	if err != nil {
+	return judgeAt(repo.RuntimeDir(), RepoHeads(repo), true)
+}
+
+// ForTransaction is the judge of a ref transaction, as the git hooks
+// judge one: strictly (every commit it brings is new), against the heads
+// the transaction leaves (head), with the agent keys of runtimeDir ("" on
+// a remote, which holds none).
+func ForTransaction(runtimeDir string, head func(ref string) (gitstore.Hash, error)) (*Laws, error) {
+	return judgeAt(runtimeDir, head, true)
+}
+
+// judgeAt is the one way a judge is made: the heads first (the keys, the
+// store and the archive every other ref is judged against), then the rest.
+func judgeAt(runtimeDir string, head func(ref string) (gitstore.Hash, error), strict bool) (*Laws, error) {
+	l := &Laws{Env: chain.Env{RuntimeDir: runtimeDir}, Strict: strict}
+	if err := l.SetHeads(head); err != nil {
 		return nil, err
 	}
-	l.Strict = true
 	return l, nil
 }
 

@@ -5,8 +5,6 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/laws"
-	"github.com/m1nd/m1nd/ops"
 )
 
 // The gate that proves work is the human's (DESIGN §7). runners.toml lies
@@ -36,7 +34,7 @@ func (d *Daemon) approval(r *Runner) error {
 	if keys == nil || len(keys.Keys) == 0 {
 		return nil
 	}
-	if err := ops.CheckSoundOf(d.life, laws.OpenVerdicts(d.Repo), brain.PinsRef); err != nil {
+	if err := d.flows.CheckSound(d.life, brain.PinsRef); err != nil {
 		return err
 	}
 	approved, err := brain.ApprovedPins(d.Repo)
