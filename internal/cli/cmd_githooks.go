@@ -38,78 +38,87 @@ refuses any push that moves main to a tree no landed mission's gate passed
 on — push the brain (m1nd sync) before the branch. An existing hook is kept
 and runs first.`,
 		Subcommands: []*cli.Command{
-			{
-				Name:  "install",
-				Usage: "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
-				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
-					&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
-					&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
-					&cli.BoolFlag{Name: "print", Usage: "with --bare: print the pre-receive script instead of installing it (for a forge that holds hooks itself: Gitea's git hooks)"},
-					jsonFlag,
-				},
-				Before: noArgs,
-				Action: func(c *cli.Context) error {
-					return installHooks(inv, c, true)
-				},
-			},
-			{
-				Name:   "uninstall",
-				Usage:  "remove m1nd's git hooks (a chained earlier hook goes back in place)",
-				Flags:  []cli.Flag{jsonFlag},
-				Before: noArgs,
-				Action: func(c *cli.Context) error {
-					return installHooks(inv, c, false)
-				},
-			},
-			{
-				Name:      "run",
-				Usage:     "run a git hook (git calls this; you do not)",
-				ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey] [--protect BRANCH]...",
-				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"},
-					&cli.StringSliceFlag{Name: "protect", Usage: "pre-receive: `BRANCH` moves only to gated trees"},
-				},
-				Action: func(c *cli.Context) error {
-					return runGitHook(inv, c)
-				},
-			},
+			newHooksInstallCmd(inv, true, nil),
+			newHooksInstallCmd(inv, false, nil),
+			newHooksRunCmd(inv, nil),
 		},
 	}
 }
 
-func installHooks(inv *invocation, c *cli.Context, install bool) error {
-	repo, err := inv.openRepo()
+// hooksInstallOptions is what hooks install and hooks uninstall run on.
+// The policy flags are hooks install's alone; they are checked once the
+// repository is open, as they always were.
+type hooksInstallOptions struct {
+	IO             *IOStreams
+	JSON           bool
+	Repo           func() (*gitstore.Repo, error)
+	Install        bool // false: uninstall
+	Bare           bool
+	RequirePasskey bool
+	Protect        []string
+	Print          bool
+}
+
+// newHooksInstallCmd is hooks install or, without install, hooks
+// uninstall; a test's runF sees the options instead of running it.
+func newHooksInstallCmd(inv *invocation, install bool, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
+	cmd := &cli.Command{
+		Name:  "install",
+		Usage: "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
+			&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
+			&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
+			&cli.BoolFlag{Name: "print", Usage: "with --bare: print the pre-receive script instead of installing it (for a forge that holds hooks itself: Gitea's git hooks)"},
+			jsonFlag,
+		},
+		Before: noArgs,
+	}
+	if !install {
+		cmd.Name, cmd.Usage, cmd.Flags = "uninstall", "remove m1nd's git hooks (a chained earlier hook goes back in place)", []cli.Flag{jsonFlag}
+	}
+	cmd.Action = func(c *cli.Context) error {
+		opts := &hooksInstallOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Install: install, Bare: c.Bool("bare"),
+			RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect"), Print: c.Bool("print")}
+		return runWith(c.Context, opts, runF, runHooksInstall)
+	}
+	return cmd
+}
+
+// runHooksInstall installs m1nd's git hooks, or removes them.
+func runHooksInstall(_ context.Context, opts *hooksInstallOptions) error {
+	repo, err := opts.Repo()
 	if err != nil {
 		return err
 	}
+	install := opts.Install
 	dir := githook.HooksDir(repo)
 	names := []string{githook.GitHookReferenceTransaction}
-	if c.Bool("require-passkey") && !c.Bool("bare") {
+	if opts.RequirePasskey && !opts.Bare {
 		return usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
 	}
-	protect, err := protectedBranches(c.StringSlice("protect"))
+	protect, err := protectedBranches(opts.Protect)
 	if err != nil {
 		return err
 	}
-	if len(protect) > 0 && !c.Bool("bare") {
+	if len(protect) > 0 && !opts.Bare {
 		return usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
 	}
-	policy := githook.PushPolicy{RequirePasskey: c.Bool("require-passkey"), Protect: protect}
+	policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect}
 	args := map[string][]string{githook.GitHookPreReceive: policy.HookArgs()}
-	if c.Bool("print") {
-		if !c.Bool("bare") || !install {
+	if opts.Print {
+		if !opts.Bare || !install {
 			return usagef("--print prints a remote's pre-receive script: use it with hooks install --bare")
 		}
-		_, err := fmt.Fprint(inv.io.Out, githook.Script(githook.GitHookPreReceive, hookCommandName(), policy.HookArgs()...))
+		_, err := fmt.Fprint(opts.IO.Out, githook.Script(githook.GitHookPreReceive, hookCommandName(), policy.HookArgs()...))
 		return err
 	}
-	if install && c.Bool("bare") && githook.GiteaManaged(dir) {
+	if install && opts.Bare && githook.GiteaManaged(dir) {
 		return usagef("%s is a Gitea repository's (Gitea runs %s.d/gitea and writes its hooks again when it regenerates them, so a hook m1nd writes there does not last): "+
 			"give Gitea m1nd's pre-receive instead, as the repository's git hook (Settings → Git Hooks → pre-receive, or the API), with DISABLE_GIT_HOOKS = false in its app.ini; "+
 			"m1nd hooks install --bare --print prints the script to paste (README: Gitea)", dir, githook.GitHookPreReceive)
 	}
-	if c.Bool("bare") {
+	if opts.Bare {
 		// The remote's laws for pushes, and for local writes on it too.
 		names = []string{githook.GitHookPreReceive, githook.GitHookReferenceTransaction}
 	}
@@ -120,7 +129,7 @@ func installHooks(inv *invocation, c *cli.Context, install bool) error {
 	if err != nil {
 		return err
 	}
-	return inv.reply(map[string]any{"ok": true, "hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
 		if len(changed) == 0 {
 			fmt.Fprintf(w, "%s: nothing to change\n", dir)
 		}
@@ -144,51 +153,82 @@ func protectedBranches(names []string) ([]string, error) {
 	return names, nil
 }
 
+// hooksRunOptions is what hooks run runs on: the hook git names and,
+// for reference-transaction, the transaction's state.
+type hooksRunOptions struct {
+	IO             *IOStreams
+	Repo           func() (*gitstore.Repo, error)
+	Hook           string
+	State          string
+	RequirePasskey bool
+	Protect        []string
+}
+
+// newHooksRunCmd parses hooks run; a test's runF sees the options instead
+// of running it.
+func newHooksRunCmd(inv *invocation, runF func(context.Context, *hooksRunOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a git hook (git calls this; you do not)",
+		ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey] [--protect BRANCH]...",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"},
+			&cli.StringSliceFlag{Name: "protect", Usage: "pre-receive: `BRANCH` moves only to gated trees"},
+		},
+		Action: func(c *cli.Context) error {
+			hook := c.Args().First()
+			if hook != githook.GitHookReferenceTransaction && hook != githook.GitHookPreReceive {
+				return usagef("unknown git hook %q: want reference-transaction or pre-receive", hook)
+			}
+			opts := &hooksRunOptions{IO: inv.io, Repo: inv.openRepo, Hook: hook, State: c.Args().Get(1),
+				RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect")}
+			return runWith(c.Context, opts, runF, runGitHook)
+		},
+	}
+}
+
 // runGitHook is what git runs. A refusal prints each fault's code and
 // lesson and exits 3, as every m1nd refusal does; git aborts the
 // transaction or the push on any non-zero status.
-func runGitHook(inv *invocation, c *cli.Context) error {
-	name := c.Args().First()
+func runGitHook(_ context.Context, opts *hooksRunOptions) error {
 	var updates []laws.Update
 	var faults []*laws.RefFault
-	switch name {
+	switch opts.Hook {
 	case githook.GitHookReferenceTransaction:
 		var err error
-		if updates, err = githook.ParseUpdates(inv.io.In); err != nil {
+		if updates, err = githook.ParseUpdates(opts.IO.In); err != nil {
 			return err
 		}
-		if c.Args().Get(1) != "prepared" {
+		if opts.State != "prepared" {
 			return nil // committed and aborted transactions are past judging
 		}
-		repo, err := inv.openRepo()
+		repo, err := opts.Repo()
 		if err != nil {
 			return err
 		}
 		if faults, err = githook.CheckTransaction(repo, updates); err != nil {
 			return err
 		}
-	case githook.GitHookPreReceive:
-		input, err := io.ReadAll(io.LimitReader(inv.io.In, 64<<20))
+	default: // pre-receive: the Action let no other hook through
+		input, err := io.ReadAll(io.LimitReader(opts.IO.In, 64<<20))
 		if err != nil {
 			return err
 		}
 		dir, _ := os.Getwd()
-		protect, err := protectedBranches(c.StringSlice("protect"))
+		protect, err := protectedBranches(opts.Protect)
 		if err != nil {
 			return err
 		}
-		policy := githook.PushPolicy{RequirePasskey: c.Bool("require-passkey"), Protect: protect}
+		policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect}
 		if updates, err = githook.ParseRefUpdates(bytes.NewReader(input), policy.Keeps); err != nil {
 			return err
 		}
 		if faults, err = githook.CheckPush(dir, updates, policy); err != nil {
 			return err
 		}
-	default:
-		return usagef("unknown git hook %q: want reference-transaction or pre-receive", name)
 	}
 	for _, f := range faults {
-		fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s (%s)\n", f.Code, f.Lesson, f.Ref)
+		fmt.Fprintf(opts.IO.Err, "m1nd: refused: %s: %s (%s)\n", f.Code, f.Lesson, f.Ref)
 	}
 	if len(faults) > 0 {
 		return exitStatus(exitRefused)

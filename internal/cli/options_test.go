@@ -276,3 +276,28 @@ func TestParseBlocksAndBrain(t *testing.T) {
 		{args: []string{"a", "b"}, usage: "too many arguments"},
 	})
 }
+
+func TestParseGitHooks(t *testing.T) {
+	install := func(inv *invocation, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
+		return newHooksInstallCmd(inv, true, runF)
+	}
+	uninstall := func(inv *invocation, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
+		return newHooksInstallCmd(inv, false, runF)
+	}
+	checkParse(t, install, []parseCase[hooksInstallOptions]{
+		{args: []string{}, want: hooksInstallOptions{Install: true}},
+		{args: []string{"--bare", "--require-passkey", "--protect", "main", "--protect", "rel", "--print", "--json"},
+			want: hooksInstallOptions{JSON: true, Install: true, Bare: true, RequirePasskey: true, Protect: []string{"main", "rel"}, Print: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, uninstall, []parseCase[hooksInstallOptions]{
+		{args: []string{"--json"}, want: hooksInstallOptions{JSON: true}},
+		{args: []string{"--bare"}, usage: "flag provided but not defined"},
+	})
+	checkParse(t, newHooksRunCmd, []parseCase[hooksRunOptions]{
+		{args: []string{"reference-transaction", "prepared"}, want: hooksRunOptions{Hook: "reference-transaction", State: "prepared"}},
+		{args: []string{"pre-receive", "--require-passkey", "--protect", "main"}, want: hooksRunOptions{Hook: "pre-receive", RequirePasskey: true, Protect: []string{"main"}}},
+		{args: []string{"post-commit"}, usage: `unknown git hook "post-commit"`},
+		{args: []string{}, usage: `unknown git hook ""`},
+	})
+}
