@@ -14,7 +14,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -212,7 +211,7 @@ func (s *Server) readInbox(ctx context.Context, req *mcp.ReadResourceRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	b, err := encode(v)
+	b, err := gates.EncodeReply(v)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +223,7 @@ func result(v any, err error) (*mcp.CallToolResult, any, error) {
 	if err != nil {
 		return failure(err), nil, nil
 	}
-	b, err := encode(v)
+	b, err := gates.EncodeReply(v)
 	if err != nil {
 		return failure(err), nil, nil
 	}
@@ -236,29 +235,13 @@ func result(v any, err error) (*mcp.CallToolResult, any, error) {
 func failure(err error) *mcp.CallToolResult {
 	text := "m1nd: error: " + gates.OneLine(err.Error())
 	if r, ok := gates.AsRefusal(err); ok {
-		b, _ := encode(r.Envelope())
+		b, _ := gates.EncodeReply(r.Envelope())
 		text = string(b)
 	}
 	res := &mcp.CallToolResult{}
 	res.SetError(err)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
 	return res
-}
-
-// appender is a reply that writes its own JSON (ops.HeadsReply).
-type appender interface{ AppendJSON([]byte) []byte }
-
-func encode(v any) ([]byte, error) {
-	if a, ok := v.(appender); ok {
-		return a.AppendJSON(nil), nil
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // usage is a call whose arguments are wrong in a way the schema cannot say.
@@ -438,11 +421,10 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 			if err != nil {
 				return result(nil, err)
 			}
-			return result(struct {
-				OK        bool          `json:"ok"`
+			return result(gates.Success(struct {
 				MissionID string        `json:"mission_id"`
 				Letters   []chain.Entry `json:"letters"`
-			}{true, in.MissionID, entries}, nil)
+			}{in.MissionID, entries}), nil)
 		})
 	mcp.AddTool(srv, tool("mission_next", "Draft the letter that would extend a mission's head: mission_seq + 1, prev_letter_id the head's id, updated_at now, and the phase if given. Posts nothing: edit it (verdict, gate, …) and pass it to mission_post. Same as `m1nd mission next`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in nextIn) (*mcp.CallToolResult, any, error) {
@@ -500,21 +482,19 @@ func (s *Server) addMemoryTools(srv *mcp.Server) {
 			if ms == nil {
 				ms = []*memory.Memory{}
 			}
-			return result(struct {
-				OK       bool             `json:"ok"`
+			return result(gates.Success(struct {
 				Cut      int              `json:"cut"`
 				Memories []*memory.Memory `json:"memories"`
-			}{true, cut, ms}, err)
+			}{cut, ms}), err)
 		})
 	mcp.AddTool(srv, tool("memory_resolve", "Settle one of your memories: recorded, withdrawn or deferred. Same as `m1nd memory resolve --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, any, error) {
 			rid, err := s.Flows.Book.Resolve(ctx, s.Agent, in.ID, in.As, in.Rationale, s.now())
-			return result(struct {
-				OK         bool   `json:"ok"`
+			return result(gates.Success(struct {
 				As         string `json:"as"`
 				ID         string `json:"id"`
 				Resolution string `json:"resolution"`
-			}{true, in.As, in.ID, rid}, err)
+			}{in.As, in.ID, rid}), err)
 		})
 }
 
@@ -523,10 +503,9 @@ func (s *Server) addFollowupTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("followup_open", "Open a follow-up: a brief the owner owes you an answer to. The owner gets a letter naming it; when a linked mission ends, it closes with the mission's result. Same as `m1nd followup open --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupOpenIn) (*mcp.CallToolResult, any, error) {
 			id, err := s.Flows.OpenFollowup(ctx, s.Agent, in.Owner, in.Brief, in.Mission, s.now())
-			return result(struct {
-				OK bool   `json:"ok"`
+			return result(gates.Success(struct {
 				ID string `json:"id"`
-			}{true, id}, err)
+			}{id}), err)
 		})
 	mcp.AddTool(srv, tool("followup_resolve", "Close a follow-up you owe (recorded, with its result) or withdraw one. Its opener is told by letter. Same as `m1nd followup resolve --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupResolveIn) (*mcp.CallToolResult, any, error) {
@@ -535,19 +514,17 @@ func (s *Server) addFollowupTools(srv *mcp.Server) {
 				return usage("give exactly one of recorded (the result) or withdrawn (why)")
 			}
 			_, err := s.Flows.ResolveFollowup(ctx, s.Agent, in.ID, as, text, s.now())
-			return result(struct {
-				OK    bool   `json:"ok"`
+			return result(gates.Success(struct {
 				ID    string `json:"id"`
 				State string `json:"state"`
-			}{true, in.ID, as}, err)
+			}{in.ID, as}), err)
 		})
 	mcp.AddTool(srv, tool("followup_list", "List follow-ups with their state (closing those whose mission ended). Same as `m1nd followup list --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupListIn) (*mcp.CallToolResult, any, error) {
 			fs, err := s.Flows.Followups(ctx, in.Owner, in.Open, s.now())
-			return result(struct {
-				OK        bool               `json:"ok"`
+			return result(gates.Success(struct {
 				Followups []*memory.Followup `json:"followups"`
-			}{true, fs}, err)
+			}{fs}), err)
 		})
 }
 
@@ -560,10 +537,9 @@ func (s *Server) addAtlasTools(srv *mcp.Server) {
 				return result(s.Flows.ShowDoc(in.ID))
 			}
 			docs, err := s.Flows.ListDocs()
-			return result(struct {
-				OK   bool            `json:"ok"`
+			return result(gates.Success(struct {
 				Docs []ops.ListedDoc `json:"docs"`
-			}{true, docs}, err)
+			}{docs}), err)
 		})
 	mcp.AddTool(srv, tool("atlas_publish", "Publish a shared document, as you: only you may amend or resolve it. It is proven with your agent key (a human makes it once: m1nd agent key create <agent>). Same as `m1nd atlas publish --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in atlasPublishIn) (*mcp.CallToolResult, any, error) {
@@ -585,16 +561,14 @@ func (s *Server) addSessionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("sessions", "List the live Claude Code and Codex sessions m1nd's hooks recorded: agent, client, state, what waits for each, and the refresh decider's reading. Same as `m1nd sessions --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sessionsIn) (*mcp.CallToolResult, any, error) {
 			views, err := session.Views(ctx, s.Flows.Repo.RuntimeDir(), func() (*ops.Brain, error) { return s.Flows, nil }, s.now(), in.All)
-			return result(struct {
-				OK       bool           `json:"ok"`
+			return result(gates.Success(struct {
 				Sessions []session.View `json:"sessions"`
-			}{true, views}, err)
+			}{views}), err)
 		})
 }
 
-type docOut struct {
-	OK  bool        `json:"ok"`
-	Doc *memory.Doc `json:"doc"`
+func docReply(d *memory.Doc) any {
+	return gates.Success(struct {
+		Doc *memory.Doc `json:"doc"`
+	}{d})
 }
-
-func docReply(d *memory.Doc) docOut { return docOut{OK: true, Doc: d} }

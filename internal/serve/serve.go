@@ -46,14 +46,17 @@ func Listen(addr, who string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// WriteJSON answers v as JSON with status, never cached, HTML left as is.
+// WriteJSON answers v with status, never cached, encoded as every surface
+// answers (gates.EncodeReply: HTML left as is, a map's "ok" first).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	b, err := gates.EncodeReply(v)
+	if err != nil {
+		b = []byte(`{"ok":false,"error":"internal","lesson":"the answer did not encode"}`)
+	}
+	w.Write(append(b, '\n'))
 }
 
 // WriteEncoded answers JSON that is already encoded (as WriteJSON would

@@ -1,0 +1,94 @@
+package gates
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The reply envelope. Every surface (the CLI's --json, the tray's HTTP
+// API, MCP tool results) answers a success as one JSON object whose first
+// member is "ok", and a refusal as the Refusal envelope. EncodeReply is the
+// one encoder behind all three; Success wraps a plain result struct in the
+// envelope, so a result need not carry an ok field of its own.
+
+// Appender is a reply that writes its own JSON, the same bytes
+// encoding/json would: one too large to encode again (mission heads).
+type Appender interface {
+	AppendJSON(b []byte) []byte
+}
+
+// EncodeReply encodes v as the surfaces answer it, without a trailing new
+// line and without escaping HTML: v's own bytes when it is an Appender; a
+// map whose "ok" is set with "ok" first, then the rest in key order (as
+// encoding/json orders a map); anything else as encoding/json writes it.
+func EncodeReply(v any) ([]byte, error) {
+	if a, ok := v.(Appender); ok {
+		return a.AppendJSON(nil), nil
+	}
+	if m, isMap := v.(map[string]any); isMap {
+		if _, has := m["ok"]; has {
+			return okFirst(m)
+		}
+	}
+	return encode(v)
+}
+
+// Success is the envelope of a successful result: "ok":true, then the
+// members of v, which encodes as a JSON object. A v already in the
+// envelope (its "ok" first) encodes as it is.
+func Success(v any) any { return success{v} }
+
+type success struct{ v any }
+
+func (s success) MarshalJSON() ([]byte, error) {
+	b, err := EncodeReply(s.v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("reply envelope: a result encodes as an object, not %.20s", b)
+	}
+	if bytes.HasPrefix(b, []byte(`{"ok":`)) {
+		return b, nil // already in the envelope: wrapped once, never twice
+	}
+	if bytes.Equal(b, []byte("{}")) {
+		return []byte(`{"ok":true}`), nil
+	}
+	return append([]byte(`{"ok":true,`), b[1:]...), nil
+}
+
+// encode is encoding/json without HTML escaping or the trailing new line.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// okFirst encodes a map reply with its "ok" key first and the rest in key
+// order.
+func okFirst(m map[string]any) ([]byte, error) {
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(m)), func(k string) bool { return k == "ok" })
+	b := []byte{'{'}
+	for i, k := range append([]string{"ok"}, keys...) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, err := encode(k)
+		if err != nil {
+			return nil, err
+		}
+		val, err := encode(m[k])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, key...), ':'), val...)
+	}
+	return append(b, '}'), nil
+}

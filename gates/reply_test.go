@@ -1,0 +1,42 @@
+package gates
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+type appended struct{}
+
+func (appended) AppendJSON(b []byte) []byte { return append(b, `{"ok":true,"n":1}`...) }
+
+func TestEncodeReply(t *testing.T) {
+	type doc struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	}
+	for name, tc := range map[string]struct {
+		v    any
+		want string
+	}{
+		"struct":                   {doc{"d1", "<a & b>"}, `{"id":"d1","text":"<a & b>"}`},
+		"map with ok first":        {map[string]any{"z": 1, "ok": true, "a": "x"}, `{"ok":true,"a":"x","z":1}`},
+		"map without ok":           {map[string]any{"z": 1, "a": 2}, `{"a":2,"z":1}`},
+		"appender":                 {appended{}, `{"ok":true,"n":1}`},
+		"success":                  {Success(doc{"d1", "t"}), `{"ok":true,"id":"d1","text":"t"}`},
+		"success of nothing":       {Success(struct{}{}), `{"ok":true}`},
+		"success of a map":         {Success(map[string]any{"b": 1, "a": []int{}}), `{"ok":true,"a":[],"b":1}`},
+		"success of a self-writer": {Success(appended{}), `{"ok":true,"n":1}`},
+		"inside a struct":          {struct{ R any }{Success(doc{"d", "<"})}, `{"R":{"ok":true,"id":"d","text":"<"}}`},
+	} {
+		got, err := EncodeReply(tc.v)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %s %v, want %s", name, got, err, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("%s: %s is not JSON", name, got)
+		}
+	}
+	if _, err := EncodeReply(Success([]int{1})); err == nil {
+		t.Error("a list wrapped in the envelope encoded")
+	}
+}
