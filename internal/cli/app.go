@@ -286,6 +286,14 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 	return id, nil
 }
 
+// defaultDir runs the invocation in dir unless -C named a folder: the
+// session a hook answers was started there, wherever the host runs it.
+func (inv *invocation) defaultDir(dir string) {
+	if inv.dir == "" {
+		inv.dir = dir
+	}
+}
+
 // agentOf defers resolving who acts until a verb's run asks.
 func (inv *invocation) agentOf(c *cli.Context) func() (string, error) {
 	return func() (string, error) { return inv.agent(c) }

@@ -11,8 +11,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -41,24 +44,51 @@ Wire them in with 'm1nd hook install claude' (or codex). The agent is --agent,
 else $M1ND_AGENT, else git config m1nd.agent (per worktree with
 'git config --worktree'). With none of them set a hook injects nothing and
 says so on stderr (exit 0): a session never speaks as owner, the human.`,
-		Action: func(c *cli.Context) error {
-			// "m1nd hook <host> <Event>" with a host m1nd does not know is a
-			// hook entry gone wrong: exit 0, or the host may read a block.
-			if c.NArg() >= 2 && c.Args().Get(1) != "" && unicode.IsUpper(rune(c.Args().Get(1)[0])) {
-				return hookNote(inv, fmt.Sprintf("m1nd hook: unknown host %q (want claude or codex); nothing done", gates.Clip(c.Args().First())))
-			}
-			return groupAction(inv)(c)
-		},
+		Action: hookGroupAction(inv),
 		Subcommands: []*cli.Command{
-			hookRunCommand(inv, session.HostClaude),
-			hookRunCommand(inv, session.HostCodex),
+			newHookRunCmd(inv, session.HostClaude, nil),
+			newHookRunCmd(inv, session.HostCodex, nil),
 			hookInstallCommand(inv, true, nil),
 			hookInstallCommand(inv, false, nil),
 		},
 	}
 }
 
-func hookRunCommand(inv *invocation, host string) *cli.Command {
+// hookGroupAction is m1nd hook called with no subcommand it knows. "m1nd
+// hook <host> <Event>" with a host m1nd does not know is a hook entry gone
+// wrong: exit 0, or the host may read a block.
+func hookGroupAction(inv *invocation) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() >= 2 && c.Args().Get(1) != "" && unicode.IsUpper(rune(c.Args().Get(1)[0])) {
+			return hookNote(inv.io, fmt.Sprintf("m1nd hook: unknown host %q (want claude or codex); nothing done", gates.Clip(c.Args().First())))
+		}
+		return groupAction(inv)(c)
+	}
+}
+
+// hookRunOptions is what hook claude and hook codex run on: one event of
+// one host's session.
+type hookRunOptions struct {
+	IO       *IOStreams
+	Agent    func() (string, error)
+	Mailbox  func() (*mailbox.Mailbox, error)
+	Missions func() (*chain.Missions, error)
+	Book     func() (*memory.Book, error)
+	Repo     func() (*gitstore.Repo, error)
+	// InDir moves the invocation to the session's folder unless -C named
+	// one, before the agent and the brain are resolved: a host runs its
+	// hooks wherever it was started.
+	InDir            func(dir string)
+	Host             string
+	Event            string
+	Budget           int
+	BlockAutoCompact bool
+}
+
+// newHookRunCmd is hook claude or hook codex; a test's runF sees the
+// options instead of running it. Nothing it is given exits non-zero but a
+// deliberate block.
+func newHookRunCmd(inv *invocation, host string, runF func(context.Context, *hookRunOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      host,
 		Usage:     "answer one " + host + " hook event (JSON on stdin, JSON on stdout)",
@@ -72,77 +102,89 @@ func hookRunCommand(inv *invocation, host string) *cli.Command {
 		// session's: a host reads exit 2 as "block" (Claude Code re-prompts
 		// the model on a Stop that exits 2).
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return hookNote(inv, fmt.Sprintf("m1nd hook %s: %s; nothing done", host, gates.OneLine(err.Error())))
+			return hookNote(inv.io, fmt.Sprintf("m1nd hook %s: %s; nothing done", host, gates.OneLine(err.Error())))
 		},
-		Action: func(c *cli.Context) (err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					err = hookNote(inv, fmt.Sprintf("m1nd hook %s: internal error: %v; nothing done", host, p))
-				}
-			}()
-			var res session.Result
+		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				res.Stderr = fmt.Sprintf("m1nd hook %s: want exactly one EVENT argument, got %d; nothing done", host, c.NArg())
-			} else {
-				res = runHook(inv, c, host, c.Args().First())
+				return answerHook(inv.io, session.Result{Stderr: fmt.Sprintf("m1nd hook %s: want exactly one EVENT argument, got %d; nothing done", host, c.NArg())})
 			}
-			if len(res.Stdout) > 0 {
-				inv.io.Out.Write(append(res.Stdout, '\n'))
-			}
-			if res.Stderr != "" {
-				fmt.Fprintln(inv.io.Err, res.Stderr)
-			}
-			return exitStatus(res.Exit) // 0, or 2 only for a deliberate block
+			opts := &hookRunOptions{IO: inv.io, Agent: inv.agentOf(c), Mailbox: inv.mailbox, Missions: inv.missions, Book: inv.book, Repo: inv.openRepo,
+				InDir: inv.defaultDir, Host: host, Event: c.Args().First(), Budget: c.Int("budget"), BlockAutoCompact: c.Bool(session.BlockFlag[2:])}
+			return runWith(c.Context, opts, runF, runHookEvent)
 		},
 	}
 }
 
+// runHookEvent answers the event. A panic ends as any failure does, in
+// one stderr line and exit 0.
+func runHookEvent(ctx context.Context, opts *hookRunOptions) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = hookNote(opts.IO, fmt.Sprintf("m1nd hook %s: internal error: %v; nothing done", opts.Host, p))
+		}
+	}()
+	return answerHook(opts.IO, runHook(ctx, opts))
+}
+
+// answerHook writes what the hook answers its host and exits with its
+// status: 0, or 2 only for a deliberate block.
+func answerHook(streams *IOStreams, res session.Result) error {
+	if len(res.Stdout) > 0 {
+		streams.Out.Write(append(res.Stdout, '\n'))
+	}
+	if res.Stderr != "" {
+		fmt.Fprintln(streams.Err, res.Stderr)
+	}
+	return exitStatus(res.Exit)
+}
+
 // hookNote ends a hook that could not run as m1nd meant: one line on
 // stderr, nothing on stdout, exit 0.
-func hookNote(inv *invocation, note string) error {
-	fmt.Fprintln(inv.io.Err, note)
+func hookNote(streams *IOStreams, note string) error {
+	fmt.Fprintln(streams.Err, note)
 	return exitStatus(0)
 }
 
 // runHook turns every failure into one stderr line: a hook must never
 // break the agent's session.
-func runHook(inv *invocation, c *cli.Context, host, event string) session.Result {
+func runHook(ctx context.Context, opts *hookRunOptions) session.Result {
+	host, event := opts.Host, opts.Event
 	fail := func(err error) session.Result { return session.Failure(host, event, err) }
-	in, err := session.ReadInput(inv.io.In)
+	in, err := session.ReadInput(opts.IO.In)
 	if err != nil {
 		return fail(fmt.Errorf("%w; nothing injected", err))
 	}
-	if in.Cwd != "" && inv.dir == "" {
+	if in.Cwd != "" {
 		if fi, err := os.Stat(in.Cwd); err == nil && fi.IsDir() {
-			inv.dir = in.Cwd
+			opts.InDir(in.Cwd)
 		}
 	}
-	agent, err := inv.agent(c)
+	agent, err := opts.Agent()
 	if err != nil {
 		return fail(err)
 	}
 	if agent == gates.HumanName {
 		return session.Result{Stderr: noAgentNote(host, event)}
 	}
-	box, err := inv.mailbox()
+	box, err := opts.Mailbox()
 	if err != nil {
 		return fail(err)
 	}
-	m, err := inv.missions()
+	m, err := opts.Missions()
 	if err != nil {
 		return fail(err)
 	}
-	book, err := inv.book()
+	book, err := opts.Book()
 	if err != nil {
 		return fail(err)
 	}
-	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: c.Int("budget"),
-		BlockAutoCompact: c.Bool(session.BlockFlag[2:]), Registry: session.NewRegistry(box.Repo.RuntimeDir()), Now: inv.now()}
+	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: opts.Budget,
+		BlockAutoCompact: opts.BlockAutoCompact, Registry: session.NewRegistry(box.Repo.RuntimeDir()), Now: opts.IO.now()}
 	if host == session.HostClaude && event == session.EventSessionStart && agent != gates.HumanName {
 		s.EnvFile = os.Getenv("CLAUDE_ENV_FILE")
 	}
-	res := s.Handle(c.Context, event, in)
-	if err := noteSession(inv, in, host, agent, event, res); err != nil {
+	res := s.Handle(ctx, event, in)
+	if err := noteSession(opts, in, agent, res); err != nil {
 		res.Stderr = strings.TrimLeft(res.Stderr+"\n"+session.Failure(host, event, err).Stderr, "\n")
 	}
 	return res
@@ -157,20 +199,20 @@ func noAgentNote(host, event string) string {
 
 // noteSession records the session in the runtime folder's registry (m1nd
 // sessions lists it). A session the host did not name is not recorded.
-func noteSession(inv *invocation, in *session.Input, host, agent, event string, res session.Result) error {
-	if in.SessionID == "" || !session.Answers(event) {
+func noteSession(opts *hookRunOptions, in *session.Input, agent string, res session.Result) error {
+	if in.SessionID == "" || !session.Answers(opts.Event) {
 		return nil
 	}
-	repo, err := inv.openRepo()
+	repo, err := opts.Repo()
 	if err != nil {
 		return err
 	}
-	state, _ := session.StateAfter(event, res)
+	state, _ := session.StateAfter(opts.Event, res)
 	proc, err := session.HostProcess(os.Getppid())
 	if err != nil {
 		proc = session.Proc{} // recorded without a process: never listed live
 	}
-	return session.NewRegistry(repo.RuntimeDir()).Note(in, host, agent, event, state, proc, inv.now())
+	return session.NewRegistry(repo.RuntimeDir()).Note(in, opts.Host, agent, opts.Event, state, proc, opts.IO.now())
 }
 
 func hookInstallCommand(inv *invocation, install bool, runF func(context.Context, *hookInstallOptions) error) *cli.Command {

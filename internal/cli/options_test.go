@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/session"
 )
 
 // parse runs the verb that newCmd builds on args, as Main would, with a
@@ -300,4 +302,28 @@ func TestParseGitHooks(t *testing.T) {
 		{args: []string{"post-commit"}, usage: `unknown git hook "post-commit"`},
 		{args: []string{}, usage: `unknown git hook ""`},
 	})
+}
+
+func TestParseHookRun(t *testing.T) {
+	claude := func(inv *invocation, runF func(context.Context, *hookRunOptions) error) *cli.Command {
+		return newHookRunCmd(inv, session.HostClaude, runF)
+	}
+	codex := func(inv *invocation, runF func(context.Context, *hookRunOptions) error) *cli.Command {
+		return newHookRunCmd(inv, session.HostCodex, runF)
+	}
+	checkParse(t, claude, []parseCase[hookRunOptions]{
+		{args: []string{"SessionStart"}, want: hookRunOptions{Host: "claude", Event: "SessionStart", Budget: session.DefaultBudget}},
+		{args: []string{"PreCompact", "--budget", "9000", "--block-auto-compact", "--agent", "a2"},
+			want: hookRunOptions{Host: "claude", Event: "PreCompact", Budget: 9000, BlockAutoCompact: true}},
+	})
+	checkParse(t, codex, []parseCase[hookRunOptions]{
+		{args: []string{"Stop"}, want: hookRunOptions{Host: "codex", Event: "Stop", Budget: session.DefaultBudget}},
+	})
+	// A hook's mistakes are no usage errors: exit 0, and nothing runs.
+	for _, args := range [][]string{{}, {"Stop", "Stop"}, {"Stop", "--nope"}, {"Stop", "--budget", "lots"}} {
+		got, err := parse(t, claude, args...)
+		if status, ok := err.(exitStatus); !ok || status != 0 || got != nil {
+			t.Errorf("hook claude %v: %v, ran %v; want exit 0 and no run", args, err, got != nil)
+		}
+	}
 }
