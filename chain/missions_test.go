@@ -333,8 +333,9 @@ func TestHeadsCacheFollowsPlainGit(t *testing.T) {
 		}
 		return view.Missions[0].HeadLetterID
 	}
-	if headID() != l2.ID() || headID() != l2.ID() { // cold, then warm
-		t.Fatal("head is not letter 2")
+	cold := headID()
+	if warm := headID(); cold != l2.ID() || warm != l2.ID() {
+		t.Fatalf("head is %s cold and %s warm, want letter 2 (%s)", cold, warm, l2.ID())
 	}
 	cache := chain.HeadCachePath(m.Repo.RuntimeDir())
 	if _, err := os.Stat(cache); err != nil {

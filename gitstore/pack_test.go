@@ -357,15 +357,15 @@ func TestPackReadsDuringGC(t *testing.T) {
 	}
 }
 
-// testPack builds a pack and its version 2 index in memory: each object
-// whole, or as a delta (OFS or REF) on an earlier one. With large set,
-// every offset goes through the 64-bit table.
+// testObject is one object of a test pack (buildTestPack, which builds a
+// pack and its version 2 index in memory, every offset through the 64-bit
+// table when large is set): whole, or a delta (OFS or REF) on an earlier
+// one.
 type testObject struct {
-	typ   byte
-	data  []byte
-	base  int // index of the delta base, or -1
-	ref   bool
-	large bool
+	typ  byte
+	data []byte
+	base int // index of the delta base, or -1
+	ref  bool
 }
 
 func objectName(typ byte, data []byte) Hash {

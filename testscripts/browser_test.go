@@ -191,8 +191,6 @@ func open(t *testing.T, ctx context.Context, url string) {
 	until(t, ctx, "the tray to start", `document.body.dataset.ready === 'true'`)
 }
 
-const cardSel = `#cards .card`
-
 func cardOf(phase string) string { return fmt.Sprintf(`#cards .card[data-phase=%q]`, phase) }
 
 func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
