@@ -123,24 +123,37 @@ func runLand(ctx context.Context, opts *landOptions) error {
 	})
 }
 
-func missionGateCommand(inv *invocation) *cli.Command {
-	return runLogCommand(inv, "gate", runs.LogGate, "print the output of a mission's gate, as the runner kept it",
+// newMissionGateCmd parses mission gate; a test's runF sees the options
+// instead of running it.
+func newMissionGateCmd(inv *invocation, runF func(context.Context, *runLogOptions) error) *cli.Command {
+	return newRunLogCmd(inv, "gate", runs.LogGate, "print the output of a mission's gate, as the runner kept it",
 		`Prints the gate command's output from the run's log on this machine, control
 characters made visible and the machine's paths spelled <worktree>, <repo>
 and ~. The letters carry only the log's hash (gate.artifact_hash). With
---regate, the output of the queue's gate on the merge with the target.`)
+--regate, the output of the queue's gate on the merge with the target.`, runF)
 }
 
-func missionOutputCommand(inv *invocation) *cli.Command {
-	return runLogCommand(inv, "output", runs.LogAgent, "print the agent's own output, as the runner kept it",
+// newMissionOutputCmd parses mission output; a test's runF sees the
+// options instead of running it.
+func newMissionOutputCmd(inv *invocation, runF func(context.Context, *runLogOptions) error) *cli.Command {
+	return newRunLogCmd(inv, "output", runs.LogAgent, "print the agent's own output, as the runner kept it",
 		`Prints what the mission's agent wrote while it worked, from the run's log on
 this machine: control characters made visible and the machine's paths
 spelled <worktree>, <repo> and ~. Only the machine whose runner ran the
-mission keeps it; no ref carries it.`)
+mission keeps it; no ref carries it.`, runF)
 }
 
-// runLogCommand is a verb that prints one of a mission's run logs whole.
-func runLogCommand(inv *invocation, name, log, usage, description string) *cli.Command {
+// runLogOptions is what mission gate and mission output run on.
+type runLogOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Flows     func() (*ops.Brain, error)
+	MissionID string
+	Log       string // the run log printed: runs.LogGate, runs.LogRegate or runs.LogAgent
+}
+
+// newRunLogCmd is a verb that prints one of a mission's run logs whole.
+func newRunLogCmd(inv *invocation, name, log, usage, description string, runF func(context.Context, *runLogOptions) error) *cli.Command {
 	flags := []cli.Flag{jsonFlag}
 	if log == runs.LogGate {
 		flags = append(flags, &cli.BoolFlag{Name: "regate", Usage: "the queue's gate on the merge with the target, not the gate on the work"})
@@ -156,48 +169,65 @@ func runLogCommand(inv *invocation, name, log, usage, description string) *cli.C
 			if err != nil {
 				return err
 			}
-			b, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			head, err := b.Missions.Current(id)
-			if err != nil {
-				return err
-			}
 			which := log
 			if c.Bool("regate") {
 				which = runs.LogRegate
 			}
-			out, truncated, err := b.Output(id, which, 16<<20)
-			if err != nil {
-				return fmt.Errorf("mission %s: %w", id, err)
-			}
-			reply := struct {
-				OK         bool   `json:"ok"`
-				MissionID  string `json:"mission_id"`
-				Log        string `json:"log"`
-				Command    string `json:"command,omitempty"`
-				ExitStatus *int64 `json:"exit_status,omitempty"`
-				ops.RunOutput
-			}{OK: true, MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
-			if g := head.Letter.Gate; g != nil && which == runs.LogGate {
-				reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
-			}
-			return inv.reply(reply, func(w io.Writer) error {
-				if truncated {
-					fmt.Fprintln(w, "[… the start of the output is cut …]")
-				}
-				fmt.Fprint(w, out)
-				if out != "" && !strings.HasSuffix(out, "\n") {
-					fmt.Fprintln(w)
-				}
-				return nil
-			})
+			return runWith(c.Context, &runLogOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, MissionID: id, Log: which}, runF, runRunLog)
 		},
 	}
 }
 
-func missionDiffCommand(inv *invocation) *cli.Command {
+// runRunLog prints the run log of a mission the brain has; the gate's
+// reply also names the command and its exit status.
+func runRunLog(_ context.Context, opts *runLogOptions) error {
+	b, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	id, which := opts.MissionID, opts.Log
+	head, err := b.Missions.Current(id)
+	if err != nil {
+		return err
+	}
+	out, truncated, err := b.Output(id, which, 16<<20)
+	if err != nil {
+		return fmt.Errorf("mission %s: %w", id, err)
+	}
+	reply := struct {
+		OK         bool   `json:"ok"`
+		MissionID  string `json:"mission_id"`
+		Log        string `json:"log"`
+		Command    string `json:"command,omitempty"`
+		ExitStatus *int64 `json:"exit_status,omitempty"`
+		ops.RunOutput
+	}{OK: true, MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
+	if g := head.Letter.Gate; g != nil && which == runs.LogGate {
+		reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
+	}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		if truncated {
+			fmt.Fprintln(w, "[… the start of the output is cut …]")
+		}
+		fmt.Fprint(w, out)
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			fmt.Fprintln(w)
+		}
+		return nil
+	})
+}
+
+// missionDiffOptions is what mission diff runs on.
+type missionDiffOptions struct {
+	IO        *IOStreams
+	Flows     func() (*ops.Brain, error)
+	MissionID string
+	Stat      bool // the diffstat only
+}
+
+// newMissionDiffCmd parses mission diff; a test's runF sees the options
+// instead of running it.
+func newMissionDiffCmd(inv *invocation, runF func(context.Context, *missionDiffOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "diff",
 		Usage:     "print a mission's work: the diff of m1nd/<mission_id> since its base",
@@ -213,14 +243,20 @@ started from, so it pipes into a pager or a viewer:
 			if err != nil {
 				return err
 			}
-			b, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			if _, err := b.Missions.Current(id); err != nil {
-				return err
-			}
-			return b.Diff(c.Context, id, inv.io.Out, c.Bool("stat"))
+			return runWith(c.Context, &missionDiffOptions{IO: inv.io, Flows: inv.flows, MissionID: id, Stat: c.Bool("stat")}, runF, runMissionDiff)
 		},
 	}
+}
+
+// runMissionDiff writes git's diff of the mission's work to stdout, for
+// a pager; a mission the brain lacks is refused before git runs.
+func runMissionDiff(ctx context.Context, opts *missionDiffOptions) error {
+	b, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	if _, err := b.Missions.Current(opts.MissionID); err != nil {
+		return err
+	}
+	return b.Diff(ctx, opts.MissionID, opts.IO.Out, opts.Stat)
 }

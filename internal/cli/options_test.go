@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -326,4 +327,22 @@ func TestParseHookRun(t *testing.T) {
 			t.Errorf("hook claude %v: %v, ran %v; want exit 0 and no run", args, err, got != nil)
 		}
 	}
+}
+
+func TestParseMissionRunLogsAndDiff(t *testing.T) {
+	checkParse(t, newMissionGateCmd, []parseCase[runLogOptions]{
+		{args: []string{msn}, want: runLogOptions{MissionID: msn, Log: runs.LogGate}},
+		{args: []string{msn, "--regate", "--json"}, want: runLogOptions{JSON: true, MissionID: msn, Log: runs.LogRegate}},
+		{args: []string{"msn_nope"}, usage: "is not a mission id"},
+		{args: []string{}, usage: "missing mission id"},
+	})
+	checkParse(t, newMissionOutputCmd, []parseCase[runLogOptions]{
+		{args: []string{msn, "--json"}, want: runLogOptions{JSON: true, MissionID: msn, Log: runs.LogAgent}},
+		{args: []string{msn, "--regate"}, usage: "flag provided but not defined"},
+	})
+	checkParse(t, newMissionDiffCmd, []parseCase[missionDiffOptions]{
+		{args: []string{msn}, want: missionDiffOptions{MissionID: msn}},
+		{args: []string{msn, "--stat"}, want: missionDiffOptions{MissionID: msn, Stat: true}},
+		{args: []string{msn, msn}, usage: "too many arguments"},
+	})
 }
