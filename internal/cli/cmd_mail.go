@@ -30,9 +30,9 @@ wet_ink or in_flight. With the agent-session hooks installed
 at its next tool call, exactly once.`,
 		Subcommands: []*cli.Command{
 			newMailSendCmd(inv, nil),
-			mailInboxCommand(inv),
-			mailShowCommand(inv),
-			mailFatesCommand(inv),
+			newMailInboxCmd(inv, nil),
+			newMailShowCmd(inv, nil),
+			newMailFatesCmd(inv, nil),
 		},
 	}
 }
@@ -103,7 +103,20 @@ func runMailSend(ctx context.Context, opts *mailSendOptions) error {
 	})
 }
 
-func mailInboxCommand(inv *invocation) *cli.Command {
+// mailInboxOptions is what mail inbox runs on.
+type mailInboxOptions struct {
+	IO       *IOStreams
+	JSON     bool
+	Agent    func() (string, error)
+	Flows    func() (*ops.Brain, error)
+	Unread   bool
+	MarkRead bool
+	Limit    int // 0: all
+}
+
+// newMailInboxCmd parses mail inbox; a test's runF sees the options
+// instead of running it.
+func newMailInboxCmd(inv *invocation, runF func(context.Context, *mailInboxOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "inbox",
 		Usage: "the letters for an agent, newest first, read or unread",
@@ -121,36 +134,54 @@ as read, so the hooks will not deliver it again.`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			flows, agent, err := openAs(inv.agentOf(c), inv.flows)
-			if err != nil {
-				return err
-			}
-			reply, err := flows.Inbox(c.Context, agent, c.Bool("unread"), c.Int("limit"), c.Bool("mark-read"))
-			if err != nil {
-				return err
-			}
-			return inv.reply(reply, func(w io.Writer) error {
-				fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(reply.Total, "letter"), reply.Unread)
-				for _, e := range reply.Letters {
-					mark := " "
-					switch {
-					case !e.Read:
-						mark = "*"
-					case e.Turn == mailbox.TurnInTurn:
-						mark = "~"
-					}
-					fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
-				}
-				if n := reply.Total - len(reply.Letters); n > 0 && !c.Bool("unread") {
-					fmt.Fprintf(w, "… %d older (--limit 0 shows all)\n", n)
-				}
-				return nil
-			})
+			opts := &mailInboxOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows,
+				Unread: c.Bool("unread"), MarkRead: c.Bool("mark-read"), Limit: c.Int("limit")}
+			return runWith(c.Context, opts, runF, runMailInbox)
 		},
 	}
 }
 
-func mailShowCommand(inv *invocation) *cli.Command {
+// runMailInbox lists the agent's letters, newest first, marking them read
+// when asked.
+func runMailInbox(ctx context.Context, opts *mailInboxOptions) error {
+	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	if err != nil {
+		return err
+	}
+	reply, err := flows.Inbox(ctx, agent, opts.Unread, opts.Limit, opts.MarkRead)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(reply.Total, "letter"), reply.Unread)
+		for _, e := range reply.Letters {
+			mark := " "
+			switch {
+			case !e.Read:
+				mark = "*"
+			case e.Turn == mailbox.TurnInTurn:
+				mark = "~"
+			}
+			fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
+		}
+		if n := reply.Total - len(reply.Letters); n > 0 && !opts.Unread {
+			fmt.Fprintf(w, "… %d older (--limit 0 shows all)\n", n)
+		}
+		return nil
+	})
+}
+
+// mailShowOptions is what mail show runs on.
+type mailShowOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+	ID    string
+}
+
+// newMailShowCmd parses mail show; a test's runF sees the options instead
+// of running it.
+func newMailShowCmd(inv *invocation, runF func(context.Context, *mailShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "show one letter in full",
@@ -161,37 +192,43 @@ func mailShowCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			flows, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			s, err := flows.ShowLetter(c.Context, id)
-			if err != nil {
-				return err
-			}
-			fate := s.Fate
-			return inv.reply(s, func(w io.Writer) error {
-				l := s.Letter
-				fmt.Fprintf(w, "letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
-				if l.Tool != "" {
-					fmt.Fprintf(w, "tool %s\n", l.Tool)
-				}
-				if len(l.Answers) > 0 {
-					fmt.Fprintf(w, "answers %s\n", strings.Join(l.Answers, ", "))
-				}
-				fmt.Fprintf(w, "\n%s\n", l.What)
-				if l.Expected != "" {
-					fmt.Fprintf(w, "\nexpected: %s\n", l.Expected)
-				}
-				if l.Snippet != "" {
-					fmt.Fprintf(w, "\n%s\n", l.Snippet)
-				}
-				return nil
-			})
+			return runWith(c.Context, &mailShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, ID: id}, runF, runMailShow)
 		},
 	}
 }
 
+// runMailShow shows the letter in full, with its fate.
+func runMailShow(ctx context.Context, opts *mailShowOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	s, err := flows.ShowLetter(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	fate := s.Fate
+	return opts.IO.reply(opts.JSON, s, func(w io.Writer) error {
+		l := s.Letter
+		fmt.Fprintf(w, "letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
+		if l.Tool != "" {
+			fmt.Fprintf(w, "tool %s\n", l.Tool)
+		}
+		if len(l.Answers) > 0 {
+			fmt.Fprintf(w, "answers %s\n", strings.Join(l.Answers, ", "))
+		}
+		fmt.Fprintf(w, "\n%s\n", l.What)
+		if l.Expected != "" {
+			fmt.Fprintf(w, "\nexpected: %s\n", l.Expected)
+		}
+		if l.Snippet != "" {
+			fmt.Fprintf(w, "\n%s\n", l.Snippet)
+		}
+		return nil
+	})
+}
+
+// fatesReply is what mail fates answers.
 type fatesReply struct {
 	OK     bool              `json:"ok"`
 	Counts map[string]int    `json:"counts"`
@@ -202,54 +239,68 @@ type fatesReply struct {
 	Delivery []mailbox.AgentInFlight `json:"delivery"`
 }
 
-func mailFatesCommand(inv *invocation) *cli.Command {
+// mailFatesOptions is what mail fates runs on.
+type mailFatesOptions struct {
+	IO      *IOStreams
+	JSON    bool
+	Mailbox func() (*mailbox.Mailbox, error)
+}
+
+// newMailFatesCmd parses mail fates; a test's runF sees the options
+// instead of running it.
+func newMailFatesCmd(inv *invocation, runF func(context.Context, *mailFatesOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:   "fates",
 		Usage:  "every letter's fate, and how many are open",
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			box, err := inv.mailbox()
-			if err != nil {
-				return err
-			}
-			all, err := box.All(c.Context)
-			if err != nil {
-				return err
-			}
-			fates := box.Fates(all)
-			delivery, err := box.AllInFlight()
-			if err != nil {
-				return err
-			}
-			reply := fatesReply{OK: true, Fates: fates, Delivery: delivery}
-			if reply.Delivery == nil {
-				reply.Delivery = []mailbox.AgentInFlight{}
-			}
-			reply.Counts, reply.Open = mailbox.Tally(fates)
-			return inv.reply(reply, func(w io.Writer) error {
-				fmt.Fprintf(w, "%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
-				for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
-					fmt.Fprintf(w, "  %-10s %d\n", f, reply.Counts[f])
-				}
-				for _, a := range delivery {
-					for _, f := range a.Turns {
-						fmt.Fprintf(w, "  in a turn %s to %s: delivered into session %s at %s (turn %d), not answered yet\n", f.ID, a.Agent, f.Session, f.At, f.Attempt)
-					}
-					for _, f := range a.Again {
-						fmt.Fprintf(w, "  again     %s to %s: its turn failed; delivered again at the next\n", f.ID, a.Agent)
-					}
-				}
-				for i := len(all) - 1; i >= 0; i-- {
-					s := all[i]
-					if mailbox.Open(fates[s.ID]) {
-						fmt.Fprintf(w, "  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, clipText(firstLine(s.Letter.What), 50))
-					}
-				}
-				return nil
-			})
+			return runWith(c.Context, &mailFatesOptions{IO: inv.io, JSON: c.Bool("json"), Mailbox: inv.mailbox}, runF, runMailFates)
 		},
 	}
+}
+
+// runMailFates works out every letter's fate, and what waits in a turn.
+func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
+	box, err := opts.Mailbox()
+	if err != nil {
+		return err
+	}
+	all, err := box.All(ctx)
+	if err != nil {
+		return err
+	}
+	fates := box.Fates(all)
+	delivery, err := box.AllInFlight()
+	if err != nil {
+		return err
+	}
+	reply := fatesReply{OK: true, Fates: fates, Delivery: delivery}
+	if reply.Delivery == nil {
+		reply.Delivery = []mailbox.AgentInFlight{}
+	}
+	reply.Counts, reply.Open = mailbox.Tally(fates)
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
+		for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
+			fmt.Fprintf(w, "  %-10s %d\n", f, reply.Counts[f])
+		}
+		for _, a := range delivery {
+			for _, f := range a.Turns {
+				fmt.Fprintf(w, "  in a turn %s to %s: delivered into session %s at %s (turn %d), not answered yet\n", f.ID, a.Agent, f.Session, f.At, f.Attempt)
+			}
+			for _, f := range a.Again {
+				fmt.Fprintf(w, "  again     %s to %s: its turn failed; delivered again at the next\n", f.ID, a.Agent)
+			}
+		}
+		for i := len(all) - 1; i >= 0; i-- {
+			s := all[i]
+			if mailbox.Open(fates[s.ID]) {
+				fmt.Fprintf(w, "  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, clipText(firstLine(s.Letter.What), 50))
+			}
+		}
+		return nil
+	})
 }
 
 func firstLine(s string) string {

@@ -346,3 +346,23 @@ func TestParseMissionRunLogsAndDiff(t *testing.T) {
 		{args: []string{msn, msn}, usage: "too many arguments"},
 	})
 }
+
+func TestParseMailReads(t *testing.T) {
+	checkParse(t, newMailInboxCmd, []parseCase[mailInboxOptions]{
+		{args: []string{}, want: mailInboxOptions{Limit: 50}},
+		{args: []string{"--unread", "--mark-read", "--limit", "0", "--agent", "a2", "--json"}, want: mailInboxOptions{JSON: true, Unread: true, MarkRead: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+		{args: []string{"--limit", "many"}, usage: "invalid value"},
+	})
+	checkParse(t, newMailShowCmd, []parseCase[mailShowOptions]{
+		{args: []string{"0123456789ab"}, want: mailShowOptions{ID: "0123456789ab"}},
+		{args: []string{"0123456789ab", "--json"}, want: mailShowOptions{JSON: true, ID: "0123456789ab"}},
+		{args: []string{}, usage: "missing letter id"},
+		{args: []string{"a", "b"}, usage: "too many arguments"},
+	})
+	checkParse(t, newMailFatesCmd, []parseCase[mailFatesOptions]{
+		{args: []string{}, want: mailFatesOptions{}},
+		{args: []string{"--json"}, want: mailFatesOptions{JSON: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+}
