@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
 )
@@ -28,39 +29,64 @@ func memoryCommand(inv *invocation) *cli.Command {
 		Subcommands: []*cli.Command{
 			newMemoryAddCmd(inv, nil),
 			newMemoryRecallCmd(inv, nil),
-			{
-				Name:      "resolve",
-				Usage:     "settle one of your memories: recorded, withdrawn or deferred (to a follow-up)",
-				ArgsUsage: "ID",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "as", Usage: "recorded, withdrawn or deferred (required)"},
-					&cli.StringFlag{Name: "rationale", Usage: "why (required)"},
-					agentFlag, jsonFlag,
-				},
-				Action: func(c *cli.Context) error {
-					id, err := oneArg(c, "memory id")
-					if err != nil {
-						return err
-					}
-					if c.String("as") == "" || c.String("rationale") == "" {
-						return usagef("memory resolve needs --as and --rationale")
-					}
-					b, agent, err := openAs(inv.writerOf(c), inv.book)
-					if err != nil {
-						return err
-					}
-					rid, err := b.Resolve(c.Context, agent, id, c.String("as"), c.String("rationale"), inv.now())
-					if err != nil {
-						return err
-					}
-					return inv.reply(map[string]any{"ok": true, "id": id, "resolution": rid, "as": c.String("as")}, func(w io.Writer) error {
-						fmt.Fprintf(w, "memory %s %s\n", id, c.String("as"))
-						return nil
-					})
-				},
-			},
+			newMemoryResolveCmd(inv, nil),
 		},
 	}
+}
+
+// memoryResolveOptions is what memory resolve runs on.
+type memoryResolveOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Agent     func() (string, error)
+	Book      func() (*memory.Book, error)
+	ID        string
+	As        string // recorded, withdrawn or deferred
+	Rationale string
+}
+
+// newMemoryResolveCmd parses memory resolve; a test's runF sees the
+// options instead of running it.
+func newMemoryResolveCmd(inv *invocation, runF func(context.Context, *memoryResolveOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:      "resolve",
+		Usage:     "settle one of your memories: recorded, withdrawn or deferred (to a follow-up)",
+		ArgsUsage: "ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "as", Usage: "recorded, withdrawn or deferred (required)"},
+			&cli.StringFlag{Name: "rationale", Usage: "why (required)"},
+			agentFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			id, err := oneArg(c, "memory id")
+			if err != nil {
+				return err
+			}
+			if c.String("as") == "" || c.String("rationale") == "" {
+				return usagef("memory resolve needs --as and --rationale")
+			}
+			opts := &memoryResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Book: inv.book,
+				ID: id, As: c.String("as"), Rationale: c.String("rationale")}
+			return runWith(c.Context, opts, runF, runMemoryResolve)
+		},
+	}
+}
+
+// runMemoryResolve settles the memory as the acting agent, who must be
+// its writer.
+func runMemoryResolve(ctx context.Context, opts *memoryResolveOptions) error {
+	b, agent, err := openAs(opts.Agent, opts.Book)
+	if err != nil {
+		return err
+	}
+	rid, err := b.Resolve(ctx, agent, opts.ID, opts.As, opts.Rationale, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": opts.ID, "resolution": rid, "as": opts.As}, func(w io.Writer) error {
+		fmt.Fprintf(w, "memory %s %s\n", opts.ID, opts.As)
+		return nil
+	})
 }
 
 // memoryAddOptions is what memory add runs on.
@@ -560,28 +586,48 @@ func agentCommand(inv *invocation) *cli.Command {
 		Usage: "agent keys: what proves a shared document's publisher",
 		Subcommands: []*cli.Command{{
 			Name: "key", Usage: "agent keys",
-			Subcommands: []*cli.Command{{
-				Name: "create", Usage: "create NAME's key (0600, in .git/m1nd/keys; never a ref, never pushed)", ArgsUsage: "NAME",
-				Flags: []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					name, err := oneArg(c, "agent name")
-					if err != nil {
-						return err
-					}
-					repo, err := inv.openRepo()
-					if err != nil {
-						return err
-					}
-					path, err := memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}.Create(name)
-					if err != nil {
-						return usagef("%v", err)
-					}
-					return inv.reply(map[string]any{"ok": true, "agent": name, "path": path}, func(w io.Writer) error {
-						fmt.Fprintf(w, "key for %s: %s (mode 0600)\n", name, path)
-						return nil
-					})
-				},
-			}},
+			Subcommands: []*cli.Command{newAgentKeyCreateCmd(inv, nil)},
 		}},
 	}
+}
+
+// agentKeyCreateOptions is what agent key create runs on.
+type agentKeyCreateOptions struct {
+	IO   *IOStreams
+	JSON bool
+	Repo func() (*gitstore.Repo, error)
+	Name string
+}
+
+// newAgentKeyCreateCmd parses agent key create; a test's runF sees the
+// options instead of running it.
+func newAgentKeyCreateCmd(inv *invocation, runF func(context.Context, *agentKeyCreateOptions) error) *cli.Command {
+	return &cli.Command{
+		Name: "create", Usage: "create NAME's key (0600, in .git/m1nd/keys; never a ref, never pushed)", ArgsUsage: "NAME",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			name, err := oneArg(c, "agent name")
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, &agentKeyCreateOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Name: name}, runF, runAgentKeyCreate)
+		},
+	}
+}
+
+// runAgentKeyCreate makes the agent's key in this clone's runtime folder;
+// a name the keys refuse is the caller's to fix, a usage error.
+func runAgentKeyCreate(_ context.Context, opts *agentKeyCreateOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
+	path, err := memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}.Create(opts.Name)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "agent": opts.Name, "path": path}, func(w io.Writer) error {
+		fmt.Fprintf(w, "key for %s: %s (mode 0600)\n", opts.Name, path)
+		return nil
+	})
 }

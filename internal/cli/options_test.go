@@ -366,3 +366,19 @@ func TestParseMailReads(t *testing.T) {
 		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
 	})
 }
+
+func TestParseMemoryResolveAndAgentKey(t *testing.T) {
+	checkParse(t, newMemoryResolveCmd, []parseCase[memoryResolveOptions]{
+		{args: []string{"mem_1", "--as", "withdrawn", "--rationale", "moot"}, want: memoryResolveOptions{ID: "mem_1", As: "withdrawn", Rationale: "moot"}},
+		{args: []string{"mem_1", "--as", "recorded", "--rationale", "done", "--json"}, want: memoryResolveOptions{JSON: true, ID: "mem_1", As: "recorded", Rationale: "done"}},
+		{args: []string{}, usage: "missing memory id"},
+		{args: []string{"mem_1", "--as", "recorded"}, usage: "memory resolve needs --as and --rationale"},
+		{args: []string{"mem_1", "--rationale", "why"}, usage: "memory resolve needs --as and --rationale"},
+	})
+	checkParse(t, newAgentKeyCreateCmd, []parseCase[agentKeyCreateOptions]{
+		{args: []string{"a2"}, want: agentKeyCreateOptions{Name: "a2"}},
+		{args: []string{"a2", "--json"}, want: agentKeyCreateOptions{JSON: true, Name: "a2"}},
+		{args: []string{}, usage: "missing agent name"},
+		{args: []string{"a2", "b3"}, usage: "too many arguments"},
+	})
+}
