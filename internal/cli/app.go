@@ -335,17 +335,6 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return "", usagef("too many arguments: want one %s, got %d", what, c.NArg())
 }
 
-// missionFor reads the one mission id argument and opens the brain's
-// missions: the start of every verb about one mission.
-func (inv *invocation) missionFor(c *cli.Context) (*chain.Missions, string, error) {
-	id, err := missionArg(c)
-	if err != nil {
-		return nil, "", err
-	}
-	m, err := inv.missions()
-	return m, id, err
-}
-
 // missionArg reads and validates a mission id argument.
 func missionArg(c *cli.Context) (string, error) {
 	id, err := oneArg(c, "mission id")

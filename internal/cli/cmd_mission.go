@@ -36,15 +36,15 @@ prev_letter_id = the head's letter id, or it is refused stale_head.`,
 		Subcommands: []*cli.Command{
 			newMissionNewCmd(inv, nil),
 			newMissionPostCmd(inv, nil),
-			missionShowCommand(inv),
-			missionLogCommand(inv),
+			newMissionShowCmd(inv, nil),
+			newMissionLogCmd(inv, nil),
 			newMissionGateCmd(inv, nil),
 			newMissionOutputCmd(inv, nil),
 			newMissionDiffCmd(inv, nil),
-			missionHeadsCommand(inv),
+			newMissionHeadsCmd(inv, nil),
 			newMissionNextCmd(inv, nil),
 			newMissionArchiveCmd(inv, nil),
-			missionFoldCommand(inv),
+			newMissionFoldCmd(inv, nil),
 		},
 	}
 }
@@ -241,7 +241,17 @@ func openDocument(path string) (*os.File, error) {
 	return f, nil
 }
 
-func missionShowCommand(inv *invocation) *cli.Command {
+// missionShowOptions is what mission show runs on.
+type missionShowOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Flows     func() (*ops.Brain, error)
+	MissionID string
+}
+
+// newMissionShowCmd parses mission show; a test's runF sees the options
+// instead of running it.
+func newMissionShowCmd(inv *invocation, runF func(context.Context, *missionShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "show a mission: its head letter, its letters as a timeline, the gate and the work",
@@ -257,39 +267,45 @@ view}, as the tray's GET /api/missions/<id> does.`,
 			if err != nil {
 				return err
 			}
-			b, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			shown, err := b.ShowMission(c.Context, id)
-			if err != nil {
-				return err
-			}
-			return inv.reply(shown, func(w io.Writer) error {
-				if f := shown.Fault; f != nil {
-					fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
-				}
-				if shown.Folded {
-					fmt.Fprintf(w, "folded      into %s: finished, it has no live ref\n", chain.ArchiveRef)
-				}
-				if shown.View.Title != "" {
-					fmt.Fprintf(w, "ask         %s\n", shown.View.Title)
-				}
-				printLetter(w, shown.HeadLetterID, shown.Letter)
-				fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
-				if q := shown.Queue; q != nil {
-					fmt.Fprintf(w, "queue       %s: %s\n", q.State, q.Why)
-					if q.Output != "" {
-						for _, line := range strings.Split(q.Output, "\n") {
-							fmt.Fprintf(w, "  %s\n", line)
-						}
-					}
-				}
-				printView(w, shown.View)
-				return nil
-			})
+			return runWith(c.Context, &missionShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, MissionID: id}, runF, runMissionShow)
 		},
 	}
+}
+
+// runMissionShow shows the mission as the tray does: its head, timeline,
+// gate and work.
+func runMissionShow(ctx context.Context, opts *missionShowOptions) error {
+	b, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	shown, err := b.ShowMission(ctx, opts.MissionID)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, shown, func(w io.Writer) error {
+		if f := shown.Fault; f != nil {
+			fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
+		}
+		if shown.Folded {
+			fmt.Fprintf(w, "folded      into %s: finished, it has no live ref\n", chain.ArchiveRef)
+		}
+		if shown.View.Title != "" {
+			fmt.Fprintf(w, "ask         %s\n", shown.View.Title)
+		}
+		printLetter(w, shown.HeadLetterID, shown.Letter)
+		fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
+		if q := shown.Queue; q != nil {
+			fmt.Fprintf(w, "queue       %s: %s\n", q.State, q.Why)
+			if q.Output != "" {
+				for _, line := range strings.Split(q.Output, "\n") {
+					fmt.Fprintf(w, "  %s\n", line)
+				}
+			}
+		}
+		printView(w, shown.View)
+		return nil
+	})
 }
 
 // printView prints a mission view's timeline, gate tail and work.
@@ -377,43 +393,74 @@ func printLetter(w io.Writer, id string, l *chain.Letter) {
 	fmt.Fprintf(w, "started     %s\nupdated     %s\n", l.StartedAt, l.UpdatedAt)
 }
 
+// logReply is what mission log answers.
 type logReply struct {
 	OK        bool          `json:"ok"`
 	MissionID string        `json:"mission_id"`
 	Letters   []chain.Entry `json:"letters"`
 }
 
-func missionLogCommand(inv *invocation) *cli.Command {
+// missionLogOptions is what mission log runs on.
+type missionLogOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Missions  func() (*chain.Missions, error)
+	MissionID string
+}
+
+// newMissionLogCmd parses mission log; a test's runF sees the options
+// instead of running it.
+func newMissionLogCmd(inv *invocation, runF func(context.Context, *missionLogOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "log",
 		Usage:     "list a mission's letters, oldest first",
 		ArgsUsage: "MISSION_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			m, id, err := inv.missionFor(c)
+			id, err := missionArg(c)
 			if err != nil {
 				return err
 			}
-			entries, err := m.Log(c.Context, id)
-			if err != nil {
-				return err
-			}
-			return inv.reply(logReply{OK: true, MissionID: id, Letters: entries}, func(w io.Writer) error {
-				for _, e := range entries {
-					l := e.Decoded
-					gist := ""
-					if l.Verdict != nil {
-						gist = l.Verdict.Decision + " " + l.Verdict.Gist
-					}
-					fmt.Fprintf(w, "#%-3d %-10s %s  %s  %-12s %s\n", l.MissionSeq, l.Phase, e.LetterID, l.UpdatedAt, e.Agent, gist)
-				}
-				return nil
-			})
+			return runWith(c.Context, &missionLogOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.missions, MissionID: id}, runF, runMissionLog)
 		},
 	}
 }
 
-func missionHeadsCommand(inv *invocation) *cli.Command {
+// runMissionLog lists the mission's letters, oldest first.
+func runMissionLog(ctx context.Context, opts *missionLogOptions) error {
+	m, err := opts.Missions()
+	if err != nil {
+		return err
+	}
+	id := opts.MissionID
+	entries, err := m.Log(ctx, id)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, logReply{OK: true, MissionID: id, Letters: entries}, func(w io.Writer) error {
+		for _, e := range entries {
+			l := e.Decoded
+			gist := ""
+			if l.Verdict != nil {
+				gist = l.Verdict.Decision + " " + l.Verdict.Gist
+			}
+			fmt.Fprintf(w, "#%-3d %-10s %s  %s  %-12s %s\n", l.MissionSeq, l.Phase, e.LetterID, l.UpdatedAt, e.Agent, gist)
+		}
+		return nil
+	})
+}
+
+// missionHeadsOptions is what mission heads runs on.
+type missionHeadsOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+	Phase string // "" for every phase
+}
+
+// newMissionHeadsCmd parses mission heads; a test's runF sees the options
+// instead of running it.
+func newMissionHeadsCmd(inv *invocation, runF func(context.Context, *missionHeadsOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "heads",
 		Usage:     "list every mission's head letter, by mission id",
@@ -428,37 +475,43 @@ func missionHeadsCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			flows, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			// The text names fields of each letter; the JSON reply re-sends
-			// the letters' bytes.
-			view, err := flows.Heads(c.Context, phase, !inv.jsonOut)
-			if err != nil {
-				return err
-			}
-			return inv.reply(ops.HeadsReply{OK: true, HeadsView: view}, func(w io.Writer) error {
-				if len(view.Missions) == 0 && phase != "" {
-					fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
-					return nil
-				}
-				if len(view.Missions) == 0 {
-					fmt.Fprintf(w, "no missions yet — open one with: m1nd mission new --block ID\n")
-					return nil
-				}
-				for _, h := range view.Missions {
-					l := h.Letter
-					broken := ""
-					if h.Fault != nil {
-						broken = "  BROKEN " + h.Fault.Refused + ": " + h.Fault.Lesson
-					}
-					fmt.Fprintf(w, "%s  #%-3d %-10s %-28s %s  %s%s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt, broken)
-				}
-				return nil
-			})
+			return runWith(c.Context, &missionHeadsOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Phase: phase}, runF, runMissionHeads)
 		},
 	}
+}
+
+// runMissionHeads lists every mission's head letter.
+func runMissionHeads(ctx context.Context, opts *missionHeadsOptions) error {
+	flows, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	phase := opts.Phase
+	// The text names fields of each letter; the JSON reply re-sends
+	// the letters' bytes.
+	view, err := flows.Heads(ctx, phase, !opts.JSON)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, ops.HeadsReply{OK: true, HeadsView: view}, func(w io.Writer) error {
+		if len(view.Missions) == 0 && phase != "" {
+			fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
+			return nil
+		}
+		if len(view.Missions) == 0 {
+			fmt.Fprintf(w, "no missions yet — open one with: m1nd mission new --block ID\n")
+			return nil
+		}
+		for _, h := range view.Missions {
+			l := h.Letter
+			broken := ""
+			if h.Fault != nil {
+				broken = "  BROKEN " + h.Fault.Refused + ": " + h.Fault.Lesson
+			}
+			fmt.Fprintf(w, "%s  #%-3d %-10s %-28s %s  %s%s\n", h.MissionID, l.MissionSeq, l.Phase, l.BlockID, h.HeadLetterID, l.UpdatedAt, broken)
+		}
+		return nil
+	})
 }
 
 // phaseFlag reads and checks --phase ("" when unset).
@@ -585,7 +638,18 @@ func runMissionNext(_ context.Context, opts *missionNextOptions) error {
 	return err
 }
 
-func missionFoldCommand(inv *invocation) *cli.Command {
+// missionFoldOptions is what mission fold runs on.
+type missionFoldOptions struct {
+	IO        *IOStreams
+	JSON      bool
+	Agent     func() (string, error)
+	Flows     func() (*ops.Brain, error)
+	OlderThan time.Duration
+}
+
+// newMissionFoldCmd parses mission fold; a test's runF sees the options
+// instead of running it.
+func newMissionFoldCmd(inv *invocation, runF func(context.Context, *missionFoldOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "fold",
 		Usage: "fold finished missions out of the live refs into refs/m1nd/archive (housekeeping)",
@@ -607,28 +671,34 @@ carries the archive and deletes the folded missions' refs on the remote.
 			if err != nil {
 				return usagef("--older-than: %v", err)
 			}
-			agent, err := inv.agent(c)
-			if err != nil {
-				return err
-			}
-			b, err := inv.flows()
-			if err != nil {
-				return err
-			}
-			res, err := b.Fold(c.Context, ops.FoldRequest{OlderThan: age, Agent: agent, Now: inv.now()})
-			if err != nil {
-				return err
-			}
-			return inv.reply(res, func(w io.Writer) error {
-				for _, f := range res.Broken {
-					fmt.Fprintf(w, "not folded  %s: its history breaks the laws at %.12s: %s (m1nd verify)\n", f.Ref, f.Commit, f.Code)
-				}
-				fmt.Fprintf(w, "folded %s in %s into %s; %s removed\n", gates.Count(len(res.Folded), "mission"), gates.Count(res.Folds, "fold"), chain.ArchiveRef, gates.Count(res.Removed, "live ref"))
-				fmt.Fprintf(w, "%s live, %s in the archive\n", gates.Count(res.Live, "mission"), gates.Count(res.Archived, "mission"))
-				return nil
-			})
+			opts := &missionFoldOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows, OlderThan: age}
+			return runWith(c.Context, opts, runF, runMissionFold)
 		},
 	}
+}
+
+// runMissionFold folds the finished missions as the acting agent.
+func runMissionFold(ctx context.Context, opts *missionFoldOptions) error {
+	agent, err := opts.Agent()
+	if err != nil {
+		return err
+	}
+	b, err := opts.Flows()
+	if err != nil {
+		return err
+	}
+	res, err := b.Fold(ctx, ops.FoldRequest{OlderThan: opts.OlderThan, Agent: agent, Now: opts.IO.now()})
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		for _, f := range res.Broken {
+			fmt.Fprintf(w, "not folded  %s: its history breaks the laws at %.12s: %s (m1nd verify)\n", f.Ref, f.Commit, f.Code)
+		}
+		fmt.Fprintf(w, "folded %s in %s into %s; %s removed\n", gates.Count(len(res.Folded), "mission"), gates.Count(res.Folds, "fold"), chain.ArchiveRef, gates.Count(res.Removed, "live ref"))
+		fmt.Fprintf(w, "%s live, %s in the archive\n", gates.Count(res.Live, "mission"), gates.Count(res.Archived, "mission"))
+		return nil
+	})
 }
 
 // parseAge reads an age as a Go duration, or a whole number of days

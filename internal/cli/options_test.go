@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -380,5 +381,31 @@ func TestParseMemoryResolveAndAgentKey(t *testing.T) {
 		{args: []string{"a2", "--json"}, want: agentKeyCreateOptions{JSON: true, Name: "a2"}},
 		{args: []string{}, usage: "missing agent name"},
 		{args: []string{"a2", "b3"}, usage: "too many arguments"},
+	})
+}
+
+func TestParseMissionReads(t *testing.T) {
+	checkParse(t, newMissionShowCmd, []parseCase[missionShowOptions]{
+		{args: []string{msn}, want: missionShowOptions{MissionID: msn}},
+		{args: []string{msn, "--json"}, want: missionShowOptions{JSON: true, MissionID: msn}},
+		{args: []string{"msn_nope"}, usage: "is not a mission id"},
+		{args: []string{}, usage: "missing mission id"},
+	})
+	checkParse(t, newMissionLogCmd, []parseCase[missionLogOptions]{
+		{args: []string{msn}, want: missionLogOptions{MissionID: msn}},
+		{args: []string{msn, "--json"}, want: missionLogOptions{JSON: true, MissionID: msn}},
+		{args: []string{msn, msn}, usage: "too many arguments"},
+	})
+	checkParse(t, newMissionHeadsCmd, []parseCase[missionHeadsOptions]{
+		{args: []string{}, want: missionHeadsOptions{}},
+		{args: []string{"--phase", "merge_wait", "--json"}, want: missionHeadsOptions{JSON: true, Phase: "merge_wait"}},
+		{args: []string{"--phase", "nowhere"}, usage: `--phase "nowhere"`},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, newMissionFoldCmd, []parseCase[missionFoldOptions]{
+		{args: []string{}, want: missionFoldOptions{OlderThan: 30 * 24 * time.Hour}},
+		{args: []string{"--older-than", "12h", "--agent", "a2", "--json"}, want: missionFoldOptions{JSON: true, OlderThan: 12 * time.Hour}},
+		{args: []string{"--older-than", "0"}, want: missionFoldOptions{}},
+		{args: []string{"--older-than", "soon"}, usage: "--older-than: "},
 	})
 }
