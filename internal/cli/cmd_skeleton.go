@@ -30,38 +30,16 @@ A new brain: scan (which also records each block's baseline), name the blocks
 with an edit, then ratify at a terminal. After commits, reconcile notices the
 blocks whose files changed.`,
 		Subcommands: []*cli.Command{
-			skeletonScanCommand(inv),
-			skeletonReconcileCommand(inv),
-			skeletonShowCommand(inv),
+			newSkeletonScanCmd(inv, nil),
+			newSkeletonReconcileCmd(inv, nil),
+			newSkeletonShowCmd(inv, nil),
 			newSkeletonEditCmd(inv, nil),
-			skeletonRatifyCommand(inv),
+			newSkeletonRatifyCmd(inv, nil),
 		},
 	}
 }
 
 var expectedVersionFlag = &cli.Int64Flag{Name: "expected-store-version", Value: -1, Usage: "the store version `N` you read; refused store_version_conflict when the store moved"}
-
-// storeWriter opens the store for a writing verb and builds the common
-// part of its request (see openStoreWrite), refusing as a usage error a
-// missing --expected-store-version when the verb requires it.
-func (inv *invocation) storeWriter(c *cli.Context, versionRequired bool) (*brain.Store, brain.WriteRequest, error) {
-	expected, err := expectedVersion(c, versionRequired)
-	if err != nil {
-		return nil, brain.WriteRequest{}, err
-	}
-	return openStoreWrite(inv.io, inv.agentOf(c), inv.store, expected)
-}
-
-// writeStore runs a store write (scan, reconcile) at the version the
-// caller read, or the current one.
-func writeStore[R any](inv *invocation, c *cli.Context, write func(*brain.Store, context.Context, brain.WriteRequest) (R, error)) (R, error) {
-	s, req, err := inv.storeWriter(c, false)
-	if err != nil {
-		var none R
-		return none, err
-	}
-	return write(s, c.Context, req)
-}
 
 // expectedVersion reads --expected-store-version (-1 when not given).
 func expectedVersion(c *cli.Context, required bool) (int64, error) {
@@ -94,7 +72,28 @@ func openStoreWrite(streams *IOStreams, agentOf func() (string, error), open fun
 	return s, req, nil
 }
 
-func skeletonScanCommand(inv *invocation) *cli.Command {
+// storeWriteOptions is what skeleton scan and skeleton reconcile run
+// on: a store write as the acting agent, at the version the caller read.
+type storeWriteOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Agent func() (string, error)
+	Store func() (*brain.Store, error)
+	// ExpectedStoreVersion is the store version the caller read; negative
+	// for the current one.
+	ExpectedStoreVersion int64
+}
+
+// newStoreWriteOptions reads a store write's flags: --expected-store-version
+// is optional, so nothing here is refused.
+func newStoreWriteOptions(inv *invocation, c *cli.Context) *storeWriteOptions {
+	return &storeWriteOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+		ExpectedStoreVersion: c.Int64("expected-store-version")}
+}
+
+// newSkeletonScanCmd parses skeleton scan; a test's runF sees the options
+// instead of running it.
+func newSkeletonScanCmd(inv *invocation, runF func(context.Context, *storeWriteOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
 		Usage: "propose candidate blocks from the files at HEAD",
@@ -106,33 +105,44 @@ leaves the ratified blocks alone.`,
 		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			res, err := writeStore(inv, c, (*brain.Store).Scan)
-			if err != nil {
-				return err
-			}
-			return inv.reply(res, func(w io.Writer) error {
-				switch {
-				case !res.Changed && res.StoreVersion == 0:
-					fmt.Fprintf(w, "no store written: HEAD has no tracked files to make blocks of\n")
-				case !res.Changed:
-					fmt.Fprintf(w, "store v%d unchanged: the scan found nothing new\n", res.StoreVersion)
-				case res.Revision > 0:
-					fmt.Fprintf(w, "%s\n", res.Subject)
-					fmt.Fprintf(w, "the skeleton is ratified: its blocks are unchanged; the proposal is candidate revision %d\n", res.Revision)
-					printIDs(w, "  new   %s\n", res.New)
-					printIDs(w, "  gone  %s (no file left at HEAD)\n", res.Gone)
-				default:
-					fmt.Fprintf(w, "%s\n", res.Subject)
-					printIDs(w, "  + %s\n", res.Added)
-					fmt.Fprintf(w, "next: name the blocks (m1nd skeleton edit), then m1nd skeleton ratify; after commits, m1nd skeleton reconcile\n")
-				}
-				return nil
-			})
+			return runWith(c.Context, newStoreWriteOptions(inv, c), runF, runSkeletonScan)
 		},
 	}
 }
 
-func skeletonReconcileCommand(inv *invocation) *cli.Command {
+// runSkeletonScan proposes candidate blocks from the files at HEAD.
+func runSkeletonScan(ctx context.Context, opts *storeWriteOptions) error {
+	s, req, err := openStoreWrite(opts.IO, opts.Agent, opts.Store, opts.ExpectedStoreVersion)
+	if err != nil {
+		return err
+	}
+	res, err := s.Scan(ctx, req)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		switch {
+		case !res.Changed && res.StoreVersion == 0:
+			fmt.Fprintf(w, "no store written: HEAD has no tracked files to make blocks of\n")
+		case !res.Changed:
+			fmt.Fprintf(w, "store v%d unchanged: the scan found nothing new\n", res.StoreVersion)
+		case res.Revision > 0:
+			fmt.Fprintf(w, "%s\n", res.Subject)
+			fmt.Fprintf(w, "the skeleton is ratified: its blocks are unchanged; the proposal is candidate revision %d\n", res.Revision)
+			printIDs(w, "  new   %s\n", res.New)
+			printIDs(w, "  gone  %s (no file left at HEAD)\n", res.Gone)
+		default:
+			fmt.Fprintf(w, "%s\n", res.Subject)
+			printIDs(w, "  + %s\n", res.Added)
+			fmt.Fprintf(w, "next: name the blocks (m1nd skeleton edit), then m1nd skeleton ratify; after commits, m1nd skeleton reconcile\n")
+		}
+		return nil
+	})
+}
+
+// newSkeletonReconcileCmd parses skeleton reconcile; a test's runF sees
+// the options instead of running it.
+func newSkeletonReconcileCmd(inv *invocation, runF func(context.Context, *storeWriteOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "reconcile",
 		Usage: "re-resolve block membership at HEAD; bump the boundary of blocks whose files changed",
@@ -145,23 +155,32 @@ blocks claim, are listed.`,
 		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			res, err := writeStore(inv, c, (*brain.Store).Reconcile)
-			if err != nil {
-				return err
-			}
-			return inv.reply(res, func(w io.Writer) error {
-				if res.Changed {
-					fmt.Fprintf(w, "%s\n", res.Subject)
-				} else {
-					fmt.Fprintf(w, "store v%d unchanged: every block covers the same files\n", res.StoreVersion)
-				}
-				printIDs(w, "  baseline  %s\n", res.Baselined)
-				printIDs(w, "  bumped    %s (its receipts are stale until re-proved)\n", res.Bumped)
-				printLayout(w, res.Unmapped, res.Contested)
-				return nil
-			})
+			return runWith(c.Context, newStoreWriteOptions(inv, c), runF, runSkeletonReconcile)
 		},
 	}
+}
+
+// runSkeletonReconcile re-resolves every block's members at HEAD.
+func runSkeletonReconcile(ctx context.Context, opts *storeWriteOptions) error {
+	s, req, err := openStoreWrite(opts.IO, opts.Agent, opts.Store, opts.ExpectedStoreVersion)
+	if err != nil {
+		return err
+	}
+	res, err := s.Reconcile(ctx, req)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		if res.Changed {
+			fmt.Fprintf(w, "%s\n", res.Subject)
+		} else {
+			fmt.Fprintf(w, "store v%d unchanged: every block covers the same files\n", res.StoreVersion)
+		}
+		printIDs(w, "  baseline  %s\n", res.Baselined)
+		printIDs(w, "  bumped    %s (its receipts are stale until re-proved)\n", res.Bumped)
+		printLayout(w, res.Unmapped, res.Contested)
+		return nil
+	})
 }
 
 // printIDs prints one line per id, formatted by format.
@@ -201,30 +220,44 @@ type skeletonReply struct {
 	Contested    []string                 `json:"contested"`
 }
 
-func skeletonShowCommand(inv *invocation) *cli.Command {
+// skeletonShowOptions is what skeleton show runs on.
+type skeletonShowOptions struct {
+	IO       *IOStreams
+	JSON     bool
+	Snapshot func() (*brain.Store, *brain.Snapshot, error)
+}
+
+// newSkeletonShowCmd parses skeleton show; a test's runF sees the options
+// instead of running it.
+func newSkeletonShowCmd(inv *invocation, runF func(context.Context, *skeletonShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:   "show",
 		Usage:  "show the skeleton: its state, blocks and members, and what no block covers",
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			s, snap, err := inv.snapshot()
-			if err != nil {
-				return err
-			}
-			layout, err := s.Layout(snap)
-			if err != nil {
-				return err
-			}
-			reply := skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
-				Blocks: ops.ViewBlocks(snap.Blocks, inv.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)}
-			return inv.reply(reply, func(w io.Writer) error {
-				printSkeleton(w, snap)
-				printLayout(w, layout.Unmapped, layout.Contested)
-				return nil
-			})
+			return runWith(c.Context, &skeletonShowOptions{IO: inv.io, JSON: c.Bool("json"), Snapshot: inv.snapshot}, runF, runSkeletonShow)
 		},
 	}
+}
+
+// runSkeletonShow shows the skeleton and what no block covers.
+func runSkeletonShow(_ context.Context, opts *skeletonShowOptions) error {
+	s, snap, err := opts.Snapshot()
+	if err != nil {
+		return err
+	}
+	layout, err := s.Layout(snap)
+	if err != nil {
+		return err
+	}
+	reply := skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
+		Blocks: ops.ViewBlocks(snap.Blocks, opts.IO.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		printSkeleton(w, snap)
+		printLayout(w, layout.Unmapped, layout.Contested)
+		return nil
+	})
 }
 
 // printSkeleton prints the skeleton's state and its blocks with their members.
@@ -338,7 +371,21 @@ func runSkeletonEdit(ctx context.Context, opts *skeletonEditOptions) error {
 	})
 }
 
-func skeletonRatifyCommand(inv *invocation) *cli.Command {
+// skeletonRatifyOptions is what skeleton ratify runs on.
+type skeletonRatifyOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Agent func() (string, error)
+	Store func() (*brain.Store, error)
+	// ExpectedStoreVersion is the store version the caller read; negative
+	// for the current one.
+	ExpectedStoreVersion int64
+	Blocks               []string // nil: every candidate block
+}
+
+// newSkeletonRatifyCmd parses skeleton ratify; a test's runF sees the
+// options instead of running it.
+func newSkeletonRatifyCmd(inv *invocation, runF func(context.Context, *skeletonRatifyOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "ratify",
 		Usage: "ratify candidate blocks (a human gesture: asks at the terminal)",
@@ -353,54 +400,62 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			s, req, err := inv.storeWriter(c, false)
-			if err != nil {
-				return err
-			}
-			if err := brain.TerminalGesture(s.Repo, gates.GestureRatify); err != nil {
-				return err
-			}
-			if err := ops.CheckSoundOf(c.Context, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
-				return err
-			}
-			origin := ""
-			if inv.io.interactive() {
-				// At a terminal every law but the gesture is asked first, so
-				// nobody types a confirmation for a ratify refused anyway (a
-				// block that still needs its name, an id the store lacks).
-				// Without one the gate still comes first (DESIGN §7).
-				if _, err := s.Ratify(c.Context, brain.RatifyRequest{WriteRequest: req, BlockIDs: c.StringSlice("block"), Origin: gates.OriginHumanTTY, DryRun: true}); err != nil {
-					return err
-				}
-				// Only a terminal session gets this far; reading the store
-				// for the prompt is no check of the gesture.
-				snap, ok, err := s.Snapshot()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return gates.Refuse(gates.NoStore, "")
-				}
-				what := "every candidate block"
-				if ids := c.StringSlice("block"); len(ids) > 0 {
-					what = strings.Join(ids, ", ")
-				}
-				origin, err = inv.io.gesture(s.Repo, gates.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
-				if err != nil {
-					return err
-				}
-			}
-			res, err := s.Ratify(c.Context, brain.RatifyRequest{WriteRequest: req, BlockIDs: c.StringSlice("block"), Origin: origin})
-			if err != nil {
-				return err
-			}
-			return inv.reply(res, func(w io.Writer) error {
-				fmt.Fprintf(w, "%s\n", res.Subject)
-				fmt.Fprintf(w, "ratified %s; the skeleton is %s\n", strings.Join(res.Ratified, ", "), res.SkeletonState)
-				return nil
-			})
+			opts := &skeletonRatifyOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+				ExpectedStoreVersion: c.Int64("expected-store-version"), Blocks: c.StringSlice("block")}
+			return runWith(c.Context, opts, runF, runSkeletonRatify)
 		},
 	}
+}
+
+// runSkeletonRatify asks for the gesture at the terminal and ratifies;
+// without the gesture the store refuses it.
+func runSkeletonRatify(ctx context.Context, opts *skeletonRatifyOptions) error {
+	s, req, err := openStoreWrite(opts.IO, opts.Agent, opts.Store, opts.ExpectedStoreVersion)
+	if err != nil {
+		return err
+	}
+	if err := brain.TerminalGesture(s.Repo, gates.GestureRatify); err != nil {
+		return err
+	}
+	if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
+		return err
+	}
+	origin := ""
+	if opts.IO.interactive() {
+		// At a terminal every law but the gesture is asked first, so
+		// nobody types a confirmation for a ratify refused anyway (a
+		// block that still needs its name, an id the store lacks).
+		// Without one the gate still comes first (DESIGN §7).
+		if _, err := s.Ratify(ctx, brain.RatifyRequest{WriteRequest: req, BlockIDs: opts.Blocks, Origin: gates.OriginHumanTTY, DryRun: true}); err != nil {
+			return err
+		}
+		// Only a terminal session gets this far; reading the store
+		// for the prompt is no check of the gesture.
+		snap, ok, err := s.Snapshot()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return gates.Refuse(gates.NoStore, "")
+		}
+		what := "every candidate block"
+		if ids := opts.Blocks; len(ids) > 0 {
+			what = strings.Join(ids, ", ")
+		}
+		origin, err = opts.IO.gesture(s.Repo, gates.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
+		if err != nil {
+			return err
+		}
+	}
+	res, err := s.Ratify(ctx, brain.RatifyRequest{WriteRequest: req, BlockIDs: opts.Blocks, Origin: origin})
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s\n", res.Subject)
+		fmt.Fprintf(w, "ratified %s; the skeleton is %s\n", strings.Join(res.Ratified, ", "), res.SkeletonState)
+		return nil
+	})
 }
 
 func nonNil(s []string) []string {

@@ -409,3 +409,24 @@ func TestParseMissionReads(t *testing.T) {
 		{args: []string{"--older-than", "soon"}, usage: "--older-than: "},
 	})
 }
+
+func TestParseSkeleton(t *testing.T) {
+	for _, newCmd := range []func(*invocation, func(context.Context, *storeWriteOptions) error) *cli.Command{newSkeletonScanCmd, newSkeletonReconcileCmd} {
+		checkParse(t, newCmd, []parseCase[storeWriteOptions]{
+			{args: []string{}, want: storeWriteOptions{ExpectedStoreVersion: -1}},
+			{args: []string{"--expected-store-version", "4", "--agent", "a2", "--json"}, want: storeWriteOptions{JSON: true, ExpectedStoreVersion: 4}},
+			{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+		})
+	}
+	checkParse(t, newSkeletonShowCmd, []parseCase[skeletonShowOptions]{
+		{args: []string{}, want: skeletonShowOptions{}},
+		{args: []string{"--json"}, want: skeletonShowOptions{JSON: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, newSkeletonRatifyCmd, []parseCase[skeletonRatifyOptions]{
+		{args: []string{}, want: skeletonRatifyOptions{ExpectedStoreVersion: -1}},
+		{args: []string{"--block", "sb_a", "--block", "sb_b", "--expected-store-version", "2", "--json"},
+			want: skeletonRatifyOptions{JSON: true, ExpectedStoreVersion: 2, Blocks: []string{"sb_a", "sb_b"}}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+}
