@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +10,12 @@ import (
 	"log"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
@@ -22,7 +26,20 @@ import (
 	"github.com/m1nd/m1nd/tray"
 )
 
-func runnerdCommand(inv *invocation) *cli.Command {
+// runnerdOptions is what runnerd runs on.
+type runnerdOptions struct {
+	IO            *IOStreams
+	Brain         func() (*gitstore.Repo, string, error)
+	Config        string // "" for .git/m1nd/runners.toml
+	Addr          string
+	OwnerURL      string // "" to find the owner in .git/m1nd/serve.json
+	Announce      time.Duration
+	QueueInterval time.Duration // 0: no landing queue
+}
+
+// newRunnerdCmd parses runnerd; a test's runF sees the options instead of
+// starting the daemon.
+func newRunnerdCmd(inv *invocation, runF func(context.Context, *runnerdOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "runnerd",
 		Usage: "run the runner daemon: pinned runners, a sibling worktree per mission, the gate",
@@ -62,43 +79,52 @@ A conflict or a failing gate is recorded for the tray and m1nd mission show.`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			repo, name, err := inv.openBrain()
-			if err != nil {
-				return err
-			}
-			path := c.String("config")
-			if path == "" {
-				path = filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
-			}
-			cfg, err := runnerd.LoadConfig(path)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile))
-			if errors.Is(err, fs.ErrNotExist) {
-				return usagef("runnerd secret: %v (m1nd init creates it)", err)
-			}
-			if err != nil {
-				return usagef("runnerd secret: %v", err)
-			}
-			ln, err := runnerd.Listen(c.String("addr"))
-			if err != nil {
-				return usagef("%v", err)
-			}
-			logger := log.New(inv.io.Err, "m1nd runnerd: ", log.LstdFlags)
-			var ids []string
-			for _, r := range cfg.Runners {
-				ids = append(ids, r.ID+" ("+r.Capability+")")
-			}
-			fmt.Fprintf(inv.io.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
-			d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, Sessions: session.NewRegistry(repo.RuntimeDir()), OwnerURL: strings.TrimSuffix(c.String("owner-url"), "/"),
-				Announce: c.Duration("announce-interval"), QueueInterval: c.Duration("queue-interval"), Logf: logger.Printf}
-			if d.QueueInterval <= 0 {
-				d.QueueInterval = -1 // the flag's 0 is "no queue"; the daemon's is "the default"
-			}
-			return d.Serve(c.Context, ln)
+			opts := &runnerdOptions{IO: inv.io, Brain: inv.openBrain, Config: c.String("config"), Addr: c.String("addr"), OwnerURL: c.String("owner-url"),
+				Announce: c.Duration("announce-interval"), QueueInterval: c.Duration("queue-interval")}
+			return runWith(c.Context, opts, runF, runRunnerd)
 		},
 	}
+}
+
+// runRunnerd loads the pinned runners and the secret, listens, and runs
+// the daemon until ctx ends; each of those it cannot have is the
+// operator's to fix, a usage error.
+func runRunnerd(ctx context.Context, opts *runnerdOptions) error {
+	repo, name, err := opts.Brain()
+	if err != nil {
+		return err
+	}
+	path := opts.Config
+	if path == "" {
+		path = filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
+	}
+	cfg, err := runnerd.LoadConfig(path)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return usagef("runnerd secret: %v (m1nd init creates it)", err)
+	}
+	if err != nil {
+		return usagef("runnerd secret: %v", err)
+	}
+	ln, err := runnerd.Listen(opts.Addr)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	logger := log.New(opts.IO.Err, "m1nd runnerd: ", log.LstdFlags)
+	var ids []string
+	for _, r := range cfg.Runners {
+		ids = append(ids, r.ID+" ("+r.Capability+")")
+	}
+	fmt.Fprintf(opts.IO.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
+	d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, Sessions: session.NewRegistry(repo.RuntimeDir()), OwnerURL: strings.TrimSuffix(opts.OwnerURL, "/"),
+		Announce: opts.Announce, QueueInterval: opts.QueueInterval, Logf: logger.Printf}
+	if d.QueueInterval <= 0 {
+		d.QueueInterval = -1 // the flag's 0 is "no queue"; the daemon's is "the default"
+	}
+	return d.Serve(ctx, ln)
 }
 
 func orNoneText(s string) string {
@@ -112,12 +138,12 @@ func orNoneText(s string) string {
 // and the shared secret. A missing secret leaves runners unable to talk to
 // this owner, which says so. The owner reads runners.toml again when it
 // changes (tray.Pins.File).
-func loadPins(inv *invocation, repo *gitstore.Repo) tray.Pins {
+func loadPins(streams *IOStreams, repo *gitstore.Repo) tray.Pins {
 	file := filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
 	pins := tray.Pins{Capabilities: map[string]string{}, File: file, Load: pinnedIn}
 	caps, err := pinnedIn(file)
 	if err != nil {
-		fmt.Fprintf(inv.io.Err, "m1nd: %v; no runner is pinned\n", err)
+		fmt.Fprintf(streams.Err, "m1nd: %v; no runner is pinned\n", err)
 	} else {
 		pins.Capabilities = caps
 	}
@@ -126,7 +152,7 @@ func loadPins(inv *invocation, repo *gitstore.Repo) tray.Pins {
 	if secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err == nil {
 		pins.Secret = secret
 	} else if len(caps) > 0 {
-		fmt.Fprintf(inv.io.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)
+		fmt.Fprintf(streams.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)
 	}
 	return pins
 }
@@ -144,7 +170,22 @@ func pinnedIn(file string) (map[string]string, error) {
 	return caps, nil
 }
 
-func spawnCommand(inv *invocation) *cli.Command {
+// spawnOptions is what spawn runs on.
+type spawnOptions struct {
+	IO       *IOStreams
+	JSON     bool
+	Repo     func() (*gitstore.Repo, error)
+	Store    func() (*brain.Store, error)
+	Runner   string
+	Block    string
+	Packet   string // a FILE, or - for stdin; "" to compose one from the store
+	Ask      string
+	OwnerURL string // "" to find the owner in .git/m1nd/serve.json
+}
+
+// newSpawnCmd parses spawn; a test's runF sees the options instead of
+// running it.
+func newSpawnCmd(inv *invocation, runF func(context.Context, *spawnOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "spawn",
 		Usage: "hand a mission to a pinned build-runner (through the owner)",
@@ -164,76 +205,68 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			if c.String("runner") == "" || c.String("block") == "" {
 				return usagef("spawn needs --runner ID and --block ID")
 			}
-			repo, err := inv.openRepo()
-			if err != nil {
-				return err
-			}
-			owner, ok := owner.ClientFor(repo.RuntimeDir(), c.String("owner-url"))
-			if !ok {
-				return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
-			}
-			packet := ""
-			if path := c.String("packet"); path != "" {
-				b, err := readPacket(path, inv.io.In)
-				if err != nil {
-					return err
-				}
-				packet = string(b)
-			} else {
-				s, err := inv.store()
-				if err != nil {
-					return err
-				}
-				if packet, err = s.Packet(c.String("block"), c.String("ask"), inv.now()); err != nil {
-					return err
-				}
-			}
-			reply, err := owner.Spawn(c.Context, wire.SpawnRequest{RunnerID: c.String("runner"), BlockID: c.String("block"), PacketMarkdown: packet})
-			if err != nil {
-				return err
-			}
-			if !reply.Accepted {
-				data, _ := json.Marshal(reply)
-				return fmt.Errorf("the owner answered without accepting: %s", data)
-			}
-			return inv.reply(struct {
-				OK bool `json:"ok"`
-				*wire.RunReply
-			}{true, reply}, func(w io.Writer) error {
-				fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
-				return nil
-			})
+			opts := &spawnOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Store: inv.store, Runner: c.String("runner"),
+				Block: c.String("block"), Packet: c.String("packet"), Ask: c.String("ask"), OwnerURL: c.String("owner-url")}
+			return runWith(c.Context, opts, runF, runSpawn)
 		},
 	}
 }
 
-func worktreesCommand(inv *invocation) *cli.Command {
-	list := func(c *cli.Context) error {
-		m, err := inv.missions()
-		if err != nil {
-			return err
-		}
-		wts, err := runnerd.Worktrees(c.Context, m.Repo, m)
-		if err != nil {
-			return err
-		}
-		return inv.reply(map[string]any{"ok": true, "worktrees": wts}, func(out io.Writer) error {
-			if len(wts) == 0 {
-				fmt.Fprintf(out, "no mission worktrees\n")
-			}
-			for _, w := range wts {
-				state := "removed"
-				if w.Present {
-					state = "clean"
-					if !w.Clean {
-						state = "uncommitted changes"
-					}
-				}
-				fmt.Fprintf(out, "%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, gates.Count(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
-			}
-			return nil
-		})
+// runSpawn asks the owner to hand the mission to the runner, with the
+// packet given or one composed for the block.
+func runSpawn(ctx context.Context, opts *spawnOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
 	}
+	owner, ok := owner.ClientFor(repo.RuntimeDir(), opts.OwnerURL)
+	if !ok {
+		return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
+	}
+	packet := ""
+	if path := opts.Packet; path != "" {
+		b, err := readPacket(path, opts.IO.In)
+		if err != nil {
+			return err
+		}
+		packet = string(b)
+	} else {
+		s, err := opts.Store()
+		if err != nil {
+			return err
+		}
+		if packet, err = s.Packet(opts.Block, opts.Ask, opts.IO.now()); err != nil {
+			return err
+		}
+	}
+	reply, err := owner.Spawn(ctx, wire.SpawnRequest{RunnerID: opts.Runner, BlockID: opts.Block, PacketMarkdown: packet})
+	if err != nil {
+		return err
+	}
+	if !reply.Accepted {
+		data, _ := json.Marshal(reply)
+		return fmt.Errorf("the owner answered without accepting: %s", data)
+	}
+	return opts.IO.reply(opts.JSON, struct {
+		OK bool `json:"ok"`
+		*wire.RunReply
+	}{true, reply}, func(w io.Writer) error {
+		fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
+		return nil
+	})
+}
+
+// worktreesOptions is what worktrees and worktrees prune run on.
+type worktreesOptions struct {
+	IO       *IOStreams
+	JSON     bool
+	Missions func() (*chain.Missions, error)
+}
+
+// newWorktreesCmd parses worktrees; a test's runF sees the options instead
+// of running it. Its arguments are checked in the Action, not in Before,
+// which a group runs before it looks for its subcommand.
+func newWorktreesCmd(inv *invocation, runF func(context.Context, *worktreesOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "worktrees",
 		Usage: "list mission worktrees with phase and disk use; prune the clean ones",
@@ -242,47 +275,87 @@ func worktreesCommand(inv *invocation) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return list(c)
+			return runWith(c.Context, &worktreesOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.missions}, runF, runWorktrees)
 		},
-		Subcommands: []*cli.Command{{
-			Name:  "prune",
-			Usage: "remove the mission worktrees with nothing to lose; delete ended missions' merged branches",
-			Description: `Removes each mission worktree that is clean (no uncommitted change) and not
+		Subcommands: []*cli.Command{newWorktreesPruneCmd(inv, nil)},
+	}
+}
+
+// runWorktrees lists the mission worktrees with their phase and disk use.
+func runWorktrees(ctx context.Context, opts *worktreesOptions) error {
+	m, err := opts.Missions()
+	if err != nil {
+		return err
+	}
+	wts, err := runnerd.Worktrees(ctx, m.Repo, m)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "worktrees": wts}, func(out io.Writer) error {
+		if len(wts) == 0 {
+			fmt.Fprintf(out, "no mission worktrees\n")
+		}
+		for _, w := range wts {
+			state := "removed"
+			if w.Present {
+				state = "clean"
+				if !w.Clean {
+					state = "uncommitted changes"
+				}
+			}
+			fmt.Fprintf(out, "%s  %-10s %-20s %s, %s, %d KB  %s\n", w.MissionID, w.Phase, state, w.Branch, gates.Count(w.Commits, "commit"), w.DiskBytes/1024, w.Path)
+		}
+		return nil
+	})
+}
+
+// newWorktreesPruneCmd parses worktrees prune; a test's runF sees the
+// options instead of running it.
+func newWorktreesPruneCmd(inv *invocation, runF func(context.Context, *worktreesOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:  "prune",
+		Usage: "remove the mission worktrees with nothing to lose; delete ended missions' merged branches",
+		Description: `Removes each mission worktree that is clean (no uncommitted change) and not
 in the middle of a run; the branch keeps its commits. For a mission that
 ended (landed or archived), it then deletes the branch m1nd/<id> — but only
 when the mission's target holds every commit of it and no worktree has it
 checked out. Unmerged work is never deleted: such a branch is listed as
 kept, with why. --json replies {ok, removed, branches_deleted,
 branches_kept: [{mission_id, branch, why}]}.`,
-			Flags: []cli.Flag{jsonFlag},
-			Action: func(c *cli.Context) error {
-				if err := noArgs(c); err != nil {
-					return err
-				}
-				m, err := inv.missions()
-				if err != nil {
-					return err
-				}
-				pruned, err := runnerd.Prune(c.Context, m.Repo, m)
-				if err != nil {
-					return err
-				}
-				return inv.reply(struct {
-					OK bool `json:"ok"`
-					*runnerd.Pruned
-				}{true, pruned}, func(w io.Writer) error {
-					fmt.Fprintf(w, "removed %s\n", gates.Count(len(pruned.Removed), "worktree"))
-					printIDs(w, "  %s\n", pruned.Removed)
-					if len(pruned.Deleted) > 0 {
-						fmt.Fprintf(w, "deleted %s of ended missions, merged into their targets\n", gates.Count(len(pruned.Deleted), "branch"))
-						printIDs(w, "  %s\n", pruned.Deleted)
-					}
-					for _, k := range pruned.Kept {
-						fmt.Fprintf(w, "kept %s (%s): %s\n", k.Branch, k.MissionID, k.Why)
-					}
-					return nil
-				})
-			},
-		}},
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return runWith(c.Context, &worktreesOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.missions}, runF, runWorktreesPrune)
+		},
 	}
+}
+
+// runWorktreesPrune removes the clean worktrees and the ended missions'
+// merged branches; unmerged work is kept and said so.
+func runWorktreesPrune(ctx context.Context, opts *worktreesOptions) error {
+	m, err := opts.Missions()
+	if err != nil {
+		return err
+	}
+	pruned, err := runnerd.Prune(ctx, m.Repo, m)
+	if err != nil {
+		return err
+	}
+	return opts.IO.reply(opts.JSON, struct {
+		OK bool `json:"ok"`
+		*runnerd.Pruned
+	}{true, pruned}, func(w io.Writer) error {
+		fmt.Fprintf(w, "removed %s\n", gates.Count(len(pruned.Removed), "worktree"))
+		printIDs(w, "  %s\n", pruned.Removed)
+		if len(pruned.Deleted) > 0 {
+			fmt.Fprintf(w, "deleted %s of ended missions, merged into their targets\n", gates.Count(len(pruned.Deleted), "branch"))
+			printIDs(w, "  %s\n", pruned.Deleted)
+		}
+		for _, k := range pruned.Kept {
+			fmt.Fprintf(w, "kept %s (%s): %s\n", k.Branch, k.MissionID, k.Why)
+		}
+		return nil
+	})
 }

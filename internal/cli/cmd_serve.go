@@ -83,7 +83,7 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 		mode = " (read-only)"
 	}
 	owner := tray.New(repo, brainName, readOnly)
-	owner.Pins = loadPins(inv, repo)
+	owner.Pins = loadPins(inv.io, repo)
 	code, err := owner.OfferRegistration()
 	if err != nil {
 		ln.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -427,6 +428,34 @@ func TestParseSkeleton(t *testing.T) {
 		{args: []string{}, want: skeletonRatifyOptions{ExpectedStoreVersion: -1}},
 		{args: []string{"--block", "sb_a", "--block", "sb_b", "--expected-store-version", "2", "--json"},
 			want: skeletonRatifyOptions{JSON: true, ExpectedStoreVersion: 2, Blocks: []string{"sb_a", "sb_b"}}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+}
+
+func TestParseRunnerdSpawnAndWorktrees(t *testing.T) {
+	checkParse(t, newRunnerdCmd, []parseCase[runnerdOptions]{
+		{args: []string{}, want: runnerdOptions{Addr: runnerd.DefaultAddr, Announce: runnerd.AnnounceInterval, QueueInterval: runnerd.QueueInterval}},
+		{args: []string{"--config", "r.toml", "--addr", "127.0.0.1:0", "--owner-url", "http://127.0.0.1:9/", "--announce-interval", "1s", "--queue-interval", "0"},
+			want: runnerdOptions{Config: "r.toml", Addr: "127.0.0.1:0", OwnerURL: "http://127.0.0.1:9/", Announce: time.Second}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+		{args: []string{"--queue-interval", "often"}, usage: "invalid value"},
+	})
+	checkParse(t, newSpawnCmd, []parseCase[spawnOptions]{
+		{args: []string{"--runner", "build-1", "--block", "sb_x"}, want: spawnOptions{Runner: "build-1", Block: "sb_x"}},
+		{args: []string{"--runner", "build-1", "--block", "sb_x", "--packet", "p.md", "--ask", "faster", "--owner-url", "http://h/", "--json"},
+			want: spawnOptions{JSON: true, Runner: "build-1", Block: "sb_x", Packet: "p.md", Ask: "faster", OwnerURL: "http://h/"}},
+		{args: []string{"--block", "sb_x"}, usage: "spawn needs --runner ID and --block ID"},
+		{args: []string{"--runner", "build-1"}, usage: "spawn needs --runner ID and --block ID"},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, newWorktreesCmd, []parseCase[worktreesOptions]{
+		{args: []string{}, want: worktreesOptions{}},
+		{args: []string{"--json"}, want: worktreesOptions{JSON: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, newWorktreesPruneCmd, []parseCase[worktreesOptions]{
+		{args: []string{}, want: worktreesOptions{}},
+		{args: []string{"--json"}, want: worktreesOptions{JSON: true}},
 		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
 	})
 }
