@@ -57,7 +57,7 @@ func newApp(inv *invocation) *cli.App {
 			hookCommand(inv),
 			newSessionsCmd(inv, nil),
 			newMCPCmd(inv, nil),
-			serveCommand(inv),
+			newServeCmd(inv, nil),
 			newRunnerdCmd(inv, nil),
 			newSpawnCmd(inv, nil),
 			newWorktreesCmd(inv, nil),
@@ -68,7 +68,7 @@ func newApp(inv *invocation) *cli.App {
 			followupCommand(inv),
 			atlasCommand(inv),
 			agentCommand(inv),
-			demoCommand(inv),
+			newDemoCmd(inv, nil),
 			versionCommand(inv),
 			completionCommand(inv),
 			brainCommand(inv),
@@ -285,6 +285,10 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 	}
 	return id, nil
 }
+
+// chdir runs the rest of the invocation in dir, as -C would have: for
+// a verb that makes the repository it then works in (demo).
+func (inv *invocation) chdir(dir string) { inv.dir = dir }
 
 // defaultDir runs the invocation in dir unless -C named a folder: the
 // session a hook answers was started there, wherever the host runs it.

@@ -12,10 +12,31 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/demo"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/tray"
 )
 
-func demoCommand(inv *invocation) *cli.Command {
+// demoOptions is what demo runs on.
+type demoOptions struct {
+	IO    *IOStreams
+	JSON  bool
+	Flows func() (*ops.Brain, error)
+	Brain func() (*gitstore.Repo, string, error)
+	// Chdir runs the rest of the invocation in the demo brain once it is
+	// built: Flows and Brain open that brain, not the folder m1nd was
+	// started in.
+	Chdir   func(dir string)
+	Dir     string // "" for a new folder under the system temp dir
+	Addr    string
+	AddrSet bool // --addr was given: a busy address is refused, never swapped for a free one
+	NoServe bool
+	Open    bool // open the tray in the default browser
+}
+
+// newDemoCmd parses demo; a test's runF sees the options instead of
+// building a brain.
+func newDemoCmd(inv *invocation, runF func(context.Context, *demoOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
 		Usage:     "build a demo brain and open its tray: the main command to try m1nd",
@@ -36,47 +57,55 @@ Nothing outside DIR is touched.`,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			dir, err := demoFolder(c)
-			if err != nil {
-				return err
+			if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
+				return usagef("name the folder once: --dir DIR or DIR")
 			}
-			res, err := demo.Build(c.Context, dir, inv.now())
-			if err != nil {
-				return err
+			dir := c.String("dir")
+			if dir == "" {
+				dir = c.Args().First()
 			}
-			inv.dir = res.Dir
-			if err := inv.sayDemo(c.Context, res); err != nil {
-				return err
-			}
-			if c.Bool("no-serve") {
-				return nil
-			}
-			repo, name, err := inv.openBrain()
-			if err != nil {
-				return err
-			}
-			ln, err := tray.Listen(c.String("addr"))
-			if err != nil && !c.IsSet("addr") {
-				ln, err = tray.Listen("127.0.0.1:0") // the default port is taken (another owner?): any free port
-			}
-			if err != nil {
-				return usagef("%v", err)
-			}
-			return runOwner(c.Context, inv, repo, name, ln, false, c.Bool("open"))
+			opts := &demoOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Brain: inv.openBrain, Chdir: inv.chdir,
+				Dir: dir, Addr: c.String("addr"), AddrSet: c.IsSet("addr"), NoServe: c.Bool("no-serve"), Open: c.Bool("open")}
+			return runWith(c.Context, opts, runF, runDemo)
 		},
 	}
 }
 
-// demoFolder is the absolute folder the demo brain goes in: --dir or DIR,
-// else a new folder under the system temp dir.
-func demoFolder(c *cli.Context) (string, error) {
-	if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
-		return "", usagef("name the folder once: --dir DIR or DIR")
+// runDemo builds the demo brain, says what it holds and, unless told
+// not to, serves its tray.
+func runDemo(ctx context.Context, opts *demoOptions) error {
+	dir, err := demoFolder(opts.Dir)
+	if err != nil {
+		return err
 	}
-	dir := c.String("dir")
-	if dir == "" {
-		dir = c.Args().First()
+	res, err := demo.Build(ctx, dir, opts.IO.now())
+	if err != nil {
+		return err
 	}
+	opts.Chdir(res.Dir)
+	if err := sayDemo(ctx, opts, res); err != nil {
+		return err
+	}
+	if opts.NoServe {
+		return nil
+	}
+	repo, name, err := opts.Brain()
+	if err != nil {
+		return err
+	}
+	ln, err := tray.Listen(opts.Addr)
+	if err != nil && !opts.AddrSet {
+		ln, err = tray.Listen("127.0.0.1:0") // the default port is taken (another owner?): any free port
+	}
+	if err != nil {
+		return usagef("%v", err)
+	}
+	return runOwner(ctx, opts.IO, repo, name, ln, false, opts.Open)
+}
+
+// demoFolder is the absolute folder the demo brain goes in: dir, else a
+// new folder under the system temp dir.
+func demoFolder(dir string) (string, error) {
 	if dir == "" {
 		parent, err := os.MkdirTemp("", "m1nd-demo-")
 		if err != nil {
@@ -88,13 +117,13 @@ func demoFolder(c *cli.Context) (string, error) {
 }
 
 // sayDemo tells what was built: the brain's status and what to try next.
-func (inv *invocation) sayDemo(ctx context.Context, res *demo.Result) error {
-	return inv.reply(struct {
+func sayDemo(ctx context.Context, opts *demoOptions, res *demo.Result) error {
+	return opts.IO.reply(opts.JSON, struct {
 		OK bool `json:"ok"`
 		*demo.Result
 	}{true, res}, func(w io.Writer) error {
 		fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
-		if err := runStatus(ctx, &statusOptions{IO: inv.io, Flows: inv.flows}); err != nil {
+		if err := runStatus(ctx, &statusOptions{IO: opts.IO, Flows: opts.Flows}); err != nil {
 			return err
 		}
 		mw := res.Missions["merge_wait"]

@@ -15,7 +15,18 @@ import (
 	"github.com/m1nd/m1nd/tray"
 )
 
-func serveCommand(inv *invocation) *cli.Command {
+// serveOptions is what serve runs on.
+type serveOptions struct {
+	IO       *IOStreams
+	Brain    func() (*gitstore.Repo, string, error)
+	Addr     string
+	ReadOnly bool
+	Open     bool // open the tray in the default browser
+}
+
+// newServeCmd parses serve; a test's runF sees the options instead of
+// starting the owner.
+func newServeCmd(inv *invocation, runF func(context.Context, *serveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the owner: the loopback API and the tray, the web view where a human lands work",
@@ -43,26 +54,33 @@ restarted owner by itself).`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			repo, name, err := inv.openBrain()
-			if err != nil {
-				return err
-			}
-			// Before binding: a second owner on the default address
-			// would otherwise be told only that the address is in use.
-			if rec, ok := owner.ReadRecord(repo.RuntimeDir()); ok && rec.Running() {
-				return secondOwner(&owner.ErrRunning{Record: rec})
-			}
-			ln, err := tray.Listen(c.String("addr"))
-			if err != nil {
-				return usagef("%v", err)
-			}
-			return runOwner(c.Context, inv, repo, name, ln, c.Bool("read-only"), c.Bool("open"))
+			opts := &serveOptions{IO: inv.io, Brain: inv.openBrain, Addr: c.String("addr"), ReadOnly: c.Bool("read-only"), Open: c.Bool("open")}
+			return runWith(c.Context, opts, runF, runServe)
 		},
 	}
 }
 
+// runServe listens on the loopback address and runs the owner there,
+// unless another owner already runs for this repository.
+func runServe(ctx context.Context, opts *serveOptions) error {
+	repo, name, err := opts.Brain()
+	if err != nil {
+		return err
+	}
+	// Before binding: a second owner on the default address
+	// would otherwise be told only that the address is in use.
+	if rec, ok := owner.ReadRecord(repo.RuntimeDir()); ok && rec.Running() {
+		return secondOwner(&owner.ErrRunning{Record: rec})
+	}
+	ln, err := tray.Listen(opts.Addr)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	return runOwner(ctx, opts.IO, repo, name, ln, opts.ReadOnly, opts.Open)
+}
+
 // runOwner runs the owner on ln until ctx ends (Ctrl-C).
-func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
+func runOwner(ctx context.Context, streams *IOStreams, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
 	// The tray's URL names localhost where it can: browsers refuse an IP
 	// address as the WebAuthn relying party, and the passkeys live there.
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -83,19 +101,19 @@ func runOwner(ctx context.Context, inv *invocation, repo *gitstore.Repo, brainNa
 		mode = " (read-only)"
 	}
 	owner := tray.New(repo, brainName, readOnly)
-	owner.Pins = loadPins(inv.io, repo)
+	owner.Pins = loadPins(streams, repo)
 	code, err := owner.OfferRegistration()
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(inv.io.Out, "m1nd owner for brain %s%s: %s\n(Ctrl-C stops it)\n", brainName, mode, url)
+	fmt.Fprintf(streams.Out, "m1nd owner for brain %s%s: %s\n(Ctrl-C stops it)\n", brainName, mode, url)
 	if code != "" {
-		fmt.Fprintf(inv.io.Out, "register a passkey in the tray with code %s (it works once, and only here)\n", code)
+		fmt.Fprintf(streams.Out, "register a passkey in the tray with code %s (it works once, and only here)\n", code)
 	}
 	if open {
 		if err := exec.Command("xdg-open", url).Start(); err != nil {
-			fmt.Fprintf(inv.io.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
+			fmt.Fprintf(streams.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
 	return owner.Serve(ctx, ln)
