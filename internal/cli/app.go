@@ -69,8 +69,8 @@ func newApp(inv *invocation) *cli.App {
 			atlasCommand(inv),
 			agentCommand(inv),
 			newDemoCmd(inv, nil),
-			versionCommand(inv),
-			completionCommand(inv),
+			newVersionCmd(inv, nil),
+			newCompletionCmd(inv, nil),
 			brainCommand(inv),
 		},
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON

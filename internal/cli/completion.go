@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"os"
 	"strings"
@@ -62,7 +63,18 @@ end
 complete -c m1nd -f -a '(__m1nd_complete)'
 `
 
-func completionCommand(inv *invocation) *cli.Command {
+// completionScripts is the completion script of each shell m1nd knows.
+var completionScripts = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+
+// completionOptions is what completion runs on.
+type completionOptions struct {
+	IO    *IOStreams
+	Shell string // a key of completionScripts
+}
+
+// newCompletionCmd parses completion; a test's runF sees the options
+// instead of running it.
+func newCompletionCmd(inv *invocation, runF func(context.Context, *completionOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script for bash, zsh or fish",
@@ -80,14 +92,18 @@ startup file:
 			if err != nil {
 				return err
 			}
-			script, ok := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[shell]
-			if !ok {
+			if _, ok := completionScripts[shell]; !ok {
 				return usagef("no completion for shell %q: use bash, zsh or fish", shell)
 			}
-			_, err = io.WriteString(inv.io.Out, script)
-			return err
+			return runWith(c.Context, &completionOptions{IO: inv.io, Shell: shell}, runF, runCompletion)
 		},
 	}
+}
+
+// runCompletion prints the shell's completion script.
+func runCompletion(_ context.Context, opts *completionOptions) error {
+	_, err := io.WriteString(opts.IO.Out, completionScripts[opts.Shell])
+	return err
 }
 
 // completing reports whether args ask for completions (urfave/cli wants

@@ -71,12 +71,6 @@ func (s *IOStreams) reply(asJSON bool, v any, text func(w io.Writer) error) erro
 	return text(s.Out)
 }
 
-// reply is IOStreams.reply for a verb run through the invocation, JSON
-// under --json.
-func (inv *invocation) reply(v any, text func(w io.Writer) error) error {
-	return inv.io.reply(inv.jsonOut, v, text)
-}
-
 // printJSON writes v as one line of JSON on stdout. A reply built as a map
 // gets its "ok" first, as a struct reply declares it.
 func (s *IOStreams) printJSON(v any) error {

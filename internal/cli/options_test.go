@@ -476,3 +476,16 @@ func TestParseServeAndDemo(t *testing.T) {
 		{args: []string{"d", "e"}, usage: "name the folder once"},
 	})
 }
+
+func TestParseVersionAndCompletion(t *testing.T) {
+	checkParse(t, newVersionCmd, []parseCase[versionOptions]{
+		{args: []string{}, want: versionOptions{}},
+		{args: []string{"--json"}, want: versionOptions{JSON: true}},
+		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
+	})
+	checkParse(t, newCompletionCmd, []parseCase[completionOptions]{
+		{args: []string{"zsh"}, want: completionOptions{Shell: "zsh"}},
+		{args: []string{"tcsh"}, usage: `no completion for shell "tcsh"`},
+		{args: []string{}, usage: "missing shell"},
+	})
+}

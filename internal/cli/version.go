@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -67,7 +68,15 @@ func (v buildVersion) String() string {
 	return fmt.Sprintf("%s (commit %s)", v.Version, c)
 }
 
-func versionCommand(inv *invocation) *cli.Command {
+// versionOptions is what version runs on.
+type versionOptions struct {
+	IO   *IOStreams
+	JSON bool
+}
+
+// newVersionCmd parses version; a test's runF sees the options instead of
+// running it.
+func newVersionCmd(inv *invocation, runF func(context.Context, *versionOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print m1nd's version and the commit it was built from",
@@ -79,11 +88,16 @@ same line.`,
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			v := readVersion()
-			return inv.reply(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "m1nd version %s\n", v)
-				return err
-			})
+			return runWith(c.Context, &versionOptions{IO: inv.io, JSON: c.Bool("json")}, runF, runVersion)
 		},
 	}
+}
+
+// runVersion prints the line --version prints, after "m1nd version".
+func runVersion(_ context.Context, opts *versionOptions) error {
+	v := readVersion()
+	return opts.IO.reply(opts.JSON, v, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "m1nd version %s\n", v)
+		return err
+	})
 }
