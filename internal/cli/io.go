@@ -2,13 +2,9 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -71,33 +67,18 @@ func (s *IOStreams) reply(asJSON bool, v any, text func(w io.Writer) error) erro
 	return text(s.Out)
 }
 
-// printJSON writes v as one line of JSON on stdout. A reply built as a map
-// gets its "ok" first, as a struct reply declares it.
+// printJSON writes v as one line of JSON on stdout, encoded as every
+// surface answers (gates.EncodeReply: a map reply gets its "ok" first, as
+// a struct reply declares it).
 func (s *IOStreams) printJSON(v any) error {
-	w := bufio.NewWriterSize(s.Out, 64*1024)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if a, ok := v.(jsonAppender); ok {
-		if _, err := w.Write(append(a.AppendJSON(nil), '\n')); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
-		}
-		return w.Flush()
-	}
-	if m, isMap := v.(map[string]any); isMap {
-		if _, has := m["ok"]; has {
-			v = okFirst(m)
-		}
-	}
-	if err := enc.Encode(v); err != nil {
+	b, err := gates.EncodeReply(v)
+	if err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
-	return w.Flush()
-}
-
-// jsonAppender is a reply that writes its own JSON, the same bytes
-// encoding/json would: one too large to encode again (mission heads).
-type jsonAppender interface {
-	AppendJSON(b []byte) []byte
+	if _, err := s.Out.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
 }
 
 // interactive reports whether stdin and stdout are a terminal.
@@ -134,33 +115,4 @@ func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, what, want string
 			"the confirmation did not match: you typed %s; the confirmation is the %s %s: nothing was written", said, what, want)
 	}
 	return gates.OriginHumanTTY, nil
-}
-
-// okFirst is a map reply that encodes with its "ok" key first and the rest
-// in key order, as encoding/json orders a map.
-type okFirst map[string]any
-
-func (m okFirst) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	keys := slices.Sorted(maps.Keys(m))
-	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "ok" })
-	b.WriteByte('{')
-	for i, k := range append([]string{"ok"}, keys...) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := enc.Encode(k); err != nil {
-			return nil, err
-		}
-		b.Truncate(b.Len() - 1) // Encode ends each value with a new line
-		b.WriteByte(':')
-		if err := enc.Encode(m[k]); err != nil {
-			return nil, err
-		}
-		b.Truncate(b.Len() - 1)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }
