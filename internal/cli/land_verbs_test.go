@@ -148,6 +148,12 @@ func TestLandAMergeWaitMission(t *testing.T) {
 	}
 	contains(t, must(t, dir, "", "mission", "show", id).out, "phase       landed", "receipt     ✓ store v2")
 
+	// The block's receipt names the commit it tested; a later commit on
+	// main that touches the block says so.
+	contains(t, must(t, dir, "", "blocks").out, block, "tested "+tip[:12]+" · none of the block's files changed on the target since")
+	gittest.Open(t, dir).CommitFiles("main: touch core", map[string]string{"core/core.go": "package core\n\n// touched\n"})
+	contains(t, must(t, dir, "", "blocks").out, "tested "+tip[:12]+" · 1 of the block's files changed on the target since")
+
 	// Landing again: nothing left to do, in text and JSON.
 	contains(t, must(t, dir, "", "land", id).out, id+" is already landed (receipt in store v2)")
 	again := jsonOf(t, must(t, dir, "", "land", "--json", id))
