@@ -185,6 +185,13 @@ func renameRegistered(ctx context.Context, opts *brainRenameOptions, repo *gitst
 	if _, err := (&brain.Store{Repo: repo, Brain: prev}).CommitRename(ctx, p, origin, nil); err != nil {
 		return err
 	}
+	// A git config m1nd.brain naming the old name would now contradict the
+	// registration, and every verb after would be refused brain_mismatch.
+	if configured, ok := repo.ConfigValue("m1nd", "brain"); ok && strings.TrimSpace(configured) != name {
+		if _, err := gitstore.Git(ctx, repo.CommandDir(), "config", "m1nd.brain", name); err != nil {
+			return fmt.Errorf("brain renamed %s, but git config m1nd.brain still says %s: %w (set it: git config m1nd.brain %s)", name, configured, err, name)
+		}
+	}
 	return opts.IO.reply(opts.JSON, brainReply{OK: true, Brain: name, Fixed: true}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (refs/m1nd/brain; it was %s): sync to carry the name to every clone\n", name, prev)
 		return nil

@@ -55,9 +55,6 @@ func (s *IOStreams) now() time.Time {
 	return time.Now()
 }
 
-// now reads the invocation's clock.
-func (inv *invocation) now() time.Time { return inv.io.now() }
-
 // reply writes a verb's answer on stdout: v as one line of JSON when asJSON,
 // else the human text that text writes. Every verb answers through it.
 func (s *IOStreams) reply(asJSON bool, v any, text func(w io.Writer) error) error {

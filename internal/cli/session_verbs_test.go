@@ -185,10 +185,9 @@ func TestBrainRename(t *testing.T) {
 
 	// Registered at init: a human gesture at a terminal.
 	must(t, dir, "", "init")
-	// The registration holds the name now. (Left set, git config
-	// m1nd.brain would go stale at the rename below and every verb after
-	// it would be refused brain_mismatch.)
-	gitOut(t, dir, "config", "--unset", "m1nd.brain")
+	// The registration holds the name now; git config m1nd.brain stays
+	// set, and the rename below must carry it along (else every verb after
+	// it would be refused brain_mismatch).
 	contains(t, must(t, dir, "", "status").out, "brain    shop2")
 	brainRef := gitOut(t, dir, "rev-parse", "refs/m1nd/brain")
 	refused(t, m1nd(t, dir, "", "brain", "rename", "delta"), "human_gesture_required", false)
@@ -205,6 +204,9 @@ func TestBrainRename(t *testing.T) {
 		t.Fatalf("brain.json after the rename: %s", got)
 	}
 	contains(t, must(t, dir, "", "brain", "show").out, "brain delta (registered in refs/m1nd/brain, earlier shop2")
+	if got := gitOut(t, dir, "config", "m1nd.brain"); got != "delta" {
+		t.Fatalf("git config m1nd.brain = %q after the rename, want delta", got)
+	}
 }
 
 func TestDemoWithoutServing(t *testing.T) {
