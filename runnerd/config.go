@@ -122,13 +122,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	keeping := map[string]bool{}
 	for i, k := range c.Keepers {
-		table := fmt.Sprintf("[[keeper]] #%d", i+1)
-		if k.Agent != "" {
-			table += fmt.Sprintf(" (agent %q)", k.Agent)
-		}
-		fail := func(field, format string, args ...any) error {
-			return &ConfigError{Path: path, Table: table, Field: field, What: fmt.Sprintf(format, args...)}
-		}
+		fail := entryFail(path, "[[keeper]]", i, "agent", k.Agent)
 		if err := checkKeeper(k, fail); err != nil {
 			return nil, err
 		}
@@ -139,13 +133,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	seen := map[string]bool{}
 	for i, r := range c.Runners {
-		table := fmt.Sprintf("[[runner]] #%d", i+1)
-		if r.ID != "" {
-			table += fmt.Sprintf(" (id %q)", r.ID)
-		}
-		fail := func(field, format string, args ...any) error {
-			return &ConfigError{Path: path, Table: table, Field: field, What: fmt.Sprintf(format, args...)}
-		}
+		fail := entryFail(path, "[[runner]]", i, "id", r.ID)
 		if err := checkRunner(r, fail); err != nil {
 			return nil, err
 		}
@@ -169,6 +157,19 @@ func LoadConfig(path string) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// entryFail is how the checks of the i-th entry of a table say what is
+// wrong with it: a ConfigError naming the entry by its number and, when
+// set, by its key (an agent, an id).
+func entryFail(path, table string, i int, keyName, key string) func(field, format string, args ...any) error {
+	name := fmt.Sprintf("%s #%d", table, i+1)
+	if key != "" {
+		name += fmt.Sprintf(" (%s %q)", keyName, key)
+	}
+	return func(field, format string, args ...any) error {
+		return &ConfigError{Path: path, Table: name, Field: field, What: fmt.Sprintf(format, args...)}
+	}
 }
 
 func checkRunner(r *Runner, fail func(field, format string, args ...any) error) error {
