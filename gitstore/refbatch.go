@@ -395,13 +395,24 @@ func (r *Repo) DeleteRefs(ctx context.Context, refs []Ref) (notDeleted []string,
 }
 
 // lockForDelete takes each ref's loose lock for DeleteRefs, waiting as
-// UpdateRef waits; a ref whose lock stays held goes to busy. It returns
+// UpdateRef waits; a ref whose lock stays held, or that is neither loose
+// nor packed, goes to busy (not deleted). It returns
 // every lock it took even when it fails, so the caller can release them.
 func (r *Repo) lockForDelete(ctx context.Context, refs []Ref, made map[string]bool) (locked []Ref, busy []string, err error) {
 	for _, ref := range refs {
 		path := r.refPath(ref.Name)
-		if err := r.ensureRefDir(made, path); err != nil {
-			return locked, busy, fmt.Errorf("delete %s: %w", ref.Name, err)
+		if dir := filepath.Dir(path); !made[dir] {
+			// A ref whose folder is missing is packed or nowhere: one
+			// nowhere is not deleted, and no folder is made for it.
+			if _, err := os.Lstat(dir); err != nil {
+				if _, inPacked, perr := r.packedRef(ref.Name); perr != nil || !inPacked {
+					busy = append(busy, ref.Name)
+					continue
+				}
+			}
+			if err := r.ensureRefDir(made, path); err != nil {
+				return locked, busy, fmt.Errorf("delete %s: %w", ref.Name, err)
+			}
 		}
 		err := acquireLock(ctx, path+".lock", r.tmpDir(), r.LockTimeout)
 		switch {

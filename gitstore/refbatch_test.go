@@ -2,7 +2,9 @@ package gitstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,11 +162,15 @@ func TestDeleteRefsAgreesWithGit(t *testing.T) {
 	notDeleted, err := r.DeleteRefs(context.Background(), []gitstore.Ref{
 		{Name: names[0], Hash: h}, {Name: names[1], Hash: o}, {Name: names[3], Hash: h},
 		{Name: "refs/m1nd/missions/msn_00000000000f", Hash: h}, // never was
+		{Name: "refs/m1nd/nowhere/x", Hash: h},                 // never was, in a folder that never was
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(notDeleted, " ") != names[3]+" refs/m1nd/missions/msn_00000000000f" {
+	if _, err := os.Stat(filepath.Join(g.Dir, ".git", "refs", "m1nd", "nowhere")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("deleting a ref that is nowhere made its folder: %v", err)
+	}
+	if strings.Join(notDeleted, " ") != names[3]+" refs/m1nd/missions/msn_00000000000f refs/m1nd/nowhere/x" {
 		t.Fatalf("not deleted = %v", notDeleted)
 	}
 	got := g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/", "refs/tags/")
