@@ -288,13 +288,22 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 
 // chdir runs the rest of the invocation in dir, as -C would have: for
 // a verb that makes the repository it then works in (demo).
-func (inv *invocation) chdir(dir string) { inv.dir = dir }
+func (inv *invocation) chdir(dir string) {
+	if dir == inv.dir {
+		return
+	}
+	// What was opened is the old folder's: opened again, in dir, on use.
+	if inv.repo != nil {
+		inv.repo.Close()
+	}
+	inv.dir, inv.repo, inv.opened = dir, nil, nil
+}
 
 // defaultDir runs the invocation in dir unless -C named a folder: the
 // session a hook answers was started there, wherever the host runs it.
 func (inv *invocation) defaultDir(dir string) {
 	if inv.dir == "" {
-		inv.dir = dir
+		inv.chdir(dir)
 	}
 }
 
