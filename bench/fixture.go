@@ -107,10 +107,8 @@ func buildFixture(work string, n int) (string, error) {
 	for i := 0; i < n; i++ {
 		l := fixtureLetter(i)
 		body := l.Canonical()
-		id := chain.LetterID(body)
 		when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-		msg := chain.Commit{Agent: benchBrain, Subject: fmt.Sprintf("%s #1 %s %s", l.MissionID, l.Phase, l.BlockID),
-			Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}}}.Message()
+		msg := chain.MissionKind.Message(chain.Commit{Agent: benchBrain, Doc: l})
 		sig := fmt.Sprintf("%s <%s@m1nd> %d +0000", benchBrain, benchBrain, when.Unix())
 		fmt.Fprintf(w, "commit refs/m1nd/missions/%s\nauthor %s\ncommitter %s\ndata %d\n%s", l.MissionID, sig, sig, len(msg), msg)
 		fmt.Fprintf(w, "M 100644 inline letter.json\ndata %d\n%s\n\n", len(body), body)

@@ -38,7 +38,7 @@ func benchMail(work, bin string, n, runs int) error {
 			To: "bob", Class: "note", Brain: "mail", What: fmt.Sprintf("letter %d: the gate for block %d is green", i, i%50)}
 		ref, _ := mailbox.Ref(l.To, l.Agent)
 		c := chain.Chain{Repo: repo, Kind: mailbox.Kind, Ref: ref}
-		h, err := c.Append(context.Background(), heads[ref], l.Canonical(), chain.Commit{Agent: l.Agent, When: base, Subject: "mail " + l.ID()})
+		h, err := c.Append(context.Background(), heads[ref], l.Canonical(), chain.Commit{Agent: l.Agent, When: base, Doc: l})
 		if err != nil {
 			return err
 		}

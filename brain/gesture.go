@@ -9,18 +9,6 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// GestureOfCommit reads a gesture's origin and proof from its commit's
-// trailers; a proof trailer that does not decode is refused.
-func GestureOfCommit(message string) (origin string, proof *gates.Proof, err error) {
-	origin, _ = chain.TrailerValue(message, gates.OriginTrailer)
-	if value, ok := chain.TrailerValue(message, gates.ProofTrailer); ok {
-		if proof, err = gates.DecodeProof(value); err != nil {
-			return "", nil, err
-		}
-	}
-	return origin, proof, nil
-}
-
 // StoreChange is what a store gesture's proof binds: the commit it builds
 // on and the tree it writes, known before the commit is (the proof is
 // recorded in the commit's message).
@@ -84,7 +72,7 @@ func (k *KeysAt) CheckCommit(doc *chain.Judged, gesture string, change []byte) e
 	if doc.Meta != nil {
 		message = doc.Meta.Message
 	}
-	origin, proof, err := GestureOfCommit(message)
+	origin, proof, err := chain.GestureOf(message)
 	if err != nil {
 		return err
 	}

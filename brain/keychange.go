@@ -3,7 +3,6 @@ package brain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
@@ -57,8 +56,7 @@ func RegisterFirstKey(ctx context.Context, repo *gitstore.Repo, key Passkey, now
 	}
 	c := chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}
 	_, err = c.Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{
-		Agent: gates.HumanName, When: now.UTC(), Subject: "keys v1: register " + key.Label,
-		Trailers: []chain.Trailer{{Key: "M1nd-Registered-Via", Value: "one-time code"}},
+		Agent: gates.HumanName, When: now.UTC(), Doc: KeysCommit{Set: set, Verb: KeysRegister, Label: key.Label},
 	})
 	if errors.Is(err, chain.ErrLostRace) {
 		return nil, ErrKeyRaced
@@ -101,7 +99,7 @@ func PrepareAddKey(repo *gitstore.Repo, key Passkey, now time.Time) (*KeyChange,
 	next := before.clone()
 	next.Version++
 	next.Keys = append(next.Keys, key)
-	return prepareKeys(repo, head, before, next, now, fmt.Sprintf("keys v%d: add %s", next.Version, key.Label), key.CredentialID, key.Label, false)
+	return prepareKeys(repo, head, before, next, now, key.CredentialID, key.Label, false)
 }
 
 // PrepareRemoveKey prepares the key set without credentialID, which is
@@ -137,10 +135,10 @@ func PrepareRemoveKey(ctx context.Context, repo *gitstore.Repo, credentialID str
 		return nil, err
 	}
 	next.Removed = append(next.Removed, RemovedKey{Passkey: *gone, RemovedIn: next.Version, Anchors: anchors})
-	return prepareKeys(repo, head, before, next, now, fmt.Sprintf("keys v%d: remove %s", next.Version, gone.Label), credentialID, gone.Label, true)
+	return prepareKeys(repo, head, before, next, now, credentialID, gone.Label, true)
 }
 
-func prepareKeys(repo *gitstore.Repo, head gitstore.Hash, before, next *KeySet, now time.Time, subject, id, label string, removing bool) (*KeyChange, error) {
+func prepareKeys(repo *gitstore.Repo, head gitstore.Hash, before, next *KeySet, now time.Time, id, label string, removing bool) (*KeyChange, error) {
 	body := next.Canonical()
 	if _, err := DecodeKeySet(body); err != nil {
 		return nil, err
@@ -153,9 +151,13 @@ func prepareKeys(repo *gitstore.Repo, head gitstore.Hash, before, next *KeySet, 
 	if err != nil {
 		return nil, err
 	}
+	verb := KeysAdd
+	if removing {
+		verb = KeysRemove
+	}
 	p := &chain.Prepared{
 		Chain: chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}, Parent: head, Tree: tree, Gesture: gates.GestureKeys, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: subject},
+		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: KeysCommit{Set: next, Verb: verb, Label: label}},
 	}
 	return &KeyChange{Before: before, Next: next, Prepared: p, Credential: id, Label: label, Removing: removing}, nil
 }
@@ -226,7 +228,7 @@ func AnchorsNow(ctx context.Context, repo *gitstore.Repo, by func(origin string,
 		if err != nil {
 			return nil, err
 		}
-		origin, proof, err := GestureOfCommit(c.Message)
+		origin, proof, err := chain.GestureOf(c.Message)
 		if err == nil && by(origin, proof) {
 			anchors[chain.MissionRefPrefix+id] = head.String()
 		}

@@ -106,16 +106,39 @@ func (p Passkey) Fingerprint() string {
 // the new set; it changes the keys and nothing else, keeps every removed
 // key on record, and holds at least one key.
 var KeysKind = &chain.Kind{
-	Name:    "keys",
-	Prefix:  KeysRef,
-	Single:  true,
-	File:    KeysFile,
-	Decode:  func(body []byte) (any, error) { return DecodeKeySet(body) },
+	Name:   "keys",
+	Prefix: KeysRef,
+	Single: true,
+	File:   KeysFile,
+	Decode: func(body []byte) (any, error) { return DecodeKeySet(body) },
+	Describe: func(doc any) (string, []chain.Trailer) {
+		k := doc.(KeysCommit)
+		subject := fmt.Sprintf("keys v%d: %s %s", k.Set.Version, k.Verb, k.Label)
+		if k.Verb == KeysRegister {
+			return subject, []chain.Trailer{{Key: "M1nd-Registered-Via", Value: "one-time code"}}
+		}
+		return subject, nil
+	},
 	Follows: keysFollow,
 	Race:    chain.RaceStale,
 }
 
 func init() { chain.Register(KeysKind) }
+
+// KeysCommit is what names a keys commit (KeysKind's Commit.Doc): the set
+// it writes and what it does to which key.
+type KeysCommit struct {
+	Set   *KeySet
+	Verb  string // KeysRegister, KeysAdd or KeysRemove
+	Label string // the key's label
+}
+
+// What a keys commit does to its key.
+const (
+	KeysRegister = "register" // the first key, with the one-time code
+	KeysAdd      = "add"
+	KeysRemove   = "remove"
+)
 
 // DecodeKeySet reads a stored key set: its canonical bytes, of this schema,
 // each key a credential id and a public key m1nd can verify with, no

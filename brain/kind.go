@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
@@ -22,11 +23,38 @@ var StoreKind = &chain.Kind{
 	Prefix:     StoreRef,
 	Single:     true,
 	ReadCommit: readStoreCommit,
+	Describe:   func(doc any) (string, []chain.Trailer) { c := doc.(StoreCommit); return c.Subject(), c.trailers() },
 	Follows:    storeFollows,
 	Race:       chain.RaceStale,
 }
 
 func init() { chain.Register(StoreKind) }
+
+// StoreCommit is what names a store commit (StoreKind's Commit.Doc): the
+// version it writes, the one operation it is, and its writer's words.
+type StoreCommit struct {
+	Version int64
+	Op      StoreOp
+	Seat    string // candidate_edit: owner or runner
+	Mission string // a landing's import: the mission it lands
+	What    string // what the change does, in its writer's words
+}
+
+// Subject is what `git log` shows for the commit.
+func (c StoreCommit) Subject() string { return fmt.Sprintf("store v%d: %s", c.Version, c.What) }
+
+// trailers are what the laws read (readStoreMove): the version, the
+// operation, and a candidate edit's seat or a landing's mission.
+func (c StoreCommit) trailers() []chain.Trailer {
+	t := []chain.Trailer{{Key: "M1nd-Store-Version", Value: strconv.FormatInt(c.Version, 10)}, {Key: StoreOpTrailer, Value: string(c.Op)}}
+	if c.Seat != "" {
+		t = append(t, chain.Trailer{Key: SeatTrailer, Value: c.Seat})
+	}
+	if c.Mission != "" {
+		t = append(t, chain.Trailer{Key: "M1nd-Mission", Value: c.Mission})
+	}
+	return t
+}
 
 // readStoreCommit decodes a whole store commit, as strictly as the store
 // writes it: its tree holds store.json and blocks/ and nothing else,
@@ -147,7 +175,7 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	if err := checkStoreMove(p, snap, next.Meta.Message); err != nil {
 		return err
 	}
-	origin, _ := chain.TrailerValue(next.Meta.Message, gates.OriginTrailer)
+	origin := chain.OriginOf(next.Meta.Message)
 	gesture, err := ratifyGesture(p, snap, origin)
 	if err != nil {
 		return err

@@ -78,11 +78,19 @@ func (p *PinSet) Has(id string) bool {
 // PinsKind is the approved runner pins: one ref, each commit the whole
 // set, each a human gesture (pins) over its canonical bytes.
 var PinsKind = &chain.Kind{
-	Name:    "pins",
-	Prefix:  PinsRef,
-	Single:  true,
-	File:    PinsFile,
-	Decode:  func(body []byte) (any, error) { return DecodePinSet(body) },
+	Name:   "pins",
+	Prefix: PinsRef,
+	Single: true,
+	File:   PinsFile,
+	Decode: func(body []byte) (any, error) { return DecodePinSet(body) },
+	Describe: func(doc any) (string, []chain.Trailer) {
+		p := doc.(*PinSet)
+		ids := make([]string, len(p.Runners))
+		for i, r := range p.Runners {
+			ids[i] = r.ID
+		}
+		return fmt.Sprintf("pins v%d: approve %s", p.Version, strings.Join(ids, ", ")), nil
+	},
 	Follows: pinsFollow,
 	Race:    chain.RaceStale,
 }
@@ -124,7 +132,7 @@ func pinsFollow(prev, next *chain.Judged, env chain.Env) error {
 	if p.Version != want {
 		return gates.Refusef(gates.InvalidLetter, "version", "each approval of the runner pins adds 1 to version: this one says %d, want %d", p.Version, want)
 	}
-	if origin, _ := chain.TrailerValue(next.Meta.Message, gates.OriginTrailer); !gates.IsHumanOrigin(origin) {
+	if !gates.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
 		return gates.Refusef(gates.HumanGestureRequired, "origin", "approving runner pins is a human gesture: the gate that proves work is the human's, signed in the tray")
 	}
 	if env.Gestures == nil {
@@ -174,13 +182,9 @@ func PreparePins(repo *gitstore.Repo, runners []ApprovedRunner, now time.Time) (
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := make([]string, len(runners))
-	for i, r := range runners {
-		ids[i] = r.ID
-	}
 	p := &chain.Prepared{
 		Chain: chain.Chain{Repo: repo, Kind: PinsKind, Ref: PinsRef}, Parent: head, Tree: tree, Gesture: gates.GesturePins, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: fmt.Sprintf("pins v%d: approve %s", next.Version, strings.Join(ids, ", "))},
+		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: next},
 	}
 	return p, next, nil
 }

@@ -44,11 +44,18 @@ func (g *Registration) Canonical() []byte { return chain.CanonicalJSON(g) }
 // RegistrationKind is the brain's registration: one ref, its first commit
 // the name, each later one a rename, which is a human gesture.
 var RegistrationKind = &chain.Kind{
-	Name:    "brain",
-	Prefix:  RegistrationRef,
-	Single:  true,
-	File:    RegistrationFile,
-	Decode:  func(body []byte) (any, error) { return DecodeRegistration(body) },
+	Name:   "brain",
+	Prefix: RegistrationRef,
+	Single: true,
+	File:   RegistrationFile,
+	Decode: func(body []byte) (any, error) { return DecodeRegistration(body) },
+	Describe: func(doc any) (string, []chain.Trailer) {
+		g := doc.(*Registration)
+		if len(g.Names) < 2 {
+			return "brain: register " + g.Name, nil
+		}
+		return fmt.Sprintf("brain: rename %s to %s", g.Names[len(g.Names)-2], g.Name), nil
+	},
 	Follows: registrationFollows,
 	Race:    chain.RaceStale,
 }
@@ -92,7 +99,7 @@ func registrationFollows(prev, next *chain.Judged, env chain.Env) error {
 	if g.Version != p.Version+1 || len(g.Names) != len(p.Names)+1 || !slices.Equal(g.Names[:len(p.Names)], p.Names) || slices.Contains(p.Names, g.Name) {
 		return gates.Refusef(gates.InvalidLetter, "names", "a rename adds 1 to version and a new name after every earlier one, which stay")
 	}
-	if origin, _ := chain.TrailerValue(next.Meta.Message, gates.OriginTrailer); !gates.IsHumanOrigin(origin) {
+	if !gates.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
 		return gates.Refusef(gates.HumanGestureRequired, "origin", "renaming a brain is a human gesture: every letter carries its name")
 	}
 	if env.Gestures == nil {
@@ -134,7 +141,7 @@ func PrepareRename(repo *gitstore.Repo, name string, now time.Time) (*chain.Prep
 	}
 	p := &chain.Prepared{
 		Chain: chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}, Parent: head, Tree: tree, Gesture: gates.GestureRename, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Subject: fmt.Sprintf("brain: rename %s to %s", prev.Name, name)},
+		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: next},
 	}
 	return p, next, nil
 }
@@ -182,7 +189,7 @@ func Register(ctx context.Context, repo *gitstore.Repo, name string) (*Registrat
 	}
 	reg := &Registration{Schema: RegistrationSchema, Version: 1, Name: name, Names: []string{name}}
 	c := chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}
-	meta := chain.Commit{Agent: gates.HumanName, When: registrationDate(), Subject: "brain: register " + name}
+	meta := chain.Commit{Agent: gates.HumanName, When: registrationDate(), Doc: reg}
 	if _, err := c.Append(ctx, gitstore.ZeroHash, reg.Canonical(), meta); err != nil {
 		if errors.Is(err, chain.ErrLostRace) { // registered meanwhile: that one stands
 			reg, _, err := Registered(repo)

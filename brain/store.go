@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -275,7 +274,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	}
 	next.Commit = commit
 	return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Changed: true,
-		Subject: fmt.Sprintf("store v%d: %s", next.StoreVersion, subject), Commit: commit.String()}, nil
+		Subject: meta.Doc.(StoreCommit).Subject(), Commit: commit.String()}, nil
 }
 
 func conflict(expected, actual int64) error {
@@ -373,26 +372,15 @@ func (s *Store) writeTree(snap *Snapshot) (gitstore.Hash, error) {
 	return s.Repo.WriteTree(root)
 }
 
-// commitMeta is a store commit's subject and trailers; a gesture's origin
-// and proof are added by its Prepared commit, any other origin here.
+// commitMeta is what names a store commit; a gesture's origin and proof
+// are added by its Prepared commit, any other origin here.
 func commitMeta(version int64, m mutation, subject string) chain.Commit {
-	meta := chain.Commit{
-		Agent:   m.agent,
-		When:    m.now,
-		Subject: fmt.Sprintf("store v%d: %s", version, subject),
-		Trailers: []chain.Trailer{
-			{Key: "M1nd-Store-Version", Value: strconv.FormatInt(version, 10)},
-			{Key: StoreOpTrailer, Value: string(m.op)},
-		},
-	}
-	if m.seat != "" {
-		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: SeatTrailer, Value: m.seat})
-	}
+	meta := chain.Commit{Agent: m.agent, When: m.now, Doc: StoreCommit{Version: version, Op: m.op, Seat: m.seat, What: subject}}
 	if m.lands != nil {
-		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: "M1nd-Mission", Value: m.lands.MissionID})
+		meta.Doc = StoreCommit{Version: version, Op: m.op, Seat: m.seat, Mission: m.lands.MissionID, What: subject}
 	}
 	if m.origin != "" && m.gesture == "" {
-		meta.Trailers = append(meta.Trailers, chain.Trailer{Key: gates.OriginTrailer, Value: m.origin})
+		meta.Origin = m.origin
 	}
 	return meta
 }

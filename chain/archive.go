@@ -105,9 +105,19 @@ var ArchiveKind = &Kind{
 	Single:      true,
 	File:        ArchiveFile,
 	Decode:      func(body []byte) (any, error) { return DecodeFold(body) },
+	Describe:    describeFold,
 	Follows:     foldFollows,
 	Race:        RaceStale,
 	KeepParents: true,
+}
+
+// describeFold names a fold by its number and how many missions it folds.
+func describeFold(doc any) (string, []Trailer) {
+	f := doc.(*Fold)
+	if f.Fold == 0 {
+		return "archive fold 0: the archive opens", nil
+	}
+	return fmt.Sprintf("archive fold %d: %s", f.Fold, gates.Count(len(f.Folded), "finished mission")), nil
 }
 
 func init() { Register(ArchiveKind) }

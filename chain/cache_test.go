@@ -23,7 +23,7 @@ func TestDocsFollowTheRef(t *testing.T) {
 		t.Helper()
 		parent, _, _ := m.Repo.ReadRef(c.Ref)
 		h, err := c.Append(context.Background(), parent, []byte(fmt.Sprintf(`{"n":%d}`, i)),
-			chain.Commit{Agent: "alice", When: t0, Subject: "doc"})
+			chain.Commit{Agent: "alice", When: t0})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,29 +66,45 @@ type Trailer struct{ Key, Value string }
 // by it (AgentOf reads it).
 const AgentTrailer = "M1nd-Agent"
 
-// Commit describes the commit an append writes around a document: the
-// engine writes its subject, the kind's own trailers and the AgentTrailer.
+// Commit is what a writer hands the engine with a document: who writes
+// it, when, and what its kind's Describe names it by. The engine writes
+// the message (Kind.Message): the subject and trailers the kind makes of
+// Doc, a human gesture's origin and proof, and the AgentTrailer.
 type Commit struct {
-	Agent    string    // the writer, the commit's author and committer (see Signature), and its AgentTrailer
-	When     time.Time // the document's own time: the same document on the same parent is the same commit
-	Subject  string    // what `git log` shows
-	Trailers []Trailer // the kind's own; never the AgentTrailer, which Agent gives
+	Agent string    // the writer, the commit's author and committer (see Signature), and its AgentTrailer
+	When  time.Time // the document's own time: the same document on the same parent is the same commit
+	// Doc is what the kind's Describe makes the subject and the kind's own
+	// trailers from: the document itself (a letter, a fold) or the kind's
+	// account of the change (a store operation, a key change).
+	Doc any
+	// Origin is the origin a human gesture's commit names (gates.OriginTrailer),
+	// and Proof its passkey's proof; empty for an agent's write.
+	Origin string
+	Proof  *gates.Proof
 	// Keep are parents after the previous document, for a kind whose
 	// commits keep other commits reachable (Kind.KeepParents: a fold keeps
 	// the chains it folds); empty for every other kind.
 	Keep []gitstore.Hash
 }
 
-// Message is the commit message: the subject, a blank line, the kind's
-// trailers and the AgentTrailer.
-func (m Commit) Message() string {
+// Message is the commit message of a commit of kind k: the subject, a
+// blank line, the kind's trailers, the origin and proof of a gesture, and
+// the AgentTrailer. It is the one place an m1nd commit message is spelled.
+func (k *Kind) Message(meta Commit) string {
+	subject, trailers := k.Describe(meta.Doc)
 	var b strings.Builder
-	b.WriteString(m.Subject)
+	b.WriteString(subject)
 	b.WriteString("\n\n")
-	for _, t := range m.Trailers {
+	for _, t := range trailers {
 		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
 	}
-	fmt.Fprintf(&b, "%s: %s\n", AgentTrailer, m.Agent)
+	if meta.Origin != "" {
+		fmt.Fprintf(&b, "%s: %s\n", gates.OriginTrailer, meta.Origin)
+	}
+	if meta.Proof != nil {
+		fmt.Fprintf(&b, "%s: %s\n", gates.ProofTrailer, gates.EncodeProof(meta.Proof))
+	}
+	fmt.Fprintf(&b, "%s: %s\n", AgentTrailer, meta.Agent)
 	return b.String()
 }
 
@@ -96,6 +112,24 @@ func (m Commit) Message() string {
 // false for a commit m1nd did not write.
 func AgentOf(message string) (agent string, ok bool) {
 	return TrailerValue(message, AgentTrailer)
+}
+
+// OriginOf is the origin a commit message names in its gates.OriginTrailer:
+// a human gesture's, or empty. The laws judge it with its proof.
+func OriginOf(message string) string {
+	origin, _ := TrailerValue(message, gates.OriginTrailer)
+	return origin
+}
+
+// GestureOf reads a gesture's origin and proof from its commit message, as
+// Kind.Message wrote them; a proof trailer that does not decode is refused.
+func GestureOf(message string) (origin string, proof *gates.Proof, err error) {
+	if value, ok := TrailerValue(message, gates.ProofTrailer); ok {
+		if proof, err = gates.DecodeProof(value); err != nil {
+			return "", nil, err
+		}
+	}
+	return OriginOf(message), proof, nil
 }
 
 // Signature is the commit identity of agent at when: its ref-safe name
@@ -141,7 +175,7 @@ func (c Chain) AppendTree(ctx context.Context, parent, tree gitstore.Hash, meta 
 	if err != nil {
 		return gitstore.ZeroHash, fmt.Errorf("%s: %w", c.Ref, err)
 	}
-	commit := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: meta.Message()}
+	commit := &gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: c.Kind.Message(meta)}
 	if !parent.IsZero() {
 		commit.Parents = []gitstore.Hash{parent}
 	}

@@ -47,6 +47,11 @@ type Kind struct {
 	Decode     func(body []byte) (any, error)
 	ReadCommit func(objs gitstore.Objects, c *gitstore.Commit) (any, error)
 
+	// Describe names a commit of this kind: its subject, what `git log`
+	// shows, and the kind's own trailers (never the origin, proof or agent,
+	// which the engine writes), from the Doc its writer handed (Commit.Doc).
+	Describe func(doc any) (subject string, trailers []Trailer)
+
 	// Follows judges a new document against the one before it (prev is nil
 	// for a chain's first document) and returns a refusal when it breaks
 	// the kind's laws. next.Meta is the new commit.
@@ -126,6 +131,8 @@ func Register(k *Kind) {
 		panic(fmt.Sprintf("chain.Register: kind %q: want a name and a prefix under refs/m1nd/", k.Name))
 	case !k.Single && !strings.HasSuffix(k.Prefix, "/"):
 		panic(fmt.Sprintf("chain.Register: kind %q: a prefix of many refs ends in /", k.Name))
+	case k.Describe == nil:
+		panic(fmt.Sprintf("chain.Register: kind %q: want Describe, which names its commits", k.Name))
 	case (k.File == "") == (k.ReadCommit == nil) || (k.File != "") != (k.Decode != nil):
 		panic(fmt.Sprintf("chain.Register: kind %q: want File with Decode, or ReadCommit", k.Name))
 	}

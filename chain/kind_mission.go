@@ -17,8 +17,16 @@ var MissionKind = &Kind{
 	ValidName: ValidMissionID,
 	File:      LetterFile,
 	Decode:    decodeStoredLetter,
+	Describe:  describeLetter,
 	Follows:   letterFollows,
 	Race:      RaceStale,
+}
+
+// describeLetter makes `git log` on a mission ref read well: a subject
+// naming the mission, seq, phase and block, and the letter's id.
+func describeLetter(doc any) (string, []Trailer) {
+	l := doc.(*Letter)
+	return fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID), []Trailer{{"M1nd-Letter", l.ID()}}
 }
 
 func init() { Register(MissionKind) }
@@ -95,7 +103,7 @@ func letterFollows(prev, next *Judged, env Env) error {
 		return err
 	}
 	if l.Phase == PhaseArchived {
-		if origin, _ := TrailerValue(next.Meta.Message, gates.OriginTrailer); !gates.IsHumanOrigin(origin) {
+		if !gates.IsHumanOrigin(OriginOf(next.Meta.Message)) {
 			return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
 		}
 		if env.Gestures != nil {

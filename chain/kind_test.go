@@ -3,6 +3,8 @@ package chain_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -27,6 +29,13 @@ var toyKind = &chain.Kind{
 			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
 		}
 		return &n, nil
+	},
+	Describe: func(doc any) (string, []chain.Trailer) {
+		n, _ := doc.(*toyNote)
+		if n == nil {
+			return "toy", nil
+		}
+		return fmt.Sprintf("toy %d", n.N), []chain.Trailer{{Key: "M1nd-Toy", Value: strconv.Itoa(n.N)}}
 	},
 	Follows: func(prev, next *chain.Judged, _ chain.Env) error { return nil },
 	Race:    chain.RaceRetry,
@@ -59,15 +68,17 @@ func TestKindOf(t *testing.T) {
 // commit panics at registration.
 func TestRegisterRefusesWhatTheEngineCannotUse(t *testing.T) {
 	decode := func([]byte) (any, error) { return nil, nil }
+	describe := func(any) (string, []chain.Trailer) { return "x", nil }
 	for label, k := range map[string]*chain.Kind{
-		"no name":          {Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
-		"outside":          {Name: "x", Prefix: "refs/heads/", File: "x.json", Decode: decode},
-		"no slash":         {Name: "x", Prefix: "refs/m1nd/x", File: "x.json", Decode: decode},
-		"same prefix":      {Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json", Decode: decode},
-		"inside another":   {Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json", Decode: decode},
-		"same name":        {Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
-		"no reader":        {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json"},
-		"file and no file": {Name: "x", Prefix: "refs/m1nd/x/", Decode: decode},
+		"no name":          {Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
+		"outside":          {Name: "x", Prefix: "refs/heads/", File: "x.json", Decode: decode, Describe: describe},
+		"no slash":         {Name: "x", Prefix: "refs/m1nd/x", File: "x.json", Decode: decode, Describe: describe},
+		"same prefix":      {Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json", Decode: decode, Describe: describe},
+		"inside another":   {Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json", Decode: decode, Describe: describe},
+		"same name":        {Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
+		"no reader":        {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json", Describe: describe},
+		"file and no file": {Name: "x", Prefix: "refs/m1nd/x/", Decode: decode, Describe: describe},
+		"no describe":      {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
 	} {
 		func() {
 			defer func() {
@@ -86,7 +97,7 @@ func TestAppendUniqueDedupsAndRetries(t *testing.T) {
 	m, _ := newMissions(t, "toys")
 	c := chain.Chain{Repo: m.Repo, Kind: toyKind, Ref: "refs/m1nd/toy/race"}
 	ctx := context.Background()
-	meta := chain.Commit{Agent: "runnerd:r1", When: t0, Subject: "toy"}
+	meta := chain.Commit{Agent: "runnerd:r1", When: t0}
 	first, deduped, err := c.AppendUnique(ctx, []byte(`{"n":1}`), meta)
 	if err != nil || deduped {
 		t.Fatalf("first: %v %v", deduped, err)
@@ -142,18 +153,26 @@ func TestAppendUniqueDedupsAndRetries(t *testing.T) {
 }
 
 func TestMessageCarriesTheKindsTrailersThenTheAgent(t *testing.T) {
+	proof := &gates.Proof{CredentialID: "c1", AuthenticatorData: "a", ClientDataJSON: "j", Signature: "s"}
 	for name, tc := range map[string]struct {
 		meta chain.Commit
 		want string
 	}{
-		"no trailers":   {chain.Commit{Agent: "a1", Subject: "s"}, "s\n\nM1nd-Agent: a1\n"},
-		"kind trailers": {chain.Commit{Agent: "owner", Subject: "s", Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: "l1"}}}, "s\n\nM1nd-Letter: l1\nM1nd-Agent: owner\n"},
+		"no trailers":   {chain.Commit{Agent: "a1"}, "toy\n\nM1nd-Agent: a1\n"},
+		"kind trailers": {chain.Commit{Agent: "owner", Doc: &toyNote{N: 3}}, "toy 3\n\nM1nd-Toy: 3\nM1nd-Agent: owner\n"},
+		"a gesture": {chain.Commit{Agent: "human", Doc: &toyNote{N: 4}, Origin: gates.OriginHumanTTY, Proof: proof},
+			"toy 4\n\nM1nd-Toy: 4\nM1nd-Origin: human-tty\nM1nd-Proof: " + gates.EncodeProof(proof) + "\nM1nd-Agent: human\n"},
 	} {
-		if got := tc.meta.Message(); got != tc.want {
+		got := toyKind.Message(tc.meta)
+		if got != tc.want {
 			t.Errorf("%s: %q, want %q", name, got, tc.want)
 		}
-		if agent, _ := chain.AgentOf(tc.meta.Message()); agent != tc.meta.Agent {
+		if agent, _ := chain.AgentOf(got); agent != tc.meta.Agent {
 			t.Errorf("%s: AgentOf %q, want %q", name, agent, tc.meta.Agent)
+		}
+		origin, p, err := chain.GestureOf(got)
+		if err != nil || origin != tc.meta.Origin || (p == nil) != (tc.meta.Proof == nil) || (p != nil && *p != *proof) {
+			t.Errorf("%s: GestureOf = %q %+v %v, want %q %+v", name, origin, p, err, tc.meta.Origin, tc.meta.Proof)
 		}
 	}
 	if _, ok := chain.AgentOf("raw commit\n"); ok {

@@ -179,8 +179,8 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	// the same the git hooks, a remote and verify judge it by, over the
 	// commit about to be written (its trailers say the origin and proof).
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-	meta := letterCommit(l, id, req, when)
-	next := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: meta.Message()}, Body: canonical, ID: id}, Value: l}
+	meta := letterCommit(l, req, when)
+	next := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: MissionKind.Message(meta)}, Body: canonical, ID: id}, Value: l}
 	if err := MissionKind.Follows(prev, next, m.env()); err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (m *Missions) env() Env {
 type terminalOnly struct{}
 
 func (terminalOnly) CheckCommit(doc *Judged, gesture string, change []byte) error {
-	if origin, _ := TrailerValue(doc.Meta.Message, gates.OriginTrailer); origin != gates.OriginHumanTTY {
+	if OriginOf(doc.Meta.Message) != gates.OriginHumanTTY {
 		return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: %s at a terminal", gesture)
 	}
 	return nil
@@ -316,20 +316,12 @@ func (m *Missions) findLetter(c Chain, head Doc, headLetter *Letter, seq int64, 
 	return found, err
 }
 
-// letterCommit makes `git log` on a mission ref read well: a subject naming
-// the mission, seq, phase and block, then trailers.
-func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit {
-	c := Commit{
-		Agent:    req.Agent,
-		When:     when,
-		Subject:  fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID),
-		Trailers: []Trailer{{"M1nd-Letter", id}},
-	}
+// letterCommit is what names a letter's commit: the letter, its writer
+// and, for a human's letter, its origin and proof.
+func letterCommit(l *Letter, req PostRequest, when time.Time) Commit {
+	c := Commit{Agent: req.Agent, When: when, Doc: l, Proof: req.Proof}
 	if gates.IsHumanOrigin(req.Origin) {
-		c.Trailers = append(c.Trailers, Trailer{gates.OriginTrailer, req.Origin})
-	}
-	if req.Proof != nil {
-		c.Trailers = append(c.Trailers, Trailer{gates.ProofTrailer, gates.EncodeProof(req.Proof)})
+		c.Origin = req.Origin
 	}
 	return c
 }

@@ -18,7 +18,7 @@ type Prepared struct {
 	Chain   Chain
 	Parent  gitstore.Hash // the head it extends; ZeroHash for a chain's first commit
 	Tree    gitstore.Hash
-	Meta    Commit // its subject and trailers, without the gesture's origin and proof
+	Meta    Commit // what names it, without the gesture's origin and proof
 	Gesture string // gates.Gesture…
 	Change  []byte // what the proof binds
 }
@@ -29,11 +29,8 @@ func (p *Prepared) Challenge() []byte { return gates.GestureChallenge(p.Gesture,
 // Message is the commit message with the gesture's origin and proof.
 func (p *Prepared) Message(origin string, proof *gates.Proof) string {
 	meta := p.Meta
-	meta.Trailers = append(append([]Trailer(nil), meta.Trailers...), Trailer{gates.OriginTrailer, origin})
-	if proof != nil {
-		meta.Trailers = append(meta.Trailers, Trailer{gates.ProofTrailer, gates.EncodeProof(proof)})
-	}
-	return meta.Message()
+	meta.Origin, meta.Proof = origin, proof
+	return p.Chain.Kind.Message(meta)
 }
 
 // Commit writes the gesture's commit with origin and proof, judges it with

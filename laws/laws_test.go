@@ -391,6 +391,7 @@ var toyKind = &chain.Kind{
 		}
 		return &n, nil
 	},
+	Describe: func(any) (string, []chain.Trailer) { return "toy", nil },
 	Follows: func(prev, next *chain.Judged, _ chain.Env) error {
 		n := next.Value.(*toyNote)
 		if n.Text == "follow-boom" {

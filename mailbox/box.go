@@ -101,10 +101,9 @@ func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
 	id := chain.DocID(body)
 	when, _ := time.Parse(time.RFC3339, l.TS)
 	commit, deduped, err := chain.Chain{Repo: b.Repo, Kind: Kind, Ref: ref}.AppendUnique(ctx, body, chain.Commit{
-		Agent:    l.Agent,
-		When:     when,
-		Subject:  fmt.Sprintf("mail %s %s to %s", id, l.Class, l.To),
-		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}},
+		Agent: l.Agent,
+		When:  when,
+		Doc:   l,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("send %s: %w", id, err)

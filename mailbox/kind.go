@@ -1,6 +1,8 @@
 package mailbox
 
 import (
+	"fmt"
+
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 )
@@ -17,12 +19,20 @@ var Kind = &chain.Kind{
 	},
 	File:      File,
 	Decode:    decodeStored,
+	Describe:  describe,
 	Follows:   follows,
 	Deletable: true,
 	Race:      chain.RaceRetry,
 }
 
 func init() { chain.Register(Kind) }
+
+// describe names a letter's commit by its id, class and addressee.
+func describe(doc any) (string, []chain.Trailer) {
+	l := doc.(*Letter)
+	id := l.ID()
+	return fmt.Sprintf("mail %s %s to %s", id, l.Class, l.To), []chain.Trailer{{Key: "M1nd-Letter", Value: id}}
+}
 
 func decodeStored(body []byte) (any, error) {
 	l, err := Decode(body)

@@ -264,9 +264,9 @@ func (a *Atlas) Amend(ctx context.Context, agent, id, text string, resolve bool,
 func (a *Atlas) write(ctx context.Context, parent gitstore.Hash, d *Doc) error {
 	when, _ := time.Parse(time.RFC3339, d.TS)
 	_, err := chain.Chain{Repo: a.Repo, Kind: AtlasKind, Ref: DocRef(d.DocID)}.Append(ctx, parent, d.Canonical(), chain.Commit{
-		Agent:   d.Publisher,
-		When:    when,
-		Subject: fmt.Sprintf("atlas %s v%d %s %s", d.DocID, d.Version, d.Kind, d.State),
+		Agent: d.Publisher,
+		When:  when,
+		Doc:   d,
 	})
 	if errors.Is(err, chain.ErrLostRace) {
 		return gates.Refusef(gates.StaleHead, "doc_id", "%s moved while this version was written; read it again", d.DocID)

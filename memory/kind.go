@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"fmt"
+
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 )
@@ -22,6 +24,7 @@ var Kind = &chain.Kind{
 		}
 		return e, nil
 	},
+	Describe: describeEvent,
 	Follows: func(_, next *chain.Judged, _ chain.Env) error {
 		e := next.Value.(*Event)
 		if want, err := Ref(e.Agent); err != nil || want != next.Ref {
@@ -41,6 +44,7 @@ var AtlasKind = &chain.Kind{
 	ValidName: ValidDocID,
 	File:      AtlasFile,
 	Decode:    func(body []byte) (any, error) { return DecodeDoc(body) },
+	Describe:  describeDoc,
 	Follows:   atlasFollows,
 	Race:      chain.RaceStale,
 }
@@ -48,6 +52,23 @@ var AtlasKind = &chain.Kind{
 func init() {
 	chain.Register(Kind)
 	chain.Register(AtlasKind)
+}
+
+// describeEvent names a memory's commit by its id, kind and sort.
+func describeEvent(doc any) (string, []chain.Trailer) {
+	e := doc.(*Event)
+	id := chain.DocID(e.Canonical())
+	subject := fmt.Sprintf("memory %s %s", id, e.Kind)
+	if e.Sort != "" {
+		subject += " " + e.Sort
+	}
+	return subject, []chain.Trailer{{Key: "M1nd-Letter", Value: id}}
+}
+
+// describeDoc names an atlas version by its doc, version, kind and state.
+func describeDoc(doc any) (string, []chain.Trailer) {
+	d := doc.(*Doc)
+	return fmt.Sprintf("atlas %s v%d %s %s", d.DocID, d.Version, d.Kind, d.State), nil
 }
 
 // atlasFollows: a version sits on its document's ref, adds 1 to the one

@@ -216,15 +216,10 @@ func (b *Book) appendEvent(ctx context.Context, e *Event) (id string, deduped bo
 	body := e.Canonical()
 	id = chain.DocID(body)
 	when, _ := time.Parse(time.RFC3339, e.TS)
-	subject := fmt.Sprintf("memory %s %s", id, e.Kind)
-	if e.Sort != "" {
-		subject += " " + e.Sort
-	}
 	_, deduped, err = chain.Chain{Repo: b.Repo, Kind: Kind, Ref: ref}.AppendUnique(ctx, body, chain.Commit{
-		Agent:    e.Agent,
-		When:     when,
-		Subject:  subject,
-		Trailers: []chain.Trailer{{Key: "M1nd-Letter", Value: id}},
+		Agent: e.Agent,
+		When:  when,
+		Doc:   e,
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("memory %s: %w", id, err)

@@ -181,7 +181,7 @@ func (a *folder) readTip() error {
 func (a *folder) write(ctx context.Context, fold []chain.Folded, res *FoldResult) error {
 	if a.next == 0 && len(fold) > 0 {
 		opening := &chain.Fold{Schema: chain.ArchiveSchema, Folded: []chain.Folded{}}
-		if err := a.append(ctx, opening, "archive fold 0: the archive opens", nil, "open the archive"); err != nil {
+		if err := a.append(ctx, opening, nil, "open the archive"); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func (a *folder) write(ctx context.Context, fold []chain.Folded, res *FoldResult
 		}
 		n := a.next
 		doc := &chain.Fold{Schema: chain.ArchiveSchema, Fold: n, Folded: part}
-		if err := a.append(ctx, doc, fmt.Sprintf("archive fold %d: %s", n, gates.Count(len(part), "finished mission")), keep, fmt.Sprintf("fold %d", n)); err != nil {
+		if err := a.append(ctx, doc, keep, fmt.Sprintf("fold %d", n)); err != nil {
 			return err
 		}
 		res.Folds++
@@ -207,8 +207,8 @@ func (a *folder) write(ctx context.Context, fold []chain.Folded, res *FoldResult
 // append writes one fold commit on the archive's head; a head another
 // fold moved meanwhile is the caller's stale_head, never a retry. Other
 // errors are wrapped with what.
-func (a *folder) append(ctx context.Context, doc *chain.Fold, subject string, keep []gitstore.Hash, what string) error {
-	h, err := a.chain.Append(ctx, a.head, doc.Canonical(), chain.Commit{Agent: a.req.Agent, When: a.req.Now, Subject: subject, Keep: keep})
+func (a *folder) append(ctx context.Context, doc *chain.Fold, keep []gitstore.Hash, what string) error {
+	h, err := a.chain.Append(ctx, a.head, doc.Canonical(), chain.Commit{Agent: a.req.Agent, When: a.req.Now, Doc: doc, Keep: keep})
 	if errors.Is(err, chain.ErrLostRace) {
 		return gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
 	}

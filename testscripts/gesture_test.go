@@ -30,7 +30,7 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	}
 	key := gatestest.New(t, "es256")
 	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: now.Format(time.RFC3339)}}}
-	if _, err := (chain.Chain{Repo: repo, Kind: brain.KeysKind, Ref: brain.KeysRef}).Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: now, Subject: "keys v1"}); err != nil {
+	if _, err := (chain.Chain{Repo: repo, Kind: brain.KeysKind, Ref: brain.KeysRef}).Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: now, Doc: brain.KeysCommit{Set: set, Verb: brain.KeysRegister}}); err != nil {
 		t.Fatal(err)
 	}
 	g.Git("push", "-q", "--atomic", "origin", brain.KeysRef+":"+brain.KeysRef, brain.StoreRef+":"+brain.StoreRef)

@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ var e2eToyKind = &chain.Kind{
 		}
 		return &n, nil
 	},
+	Describe: func(doc any) (string, []chain.Trailer) { return fmt.Sprintf("toy %d", doc.(*e2eToy).N), nil },
 	Follows: func(prev, next *chain.Judged, _ chain.Env) error {
 		want := int64(1)
 		if prev != nil {

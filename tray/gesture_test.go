@@ -26,7 +26,7 @@ func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
 	a.Origin = "http://localhost:" + f.srv.port
 	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}}}
 	c := chain.Chain{Repo: f.srv.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
-	if _, err := c.Append(context.Background(), gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: testNow, Subject: "keys v1: register test"}); err != nil {
+	if _, err := c.Append(context.Background(), gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: testNow, Doc: brain.KeysCommit{Set: set, Verb: brain.KeysRegister, Label: "test"}}); err != nil {
 		f.t.Fatal(err)
 	}
 	return a
