@@ -161,8 +161,7 @@ func TerminalGesture(repo *gitstore.Repo, gesture string) error {
 // GestureDoc is a gesture commit about to be written on ref, as the judge
 // reads it: its origin and proof trailers, no commit yet.
 func GestureDoc(ref, origin string, proof *gates.Proof) *chain.Judged {
-	p := chain.Prepared{}
-	return &chain.Judged{Doc: chain.Doc{Ref: ref, Meta: &gitstore.Commit{Message: p.Message(origin, proof)}}}
+	return &chain.Judged{Doc: chain.Doc{Ref: ref, Meta: &gitstore.Commit{Message: chain.GestureMessage(origin, proof)}}}
 }
 
 // Keys reads the brain's registered passkeys now; nil when none.

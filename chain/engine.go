@@ -92,6 +92,17 @@ type Commit struct {
 // the AgentTrailer. It is the one place an m1nd commit message is spelled.
 func (k *Kind) Message(meta Commit) string {
 	subject, trailers := k.Describe(meta.Doc)
+	return message(subject, trailers, meta)
+}
+
+// GestureMessage is what a judge reads of a gesture's commit before there
+// is one (a terminal asking whether its gesture could count): its origin
+// and proof, named as Kind.Message names them.
+func GestureMessage(origin string, proof *gates.Proof) string {
+	return message("", nil, Commit{Origin: origin, Proof: proof})
+}
+
+func message(subject string, trailers []Trailer, meta Commit) string {
 	var b strings.Builder
 	b.WriteString(subject)
 	b.WriteString("\n\n")
