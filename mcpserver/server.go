@@ -70,7 +70,7 @@ Missions are chains of letters: mission_heads lists them, mission_show and missi
 Mail reaches other agents (mail_send, to an agent id or all); mail_inbox and mail_show read yours. New letters also arrive in your session through m1nd's hooks; every tool result ends with a note of the letters that arrived since the last one (id, sender, class), and mail_show reads one; this server never marks a letter read.
 memory_add, memory_recall and memory_resolve keep what you decided or learned; followup_open asks another agent for something and followup_list shows what is owed; the atlas holds shared documents owned by their publisher; sessions lists the live agent sessions.
 A refused call comes back as a tool error {"ok":false,"refused":CODE,"field":…,"lesson":…}: nothing was written; read the lesson, fix the call and try again (stale_head: call mission_next again and re-post).
-No tool performs a human gesture: importing a receipt, ratifying the skeleton, archiving a mission and landing one are the human's, in the tray or at their terminal. Ask for them by mail; never try to work around it.`, s.Flows.Name, s.Agent)
+No tool performs a human gesture: importing a receipt, ratifying the skeleton, archiving a mission and landing one are the human's, in the tray or at their terminal. Ask for them by mail; never try to work around it.`, s.Flows.Name(), s.Agent)
 }
 
 // MCP is the SDK server with every tool, built once.

@@ -48,7 +48,7 @@ func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*MailSent, error
 		class = mailbox.ClassNote
 	}
 	l := &mailbox.Letter{
-		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: req.To, Class: class, Brain: b.Name,
+		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: req.To, Class: class, Brain: b.Name(),
 		Tool: req.Tool, What: req.What, Expected: req.Expected, Snippet: req.Snippet, Answers: req.Answers,
 	}
 	res, err := b.Box.Send(ctx, l)
@@ -214,7 +214,7 @@ func (b *Brain) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAd
 			continue
 		}
 		what := fmt.Sprintf("%s %s, naming you (memory %s): %s", req.Agent, req.Sort, id, req.Text)
-		l := &mailbox.Letter{TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassNote, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
+		l := &mailbox.Letter{TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassNote, Brain: b.Name(), What: gates.CutBytes(what, mailbox.MaxWhat)}
 		if _, err := b.Box.Send(ctx, l); err != nil {
 			return out, fmt.Errorf("memory %s recorded, but %s, whom it names, was not told: %w", id, to, err)
 		}

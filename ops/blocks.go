@@ -122,7 +122,7 @@ func (v *BlocksView) HasStore() bool { return v.Skeleton != nil }
 // no store yet has a view with no skeleton and no blocks: a surface that
 // needs a store refuses no_store itself.
 func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) {
-	v := &BlocksView{OK: true, ServedBrain: b.Name, Blocks: []BlockView{}}
+	v := &BlocksView{OK: true, ServedBrain: b.Name(), Blocks: []BlockView{}}
 	snap, ok, err := b.Store.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("blocks: read the store: %w", err)

@@ -15,7 +15,6 @@ import (
 // name, and the kinds the flows read and write.
 type Brain struct {
 	Repo     *gitstore.Repo
-	Name     string           // the brain's display name (brain.DisplayName)
 	Missions *chain.Missions  // mission chains, guarded by Store
 	Store    *brain.Store     // the block store
 	Box      *mailbox.Mailbox // mail
@@ -28,12 +27,16 @@ type Brain struct {
 	titles       titleMemo      // each packet's ask line, read once
 }
 
+// Name is the brain's display name (brain.DisplayName), as New was given
+// it: the one name its parts share (the store spells block ids after it,
+// missions and mail refuse letters that name another).
+func (b *Brain) Name() string { return b.Store.Brain }
+
 // New opens the flows of the brain named name in repo.
 func New(repo *gitstore.Repo, name string) *Brain {
 	store := &brain.Store{Repo: repo, Brain: name}
 	b := &Brain{
 		Repo:     repo,
-		Name:     name,
 		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store},
 		Store:    store,
 		Box:      mailbox.New(repo, name),

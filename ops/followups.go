@@ -29,7 +29,7 @@ func (b *Brain) OpenFollowup(ctx context.Context, opener, owner, brief, mission 
 		return id, err
 	}
 	what := fmt.Sprintf(followupAnnounce+"%s (answer this letter, or m1nd followup resolve %s --recorded RESULT)", id, opener, brief, id)
-	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
+	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name(), What: gates.CutBytes(what, mailbox.MaxWhat)}
 	if _, err := b.Box.Send(ctx, l); err != nil {
 		return id, fmt.Errorf("follow-up %s opened, but its owner %s was not told: %w", id, owner, err)
 	}
@@ -155,7 +155,7 @@ func (b *Brain) tellOpener(ctx context.Context, f *memory.Followup, writer strin
 	if f.Result != "" {
 		what += ": " + f.Result
 	}
-	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: writer, To: f.Opener, Class: mailbox.ClassNote, Brain: b.Name, What: gates.CutBytes(what, mailbox.MaxWhat)}
+	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: writer, To: f.Opener, Class: mailbox.ClassNote, Brain: b.Name(), What: gates.CutBytes(what, mailbox.MaxWhat)}
 	if _, err := b.Box.Send(ctx, l); err != nil {
 		return fmt.Errorf("follow-up %s closed, but its opener %s was not told: %w", f.ID, f.Opener, err)
 	}

@@ -51,7 +51,7 @@ type HookInstaller func(repo *gitstore.Repo) ([]string, error)
 // is kept and chained). Running it again changes nothing.
 func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
 	dir := b.Repo.RuntimeDir()
-	res := &InitResult{OK: true, Brain: b.Name, RuntimeDir: dir, Created: []string{}}
+	res := &InitResult{OK: true, Brain: b.Name(), RuntimeDir: dir, Created: []string{}}
 	made, err := b.Repo.EnsureRuntimeDir()
 	if err != nil {
 		return nil, fmt.Errorf("init: the runtime dir: %w", err)
@@ -101,7 +101,7 @@ func (b *Brain) register(ctx context.Context, res *InitResult) error {
 			return nil
 		}
 	}
-	if _, made, err := brain.Register(ctx, b.Repo, b.Name); err != nil || !made {
+	if _, made, err := brain.Register(ctx, b.Repo, b.Name()); err != nil || !made {
 		return err
 	}
 	res.Registered = "registered"

@@ -119,5 +119,5 @@ func (b *Brain) checkNamed(ctx context.Context) error {
 		return nil
 	}
 	return gates.Refusef(gates.BrainMismatch, "brain",
-		"this clone has not learned the brain's registered name from %s yet, and a mission opened now would name the brain %q, apart from the one it was cloned from: run m1nd sync (it adopts %s's name, or registers this one when %s has none), then open the mission", remote, b.Name, remote, remote)
+		"this clone has not learned the brain's registered name from %s yet, and a mission opened now would name the brain %q, apart from the one it was cloned from: run m1nd sync (it adopts %s's name, or registers this one when %s has none), then open the mission", remote, b.Name(), remote, remote)
 }

@@ -104,7 +104,7 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status: read the mission heads: %w", err)
 	}
-	st := &Status{OK: true, Brain: b.Name, Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
+	st := &Status{OK: true, Brain: b.Name(), Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
 	if st.Broken, err = b.Faults(ctx); err != nil {
 		return nil, fmt.Errorf("status: judge the store and the keys: %w", err)
 	}

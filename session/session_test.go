@@ -16,6 +16,7 @@ import (
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -28,16 +29,12 @@ func newSession(t *testing.T, agent, host string) *Session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { repo.Close() })
-	return &Session{
-		Box:      &mailbox.Mailbox{Repo: repo, Brain: "brain"},
-		Missions: &chain.Missions{Repo: repo, Brain: "brain"},
-		Agent:    agent, Host: host, Now: t0,
-	}
+	return &Session{Brain: ops.New(repo, "brain"), Agent: agent, Host: host, Now: t0}
 }
 
 func mail(t *testing.T, s *Session, from, to, what string, i int) string {
 	t.Helper()
-	res, err := s.Box.Send(context.Background(), &mailbox.Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: from, To: to, Class: "note", Brain: "brain", What: what})
+	res, err := s.Brain.Box.Send(context.Background(), &mailbox.Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: from, To: to, Class: "note", Brain: "brain", What: what})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +101,7 @@ func TestContextStaysWithinBudget(t *testing.T) {
 		for j := 0; j < 32*(i%2); j++ {
 			l.Answers = append(l.Answers, fmt.Sprintf("%012x", j))
 		}
-		if _, err := s.Box.Send(context.Background(), l); err != nil {
+		if _, err := s.Brain.Box.Send(context.Background(), l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,11 +135,11 @@ func TestContextStaysWithinBudget(t *testing.T) {
 func TestSessionStartRehydrates(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
 	ctx := context.Background()
-	open, err := s.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0})
+	open, err := s.Brain.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_web", Agent: "alice", Now: t0}); err != nil {
+	if _, err := s.Brain.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_web", Agent: "alice", Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	old := mail(t, s, "alice", "bob", "older", 1)
@@ -338,7 +335,7 @@ func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSession(t, "bob", HostClaude)
-			s.Registry = NewRegistry(s.Box.Repo.RuntimeDir())
+			s.Registry = NewRegistry(s.Brain.Box.Repo.RuntimeDir())
 			hook := func(event, id string, in *Input) Result {
 				t.Helper()
 				in.SessionID = id
@@ -392,21 +389,20 @@ func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
 func TestRehydrationUnderAHeavyState(t *testing.T) {
 	ctx := context.Background()
 	s := newSession(t, "bob", HostClaude)
-	s.Book = &memory.Book{Repo: s.Box.Repo}
-	s.Registry = NewRegistry(s.Box.Repo.RuntimeDir())
+	s.Registry = NewRegistry(s.Brain.Box.Repo.RuntimeDir())
 	long := strings.Repeat("a long line of state that takes room ", 5)
 	for i := 0; i < 30; i++ {
-		if _, err := s.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0}); err != nil {
+		if _, err := s.Brain.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Book.OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
+		if _, err := s.Brain.Book.OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Book.OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
+		if _, err := s.Brain.Book.OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
 			t.Fatal(err)
 		}
 		for _, sort := range []string{"asked", "decided", "learned", "did"} {
-			if _, _, err := s.Book.Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			if _, _, err := s.Brain.Book.Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -147,7 +147,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	if err := s.reg.challenges.putAt(challenge.String(), "registration", struct{}{}, s.now()); err != nil {
 		return nil, err
 	}
-	name := "m1nd " + s.Name
+	name := "m1nd " + s.Name()
 	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
 		User: protocol.UserEntity{

@@ -11,11 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/mailbox"
-	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -69,12 +67,10 @@ func hookGroupAction(inv *invocation) cli.ActionFunc {
 // hookRunOptions is what hook claude and hook codex run on: one event of
 // one host's session.
 type hookRunOptions struct {
-	IO       *IOStreams
-	Agent    func() (string, error)
-	Mailbox  func() (*mailbox.Mailbox, error)
-	Missions func() (*chain.Missions, error)
-	Book     func() (*memory.Book, error)
-	Repo     func() (*gitstore.Repo, error)
+	IO    *IOStreams
+	Agent func() (string, error)
+	Flows func() (*ops.Brain, error)
+	Repo  func() (*gitstore.Repo, error)
 	// InDir moves the invocation to the session's folder unless -C named
 	// one, before the agent and the brain are resolved: a host runs its
 	// hooks wherever it was started.
@@ -108,7 +104,7 @@ func newHookRunCmd(inv *invocation, host string, runF func(context.Context, *hoo
 			if c.NArg() != 1 {
 				return answerHook(inv.io, session.Result{Stderr: fmt.Sprintf("m1nd hook %s: want exactly one EVENT argument, got %d; nothing done", host, c.NArg())})
 			}
-			opts := &hookRunOptions{IO: inv.io, Agent: inv.agentOf(c), Mailbox: inv.mailbox, Missions: inv.missions, Book: inv.book, Repo: inv.openRepo,
+			opts := &hookRunOptions{IO: inv.io, Agent: inv.agentOf(c), Flows: inv.flows, Repo: inv.openRepo,
 				InDir: inv.defaultDir, Host: host, Event: c.Args().First(), Budget: c.Int("budget"), BlockAutoCompact: c.Bool(session.BlockFlag[2:])}
 			return runWith(c.Context, opts, runF, runHookEvent)
 		},
@@ -166,20 +162,12 @@ func runHook(ctx context.Context, opts *hookRunOptions) session.Result {
 	if agent == gates.HumanName {
 		return session.Result{Stderr: noAgentNote(host, event)}
 	}
-	box, err := opts.Mailbox()
+	flows, err := opts.Flows()
 	if err != nil {
 		return fail(err)
 	}
-	m, err := opts.Missions()
-	if err != nil {
-		return fail(err)
-	}
-	book, err := opts.Book()
-	if err != nil {
-		return fail(err)
-	}
-	s := &session.Session{Box: box, Missions: m, Book: book, Agent: agent, Host: host, Budget: opts.Budget,
-		BlockAutoCompact: opts.BlockAutoCompact, Registry: session.NewRegistry(box.Repo.RuntimeDir()), Now: opts.IO.now()}
+	s := &session.Session{Brain: flows, Agent: agent, Host: host, Budget: opts.Budget,
+		BlockAutoCompact: opts.BlockAutoCompact, Registry: session.NewRegistry(flows.Repo.RuntimeDir()), Now: opts.IO.now()}
 	if host == session.HostClaude && event == session.EventSessionStart && agent != gates.HumanName {
 		s.EnvFile = os.Getenv("CLAUDE_ENV_FILE")
 	}
