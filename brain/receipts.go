@@ -40,7 +40,6 @@ func importGesture(lands *Landing) string {
 
 // ImportResult is the reply to an accepted import.
 type ImportResult struct {
-	OK           bool   `json:"ok"`
 	StoreVersion int64  `json:"store_version"`
 	BlockID      string `json:"block_id"`
 	ReceiptCount int    `json:"receipt_count"`
@@ -56,7 +55,7 @@ type ImportResult struct {
 // window. The receipt is stored as submitted: nothing re-dates it.
 func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportResult, error) {
 	now := req.at()
-	res := &ImportResult{OK: true, BlockID: req.BlockID}
+	res := &ImportResult{BlockID: req.BlockID}
 	if req.Lands != nil {
 		if err := req.Lands.Check(); err != nil {
 			return nil, err

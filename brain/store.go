@@ -194,7 +194,6 @@ var errUnchanged = errors.New("store unchanged")
 
 // MutationResult is the outcome of a store write.
 type MutationResult struct {
-	OK           bool   `json:"ok"`
 	StoreVersion int64  `json:"store_version"`
 	Changed      bool   `json:"changed"`
 	Subject      string `json:"subject,omitempty"`
@@ -237,7 +236,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	next.StoreVersion = version + 1
 	subject, err := m.apply(next)
 	if errors.Is(err, errUnchanged) {
-		return cur, &MutationResult{OK: true, StoreVersion: version}, nil
+		return cur, &MutationResult{StoreVersion: version}, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -261,7 +260,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 			p.Change = LandChange(m.lands, parent, tree)
 		}
 		if m.dryRun {
-			return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Prepared: p}, nil
+			return next, &MutationResult{StoreVersion: next.StoreVersion, Prepared: p}, nil
 		}
 		commit, err = s.commitGesture(ctx, p, m.origin, m.proof)
 	}
@@ -273,7 +272,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 		return nil, nil, fmt.Errorf("store v%d: %s: %w", next.StoreVersion, subject, err)
 	}
 	next.Commit = commit
-	return next, &MutationResult{OK: true, StoreVersion: next.StoreVersion, Changed: true,
+	return next, &MutationResult{StoreVersion: next.StoreVersion, Changed: true,
 		Subject: meta.Doc.(StoreCommit).Subject(), Commit: commit.String()}, nil
 }
 

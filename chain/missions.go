@@ -73,7 +73,6 @@ type PostRequest struct {
 
 // PostResult is the reply to a successful post.
 type PostResult struct {
-	OK         bool   `json:"ok"`
 	MissionID  string `json:"mission_id"`
 	LetterID   string `json:"letter_id"`
 	MissionSeq int64  `json:"mission_seq"`
@@ -159,7 +158,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
 	}
-	result := &PostResult{OK: true, MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
+	result := &PostResult{MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
 	var prev *Judged
 	if hasHead {
 		headLetter, err := decodeStored(head.Body)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 )
 
 // The reply envelope. Every surface (the CLI's --json, the tray's HTTP
@@ -37,8 +39,9 @@ func EncodeReply(v any) ([]byte, error) {
 }
 
 // Success is the envelope of a successful result: "ok":true, then the
-// members of v, which encodes as a JSON object. A v already in the
-// envelope (its "ok" first) encodes as it is.
+// members of v, which encodes as a JSON object. A v that says ok itself
+// (a struct field or map key "ok", or bytes that begin with it: a sync's
+// report, which can say false) encodes as it is: wrapped once, never twice.
 func Success(v any) any { return success{v} }
 
 type success struct{ v any }
@@ -47,6 +50,9 @@ func (s success) MarshalJSON() ([]byte, error) {
 	b, err := EncodeReply(s.v)
 	if err != nil {
 		return nil, err
+	}
+	if saysOK(s.v) {
+		return b, nil
 	}
 	if len(b) < 2 || b[0] != '{' {
 		return nil, fmt.Errorf("reply envelope: a result encodes as an object, not %.20s", b)
@@ -58,6 +64,28 @@ func (s success) MarshalJSON() ([]byte, error) {
 		return []byte(`{"ok":true}`), nil
 	}
 	return append([]byte(`{"ok":true,`), b[1:]...), nil
+}
+
+// saysOK reports whether v declares its own "ok": a map key, or a field
+// of the struct (or pointer to one) it is.
+func saysOK(v any) bool {
+	if m, ok := v.(map[string]any); ok {
+		_, has := m["ok"]
+		return has
+	}
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == "ok" {
+			return true
+		}
+	}
+	return false
 }
 
 // encode is encoding/json without HTML escaping or the trailing new line.

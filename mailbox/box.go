@@ -76,7 +76,6 @@ func New(repo *gitstore.Repo, brain string) *Mailbox {
 
 // SendResult is the reply to a sent letter.
 type SendResult struct {
-	OK      bool   `json:"ok"`
 	ID      string `json:"id"`
 	To      string `json:"to"`
 	Ref     string `json:"ref"`
@@ -108,7 +107,7 @@ func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("send %s: %w", id, err)
 	}
-	return &SendResult{OK: true, ID: id, To: l.To, Ref: ref, Commit: commit.String(), Deduped: deduped}, nil
+	return &SendResult{ID: id, To: l.To, Ref: ref, Commit: commit.String(), Deduped: deduped}, nil
 }
 
 // letters returns ref's letters at head, oldest first, through the

@@ -223,7 +223,7 @@ func result(v any, err error) (*mcp.CallToolResult, any, error) {
 	if err != nil {
 		return failure(err), nil, nil
 	}
-	b, err := gates.EncodeReply(v)
+	b, err := gates.EncodeReply(gates.Success(v))
 	if err != nil {
 		return failure(err), nil, nil
 	}
@@ -403,7 +403,7 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 			if err != nil {
 				return result(nil, err)
 			}
-			return result(ops.HeadsReply{OK: true, HeadsView: view}, nil)
+			return result(ops.HeadsReply{HeadsView: view}, nil)
 		})
 	mcp.AddTool(srv, tool("mission_show", "Show one mission: its head letter, its letters as a timeline, the gate's output and the work on its branch. Same as `m1nd mission show --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in missionID) (*mcp.CallToolResult, any, error) {
@@ -421,10 +421,10 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 			if err != nil {
 				return result(nil, err)
 			}
-			return result(gates.Success(struct {
+			return result(struct {
 				MissionID string        `json:"mission_id"`
 				Letters   []chain.Entry `json:"letters"`
-			}{in.MissionID, entries}), nil)
+			}{in.MissionID, entries}, nil)
 		})
 	mcp.AddTool(srv, tool("mission_next", "Draft the letter that would extend a mission's head: mission_seq + 1, prev_letter_id the head's id, updated_at now, and the phase if given. Posts nothing: edit it (verdict, gate, …) and pass it to mission_post. Same as `m1nd mission next`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in nextIn) (*mcp.CallToolResult, any, error) {
@@ -482,19 +482,19 @@ func (s *Server) addMemoryTools(srv *mcp.Server) {
 			if ms == nil {
 				ms = []*memory.Memory{}
 			}
-			return result(gates.Success(struct {
+			return result(struct {
 				Cut      int              `json:"cut"`
 				Memories []*memory.Memory `json:"memories"`
-			}{cut, ms}), err)
+			}{cut, ms}, err)
 		})
 	mcp.AddTool(srv, tool("memory_resolve", "Settle one of your memories: recorded, withdrawn or deferred. Same as `m1nd memory resolve --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, any, error) {
 			rid, err := s.Flows.Book.Resolve(ctx, s.Agent, in.ID, in.As, in.Rationale, s.now())
-			return result(gates.Success(struct {
+			return result(struct {
 				As         string `json:"as"`
 				ID         string `json:"id"`
 				Resolution string `json:"resolution"`
-			}{in.As, in.ID, rid}), err)
+			}{in.As, in.ID, rid}, err)
 		})
 }
 
@@ -503,9 +503,9 @@ func (s *Server) addFollowupTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("followup_open", "Open a follow-up: a brief the owner owes you an answer to. The owner gets a letter naming it; when a linked mission ends, it closes with the mission's result. Same as `m1nd followup open --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupOpenIn) (*mcp.CallToolResult, any, error) {
 			id, err := s.Flows.OpenFollowup(ctx, s.Agent, in.Owner, in.Brief, in.Mission, s.now())
-			return result(gates.Success(struct {
+			return result(struct {
 				ID string `json:"id"`
-			}{id}), err)
+			}{id}, err)
 		})
 	mcp.AddTool(srv, tool("followup_resolve", "Close a follow-up you owe (recorded, with its result) or withdraw one. Its opener is told by letter. Same as `m1nd followup resolve --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupResolveIn) (*mcp.CallToolResult, any, error) {
@@ -514,17 +514,17 @@ func (s *Server) addFollowupTools(srv *mcp.Server) {
 				return usage("give exactly one of recorded (the result) or withdrawn (why)")
 			}
 			_, err := s.Flows.ResolveFollowup(ctx, s.Agent, in.ID, as, text, s.now())
-			return result(gates.Success(struct {
+			return result(struct {
 				ID    string `json:"id"`
 				State string `json:"state"`
-			}{in.ID, as}), err)
+			}{in.ID, as}, err)
 		})
 	mcp.AddTool(srv, tool("followup_list", "List follow-ups with their state (closing those whose mission ended). Same as `m1nd followup list --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in followupListIn) (*mcp.CallToolResult, any, error) {
 			fs, err := s.Flows.Followups(ctx, in.Owner, in.Open, s.now())
-			return result(gates.Success(struct {
+			return result(struct {
 				Followups []*memory.Followup `json:"followups"`
-			}{fs}), err)
+			}{fs}, err)
 		})
 }
 
@@ -537,9 +537,9 @@ func (s *Server) addAtlasTools(srv *mcp.Server) {
 				return result(s.Flows.ShowDoc(in.ID))
 			}
 			docs, err := s.Flows.ListDocs()
-			return result(gates.Success(struct {
+			return result(struct {
 				Docs []ops.ListedDoc `json:"docs"`
-			}{docs}), err)
+			}{docs}, err)
 		})
 	mcp.AddTool(srv, tool("atlas_publish", "Publish a shared document, as you: only you may amend or resolve it. It is proven with your agent key (a human makes it once: m1nd agent key create <agent>). Same as `m1nd atlas publish --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in atlasPublishIn) (*mcp.CallToolResult, any, error) {
@@ -561,14 +561,14 @@ func (s *Server) addSessionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("sessions", "List the live Claude Code and Codex sessions m1nd's hooks recorded: agent, client, state, what waits for each, and the refresh decider's reading. Same as `m1nd sessions --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sessionsIn) (*mcp.CallToolResult, any, error) {
 			views, err := session.Views(ctx, s.Flows.Repo.RuntimeDir(), func() (*ops.Brain, error) { return s.Flows, nil }, s.now(), in.All)
-			return result(gates.Success(struct {
+			return result(struct {
 				Sessions []session.View `json:"sessions"`
-			}{views}), err)
+			}{views}, err)
 		})
 }
 
 func docReply(d *memory.Doc) any {
-	return gates.Success(struct {
+	return struct {
 		Doc *memory.Doc `json:"doc"`
-	}{d})
+	}{d}
 }

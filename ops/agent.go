@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,7 +63,6 @@ func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*MailSent, error
 
 // InboxView is an agent's inbox as `m1nd mail inbox --json` answers it.
 type InboxView struct {
-	OK      bool            `json:"ok"`
 	Agent   string          `json:"agent"`
 	Unread  int             `json:"unread"`
 	Letters []mailbox.Entry `json:"letters"`
@@ -84,7 +82,7 @@ func (b *Brain) Inbox(ctx context.Context, agent string, unread bool, limit int,
 	if err != nil {
 		return nil, err
 	}
-	v := &InboxView{OK: true, Agent: agent, Letters: []mailbox.Entry{}, Total: len(entries)}
+	v := &InboxView{Agent: agent, Letters: []mailbox.Entry{}, Total: len(entries)}
 	for _, e := range entries {
 		if !e.Read {
 			v.Unread++
@@ -99,7 +97,6 @@ func (b *Brain) Inbox(ctx context.Context, agent string, unread bool, limit int,
 
 // ShownLetter is one letter as `m1nd mail show --json` answers it.
 type ShownLetter struct {
-	OK bool `json:"ok"`
 	mailbox.Stored
 	Fate string `json:"fate"`
 }
@@ -114,7 +111,7 @@ func (b *Brain) ShowLetter(ctx context.Context, id string) (*ShownLetter, error)
 	if !ok {
 		return nil, gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
 	}
-	return &ShownLetter{OK: true, Stored: s, Fate: fate}, nil
+	return &ShownLetter{Stored: s, Fate: fate}, nil
 }
 
 // CheckPhase says whether phase is a mission phase ("" is: it means none
@@ -147,15 +144,12 @@ func (b *Brain) NextLetter(missionID, phase string, now time.Time) (*chain.Lette
 // HeadsReply is every mission's head as `m1nd mission heads --json`
 // answers it: the view, "ok" first.
 type HeadsReply struct {
-	OK bool `json:"ok"`
 	*chain.HeadsView
 }
 
 // AppendJSON writes the reply as encoding/json would, letters as stored.
 func (r HeadsReply) AppendJSON(b []byte) []byte {
-	b = append(b, `{"ok":`...)
-	b = strconv.AppendBool(b, r.OK)
-	b = append(b, ',')
+	b = append(b, `{"ok":true,`...)
 	return append(r.HeadsView.AppendJSON(b), '}')
 }
 
@@ -179,7 +173,6 @@ func (b *Brain) Followups(ctx context.Context, owner string, open bool, now time
 // MemoryAdded is what recording a memory did. Written is false when the
 // agent already held the same memory: nothing new was recorded.
 type MemoryAdded struct {
-	OK      bool   `json:"ok"`
 	ID      string `json:"id"`
 	Agent   string `json:"agent"`
 	Written bool   `json:"written"`
@@ -201,7 +194,7 @@ func (b *Brain) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAd
 	if err != nil {
 		return nil, err
 	}
-	out := &MemoryAdded{OK: true, ID: id, Agent: req.Agent, Written: existing == nil, State: memory.StateInForce, Existing: existing}
+	out := &MemoryAdded{ID: id, Agent: req.Agent, Written: existing == nil, State: memory.StateInForce, Existing: existing}
 	if existing != nil {
 		out.State = existing.State
 		return out, nil
@@ -262,7 +255,6 @@ func (b *Brain) Atlas() *memory.Atlas {
 // ShownDoc is one shared document as `m1nd atlas show --json` answers it,
 // with whether its publisher's proof verifies here.
 type ShownDoc struct {
-	OK    bool        `json:"ok"`
 	Doc   *memory.Doc `json:"doc"`
 	Proof string      `json:"proof"`
 }
@@ -278,7 +270,7 @@ func (b *Brain) ShowDoc(id string) (*ShownDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ShownDoc{OK: true, Doc: d, Proof: proof}, nil
+	return &ShownDoc{Doc: d, Proof: proof}, nil
 }
 
 // ListedDoc is a shared document's newest version in a listing, with

@@ -89,7 +89,6 @@ func ViewBlocks(blocks []*brain.Block, now time.Time) []BlockView {
 // BlocksView is the store's blocks with their colours: `m1nd blocks
 // --json` and the tray's GET /api/system_blocks.
 type BlocksView struct {
-	OK           bool            `json:"ok"`
 	ServedBrain  string          `json:"served_brain"`
 	StoreVersion int64           `json:"store_version"`         // 0 while there is no store
 	SkeletonID   string          `json:"skeleton_id,omitempty"` // absent while there is no store
@@ -122,7 +121,7 @@ func (v *BlocksView) HasStore() bool { return v.Skeleton != nil }
 // no store yet has a view with no skeleton and no blocks: a surface that
 // needs a store refuses no_store itself.
 func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) {
-	v := &BlocksView{OK: true, ServedBrain: b.Name(), Blocks: []BlockView{}}
+	v := &BlocksView{ServedBrain: b.Name(), Blocks: []BlockView{}}
 	snap, ok, err := b.Store.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("blocks: read the store: %w", err)

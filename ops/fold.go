@@ -29,7 +29,6 @@ type FoldRequest struct {
 
 // FoldResult is what Fold did.
 type FoldResult struct {
-	OK bool `json:"ok"`
 	// Folded are the missions folded now; Folds how many fold commits
 	// hold them.
 	Folded []string `json:"folded"`
@@ -63,7 +62,7 @@ type foldFacts struct {
 // deletions leaves live refs the archive folds at the same head, which
 // every reader takes as one mission and the next fold deletes.
 func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) {
-	res := &FoldResult{OK: true, Folded: []string{}, Broken: []*laws.RefFault{}}
+	res := &FoldResult{Folded: []string{}, Broken: []*laws.RefFault{}}
 	archive := &folder{chain: chain.Chain{Repo: b.Repo, Kind: chain.ArchiveKind, Ref: chain.ArchiveRef}, req: req}
 	if err := archive.readTip(); err != nil {
 		return nil, err

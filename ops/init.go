@@ -15,7 +15,6 @@ import (
 
 // InitResult is what Init made (`m1nd init --json`).
 type InitResult struct {
-	OK         bool     `json:"ok"`
 	Brain      string   `json:"brain"`
 	RuntimeDir string   `json:"runtime_dir"`
 	Created    []string `json:"created"` // what Init made, in order; empty when it was all there
@@ -51,7 +50,7 @@ type HookInstaller func(repo *gitstore.Repo) ([]string, error)
 // is kept and chained). Running it again changes nothing.
 func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
 	dir := b.Repo.RuntimeDir()
-	res := &InitResult{OK: true, Brain: b.Name(), RuntimeDir: dir, Created: []string{}}
+	res := &InitResult{Brain: b.Name(), RuntimeDir: dir, Created: []string{}}
 	made, err := b.Repo.EnsureRuntimeDir()
 	if err != nil {
 		return nil, fmt.Errorf("init: the runtime dir: %w", err)

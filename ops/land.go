@@ -36,7 +36,6 @@ const (
 
 // LandResult is what a landing did.
 type LandResult struct {
-	OK            bool   `json:"ok"`
 	MissionID     string `json:"mission_id"`
 	BlockID       string `json:"block_id"`
 	StoreVersion  int64  `json:"store_version"`            // the import that holds the receipt
@@ -152,7 +151,7 @@ func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) 
 // to resume imports nothing.
 func (b *Brain) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origin string, now time.Time) (*LandResult, error) {
 	if plan.AlreadyLanded {
-		return &LandResult{OK: true, MissionID: plan.MissionID, BlockID: plan.BlockID, AlreadyLanded: true, Merge: MergeUpToDate, StoreVersion: plan.StoreVersion}, nil
+		return &LandResult{MissionID: plan.MissionID, BlockID: plan.BlockID, AlreadyLanded: true, Merge: MergeUpToDate, StoreVersion: plan.StoreVersion}, nil
 	}
 	if plan.Resume {
 		return b.FinishLanding(ctx, plan, agent, now)
@@ -208,7 +207,7 @@ func (b *Brain) PrepareLanding(ctx context.Context, plan *LandingPlan, agent str
 // the work, and PlanLanding run again finds what is done.
 func (b *Brain) FinishLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*LandResult, error) {
 	l, version := plan.head.Letter, plan.StoreVersion
-	res := &LandResult{OK: true, MissionID: l.MissionID, BlockID: l.BlockID, StoreVersion: version, Merge: plan.Merge, Branch: plan.Branch, Target: plan.Target}
+	res := &LandResult{MissionID: l.MissionID, BlockID: l.BlockID, StoreVersion: version, Merge: plan.Merge, Branch: plan.Branch, Target: plan.Target}
 	// The move is not cut short by a cancelled context (Ctrl-C, SIGTERM):
 	// a git merge stopped between the worktree and the branch leaves the
 	// worktree dirty and git's locks behind, a state no landing finishes.

@@ -156,7 +156,7 @@ func TestViewsWithoutAStore(t *testing.T) {
 	if err != nil || v.HasStore() || v.Blocks == nil || len(v.Blocks) != 0 {
 		t.Fatalf("%+v %v", v, err)
 	}
-	data, _ := json.Marshal(v)
+	data, _ := gates.EncodeReply(gates.Success(v))
 	if string(data) != `{"ok":true,"served_brain":"shop","store_version":0,"skeleton":null,"blocks":[]}` {
 		t.Fatalf("no store: %s", data)
 	}

@@ -16,7 +16,6 @@ import (
 // /api/status): its name, the store version and skeleton, blocks per
 // colour, mission heads per phase and the landing bell.
 type Status struct {
-	OK           bool           `json:"ok"`
 	Brain        string         `json:"brain"`
 	StoreVersion int64          `json:"store_version"`          // 0 while there is no store
 	Skeleton     *SkeletonState `json:"skeleton,omitempty"`     // absent while there is no store
@@ -104,7 +103,7 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status: read the mission heads: %w", err)
 	}
-	st := &Status{OK: true, Brain: b.Name(), Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
+	st := &Status{Brain: b.Name(), Blocks: map[string]int{}, Missions: len(heads.Missions), Phases: chain.PhaseCounts(heads.Missions)}
 	if st.Broken, err = b.Faults(ctx); err != nil {
 		return nil, fmt.Errorf("status: judge the store and the keys: %w", err)
 	}

@@ -115,7 +115,6 @@ type FileChange struct {
 // ShownMission is a mission as `m1nd mission show --json` and the tray's
 // GET /api/missions/<id> answer it: its head, and its view.
 type ShownMission struct {
-	OK bool `json:"ok"`
 	*chain.Head
 	View *MissionView `json:"view"`
 	// Queue is where the mission stands in the landing queue, while it
@@ -137,7 +136,7 @@ func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMissio
 	if err != nil {
 		return nil, err
 	}
-	shown := &ShownMission{OK: true, Head: head, View: view}
+	shown := &ShownMission{Head: head, View: view}
 	if head.Phase == chain.PhaseMergeWait {
 		queue, err := b.Queue(ctx, []*chain.Head{head})
 		if err != nil {

@@ -189,16 +189,18 @@ func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, 
 func gateOutcome(runner *Runner, res result) (*chain.Gate, string) {
 	sum := sha256.Sum256(res.log)
 	artifact := "sha256:" + hex.EncodeToString(sum[:])
-	exit := int64(res.exit)
-	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: artifact}
+	noExit := &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact} // the gate never exited on its own
 	switch {
 	case res.err != nil:
-		return &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact}, "gate could not run: " + startProblem(res.err)
+		return noExit, "gate could not run: " + startProblem(res.err)
 	case res.stopped:
-		return &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact}, "runner stopped — gate killed"
+		return noExit, "runner stopped — gate killed"
 	case res.timedOut:
-		return &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact}, fmt.Sprintf("gate timed out after %s — killed", runner.Timeout())
-	case res.exit != 0:
+		return noExit, fmt.Sprintf("gate timed out after %s — killed", runner.Timeout())
+	}
+	exit := int64(res.exit)
+	gateLine := &chain.Gate{Command: runner.GateCommand, ExitStatus: &exit, ArtifactHash: artifact}
+	if res.exit != 0 {
 		return gateLine, fmt.Sprintf("gate exited %d", res.exit)
 	}
 	return gateLine, ""

@@ -39,7 +39,6 @@ func (s *Server) checkBrain(r *http.Request) error {
 }
 
 type mailboxReply struct {
-	OK          bool            `json:"ok"`
 	ServedBrain string          `json:"served_brain"`
 	Letters     []mailboxLetter `json:"letters"`
 	Fates       map[string]int  `json:"fates"`
@@ -76,7 +75,7 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fates := s.Box.Fates(all)
-		reply := mailboxReply{OK: true, ServedBrain: s.Box.Brain, Letters: []mailboxLetter{}}
+		reply := mailboxReply{ServedBrain: s.Box.Brain, Letters: []mailboxLetter{}}
 		reply.Fates, reply.Open = mailbox.Tally(fates)
 		for i := len(all) - 1; i >= 0; i-- {
 			reply.Letters = append(reply.Letters, mailboxLetter{Stored: all[i], Fate: fates[all[i].ID]})
@@ -140,7 +139,6 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 
 // Compose modes and whether this owner offers them.
 type policyReply struct {
-	OK       bool            `json:"ok"`
 	Brain    string          `json:"brain"`
 	ReadOnly bool            `json:"read_only"`
 	Modes    map[string]mode `json:"modes"`
@@ -174,7 +172,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}
 		modes["spawn"] = mode{Why: "this owner is read-only: it posts nothing"}
 	}
-	serve.WriteJSON(w, http.StatusOK, policyReply{OK: true, Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
+	serve.WriteJSON(w, http.StatusOK, policyReply{Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
 }
 
 // getPacket composes the mission packet for ?block_id= with ?ask=.
@@ -185,7 +183,7 @@ func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, err)
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "block_id": id, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
+	serve.WriteJSON(w, http.StatusOK, map[string]any{"block_id": id, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
 }
 
 // missionPostRequest is POST /api/mission_post. It carries no origin: an
@@ -222,12 +220,12 @@ type missionNewRequest struct {
 }
 
 // missionNewReply is the answer to a mission opened by the tray (fields
-// in the order the answer has always had).
+// in the order the answer has always had): the letter posted and the
+// packet delivered, each a result in its own envelope (gates.Success).
 type missionNewReply struct {
-	Delivered *mailbox.SendResult `json:"delivered,omitempty"`
-	Mission   *chain.PostResult   `json:"mission"`
-	Note      string              `json:"note,omitempty"`
-	OK        bool                `json:"ok"`
+	Delivered any    `json:"delivered,omitempty"` // the *mailbox.SendResult; nil when not delivered
+	Mission   any    `json:"mission"`             // the *chain.PostResult
+	Note      string `json:"note,omitempty"`
 }
 
 // postMissionNew is the compose panel's direct mode: the seq-1 judging
@@ -254,8 +252,9 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply := missionNewReply{OK: true, Mission: opened.Mission, Delivered: opened.Delivered}
+	reply := missionNewReply{Mission: gates.Success(opened.Mission)}
 	if opened.Delivered != nil {
+		reply.Delivered = gates.Success(opened.Delivered)
 		reply.Note = "posted to the agent's inbox — delivery is not execution"
 	}
 	return reply, nil

@@ -72,7 +72,6 @@ type pendingGesture struct {
 // signature binds, and what navigator.credentials.get takes, its binary
 // fields base64url.
 type gestureOptions struct {
-	OK        bool     `json:"ok"`
 	GestureID string   `json:"gesture_id"`
 	Gesture   string   `json:"gesture"`
 	Binds     []string `json:"binds"`
@@ -117,7 +116,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply := gestureOptions{OK: true, GestureID: id, Gesture: p.gesture, Binds: p.binds}
+	reply := gestureOptions{GestureID: id, Gesture: p.gesture, Binds: p.binds}
 	reply.PublicKey.Challenge = base64.RawURLEncoding.EncodeToString(p.commit.Challenge())
 	reply.PublicKey.RPID = gates.RelyingParty
 	reply.PublicKey.UserVerification = "preferred"
@@ -252,7 +251,7 @@ func (s *Server) prepareArchive(ctx context.Context, missionID, agent string) (*
 		done: func(_ context.Context, h gitstore.Hash) (any, error) {
 			var l chain.Letter
 			_ = json.Unmarshal(commit.Change, &l)
-			return &chain.PostResult{OK: true, MissionID: l.MissionID, LetterID: chain.LetterID(commit.Change), MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: commit.Chain.Ref, Commit: h.String()}, nil
+			return &chain.PostResult{MissionID: l.MissionID, LetterID: chain.LetterID(commit.Change), MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: commit.Chain.Ref, Commit: h.String()}, nil
 		},
 	}, nil
 }
@@ -307,13 +306,13 @@ func (s *Server) storeReply(req gestureRequest, h gitstore.Hash) (any, error) {
 		if b := snap.Block(req.BlockID); b != nil {
 			n = len(b.Receipts)
 		}
-		return &brain.ImportResult{OK: true, StoreVersion: snap.StoreVersion, BlockID: req.BlockID, ReceiptCount: n, Commit: h.String()}, nil
+		return &brain.ImportResult{StoreVersion: snap.StoreVersion, BlockID: req.BlockID, ReceiptCount: n, Commit: h.String()}, nil
 	}
 	var ratified []string
 	if r := snap.Skeleton.Ratification; r != nil {
 		ratified = r.BlockIDs
 	}
-	return &brain.RatifyResult{MutationResult: brain.MutationResult{OK: true, StoreVersion: snap.StoreVersion, Changed: true, Commit: h.String()},
+	return &brain.RatifyResult{MutationResult: brain.MutationResult{StoreVersion: snap.StoreVersion, Changed: true, Commit: h.String()},
 		Ratified: ratified, SkeletonState: snap.Skeleton.State}, nil
 }
 

@@ -24,7 +24,6 @@ import (
 
 // keysReply answers a written key change.
 type keysReply struct {
-	OK           bool   `json:"ok"`
 	KeysVersion  int64  `json:"keys_version"`
 	Keys         int    `json:"keys"`
 	Added        string `json:"added,omitempty"`
@@ -80,7 +79,7 @@ func (s *Server) prepareKeys(ctx context.Context, req gestureRequest) (*pendingG
 		gesture: gates.GestureKeys, commit: change.Prepared, signers: change.Before.Keys,
 		binds: []string{what, fmt.Sprintf("key set v%d, on v%d (%.12s), with %s", change.Next.Version, change.Before.Version, change.Prepared.Parent, gates.Count(len(change.Next.Keys), "passkey"))},
 		done: func(context.Context, gitstore.Hash) (any, error) {
-			reply := keysReply{OK: true, KeysVersion: change.Next.Version, Keys: len(change.Next.Keys), CredentialID: change.Credential}
+			reply := keysReply{KeysVersion: change.Next.Version, Keys: len(change.Next.Keys), CredentialID: change.Credential}
 			if change.Removing {
 				reply.Removed = change.Credential
 			} else {
@@ -139,5 +138,5 @@ func (s *Server) postEnrolment(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	data, _ := json.Marshal(enrolment{Schema: EnrolmentSchema, Passkey: key})
-	return map[string]any{"ok": true, "enrolment": base64.RawURLEncoding.EncodeToString(data), "label": key.Label, "fingerprint": key.Fingerprint()}, nil
+	return map[string]any{"enrolment": base64.RawURLEncoding.EncodeToString(data), "label": key.Label, "fingerprint": key.Fingerprint()}, nil
 }

@@ -79,7 +79,6 @@ func canonicalCode(typed string) string {
 var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this brain has a registered passkey, so a code registers nothing: press \"add another passkey\" in the tray and sign the change with a registered one")
 
 type passkeysReply struct {
-	OK         bool          `json:"ok"`
 	Registered bool          `json:"registered"`
 	Keys       []passkeyView `json:"keys"`
 	// Registration says whether this owner takes a one-time code now.
@@ -101,7 +100,7 @@ func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, err)
 		return
 	}
-	reply := passkeysReply{OK: true, Keys: []passkeyView{}}
+	reply := passkeysReply{Keys: []passkeyView{}}
 	if keys != nil {
 		for _, k := range keys.Keys {
 			reply.Keys = append(reply.Keys, passkeyView{CredentialID: k.CredentialID, Label: k.Label, AddedAt: k.AddedAt, Fingerprint: k.Fingerprint()})
@@ -148,7 +147,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	name := "m1nd " + s.Name()
-	return map[string]any{"ok": true, "publicKey": protocol.PublicKeyCredentialCreationOptions{
+	return map[string]any{"publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
 		User: protocol.UserEntity{
 			ID:               protocol.URLEncodedBase64(handle),
@@ -170,7 +169,6 @@ type registerRequest struct {
 }
 
 type registerReply struct {
-	OK           bool   `json:"ok"`
 	CredentialID string `json:"credential_id"`
 	KeysVersion  int64  `json:"keys_version"`
 }
@@ -243,7 +241,7 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return registerReply{OK: true, CredentialID: key.CredentialID, KeysVersion: set.Version}, nil
+	return registerReply{CredentialID: key.CredentialID, KeysVersion: set.Version}, nil
 }
 
 // verifyCreation verifies the browser's answer to navigator.credentials.create

@@ -30,7 +30,6 @@ type pinView struct {
 }
 
 type runnerPinsReply struct {
-	OK bool `json:"ok"`
 	// Required says whether approval is needed: once the brain has a
 	// passkey, runnerd runs only approved build runners.
 	Required        bool      `json:"required"`
@@ -69,7 +68,7 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, err)
 		return
 	}
-	reply := runnerPinsReply{OK: true, Required: keys != nil && len(keys.Keys) > 0, Runners: []pinView{}}
+	reply := runnerPinsReply{Required: keys != nil && len(keys.Keys) > 0, Runners: []pinView{}}
 	if approved != nil {
 		reply.ApprovedVersion = approved.Version
 	}
@@ -121,7 +120,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 			for i, r := range set.Runners {
 				ids[i] = r.ID
 			}
-			return map[string]any{"ok": true, "pins_version": set.Version, "approved": ids, "commit": h.String()}, nil
+			return map[string]any{"pins_version": set.Version, "approved": ids, "commit": h.String()}, nil
 		},
 	}, nil
 }
@@ -129,7 +128,6 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 // keeperReply is GET /api/keeper: what runnerd's keeper holds for each
 // pinned agent, from its journal, with what an operator must fix.
 type keeperReply struct {
-	OK     bool                  `json:"ok"`
 	Keeper []runnerd.KeeperAgent `json:"keeper"`
 }
 
@@ -143,5 +141,5 @@ func (s *Server) getKeeper(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []runnerd.KeeperAgent{}
 	}
-	serve.WriteJSON(w, http.StatusOK, keeperReply{OK: true, Keeper: agents})
+	serve.WriteJSON(w, http.StatusOK, keeperReply{Keeper: agents})
 }

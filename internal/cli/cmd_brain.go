@@ -89,7 +89,6 @@ invalid_transition.`,
 
 // brainReply is what brain show and brain rename answer.
 type brainReply struct {
-	OK    bool     `json:"ok"`
 	Brain string   `json:"brain"`
 	Fixed bool     `json:"fixed"`           // its missions carry the name, or refs/m1nd/brain registers it
 	Names []string `json:"names,omitempty"` // every name it was registered under, oldest first
@@ -113,7 +112,7 @@ func runBrainShow(_ context.Context, opts *brainShowOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := brainReply{OK: true, Brain: name, Fixed: fixed || registered}
+	reply := brainReply{Brain: name, Fixed: fixed || registered}
 	if registered {
 		reply.Names = reg.Names
 	}
@@ -156,7 +155,7 @@ func runBrainRename(ctx context.Context, opts *brainRenameOptions) error {
 	if _, err := gitstore.Git(ctx, repo.CommandDir(), "config", "m1nd.brain", name); err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, brainReply{OK: true, Brain: name}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, brainReply{Brain: name}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (git config m1nd.brain)\n", name)
 		return nil
 	})
@@ -192,7 +191,7 @@ func renameRegistered(ctx context.Context, opts *brainRenameOptions, repo *gitst
 			return fmt.Errorf("brain renamed %s, but git config m1nd.brain still says %s: %w (set it: git config m1nd.brain %s)", name, configured, err, name)
 		}
 	}
-	return opts.IO.reply(opts.JSON, brainReply{OK: true, Brain: name, Fixed: true}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, brainReply{Brain: name, Fixed: true}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (refs/m1nd/brain; it was %s): sync to carry the name to every clone\n", name, prev)
 		return nil
 	})

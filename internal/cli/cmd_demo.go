@@ -118,10 +118,7 @@ func demoFolder(dir string) (string, error) {
 
 // sayDemo tells what was built: the brain's status and what to try next.
 func sayDemo(ctx context.Context, opts *demoOptions, res *demo.Result) error {
-	return opts.IO.reply(opts.JSON, struct {
-		OK bool `json:"ok"`
-		*demo.Result
-	}{true, res}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
 		if err := runStatus(ctx, &statusOptions{IO: opts.IO, Flows: opts.Flows}); err != nil {
 			return err

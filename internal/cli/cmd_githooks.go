@@ -129,7 +129,7 @@ func runHooksInstall(_ context.Context, opts *hooksInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
 		if len(changed) == 0 {
 			fmt.Fprintf(w, "%s: nothing to change\n", dir)
 		}

@@ -283,7 +283,7 @@ func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := map[string]any{"ok": true, "path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
+	reply := map[string]any{"path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
 	warning := ""
 	if id, err := opts.Agent(); opts.Install && err == nil && id == gates.HumanName {
 		warning = noAgentWarning

@@ -195,13 +195,12 @@ func runRunLog(_ context.Context, opts *runLogOptions) error {
 		return fmt.Errorf("mission %s: %w", id, err)
 	}
 	reply := struct {
-		OK         bool   `json:"ok"`
 		MissionID  string `json:"mission_id"`
 		Log        string `json:"log"`
 		Command    string `json:"command,omitempty"`
 		ExitStatus *int64 `json:"exit_status,omitempty"`
 		ops.RunOutput
-	}{OK: true, MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
+	}{MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
 	if g := head.Letter.Gate; g != nil && which == runs.LogGate {
 		reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
 	}

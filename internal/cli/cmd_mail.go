@@ -230,7 +230,6 @@ func runMailShow(ctx context.Context, opts *mailShowOptions) error {
 
 // fatesReply is what mail fates answers.
 type fatesReply struct {
-	OK     bool              `json:"ok"`
 	Counts map[string]int    `json:"counts"`
 	Open   int               `json:"open"`
 	Fates  map[string]string `json:"fates"`
@@ -275,7 +274,7 @@ func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := fatesReply{OK: true, Fates: fates, Delivery: delivery}
+	reply := fatesReply{Fates: fates, Delivery: delivery}
 	if reply.Delivery == nil {
 		reply.Delivery = []mailbox.AgentInFlight{}
 	}

@@ -83,7 +83,7 @@ func runMemoryResolve(ctx context.Context, opts *memoryResolveOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": opts.ID, "resolution": rid, "as": opts.As}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"id": opts.ID, "resolution": rid, "as": opts.As}, func(w io.Writer) error {
 		fmt.Fprintf(w, "memory %s %s\n", opts.ID, opts.As)
 		return nil
 	})
@@ -211,7 +211,7 @@ func runMemoryRecall(ctx context.Context, opts *memoryRecallOptions) error {
 	if ms == nil {
 		ms = []*memory.Memory{}
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "memories": ms, "cut": cut}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"memories": ms, "cut": cut}, func(w io.Writer) error {
 		for _, m := range ms {
 			fmt.Fprintf(w, "%s  %-9s %s  %s: %s\n", m.ID, m.Sort, m.TS, m.Agent, m.Text)
 		}
@@ -289,7 +289,7 @@ func runFollowupOpen(ctx context.Context, opts *followupOpenOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": id}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"id": id}, func(w io.Writer) error {
 		fmt.Fprintf(w, "follow-up %s opened for %s\n", id, opts.Owner)
 		return nil
 	})
@@ -342,7 +342,7 @@ func runFollowupResolve(ctx context.Context, opts *followupResolveOptions) error
 	if _, err := flows.ResolveFollowup(ctx, agent, opts.ID, opts.As, opts.Text, opts.IO.now()); err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "id": opts.ID, "state": opts.As}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"id": opts.ID, "state": opts.As}, func(w io.Writer) error {
 		fmt.Fprintf(w, "follow-up %s %s\n", opts.ID, opts.As)
 		return nil
 	})
@@ -384,7 +384,7 @@ func runFollowupList(ctx context.Context, opts *followupListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "followups": out}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"followups": out}, func(w io.Writer) error {
 		for _, f := range out {
 			fmt.Fprintf(w, "%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
 			if f.Result != "" {
@@ -455,7 +455,7 @@ func runAtlasPublish(ctx context.Context, opts *atlasPublishOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"doc": d}, func(w io.Writer) error {
 		fmt.Fprintf(w, "published %s (%s)\n", d.DocID, d.Kind)
 		return nil
 	})
@@ -502,7 +502,7 @@ func runAtlasAmend(ctx context.Context, opts *atlasAmendOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "doc": d}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"doc": d}, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s v%d (%s)\n", d.DocID, d.Version, d.State)
 		return nil
 	})
@@ -572,7 +572,7 @@ func runAtlasList(_ context.Context, opts *atlasListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "docs": rows}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"docs": rows}, func(w io.Writer) error {
 		for _, r := range rows {
 			fmt.Fprintf(w, "%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
 		}
@@ -626,7 +626,7 @@ func runAgentKeyCreate(_ context.Context, opts *agentKeyCreateOptions) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "agent": opts.Name, "path": path}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"agent": opts.Name, "path": path}, func(w io.Writer) error {
 		fmt.Fprintf(w, "key for %s: %s (mode 0600)\n", opts.Name, path)
 		return nil
 	})

@@ -16,7 +16,6 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/laws"
-	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -126,8 +125,8 @@ func runMissionNew(ctx context.Context, opts *missionNewOptions) error {
 	if delivered != nil {
 		v = struct {
 			*chain.PostResult
-			Delivered *mailbox.SendResult `json:"delivered"`
-		}{res, delivered}
+			Delivered any `json:"delivered"` // a result in its own envelope
+		}{res, gates.Success(delivered)}
 	}
 	return opts.IO.reply(opts.JSON, v, func(w io.Writer) error {
 		fmt.Fprintf(w, "opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
@@ -395,7 +394,6 @@ func printLetter(w io.Writer, id string, l *chain.Letter) {
 
 // logReply is what mission log answers.
 type logReply struct {
-	OK        bool          `json:"ok"`
 	MissionID string        `json:"mission_id"`
 	Letters   []chain.Entry `json:"letters"`
 }
@@ -437,7 +435,7 @@ func runMissionLog(ctx context.Context, opts *missionLogOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, logReply{OK: true, MissionID: id, Letters: entries}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, logReply{MissionID: id, Letters: entries}, func(w io.Writer) error {
 		for _, e := range entries {
 			l := e.Decoded
 			gist := ""
@@ -493,7 +491,7 @@ func runMissionHeads(ctx context.Context, opts *missionHeadsOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, ops.HeadsReply{OK: true, HeadsView: view}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, ops.HeadsReply{HeadsView: view}, func(w io.Writer) error {
 		if len(view.Missions) == 0 && phase != "" {
 			fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
 			return nil

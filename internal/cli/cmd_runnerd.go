@@ -247,10 +247,7 @@ func runSpawn(ctx context.Context, opts *spawnOptions) error {
 		data, _ := json.Marshal(reply)
 		return fmt.Errorf("the owner answered without accepting: %s", data)
 	}
-	return opts.IO.reply(opts.JSON, struct {
-		OK bool `json:"ok"`
-		*wire.RunReply
-	}{true, reply}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
 		return nil
 	})
@@ -291,7 +288,7 @@ func runWorktrees(ctx context.Context, opts *worktreesOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"ok": true, "worktrees": wts}, func(out io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"worktrees": wts}, func(out io.Writer) error {
 		if len(wts) == 0 {
 			fmt.Fprintf(out, "no mission worktrees\n")
 		}
@@ -343,10 +340,7 @@ func runWorktreesPrune(ctx context.Context, opts *worktreesOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, struct {
-		OK bool `json:"ok"`
-		*runnerd.Pruned
-	}{true, pruned}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, pruned, func(w io.Writer) error {
 		fmt.Fprintf(w, "removed %s\n", gates.Count(len(pruned.Removed), "worktree"))
 		printIDs(w, "  %s\n", pruned.Removed)
 		if len(pruned.Deleted) > 0 {

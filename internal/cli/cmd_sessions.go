@@ -67,7 +67,6 @@ last thing to fix (a session that ran none of m1nd's hooks).`,
 
 // sessionsReply is the --json answer.
 type sessionsReply struct {
-	OK       bool           `json:"ok"`
 	Sessions []session.View `json:"sessions"`
 	// Keeper is what runnerd's keeper holds for each pinned agent, read
 	// from its journal.
@@ -90,7 +89,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	// A runners.toml runnerd would refuse is no reason to hide the
 	// sessions: the list says what is wrong with it instead.
 	keeper, err := runnerd.KeeperAgents(repo.RuntimeDir(), now)
-	reply := sessionsReply{OK: true, Sessions: views, Keeper: keeper}
+	reply := sessionsReply{Sessions: views, Keeper: keeper}
 	if err != nil {
 		reply.KeeperProblem = gates.OneLine(err.Error())
 	}

@@ -211,7 +211,6 @@ func printPaths(w io.Writer, label string, paths []string, hint string) {
 }
 
 type skeletonReply struct {
-	OK           bool                     `json:"ok"`
 	StoreVersion int64                    `json:"store_version"`
 	Skeleton     brain.Skeleton           `json:"skeleton"`
 	Revision     *brain.CandidateRevision `json:"candidate_revision,omitempty"`
@@ -251,7 +250,7 @@ func runSkeletonShow(_ context.Context, opts *skeletonShowOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := skeletonReply{OK: true, StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
+	reply := skeletonReply{StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
 		Blocks: ops.ViewBlocks(snap.Blocks, opts.IO.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		printSkeleton(w, snap)

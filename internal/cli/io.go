@@ -64,11 +64,10 @@ func (s *IOStreams) reply(asJSON bool, v any, text func(w io.Writer) error) erro
 	return text(s.Out)
 }
 
-// printJSON writes v as one line of JSON on stdout, encoded as every
-// surface answers (gates.EncodeReply: a map reply gets its "ok" first, as
-// a struct reply declares it).
+// printJSON writes the result v as one line of JSON on stdout, in the
+// envelope every surface answers a success in (gates.Success: "ok" first).
 func (s *IOStreams) printJSON(v any) error {
-	b, err := gates.EncodeReply(v)
+	b, err := gates.EncodeReply(gates.Success(v))
 	if err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}

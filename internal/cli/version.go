@@ -13,7 +13,6 @@ import (
 // module version (-ldflags version, else the build info's, "dev" for a
 // build from a checkout) and the VCS commit go build stamped, if any.
 type buildVersion struct {
-	OK       bool   `json:"ok"`
 	Version  string `json:"version"`
 	Commit   string `json:"commit,omitempty"` // "" when the build carries no VCS info (-buildvcs=false, go test)
 	Modified bool   `json:"modified,omitempty"`
@@ -30,7 +29,7 @@ func readVersion() buildVersion {
 
 // versionOf is readVersion over a given -ldflags version and build info.
 func versionOf(ldflags string, bi *debug.BuildInfo) buildVersion {
-	v := buildVersion{OK: true, Version: ldflags}
+	v := buildVersion{Version: ldflags}
 	if bi == nil {
 		return v
 	}

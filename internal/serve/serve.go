@@ -47,11 +47,15 @@ func Listen(addr, who string) (net.Listener, error) {
 }
 
 // WriteJSON answers v with status, never cached, encoded as every surface
-// answers (gates.EncodeReply: HTML left as is, a map's "ok" first).
+// answers (gates.EncodeReply: HTML left as is, a map's "ok" first); a
+// success (2xx) is a result, wrapped once in the envelope (gates.Success).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	if status >= 200 && status < 300 {
+		v = gates.Success(v)
+	}
 	b, err := gates.EncodeReply(v)
 	if err != nil {
 		b = []byte(`{"ok":false,"error":"internal","lesson":"the answer did not encode"}`)
