@@ -18,7 +18,7 @@
 //	slow-hook     the first sync of 1k to a remote whose update hook costs
 //	              50 ms per ref vs one `git push --atomic`: the longest
 //	              silence on m1nd's stderr (goal: none over 30 s);
-//	pack-refs     `git pack-refs --all` over 10k loose refs with m1nd's hooks
+//	pack-refs     `git pack-refs --all` over 10k refs m1nd keeps packed, with its hooks
 //	              vs hooks off (a hooked run is cut at -pack-timeout);
 //	serve         the real `m1nd serve`: the tray's heads view vs
 //	              /api/system_blocks, 8 connections, req/s and p99;

@@ -200,15 +200,28 @@ func (c Chain) AppendTree(ctx context.Context, parent, tree gitstore.Hash, meta 
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
+	return h, c.moveRef(ctx, parent, h)
+}
+
+// moveRef moves the chain's ref from parent to h, then keeps m1nd's refs
+// packed (gitstore.KeepPacked): git's housekeeping starts the
+// reference-transaction hook for every loose ref it prunes, so m1nd never
+// leaves many. Packing is housekeeping: the document is written whatever
+// it meets.
+func (c Chain) moveRef(ctx context.Context, parent, h gitstore.Hash) error {
 	if err := c.Repo.UpdateRef(ctx, c.Ref, parent, h); err != nil {
 		var stale *gitstore.StaleRefError
 		if errors.As(err, &stale) {
-			return gitstore.ZeroHash, fmt.Errorf("%w: %w", ErrLostRace, err)
+			return fmt.Errorf("%w: %w", ErrLostRace, err)
 		}
-		return gitstore.ZeroHash, err
+		return err
 	}
-	return h, nil
+	c.Repo.KeepPacked(ctx, c.Ref, RefRoot)
+	return nil
 }
+
+// RefRoot is where every m1nd ref lives.
+const RefRoot = "refs/m1nd/"
 
 // raceAttempts bounds how often AppendUnique appends again after losing a
 // race, for kinds whose documents name no head.

@@ -2,7 +2,6 @@ package chain
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/m1nd/m1nd/gates"
@@ -59,11 +58,7 @@ func (p *Prepared) Commit(ctx context.Context, origin string, proof *gates.Proof
 	if _, err := kind.JudgeNext(repo, p.Chain.Ref, prev, h, c, env); err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if err := repo.UpdateRef(ctx, p.Chain.Ref, p.Parent, h); err != nil {
-		var stale *gitstore.StaleRefError
-		if errors.As(err, &stale) {
-			return gitstore.ZeroHash, fmt.Errorf("%w: %w", ErrLostRace, err)
-		}
+	if err := p.Chain.moveRef(ctx, p.Parent, h); err != nil {
 		return gitstore.ZeroHash, err
 	}
 	return h, nil

@@ -118,7 +118,15 @@ func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.W
 	if err := s.pushOutgoing(); err != nil {
 		return nil, err
 	}
+	s.keepPacked()
 	return s.report()
+}
+
+// keepPacked packs the tracking refs the fetch wrote loose, and m1nd's own
+// (gitstore.KeepPacked says why): housekeeping, whose failure loses
+// nothing, so the sync's report does not carry it.
+func (s *run) keepPacked() {
+	s.repo.PackLoose(s.ctx, s.tracking, Prefix)
 }
 
 // run is one sync under way: what it read and what it has decided.

@@ -117,8 +117,8 @@ func TestContextStaysWithinBudget(t *testing.T) {
 		if len(text) > MinBudget {
 			t.Fatalf("call %d: %d bytes of context", call, len(text))
 		}
-		if call == 0 && !strings.Contains(text, "more will arrive at your next tool calls") {
-			t.Fatalf("a cut delivery does not say more wait:\n%s", text)
+		if call == 0 && (!strings.Contains(text, "more will arrive at your next tool calls") || !strings.Contains(text, "m1nd mail inbox --unread --limit 0")) {
+			t.Fatalf("a cut delivery does not say more wait, and how to read them at once:\n%s", text)
 		}
 		// Every letter the header counts is shown: nothing claimed is cut.
 		n := strings.Count(text, "\n- letter ")
