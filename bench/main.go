@@ -25,7 +25,10 @@
 //	regate        a landing whose target moved, real serve and runnerd: from
 //	              main's move to `m1nd land`'s exit (runnerd re-gates the
 //	              merge) vs the gate alone (goal: ≤ 150 ms beyond it);
-//	store, mail   the brain store and the PostToolUse hook (no goal).
+//	store, mail   the brain store and the PostToolUse hook (no goal), and
+//	              reading a 10k backlog as the hook says (goal: 2 s);
+//	tray-idle     the CPU of a tray left open on the heads row's missions,
+//	              one event stream, nothing moving (goal: under 1%).
 //
 // Fixtures are written by `git fast-import` (commits byte for byte what m1nd
 // writes, checked against an in-process post) and copied between rows.
@@ -55,12 +58,12 @@ import (
 // sizes is how big each row's fixture is and how long each row runs.
 type sizes struct {
 	posts, missions, many, syncMissions, refs, serveMissions, runs, blocks, letters int
-	serve, packTimeout                                                              time.Duration
+	serve, packTimeout, idle                                                        time.Duration
 }
 
 func main() {
-	full := sizes{posts: 200, missions: 100000, many: 10000, syncMissions: 1000, refs: 10000, serveMissions: 1000, runs: 9, blocks: 50, letters: 10000, serve: 10 * time.Second, packTimeout: 120 * time.Second}
-	quick := sizes{posts: 30, missions: 2000, many: 200, syncMissions: 100, refs: 500, serveMissions: 1000, runs: 3, blocks: 10, letters: 500, serve: 2 * time.Second, packTimeout: 60 * time.Second}
+	full := sizes{posts: 200, missions: 100000, many: 10000, syncMissions: 1000, refs: 10000, serveMissions: 1000, runs: 9, blocks: 50, letters: 10000, serve: 10 * time.Second, packTimeout: 120 * time.Second, idle: 10 * time.Second}
+	quick := sizes{posts: 30, missions: 2000, many: 200, syncMissions: 100, refs: 500, serveMissions: 1000, runs: 3, blocks: 10, letters: 500, serve: 2 * time.Second, packTimeout: 60 * time.Second, idle: 2 * time.Second}
 	var sz sizes
 	flag.IntVar(&sz.posts, "posts", full.posts, "letters appended per side in the post rows")
 	flag.IntVar(&sz.missions, "missions", full.missions, "missions in the heads row (with the head cache)")
@@ -69,6 +72,7 @@ func main() {
 	flag.IntVar(&sz.refs, "refs", full.refs, "loose mission refs in the pack-refs row")
 	flag.IntVar(&sz.serveMissions, "serve-missions", full.serveMissions, "missions in the serve row")
 	flag.DurationVar(&sz.serve, "serve", full.serve, "load time per endpoint in the serve row")
+	flag.DurationVar(&sz.idle, "idle", full.idle, "how long the tray-idle row watches an idle tray")
 	flag.DurationVar(&sz.packTimeout, "pack-timeout", full.packTimeout, "cap on one hooked git pack-refs run")
 	flag.IntVar(&sz.runs, "runs", full.runs, "timed runs per side in the rows of whole reads")
 	flag.IntVar(&sz.blocks, "blocks", full.blocks, "top-level directories (so blocks) in the store row")
@@ -101,6 +105,9 @@ func main() {
 		if !set["pack-timeout"] {
 			sz.packTimeout = quick.packTimeout
 		}
+		if !set["idle"] {
+			sz.idle = quick.idle
+		}
 	}
 	rows, err := parseRows(*rowList)
 	if err == nil {
@@ -113,7 +120,7 @@ func main() {
 }
 
 // rowNames are the rows in the order they run; -rows picks some.
-var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "serve", "regate", "store", "mail"}
+var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "serve", "regate", "store", "mail", "tray-idle"}
 
 func parseRows(list string) (map[string]bool, error) {
 	rows := map[string]bool{}
@@ -176,6 +183,7 @@ func run(sz sizes, rows map[string]bool, bin, dir string) error {
 		{"regate", func() error { return benchRegate(work, bin, sz.runs) }},
 		{"store", func() error { return benchStore(work, bin, sz.blocks, max(sz.posts/4, 3)) }},
 		{"mail", func() error { return benchMail(work, bin, sz.letters, max(sz.runs, 15)) }},
+		{"tray-idle", func() error { return benchTrayIdle(fx, bin, sz.missions, sz.idle) }},
 	}
 	start := time.Now()
 	for _, st := range steps {
