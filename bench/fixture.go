@@ -71,7 +71,14 @@ func fixtureLetter(i int) *chain.Letter {
 // as m1nd's own.
 func buildFixture(work string, n int) (string, error) {
 	start := time.Now()
-	dir, err := newRepo(work, fmt.Sprintf("fixture-%d", n))
+	name := fmt.Sprintf("fixture-%d", n)
+	for i := 2; ; i++ { // a row took the first one built (fixtures.take): build another beside it
+		if _, err := os.Stat(filepath.Join(work, name)); err != nil {
+			break
+		}
+		name = fmt.Sprintf("fixture-%d-%d", n, i)
+	}
+	dir, err := newRepo(work, name)
 	if err != nil {
 		return "", err
 	}

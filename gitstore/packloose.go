@@ -38,9 +38,15 @@ func (r *Repo) KeepPacked(ctx context.Context, name, prefix string) error {
 	if loose <= LooseMax {
 		return nil
 	}
-	_, err = r.PackLoose(ctx, prefix)
+	_, err = r.packLoose(ctx, packBatch, prefix)
 	return err
 }
+
+// packBatch caps how many refs one KeepPacked packs: each is locked from
+// the start of the packing to its end, so a brain left with 100,000 loose
+// refs by an older m1nd is packed over a few writes, never keeping a
+// writer of one of them waiting near its lock timeout.
+const packBatch = 16 << 10
 
 // PackLoose moves the loose refs under each prefix into packed-refs, in
 // one rewrite of it, and returns how many it moved: what `git pack-refs` does for them, without
@@ -55,6 +61,11 @@ func (r *Repo) KeepPacked(ctx context.Context, name, prefix string) error {
 // packed-refs, as git does, so a kill at any point leaves every ref
 // readable at its value: loose and packed alike, or packed alone.
 func (r *Repo) PackLoose(ctx context.Context, prefixes ...string) (int, error) {
+	return r.packLoose(ctx, 0, prefixes...)
+}
+
+// packLoose is PackLoose of at most limit refs (0: all), the first by name.
+func (r *Repo) packLoose(ctx context.Context, limit int, prefixes ...string) (int, error) {
 	var names []string
 	for _, prefix := range prefixes {
 		more, _, err := r.looseRefNames(prefix)
@@ -69,6 +80,9 @@ func (r *Repo) PackLoose(ctx context.Context, prefixes ...string) (int, error) {
 	}
 	slices.Sort(names) // locks are always taken in one order, each once
 	names = slices.Compact(names)
+	if limit > 0 && len(names) > limit {
+		names = names[:limit]
+	}
 	stamp, err := newStamp(r.tmpDir())
 	if err != nil {
 		return 0, fmt.Errorf("pack %s: %w", prefix, err)

@@ -178,6 +178,35 @@ func TestKeepPackedKeepsFoldersSmall(t *testing.T) {
 	}
 }
 
+// TestPackLooseAtMostPacksTheFirstByName: a packing with a limit packs
+// that many refs, the first by name, and leaves the rest loose; git reads
+// every ref at its value, and the next packing takes the rest.
+func TestPackLooseAtMostPacksTheFirstByName(t *testing.T) {
+	ctx := context.Background()
+	g := gittest.Init(t, "limit")
+	r := open(t, g.Dir)
+	head, _ := gitstore.ParseHash(g.Git("rev-parse", "HEAD"))
+	for i := 0; i < 10; i++ {
+		if err := r.UpdateRef(ctx, fmt.Sprintf("refs/m1nd/missions/msn_%012x", i), gitstore.ZeroHash, head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := refList(g)
+	if n, err := r.PackLooseAtMost(ctx, 4, "refs/m1nd/"); err != nil || n != 4 {
+		t.Fatalf("packed %d, %v; want 4", n, err)
+	}
+	loose := looseUnder(t, g)
+	if len(loose) != 6 || loose[0] != "refs/m1nd/missions/msn_000000000004" {
+		t.Errorf("loose after packing 4: %v, want the last 6 by name", loose)
+	}
+	if got := refList(g); got != before {
+		t.Errorf("git reads\n%s\nwant\n%s", got, before)
+	}
+	if n, err := r.PackLoose(ctx, "refs/m1nd/"); err != nil || n != 6 {
+		t.Errorf("then: %d, %v; want the other 6", n, err)
+	}
+}
+
 // packChildEnv names the repository a child of TestKillNineWhilePacking
 // packs, again and again, until it is killed.
 const packChildEnv = "M1ND_PACK_CHILD_DIR"
