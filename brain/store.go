@@ -374,10 +374,11 @@ func (s *Store) writeTree(snap *Snapshot) (gitstore.Hash, error) {
 // commitMeta is what names a store commit; a gesture's origin and proof
 // are added by its Prepared commit, any other origin here.
 func commitMeta(version int64, m mutation, subject string) chain.Commit {
-	meta := chain.Commit{Agent: m.agent, When: m.now, Doc: StoreCommit{Version: version, Op: m.op, Seat: m.seat, What: subject}}
+	named := StoreCommit{Version: version, Op: m.op, Seat: m.seat, What: subject}
 	if m.lands != nil {
-		meta.Doc = StoreCommit{Version: version, Op: m.op, Seat: m.seat, Mission: m.lands.MissionID, What: subject}
+		named.Mission = m.lands.MissionID
 	}
+	meta := chain.Commit{Agent: m.agent, When: m.now, Doc: named}
 	if m.origin != "" && m.gesture == "" {
 		meta.Origin = m.origin
 	}

@@ -536,10 +536,7 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 // documents it is part of. Memory is the summary: this is what a fresh
 // session is rebuilt from.
 func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
-	v, err := s.Brain.Book.View(ctx)
-	if err == nil {
-		v, _, err = s.Brain.CloseEndedFollowups(ctx, s.Now) // their askers are told
-	}
+	v, _, err := s.Brain.CloseEndedFollowups(ctx, s.Now) // their askers are told
 	if err != nil {
 		return err
 	}
