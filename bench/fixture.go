@@ -115,7 +115,7 @@ func buildFixture(work string, n int) (string, error) {
 		l := fixtureLetter(i)
 		body := l.Canonical()
 		when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-		msg := chain.MissionKind.Message(chain.Commit{Agent: benchBrain, Doc: l})
+		msg := chain.MissionKind.Message(chain.Commit{Agent: benchBrain, Doc: chain.NamedLetter{Letter: l, ID: chain.LetterID(body)}})
 		sig := fmt.Sprintf("%s <%s@m1nd> %d +0000", benchBrain, benchBrain, when.Unix())
 		fmt.Fprintf(w, "commit refs/m1nd/missions/%s\nauthor %s\ncommitter %s\ndata %d\n%s", l.MissionID, sig, sig, len(msg), msg)
 		fmt.Fprintf(w, "M 100644 inline letter.json\ndata %d\n%s\n\n", len(body), body)

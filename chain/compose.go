@@ -160,7 +160,7 @@ func (m *Missions) PrepareArchive(missionID, agent string, now time.Time) (*Prep
 	when, _ := time.Parse(time.RFC3339, next.UpdatedAt)
 	return &Prepared{
 		Chain: Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}, Parent: head.Commit, Tree: tree,
-		Meta: letterCommit(next, PostRequest{Agent: agent}, when), Gesture: gates.GestureArchive, Change: body,
+		Meta: letterCommit(next, LetterID(body), PostRequest{Agent: agent}, when), Gesture: gates.GestureArchive, Change: body,
 	}, nil
 }
 

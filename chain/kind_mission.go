@@ -25,8 +25,17 @@ var MissionKind = &Kind{
 // describeLetter makes `git log` on a mission ref read well: a subject
 // naming the mission, seq, phase and block, and the letter's id.
 func describeLetter(doc any) (string, []Trailer) {
-	l := doc.(*Letter)
-	return fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID), []Trailer{{"M1nd-Letter", l.ID()}}
+	n := doc.(NamedLetter)
+	l := n.Letter
+	return fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID), []Trailer{{"M1nd-Letter", n.ID}}
+}
+
+// NamedLetter is what names a mission letter's commit (MissionKind's
+// Commit.Doc): the letter and its id, which its writer has already
+// computed from the canonical bytes it writes.
+type NamedLetter struct {
+	Letter *Letter
+	ID     string // LetterID of the letter's canonical bytes
 }
 
 func init() { Register(MissionKind) }

@@ -178,7 +178,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	// the same the git hooks, a remote and verify judge it by, over the
 	// commit about to be written (its trailers say the origin and proof).
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
-	meta := letterCommit(l, req, when)
+	meta := letterCommit(l, id, req, when)
 	next := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: MissionKind.Message(meta)}, Body: canonical, ID: id}, Value: l}
 	if err := MissionKind.Follows(prev, next, m.env()); err != nil {
 		return nil, err
@@ -317,8 +317,8 @@ func (m *Missions) findLetter(c Chain, head Doc, headLetter *Letter, seq int64, 
 
 // letterCommit is what names a letter's commit: the letter, its writer
 // and, for a human's letter, its origin and proof.
-func letterCommit(l *Letter, req PostRequest, when time.Time) Commit {
-	c := Commit{Agent: req.Agent, When: when, Doc: l, Proof: req.Proof}
+func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit {
+	c := Commit{Agent: req.Agent, When: when, Doc: NamedLetter{Letter: l, ID: id}, Proof: req.Proof}
 	if gates.IsHumanOrigin(req.Origin) {
 		c.Origin = req.Origin
 	}
