@@ -33,10 +33,6 @@ import (
 // maxLetterBytes caps a posted letter, as `m1nd mission post` caps it.
 const maxLetterBytes = 1 << 20
 
-// DefaultPoll is how often a running server looks for new letters to
-// announce.
-const DefaultPoll = 2 * time.Second
-
 // InboxURI is the resource holding the agent's unread letters; a client
 // that subscribes to it is told when new ones arrive.
 const InboxURI = "m1nd://inbox"
@@ -46,7 +42,7 @@ type Server struct {
 	Flows   *ops.Brain
 	Agent   string           // who every tool acts as; never the human's name
 	Now     func() time.Time // nil: the system clock
-	Poll    time.Duration    // how often new letters are looked for; 0: DefaultPoll
+	Poll    time.Duration    // how often new letters are looked for; 0: session.MCPPoll
 	Version string           // the m1nd version the server reports
 
 	once sync.Once
@@ -109,7 +105,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 func (s *Server) announce(ctx context.Context) {
 	poll := s.Poll
 	if poll <= 0 {
-		poll = DefaultPoll
+		poll = session.MCPPoll
 	}
 	last, _ := s.Flows.Box.Pending(s.Agent) // the hooks hand these over at the session's start
 	t := time.NewTicker(poll)

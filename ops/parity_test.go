@@ -49,7 +49,7 @@ func (s *surfaces) cli(t *testing.T, stdin string, args ...string) (int, []byte)
 	t.Helper()
 	var out, errOut bytes.Buffer
 	io := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errOut, Interactive: func() bool { return false }}
-	code := cli.Main(context.Background(), append([]string{"m1nd", "-C", s.g.Dir}, args...), io)
+	code := cli.Main(context.Background(), append([]string{"m1nd", "-C", s.g.Dir}, args...), io, nil)
 	if code != 0 && code != 3 {
 		t.Fatalf("m1nd %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -22,6 +23,10 @@ import (
 // both hosts' configuration: Claude Code then names its tools
 // mcp__m1nd__<tool>.
 const MCPServerName = "m1nd"
+
+// MCPPoll is how often the MCP server m1nd registers looks for new letters
+// to announce to its client, unless told otherwise.
+const MCPPoll = 2 * time.Second
 
 // MCPConfigPath is where host looks for MCP servers: in the project at
 // root (Claude Code's .mcp.json, Codex's .codex/config.toml), or the

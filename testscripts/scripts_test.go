@@ -15,22 +15,26 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/internal/serving"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
-	// The test binary is m1nd too: testscript puts a copy named m1nd first
-	// on PATH, and a process started under that name runs the CLI in full
-	// (git hooks, servers and daemons included). No separate build, and go
-	// test's cache sees every source the CLI is made of.
+	// The test binary is m1nd too: testscript puts copies named m1nd and
+	// m1nd-full first on PATH. m1nd is the small front (cli.Front): it
+	// runs the hot verbs and hands every other one to m1nd-full, the whole
+	// CLI (git hooks, servers and daemons included), as the installed pair
+	// does. No separate build, and go test's cache sees every source the
+	// CLI is made of.
 	// Under -race every m1nd process is race-checked too, and the race
 	// runtime sleeps a second before each exit by default
 	// (atexit_sleep_ms) to let other threads report: hundreds of calls
 	// would each wait it out. Processes started from here wait none.
 	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	testscript.Main(m, map[string]func(){
-		"m1nd":    func() { os.Exit(m1ndMain()) },
-		"jsonval": func() { os.Exit(jsonvalMain()) },
+		cli.FrontName: func() { os.Exit(m1ndMain(cli.Front)) },
+		cli.FullName:  func() { os.Exit(m1ndMain(serving.Main)) },
+		"jsonval":     func() { os.Exit(jsonvalMain()) },
 	})
 }
 
@@ -41,9 +45,10 @@ func TestMain(m *testing.M) {
 // takes its clock from the environment (cli.IOStreams.Now).
 const testNowEnv = "M1ND_TEST_NOW"
 
-// m1ndMain is the m1nd the scenarios run: the real CLI on the process's
-// streams, with the test clock when the script set one.
-func m1ndMain() int {
+// m1ndMain is an m1nd the scenarios run: main, the small front or the
+// whole CLI, on the process's streams, with the test clock when the
+// script set one.
+func m1ndMain(main func(context.Context, []string, *cli.IOStreams) int) int {
 	streams := cli.SystemIO()
 	if v := os.Getenv(testNowEnv); v != "" {
 		now, err := time.Parse(time.RFC3339, v)
@@ -55,7 +60,7 @@ func m1ndMain() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return cli.Main(ctx, os.Args, streams)
+	return main(ctx, os.Args, streams)
 }
 
 // m1ndBin is the m1nd that testscript put on PATH, for the Go tests that

@@ -21,6 +21,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 )
@@ -28,17 +29,7 @@ import (
 // Pins is what the owner knows of runners from runners.toml (the
 // operator's pins) and runnerd.secret: an announce proves liveness, never
 // grants a capability.
-type Pins struct {
-	Secret       string            // the shared local secret; "" refuses every runner call
-	Capabilities map[string]string // pinned runner id → capability
-	// File, when set, is runners.toml: the owner reads it again with Load
-	// whenever its size or modification time changes (looked at on each
-	// announce and each question about runners), so a runner the operator
-	// pins while the owner runs is pinned within seconds, no restart. A
-	// file that does not load keeps the pins the owner had, and says so.
-	File string
-	Load func(file string) (map[string]string, error)
-}
+type Pins = owner.Pins
 
 // pinState is the owner's current pins and the runners.toml they came
 // from.

@@ -11,13 +11,11 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
 )
-
-// DefaultAddr is where `m1nd serve` listens unless told otherwise.
-const DefaultAddr = "127.0.0.1:7420"
 
 // MaxBody caps every request body.
 const MaxBody = 1 << 20
@@ -52,10 +50,6 @@ func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 	}
 }
 
-// Listen binds addr, refusing anything but a loopback address: the owner
-// answers only this machine.
-func Listen(addr string) (net.Listener, error) { return serve.Listen(addr, "the owner") }
-
 // Serve answers on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -68,18 +62,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// No WriteTimeout: /api/events streams for as long as the tab is open.
 	}
 	return serve.Run(ctx, srv, ln)
-}
-
-// OwnerURL is the tray's address for a server bound to host:port. It names
-// localhost (browsers refuse an IP address as a passkey's site) unless the
-// server is bound to another loopback address, which localhost does not
-// reach.
-func OwnerURL(host, port string) string {
-	switch host {
-	case "", "localhost", "127.0.0.1", "::1":
-		return "http://localhost:" + port + "/"
-	}
-	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // SetPort tells a server that is not started by Serve (tests with
@@ -123,7 +105,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
 		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || (host == s.host && s.host != "")) {
-			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only "+OwnerURL(s.host, s.port)+" (or 127.0.0.1); the request named another host"))
+			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only "+owner.URL(s.host, s.port)+" (or 127.0.0.1); the request named another host"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -23,15 +23,18 @@ type invocation struct {
 	cmdPath string // e.g. "m1nd mission post", for usage hints
 	dir     string // -C
 
-	repo   *gitstore.Repo
-	opened *ops.Brain // what a brain is (ops.New), opened once per invocation
+	repo    *gitstore.Repo
+	opened  *ops.Brain // what a brain is (ops.New), opened once per invocation
+	servers Servers    // the tray and MCP; nil where this build does not serve
 }
 
 // version is set at build time with -ldflags "-X github.com/m1nd/m1nd/internal/cli.version=…";
 // without it, the build info names the version (version.go).
 var version = "dev"
 
-func newApp(inv *invocation) *cli.App {
+// newApp is the m1nd command line over commands: every verb (Main), or
+// the hot ones (Front).
+func newApp(inv *invocation, commands []*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:                 "m1nd",
 		Usage:                "shared memory and context for coding agents, stored in git refs",
@@ -45,34 +48,7 @@ func newApp(inv *invocation) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
 		},
-		Commands: []*cli.Command{
-			newInitCmd(inv, nil),
-			newStatusCmd(inv, nil),
-			missionCommand(inv),
-			newLandCmd(inv, nil),
-			skeletonCommand(inv),
-			newBlocksCmd(inv, nil),
-			receiptCommand(inv),
-			mailCommand(inv),
-			hookCommand(inv),
-			newSessionsCmd(inv, nil),
-			newMCPCmd(inv, nil),
-			newServeCmd(inv, nil),
-			newRunnerdCmd(inv, nil),
-			newSpawnCmd(inv, nil),
-			newWorktreesCmd(inv, nil),
-			gitHooksCommand(inv),
-			newVerifyCmd(inv, nil),
-			newSyncCmd(inv, nil),
-			memoryCommand(inv),
-			followupCommand(inv),
-			atlasCommand(inv),
-			agentCommand(inv),
-			newDemoCmd(inv, nil),
-			newVersionCmd(inv, nil),
-			newCompletionCmd(inv, nil),
-			brainCommand(inv),
-		},
+		Commands: commands,
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
 documents. A mission is a chain of letters on refs/m1nd/missions/<id>;
 read it with plain git:
@@ -95,6 +71,38 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 		return usagef("%v", err)
 	}
 	return app
+}
+
+// allCommands is every verb m1nd has, in the order --help lists them.
+func allCommands(inv *invocation) []*cli.Command {
+	return []*cli.Command{
+		newInitCmd(inv, nil),
+		newStatusCmd(inv, nil),
+		missionCommand(inv),
+		newLandCmd(inv, nil),
+		skeletonCommand(inv),
+		newBlocksCmd(inv, nil),
+		receiptCommand(inv),
+		mailCommand(inv),
+		hookCommand(inv),
+		newSessionsCmd(inv, nil),
+		newMCPCmd(inv, nil),
+		newServeCmd(inv, nil),
+		newRunnerdCmd(inv, nil),
+		newSpawnCmd(inv, nil),
+		newWorktreesCmd(inv, nil),
+		gitHooksCommand(inv),
+		newVerifyCmd(inv, nil),
+		newSyncCmd(inv, nil),
+		memoryCommand(inv),
+		followupCommand(inv),
+		atlasCommand(inv),
+		agentCommand(inv),
+		newDemoCmd(inv, nil),
+		newVersionCmd(inv, nil),
+		newCompletionCmd(inv, nil),
+		brainCommand(inv),
+	}
 }
 
 // wireUsage makes every flag-parsing error an exit-2 usage error and every

@@ -7,6 +7,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/urfave/cli/v2"
 )
 
 // Exit statuses (DESIGN §5).
@@ -17,12 +18,18 @@ const (
 	exitRefused  = 3
 )
 
-// Main runs one m1nd invocation (args[0] is the program name) and returns
-// its exit status. Everything it touches comes in through its arguments,
-// so tests drive it without a terminal.
-func Main(ctx context.Context, args []string, io *IOStreams) int {
-	inv := &invocation{io: io}
-	app := newApp(inv)
+// Main runs one m1nd invocation (args[0] is the program name) with every
+// verb and returns its exit status; servers makes the tray and the MCP
+// server (nil: the verbs that serve say this build cannot). Everything it
+// touches comes in through its arguments, so tests drive it without a
+// terminal.
+func Main(ctx context.Context, args []string, io *IOStreams, servers Servers) int {
+	inv := &invocation{io: io, servers: servers}
+	return inv.run(ctx, args, newApp(inv, allCommands(inv)))
+}
+
+// run runs args on app and maps the outcome to an exit status.
+func (inv *invocation) run(ctx context.Context, args []string, app *cli.App) int {
 	if completing(args) { // the flag stays last, where urfave/cli looks for it
 		n := len(args) - 1
 		args = append(hoistFlags(app, args[:n]), args[n])

@@ -13,8 +13,8 @@ import (
 
 	"github.com/m1nd/m1nd/demo"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/tray"
 )
 
 // demoOptions is what demo runs on.
@@ -27,7 +27,8 @@ type demoOptions struct {
 	// built: Flows and Brain open that brain, not the folder m1nd was
 	// started in.
 	Chdir   func(dir string)
-	Dir     string // "" for a new folder under the system temp dir
+	Servers Servers // serves the tray; nil in a build that does not serve
+	Dir     string  // "" for a new folder under the system temp dir
 	Addr    string
 	AddrSet bool // --addr was given: a busy address is refused, never swapped for a free one
 	NoServe bool
@@ -51,7 +52,7 @@ on main). Ctrl-C stops the server; the demo repository stays.
 Nothing outside DIR is touched.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "build the demo brain in `DIR` (must not exist)"},
-			&cli.StringFlag{Name: "addr", Value: tray.DefaultAddr, Usage: "serve the tray on loopback `HOST:PORT` (a busy default falls back to a free port)"},
+			&cli.StringFlag{Name: "addr", Value: owner.DefaultAddr, Usage: "serve the tray on loopback `HOST:PORT` (a busy default falls back to a free port)"},
 			&cli.BoolFlag{Name: "no-serve", Usage: "build the demo brain and stop"},
 			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
 			jsonFlag,
@@ -64,7 +65,7 @@ Nothing outside DIR is touched.`,
 			if dir == "" {
 				dir = c.Args().First()
 			}
-			opts := &demoOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Brain: inv.openBrain, Chdir: inv.chdir,
+			opts := &demoOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Brain: inv.openBrain, Chdir: inv.chdir, Servers: inv.servers,
 				Dir: dir, Addr: c.String("addr"), AddrSet: c.IsSet("addr"), NoServe: c.Bool("no-serve"), Open: c.Bool("open")}
 			return runWith(c.Context, opts, runF, runDemo)
 		},
@@ -74,6 +75,9 @@ Nothing outside DIR is touched.`,
 // runDemo builds the demo brain, says what it holds and, unless told
 // not to, serves its tray.
 func runDemo(ctx context.Context, opts *demoOptions) error {
+	if !opts.NoServe && opts.Servers == nil {
+		return noServers("demo")
+	}
 	dir, err := demoFolder(opts.Dir)
 	if err != nil {
 		return err
@@ -93,14 +97,14 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	ln, err := tray.Listen(opts.Addr)
+	ln, err := owner.Listen(opts.Addr)
 	if err != nil && !opts.AddrSet {
-		ln, err = tray.Listen("127.0.0.1:0") // the default port is taken (another owner?): any free port
+		ln, err = owner.Listen("127.0.0.1:0") // the default port is taken (another owner?): any free port
 	}
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return runOwner(ctx, opts.IO, repo, name, ln, false, opts.Open)
+	return runOwner(ctx, opts.IO, opts.Servers, repo, name, ln, false, opts.Open)
 }
 
 // demoFolder is the absolute folder the demo brain goes in: dir, else a
@@ -140,11 +144,11 @@ func sayDemo(ctx context.Context, opts *demoOptions, res *demo.Result) error {
 // go run from the module it was started in; note says why when it is not
 // plain m1nd.
 func runningM1nd(dir string) (cmd, note string) {
-	self, err := os.Executable()
+	self, err := thisM1nd()
 	if err != nil {
 		return "m1nd", ""
 	}
-	onPath, _ := exec.LookPath("m1nd")
+	onPath, _ := exec.LookPath(FrontName)
 	cwd, _ := os.Getwd()
 	return m1ndCommand(self, onPath, cwd, dir)
 }
@@ -156,8 +160,8 @@ func m1ndCommand(self, onPath, cwd, dir string) (cmd, note string) {
 	if onPath != "" && resolved(onPath) == self {
 		return "m1nd", ""
 	}
-	install := "CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/m1nd puts m1nd on your PATH (the static, fast build the README installs)"
-	if strings.Contains(self, string(filepath.Separator)+"go-build") { // go run
+	install := installCommand + " puts m1nd on your PATH (the static, fast build the README installs)"
+	if goRunBuild(self) {
 		if mod, err := os.ReadFile(filepath.Join(cwd, "go.mod")); err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n") {
 			return fmt.Sprintf("go -C %s run ./cmd/m1nd -C %s", shellQuote(cwd), shellQuote(dir)),
 				"m1nd is not installed: " + install

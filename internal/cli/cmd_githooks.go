@@ -17,7 +17,9 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func gitHooksCommand(inv *invocation) *cli.Command {
+// gitHooksGroup is the hooks command with the subcommands it is given: all of them
+// (gitHooksCommand), or the hot ones the small m1nd runs itself (front.go).
+func gitHooksGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
 		Usage: "git hooks that keep raw git writes to refs/m1nd/ honest",
@@ -37,12 +39,17 @@ first key too (a team's setting), and with --protect main (repeatable) it
 refuses any push that moves main to a tree no landed mission's gate passed
 on — push the brain (m1nd sync) before the branch. An existing hook is kept
 and runs first.`,
-		Subcommands: []*cli.Command{
-			newHooksInstallCmd(inv, true, nil),
-			newHooksInstallCmd(inv, false, nil),
-			newHooksRunCmd(inv, nil),
-		},
+		Subcommands: subs,
 	}
+}
+
+// gitHooksCommand is the hooks command with every subcommand.
+func gitHooksCommand(inv *invocation) *cli.Command {
+	return gitHooksGroup(inv,
+		newHooksInstallCmd(inv, true, nil),
+		newHooksInstallCmd(inv, false, nil),
+		newHooksRunCmd(inv, nil),
+	)
 }
 
 // hooksInstallOptions is what hooks install and hooks uninstall run on.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode"
 
@@ -17,7 +16,9 @@ import (
 	"github.com/m1nd/m1nd/session"
 )
 
-func hookCommand(inv *invocation) *cli.Command {
+// hookGroup is the hook command with the subcommands it is given: all of them
+// (hookCommand), or the hot ones the small m1nd runs itself (front.go).
+func hookGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
 		Usage: "agent-session hooks for Claude Code and Codex: letters dropped into a live session",
@@ -42,14 +43,19 @@ Wire them in with 'm1nd hook install claude' (or codex). The agent is --agent,
 else $M1ND_AGENT, else git config m1nd.agent (per worktree with
 'git config --worktree'). With none of them set a hook injects nothing and
 says so on stderr (exit 0): a session never speaks as owner, the human.`,
-		Action: hookGroupAction(inv),
-		Subcommands: []*cli.Command{
-			newHookRunCmd(inv, session.HostClaude, nil),
-			newHookRunCmd(inv, session.HostCodex, nil),
-			hookInstallCommand(inv, true, nil),
-			hookInstallCommand(inv, false, nil),
-		},
+		Action:      hookGroupAction(inv),
+		Subcommands: subs,
 	}
+}
+
+// hookCommand is the hook command with every subcommand.
+func hookCommand(inv *invocation) *cli.Command {
+	return hookGroup(inv,
+		newHookRunCmd(inv, session.HostClaude, nil),
+		newHookRunCmd(inv, session.HostCodex, nil),
+		hookInstallCommand(inv, true, nil),
+		hookInstallCommand(inv, false, nil),
+	)
 }
 
 // hookGroupAction is m1nd hook called with no subcommand it knows. "m1nd
@@ -356,15 +362,11 @@ func installFlags(install bool) []cli.Flag {
 // it; `m1nd init` writes it again after m1nd moved. A go run or go test
 // build, which disappears, is named by name instead.
 func hookCommandName() string {
-	self, err := os.Executable()
-	if err != nil {
-		return "m1nd"
-	}
-	self, _ = filepath.EvalSymlinks(self)
+	self, err := thisM1nd()
 	// A binary go test or go run built lives in a temporary folder: the
 	// hook names m1nd on PATH, where the tests put it.
-	if strings.Contains(self, string(filepath.Separator)+"go-build") {
-		return "m1nd"
+	if err != nil || goRunBuild(self) {
+		return FrontName
 	}
 	return self
 }

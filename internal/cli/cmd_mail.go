@@ -13,7 +13,9 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func mailCommand(inv *invocation) *cli.Command {
+// mailGroup is the mail command with the subcommands it is given: all of them
+// (mailCommand), or the hot ones the small m1nd runs itself (front.go).
+func mailGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "mail",
 		Usage: "letters between agents (refs/m1nd/mail/<recipient>/<writer>)",
@@ -28,13 +30,18 @@ in_flight (answered by any other letter), wet_ink (not answered). Open means
 wet_ink or in_flight. With the agent-session hooks installed
 ('m1nd hook install claude'), letters drop into the recipient's live session
 at its next tool call, exactly once.`,
-		Subcommands: []*cli.Command{
-			newMailSendCmd(inv, nil),
-			newMailInboxCmd(inv, nil),
-			newMailShowCmd(inv, nil),
-			newMailFatesCmd(inv, nil),
-		},
+		Subcommands: subs,
 	}
+}
+
+// mailCommand is the mail command with every subcommand.
+func mailCommand(inv *invocation) *cli.Command {
+	return mailGroup(inv,
+		newMailSendCmd(inv, nil),
+		newMailInboxCmd(inv, nil),
+		newMailShowCmd(inv, nil),
+		newMailFatesCmd(inv, nil),
+	)
 }
 
 // mailSendOptions is what mail send runs on.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/mcpserver"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/session"
 )
 
 // mcpOptions is what mcp runs on.
@@ -18,6 +18,8 @@ type mcpOptions struct {
 	Agent func() (string, error)
 	Flows func() (*ops.Brain, error)
 	Poll  time.Duration
+	// Servers makes the MCP server; nil in a build that does not serve.
+	Servers Servers
 }
 
 func newMCPCmd(inv *invocation, runF func(context.Context, *mcpOptions) error) *cli.Command {
@@ -45,11 +47,11 @@ message, and an update of the resource m1nd://inbox), looked for every
 once.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent; never owner)"},
-			&cli.DurationFlag{Name: "poll", Value: mcpserver.DefaultPoll, Usage: "look for new letters to announce every `D`"},
+			&cli.DurationFlag{Name: "poll", Value: session.MCPPoll, Usage: "look for new letters to announce every `D`"},
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			opts := &mcpOptions{IO: inv.io, Agent: inv.writerOf(c), Flows: inv.flows, Poll: c.Duration("poll")}
+			opts := &mcpOptions{IO: inv.io, Agent: inv.writerOf(c), Flows: inv.flows, Poll: c.Duration("poll"), Servers: inv.servers}
 			return runWith(c.Context, opts, runF, runMCP)
 		},
 	}
@@ -61,8 +63,11 @@ func runMCP(ctx context.Context, opts *mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	srv := &mcpserver.Server{Flows: flows, Agent: agent, Now: opts.IO.Now, Poll: opts.Poll, Version: readVersion().String()}
-	err = srv.Run(ctx, mcpserver.Stdio(opts.IO.In, opts.IO.Out))
+	if opts.Servers == nil {
+		return noServers("mcp")
+	}
+	srv := opts.Servers.MCP(flows, agent, opts.IO.Now, opts.Poll, readVersion().String())
+	err = srv.Serve(ctx, opts.IO.In, opts.IO.Out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil // the client went away, or the process was asked to stop
 	}

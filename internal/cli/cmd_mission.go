@@ -24,7 +24,9 @@ import (
 // kilobytes, and a runaway pipe should not fill memory.
 const maxDocumentBytes = 1 << 20
 
-func missionCommand(inv *invocation) *cli.Command {
+// missionGroup is the mission command with the subcommands it is given: all of them
+// (missionCommand), or the hot ones the small m1nd runs itself (front.go).
+func missionGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "mission",
 		Usage: "open, post to and read mission chains (refs/m1nd/missions/<id>)",
@@ -32,20 +34,25 @@ func missionCommand(inv *invocation) *cli.Command {
 commit on refs/m1nd/missions/<id> whose tree holds letter.json, its parent the
 previous letter. A new letter must extend the head: mission_seq = head + 1 and
 prev_letter_id = the head's letter id, or it is refused stale_head.`,
-		Subcommands: []*cli.Command{
-			newMissionNewCmd(inv, nil),
-			newMissionPostCmd(inv, nil),
-			newMissionShowCmd(inv, nil),
-			newMissionLogCmd(inv, nil),
-			newMissionGateCmd(inv, nil),
-			newMissionOutputCmd(inv, nil),
-			newMissionDiffCmd(inv, nil),
-			newMissionHeadsCmd(inv, nil),
-			newMissionNextCmd(inv, nil),
-			newMissionArchiveCmd(inv, nil),
-			newMissionFoldCmd(inv, nil),
-		},
+		Subcommands: subs,
 	}
+}
+
+// missionCommand is the mission command with every subcommand.
+func missionCommand(inv *invocation) *cli.Command {
+	return missionGroup(inv,
+		newMissionNewCmd(inv, nil),
+		newMissionPostCmd(inv, nil),
+		newMissionShowCmd(inv, nil),
+		newMissionLogCmd(inv, nil),
+		newMissionGateCmd(inv, nil),
+		newMissionOutputCmd(inv, nil),
+		newMissionDiffCmd(inv, nil),
+		newMissionHeadsCmd(inv, nil),
+		newMissionNextCmd(inv, nil),
+		newMissionArchiveCmd(inv, nil),
+		newMissionFoldCmd(inv, nil),
+	)
 }
 
 // missionNewOptions is what mission new runs on.

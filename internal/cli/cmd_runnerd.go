@@ -23,7 +23,6 @@ import (
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
-	"github.com/m1nd/m1nd/tray"
 )
 
 // runnerdOptions is what runnerd runs on.
@@ -137,10 +136,10 @@ func orNoneText(s string) string {
 // loadPins reads what the owner trusts about runners: the operator's pins
 // and the shared secret. A missing secret leaves runners unable to talk to
 // this owner, which says so. The owner reads runners.toml again when it
-// changes (tray.Pins.File).
-func loadPins(streams *IOStreams, repo *gitstore.Repo) tray.Pins {
+// changes (owner.Pins.File).
+func loadPins(streams *IOStreams, repo *gitstore.Repo) owner.Pins {
 	file := filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
-	pins := tray.Pins{Capabilities: map[string]string{}, File: file, Load: pinnedIn}
+	pins := owner.Pins{Capabilities: map[string]string{}, File: file, Load: pinnedIn}
 	caps, err := pinnedIn(file)
 	if err != nil {
 		fmt.Fprintf(streams.Err, "m1nd: %v; no runner is pinned\n", err)

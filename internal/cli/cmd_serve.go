@@ -12,13 +12,13 @@ import (
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/tray"
 )
 
 // serveOptions is what serve runs on.
 type serveOptions struct {
 	IO       *IOStreams
 	Brain    func() (*gitstore.Repo, string, error)
+	Servers  Servers // nil in a build that does not serve
 	Addr     string
 	ReadOnly bool
 	Open     bool // open the tray in the default browser
@@ -48,13 +48,13 @@ owner's record is taken over. Runners pinned in .git/m1nd/runners.toml
 while it runs are read within seconds (m1nd runnerd finds a started or
 restarted owner by itself).`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: tray.DefaultAddr, Usage: "listen on loopback `HOST:PORT` (port 0 picks a free one)"},
+			&cli.StringFlag{Name: "addr", Value: owner.DefaultAddr, Usage: "listen on loopback `HOST:PORT` (port 0 picks a free one)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "refuse every write"},
 			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			opts := &serveOptions{IO: inv.io, Brain: inv.openBrain, Addr: c.String("addr"), ReadOnly: c.Bool("read-only"), Open: c.Bool("open")}
+			opts := &serveOptions{IO: inv.io, Brain: inv.openBrain, Servers: inv.servers, Addr: c.String("addr"), ReadOnly: c.Bool("read-only"), Open: c.Bool("open")}
 			return runWith(c.Context, opts, runF, runServe)
 		},
 	}
@@ -63,6 +63,9 @@ restarted owner by itself).`,
 // runServe listens on the loopback address and runs the owner there,
 // unless another owner already runs for this repository.
 func runServe(ctx context.Context, opts *serveOptions) error {
+	if opts.Servers == nil {
+		return noServers("serve")
+	}
 	repo, name, err := opts.Brain()
 	if err != nil {
 		return err
@@ -72,19 +75,19 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if rec, ok := owner.ReadRecord(repo.RuntimeDir()); ok && rec.Running() {
 		return secondOwner(&owner.ErrRunning{Record: rec})
 	}
-	ln, err := tray.Listen(opts.Addr)
+	ln, err := owner.Listen(opts.Addr)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return runOwner(ctx, opts.IO, repo, name, ln, opts.ReadOnly, opts.Open)
+	return runOwner(ctx, opts.IO, opts.Servers, repo, name, ln, opts.ReadOnly, opts.Open)
 }
 
 // runOwner runs the owner on ln until ctx ends (Ctrl-C).
-func runOwner(ctx context.Context, streams *IOStreams, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
+func runOwner(ctx context.Context, streams *IOStreams, servers Servers, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
 	// The tray's URL names localhost where it can: browsers refuse an IP
 	// address as the WebAuthn relying party, and the passkeys live there.
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
-	url := tray.OwnerURL(host, port)
+	url := owner.URL(host, port)
 	removeRecord, err := owner.Claim(repo.RuntimeDir(), owner.Record{Addr: ln.Addr().String(), PID: os.Getpid(), Brain: brainName, ReadOnly: readOnly})
 	var running *owner.ErrRunning
 	if errors.As(err, &running) {
@@ -100,9 +103,8 @@ func runOwner(ctx context.Context, streams *IOStreams, repo *gitstore.Repo, brai
 	if readOnly {
 		mode = " (read-only)"
 	}
-	owner := tray.New(repo, brainName, readOnly)
-	owner.Pins = loadPins(streams, repo)
-	code, err := owner.OfferRegistration()
+	tray := servers.Owner(repo, brainName, readOnly, loadPins(streams, repo))
+	code, err := tray.OfferRegistration()
 	if err != nil {
 		ln.Close()
 		return err
@@ -116,7 +118,7 @@ func runOwner(ctx context.Context, streams *IOStreams, repo *gitstore.Repo, brai
 			fmt.Fprintf(streams.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
-	return owner.Serve(ctx, ln)
+	return tray.Serve(ctx, ln)
 }
 
 // secondOwner refuses to start an owner while another runs for the same

@@ -34,9 +34,9 @@ func TestM1ndCommand(t *testing.T) {
 		{"not on PATH", other, "", tmp, "'" + other + "'", "this m1nd is not on your PATH"},
 		{"another build on PATH", other, installed, tmp, "'" + other + "'", "the m1nd on your PATH, " + installed + ", is another build"},
 		{"go run in the source folder", goRun, "", src, "go -C " + src + " run ./cmd/m1nd -C " + demoDir,
-			"m1nd is not installed: CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/m1nd puts m1nd on your PATH (the static, fast build the README installs)"},
+			"m1nd is not installed: CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/... puts m1nd on your PATH (the static, fast build the README installs)"},
 		{"go run elsewhere", goRun, "", tmp, "m1nd",
-			"m1nd is not installed yet: from the m1nd source folder, CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/m1nd puts m1nd on your PATH (the static, fast build the README installs)"},
+			"m1nd is not installed yet: from the m1nd source folder, CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/... puts m1nd on your PATH (the static, fast build the README installs)"},
 	}
 	for _, tt := range tests {
 		cmd, note := m1ndCommand(tt.self, tt.onPath, tt.cwd, demoDir)

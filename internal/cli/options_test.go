@@ -11,10 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
-	"github.com/m1nd/m1nd/tray"
 )
 
 // parse runs the verb that newCmd builds on args, as Main would, with a
@@ -463,13 +463,13 @@ func TestParseRunnerdSpawnAndWorktrees(t *testing.T) {
 
 func TestParseServeAndDemo(t *testing.T) {
 	checkParse(t, newServeCmd, []parseCase[serveOptions]{
-		{args: []string{}, want: serveOptions{Addr: tray.DefaultAddr}},
+		{args: []string{}, want: serveOptions{Addr: owner.DefaultAddr}},
 		{args: []string{"--addr", "127.0.0.1:0", "--read-only", "--open"}, want: serveOptions{Addr: "127.0.0.1:0", ReadOnly: true, Open: true}},
 		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
 	})
 	checkParse(t, newDemoCmd, []parseCase[demoOptions]{
-		{args: []string{}, want: demoOptions{Addr: tray.DefaultAddr}},
-		{args: []string{"d"}, want: demoOptions{Dir: "d", Addr: tray.DefaultAddr}},
+		{args: []string{}, want: demoOptions{Addr: owner.DefaultAddr}},
+		{args: []string{"d"}, want: demoOptions{Dir: "d", Addr: owner.DefaultAddr}},
 		{args: []string{"--dir", "d", "--addr", "127.0.0.1:0", "--no-serve", "--open", "--json"},
 			want: demoOptions{JSON: true, Dir: "d", Addr: "127.0.0.1:0", AddrSet: true, NoServe: true, Open: true}},
 		{args: []string{"--dir", "d", "e"}, usage: "name the folder once"},

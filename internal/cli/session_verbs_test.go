@@ -1,19 +1,12 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/m1nd/m1nd/mcpserver"
 )
 
 // runtimeDir is the brain's runtime folder, as init names it.
@@ -245,79 +238,14 @@ func TestDemoWithoutServing(t *testing.T) {
 	}
 }
 
-// mcpSession runs m1nd mcp in process on pipes and connects a client to
-// it; the returned wait closes the client and returns the exit status.
-func mcpSession(t *testing.T, dir string) (*mcp.ClientSession, func() (int, string)) {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var errb strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		code := Main(context.Background(), []string{"m1nd", "-C", dir, "mcp"},
-			&IOStreams{In: inR, Out: outW, Err: &errb, Interactive: func() bool { return false }})
-		outW.Close()
-		done <- code
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	client := mcp.NewClient(&mcp.Implementation{Name: "m1nd-cli-tests", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		inW.Close()
-		t.Fatalf("connect: %v (exit %d, stderr %q)", err, <-done, errb.String())
+// TestMCPRefusals: m1nd mcp refuses to serve without an agent, with an
+// argument, and in a build without servers (internal/serving runs it
+// over stdio).
+func TestMCPRefusals(t *testing.T) {
+	dir, _ := scanned(t)
+	if res := m1nd(t, dir, "", "mcp"); res.code != exitUsage || !strings.Contains(res.err, "m1nd-full") {
+		t.Fatalf("mcp without servers: exit %d, stderr %q", res.code, res.err)
 	}
-	return cs, func() (int, string) {
-		cs.Close()
-		inW.Close()
-		code := <-done
-		return code, errb.String()
-	}
-}
-
-func TestMCPOverStdio(t *testing.T) {
-	dir, block := scanned(t)
-	opened := jsonOf(t, must(t, dir, "", "mission", "new", "--block", block, "--json"))
-	id := opened["mission_id"].(string)
-
-	cs, wait := mcpSession(t, dir)
-	ctx := context.Background()
-	if info := cs.InitializeResult(); info == nil || info.ServerInfo == nil || info.ServerInfo.Name == "" {
-		t.Fatalf("initialize result: %+v", info)
-	}
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]bool{}
-	for _, tl := range tools.Tools {
-		names[tl.Name] = true
-	}
-	if len(tools.Tools) != len(mcpserver.ToolNames) || !names["mission_heads"] || !names["mail_send"] {
-		t.Fatalf("tools/list: %v", names)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mission_heads", Arguments: map[string]any{}})
-	if err != nil || res.IsError || len(res.Content) != 1 {
-		t.Fatalf("mission_heads: %+v %v", res, err)
-	}
-	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, id) {
-		t.Fatalf("mission_heads lacks %s: %s", id, text)
-	}
-	sent, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mail_send", Arguments: map[string]any{"to": "b2", "what": "from mcp"}})
-	if err != nil || sent.IsError {
-		t.Fatalf("mail_send: %+v %v", sent, err)
-	}
-	if code, stderr := wait(); code != 0 {
-		t.Fatalf("m1nd mcp exit %d, stderr %q", code, stderr)
-	}
-	// The letter went in as a1, the agent the server acts as.
-	in := jsonOf(t, must(t, dir, "", "mail", "inbox", "--agent", "b2", "--json"))
-	if in["unread"] != float64(1) {
-		t.Fatalf("b2's inbox after mail_send over MCP: %v", in)
-	}
-	b, _ := json.Marshal(in)
-	contains(t, string(b), "from mcp", `"a1"`)
-
 	// No agent: refused, nothing served.
 	t.Setenv("M1ND_AGENT", "")
 	refused(t, m1nd(t, dir, "", "mcp"), "invalid_letter", false)

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/m1nd/m1nd/session"
+	"github.com/urfave/cli/v2"
+)
+
+// m1nd is two binaries. The small one, m1nd, is what agents and git start
+// at every event; it links only the hot verbs, so it starts in a fraction
+// of the time the whole CLI takes (a smaller binary, fewer packages to
+// initialise, no WebAuthn, no MCP SDK). Every other verb it hands to
+// m1nd-full, the whole CLI, by exec: same process, same streams, same exit
+// status.
+
+// FrontName and FullName are the two binaries' names.
+const (
+	FrontName = "m1nd"
+	FullName  = "m1nd-full"
+)
+
+// installCommand installs both binaries, the way the README does.
+const installCommand = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/..."
+
+// hotPaths are the verbs the small m1nd runs itself: what an agent's host
+// or git runs per event (a hook, a post, the mail).
+var hotPaths = [][2]string{
+	{"hook", session.HostClaude}, {"hook", session.HostCodex},
+	{"hooks", "run"},
+	{"mission", "post"}, {"mission", "next"},
+	{"mail", "send"}, {"mail", "inbox"},
+}
+
+// hotCommands is the command table of the small m1nd: each hot verb, in
+// its group, exactly as Main's table has it.
+func hotCommands(inv *invocation) []*cli.Command {
+	return []*cli.Command{
+		missionGroup(inv, newMissionPostCmd(inv, nil), newMissionNextCmd(inv, nil)),
+		mailGroup(inv, newMailSendCmd(inv, nil), newMailInboxCmd(inv, nil)),
+		hookGroup(inv, newHookRunCmd(inv, session.HostClaude, nil), newHookRunCmd(inv, session.HostCodex, nil)),
+		gitHooksGroup(inv, newHooksRunCmd(inv, nil)),
+	}
+}
+
+// Front is the small m1nd: a hot verb runs here, anything else (another
+// verb, --help, completion, a typo) is handed to m1nd-full, which answers
+// it as Main would. It returns only when it ran the verb or could not hand
+// it over.
+func Front(ctx context.Context, args []string, io *IOStreams) int {
+	if !hot(args) {
+		return handOver(args, io)
+	}
+	inv := &invocation{io: io}
+	return inv.run(ctx, args, newApp(inv, hotCommands(inv)))
+}
+
+// hot reports whether args name a hot verb the small m1nd answers exactly
+// as m1nd-full would. It errs towards m1nd-full, which answers everything:
+// a flag before the verb other than -C, and any word that asks for help
+// or completion, go there.
+func hot(args []string) bool {
+	rest := args[min(1, len(args)):]
+	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+		switch flag := strings.TrimLeft(rest[0], "-"); {
+		case flag == "C" && len(rest) > 1:
+			rest = rest[2:]
+		case strings.HasPrefix(flag, "C="):
+			rest = rest[1:]
+		default:
+			return false
+		}
+	}
+	if len(rest) < 2 || !slices.Contains(hotPaths, [2]string{rest[0], rest[1]}) {
+		return false
+	}
+	for _, a := range rest[2:] {
+		switch a {
+		case "--":
+			return true
+		case "-h", "-help", "--help", "help", completionFlag:
+			return false
+		}
+	}
+	return true
+}
+
+// handOver execs m1nd-full with args; it returns only when it cannot.
+func handOver(args []string, io *IOStreams) int {
+	path, argv, err := fullCommand(args)
+	if err == nil {
+		err = syscall.Exec(path, argv, os.Environ())
+	}
+	verb := "this"
+	if len(args) > 1 {
+		verb = strings.Join(args[1:min(3, len(args))], " ")
+	}
+	fmt.Fprintf(io.Err, "m1nd: %s is run by %s, which the small m1nd hands it to: %v\n", verb, FullName, err)
+	return exitInternal
+}
+
+// errNoFull says where m1nd-full was looked for.
+var errNoFull = errors.New(FullName + " is neither beside this m1nd nor on PATH; " + installCommand + " installs both")
+
+// fullCommand is how to run m1nd-full with args: the one beside this
+// binary (an install puts both in one folder), else, for a go run build in
+// the m1nd source folder, go run of m1nd-full there, else m1nd-full on
+// PATH, as git finds git-<verb>.
+func fullCommand(args []string) (path string, argv []string, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	self = resolved(self)
+	beside := filepath.Join(filepath.Dir(self), FullName)
+	if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return beside, append([]string{beside}, args[1:]...), nil
+	}
+	if goRunBuild(self) && inSourceFolder() {
+		if gobin, err := exec.LookPath("go"); err == nil {
+			return gobin, append([]string{"go", "run", "./cmd/" + FullName}, args[1:]...), nil
+		}
+	}
+	if onPath, err := exec.LookPath(FullName); err == nil {
+		return onPath, append([]string{onPath}, args[1:]...), nil
+	} else if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, err
+	}
+	return "", nil, errNoFull
+}
+
+// goRunBuild reports whether the binary at path is one go run or go test
+// built, in a temporary folder that goes when it exits.
+func goRunBuild(path string) bool {
+	return strings.Contains(path, string(filepath.Separator)+"go-build")
+}
+
+// inSourceFolder reports whether the working directory is m1nd's module.
+func inSourceFolder() bool {
+	mod, err := os.ReadFile("go.mod")
+	return err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n")
+}
+
+// thisM1nd is the m1nd a hook or a hint should name for this binary: the
+// small m1nd beside it when this is m1nd-full (it hands on what it does
+// not run), else this binary.
+func thisM1nd() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	self = resolved(self)
+	if filepath.Base(self) == FullName {
+		front := filepath.Join(filepath.Dir(self), FrontName)
+		if fi, err := os.Stat(front); err == nil && fi.Mode().IsRegular() {
+			return front, nil
+		}
+	}
+	return self, nil
+}
+
+// Process runs main as the process: the collector paced for short calls,
+// the first SIGINT or SIGTERM cancelling main's context, and main's exit
+// status the process's.
+func Process(main func(ctx context.Context, args []string, io *IOStreams) int) {
+	// Most calls live a few milliseconds and read everything once, so the
+	// collector's default pace (a cycle each time the heap doubles from
+	// 4 MB) is pure cost: heads over 100k missions ran a dozen cycles.
+	// A call collects when its heap grows fivefold, and hard under a
+	// soft 1 GiB ceiling; GOGC and GOMEMLIMIT, when set, win.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
+	ctx, stop := signalContext()
+	code := main(ctx, os.Args, SystemIO())
+	stop()
+	os.Exit(code)
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM: servers stop
+// and write what ends their work. From then on a signal kills as it would
+// without m1nd, so nothing that does not watch the context can hold the
+// process past a second one. Every write is a compare-and-swap: a kill
+// leaves every ref valid.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
