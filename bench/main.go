@@ -4,6 +4,10 @@
 //
 //	post          whole-process `m1nd mission post` vs git's plumbing as a
 //	              bash script, and vs a static Go hello-world (the floor);
+//	start         every other hot verb of the small m1nd (mission next, mail
+//	              send|inbox, the PostToolUse hook, the git hook) vs the
+//	              hello-world, with page faults, and the package inits a
+//	              call waits for (GODEBUG=inittrace=1);
 //	post-many     the same post on a brain of 10k missions vs one of 10
 //	              (packed refs);
 //	heads         `m1nd mission heads --json` of 100k missions with the head
@@ -33,7 +37,7 @@
 // Fixtures are written by `git fast-import` (commits byte for byte what m1nd
 // writes, checked against an in-process post) and copied between rows.
 // Run it with `go run ./bench`; `-quick` runs every row on reduced sizes (for
-// CI). It builds m1nd itself unless -m1nd names a binary. Nothing here
+// CI). It builds m1nd and m1nd-full itself unless -m1nd names the small one. Nothing here
 // asserts a time: the summary says whether each goal was met, the exit
 // status only whether the bench ran.
 package main
@@ -77,7 +81,7 @@ func main() {
 	flag.IntVar(&sz.runs, "runs", full.runs, "timed runs per side in the rows of whole reads")
 	flag.IntVar(&sz.blocks, "blocks", full.blocks, "top-level directories (so blocks) in the store row")
 	flag.IntVar(&sz.letters, "letters", full.letters, "letters in the mailbox for the mail row")
-	bin := flag.String("m1nd", "", "m1nd binary to measure (default: build ./cmd/m1nd)")
+	bin := flag.String("m1nd", "", "the small m1nd to measure, m1nd-full beside it (default: build both from ./cmd/...)")
 	dir := flag.String("dir", "out", "folder for the scratch repositories (on the disk where repositories live; some sandboxes make /tmp slower)")
 	isQuick := flag.Bool("quick", false, "every row on reduced sizes and few runs (for CI); flags given explicitly still win")
 	rowList := flag.String("rows", "", "comma list of rows to run (default all): "+strings.Join(rowNames, ","))
@@ -120,7 +124,7 @@ func main() {
 }
 
 // rowNames are the rows in the order they run; -rows picks some.
-var rowNames = []string{"post", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "serve", "regate", "store", "mail", "tray-idle"}
+var rowNames = []string{"post", "start", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "serve", "regate", "store", "mail", "tray-idle"}
 
 func parseRows(list string) (map[string]bool, error) {
 	rows := map[string]bool{}
@@ -154,9 +158,9 @@ func run(sz sizes, rows map[string]bool, bin, dir string) error {
 	defer os.RemoveAll(work)
 	if bin == "" {
 		bin = filepath.Join(work, "m1nd")
-		fmt.Fprintln(os.Stderr, "building m1nd …")
-		// Built as the README installs it.
-		build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "./cmd/m1nd")
+		fmt.Fprintln(os.Stderr, "building m1nd and m1nd-full …")
+		// Built as the README installs them, side by side.
+		build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", work+string(filepath.Separator), "./cmd/...")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build: %v\n%s", err, out)
@@ -172,6 +176,7 @@ func run(sz sizes, rows map[string]bool, bin, dir string) error {
 		fn  func() error
 	}{
 		{"post", func() error { return benchPost(work, bin, sz.posts) }},
+		{"start", func() error { return benchStart(work, bin, max(sz.posts/2, 10)) }},
 		{"post-many", func() error { return benchPostMany(fx, bin, sz.many, sz.posts) }},
 		{"heads", func() error { return benchHeads(fx, bin, sz.missions, sz.runs) }},
 		{"heads-nocache", func() error { return benchHeadsNoCache(fx, bin, sz.many, sz.runs) }},

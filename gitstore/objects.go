@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -71,8 +73,9 @@ func (r *Repo) WriteObject(t ObjectType, data []byte) (Hash, error) {
 	return h, nil
 }
 
-// writeLoose writes a loose object as git does: zlib-compressed "<type>
-// <size>\0<data>" into a temporary file in its folder, created read-only
+// writeLoose writes a loose object as git does: a zlib stream of "<type>
+// <size>\0<data>" (stored when it fits a disk block, else compressed for
+// speed) into a temporary file in its folder, created read-only
 // (0444 less the umask, with a shared repository's bits), then linked into
 // place; an object already there wins. A crash leaves at most a temporary
 // file git's gc removes.
@@ -107,20 +110,13 @@ func (r *Repo) writeLoose(h Hash, t ObjectType, data []byte) error {
 		}
 	}
 	defer os.Remove(tmpPath)
-	// A compressor is large (hundreds of KB of tables): one per object
-	// was most of a post's object cost, so they are reused.
-	zw, _ := zlibWriters.Get().(*zlib.Writer)
-	if zw == nil {
-		zw = zlib.NewWriter(tmp)
+	header := fmt.Appendf(nil, "%s %d\x00", t, len(data))
+	var err error
+	if len(header)+len(data) <= storedMax {
+		err = writeStored(tmp, header, data)
 	} else {
-		zw.Reset(tmp)
+		err = writeDeflated(tmp, header, data)
 	}
-	fmt.Fprintf(zw, "%s %d\x00", t, len(data))
-	_, err := zw.Write(data)
-	if err == nil {
-		err = zw.Close()
-	}
-	zlibWriters.Put(zw)
 	// No fsync, as git (core.fsync leaves loose objects out by default): a
 	// killed process loses nothing the kernel holds, and a post stays one
 	// fsync (its ref's) long.
@@ -285,6 +281,54 @@ var zlibPool sync.Pool
 
 // zlibWriters are the loose-object compressors, reused across writes.
 var zlibWriters sync.Pool
+
+// storedMax is the largest loose object (header included) written
+// uncompressed. One that fits a 4 KB file-system block takes that block
+// compressed or not, and compressing it was most of a post's object cost:
+// a fresh compressor's tables are hundreds of KB to allocate and touch.
+const storedMax = 4096 - 64
+
+// writeStored writes header and data as one zlib stream holding one
+// stored (uncompressed) deflate block (RFC 1950; RFC 1951 §3.2.4), which
+// git, like any zlib reader, inflates as any other. The two together must
+// fit one block (64 KB).
+func writeStored(w io.Writer, header, data []byte) error {
+	n := len(header) + len(data)
+	if n > 0xffff {
+		return fmt.Errorf("a stored block holds at most 65535 bytes, not %d", n)
+	}
+	buf := make([]byte, 0, 2+5+n+4)
+	buf = append(buf, 0x78, 0x01)                                       // deflate, 32 KB window, fastest level, no dictionary
+	buf = append(buf, 0x01, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8)) // the final block, stored: LEN, then NLEN
+	buf = append(buf, header...)
+	buf = append(buf, data...)
+	sum := adler32.New()
+	sum.Write(header)
+	sum.Write(data)
+	buf = binary.BigEndian.AppendUint32(buf, sum.Sum32())
+	_, err := w.Write(buf)
+	return err
+}
+
+// writeDeflated writes header and data compressed for speed, as git
+// compresses loose objects by default (core.looseCompression 1). A
+// compressor is large, so they are reused.
+func writeDeflated(w io.Writer, header, data []byte) error {
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		zw, _ = zlib.NewWriterLevel(w, zlib.BestSpeed)
+	} else {
+		zw.Reset(w)
+	}
+	defer zlibWriters.Put(zw)
+	if _, err := zw.Write(header); err != nil {
+		return err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	return zw.Close()
+}
 
 func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
 	f, err := os.Open(r.loosePath(h))
