@@ -262,14 +262,16 @@ func gitoliteForge(t *testing.T) *forge {
 			t.Fatal(err)
 		}
 	}
-	// The server's m1nd: a copy the account can run.
+	// The server's m1nd: a copy of the pair the account can run.
 	m1nd := filepath.Join(home, "bin", "m1nd")
 	data, err := os.ReadFile(m1ndBin(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(m1nd, data, 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"m1nd", "m1nd-full"} {
+		if err := os.WriteFile(filepath.Join(home, "bin", name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	key := filepath.Join(client, "admin")
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "admin", "-f", key).CombinedOutput(); err != nil {

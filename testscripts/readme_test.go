@@ -93,7 +93,7 @@ func TestReadmeRunsAsWritten(t *testing.T) {
 var readmeSkips = map[string]string{
 	"go run ./cmd/m1nd demo": "builds a demo brain and serves its tray until stopped (demo/demo_test.go and demo_hint.txtar cover it)",
 	"go test ./...":          "the whole suite, this test included",
-	"CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/m1nd": "installs into the user's GOBIN; this test's m1nd is on PATH already (its build with the tag is .ci/run's)",
+	"CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/...": "installs into the user's GOBIN; this test's m1nd and m1nd-full are on PATH already (their build with the tag is .ci/run's)",
 }
 
 // readmeRewrites adjust commands to the sandbox: old is replaced by new

@@ -17,11 +17,14 @@ import (
 const refPrefix = "refs/m1nd/"
 
 // hub watches refs/m1nd/ and tells every subscriber which refs moved,
-// whoever moved them (m1nd, another process, plain git). It polls a cheap
-// stamp of the ref folders and lists refs only when the stamp changed, on
-// the poll after a change (a second write in the same clock tick leaves
-// the stamp as it was) and every few seconds as a safety net. It watches
-// only while someone listens: an owner with no tab open reads nothing.
+// whoever moved them (m1nd, another process, plain git). It stamps the
+// ref folders cheaply and lists refs only when the stamp changed, on the
+// tick after a change (a second write in the same clock tick leaves the
+// stamp as it was) and every few seconds as a safety net. Where the system
+// watches folders (inotify) the stamp is taken only when a folder says it
+// changed, so an idle tray reads no ref folder at all; elsewhere it is
+// taken every tick. It watches only while someone listens: an owner with
+// no tab open reads nothing.
 type hub struct {
 	repo     *gitstore.Repo
 	interval time.Duration
@@ -100,11 +103,18 @@ func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, listCost t
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	lastList := time.Now()
+	wake, watched := h.repo.WatchRefs(ctx, refPrefix)
 	for {
+		woke := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case _, open := <-wake:
+			woke = true
+			if !open { // the watch ended before ctx did: poll
+				wake, watched = nil, false
+			}
 		}
 		// The queue's view: told on a change, and once more on the tick
 		// after (a second write in the same clock tick leaves the stamp).
@@ -112,6 +122,9 @@ func (h *hub) run(ctx context.Context, last map[string]gitstore.Hash, listCost t
 			queueSettle = q != queued
 			queued = q
 			h.broadcast(queueMoved)
+		}
+		if watched && !woke && !settle && time.Since(lastList) < safetyEvery(listCost) {
+			continue // no folder said it changed
 		}
 		now, err := h.repo.RefsStamp(refPrefix)
 		if err != nil {
