@@ -83,6 +83,7 @@ func main() {
 	flag.IntVar(&sz.letters, "letters", full.letters, "letters in the mailbox for the mail row")
 	bin := flag.String("m1nd", "", "the small m1nd to measure, m1nd-full beside it (default: build both from ./cmd/...)")
 	dir := flag.String("dir", "out", "folder for the scratch repositories (on the disk where repositories live; some sandboxes make /tmp slower)")
+	keep := flag.Bool("keep", false, "keep the scratch repositories (their folder is printed) for a look afterwards")
 	isQuick := flag.Bool("quick", false, "every row on reduced sizes and few runs (for CI); flags given explicitly still win")
 	rowList := flag.String("rows", "", "comma list of rows to run (default all): "+strings.Join(rowNames, ","))
 	flag.Parse()
@@ -115,7 +116,7 @@ func main() {
 	}
 	rows, err := parseRows(*rowList)
 	if err == nil {
-		err = run(sz, rows, *bin, *dir)
+		err = run(sz, rows, *bin, *dir, *keep)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -144,7 +145,7 @@ func parseRows(list string) (map[string]bool, error) {
 	return rows, nil
 }
 
-func run(sz sizes, rows map[string]bool, bin, dir string) error {
+func run(sz sizes, rows map[string]bool, bin, dir string, keep bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -155,7 +156,9 @@ func run(sz sizes, rows map[string]bool, bin, dir string) error {
 	if work, err = filepath.Abs(work); err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	if !keep {
+		defer os.RemoveAll(work)
+	}
 	if bin == "" {
 		bin = filepath.Join(work, "m1nd")
 		fmt.Fprintln(os.Stderr, "building m1nd and m1nd-full …")

@@ -182,17 +182,19 @@ func benchHeads(fx *fixtures, bin string, n, runs int) error {
 }
 
 // benchHeadsNoCache: heads of n missions after git gc with no head cache
-// (removed before every m1nd run).
+// and no kept listing (both removed before every m1nd run).
 func benchHeadsNoCache(fx *fixtures, bin string, n, runs int) error {
 	dir, err := fx.gced(n)
 	if err != nil {
 		return err
 	}
-	cache := chain.HeadCachePath(filepath.Join(dir, ".git", "m1nd"))
+	runtime := filepath.Join(dir, ".git", "m1nd")
 	heads := headsSide(bin, dir, n)
 	cold := func() error {
-		if err := os.Remove(cache); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+		for _, cache := range []string{chain.HeadCachePath(runtime), chain.MissionListPath(runtime)} {
+			if err := os.Remove(cache); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
 		return heads()
 	}

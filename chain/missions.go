@@ -706,7 +706,7 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 // they are, and for counts by phase. Heads are read in parallel: a brain
 // may hold thousands of missions.
 func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, error) {
-	refs, err := m.Repo.ListRefs(MissionRefPrefix)
+	refs, err := listMissions(m.Repo)
 	if err != nil {
 		return nil, err
 	}

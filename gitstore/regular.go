@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -64,10 +65,21 @@ func readAtMost(f *os.File, path string, limit int64) ([]byte, error) {
 	if limit >= 0 {
 		r = io.LimitReader(f, limit+1)
 	}
-	b, err := io.ReadAll(r)
-	if err != nil {
+	// Sized from the file, as os.ReadFile does: growing from 512 bytes
+	// touched five times a large file's size (the 32 MB head cache of
+	// 100k missions was 160 MB of fresh pages).
+	size := int64(0)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	if limit >= 0 {
+		size = min(size, limit+1)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if limit >= 0 && int64(len(b)) > limit {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
