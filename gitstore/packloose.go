@@ -66,53 +66,24 @@ func (r *Repo) PackLoose(ctx context.Context, prefixes ...string) (int, error) {
 
 // packLoose is PackLoose of at most limit refs (0: all), the first by name.
 func (r *Repo) packLoose(ctx context.Context, limit int, prefixes ...string) (int, error) {
-	var names []string
-	for _, prefix := range prefixes {
-		more, _, err := r.looseRefNames(prefix)
-		if err != nil {
-			return 0, fmt.Errorf("pack %s: %w", prefix, err)
-		}
-		names = append(names, more...)
-	}
 	prefix := strings.Join(prefixes, ", ") // for errors
-	if len(names) == 0 {
-		return 0, nil
-	}
-	slices.Sort(names) // locks are always taken in one order, each once
-	names = slices.Compact(names)
-	if limit > 0 && len(names) > limit {
-		names = names[:limit]
+	names, err := r.looseUnder(prefixes, limit)
+	if err != nil || len(names) == 0 {
+		return 0, err
 	}
 	stamp, err := newStamp(r.tmpDir())
 	if err != nil {
 		return 0, fmt.Errorf("pack %s: %w", prefix, err)
 	}
 	defer os.Remove(stamp)
-	var locked []string
+	locked, err := r.lockLoose(ctx, stamp, names)
 	defer func() {
 		for _, name := range locked {
 			os.Remove(r.refPath(name) + ".lock")
 		}
 	}()
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("pack %s: %w", prefix, err)
-		}
-		lock := r.refPath(name) + ".lock"
-		err := lockWithStamp(stamp, lock)
-		if errors.Is(err, fs.ErrExist) { // a killed m1nd's lock is cleared, as any writer clears it
-			if cleared, _ := clearDeadLock(lock, r.tmpDir()); cleared {
-				err = lockWithStamp(stamp, lock)
-			}
-		}
-		switch {
-		case err == nil:
-			locked = append(locked, name)
-		case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrNotExist):
-			// A writer holds it, or git pruned its folder: left as it is.
-		default:
-			return 0, fmt.Errorf("pack %s: lock %s: %w", prefix, name, err)
-		}
+	if err != nil {
+		return 0, fmt.Errorf("pack %s: %w", prefix, err)
 	}
 	if len(locked) == 0 {
 		return 0, nil
@@ -138,6 +109,52 @@ func (r *Repo) packLoose(ctx context.Context, limit int, prefixes ...string) (in
 		}
 	}
 	return len(fresh), nil
+}
+
+// looseUnder is the names of the loose refs under prefixes, sorted, each
+// once (locks are always taken in one order), at most limit (0: all).
+func (r *Repo) looseUnder(prefixes []string, limit int) ([]string, error) {
+	var names []string
+	for _, prefix := range prefixes {
+		more, _, err := r.looseRefNames(prefix)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", prefix, err)
+		}
+		names = append(names, more...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if limit > 0 && len(names) > limit {
+		names = names[:limit]
+	}
+	return names, nil
+}
+
+// lockLoose takes each named ref's lock with stamp and returns those it
+// holds, which the caller releases: a ref a writer holds, or whose folder
+// git pruned, is left as it is, and a killed m1nd's lock is cleared as
+// any writer clears it.
+func (r *Repo) lockLoose(ctx context.Context, stamp string, names []string) (locked []string, err error) {
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return locked, err
+		}
+		lock := r.refPath(name) + ".lock"
+		err := lockWithStamp(stamp, lock)
+		if errors.Is(err, fs.ErrExist) {
+			if cleared, _ := clearDeadLock(lock, r.tmpDir()); cleared {
+				err = lockWithStamp(stamp, lock)
+			}
+		}
+		switch {
+		case err == nil:
+			locked = append(locked, name)
+		case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrNotExist):
+		default:
+			return locked, fmt.Errorf("lock %s: %w", name, err)
+		}
+	}
+	return locked, nil
 }
 
 // looseValues reads each locked loose ref's value, which no writer can
