@@ -2,9 +2,11 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,6 +25,13 @@ import (
 // both hosts' configuration: Claude Code then names its tools
 // mcp__m1nd__<tool>.
 const MCPServerName = "m1nd"
+
+// MCPServer is the MCP server m1nd registers, for one agent of one brain
+// (mcpserver.Server; internal/serving makes it for the CLI).
+type MCPServer interface {
+	// Serve speaks MCP on in and out until the client goes or ctx ends.
+	Serve(ctx context.Context, in io.Reader, out io.Writer) error
+}
 
 // MCPPoll is how often the MCP server m1nd registers looks for new letters
 // to announce to its client, unless told otherwise.

@@ -33,8 +33,12 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	testscript.Main(m, map[string]func(){
 		cli.FrontName: func() { os.Exit(m1ndMain(cli.Front)) },
-		cli.FullName:  func() { os.Exit(m1ndMain(serving.Main)) },
-		"jsonval":     func() { os.Exit(jsonvalMain()) },
+		cli.FullName: func() {
+			os.Exit(m1ndMain(func(ctx context.Context, args []string, io *cli.IOStreams) int {
+				return cli.Main(ctx, args, io, serving.Servers{})
+			}))
+		},
+		"jsonval": func() { os.Exit(jsonvalMain()) },
 	})
 }
 

@@ -4,8 +4,14 @@
 package main
 
 import (
+	"context"
+
 	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/m1nd/m1nd/internal/serving"
 )
 
-func main() { cli.Process(serving.Main) }
+func main() {
+	cli.Process(func(ctx context.Context, args []string, io *cli.IOStreams) int {
+		return cli.Main(ctx, args, io, serving.Servers{})
+	})
+}

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
-	"io"
-	"net"
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/session"
 )
 
 // Servers makes the two front ends that serve a brain: the owner (the
@@ -18,27 +16,12 @@ import (
 // them in from internal/serving, and the small m1nd (Front) leaves them out.
 type Servers interface {
 	// Owner makes the owner of brainName's tray in repo.
-	Owner(repo *gitstore.Repo, brainName string, readOnly bool, pins owner.Pins) Owner
+	Owner(repo *gitstore.Repo, brainName string, readOnly bool, pins owner.Pins) owner.Server
 	// MCP makes the MCP server of flows, every tool acting as agent.
-	MCP(flows *ops.Brain, agent string, now func() time.Time, poll time.Duration, version string) MCPServer
-}
-
-// Owner is one brain's tray, made by Servers.Owner.
-type Owner interface {
-	// OfferRegistration opens the one-time registration of the brain's
-	// first passkey and returns its code, "" when the brain has a key.
-	OfferRegistration() (code string, err error)
-	// Serve answers on ln until ctx ends.
-	Serve(ctx context.Context, ln net.Listener) error
-}
-
-// MCPServer is an MCP server made by Servers.MCP.
-type MCPServer interface {
-	// Serve speaks MCP on in and out until the client goes or ctx ends.
-	Serve(ctx context.Context, in io.Reader, out io.Writer) error
+	MCP(flows *ops.Brain, agent string, now func() time.Time, poll time.Duration, version string) session.MCPServer
 }
 
 // noServers is what a verb that serves says in a build without Servers.
 func noServers(verb string) error {
-	return usagef("m1nd %s serves, and this build of m1nd has no servers: run it with m1nd-full (CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/... installs both)", verb)
+	return usagef("m1nd %s serves, and this build of m1nd has no servers: run it with %s (%s installs both)", verb, FullName, installCommand)
 }

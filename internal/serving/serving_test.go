@@ -1,4 +1,4 @@
-package serving
+package serving_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serving"
 	"github.com/m1nd/m1nd/mcpserver"
 )
 
@@ -21,8 +22,8 @@ import (
 func run(t *testing.T, dir string, args ...string) map[string]any {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), append([]string{"m1nd", "-C", dir}, args...),
-		&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Interactive: func() bool { return false }})
+	code := cli.Main(context.Background(), append([]string{"m1nd", "-C", dir}, args...),
+		&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Interactive: func() bool { return false }}, serving.Servers{})
 	if code != 0 {
 		t.Fatalf("m1nd %v: exit %d\nstdout: %s\nstderr: %s", args, code, out.String(), errb.String())
 	}
@@ -65,8 +66,8 @@ func TestMCPOverStdio(t *testing.T) {
 	var errb strings.Builder
 	done := make(chan int, 1)
 	go func() {
-		code := Main(context.Background(), []string{"m1nd", "-C", dir, "mcp"},
-			&cli.IOStreams{In: inR, Out: outW, Err: &errb, Interactive: func() bool { return false }})
+		code := cli.Main(context.Background(), []string{"m1nd", "-C", dir, "mcp"},
+			&cli.IOStreams{In: inR, Out: outW, Err: &errb, Interactive: func() bool { return false }}, serving.Servers{})
 		outW.Close()
 		done <- code
 	}()
