@@ -713,11 +713,8 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 	cache := loadHeadCache(m.Repo)
 	heads := make([]*Head, len(refs))
 	var misses []int
-	for i, r := range refs {
+	for i, r := range refs { // mission refs only: listMissions leaves stray names out
 		id := r.Name[len(MissionRefPrefix):]
-		if !ValidMissionID(id) {
-			continue // not ours: someone wrote a stray ref by hand
-		}
 		if e, ok := cache.entries[r.Hash]; ok {
 			heads[i] = &Head{MissionID: id, HeadLetterID: e.letterID, Head: e.body, SupersededCount: e.seq - 1, Phase: e.phase, Commit: r.Hash}
 		} else {
@@ -744,19 +741,12 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	view := &HeadsView{ServedBrain: m.Brain, Missions: make([]*Head, 0, len(heads))}
-	all := make([]*Head, 0, len(heads))
-	for _, h := range heads {
-		if h == nil {
-			continue
-		}
-		all = append(all, h)
-		if phase == "" || h.Phase == phase {
-			view.Missions = append(view.Missions, h)
-		}
+	view := &HeadsView{ServedBrain: m.Brain, Missions: heads}
+	if phase != "" {
+		view.Missions = slices.DeleteFunc(slices.Clone(heads), func(h *Head) bool { return h.Phase != phase })
 	}
-	if len(misses) > 0 || len(cache.entries) != len(all) {
-		cache.store(all)
+	if len(misses) > 0 || len(cache.entries) != len(heads) {
+		cache.store(heads)
 	}
 	// refs are sorted by name and every mission ref shares one prefix, so
 	// the heads are in mission id order already.

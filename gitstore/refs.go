@@ -547,7 +547,7 @@ func Parallel(n int, fn func(i int)) {
 // watcher lists refs only when it differs.
 func (r *Repo) RefsStamp(prefix string) (FolderStamp, error) {
 	paths := []string{}
-	root := filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	root := r.prefixDir(prefix)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -608,10 +608,15 @@ type FolderStamp struct {
 	Coarse bool
 }
 
+// prefixDir is the folder of the loose refs under prefix.
+func (r *Repo) prefixDir(prefix string) string {
+	return filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+}
+
 // RefsFolderStamp returns the FolderStamp of the refs directly under prefix.
 func (r *Repo) RefsFolderStamp(prefix string) (FolderStamp, error) {
 	st, err := StampFolders(
-		filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))),
+		r.prefixDir(prefix),
 		filepath.Join(r.commonDir, "packed-refs"),
 	)
 	if err != nil {

@@ -35,7 +35,7 @@ func (r *Repo) WatchRefs(ctx context.Context, prefix string) (wake <-chan struct
 	// Non-blocking, so the runtime's poller waits for it and Close ends a
 	// Read in flight.
 	f := os.NewFile(uintptr(fd), "inotify")
-	w := &refWatch{f: f, fd: fd, root: filepath.Join(r.commonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))),
+	w := &refWatch{f: f, fd: fd, root: r.prefixDir(prefix),
 		common: r.commonDir, dirs: map[int]string{}, wake: make(chan struct{}, 1)}
 	// The common dir for packed-refs, refs/ for prefix's folder coming into
 	// being, and every folder under prefix.

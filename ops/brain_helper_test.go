@@ -2,7 +2,6 @@ package ops_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,11 +19,7 @@ func scannedShop(t *testing.T, files map[string]string, now time.Time) (*gittest
 	t.Helper()
 	g := gittest.Init(t, "shop")
 	g.CommitFiles("files", files)
-	for _, kv := range gittest.Env(t) {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
-			t.Setenv(k, v)
-		}
-	}
+	gittest.SetEnv(t)
 	repo, err := gitstore.Open(g.Dir)
 	if err != nil {
 		t.Fatal(err)

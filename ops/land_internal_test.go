@@ -18,11 +18,7 @@ import (
 func gitBrain(t *testing.T) (*Brain, *gittest.Repo) {
 	t.Helper()
 	g := gittest.Init(t, "shop")
-	for _, kv := range gittest.Env(t) {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
-			t.Setenv(k, v)
-		}
-	}
+	gittest.SetEnv(t)
 	repo, err := gitstore.Open(g.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/runs"
 )
 
@@ -350,7 +351,7 @@ func TestOwnerBoundElsewhereAnswersItsOwnURL(t *testing.T) {
 func TestRunnerAnnounceStatusAndSpawn(t *testing.T) {
 	f := newFixture(t, false)
 	secret := strings.Repeat("ab", 32)
-	f.srv.Pins = Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner", "namer": "naming-runner"}}
+	f.srv.Pins = owner.Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner", "namer": "naming-runner"}}
 	// A fake runnerd that records what the owner proxies to it.
 	var got map[string]any
 	runner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

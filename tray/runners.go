@@ -21,15 +21,9 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 )
-
-// Pins is what the owner knows of runners from runners.toml (the
-// operator's pins) and runnerd.secret: an announce proves liveness, never
-// grants a capability.
-type Pins = owner.Pins
 
 // pinState is the owner's current pins and the runners.toml they came
 // from.

@@ -25,7 +25,7 @@ const MaxBody = 1 << 20
 type Server struct {
 	*ops.Brain
 	ReadOnly bool
-	Pins     Pins // runners.toml and runnerd.secret, as the operator set them
+	Pins     owner.Pins // runners.toml and runnerd.secret, as the operator set them: an announce proves liveness, never grants a capability
 	// Now is the server's clock (tests set it); time.Now when nil.
 	Now func() time.Time
 

@@ -162,7 +162,7 @@ func m1ndCommand(self, onPath, cwd, dir string) (cmd, note string) {
 	}
 	install := installCommand + " puts m1nd on your PATH (the static, fast build the README installs)"
 	if goRunBuild(self) {
-		if mod, err := os.ReadFile(filepath.Join(cwd, "go.mod")); err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n") {
+		if inSourceFolder(cwd) {
 			return fmt.Sprintf("go -C %s run ./cmd/m1nd -C %s", shellQuote(cwd), shellQuote(dir)),
 				"m1nd is not installed: " + install
 		}

@@ -123,11 +123,10 @@ func fullCommand(args []string) (path string, argv []string, err error) {
 		return "", nil, err
 	}
 	self = resolved(self)
-	beside := filepath.Join(filepath.Dir(self), FullName)
-	if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return beside, append([]string{beside}, args[1:]...), nil
+	if full, ok := beside(self, FullName); ok {
+		return full, append([]string{full}, args[1:]...), nil
 	}
-	if goRunBuild(self) && inSourceFolder() {
+	if goRunBuild(self) && inSourceFolder(".") {
 		if gobin, err := exec.LookPath("go"); err == nil {
 			return gobin, append([]string{"go", "run", "./cmd/" + FullName}, args[1:]...), nil
 		}
@@ -146,10 +145,18 @@ func goRunBuild(path string) bool {
 	return strings.Contains(path, string(filepath.Separator)+"go-build")
 }
 
-// inSourceFolder reports whether the working directory is m1nd's module.
-func inSourceFolder() bool {
-	mod, err := os.ReadFile("go.mod")
+// inSourceFolder reports whether dir is the root of m1nd's module.
+func inSourceFolder(dir string) bool {
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	return err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n")
+}
+
+// beside is the executable named name in the folder of the binary self,
+// and whether there is one: an install puts both binaries in one folder.
+func beside(self, name string) (string, bool) {
+	path := filepath.Join(filepath.Dir(self), name)
+	fi, err := os.Stat(path)
+	return path, err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // thisM1nd is the m1nd a hook or a hint should name for this binary: the
@@ -162,8 +169,7 @@ func thisM1nd() (string, error) {
 	}
 	self = resolved(self)
 	if filepath.Base(self) == FullName {
-		front := filepath.Join(filepath.Dir(self), FrontName)
-		if fi, err := os.Stat(front); err == nil && fi.Mode().IsRegular() {
+		if front, ok := beside(self, FrontName); ok {
 			return front, nil
 		}
 	}

@@ -22,12 +22,7 @@ type result struct {
 // runs the real git binary for some verbs) and the writing agent.
 func hermetic(t *testing.T, agent string) {
 	t.Helper()
-	for _, kv := range gittest.Env(t) {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GIT_") {
-			t.Setenv(k, v)
-		}
-	}
+	gittest.SetEnv(t)
 	t.Setenv("M1ND_AGENT", agent)
 }
 

@@ -26,6 +26,18 @@ func Env(t testing.TB) []string {
 	)
 }
 
+// SetEnv puts Env's git settings in the test's own environment, for code
+// that runs git or reads git's config in this process (t.Setenv: restored
+// when the test ends).
+func SetEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range Env(t) {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_") {
+			t.Setenv(k, v)
+		}
+	}
+}
+
 // Repo is a repository made for one test.
 type Repo struct {
 	t   testing.TB

@@ -37,11 +37,7 @@ func run(t *testing.T, dir string, args ...string) map[string]any {
 // brainWithMission is a real repository with m1nd's brain and one mission
 // opened on its core block, and that mission's id.
 func brainWithMission(t *testing.T) (dir, id string) {
-	for _, kv := range gittest.Env(t) {
-		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GIT_") {
-			t.Setenv(k, v)
-		}
-	}
+	gittest.SetEnv(t)
 	t.Setenv("M1ND_AGENT", "a1")
 	r := gittest.Init(t, "proj")
 	r.CommitFiles("files", map[string]string{"core/core.go": "package core\n", "docs/readme.md": "# docs\n"})
