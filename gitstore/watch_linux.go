@@ -35,7 +35,7 @@ func (r *Repo) WatchRefs(ctx context.Context, prefix string) (wake <-chan struct
 	// Non-blocking, so the runtime's poller waits for it and Close ends a
 	// Read in flight.
 	f := os.NewFile(uintptr(fd), "inotify")
-	w := &refWatch{f: f, fd: fd, root: r.prefixDir(prefix),
+	w := &refWatch{f: f, root: r.prefixDir(prefix),
 		common: r.commonDir, dirs: map[int]string{}, wake: make(chan struct{}, 1)}
 	// The common dir for packed-refs, refs/ for prefix's folder coming into
 	// being, and every folder under prefix.
@@ -55,7 +55,6 @@ func (r *Repo) WatchRefs(ctx context.Context, prefix string) (wake <-chan struct
 // refWatch is one WatchRefs.
 type refWatch struct {
 	f      *os.File
-	fd     int
 	root   string // prefix's folder
 	common string // the common dir: packed-refs
 	mu     sync.Mutex
@@ -65,7 +64,16 @@ type refWatch struct {
 
 // add watches dir with mask; a folder that is not there is no error.
 func (w *refWatch) add(dir string, mask uint32) error {
-	wd, err := unix.InotifyAddWatch(w.fd, dir, mask)
+	// Through the file, not its number: once ctx closed it, a number the
+	// kernel gave to another file must not be watched through.
+	conn, err := w.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var wd int
+	if cerr := conn.Control(func(fd uintptr) { wd, err = unix.InotifyAddWatch(int(fd), dir, mask) }); cerr != nil {
+		return cerr
+	}
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return nil
 	}
