@@ -93,7 +93,9 @@ type waiting struct {
 func (d *Daemon) queueOnce(ctx context.Context) string {
 	view, err := d.missions.Heads(ctx, chain.PhaseMergeWait)
 	if err != nil {
-		d.Logf("queue: read the heads: %v", err)
+		if ctx.Err() == nil { // a daemon asked to stop has nothing to report
+			d.Logf("queue: read the heads: %v", err)
+		}
 		return ""
 	}
 	var queue []waiting
