@@ -28,11 +28,12 @@ func benchServe(fx *fixtures, bin string, n int, d time.Duration) error {
 	if _, err := m1ndRun(bin, dir, "skeleton", "scan"); err != nil {
 		return err
 	}
-	addr, stop, err := startOwner(bin, dir)
+	rec, stop, err := startOwner(bin, dir)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	addr := rec.Addr
 	const conns = 8
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}, Timeout: 30 * time.Second}
 	heads := "http://" + addr + "/api/mailbox?kind=mission"
@@ -98,27 +99,27 @@ func startDaemon(bin, dir string, args ...string) (stop func(), exited <-chan er
 }
 
 // startOwner starts `m1nd serve` on loopback in dir and returns its
-// address once it listens (its serve.json names it).
-func startOwner(bin, dir string) (addr string, stop func(), err error) {
+// record (address and pid: its serve.json) once it answers.
+func startOwner(bin, dir string) (rec owner.Record, stop func(), err error) {
 	stop, exited, err := startDaemon(bin, dir, "serve", "--addr", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return owner.Record{}, nil, err
 	}
 	runtime := filepath.Join(dir, ".git", "m1nd")
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if rec, ok := owner.ReadRecord(runtime); ok && rec.Addr != "" {
 			if _, err := http.Get("http://" + rec.Addr + "/api/policy"); err == nil {
-				return rec.Addr, stop, nil
+				return rec, stop, nil
 			}
 		}
 		select {
 		case err := <-exited:
-			return "", nil, fmt.Errorf("m1nd serve exited: %v", err)
+			return owner.Record{}, nil, fmt.Errorf("m1nd serve exited: %v", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", owner.RecordFile)
+			return owner.Record{}, nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", owner.RecordFile)
 		}
 	}
 }

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/m1nd/m1nd/internal/owner"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times
@@ -35,21 +32,14 @@ func benchTrayIdle(fx *fixtures, bin string, n int, d time.Duration) error {
 	if out, err := m1ndRun(bin, dir, "mission", "post", letter); err != nil {
 		return fmt.Errorf("mission post: %v: %s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
+	// The owner's record names the pid that serves: the small m1nd
+	// hands serve to m1nd-full by exec, in the same process.
+	rec, stop, err := startOwner(bin, dir)
+	if err != nil {
 		return err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	var addr string
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
-		if rec, ok := owner.ReadRecord(filepath.Join(dir, ".git", "m1nd")); ok && rec.Addr != "" {
-			addr = rec.Addr
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("m1nd serve wrote no %s in 10 s", owner.RecordFile)
-		}
-	}
+	defer stop()
+	addr := rec.Addr
 	resp, err := http.Get("http://" + addr + "/api/events")
 	if err != nil {
 		return fmt.Errorf("event stream: %w", err)
@@ -61,12 +51,12 @@ func benchTrayIdle(fx *fixtures, bin string, n int, d time.Duration) error {
 	go bufio.NewReader(resp.Body).WriteTo(discard{})
 	fmt.Fprintf(os.Stderr, "tray-idle: %d missions, one event stream, %s …\n", n, d)
 	time.Sleep(2 * time.Second) // the first listing and the page's first reads
-	before, err := cpuTicks(cmd.Process.Pid)
+	before, err := cpuTicks(rec.PID)
 	if err != nil {
 		return err
 	}
 	time.Sleep(d)
-	after, err := cpuTicks(cmd.Process.Pid)
+	after, err := cpuTicks(rec.PID)
 	if err != nil {
 		return err
 	}
