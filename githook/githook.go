@@ -201,7 +201,7 @@ func shellQuote(s string) string {
 }
 
 func isOurHook(path string) bool {
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRegular(path, 1<<20)
 	return err == nil && strings.Contains(string(data), hookMarker)
 }
 
@@ -216,7 +216,7 @@ func InstallGitHook(dir, name, command string, args ...string) (changed bool, er
 	}
 	path := filepath.Join(dir, name)
 	script := hookScript(name, command, args...)
-	if old, err := os.ReadFile(path); err == nil {
+	if old, err := gitstore.ReadRegular(path, 1<<20); err == nil {
 		if string(old) == script {
 			return false, nil
 		}

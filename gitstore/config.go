@@ -89,7 +89,7 @@ func (r *Repo) configFiles() []string {
 }
 
 func readConfigFile(path string) (*config.Config, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

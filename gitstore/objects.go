@@ -331,7 +331,7 @@ func writeDeflated(w io.Writer, header, data []byte) error {
 }
 
 func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
-	f, err := os.Open(r.loosePath(h))
+	f, err := OpenRegular(r.loosePath(h))
 	if err != nil {
 		return "", nil, err
 	}

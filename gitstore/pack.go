@@ -263,7 +263,7 @@ func (p *packFile) init(idx, data []byte) error {
 // mapFile maps a whole file read-only. The mapping outlives the file's
 // unlink (a gc deleting the pack), and git never rewrites a pack in place.
 func mapFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

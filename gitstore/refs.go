@@ -207,7 +207,7 @@ func searchPackedRefs(data []byte, name string, match func([]byte) (Hash, bool, 
 // HEAD of a bare repository), following one level of symbolic ref. ok is
 // false on an unborn branch.
 func (r *Repo) MainHead() (h Hash, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(r.commonDir, "HEAD"))
+	b, err := ReadRegular(filepath.Join(r.commonDir, "HEAD"), 64<<10)
 	if err != nil {
 		return ZeroHash, false, fmt.Errorf("read HEAD: %w", err)
 	}

@@ -122,7 +122,7 @@ func isGitDir(dir string) bool {
 
 // readGitFile follows a ".git" file ("gitdir: <path>").
 func readGitFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadRegular(path, 64<<10)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
@@ -145,7 +145,7 @@ func readCommonDir(gitDir string) (string, error) {
 	if env := os.Getenv("GIT_COMMON_DIR"); env != "" {
 		return filepath.Abs(env)
 	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	b, err := ReadRegular(filepath.Join(gitDir, "commondir"), 64<<10)
 	if errors.Is(err, os.ErrNotExist) {
 		return gitDir, nil
 	}

@@ -2,9 +2,11 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -50,4 +52,32 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// OpenRuntimeWrite opens a file of m1nd's runtime folder for writing (a
+// log, a journal), creating it with perm when missing; flag adds
+// os.O_APPEND or os.O_TRUNC. Like OpenRuntime it never blocks and never
+// follows a link: a FIFO where a log should be is refused (a blocking open
+// would wait for a reader for ever), as is anything but a regular file.
+func OpenRuntimeWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|flag, perm)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return nil, &NotRegularError{Path: path, Kind: "symbolic link"}
+	case errors.Is(err, syscall.ENXIO):
+		// O_WRONLY|O_NONBLOCK on a FIFO nobody reads.
+		return nil, &NotRegularError{Path: path, Kind: "named pipe (FIFO)"}
+	case err != nil:
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Kind: kindOf(fi.Mode())}
+	}
+	return f, nil
 }

@@ -120,7 +120,7 @@ func (k Keys) Load(agent string) ([]byte, bool, error) {
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
 		return nil, false, fmt.Errorf("%s must be a plain file of mode 0600", path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRuntime(path, 64<<10)
 	if err != nil {
 		return nil, false, err
 	}

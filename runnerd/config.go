@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // ConfigFile is the runners' pin file inside the runtime dir.
@@ -29,6 +30,9 @@ const (
 
 // packetPlaceholder is replaced in a runner's command by the packet's path.
 const packetPlaceholder = "{packet_file}"
+
+// maxConfig bounds runners.toml: a pin file, not a data file.
+const maxConfig = 1 << 20
 
 // Defaults, in seconds.
 const (
@@ -103,10 +107,20 @@ func (e *ConfigError) Error() string {
 // naming the table and field.
 func LoadConfig(path string) (*Config, error) {
 	c := &Config{}
-	md, err := toml.DecodeFile(path, c)
+	// Read as every runtime file is: a FIFO or a link here is refused at
+	// once, never waited on (an agent can plant one in the runtime folder).
+	data, err := gitstore.ReadRuntime(path, maxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
+	var notRegular *gitstore.NotRegularError
+	if errors.As(err, &notRegular) {
+		return nil, &ConfigError{Path: path, What: fmt.Sprintf("it is a %s, not a regular file: m1nd reads runners.toml only as a plain file (it never waits on a pipe or follows a link there); remove it and write the file again", notRegular.Kind)}
+	}
+	if err != nil {
+		return nil, &ConfigError{Path: path, What: gates.OneLine(err.Error())}
+	}
+	md, err := toml.Decode(string(data), c)
 	if err != nil {
 		return nil, &ConfigError{Path: path, What: gates.OneLine(err.Error())}
 	}

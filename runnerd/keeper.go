@@ -360,7 +360,7 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 		return err
 	}
 	w.Log = filepath.Join(k.d.keeperDir(), fmt.Sprintf("%s-%s.log", pin.Agent, w.At.UTC().Format("20060102T150405.000000000")))
-	logFile, err := os.OpenFile(w.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logFile, err := gitstore.OpenRuntimeWrite(w.Log, os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -525,10 +525,10 @@ func unregisteredNote(client string) string {
 func (k *keeper) journal(w Wake) {
 	line, _ := json.Marshal(w)
 	path := JournalPath(k.d.Repo.RuntimeDir())
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := gitstore.OpenRuntimeWrite(path, os.O_APPEND, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			f, err = gitstore.OpenRuntimeWrite(path, os.O_APPEND, 0o600)
 		}
 	}
 	if err != nil {

@@ -403,8 +403,7 @@ func runProcess(ctx context.Context, dir string, env []string, limit time.Durati
 	res.exit = gitstore.ExitCode(err) // a process killed by a signal is -1: never a pass
 	res.log = log.Bytes()
 	if logPath != "" {
-		os.MkdirAll(filepath.Dir(logPath), 0o700)
-		os.WriteFile(logPath, res.log, 0o600)
+		gitstore.WriteFileAtomic(logPath, res.log, 0o600)
 	}
 	return res
 }
@@ -436,7 +435,7 @@ func excerpt(log []byte, n int) []string {
 // excludePacket keeps the packet file out of `git status` in every worktree.
 func excludePacket(commonDir string) error {
 	path := filepath.Join(commonDir, "info", "exclude")
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRegular(path, 1<<20)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}

@@ -219,7 +219,7 @@ func (k *keeper) openStream(pin *KeeperPin, dir string, now time.Time) (*stream,
 		return nil, err
 	}
 	logPath := filepath.Join(k.d.keeperDir(), fmt.Sprintf("%s-%s.log", pin.Agent, now.UTC().Format("20060102T150405.000000000")))
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logFile, err := gitstore.OpenRuntimeWrite(logPath, os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // hostEvents are the events m1nd hooks into, per host. Both get
@@ -219,7 +221,7 @@ func editSettings(path string, edit func(hooks map[string]any) (bool, error)) (b
 // with nothing in it is removed.
 func editJSONMember(path, key string, removeEmpty bool, edit func(member map[string]any) (bool, error)) (bool, error) {
 	doc := map[string]any{}
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRegular(path, 16<<20)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

@@ -146,7 +146,7 @@ var codexServerHeader = sync.OnceValue(func() *regexp.Regexp {
 // with its subtables. A file that is not TOML, or that defines m1nd's
 // server some other way (inline, dotted keys), is left alone.
 func editCodexConfig(path, command string, install bool) (bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := gitstore.ReadRegular(path, 16<<20)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}

@@ -62,7 +62,7 @@ func Claim(runtimeDir string, rec Record) (remove func(), err error) {
 		os.Remove(path) // a killed owner's record (or one that does not parse)
 	}
 	return func() {
-		if now, err := os.ReadFile(path); err == nil && string(now) == string(data) {
+		if now, err := gitstore.ReadRuntime(path, 64<<10); err == nil && string(now) == string(data) {
 			os.Remove(path)
 		}
 	}, nil
@@ -71,7 +71,7 @@ func Claim(runtimeDir string, rec Record) (remove func(), err error) {
 // ReadRecord reads the owner's record in runtimeDir; ok is false when
 // there is none, or it does not parse.
 func ReadRecord(runtimeDir string) (rec Record, ok bool) {
-	data, err := os.ReadFile(filepath.Join(runtimeDir, RecordFile))
+	data, err := gitstore.ReadRuntime(filepath.Join(runtimeDir, RecordFile), 64<<10)
 	if err != nil || json.Unmarshal(data, &rec) != nil {
 		return Record{}, false
 	}
