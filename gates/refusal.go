@@ -36,6 +36,8 @@ const (
 	WorktreeDirty         Code = "worktree_dirty"
 	BrokenHistory         Code = "broken_history"
 	StaleGate             Code = "stale_gate"
+	UnprovenGate          Code = "unproven_gate"
+	NotYourAgent          Code = "not_your_agent"
 )
 
 // defaultLessons is what a newcomer reads when a refusal has no more
@@ -67,6 +69,8 @@ var defaultLessons = map[Code]string{
 	WorktreeDirty:         "the target branch is checked out in a worktree with uncommitted changes; commit or stash them, then land again",
 	BrokenHistory:         "this ref's history breaks the laws (written past the hooks); nothing proceeds on it: m1nd verify names the commit and the law",
 	StaleGate:             "the branch or the target moved since the gate, and no gate has passed on what would land yet; runnerd gates it again, then land",
+	UnprovenGate:          "no runner you approved proved this gate: a runner's merge_wait carries its signature (only runnerd writes one), and landing a claimed gate first has runnerd run the approved gate",
+	NotYourAgent:          "an agent reads and moves only its own records; the owner (no agent identity set) may read any agent's inbox",
 }
 
 // Refusal is a law saying no. It is an error, and callers test for it with
@@ -132,7 +136,7 @@ func HTTPStatus(code Code) int {
 	switch code {
 	case StaleHead, StoreVersionConflict, StaleScope, MergeConflict, WorktreeDirty, BrokenHistory, StaleGate:
 		return 409
-	case HumanGestureRequired, ReadOnlyOwner, UnpinnedRunner, WorkspaceNotAllowed:
+	case HumanGestureRequired, ReadOnlyOwner, UnpinnedRunner, WorkspaceNotAllowed, NotYourAgent, UnprovenGate:
 		return 403
 	}
 	return 422

@@ -400,7 +400,16 @@ func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
 	}
 	for _, rw := range rewound {
 		faults = append(faults, &RefFault{Ref: rw.Ref, Commit: rw.Delivered.String(), Code: string(gates.InvalidTransition),
-			Lesson: fmt.Sprintf("the ref no longer holds %.12s, which was delivered from it to %s: it was deleted and made again at an older commit, or rewritten, and the letters after that point are gone from it", rw.Delivered, rw.Agent)})
+			Lesson: fmt.Sprintf("the ref no longer holds %.12s, which was delivered from it to %s: it was deleted and made again at an older commit, or rewritten, and the letters after that point are gone from it; or %s's delivery cursor was written by hand or by another agent", rw.Delivered, rw.Agent, rw.Agent)})
+	}
+	// The delivery records are caches of what the mail refs hold: one that
+	// disagrees with them was forged or damaged.
+	records, err := mailbox.CheckRecords(repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		faults = append(faults, &RefFault{Ref: r.Path, Code: string(gates.InvalidLetter), Lesson: r.Lesson})
 	}
 	return faults, nil
 }

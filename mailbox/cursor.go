@@ -3,13 +3,9 @@ package mailbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
@@ -29,34 +25,9 @@ type cursor struct {
 // the same agent (Claude Code runs matching hooks in parallel).
 const cursorLockTimeout = 10 * time.Second
 
-// agentFile is an agent's record in the runtime folder's mail/folder/.
-func agentFile(repo *gitstore.Repo, folder, agent string) (string, error) {
-	name, err := chain.AgentRefName(agent)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(repo.RuntimeDir(), "mail", folder, name+".json"), nil
-}
-
-// readAgentJSON reads path's JSON into v; a missing file leaves v as it
-// is. what names the record in errors, remedy what to do with a damaged
-// one.
-func readAgentJSON(path, what, remedy string, v any) error {
-	data, err := gitstore.ReadRuntime(path, 64<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", what, err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %s is damaged (%s): %w", what, path, remedy, err)
-	}
-	return nil
-}
-
 func cursorPath(repo *gitstore.Repo, agent string) (string, error) {
-	return agentFile(repo, "cursors", agent)
+	path, _, err := agentFile(repo, cursorFile, agent)
+	return path, err
 }
 
 // lockCursor takes the lock on agent's delivery cursor, at path, which
@@ -85,12 +56,8 @@ func readDelivered(repo *gitstore.Repo, agent string) (*cursor, *inflight, error
 }
 
 func readCursor(repo *gitstore.Repo, agent string) (*cursor, error) {
-	path, err := cursorPath(repo, agent)
-	if err != nil {
-		return nil, err
-	}
 	cur := &cursor{Refs: map[string]string{}}
-	if err := readAgentJSON(path, "delivery cursor", "remove it to deliver everything again", cur); err != nil {
+	if err := readAgentJSON(repo, cursorFile, agent, "delivery cursor", "remove it to deliver everything again", cur); err != nil {
 		return nil, err
 	}
 	if cur.Refs == nil {
@@ -153,6 +120,10 @@ type Delivery struct {
 	Again     int        // how many of Letters are delivered again, after a failed turn
 	Remaining int        // letters still waiting for the next call
 	GaveUp    []InFlight // letters given up: delivered into MaxAttempts turns that all failed
+	// Dropped are entries of the agent's in-flight record that no mail ref
+	// for it holds (forged, or left by a rewritten ref): never delivered,
+	// removed from the record, reported.
+	Dropped []Dropped
 }
 
 // queue is one ref's undelivered letters, oldest first.
@@ -280,10 +251,10 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 	if err != nil {
 		return nil, err
 	}
-	if moved, err := b.waiting(agent, cur); err != nil || (!moved && len(in.Again) == 0 && !in.others(turn)) {
+	if moved, err := b.waiting(agent, cur); err != nil || (!moved && len(in.Again) == 0 && !in.others(turn) && len(in.dropped) == 0) {
 		return &Delivery{}, err
 	}
-	path, unlock, err := b.lockCursor(ctx, agent)
+	_, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +268,7 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 		return nil, err
 	}
 	c := newClaim(turn, budget, gaveUp)
+	c.d.Dropped = in.dropped
 	c.takeAgain(in)
 	fresh := c.takeFresh(queues, in, cur)
 	c.d.Remaining = len(in.Again) + fresh
@@ -306,12 +278,12 @@ func (b *Mailbox) Deliver(ctx context.Context, agent string, turn Turn, budget B
 	}
 	// The record first, then the cursor: cut short between them, the
 	// letters are delivered again, never lost.
-	if released || len(c.taken) > 0 {
+	if released || len(c.taken) > 0 || len(in.dropped) > 0 {
 		if err := writeInflight(b.Repo, agent, in); err != nil {
 			return nil, fmt.Errorf("deliver to %s: %w", agent, err)
 		}
 	}
-	if err := writeCursor(path, cur); err != nil {
+	if err := writeCursor(b.Repo, agent, cur); err != nil {
 		return nil, fmt.Errorf("deliver to %s: %w", agent, err)
 	}
 	return c.d, nil
@@ -357,6 +329,18 @@ func (c *claim) take(s Stored, f InFlight) {
 	c.taken = append(c.taken, f)
 }
 
+// took reports whether letter id is in the claim already (delivered
+// again): a record that put a letter ahead of the cursor there, by hand,
+// still hands it over once.
+func (c *claim) took(id string) bool {
+	for _, f := range c.taken {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // takeAgain takes from in what a failed turn never answered, in order,
 // while it fits: those go first.
 func (c *claim) takeAgain(in *inflight) {
@@ -379,7 +363,7 @@ func (c *claim) takeFresh(queues []*queue, in *inflight, cur *cursor) int {
 	for _, q := range queues {
 		kept := q.letters[:0]
 		for _, s := range q.letters {
-			if !in.has(s.ID) {
+			if !in.has(s.ID) && !c.took(s.ID) {
 				kept = append(kept, s)
 			}
 		}
@@ -425,7 +409,7 @@ func oldestQueue(queues []*queue) *queue {
 // MarkRead moves agent's cursor to the head of every ref addressed to it:
 // what the hooks would deliver is marked read, shown nowhere.
 func (b *Mailbox) MarkRead(ctx context.Context, agent string) error {
-	path, unlock, err := b.lockCursor(ctx, agent)
+	_, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
 		return err
 	}
@@ -454,18 +438,18 @@ func (b *Mailbox) MarkRead(ctx context.Context, agent string) error {
 			return fmt.Errorf("mark read for %s: %w", agent, err)
 		}
 	}
-	if err := writeCursor(path, cur); err != nil {
+	if err := writeCursor(b.Repo, agent, cur); err != nil {
 		return fmt.Errorf("mark read for %s: %w", agent, err)
 	}
 	return nil
 }
 
-func writeCursor(path string, cur *cursor) error {
+func writeCursor(repo *gitstore.Repo, agent string, cur *cursor) error {
 	data, err := json.Marshal(cur)
 	if err != nil {
 		return err
 	}
-	return gitstore.WriteFileAtomic(path, data, 0o600)
+	return writeAgentJSON(repo, cursorFile, agent, data)
 }
 
 func older(a, b Stored) bool {
@@ -489,19 +473,15 @@ type RewoundRef struct {
 // the hooks and the laws saw nothing wrong with either write. A ref that
 // is gone is pruned, not rewound.
 func Rewound(repo *gitstore.Repo) ([]RewoundRef, error) {
-	paths, err := filepath.Glob(filepath.Join(repo.RuntimeDir(), "mail", "cursors", "*.json"))
+	agents, err := recordAgents(repo, cursorFile)
 	if err != nil {
 		return nil, err
 	}
 	var out []RewoundRef
-	for _, p := range paths {
-		agent, err := chain.AgentFromRefName(strings.TrimSuffix(filepath.Base(p), ".json"))
-		if err != nil {
-			continue
-		}
+	for _, agent := range agents {
 		cur, err := readCursor(repo, agent)
 		if err != nil {
-			return nil, err
+			continue // CheckRecords reports a cursor that does not read
 		}
 		refs := make([]string, 0, len(cur.Refs))
 		for ref := range cur.Refs {

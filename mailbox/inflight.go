@@ -3,16 +3,10 @@ package mailbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 )
 
@@ -48,47 +42,38 @@ type InFlight struct {
 type inflight struct {
 	Turns []InFlight `json:"turns"` // in a session's turn, unanswered
 	Again []InFlight `json:"again"` // released by a failed turn, delivered next
+
+	dropped []Dropped // entries no mail ref holds, left out as read
 }
 
-func inflightPath(repo *gitstore.Repo, agent string) (string, error) {
-	return agentFile(repo, "inflight", agent)
-}
-
+// readInflight reads agent's letters in flight as the mail refs hold
+// them: each entry's letter is read again from the commit it names, and
+// an entry no mail ref for agent holds is dropped (in.dropped says which).
 func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
-	path, err := inflightPath(repo, agent)
-	if err != nil {
-		return nil, err
-	}
 	in := &inflight{}
-	if err := readAgentJSON(path, "letters in flight", "remove the file: what was in flight is then taken as answered", in); err != nil {
+	if err := readAgentJSON(repo, inflightFile, agent, "letters in flight", "remove the file: what was in flight is then taken as answered", in); err != nil {
 		return nil, err
 	}
-	for _, list := range [][]InFlight{in.Turns, in.Again} {
-		for i := range list {
-			if h, err := gitstore.ParseHash(list[i].Commit); err == nil {
-				list[i].Stored.Commit = h
-			}
-		}
+	if len(in.Turns)+len(in.Again) == 0 {
+		return in, nil
 	}
+	dropped, err := in.verify(repo, agent)
+	if err != nil {
+		return nil, fmt.Errorf("letters in flight for %s: %w", agent, err)
+	}
+	in.dropped = dropped
 	return in, nil
 }
 
 func writeInflight(repo *gitstore.Repo, agent string, in *inflight) error {
-	path, err := inflightPath(repo, agent)
-	if err != nil {
-		return err
-	}
 	if len(in.Turns) == 0 && len(in.Again) == 0 {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
+		return writeAgentJSON(repo, inflightFile, agent, nil)
 	}
 	data, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	return gitstore.WriteFileAtomic(path, data, 0o600) // it makes the folder too
+	return writeAgentJSON(repo, inflightFile, agent, data)
 }
 
 // Turn is the session turn a delivery goes into.
@@ -267,16 +252,12 @@ type AgentInFlight struct {
 // AllInFlight lists, per agent, the letters in flight in a turn and those
 // waiting to be delivered again (m1nd mail fates shows them).
 func (b *Mailbox) AllInFlight() ([]AgentInFlight, error) {
-	paths, err := filepath.Glob(filepath.Join(b.Repo.RuntimeDir(), "mail", "inflight", "*.json"))
+	agents, err := recordAgents(b.Repo, inflightFile)
 	if err != nil {
 		return nil, err
 	}
 	var out []AgentInFlight
-	for _, p := range paths {
-		agent, err := chain.AgentFromRefName(strings.TrimSuffix(filepath.Base(p), ".json"))
-		if err != nil {
-			continue
-		}
+	for _, agent := range agents {
 		in, err := readInflight(b.Repo, agent)
 		if err != nil {
 			return nil, err

@@ -125,8 +125,9 @@ type Session struct {
 	Registry *Registry
 	Now      time.Time
 
-	turn mailbox.Turn // the turn this call's letters go into
-	left []string     // what the rehydration left out for lack of room
+	turn  mailbox.Turn // the turn this call's letters go into
+	left  []string     // what the rehydration left out for lack of room
+	notes []string     // what the hook says on stderr besides its answer
 }
 
 // Result is what the hook process prints and exits with.
@@ -143,7 +144,22 @@ func (s *Session) Handle(ctx context.Context, event string, in *Input) Result {
 	if err != nil {
 		return Failure(s.Host, event, err)
 	}
+	for _, n := range s.notes {
+		if res.Stderr != "" {
+			res.Stderr += "\n"
+		}
+		res.Stderr += fmt.Sprintf("m1nd hook %s %s: %s", s.Host, event, n)
+	}
 	return res
+}
+
+// noteDropped says on stderr which entries of the agent's in-flight record
+// no mail ref holds: they were never injected (a hook injects only what a
+// ref holds), and `m1nd verify` lists such a record until it is gone.
+func (s *Session) noteDropped(dropped []mailbox.Dropped) {
+	for _, d := range dropped {
+		s.notes = append(s.notes, fmt.Sprintf("dropped an entry of %s's letters in flight that %s: nothing was injected from it", d.Agent, d.Why))
+	}
 }
 
 // Failure is how a hook that could not answer ends: one line on stderr
@@ -363,6 +379,9 @@ const (
 func (s *Session) newLetters(ctx context.Context) (string, error) {
 	room := s.Budget - headerRoom - len(answerLine)
 	d, err := s.Brain.Box.Deliver(ctx, s.Agent, s.turn, mailbox.Budget{Letters: 20, Bytes: room, Cost: letterCost})
+	if err == nil {
+		s.noteDropped(d.Dropped)
+	}
 	if err != nil || len(d.Letters) == 0 {
 		return "", err
 	}
@@ -514,6 +533,7 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	s.noteDropped(d.Dropped)
 	if len(d.Letters) == 0 {
 		b.WriteString("Unread letters: none.\n")
 	} else {

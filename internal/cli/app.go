@@ -276,20 +276,44 @@ var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
 func (inv *invocation) agent(c *cli.Context) (string, error) {
 	id, from := c.String("agent"), "--agent"
 	if id == "" {
-		id, from = os.Getenv("M1ND_AGENT"), "M1ND_AGENT"
-	}
-	if id == "" {
-		if repo, err := inv.openRepo(); err == nil {
-			if v, ok := repo.ConfigValue("m1nd", "agent"); ok {
-				id, from = strings.TrimSpace(v), "git config m1nd.agent"
-			}
-		}
+		id, from = inv.ambientAgent()
 	}
 	if id == "" {
 		return gates.HumanName, nil
 	}
 	if !gates.ValidAgentID(id) {
 		return "", usagef("agent id %q (from %s) is not valid: use %s", id, from, gates.AgentIDRule)
+	}
+	return id, nil
+}
+
+// ambientAgent is the agent this process acts as without --agent:
+// $M1ND_AGENT, else git config m1nd.agent; "" for the owner.
+func (inv *invocation) ambientAgent() (id, from string) {
+	if id := os.Getenv("M1ND_AGENT"); id != "" {
+		return id, "M1ND_AGENT"
+	}
+	if repo, err := inv.openRepo(); err == nil {
+		if v, ok := repo.ConfigValue("m1nd", "agent"); ok {
+			return strings.TrimSpace(v), "git config m1nd.agent"
+		}
+	}
+	return "", ""
+}
+
+// ownAgent resolves whose records a verb reads and moves (an inbox, its
+// cursor): an agent's own only. --agent naming another agent than the
+// one this process acts as is refused not_your_agent; the owner (no
+// agent identity) may name any. A speed bump for an agent that calls the
+// verb, not a wall: runnerd's containment is what keeps a spawned agent
+// out of another's records (DESIGN §10).
+func (inv *invocation) ownAgent(c *cli.Context) (string, error) {
+	id, err := inv.agent(c)
+	if err != nil || c.String("agent") == "" {
+		return id, err
+	}
+	if self, from := inv.ambientAgent(); self != "" && self != id {
+		return "", gates.Refusef(gates.NotYourAgent, "agent", "this process acts as agent %s (%s), and --agent names %s: an agent reads and marks only its own inbox; the owner, with no agent identity set, may read any", gates.Echo(self), from, gates.Echo(id))
 	}
 	return id, nil
 }

@@ -141,7 +141,7 @@ as read, so the hooks will not deliver it again.`,
 		},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			opts := &mailInboxOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows,
+			opts := &mailInboxOptions{IO: inv.io, JSON: c.Bool("json"), Agent: func() (string, error) { return inv.ownAgent(c) }, Flows: inv.flows,
 				Unread: c.Bool("unread"), MarkRead: c.Bool("mark-read"), Limit: c.Int("limit")}
 			return runWith(c.Context, opts, runF, runMailInbox)
 		},

@@ -22,11 +22,15 @@ func TestMailVerbs(t *testing.T) {
 	}
 	contains(t, must(t, dir, "", "mail", "send", "--to", "b2", "--class", "ask", "--what", "which port?").out, "letter "+id+" was already sent")
 
+	// An agent reads only its own inbox; the owner reads any.
+	refused(t, m1nd(t, dir, "", "mail", "inbox", "--agent", "b2", "--json"), "not_your_agent", true)
+	t.Setenv("M1ND_AGENT", "")
 	in := jsonOf(t, must(t, dir, "", "mail", "inbox", "--agent", "b2", "--json"))
 	if in["agent"] != "b2" || in["unread"] != float64(1) || len(in["letters"].([]any)) != 1 {
 		t.Fatalf("inbox: %v", in)
 	}
 	contains(t, must(t, dir, "", "mail", "inbox", "--agent", "b2").out, "inbox of b2: 1 letter, 1 unread", id, "wet_ink")
+	t.Setenv("M1ND_AGENT", "a1")
 
 	shown := jsonOf(t, must(t, dir, "", "mail", "show", id, "--json"))
 	if shown["fate"] != "wet_ink" {

@@ -71,6 +71,7 @@ func TestMissionPacketAndDelivery(t *testing.T) {
 	}
 	shown := must(t, dir, "", "mission", "show", id).out
 	contains(t, shown, "packet      sha256:")
+	t.Setenv("M1ND_AGENT", "") // the owner reads b2's inbox
 	in := jsonOf(t, must(t, dir, "", "mail", "inbox", "--agent", "b2", "--json"))
 	if in["unread"] != float64(1) {
 		t.Fatalf("b2's inbox after delivery: %v", in)
