@@ -43,11 +43,11 @@ type KeysAt struct {
 	// too: a team's remote (hooks install --bare --require-passkey).
 	RequirePasskey bool
 
-	mu      sync.Mutex // the judge is shared by verify's parallel walks
-	keys    *KeySet
-	err     error
-	loaded  bool
-	reached map[string]map[gitstore.Hash]bool // ref+anchor → the commits at or below it
+	mu     sync.Mutex // the judge is shared by verify's parallel walks
+	keys   *KeySet
+	err    error
+	loaded bool
+	reach  anchorReach
 }
 
 // Keys is the key set the judge holds (nil: no key was ever registered).
@@ -121,33 +121,10 @@ func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Judged, gesture string, cha
 	return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d: a removed key proves nothing made after its removal", gates.Echo(removed.Label), removed.RemovedIn)
 }
 
-// anchored reports whether doc's commit is the anchor of its ref in
-// anchors or one of the anchor's first-parent ancestors.
+// anchored reports whether doc's commit is at or below its ref's anchor
+// in anchors.
 func (k *KeysAt) anchored(anchors Anchors, doc *chain.Judged) (bool, error) {
-	at, ok := anchors[doc.Ref]
-	if !ok || doc.Commit.IsZero() {
-		return false, nil
-	}
-	key := doc.Ref + " " + at
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	reach, ok := k.reached[key]
-	if !ok {
-		reach = map[gitstore.Hash]bool{}
-		for h, err := gitstore.ParseHash(at); err == nil && !h.IsZero(); {
-			reach[h] = true
-			c, err := k.Objects.ReadCommit(h)
-			if err != nil || len(c.Parents) == 0 {
-				break // an anchor this side never held anchors nothing here
-			}
-			h = c.Parents[0]
-		}
-		if k.reached == nil {
-			k.reached = map[string]map[gitstore.Hash]bool{}
-		}
-		k.reached[key] = reach
-	}
-	return reach[doc.Commit], nil
+	return k.reach.anchored(k.Objects, anchors, doc)
 }
 
 // TerminalGesture is nil while a terminal may make gesture in repo (no

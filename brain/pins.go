@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,50 +30,102 @@ const PinsFile = "pins.json"
 // PinsSchema names the approved pins' format.
 const PinsSchema = "m1nd-runner-pins-v0"
 
-// PinSet is the runner pins a human approved, at one version.
+// PinSet is the runner pins a human approved, at one version, and what
+// the laws need to judge runners' signatures made before the set changed,
+// without a clock:
+//
+//   - Runners: each approved runner, with the public key of the runnerd
+//     that signs what its gate tested (Key).
+//   - Retired keeps every runner key that left the set (its runner dropped
+//     or given another key), with the anchors of the missions whose gates
+//     it signed while it was approved: its signature stands only at or
+//     below them, so a retired key proves nothing made after.
+//   - BeforeKeys anchors the runner merge_waits written before runners
+//     signed their gates (written by the first set that approves a key,
+//     carried unchanged): such a merge_wait stands, unsigned, only there.
 type PinSet struct {
-	Schema  string           `json:"schema"`
-	Version int64            `json:"version"`
-	Runners []ApprovedRunner `json:"runners"`
+	Schema     string           `json:"schema"`
+	Version    int64            `json:"version"`
+	Runners    []ApprovedRunner `json:"runners"`
+	Retired    []RetiredKey     `json:"retired,omitempty"`
+	BeforeKeys Anchors          `json:"before_keys,omitempty"`
 }
 
 // ApprovedRunner is one runner pin as approved: its id, the hash of the
-// whole pin (runnerd.PinHash: command, gate, workspaces, setup, timeouts)
-// and, for people reading the ref, its gate and command.
+// whole pin (runnerd.PinHash: command, gate, workspaces, setup, timeouts),
+// the key of the runnerd whose signature proves its gate (gates.RunnerKey;
+// absent in sets approved before runners signed) and, for people reading
+// the ref, its gate and command.
 type ApprovedRunner struct {
 	ID          string   `json:"id"`
 	Pin         string   `json:"pin"` // sha256:<64 hex>
+	Key         string   `json:"key,omitempty"`
 	GateCommand string   `json:"gate_command"`
 	Command     []string `json:"command"`
+}
+
+// RetiredKey is a runner key the set approved once for a runner: what it
+// signed for that runner while approved stands (Anchors), nothing it signs
+// for it now does. A retired key never comes back to its runner (one
+// runnerd's key signs for every runner it runs, so others may keep it).
+type RetiredKey struct {
+	Runner    string  `json:"runner"`
+	Key       string  `json:"key"`
+	RetiredIn int64   `json:"retired_in"` // the pin set version that retired it
+	Anchors   Anchors `json:"anchors,omitempty"`
 }
 
 // Canonical returns the set's canonical bytes: what its proof binds.
 func (p *PinSet) Canonical() []byte { return chain.CanonicalJSON(p) }
 
-// Approved reports whether the set approves runner id with pin hash pin.
-func (p *PinSet) Approved(id, pin string) bool {
+// Runner returns the approved pin of runner id, nil when the set has none.
+func (p *PinSet) Runner(id string) *ApprovedRunner {
 	if p == nil {
-		return false
+		return nil
 	}
-	for _, r := range p.Runners {
-		if r.ID == id {
-			return r.Pin == pin
+	for i := range p.Runners {
+		if p.Runners[i].ID == id {
+			return &p.Runners[i]
 		}
 	}
-	return false
+	return nil
+}
+
+// Approved reports whether the set approves runner id with pin hash pin.
+func (p *PinSet) Approved(id, pin string) bool {
+	r := p.Runner(id)
+	return r != nil && r.Pin == pin
 }
 
 // Has reports whether the set names runner id, at any pin.
-func (p *PinSet) Has(id string) bool {
+func (p *PinSet) Has(id string) bool { return p.Runner(id) != nil }
+
+// RetiredKey returns the record of runner key key, retired from runner,
+// nil when the set never retired it.
+func (p *PinSet) RetiredKey(runner, key string) *RetiredKey {
+	if p == nil {
+		return nil
+	}
+	for i := range p.Retired {
+		if p.Retired[i].Runner == runner && p.Retired[i].Key == key {
+			return &p.Retired[i]
+		}
+	}
+	return nil
+}
+
+// signs reports whether any approved runner carries a key: runners sign
+// their gates from this set on.
+func (p *PinSet) signs() bool {
 	if p == nil {
 		return false
 	}
 	for _, r := range p.Runners {
-		if r.ID == id {
+		if r.Key != "" {
 			return true
 		}
 	}
-	return false
+	return len(p.Retired) > 0
 }
 
 // PinsKind is the approved runner pins: one ref, each commit the whole
@@ -98,7 +151,8 @@ var PinsKind = &chain.Kind{
 func init() { chain.Register(PinsKind) }
 
 // DecodePinSet reads a stored pin set: its canonical bytes, this schema,
-// each runner id once, each pin a sha256.
+// each runner id once, each pin a sha256, each key a runner key, each
+// retired key on record with the version that retired it.
 func DecodePinSet(body []byte) (*PinSet, error) {
 	p, err := chain.DecodeAs[PinSet](body, PinsFile)
 	if err != nil {
@@ -117,28 +171,96 @@ func DecodePinSet(body []byte) (*PinSet, error) {
 		if gates.HasUnsafeText(r.GateCommand) {
 			return nil, gates.Refusef(gates.InvalidLetter, "gate_command", "an approved gate command is one line of plain text")
 		}
+		if r.Key != "" {
+			if _, err := gates.ParseRunnerKey(r.Key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, r := range p.Retired {
+		if _, err := gates.ParseRunnerKey(r.Key); err != nil || !gates.ValidID(r.Runner) || r.RetiredIn < 2 || r.RetiredIn > p.Version {
+			return nil, gates.Refusef(gates.InvalidLetter, "retired", "a retired runner key names its runner, the key and the pin set version that retired it")
+		}
+		if err := r.Anchors.check(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.BeforeKeys.check(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-// pinsFollow: versions count up from 1, and every set is a human gesture
-// over its own bytes.
+// pinsFollow: versions count up from 1, every set is a human gesture over
+// its own bytes, and the keys' record only grows (PinsFollow).
 func pinsFollow(prev, next *chain.Judged, env chain.Env) error {
 	p := next.Value.(*PinSet)
-	want := int64(1)
+	var before *PinSet
 	if prev != nil {
-		want = prev.Value.(*PinSet).Version + 1
+		before = prev.Value.(*PinSet)
 	}
-	if p.Version != want {
-		return gates.Refusef(gates.InvalidLetter, "version", "each approval of the runner pins adds 1 to version: this one says %d, want %d", p.Version, want)
+	if err := PinsFollow(before, p); err != nil {
+		return err
 	}
 	if !gates.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
-		return gates.Refusef(gates.HumanGestureRequired, "origin", "approving runner pins is a human gesture: the gate that proves work is the human's, signed in the tray")
+		return gates.Refusef(gates.HumanGestureRequired, "origin", "approving runner pins is a human gesture: the gate that proves work is the human's, signed in the tray with a passkey, or confirmed at a terminal (m1nd runners approve) while the brain has none")
 	}
 	if env.Gestures == nil {
 		return nil
 	}
 	return env.Gestures.CheckCommit(next, gates.GesturePins, next.Body)
+}
+
+// PinsFollow is the law of a pin set after before (nil: the first): its
+// version adds 1; the retired keys before stay on record as they were; a
+// key leaves a runner only into Retired, at this version, and a retired
+// key never comes back; BeforeKeys is written once, by the first set that
+// signs, and never changes.
+func PinsFollow(before, next *PinSet) error {
+	bad := func(format string, args ...any) error {
+		return gates.Refusef(gates.InvalidLetter, "pins", format, args...)
+	}
+	want := int64(1)
+	if before != nil {
+		want = before.Version + 1
+	}
+	if next.Version != want {
+		return gates.Refusef(gates.InvalidLetter, "version", "each approval of the runner pins adds 1 to version: this one says %d, want %d", next.Version, want)
+	}
+	if before == nil {
+		before = &PinSet{}
+	}
+	if len(next.Retired) < len(before.Retired) {
+		return bad("a retired runner key stays on record: what it signed while approved is judged by it")
+	}
+	for i, r := range before.Retired {
+		if !bytes.Equal(chain.CanonicalJSON(r), chain.CanonicalJSON(next.Retired[i])) {
+			return bad("a retired runner key stays on record as it was retired")
+		}
+	}
+	for _, r := range next.Retired[len(before.Retired):] {
+		if a := before.Runner(r.Runner); a == nil || a.Key != r.Key || r.RetiredIn != next.Version {
+			return bad("a runner key is retired from the runner that held it, at the version that retires it")
+		}
+	}
+	for _, r := range before.Runners {
+		if r.Key == "" {
+			continue
+		}
+		kept := next.Runner(r.ID) != nil && next.Runner(r.ID).Key == r.Key
+		if !kept && next.RetiredKey(r.ID, r.Key) == nil {
+			return bad("runner %s's key leaves the set only as a retired key, kept on record", r.ID)
+		}
+	}
+	for _, r := range next.Runners {
+		if r.Key != "" && next.RetiredKey(r.ID, r.Key) != nil {
+			return bad("runner %s's key was retired from it: a retired key never comes back to its runner; start runnerd with a new key", r.ID)
+		}
+	}
+	if before.signs() && !bytes.Equal(chain.CanonicalJSON(before.BeforeKeys), chain.CanonicalJSON(next.BeforeKeys)) {
+		return bad("before_keys is written by the first set that approves a runner key and never changes")
+	}
+	return nil
 }
 
 // ApprovedPins reads the approved runner pins now; nil when none were.
@@ -156,19 +278,30 @@ func ApprovedPins(repo *gitstore.Repo) (*PinSet, error) {
 
 // PreparePins prepares the approval of runners as the new pin set, to be
 // signed by a passkey (or confirmed at a terminal while the brain has no
-// key).
-func PreparePins(repo *gitstore.Repo, runners []ApprovedRunner, now time.Time) (*chain.Prepared, *PinSet, error) {
+// key). A runner key that leaves the set is retired with the anchors of
+// the missions it signed; the first set that approves a key anchors the
+// runner merge_waits written before runners signed. Either reads every
+// mission chain once (ctx bounds it).
+func PreparePins(ctx context.Context, repo *gitstore.Repo, runners []ApprovedRunner, now time.Time) (*chain.Prepared, *PinSet, error) {
 	head, _, err := repo.ReadRef(PinsRef)
 	if err != nil {
 		return nil, nil, err
 	}
+	var prev *PinSet
 	next := &PinSet{Schema: PinsSchema, Version: 1, Runners: append([]ApprovedRunner{}, runners...)}
 	if !head.IsZero() {
-		prev, err := ApprovedPins(repo)
-		if err != nil {
+		if prev, err = ApprovedPins(repo); err != nil {
 			return nil, nil, err
 		}
 		next.Version = prev.Version + 1
+		next.Retired = append([]RetiredKey(nil), prev.Retired...)
+		next.BeforeKeys = prev.BeforeKeys
+	}
+	if err := next.record(ctx, repo, prev); err != nil {
+		return nil, nil, err
+	}
+	if err := PinsFollow(prev, next); err != nil {
+		return nil, nil, err
 	}
 	body := next.Canonical()
 	if _, err := DecodePinSet(body); err != nil {
@@ -187,6 +320,37 @@ func PreparePins(repo *gitstore.Repo, runners []ApprovedRunner, now time.Time) (
 		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: next},
 	}
 	return p, next, nil
+}
+
+// record writes into next what the laws need of prev's keys: each key
+// that leaves, retired with the anchors of the missions it signed, and,
+// when next is the first set to approve a key, the anchors of the runner
+// merge_waits written unsigned before.
+func (next *PinSet) record(ctx context.Context, repo *gitstore.Repo, prev *PinSet) error {
+	var leaving []RetiredKey
+	if prev != nil {
+		for _, r := range prev.Runners {
+			if kept := next.Runner(r.ID); r.Key != "" && (kept == nil || kept.Key != r.Key) {
+				leaving = append(leaving, RetiredKey{Runner: r.ID, Key: r.Key, RetiredIn: next.Version})
+			}
+		}
+	}
+	first := !prev.signs() && next.signs()
+	if len(leaving) == 0 && !first {
+		return nil
+	}
+	signers, err := scanGateSigners(ctx, repo)
+	if err != nil {
+		return fmt.Errorf("read what runners signed: %w", err)
+	}
+	for _, r := range leaving {
+		r.Anchors = signers.anchorsOf(r.Runner + " " + r.Key)
+		next.Retired = append(next.Retired, r)
+	}
+	if first {
+		next.BeforeKeys = signers.anchorsOf("")
+	}
+	return nil
 }
 
 // CommitPins writes a prepared approval with its origin and proof, judged

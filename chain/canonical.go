@@ -56,6 +56,13 @@ func CheckCanonical(data []byte, v any, file string) error {
 	return nil
 }
 
+// DocHash is the full sha256 of a document's canonical bytes, 64 hex: what
+// a signature binds (DocID's 12 are a name, not a binding).
+func DocHash(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
 // DocID is a document's content id: the first 12 hex digits of sha256
 // over its canonical bytes.
 func DocID(canonical []byte) string {

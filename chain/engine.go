@@ -81,6 +81,9 @@ type Commit struct {
 	// and Proof its passkey's proof; empty for an agent's write.
 	Origin string
 	Proof  *gates.Proof
+	// Attestation is a runner's signature over the gate a merge_wait
+	// letter names (gates.AttestationTrailer); nil for every other commit.
+	Attestation *gates.Attestation
 	// Keep are parents after the previous document, for a kind whose
 	// commits keep other commits reachable (Kind.KeepParents: a fold keeps
 	// the chains it folds); empty for every other kind.
@@ -114,6 +117,9 @@ func message(subject string, trailers []Trailer, meta Commit) string {
 	}
 	if meta.Proof != nil {
 		fmt.Fprintf(&b, "%s: %s\n", gates.ProofTrailer, gates.EncodeProof(meta.Proof))
+	}
+	if meta.Attestation != nil {
+		fmt.Fprintf(&b, "%s: %s\n", gates.AttestationTrailer, meta.Attestation.Trailer())
 	}
 	fmt.Fprintf(&b, "%s: %s\n", AgentTrailer, meta.Agent)
 	return b.String()

@@ -79,6 +79,10 @@ type Env struct {
 	// Gestures judges a human gesture's commit against the brain's keys;
 	// nil: only its origin trailer is read.
 	Gestures Gestures
+	// Gates judges a merge_wait's gate: a runner's signature by the key
+	// the approved runner pins hold for it; nil where the pins cannot be
+	// read (a merge_wait naming a runner is then refused).
+	Gates GateProofs
 	// Work answers where a mission's work branch is, for a letter being
 	// written here (Missions.Post); nil where branches are not judged (a
 	// remote, history read by verify, whose branches may since have been

@@ -108,6 +108,16 @@ func letterFollows(prev, next *Judged, env Env) error {
 	if err := CheckLanded(l, head, headID, env.Landings); err != nil {
 		return err
 	}
+	if l.Phase == PhaseLanded {
+		if err := checkLandedProven(prev, next, head, env); err != nil {
+			return err
+		}
+	}
+	if l.Phase == PhaseMergeWait {
+		if err := checkGateProof(next, l, env); err != nil {
+			return err
+		}
+	}
 	if err := checkTested(l, env.Work); err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@ type Missions struct {
 	Brain  string     // this brain's display name; letters must name it
 	Blocks BlockGuard // optional, see BlockGuard
 	Work   WorkGuard  // optional, see WorkGuard
+	// Gates judges a merge_wait's gate against the approved runner pins;
+	// nil refuses every merge_wait that names a runner.
+	Gates GateProofs
 }
 
 // PostRequest is one letter submitted for posting.
@@ -69,6 +72,9 @@ type PostRequest struct {
 	Agent  string       // who posts; becomes the commit author
 	Origin string       // the human gesture's origin, if any (archived_via)
 	Proof  *gates.Proof // with origin human-passkey: the assertion over the letter's canonical bytes
+	// Attestation is runnerd's signature over the gate of the merge_wait it
+	// posts (gates.GateStatement); nil from anyone else.
+	Attestation *gates.Attestation
 }
 
 // PostResult is the reply to a successful post.
@@ -198,7 +204,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 // and gestures, and this repository's work branches. A brain with no store
 // has no keys to read, so only a terminal's gesture stands there.
 func (m *Missions) env() Env {
-	env := Env{Gestures: terminalOnly{}, Work: m.Work}
+	env := Env{Gestures: terminalOnly{}, Work: m.Work, Gates: m.Gates}
 	if m.Blocks != nil {
 		env.Landings, env.Gestures = m.Blocks, m.Blocks
 	}
@@ -318,7 +324,7 @@ func (m *Missions) findLetter(c Chain, head Doc, headLetter *Letter, seq int64, 
 // letterCommit is what names a letter's commit: the letter, its writer
 // and, for a human's letter, its origin and proof.
 func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit {
-	c := Commit{Agent: req.Agent, When: when, Doc: NamedLetter{Letter: l, ID: id}, Proof: req.Proof}
+	c := Commit{Agent: req.Agent, When: when, Doc: NamedLetter{Letter: l, ID: id}, Proof: req.Proof, Attestation: req.Attestation}
 	if gates.IsHumanOrigin(req.Origin) {
 		c.Origin = req.Origin
 	}

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // files is the demo repository's content: enough for blocks to mean something.
@@ -38,6 +40,38 @@ type builder struct {
 	store *brain.Store
 	now   time.Time
 	brain string
+
+	key  ed25519.PrivateKey // runnerd's, which signs build-1's gates
+	pin  string             // build-1's approved pin
+	pins int64              // the pin set version that approved it
+}
+
+// demoGate is the demo runner's approved gate.
+const demoGate = "go test ./..."
+
+// approveRunner makes the demo's runnerd key and approves runner
+// build-1's pin with it: the operator's approval at the terminal where
+// they run m1nd demo.
+func (b *builder) approveRunner(when time.Time) error {
+	repo := b.store.Repo
+	if _, err := serve.EnsureRunnerKey(repo); err != nil {
+		return err
+	}
+	key, err := serve.LoadRunnerKey(repo)
+	if err != nil {
+		return err
+	}
+	b.key, b.pin = key, chain.PacketRef([]byte("demo runner build-1: "+demoGate))
+	p, set, err := brain.PreparePins(b.ctx, repo, []brain.ApprovedRunner{{ID: "build-1", Pin: b.pin, Key: gates.RunnerKey(key.Public().(ed25519.PublicKey)),
+		GateCommand: demoGate, Command: []string{"demo-agent", "{packet_file}"}}}, when)
+	if err != nil {
+		return err
+	}
+	if _, err := b.store.CommitPins(b.ctx, p, gates.OriginHumanTTY, nil); err != nil {
+		return err
+	}
+	b.pins = set.Version
+	return nil
 }
 
 // Build creates the demo repository at dir (which must not exist), scans
@@ -78,7 +112,13 @@ func Build(ctx context.Context, dir string, now time.Time) (*Result, error) {
 	if _, err = store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now.Add(-3 * time.Hour)}); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	b := &builder{ctx: ctx, m: &chain.Missions{Repo: repo, Brain: name, Blocks: store}, store: store, now: now, brain: name}
+	b := &builder{ctx: ctx, m: &chain.Missions{Repo: repo, Brain: name, Blocks: store, Gates: store}, store: store, now: now, brain: name}
+	// The demo's runner build-1: runnerd's key made here, its pin
+	// approved as the operator approves at a terminal; it signs the gates
+	// of the demo's runner missions, as runnerd does.
+	if err := b.approveRunner(now.Add(-3 * time.Hour)); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	res := &Result{Dir: dir, Brain: name, Missions: map[string]string{}}
 	steps := []struct {
 		phase string
@@ -178,7 +218,16 @@ func (b *builder) post(head *chain.Letter, headID, dir, agent string, when time.
 	if err := b.dress(next, dir, when); err != nil {
 		return nil, "", err
 	}
-	r, err := b.m.Post(b.ctx, chain.PostRequest{Body: next.Canonical(), Agent: agent})
+	req := chain.PostRequest{Body: next.Canonical(), Agent: agent}
+	if runner, ok := strings.CutPrefix(agent, gates.RunnerPrefix); ok && phase == chain.PhaseMergeWait {
+		st, err := chain.GateStatementOf(next, next.Canonical(), runner, b.pins)
+		if err != nil {
+			return nil, "", err
+		}
+		att := gates.SignGate(b.key, st)
+		req.Attestation = &att
+	}
+	r, err := b.m.Post(b.ctx, req)
 	if err != nil {
 		return nil, "", fmt.Errorf("post %s: %w", phase, err)
 	}
@@ -223,12 +272,12 @@ func (b *builder) dress(l *chain.Letter, dir string, when time.Time) error {
 		if err != nil {
 			return err
 		}
-		l.Gate = &chain.Gate{Command: "go test ./" + dir + "/...", ExitStatus: &exit, ArtifactHash: chain.PacketRef(log)}
+		l.Gate = &chain.Gate{Command: demoGate, ExitStatus: &exit, ArtifactHash: chain.PacketRef(log)}
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green; the change is proved"}
 		l.ReceiptCandidate = &gates.Receipt{
 			BlockID: b.block(dir), Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: "build-1"},
 			Scope: gates.Scope{BlockID: b.block(dir), BoundaryVersion: 1, ContractVersion: 1},
-			Evidence: gates.Evidence{ArtifactHash: l.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + l.MissionID, "commit:" + commit, "tree:" + tree},
+			Evidence: gates.Evidence{ArtifactHash: l.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + l.MissionID, gates.PinRef + b.pin, "commit:" + commit, "tree:" + tree},
 				Command: l.Gate.Command, Cwd: ".", ExitStatus: &exit,
 				StartedAt: when.Add(-2 * time.Minute).UTC().Format(gates.WindowLayout), EndedAt: when.Add(-time.Minute).UTC().Format(gates.WindowLayout)},
 		}

@@ -16,9 +16,10 @@ func TestEveryCodeHasAOneLineLesson(t *testing.T) {
 	// DESIGN §5 lists 22, and names merge_conflict as one to add; the
 	// landing (§10, issue 14) added it and worktree_dirty; the views that
 	// mark broken history (issue 24) added broken_history, and the landing
-	// of what was gated (issue 25) stale_gate.
-	if len(defaultLessons) != 26 {
-		t.Errorf("%d codes, DESIGN §5 lists 22, the landing adds 2, broken history 1 and stale gates 1", len(defaultLessons))
+	// of what was gated (issue 25) stale_gate; a gate's proven word and
+	// each agent's own records (issue 36) unproven_gate and not_your_agent.
+	if len(defaultLessons) != 28 {
+		t.Errorf("%d codes, DESIGN §5 lists 22, the landing adds 2, broken history 1, stale gates 1, proven gates and own records 2", len(defaultLessons))
 	}
 }
 

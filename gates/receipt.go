@@ -256,3 +256,14 @@ func CheckTested(e Evidence, prefix string, need bool) error {
 	}
 	return nil
 }
+
+// PinOf is the runner pin the evidence names as the one whose gate proved
+// it (pin:sha256:…), "" when it names none.
+func (e Evidence) PinOf() string {
+	for _, ref := range e.EvidenceRefs {
+		if p, ok := strings.CutPrefix(ref, PinRef); ok {
+			return p
+		}
+	}
+	return ""
+}

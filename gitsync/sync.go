@@ -169,13 +169,14 @@ func (s *run) repOrNil(err error) *Report {
 }
 
 // firstRefs are settled before every other ref, in this order: the other
-// refs' history is judged against the keys and store this clone holds once
-// they are taken (a landed letter names one of the store's versions, a
-// gesture was proven by one of the keys), and if the remote's are
+// refs' history is judged against the keys, runner pins and store this
+// clone holds once they are taken (a landed letter names one of the
+// store's versions, a gesture was proven by one of the keys, a runner's
+// merge_wait signed under one of the pin sets), and if the remote's are
 // refused, the local ones stand and what leans on them is refused too; a
 // mission the archive folds has its live refs removed, here and on the
 // remote, instead of being carried.
-var firstRefs = map[string]int{brain.KeysRef: 0, brain.StoreRef: 1, chain.ArchiveRef: 2}
+var firstRefs = map[string]int{brain.KeysRef: 0, brain.PinsRef: 1, brain.StoreRef: 2, chain.ArchiveRef: 3}
 
 // fetch brings the remote's refs/m1nd/ to the tracking refs and reads both
 // sides. steady is true when the remote holds what the last clean sync

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
 	"github.com/m1nd/m1nd/gates"
@@ -204,7 +205,8 @@ func TestSyncTakesALandingWithItsStore(t *testing.T) {
 	if _, err := store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	a.m.Blocks = store
+	a.m.Blocks, a.m.Gates = store, store
+	runner := pinstest.Approve(t, a.repo, "r1", "go test")
 	open, err := a.m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:r1", Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +220,8 @@ func TestSyncTakesALandingWithItsStore(t *testing.T) {
 	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
 		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://x"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
 			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
-	posted, err := a.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:r1"})
+	att := runner.Sign(t, mw)
+	posted, err := a.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:r1", Attestation: att})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,25 +82,31 @@ type Laws struct {
 	// mission it folds takes no more letters, and its live ref may be
 	// deleted at exactly the head folded.
 	ArchiveHead gitstore.Hash
+	// PinsHead is the approved runner pins as of the update (ZeroHash:
+	// none): a runner's merge_wait stands on a signature by the key they
+	// approve for it (brain.PinsAt).
+	PinsHead gitstore.Hash
 
 	mu       sync.Mutex
 	folded   map[string]chain.Folded // the archive at archived, read once
 	archived gitstore.Hash
 	gestures *brain.KeysAt              // one judge of gestures for every update, read once
+	gateJ    *brain.PinsAt              // one judge of runners' signatures, read once
 	landings *brain.StoreAt             // the store for every landing, walked once
 	gated    map[string]map[string]bool // store head and protected branch → its gated trees, read once
 }
 
 // HeadRefs are the refs the laws judge others against: the store (a
-// landed letter's import), the keys (a gesture's proof) and the archive
-// (what is folded). Their heads are the Laws' StoreHead, KeysHead and
-// ArchiveHead.
-var HeadRefs = []string{brain.StoreRef, brain.KeysRef, chain.ArchiveRef}
+// landed letter's import), the keys (a gesture's proof), the archive
+// (what is folded) and the runner pins (a gate's signature). Their heads
+// are the Laws' StoreHead, KeysHead, ArchiveHead and PinsHead.
+var HeadRefs = []string{brain.StoreRef, brain.KeysRef, chain.ArchiveRef, brain.PinsRef}
 
-// SetHeads sets StoreHead, KeysHead and ArchiveHead to what head says
-// each of HeadRefs is as the updates are judged (ZeroHash: none).
+// SetHeads sets StoreHead, KeysHead, ArchiveHead and PinsHead to what
+// head says each of HeadRefs is as the updates are judged (ZeroHash:
+// none).
 func (laws *Laws) SetHeads(head func(ref string) (gitstore.Hash, error)) error {
-	for i, dst := range []*gitstore.Hash{&laws.StoreHead, &laws.KeysHead, &laws.ArchiveHead} {
+	for i, dst := range []*gitstore.Hash{&laws.StoreHead, &laws.KeysHead, &laws.ArchiveHead, &laws.PinsHead} {
 		h, err := head(HeadRefs[i])
 		if err != nil {
 			return fmt.Errorf("read %s: %w", HeadRefs[i], err)
@@ -189,6 +195,16 @@ func (laws *Laws) gestureJudge(objs Objects) *brain.KeysAt {
 	return laws.gestures
 }
 
+// gateJudge is the judge of runners' signatures at PinsHead, read once.
+func (laws *Laws) gateJudge(objs Objects) *brain.PinsAt {
+	laws.mu.Lock()
+	defer laws.mu.Unlock()
+	if laws.gateJ == nil || laws.gateJ.Objects != objs || laws.gateJ.Head != laws.PinsHead {
+		laws.gateJ = &brain.PinsAt{Objects: objs, Head: laws.PinsHead}
+	}
+	return laws.gateJ
+}
+
 // Check applies the laws to one update (see CheckUpdate). A ref of no
 // registered kind (conflicts, tracking refs) is none of the laws' business.
 func (laws *Laws) Check(objs Objects, u Update) *RefFault {
@@ -231,6 +247,9 @@ func (laws *Laws) judgeFresh(objs Objects, u Update, kind *chain.Kind, fresh []l
 	}
 	if env.Gestures == nil {
 		env.Gestures = laws.gestureJudge(objs)
+	}
+	if env.Gates == nil {
+		env.Gates = laws.gateJudge(objs)
 	}
 	prev, err := kind.ReadParent(objs, u.Ref, fresh[0].commit)
 	if err != nil {

@@ -29,6 +29,7 @@ type Verdicts struct {
 	mu      sync.Mutex
 	store   gitstore.Hash // the heads the kept verdicts were judged under
 	keys    gitstore.Hash
+	pins    gitstore.Hash
 	entries map[string]verdict
 	dirty   bool
 }
@@ -38,13 +39,14 @@ type verdict struct {
 	head  gitstore.Hash
 	store bool      // its judging read the store
 	keys  bool      // its judging read the keys
+	pins  bool      // its judging read the runner pins (a gate's signature)
 	fault *RefFault // nil: the laws accept it
 }
 
 // VerdictsPath is where the verdicts of the repository whose runtime dir
 // is given are kept.
 func VerdictsPath(runtimeDir string) string {
-	return filepath.Join(runtimeDir, "cache", "verdicts-v1")
+	return filepath.Join(runtimeDir, "cache", "verdicts-v2")
 }
 
 // OpenVerdicts reads the kept verdicts of repo.
@@ -79,20 +81,24 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 	if err != nil {
 		return nil, err
 	}
+	pinsHead, _, err := v.repo.ReadRef(brain.PinsRef)
+	if err != nil {
+		return nil, err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	storeMoved, keysMoved := storeHead != v.store, keysHead != v.keys
-	if storeMoved || keysMoved {
-		v.store, v.keys, v.dirty = storeHead, keysHead, true
+	moved := moves{store: storeHead != v.store, keys: keysHead != v.keys, pins: pinsHead != v.pins}
+	if moved.store || moved.keys || moved.pins {
+		v.store, v.keys, v.pins, v.dirty = storeHead, keysHead, pinsHead, true
 	}
 	archiveHead, _, err := v.repo.ReadRef(chain.ArchiveRef)
 	if err != nil {
 		return nil, err
 	}
-	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead}
+	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead, PinsHead: pinsHead}
 	store := brain.NewStoreAt(v.repo, storeHead) // one walk of the store for every landing judged
 	out := make([]*RefFault, len(refs))
-	jobs := v.planJobs(refs, heads, fresh, storeMoved, keysMoved, out)
+	jobs := v.planJobs(refs, heads, fresh, moved, out)
 	if len(jobs) == 0 {
 		return out, nil
 	}
@@ -119,11 +125,15 @@ type judgeJob struct {
 	was  verdict
 }
 
+// moves says which of the refs that verdicts lean on moved since they
+// were kept.
+type moves struct{ store, keys, pins bool }
+
 // planJobs sets out[i] to the kept verdict of each ref that has one still
 // good, and returns a job for every other ref that exists. A kept verdict
 // is good at the same head when nothing its judging read has moved; a
 // sound one whose ref moved on lets the job judge from it. v.mu is held.
-func (v *Verdicts) planJobs(refs []string, heads []gitstore.Hash, fresh, storeMoved, keysMoved bool, out []*RefFault) []judgeJob {
+func (v *Verdicts) planJobs(refs []string, heads []gitstore.Hash, fresh bool, moved moves, out []*RefFault) []judgeJob {
 	var jobs []judgeJob
 	for i, ref := range refs {
 		if heads[i].IsZero() {
@@ -131,7 +141,7 @@ func (v *Verdicts) planJobs(refs []string, heads []gitstore.Hash, fresh, storeMo
 		}
 		e, ok := v.entries[ref]
 		ok = ok && !fresh
-		leaned := (e.store && storeMoved) || (e.keys && keysMoved) // what its judging read has moved
+		leaned := (e.store && moved.store) || (e.keys && moved.keys) || (e.pins && moved.pins) // what its judging read has moved
 		stale := !ok || e.head != heads[i] || leaned
 		if !stale {
 			out[i] = e.fault
@@ -153,8 +163,9 @@ func (v *Verdicts) judgeOne(judge *Laws, store *brain.StoreAt, ref string, head 
 	env := judge.Env
 	lean := &leaning{Landings: store}
 	lean.Gestures = &leaningGestures{Gestures: judge.gestureJudge(v.repo)}
-	env.Landings, env.Gestures = lean, lean.Gestures
-	local := &Laws{Env: env, StoreHead: judge.StoreHead, KeysHead: judge.KeysHead, ArchiveHead: judge.ArchiveHead}
+	gatesLean := &leaningGates{GateProofs: judge.gateJudge(v.repo)}
+	env.Landings, env.Gestures, env.Gates = lean, lean.Gestures, gatesLean
+	local := &Laws{Env: env, StoreHead: judge.StoreHead, KeysHead: judge.KeysHead, ArchiveHead: judge.ArchiveHead, PinsHead: judge.PinsHead}
 	var f *RefFault
 	if !j.from.IsZero() {
 		f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})
@@ -164,7 +175,7 @@ func (v *Verdicts) judgeOne(judge *Laws, store *brain.StoreAt, ref string, head 
 	} else {
 		f = local.Check(v.repo, Update{New: head, Ref: ref})
 	}
-	return verdict{head: head, fault: f, store: lean.read() || j.was.store, keys: lean.Gestures.(*leaningGestures).read() || j.was.keys}
+	return verdict{head: head, fault: f, store: lean.read() || j.was.store, keys: lean.Gestures.(*leaningGestures).read() || j.was.keys, pins: gatesLean.read() || j.was.pins}
 }
 
 // JudgeRefFresh is JudgeFresh of one ref at its head now.
@@ -189,7 +200,7 @@ func (v *Verdicts) Save() {
 		return
 	}
 	var buf bytes.Buffer
-	buf.WriteString("store " + v.store.String() + " keys " + v.keys.String() + "\n")
+	buf.WriteString("store " + v.store.String() + " keys " + v.keys.String() + " pins " + v.pins.String() + "\n")
 	for ref, e := range v.entries {
 		flags := ""
 		if e.store {
@@ -197,6 +208,9 @@ func (v *Verdicts) Save() {
 		}
 		if e.keys {
 			flags += "k"
+		}
+		if e.pins {
+			flags += "p"
 		}
 		if flags == "" {
 			flags = "-"
@@ -225,18 +239,21 @@ func (v *Verdicts) load() {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	bad := func() { v.entries, v.store, v.keys = map[string]verdict{}, gitstore.ZeroHash, gitstore.ZeroHash }
+	bad := func() {
+		v.entries, v.store, v.keys, v.pins = map[string]verdict{}, gitstore.ZeroHash, gitstore.ZeroHash, gitstore.ZeroHash
+	}
 	if !sc.Scan() {
 		return
 	}
 	head := strings.Fields(sc.Text())
-	if len(head) != 4 || head[0] != "store" || head[2] != "keys" {
+	if len(head) != 6 || head[0] != "store" || head[2] != "keys" || head[4] != "pins" {
 		return
 	}
-	var err1, err2 error
+	var err1, err2, err3 error
 	v.store, err1 = gitstore.ParseHash(head[1])
 	v.keys, err2 = gitstore.ParseHash(head[3])
-	if err1 != nil || err2 != nil {
+	v.pins, err3 = gitstore.ParseHash(head[5])
+	if err1 != nil || err2 != nil || err3 != nil {
 		bad()
 		return
 	}
@@ -251,7 +268,7 @@ func (v *Verdicts) load() {
 			bad()
 			return
 		}
-		e := verdict{head: h, store: strings.Contains(fields[2], "s"), keys: strings.Contains(fields[2], "k")}
+		e := verdict{head: h, store: strings.Contains(fields[2], "s"), keys: strings.Contains(fields[2], "k"), pins: strings.Contains(fields[2], "p")}
 		if len(fields) == 6 {
 			e.fault = &RefFault{Ref: fields[0], Commit: fields[3], Code: fields[4], Lesson: fields[5]}
 			if e.fault.Commit == "-" {
@@ -301,6 +318,33 @@ func (l *leaningGestures) CheckCommit(doc *chain.Judged, gesture string, change 
 }
 
 func (l *leaningGestures) read() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.did
+}
+
+// leaningGates notes whether a judging read the runner pins.
+type leaningGates struct {
+	chain.GateProofs
+	mu  sync.Mutex
+	did bool
+}
+
+func (l *leaningGates) CheckGateProof(doc *chain.Judged, letter *chain.Letter) error {
+	l.mu.Lock()
+	l.did = true
+	l.mu.Unlock()
+	return l.GateProofs.CheckGateProof(doc, letter)
+}
+
+func (l *leaningGates) CheckLandedGate(mw *chain.Judged, letter *chain.Letter, landed *chain.Judged) error {
+	l.mu.Lock()
+	l.did = true
+	l.mu.Unlock()
+	return l.GateProofs.CheckLandedGate(mw, letter, landed)
+}
+
+func (l *leaningGates) read() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.did

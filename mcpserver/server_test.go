@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -263,6 +264,7 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 	cand := &gates.Receipt{BlockID: "sb_brain_core", Type: "test", Scope: gates.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
 		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://shared"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
 			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	runner := pinstest.Approve(t, flows.Repo, "b1", "go test")
 	mergeWait := func() (string, *chain.Letter, string) {
 		opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "runnerd:b1", Now: now})
 		if err != nil {
@@ -272,7 +274,8 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 		mw := chain.Next(head.Letter, head.HeadLetterID, now)
 		mw.Phase, mw.ReceiptCandidate = chain.PhaseMergeWait, cand
 		mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
-		posted, err := flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+		att := runner.Sign(t, mw)
+		posted, err := flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func New(repo *gitstore.Repo, name string) *Brain {
 	store := &brain.Store{Repo: repo, Brain: name}
 	b := &Brain{
 		Repo:     repo,
-		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store},
+		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store, Gates: store},
 		Store:    store,
 		Box:      mailbox.New(repo, name),
 		Book:     &memory.Book{Repo: repo},

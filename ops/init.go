@@ -58,12 +58,17 @@ func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 	if made {
 		res.Created = append(res.Created, dir)
 	}
-	made, err = serve.EnsureSecret(dir)
+	made, err = serve.EnsureSecret(b.Repo)
 	if err != nil {
 		return nil, &SecretError{Err: err}
 	}
 	if made {
 		res.Created = append(res.Created, serve.SecretFile)
+	}
+	if made, err = serve.EnsureRunnerKey(b.Repo); err != nil {
+		return nil, &SecretError{Err: err}
+	} else if made {
+		res.Created = append(res.Created, serve.RunnerKeyFile)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

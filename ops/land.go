@@ -95,6 +95,17 @@ func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*Landi
 	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
 		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "land takes a mission at merge_wait with a receipt candidate; %s is at %s", l.MissionID, l.Phase)
 	}
+	// Only a gate an approved runner proved moves a target (DESIGN §10):
+	// a claim is proven first, by runnerd, on exactly its tree.
+	if _, tree := l.ReceiptCandidate.Evidence.Tested(); tree != "" {
+		word, err := b.headWord(head, l)
+		if err != nil {
+			return nil, err
+		}
+		if !word.Proven() {
+			return nil, &ClaimedGate{MissionID: l.MissionID, Word: word}
+		}
+	}
 	imp, ok, err := b.Store.LandingImport(l.MissionID, head.HeadLetterID, l.BlockID, l.ReceiptCandidate)
 	if err != nil {
 		return nil, fmt.Errorf("land %s: %w", l.MissionID, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
@@ -18,17 +19,18 @@ import (
 // landBrain is a scanned brain "shop" in a real repository, with no
 // passkey: a landing's gesture is the terminal's.
 type landBrain struct {
-	t   *testing.T
-	g   *gittest.Repo
-	b   *ops.Brain
-	now time.Time
+	t      *testing.T
+	g      *gittest.Repo
+	b      *ops.Brain
+	now    time.Time
+	runner *pinstest.Runner // runner b1, approved: it signs the merge_waits
 }
 
 func newLandBrain(t *testing.T) *landBrain {
 	t.Helper()
 	now := time.Now().UTC().Truncate(time.Second)
 	g, b := scannedShop(t, map[string]string{"core/a.go": "package core\n", "README.md": "x\n"}, now)
-	lb := &landBrain{t: t, g: g, b: b, now: now}
+	lb := &landBrain{t: t, g: g, b: b, now: now, runner: pinstest.Approve(t, b.Repo, "b1", "go test ./core/...")}
 	return lb
 }
 
@@ -57,7 +59,8 @@ func (lb *landBrain) mission(mergeWait bool) string {
 	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
 		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
 			StartedAt: lb.now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: lb.now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
-	if _, err := lb.b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	att := lb.runner.Sign(t, mw)
+	if _, err := lb.b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
 	return opened.MissionID
@@ -100,7 +103,8 @@ func (lb *landBrain) gated(id string) {
 	cand := *next.ReceiptCandidate
 	cand.Evidence.EvidenceRefs = []string{"gate://" + id, "commit:" + lb.g.Git("rev-parse", branch), "tree:" + lb.g.Git("rev-parse", branch+"^{tree}")}
 	next.ReceiptCandidate = &cand
-	if _, err := lb.b.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	att := lb.runner.Sign(t, next)
+	if _, err := lb.b.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
 }

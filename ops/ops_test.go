@@ -91,17 +91,17 @@ func TestInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := filepath.Join(g.Dir, ".git", "hooks", "reference-transaction")
-	want := []string{repo.RuntimeDir(), serve.SecretFile, hook, brain.RegistrationRef} // no remote: the brain registers its own name
+	want := []string{repo.RuntimeDir(), serve.SecretFile, serve.RunnerKeyFile, hook, brain.RegistrationRef} // no remote: the brain registers its own name
 	if res.Brain != "shop" || res.RuntimeDir != repo.RuntimeDir() || strings.Join(res.Created, "\n") != strings.Join(want, "\n") || res.Registered != "registered" {
 		t.Fatalf("first init: %+v, want created %v", res, want)
 	}
-	if _, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err != nil {
+	if _, err := serve.LoadSecret(serve.SecretPath(repo)); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := flows.Init(ctx, refTransactionHook); err != nil || len(res.Created) != 0 {
 		t.Fatalf("second init: %+v %v", res, err)
 	}
-	os.Chmod(filepath.Join(repo.RuntimeDir(), serve.SecretFile), 0o644)
+	os.Chmod(serve.SecretPath(repo), 0o644)
 	var bad *ops.SecretError
 	if _, err := flows.Init(ctx, refTransactionHook); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
 		t.Fatalf("a readable secret: %v", err)
@@ -130,7 +130,10 @@ func TestStatusLandingBell(t *testing.T) {
 	mw.SetPhase(chain.PhaseMergeWait)
 	exit := int64(0)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
-	if _, err := s.flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	// An agent's own merge_wait, naming no runner (no candidate: nothing
+	// a runner could sign): a claim, counted by the bell all the same.
+	mw.RunnerID = nil
+	if _, err := s.flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "agent-b1"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err = s.flows.Status(ctx, now)

@@ -29,6 +29,8 @@ const (
 	QueueGateFailed   = "gate_failed"   // the gate failed on the merge with the target
 	QueueNoRunner     = "no_runner"     // nothing here can re-gate it
 	QueueNoTestedWork = "untested_work" // the gate named no commit it tested
+	QueueClaimed      = "claimed"       // an agent's claim: no approved runner proved it; landing it asks runnerd to
+	QueueProving      = "proving"       // runnerd is asked to run an approved gate on exactly the claimed tree
 )
 
 // QueueView is where one waiting mission stands in the landing queue.
@@ -41,6 +43,9 @@ type QueueView struct {
 	BranchHead string   `json:"branch_head,omitempty"` // the work branch now
 	Paths      []string `json:"paths,omitempty"`       // conflict: the paths
 	Output     string   `json:"output,omitempty"`      // gate_failed: the tail of the re-gate's log
+	// Proof is what the gate stands on: proven by a runner the human
+	// approved, or an agent's claim (every view says it in these words).
+	Proof *GateWord `json:"proof,omitempty"`
 }
 
 // Ready reports whether the mission may land now.
@@ -116,7 +121,7 @@ func (b *Brain) Queue(ctx context.Context, heads []*chain.Head) (map[string]*Que
 				return nil, err
 			}
 		}
-		q, err := b.queueOf(ctx, h.MissionID, l)
+		q, err := b.queueOf(ctx, h, l)
 		if err != nil {
 			return nil, fmt.Errorf("mission %s: %w", h.MissionID, err)
 		}
@@ -125,8 +130,40 @@ func (b *Brain) Queue(ctx context.Context, heads []*chain.Head) (map[string]*Que
 	return out, nil
 }
 
-// queueOf is where one merge_wait letter's mission stands.
-func (b *Brain) queueOf(ctx context.Context, missionID string, l *chain.Letter) (*QueueView, error) {
+// queueOf is where one merge_wait letter's mission stands: a gate no
+// approved runner proved is claimed (or being proven), never ready; a
+// proven one is ready while its gate tested what would land.
+func (b *Brain) queueOf(ctx context.Context, h *chain.Head, l *chain.Letter) (*QueueView, error) {
+	missionID := h.MissionID
+	word, err := b.headWord(h, l)
+	if err != nil {
+		return nil, err
+	}
+	q, err := b.queueOfGate(ctx, missionID, l)
+	if q != nil {
+		q.Proof = word
+	}
+	if err != nil || word.Proven() || l.ReceiptCandidate == nil || q.State == QueueNoTestedWork {
+		return q, err
+	}
+	if _, tree := l.ReceiptCandidate.Evidence.Tested(); tree == "" {
+		return q, nil
+	}
+	switch p := word.Prove; {
+	case p != nil && p.Failed:
+		q.State, q.Why = QueueGateFailed, fmt.Sprintf("%s; runner %s's approved gate did not prove it on tree %.12s: %s", word.Says, p.Runner, p.Tree, p.Why)
+	case p != nil && p.Running:
+		q.State, q.Why = QueueProving, fmt.Sprintf("%s; runnerd is running runner %s's approved gate on exactly tree %.12s", word.Says, p.Runner, p.Tree)
+	case p != nil:
+		q.State, q.Why = QueueProving, fmt.Sprintf("%s; a landing asked runnerd to run runner %s's approved gate on exactly tree %.12s (at %s)", word.Says, p.Runner, p.Tree, p.At)
+	default:
+		q.State, q.Why = QueueClaimed, word.Says+": landing it first has runnerd run an approved runner's gate on exactly its tree"
+	}
+	return q, nil
+}
+
+// queueOfGate is where a mission stands as its gate's commits go.
+func (b *Brain) queueOfGate(ctx context.Context, missionID string, l *chain.Letter) (*QueueView, error) {
 	q := &QueueView{State: QueueReady}
 	branch := WorkBranch(missionID)
 	tip, has, err := b.Repo.ReadRef("refs/heads/" + branch)

@@ -55,7 +55,7 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 		t.Fatalf("the forged landing is marked %+v", f)
 	}
 	kept, err := os.ReadFile(laws.VerdictsPath(lb.b.Repo.RuntimeDir()))
-	if err != nil || !strings.Contains(string(kept), ref+" "+forged+" s "+forged+" landed_law ") {
+	if err != nil || !strings.Contains(string(kept), ref+" "+forged+" sp "+forged+" landed_law ") {
 		t.Fatalf("the verdict is not kept (%v):\n%s", err, kept)
 	}
 	// A new invocation reads it back.

@@ -260,9 +260,10 @@ func (r *Runner) PinHash() string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Approval is a runner pin as a human approves it.
-func (r *Runner) Approval() brain.ApprovedRunner {
-	return brain.ApprovedRunner{ID: r.ID, Pin: r.PinHash(), GateCommand: r.GateCommand, Command: append([]string{}, r.Command...)}
+// Approval is a runner pin as a human approves it, with key, the public
+// key of the runnerd that signs what its gate tested (gates.RunnerKey).
+func (r *Runner) Approval(key string) brain.ApprovedRunner {
+	return brain.ApprovedRunner{ID: r.ID, Pin: r.PinHash(), Key: key, GateCommand: r.GateCommand, Command: append([]string{}, r.Command...)}
 }
 
 // ProvesWork reports whether the runner's gate puts missions in

@@ -6,9 +6,11 @@ package runnerd
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
@@ -41,6 +44,10 @@ type Daemon struct {
 	// served (and announced) within a second, no restart.
 	ConfigFile string
 	Secret     string
+	// Key signs what the runners' gates tested (gates.GateStatement); its
+	// public half is part of the pins a human approves. nil: the brain's
+	// key (serve.LoadRunnerKey), made when missing.
+	Key ed25519.PrivateKey
 	OwnerURL   string        // "" finds the owner in serve.json
 	Announce   time.Duration // AnnounceInterval when 0
 	Logf       func(format string, args ...any)
@@ -69,6 +76,7 @@ type Daemon struct {
 	cfgStamp   string                 // ConfigFile's size and mtime when last read
 	pinsStamp  string                 // the runtime dir's runners.toml (the owner's pins), likewise
 	ownerState string                 // what the last announce found, as the log last said it
+	record     *runs.RunnerdRecord    // what runnerd.json says of this runnerd, as last written
 
 	// life ends when the daemon stops: running agents and gates are killed
 	// with their process groups, and their missions end in a letter.
@@ -76,6 +84,11 @@ type Daemon struct {
 }
 
 func (d *Daemon) init() {
+	if d.Key == nil {
+		if _, err := serve.EnsureRunnerKey(d.Repo); err == nil {
+			d.Key, _ = serve.LoadRunnerKey(d.Repo)
+		}
+	}
 	d.flows = ops.New(d.Repo, d.Brain)
 	d.store, d.missions = d.flows.Store, d.flows.Missions
 	if d.Logf == nil {
@@ -103,6 +116,8 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	_, d.port, _ = net.SplitHostPort(ln.Addr().String())
 	d.recover(ctx)
 	d.noteApprovals(d.config())
+	d.writeRecord()
+	defer runs.RemoveRunnerd(d.Repo.RuntimeDir(), os.Getpid())
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
 	go d.announceLoop(ctx)
 	interval := d.KeeperInterval
@@ -169,7 +184,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
 		return
 	}
-	if err := d.approval(runner); err != nil {
+	if _, err := d.approval(runner); err != nil {
 		d.Logf("refused /run for runner %s: %v", runner.ID, err)
 		serve.WriteErr(w, err)
 		return

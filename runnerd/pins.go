@@ -1,61 +1,81 @@
 package runnerd
 
 import (
+	"crypto/ed25519"
 	"fmt"
+	"strings"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/internal/serve"
 )
 
-// The gate that proves work is the human's (DESIGN §7). runners.toml lies
-// in the runtime folder, which the agents runnerd spawns can write: so
-// once the brain has a passkey, runnerd runs a build runner only as a
-// passkey approved its pin, by hash, in refs/m1nd/pins (the laws judge that
-// ref like every gesture's). A pin changed since — a gate an agent
-// rewrote — is refused unpinned_runner and named in the log. While the
-// brain has no passkey, the pins are the operator's file, in the terminal's
-// weaker mode; the mission view shows the gate that proved the work either
-// way.
+// The gate that proves work is the human's (DESIGN §7, §10). runners.toml
+// lies in the runtime folder, which an agent could rewrite, so runnerd
+// runs a build runner only as a human approved its pin, by hash, together
+// with this runnerd's public key, in refs/m1nd/pins: signed by a passkey,
+// or confirmed at a terminal (m1nd runners approve) while the brain has
+// none. A pin changed since — a gate an agent rewrote — or a key that is
+// not the approved one is refused unpinned_runner and named in the log.
+// What the approved gate passed on, runnerd signs (attest): the laws
+// take a runner's merge_wait only with that signature.
 
 // PinRef is the evidence ref a build runner's receipt candidate carries:
 // the approved pin whose gate proved the work.
-func PinRef(r *Runner) string { return "pin:" + r.PinHash() }
+func PinRef(r *Runner) string { return gates.PinRef + r.PinHash() }
 
-// approval is nil when r's gate may prove work here, and otherwise the
-// refusal that says why not and what to do.
-func (d *Daemon) approval(r *Runner) error {
+// approval is the approved pin set under which r's gate may prove work
+// here (nil for a runner whose gate proves nothing), or the refusal that
+// says why not and what to do.
+func (d *Daemon) approval(r *Runner) (*brain.PinSet, error) {
 	if !r.ProvesWork() {
-		return nil
+		return nil, nil
 	}
-	keys, err := d.store.Keys()
-	if err != nil {
-		return fmt.Errorf("read the brain's passkeys: %w", err)
-	}
-	if keys == nil || len(keys.Keys) == 0 {
-		return nil
+	if d.Key == nil {
+		return nil, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s: runnerd has no signing key (%s), so nothing it gates could be proven: run m1nd init", r.ID, serve.RunnerKeyPath(d.Repo))
 	}
 	if err := d.flows.CheckSound(d.life, brain.PinsRef); err != nil {
-		return err
+		return nil, err
 	}
 	approved, err := brain.ApprovedPins(d.Repo)
 	if err != nil {
-		return fmt.Errorf("read the approved runner pins: %w", err)
+		return nil, fmt.Errorf("read the approved runner pins: %w", err)
 	}
-	if approved.Approved(r.ID, r.PinHash()) {
-		return nil
+	key := gates.RunnerKey(d.Key.Public().(ed25519.PublicKey))
+	a := approved.Runner(r.ID)
+	if a != nil && a.Pin == r.PinHash() && a.Key == key {
+		return approved, nil
 	}
 	what := "has no approved pin yet"
-	if approved.Has(r.ID) {
-		what = "is pinned otherwise than a passkey approved (its command, gate or workspaces changed)"
+	switch {
+	case a != nil && a.Pin != r.PinHash():
+		what = "is pinned otherwise than a human approved (its command, gate or workspaces changed)"
+	case a != nil:
+		what = fmt.Sprintf("was approved with another runnerd's key, not this one's (%s)", gates.RunnerKeyFingerprint(key))
 	}
-	return gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s %s: the gate that proves work is the human's; approve its pin (gate %q) in the tray's Runner pins, signed by your passkey", r.ID, what, gates.Clip(r.GateCommand))
+	return nil, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s %s: the gate that proves work is the human's; approve its pin (gate %q, runnerd key %s) in the tray's Runner pins, signed by your passkey, or with m1nd runners approve at a terminal while the brain has no passkey", r.ID, what, gates.Clip(r.GateCommand), gates.RunnerKeyFingerprint(key))
+}
+
+// attest signs the gate merge_wait letter l names, as runner's under the
+// pin set approved: what the laws take a runner's merge_wait by.
+func (d *Daemon) attest(runner *Runner, approved *brain.PinSet, l *chain.Letter) (*gates.Attestation, error) {
+	if approved == nil || d.Key == nil {
+		return nil, fmt.Errorf("runner %s has no approved pin set to sign under", runner.ID)
+	}
+	st, err := chain.GateStatementOf(l, l.Canonical(), runner.ID, approved.Version)
+	if err != nil {
+		return nil, err
+	}
+	att := gates.SignGate(d.Key, st)
+	return &att, nil
 }
 
 // noteApprovals logs, for the runners now pinned, each build runner whose
-// pin a passkey has not approved: it will not run until it is.
+// pin a human has not approved: it will not run until it is.
 func (d *Daemon) noteApprovals(cfg *Config) {
 	for _, r := range cfg.Runners {
-		if err := d.approval(r); err != nil {
+		if _, err := d.approval(r); err != nil {
 			if ref, ok := gates.AsRefusal(err); ok {
 				d.Logf("%s", ref.Lesson)
 			} else {
@@ -63,4 +83,63 @@ func (d *Daemon) noteApprovals(cfg *Config) {
 			}
 		}
 	}
+}
+
+// PinStatus is one build runner of runners.toml as a human approves it:
+// its pin, the key of this machine's runnerd, and where the approved set
+// stands on them. The tray's Runner pins panel and `m1nd runners` show it.
+type PinStatus struct {
+	ID          string   `json:"id"`
+	GateCommand string   `json:"gate_command"`
+	Command     []string `json:"command"`
+	Pin         string   `json:"pin"`
+	// Key is the public key of this machine's runnerd, which signs what the
+	// runner's gate tested; Fingerprint is how a person compares it.
+	Key         string `json:"key"`
+	Fingerprint string `json:"fingerprint"`
+	// State is approved (its pin and key are in the approved set), changed
+	// (its id is, with another pin or key) or new.
+	State string `json:"state"`
+}
+
+// BuildRunners are the runners of cfg whose gates prove work: theirs are
+// the pins a human approves.
+func BuildRunners(cfg *Config) []*Runner {
+	var out []*Runner
+	for _, r := range cfg.Runners {
+		if r.ProvesWork() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// PinStatuses is where each build runner of cfg stands against the
+// approved set, with key as this machine's runnerd key.
+func PinStatuses(cfg *Config, approved *brain.PinSet, key string) []PinStatus {
+	out := []PinStatus{}
+	for _, rn := range BuildRunners(cfg) {
+		v := PinStatus{ID: rn.ID, GateCommand: rn.GateCommand, Command: rn.Command, Pin: rn.PinHash(), Key: key, State: "new"}
+		if key != "" {
+			v.Fingerprint = gates.RunnerKeyFingerprint(key)
+		}
+		switch a := approved.Runner(rn.ID); {
+		case a != nil && a.Pin == v.Pin && a.Key == key:
+			v.State = "approved"
+		case a != nil:
+			v.State = "changed"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Approvals are the pins a human approves for the build runners of cfg,
+// signed by key; binds says, one line each, what the approval binds.
+func Approvals(cfg *Config, key string) (approvals []brain.ApprovedRunner, binds []string) {
+	for _, rn := range BuildRunners(cfg) {
+		approvals = append(approvals, rn.Approval(key))
+		binds = append(binds, fmt.Sprintf("runner %s: its gate %q proves its work, signed by runnerd key %s; it runs %s", rn.ID, gates.OneLine(rn.GateCommand), gates.RunnerKeyFingerprint(key), strings.Join(rn.Command, " ")))
+	}
+	return approvals, binds
 }

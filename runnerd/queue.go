@@ -91,6 +91,10 @@ type waiting struct {
 // longer tested what would land; the others wait for the next look. It
 // returns the mission it re-gated ("" for none).
 func (d *Daemon) queueOnce(ctx context.Context) string {
+	d.writeRecord()
+	if d.proveOnce(ctx) {
+		return ""
+	}
 	view, err := d.missions.Heads(ctx, chain.PhaseMergeWait)
 	if err != nil {
 		if ctx.Err() == nil { // a daemon asked to stop has nothing to report
@@ -225,7 +229,7 @@ func (d *Daemon) regateRunner(r *regating) *Runner {
 		d.queueFound(r, &runs.QueueState{State: runs.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*letter.RunnerID), r.w.head.MissionID)})
 		return nil
 	}
-	if err := d.approval(runner); err != nil {
+	if _, err := d.approval(runner); err != nil {
 		why := err.Error()
 		if refusal, ok := gates.AsRefusal(err); ok {
 			why = refusal.Lesson

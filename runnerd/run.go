@@ -92,6 +92,9 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	})
 	if err != nil {
 		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)
+		if refusal, ok := gates.AsRefusal(err); ok && refusal.Code == gates.UnpinnedRunner {
+			fail("the gate passed, but runner "+runner.ID+"'s pin is no longer the approved one, so runnerd signs nothing: approve it again and spawn anew", gateLine)
+		}
 	}
 }
 
@@ -254,7 +257,19 @@ func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, 
 	next := chain.Next(head.Letter, head.HeadLetterID, d.Now())
 	next.RunnerID = &runner.ID
 	edit(next)
-	_, err = d.missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: d.agent(runner)})
+	req := chain.PostRequest{Body: next.Canonical(), Agent: d.agent(runner)}
+	if next.Phase == chain.PhaseMergeWait {
+		// What the approved gate passed on is signed under the pins as they
+		// stand now: a pin changed during the run signs nothing.
+		approved, err := d.approval(runner)
+		if err != nil {
+			return err
+		}
+		if req.Attestation, err = d.attest(runner, approved, next); err != nil {
+			return err
+		}
+	}
+	_, err = d.missions.Post(ctx, req)
 	return err
 }
 

@@ -3,6 +3,7 @@ package runnerd
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/runs"
@@ -35,8 +37,16 @@ type rig struct {
 }
 
 // newRig makes a scanned brain "shop" and a daemon whose runners run the
-// given shell scripts (agent and gate), through the real /run endpoint.
+// given shell scripts (agent and gate), through the real /run endpoint,
+// their pins approved at a terminal (the brain has no passkey).
 func newRig(t *testing.T, agent, gate string, timeout int) *rig {
+	r := newRigUnapproved(t, agent, gate, timeout)
+	r.approve(gates.OriginHumanTTY, nil)
+	return r
+}
+
+// newRigUnapproved is newRig with no runner pin approved yet.
+func newRigUnapproved(t *testing.T, agent, gate string, timeout int) *rig {
 	t.Helper()
 	g := gittest.Init(t, "shop")
 	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n"})
@@ -67,6 +77,34 @@ func newRig(t *testing.T, agent, gate string, timeout int) *rig {
 	hs := httptest.NewServer(d.Handler())
 	t.Cleanup(func() { hs.Close(); d.running.Wait() })
 	return &rig{t: t, g: g, d: d, http: hs, dir: scripts}
+}
+
+// publicKey is the rig's runnerd key, as the pins carry it.
+func (r *rig) publicKey() string {
+	if r.d.Key == nil {
+		r.d.init()
+	}
+	return gates.RunnerKey(r.d.Key.Public().(ed25519.PublicKey))
+}
+
+// approve approves every build runner of the rig's configuration now, with
+// its runnerd key, as a human does: at a terminal (origin human-tty, before
+// the first passkey) or signed by key's passkey.
+func (r *rig) approve(origin string, key *gatestest.Authenticator) {
+	r.t.Helper()
+	ctx := context.Background()
+	approvals, _ := Approvals(r.d.config(), r.publicKey())
+	p, _, err := brain.PreparePins(ctx, r.d.Repo, approvals, time.Now().UTC().Truncate(time.Second))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var proof *gates.Proof
+	if key != nil {
+		proof = key.Assert(p.Challenge(), nil)
+	}
+	if _, err := r.d.store.CommitPins(ctx, p, origin, proof); err != nil {
+		r.t.Fatalf("approve the pins (%s): %v", origin, err)
+	}
 }
 
 func (r *rig) post(path, secret string, body any) (int, map[string]any) {
@@ -191,6 +229,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 			r := newRig(t, tt.agent, tt.gate, tt.timeout)
 			if tt.label == "agent cannot run" {
 				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), packetPlaceholder}
+				r.approve(gates.OriginHumanTTY, nil) // the human approves the new pin
 			}
 			head := r.spawn()
 			if head.Letter.Phase != "failed" || head.Letter.Verdict.Decision != "REJECT" || !strings.Contains(head.Letter.Verdict.Gist, tt.gist) {
@@ -232,8 +271,9 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 // A worktree that cannot be made fails the mission without naming a path.
 func TestWorktreeAddFailureNamesNoPath(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
-	// Where every mission's worktree would go, a file stands.
-	if err := os.WriteFile(filepath.Dir(worktreePath(r.g.Dir, "msn_000000000000")), []byte("in the way"), 0o644); err != nil {
+	// Where every mission's branch would go, a file stands: no work
+	// branch, so no worktree, can be made.
+	if err := os.WriteFile(filepath.Join(r.g.Dir, ".git", "refs", "heads", "m1nd"), []byte("in the way"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	head := r.spawn()

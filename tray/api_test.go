@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -31,7 +32,14 @@ type fixture struct {
 	http *httptest.Server
 	host string
 	ids  map[string]string // a gesture's challenge (base64url) → the id options handed out with it
+	// runner is runner b1, approved at a terminal before any passkey: it
+	// signs the merge_waits the fixture posts, as runnerd does.
+	runner *pinstest.Runner
 }
+
+// fixtureGate is runner b1's approved gate: markup in it must reach the
+// page as text.
+const fixtureGate = "go test ./core/... && echo <ok>"
 
 // newFixture serves a scanned brain named shop over a real loopback socket.
 func newFixture(t testing.TB, readOnly bool) *fixture {
@@ -52,7 +60,7 @@ func newFixture(t testing.TB, readOnly bool) *fixture {
 	t.Cleanup(hs.Close)
 	u, _ := url.Parse(hs.URL)
 	srv.SetPort(u.Port())
-	return &fixture{t: t, g: g, srv: srv, http: hs, host: u.Host}
+	return &fixture{t: t, g: g, srv: srv, http: hs, host: u.Host, runner: pinstest.Approve(t, repo, "b1", fixtureGate)}
 }
 
 // do sends a request and decodes the JSON reply.

@@ -13,7 +13,6 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
-	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/laws"
 )
@@ -24,9 +23,9 @@ func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
 	f.t.Helper()
 	a := gatestest.New(f.t, alg)
 	a.Origin = "http://localhost:" + f.srv.port
-	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}}}
-	c := chain.Chain{Repo: f.srv.Repo, Kind: brain.KeysKind, Ref: brain.KeysRef}
-	if _, err := c.Append(context.Background(), gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: testNow, Doc: brain.KeysCommit{Set: set, Verb: brain.KeysRegister, Label: "test"}}); err != nil {
+	// Registered as the tray does, anchoring what terminals confirmed
+	// before (the runner pins the fixture approved).
+	if _, err := brain.RegisterFirstKey(context.Background(), f.srv.Repo, brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}, testNow); err != nil {
 		f.t.Fatal(err)
 	}
 	return a
@@ -211,11 +210,12 @@ func (f *fixture) mergeWait() (*chain.Letter, string) {
 	mw := chain.Next(head.Letter, head.HeadLetterID, testNow.Add(-10*time.Minute))
 	mw.Phase = chain.PhaseMergeWait
 	exit := int64(0)
-	mw.Gate = &chain.Gate{Command: "go test ./core/... && echo <ok>", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
+	mw.Gate = &chain.Gate{Command: fixtureGate, ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
 	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
 		Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: mw.Gate.Command, Cwd: ".", ExitStatus: &exit,
 			StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
-	res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+	att := f.runner.Sign(f.t, mw)
+	res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -252,7 +252,8 @@ func (f *fixture) gated(id string) {
 	cand := *next.ReceiptCandidate
 	cand.Evidence.EvidenceRefs = []string{"gate://" + id, "commit:" + f.g.Git("rev-parse", "m1nd/"+id), "tree:" + f.g.Git("rev-parse", "m1nd/"+id+"^{tree}")}
 	next.ReceiptCandidate = &cand
-	if _, err := f.srv.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	att := f.runner.Sign(f.t, next)
+	if _, err := f.srv.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		f.t.Fatal(err)
 	}
 }

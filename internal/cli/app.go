@@ -91,6 +91,7 @@ func allCommands(inv *invocation) []*cli.Command {
 		newRunnerdCmd(inv, nil),
 		newSpawnCmd(inv, nil),
 		newWorktreesCmd(inv, nil),
+		runnersCommand(inv),
 		gitHooksCommand(inv),
 		newVerifyCmd(inv, nil),
 		newSyncCmd(inv, nil),

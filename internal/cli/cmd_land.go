@@ -79,6 +79,9 @@ func runLand(ctx context.Context, opts *landOptions) error {
 		return err
 	}
 	plan, err := b.PlanLanding(ctx, opts.MissionID, opts.Into)
+	if _, claimed := ops.AsClaimedGate(err); claimed {
+		return askProof(ctx, opts, b)
+	}
 	if err != nil {
 		return err
 	}
@@ -119,6 +122,31 @@ func runLand(ctx context.Context, opts *landOptions) error {
 			}
 			fmt.Fprintf(w, "%s %s into %s: %s is now %.12s%s\n", res.Merge, res.Branch, res.Target, res.Target, res.Commit, where)
 		}
+		return nil
+	})
+}
+
+// askProof is land's answer to a claim: runnerd is asked to run an
+// approved runner's gate on exactly the claimed tree, and the human lands
+// again once it is proven; with no runner to prove it, refused.
+func askProof(ctx context.Context, opts *landOptions, b *ops.Brain) error {
+	req, err := b.RequestProof(ctx, opts.MissionID, opts.Into, opts.IO.now())
+	if err != nil {
+		return err
+	}
+	reply := struct {
+		MissionID string            `json:"mission_id"`
+		Landed    bool              `json:"landed"`
+		Proving   *ops.ProofRequest `json:"proving"`
+	}{req.MissionID, false, req}
+	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		fmt.Fprintf(w, "not landed: %s's gate is %s\n", req.MissionID, req.Claim)
+		asked := "asked runnerd to run"
+		if req.Already {
+			asked = "runnerd was already asked to run"
+		}
+		fmt.Fprintf(w, "%s runner %s's approved gate (%s) on exactly commit %.12s, tree %.12s\n", asked, req.Runner, req.Gate, req.Commit, req.Tree)
+		fmt.Fprintf(w, "land again once it is proven: m1nd mission show %s says where it stands\n", req.MissionID)
 		return nil
 	})
 }

@@ -101,7 +101,7 @@ func runRunnerd(ctx context.Context, opts *runnerdOptions) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile))
+	secret, err := serve.LoadSecret(serve.SecretPath(repo))
 	if errors.Is(err, fs.ErrNotExist) {
 		return usagef("runnerd secret: %v (m1nd init creates it)", err)
 	}
@@ -148,7 +148,7 @@ func loadPins(streams *IOStreams, repo *gitstore.Repo) owner.Pins {
 	}
 	// The secret is read even when no runner is pinned yet: the operator
 	// may pin one while the owner runs.
-	if secret, err := serve.LoadSecret(filepath.Join(repo.RuntimeDir(), serve.SecretFile)); err == nil {
+	if secret, err := serve.LoadSecret(serve.SecretPath(repo)); err == nil {
 		pins.Secret = secret
 	} else if len(caps) > 0 {
 		fmt.Fprintf(streams.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)

@@ -46,6 +46,8 @@ var examples = map[string][]string{
 	"runnerd":            {"m1nd runnerd", "m1nd runnerd --config ~/.config/m1nd/runners.toml"},
 	"spawn":              {"m1nd spawn --runner build-1 --block sb_myrepo_core --packet packet.md", `m1nd spawn --runner build-1 --block sb_myrepo_core --ask "make the ledger test pass"`},
 	"worktrees prune":    {"m1nd worktrees prune"},
+	"runners show":       {"m1nd runners show", "m1nd runners show --json"},
+	"runners approve":    {"m1nd runners approve    # at a terminal, before the first passkey: type the runner ids to confirm"},
 	"hooks install":      {"m1nd hooks install", "m1nd -C /srv/git/myrepo.git hooks install --bare"},
 	"hooks uninstall":    {"m1nd hooks uninstall"},
 	"hooks run":          {"m1nd hooks run pre-receive < updates    # as git runs it"},

@@ -180,6 +180,8 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"init", nil},
 		{"hooks install", nil},
 		{"hooks uninstall", nil},
+		{"runners show", nil},
+		{"runners approve", nil}, // refused: not at a terminal
 	}
 
 	listed := map[string]bool{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -71,10 +72,20 @@ func waiting(t *testing.T, dir, block, file, body string) (id, wt string) {
 		Evidence: gates.Evidence{ArtifactHash: hash, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
 			EvidenceRefs: []string{"gate://" + id, "commit:" + g.Git("rev-parse", branch), "tree:" + g.Git("rev-parse", branch+"^{tree}")},
 			StartedAt:    now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
-	if _, err := b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	att := approvedRunner(t, repo).Sign(t, mw)
+	if _, err := b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
 	return id, wt
+}
+
+// approvedRunner approves runner b1 of the brain in repo afresh, its pin
+// and a new key confirmed at a terminal (an earlier key retires, keeping
+// what it signed): it signs the merge_waits the tests post, as runnerd
+// does.
+func approvedRunner(t *testing.T, repo *gitstore.Repo) *pinstest.Runner {
+	t.Helper()
+	return pinstest.Approve(t, repo, "b1", "go test ./core/...")
 }
 
 // refsState is every ref and the main worktree's HEAD and status: what a

@@ -34,6 +34,28 @@ type Side struct {
 	// the target, a gate that failed on the merge. Absent while nothing
 	// is amiss.
 	Queue *QueueState `json:"queue,omitempty"`
+	// Prove asks runnerd's queue to run an approved runner's gate on
+	// exactly the tree an agent's claimed merge_wait names: the human's
+	// landing of a claim writes it (DESIGN §10). Absent otherwise.
+	Prove *ProveRequest `json:"prove,omitempty"`
+}
+
+// ProveRequest is a human's landing of a claimed gate, waiting for an
+// approved runner to prove it: the claim's merge_wait letter, the commit
+// and tree it names, the runner whose approved gate runs on them, and
+// the outcome once runnerd ran it.
+type ProveRequest struct {
+	Letter string `json:"letter"` // the claim's merge_wait letter id
+	Runner string `json:"runner"`
+	Commit string `json:"commit"`
+	Tree   string `json:"tree"`
+	At     string `json:"at"`
+	// Running is set while the gate runs; Failed, with Exit and Why, when
+	// it did not pass (runnerd then ends the mission failed).
+	Running bool   `json:"running,omitempty"`
+	Failed  bool   `json:"failed,omitempty"`
+	Exit    *int   `json:"exit,omitempty"`
+	Why     string `json:"why,omitempty"`
 }
 
 // The states runnerd's queue records of a waiting mission.

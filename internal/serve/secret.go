@@ -17,33 +17,38 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// SecretFile is the secret's name inside the runtime dir.
+// SecretFile is the secret's name inside the private folder (PrivateDir).
 const SecretFile = "runnerd.secret"
 
-// EnsureSecret creates the secret (32 random bytes as 64 hex, mode 0600)
-// unless a valid one exists. created reports whether it wrote one. An
-// existing secret that is a symlink, readable by others or malformed is
-// refused, never silently replaced: the operator decides.
-func EnsureSecret(runtimeDir string) (created bool, err error) {
-	path := filepath.Join(runtimeDir, SecretFile)
+// EnsureSecret creates repo's runnerd secret (32 random bytes as 64 hex,
+// mode 0600) in its private folder unless a valid one exists. created
+// reports whether it wrote one. An existing secret that is a symlink,
+// readable by others or malformed is refused, never silently replaced:
+// the operator decides. A secret a release before kept in the runtime dir
+// (where agents can read it) moves to the private folder.
+func EnsureSecret(repo *gitstore.Repo) (created bool, err error) {
+	path := SecretPath(repo)
 	if _, err := LoadSecret(path); err == nil {
 		return false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
+	if err := ensurePrivateDir(filepath.Dir(path)); err != nil {
+		return false, err
+	}
+	legacy := filepath.Join(repo.RuntimeDir(), SecretFile)
+	if old, err := LoadSecret(legacy); err == nil {
+		if err := writeNew(path, []byte(old+"\n")); err != nil {
+			return false, err
+		}
+		return true, os.Remove(legacy)
+	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return false, fmt.Errorf("generate secret: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return false, fmt.Errorf("create %s: %w", path, err)
-	}
-	_, werr := f.WriteString(hex.EncodeToString(b[:]) + "\n")
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(path)
-		return false, fmt.Errorf("write %s: %w", path, err)
+	if err := writeNew(path, []byte(hex.EncodeToString(b[:])+"\n")); err != nil {
+		return false, err
 	}
 	return true, nil
 }

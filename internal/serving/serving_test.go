@@ -105,7 +105,9 @@ func TestMCPOverStdio(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("m1nd mcp exit %d, stderr %q", code, errb.String())
 	}
-	// The letter went in as a1, the agent the server acts as.
+	// The letter went in as a1, the agent the server acts as; the owner
+	// reads b2's inbox.
+	t.Setenv("M1ND_AGENT", "")
 	in := run(t, dir, "mail", "inbox", "--agent", "b2", "--json")
 	if in["unread"] != float64(1) {
 		t.Fatalf("b2's inbox after mail_send over MCP: %v", in)
