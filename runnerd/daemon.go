@@ -47,11 +47,11 @@ type Daemon struct {
 	// Key signs what the runners' gates tested (gates.GateStatement); its
 	// public half is part of the pins a human approves. nil: the brain's
 	// key (serve.LoadRunnerKey), made when missing.
-	Key ed25519.PrivateKey
-	OwnerURL   string        // "" finds the owner in serve.json
-	Announce   time.Duration // AnnounceInterval when 0
-	Logf       func(format string, args ...any)
-	Now        func() time.Time
+	Key      ed25519.PrivateKey
+	OwnerURL string        // "" finds the owner in serve.json
+	Announce time.Duration // AnnounceInterval when 0
+	Logf     func(format string, args ...any)
+	Now      func() time.Time
 	// Sessions is the session registry the keeper reads (nil: no session
 	// is ever live, and none is resumed).
 	Sessions SessionView
