@@ -236,11 +236,13 @@ func (s *Store) LandingImport(missionID, letterID, block string, candidate *gate
 // GatedTrees is what a protected target may hold (hooks install --bare
 // --protect): the trees the gates of its landings tested, as the store at
 // head records them — of every receipt a human imported to land a mission
-// into target, the tree its candidate names (tree:…). The head's blocks
-// are read, not the store's history: a receipt a later skeleton edit
-// dropped no longer vouches for its tree.
-func GatedTrees(objs gitstore.Objects, head gitstore.Hash, target string) (map[string]bool, error) {
-	trees := map[string]bool{}
+// into target, the tree its candidate names (tree:…), with the landings
+// that name it. The head's blocks are read, not the store's history: a
+// receipt a later skeleton edit dropped no longer vouches for its tree.
+// Whose gate proved each landing is the caller's to judge (the merge_wait
+// letter the landing names carries its runner's signature).
+func GatedTrees(objs gitstore.Objects, head gitstore.Hash, target string) (map[string][]Landing, error) {
+	trees := map[string][]Landing{}
 	if head.IsZero() {
 		return trees, nil
 	}
@@ -279,7 +281,7 @@ func GatedTrees(objs gitstore.Objects, head gitstore.Hash, target string) (map[s
 				}
 				if rc, _, err := DecodeReceipt(r.Receipt); err == nil {
 					if _, tree := rc.Evidence.Tested(); tree != "" {
-						trees[tree] = true
+						trees[tree] = append(trees[tree], *r.Lands)
 					}
 				}
 			}

@@ -267,3 +267,10 @@ func (e Evidence) PinOf() string {
 	}
 	return ""
 }
+
+// NamesTree reports whether the evidence names the tree its gate tested:
+// a landing of it moves a target there.
+func NamesTree(e Evidence) bool {
+	_, tree := e.Tested()
+	return tree != ""
+}

@@ -90,10 +90,11 @@ type Laws struct {
 	mu       sync.Mutex
 	folded   map[string]chain.Folded // the archive at archived, read once
 	archived gitstore.Hash
-	gestures *brain.KeysAt              // one judge of gestures for every update, read once
-	gateJ    *brain.PinsAt              // one judge of runners' signatures, read once
-	landings *brain.StoreAt             // the store for every landing, walked once
-	gated    map[string]map[string]bool // store head and protected branch → its gated trees, read once
+	gestures *brain.KeysAt                           // one judge of gestures for every update, read once
+	gateJ    *brain.PinsAt                           // one judge of runners' signatures, read once
+	landings *brain.StoreAt                          // the store for every landing, walked once
+	gated    map[string]map[string][]brain.Landing   // store head and protected branch → its gated trees, read once
+	head     func(ref string) (gitstore.Hash, error) // the heads SetHeads was given: any ref as the update leaves it
 }
 
 // HeadRefs are the refs the laws judge others against: the store (a
@@ -106,6 +107,7 @@ var HeadRefs = []string{brain.StoreRef, brain.KeysRef, chain.ArchiveRef, brain.P
 // head says each of HeadRefs is as the updates are judged (ZeroHash:
 // none).
 func (laws *Laws) SetHeads(head func(ref string) (gitstore.Hash, error)) error {
+	laws.head = head
 	for i, dst := range []*gitstore.Hash{&laws.StoreHead, &laws.KeysHead, &laws.ArchiveHead, &laws.PinsHead} {
 		h, err := head(HeadRefs[i])
 		if err != nil {
@@ -193,6 +195,15 @@ func (laws *Laws) gestureJudge(objs Objects) *brain.KeysAt {
 		laws.gestures = &brain.KeysAt{Objects: objs, Head: laws.KeysHead, Strict: laws.Strict, RequirePasskey: laws.RequirePasskey}
 	}
 	return laws.gestures
+}
+
+// refHead is ref's head as the updates being judged leave it (ZeroHash:
+// none), through the head function SetHeads was given.
+func (laws *Laws) refHead(ref string) (gitstore.Hash, error) {
+	if laws.head == nil {
+		return gitstore.ZeroHash, fmt.Errorf("the laws were given no heads to read %s by", ref)
+	}
+	return laws.head(ref)
 }
 
 // gateJudge is the judge of runners' signatures at PinsHead, read once.
@@ -440,8 +451,10 @@ func ProtectedRef(branch string) string { return "refs/heads/" + branch }
 // CheckProtected judges a push that moves a protected branch (u.Ref is
 // ProtectedRef(branch)): it may only move to a commit whose tree the gate
 // of a landing into that branch tested, as the store at StoreHead records
-// it (brain.GatedTrees) — main only ever holds gated trees. It is never
-// deleted.
+// it (brain.GatedTrees), and only where that gate's merge_wait carries a
+// valid signature by a runner key the pins at PinsHead approve — so any
+// remote holding the pins judges it without trusting the pusher (DESIGN
+// §10). main only ever holds proven trees. It is never deleted.
 func (laws *Laws) CheckProtected(objs Objects, u Update, branch string) *RefFault {
 	if u.New.IsZero() {
 		return fault(u, u.Old, gates.StaleGate, "%s is protected on this remote: it is never deleted", branch)
@@ -454,19 +467,28 @@ func (laws *Laws) CheckProtected(objs Objects, u Update, branch string) *RefFaul
 	if err != nil {
 		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote, and the brain's store could not be read to see what was gated: %v", branch, err)
 	}
-	if !trees[c.Tree.String()] {
+	landings := trees[c.Tree.String()]
+	if len(landings) == 0 {
 		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote: it only moves to a tree the gate of a landed mission passed on, and %.12s's tree %.12s is none — land the work with m1nd land (its gate runs on exactly what lands), push the brain first (m1nd sync), then %s", branch, u.New, c.Tree, branch)
 	}
-	return nil
+	why := ""
+	for _, l := range landings {
+		err := laws.provenGate(objs, l)
+		if err == nil {
+			return nil
+		}
+		why = gates.OneLine(err.Error())
+	}
+	return fault(u, u.New, gates.UnprovenGate, "%s is protected on this remote: %.12s's tree %.12s was landed, but no runner whose key the pins approve proved its gate (%s) — push the brain first (m1nd sync), or land work a runner you approved proved", branch, u.New, c.Tree, why)
 }
 
 // gatedTrees is brain.GatedTrees for branch at StoreHead, read once per
 // branch for every update of one push.
-func (laws *Laws) gatedTrees(objs Objects, branch string) (map[string]bool, error) {
+func (laws *Laws) gatedTrees(objs Objects, branch string) (map[string][]brain.Landing, error) {
 	laws.mu.Lock()
 	defer laws.mu.Unlock()
 	if laws.gated == nil {
-		laws.gated = map[string]map[string]bool{}
+		laws.gated = map[string]map[string][]brain.Landing{}
 	}
 	key := laws.StoreHead.String() + " " + branch
 	if trees, ok := laws.gated[key]; ok {
@@ -478,6 +500,57 @@ func (laws *Laws) gatedTrees(objs Objects, branch string) (map[string]bool, erro
 	}
 	laws.gated[key] = trees
 	return trees, nil
+}
+
+// provenGate checks that the merge_wait letter a landing names carries a
+// valid signature by the runner key the pins at PinsHead approve: the
+// letter is found on its mission's chain (its live ref as the push leaves
+// it, or the archive's fold of it).
+func (laws *Laws) provenGate(objs Objects, l brain.Landing) error {
+	ref := chain.MissionRefPrefix + l.MissionID
+	head, err := laws.refHead(ref)
+	if err != nil {
+		return err
+	}
+	if head.IsZero() {
+		folded, err := laws.archive(objs)
+		if err != nil {
+			return err
+		}
+		m, ok := folded[l.MissionID]
+		if !ok {
+			return fmt.Errorf("this remote holds no mission %s", l.MissionID)
+		}
+		if head, err = gitstore.ParseHash(m.Head); err != nil {
+			return err
+		}
+	}
+	for h := head; !h.IsZero(); {
+		c, err := objs.ReadCommit(h)
+		if err != nil {
+			return err
+		}
+		doc, err := chain.MissionKind.ReadJudged(objs, ref, h, c)
+		if err != nil {
+			return err
+		}
+		if doc.ID == l.LetterID {
+			letter := doc.Value.(*chain.Letter)
+			agent, _ := chain.AgentOf(c.Message)
+			if runner, err := chain.NamedRunner(letter, agent); err != nil || runner == "" {
+				return gates.Refusef(gates.UnprovenGate, "gate", "%s's merge_wait %s is %s's claim", l.MissionID, l.LetterID, agent)
+			}
+			if _, signed, err := chain.AttestationOf(c.Message); err != nil || !signed {
+				return gates.Refusef(gates.UnprovenGate, "gate", "%s's merge_wait %s carries no runner's signature", l.MissionID, l.LetterID)
+			}
+			return laws.gateJudge(objs).CheckGateProof(doc, letter)
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		h = c.Parents[0]
+	}
+	return fmt.Errorf("mission %s holds no merge_wait letter %s", l.MissionID, l.LetterID)
 }
 
 // checkFolded is the archive's law for a mission ref: a mission the

@@ -235,3 +235,22 @@ func (b *Brain) approvedGate(runner string) string {
 	}
 	return ""
 }
+
+// landedWord is what the gate a landed mission landed stood on: the
+// merge_wait letter its landed letter follows; nil when it reads none.
+func (b *Brain) landedWord(h *chain.Head) (*GateWord, error) {
+	c, err := b.Repo.ReadCommit(h.Commit)
+	if err != nil || len(c.Parents) == 0 {
+		return nil, err
+	}
+	parent := c.Parents[0]
+	body, _, err := b.Repo.ReadFileAt(parent, chain.LetterFile)
+	if err != nil {
+		return nil, nil
+	}
+	l, err := chain.DecodeStoredHead(body)
+	if err != nil || l.Phase != chain.PhaseMergeWait {
+		return nil, nil
+	}
+	return b.GateWordOf(h.MissionID, parent, l, body)
+}

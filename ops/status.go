@@ -70,12 +70,14 @@ type SkeletonState struct {
 	State      string `json:"state"`
 }
 
-// LandingBell counts the heads in merge_wait (gate green, waiting for a
-// human to land the receipt) and, of those, the ones ready to land now: a
-// human lands only what a gate passed on as it would land (QueueView).
+// LandingBell counts the heads in merge_wait (waiting for a human to land
+// the receipt) and, of those, the ones ready to land now — a human lands
+// only what an approved runner's gate passed on as it would land
+// (QueueView) — and the claims no approved runner proved yet.
 type LandingBell struct {
 	MergeWait int `json:"merge_wait"`
 	Ready     int `json:"ready"`
+	Claimed   int `json:"claimed,omitempty"`
 }
 
 // HasStore reports whether the brain has a store yet.
@@ -135,6 +137,11 @@ func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
 			return nil, fmt.Errorf("status: the landing queue: %w", err)
 		}
 		st.LandingBell = &LandingBell{MergeWait: n, Ready: ReadyBell(heads.Missions, queue)}
+		for _, q := range queue {
+			if q.State == QueueClaimed || q.State == QueueProving {
+				st.LandingBell.Claimed++
+			}
+		}
 	}
 	if st.Parked, err = ParkedConflicts(b.Repo); err != nil {
 		return nil, fmt.Errorf("status: read the parked conflicts: %w", err)

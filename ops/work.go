@@ -120,6 +120,10 @@ type ShownMission struct {
 	// Queue is where the mission stands in the landing queue, while it
 	// waits in merge_wait.
 	Queue *QueueView `json:"queue,omitempty"`
+	// Proof is what its gate stands on — proven by a runner the human
+	// approved, or an agent's claim — for a mission in merge_wait, or
+	// landed (the gate it landed).
+	Proof *GateWord `json:"proof,omitempty"`
 }
 
 // ShowMission reads a mission's head and view; unknown_mission when there
@@ -137,12 +141,18 @@ func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMissio
 		return nil, err
 	}
 	shown := &ShownMission{Head: head, View: view}
-	if head.Phase == chain.PhaseMergeWait {
+	switch head.Phase {
+	case chain.PhaseMergeWait:
 		queue, err := b.Queue(ctx, []*chain.Head{head})
 		if err != nil {
 			return nil, err
 		}
 		shown.Queue = queue[missionID]
+		shown.Proof = shown.Queue.Proof
+	case chain.PhaseLanded:
+		if shown.Proof, err = b.landedWord(head); err != nil {
+			return nil, err
+		}
 	}
 	return shown, nil
 }

@@ -12,6 +12,7 @@ package testscripts
 //	passkey NAME register | passkey NAME sign OPTIONS-FILE
 //	canonical FILE                      a mission letter's canonical bytes
 //	waitqueue [-timeout D] MISSION STATE    until the landing queue says STATE
+//	approvepins [CONFIG...]             approve runners.toml's build runners, as at a terminal
 //
 // Each is registered in Params.Cmds (see TestScripts). jsonget also comes
 // as jsonval, a program on PATH (see TestMain), for the shell helpers that
@@ -28,6 +29,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,10 +38,13 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
+	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -55,6 +60,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"passkey":     cmdPasskey,
 	"canonical":   cmdCanonical,
 	"waitqueue":   cmdWaitQueue,
+	"approvepins": cmdApprovePins,
 }
 
 // defaultWait bounds every wait that is given no -timeout. It is generous
@@ -742,4 +748,45 @@ func cmdCanonical(ts *testscript.TestScript, neg bool, args []string) {
 	l, err := chain.DecodeLetter([]byte(ts.ReadFile(args[0])))
 	ts.Check(err)
 	ts.Stdout().Write(l.Canonical())
+}
+
+// cmdApprovePins implements `approvepins [CONFIG...]`: the build runners
+// of the repository's runners.toml (or of the CONFIG files, together),
+// with its runnerd key, approved as the next
+// version of refs/m1nd/pins as `m1nd runners approve` does at a terminal
+// (origin human-tty), for the scenarios whose subject is not that verb
+// (runners_approve.txtar drives the verb at a real terminal). It prints
+// "approved runner pins vN".
+func cmdApprovePins(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: approvepins [CONFIG...]")
+	}
+	repo, err := gitstore.Open(ts.MkAbs("."))
+	ts.Check(err)
+	defer repo.Close()
+	files := []string{filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)}
+	if len(args) > 0 {
+		files = files[:0]
+		for _, a := range args {
+			files = append(files, ts.MkAbs(a))
+		}
+	}
+	key, err := serve.RunnerPublicKey(repo)
+	ts.Check(err)
+	var approvals []brain.ApprovedRunner
+	for _, file := range files {
+		cfg, err := runnerd.LoadConfig(file)
+		ts.Check(err)
+		more, _ := runnerd.Approvals(cfg, key)
+		approvals = append(approvals, more...)
+	}
+	if len(approvals) == 0 {
+		ts.Fatalf("approvepins: runners.toml pins no build runner")
+	}
+	ctx := context.Background()
+	p, set, err := brain.PreparePins(ctx, repo, approvals, time.Now().UTC().Truncate(time.Second))
+	ts.Check(err)
+	_, err = (&brain.Store{Repo: repo}).CommitPins(ctx, p, gates.OriginHumanTTY, nil)
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "approved runner pins v%d\n", set.Version)
 }

@@ -318,3 +318,24 @@ func agentOrOwner(id, field string) (string, error) {
 	}
 	return id, nil
 }
+
+// proveRequest is POST /api/prove: the landing of a claimed gate.
+type proveRequest struct {
+	MissionID string `json:"mission_id"`
+	Into      string `json:"into,omitempty"`
+}
+
+// postProve asks runnerd to run an approved runner's gate on exactly the
+// tree a claimed merge_wait names (ops.RequestProof): what the tray's
+// land… does on a claim, before anything can land. It changes no ref;
+// with no runner to prove it, it is refused and says so.
+func (s *Server) postProve(r *http.Request, body []byte) (any, error) {
+	var req proveRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	if !chain.ValidMissionID(req.MissionID) {
+		return nil, gates.Refusef(gates.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", gates.Echo(req.MissionID))
+	}
+	return s.RequestProof(r.Context(), req.MissionID, req.Into, s.now())
+}

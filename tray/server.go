@@ -82,6 +82,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/mission_new", s.write(s.postMissionNew))
 	mux.HandleFunc("POST /api/gesture/options", s.write(s.postGestureOptions))
 	mux.HandleFunc("POST /api/gesture/commit", s.write(s.postGestureCommit))
+	mux.HandleFunc("POST /api/prove", s.write(s.postProve))
 	mux.HandleFunc("POST /api/candidate_edit", s.write(s.postCandidateEdit))
 	mux.HandleFunc("POST /api/naming", s.write(s.postNaming))
 	mux.HandleFunc("POST /api/curate", s.write(s.postCurate))

@@ -299,7 +299,7 @@ func runMissionShow(ctx context.Context, opts *missionShowOptions) error {
 		if shown.View.Title != "" {
 			fmt.Fprintf(w, "ask         %s\n", shown.View.Title)
 		}
-		printLetter(w, shown.HeadLetterID, shown.Letter)
+		printLetter(w, shown.HeadLetterID, shown.Letter, shown.Proof)
 		fmt.Fprintf(w, "superseded  %s\n", gates.Count(int(shown.SupersededCount), "earlier letter"))
 		if q := shown.Queue; q != nil {
 			fmt.Fprintf(w, "queue       %s: %s\n", q.State, q.Why)
@@ -365,7 +365,11 @@ func lastLines(text string, n int) []string {
 	return lines
 }
 
-func printLetter(w io.Writer, id string, l *chain.Letter) {
+// printLetter prints a head letter; proof is what its gate stands on (a
+// merge_wait's, a landed one's), whose words replace an agent's claim
+// wherever the letter repeats it.
+func printLetter(w io.Writer, id string, l *chain.Letter, proof *ops.GateWord) {
+	claim := proof != nil && !proof.Proven()
 	fmt.Fprintf(w, "mission     %s #%d  (letter %s)\n", l.MissionID, l.MissionSeq, id)
 	fmt.Fprintf(w, "phase       %s\n", l.Phase)
 	fmt.Fprintf(w, "block       %s  (brain %s)\n", l.BlockID, l.BrainRef)
@@ -375,17 +379,31 @@ func printLetter(w io.Writer, id string, l *chain.Letter) {
 	}
 	fmt.Fprintf(w, "seat        %s\n", role)
 	if v := l.Verdict; v != nil {
-		fmt.Fprintf(w, "verdict     %s %s\n", v.Decision, v.Gist)
+		said := ""
+		if claim {
+			said = fmt.Sprintf("  (%s's own words, not proven)", proof.Agent)
+		}
+		fmt.Fprintf(w, "verdict     %s %s%s\n", v.Decision, v.Gist, said)
 	}
 	if g := l.Gate; g != nil {
 		line := g.Command
 		if g.ExitStatus != nil {
 			line += fmt.Sprintf(" · exit %d", *g.ExitStatus)
 		}
-		fmt.Fprintf(w, "gate        %s\n", line)
-		if l.Phase == chain.PhaseMergeWait {
-			fmt.Fprintf(w, "            gate green — receipt not landed\n")
+		if claim {
+			line += " (claimed)"
 		}
+		fmt.Fprintf(w, "gate        %s\n", line)
+	}
+	if proof != nil {
+		fmt.Fprintf(w, "proof       %s\n", proof.Says)
+	}
+	if l.Phase == chain.PhaseMergeWait {
+		state := "receipt not landed"
+		if c := l.ReceiptCandidate; claim && c != nil && gates.NamesTree(c.Evidence) {
+			state = "not landable as it is: m1nd land asks runnerd to run an approved gate on exactly its tree"
+		}
+		fmt.Fprintf(w, "            %s\n", state)
 	}
 	if r := l.Receipt; r != nil && r.Imported {
 		fmt.Fprintf(w, "receipt     ✓ store v%d\n", r.StoreVersion)

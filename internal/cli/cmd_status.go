@@ -74,7 +74,12 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 			}
 		}
 		if reply.LandingBell != nil {
-			fmt.Fprintf(w, "landing bell: %s waiting in merge_wait (gate green, receipt not landed), %d ready to land\n", gates.Count(reply.LandingBell.MergeWait, "mission"), reply.LandingBell.Ready)
+			bell := reply.LandingBell
+			claimed := ""
+			if bell.Claimed > 0 {
+				claimed = fmt.Sprintf(", %d an agent's claim no approved runner proved yet", bell.Claimed)
+			}
+			fmt.Fprintf(w, "landing bell: %s waiting in merge_wait (receipt not landed), %d ready to land%s\n", gates.Count(bell.MergeWait, "mission"), bell.Ready, claimed)
 		}
 		for _, p := range reply.Parked {
 			fmt.Fprintf(w, "parked   %s: %s\n", p.Ref, p.Lesson)

@@ -37,6 +37,11 @@ func PrivateDir(repo *gitstore.Repo) string {
 	if main == "" {
 		return filepath.Join(repo.RuntimeDir(), "private")
 	}
+	// One folder however the repository is reached (through a link, by
+	// another path): its real path names it.
+	if real, err := filepath.EvalSymlinks(main); err == nil {
+		main = real
+	}
 	return filepath.Join(filepath.Dir(main), filepath.Base(main)+".m1nd", PrivateFolder)
 }
 

@@ -278,6 +278,13 @@ function renderBlocks() {
 // ready when its gate tested exactly what the landing puts on the target.
 function queueOf(m) { return (state.queue || {})[m.mission_id] || null; }
 function isReady(m) { const q = queueOf(m); return !q || q.state === 'ready'; }
+// What a waiting mission's gate stands on (ops.GateWord): proven by a
+// runner the human approved, or an agent's claim — never the agent's
+// word repeated as fact.
+function proofOf(m) { const q = queueOf(m); return q && q.proof ? q.proof : null; }
+function isClaim(p) { return !!p && p.standing !== 'proven'; }
+// A claim waiting to be proven is landed by asking runnerd to prove it.
+function canProve(q) { return !!q && q.state === 'claimed'; }
 
 function newestFirst(a, b) { return (b.head.updated_at || '').localeCompare(a.head.updated_at || ''); }
 
@@ -354,10 +361,12 @@ function card(m, now) {
   c.append(el('div', { class: 'meta', text: [l.seat, l.capability, l.runner_id].filter(Boolean).join(' · ') }));
   c.append(el('div', { class: 'phase' }, icon(l.phase), ` ${meta.label}`,
     el('span', { class: 'muted' }, ' · ', timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now), ` · #${l.mission_seq}`)));
-  if (l.verdict && l.verdict.gist) c.append(el('div', { class: 'gist', text: `${l.verdict.decision}: ${l.verdict.gist}` }));
+  const proof = l.phase === 'merge_wait' ? proofOf(m) : null;
+  const claimed = isClaim(proof);
+  if (l.verdict && l.verdict.gist) c.append(el('div', { class: 'gist', text: claimed ? `${proof.agent} says: ${l.verdict.decision}: ${l.verdict.gist}` : `${l.verdict.decision}: ${l.verdict.gist}` }));
   if (l.gate) {
     const exit = l.gate.exit_status === undefined ? '' : ` · exit ${l.gate.exit_status}`;
-    c.append(el('div', { class: 'gate', text: `${l.gate.command}${exit}` }));
+    c.append(el('div', { class: 'gate', text: `${claimed ? 'claimed: ' : ''}${l.gate.command}${exit}` }));
   }
   const actions = el('div', { class: 'actions' });
   if (m.fault) {
@@ -369,13 +378,16 @@ function card(m, now) {
     return c;
   }
   if (l.phase === 'merge_wait') {
-    const exit = l.gate && l.gate.exit_status;
-    c.append(el('div', { class: 'muted', text: exit === 0 ? 'gate green — receipt not landed' : `gate exit ${exit} — not landable` }));
+    if (proof) c.append(el('div', { class: claimed ? 'why proof' : 'muted proof', 'data-proof': proof.standing, text: `${proof.says} — ${claimed ? 'not landable as it is' : 'receipt not landed'}` }));
     const q = queueOf(m);
     if (q) c.append(queueLine(q));
     const why = gestureWhy();
-    const notReady = why || (isReady(m) ? '' : `not ready to land: ${q.why}`);
-    if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!notReady, title: notReady || 'import the receipt and move the target to the tested commit, signed by your passkey', onclick: () => land(m) }));
+    if (l.receipt_candidate && canWrite() && canProve(q)) {
+      actions.append(el('button', { type: 'button', class: 'primary land prove', text: 'land…', title: 'a claim: landing it first has runnerd run an approved runner\'s gate on exactly its tree', onclick: () => prove(m) }));
+    } else {
+      const notReady = why || (isReady(m) ? '' : `not ready to land: ${q.why}`);
+      if (l.receipt_candidate && canWrite()) actions.append(el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!notReady, title: notReady || 'import the receipt and move the target to the tested commit, signed by your passkey', onclick: () => land(m) }));
+    }
     if (canWrite()) actions.append(el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => archive(m) }));
     if (canWrite() && why) actions.append(el('span', { class: 'why', 'data-why': 'gesture', text: why }));
     if (!canWrite()) actions.append(el('span', { class: 'why', text: `this owner is read-only: land at a terminal with m1nd land ${m.mission_id}` }));
@@ -457,7 +469,8 @@ function showBlock(id) {
 // (its output).
 function queueLine(q) {
   const words = { ready: 'ready to land', target_moved: 'target moved — re-gating…', branch_moved: 'branch moved since its gate — re-gating…', regating: 're-gating…',
-    conflict: 'conflicts with the target', gate_failed: 'gate failed on the merge', no_runner: 'cannot be re-gated here', untested_work: 'no tested commit' };
+    conflict: 'conflicts with the target', gate_failed: 'gate failed on the merge', no_runner: 'cannot be re-gated here', untested_work: 'no tested commit',
+    claimed: 'a claim — not proven', proving: 'proving — runnerd runs the approved gate…' };
   const div = el('div', { class: 'queue', 'data-queue': q.state },
     el('strong', { text: words[q.state] || q.state }), el('span', { class: 'muted', text: ` · ${q.why}` }));
   if (q.state === 'gate_failed' && q.output) div.append(el('pre', { class: 'tail', text: q.output }));
@@ -514,8 +527,11 @@ function missionSections(out) {
       if (out && $('#mission').open) openMission(m.mission_id, out.ok ? { text: words(out) } : { text: refusal(out), error: true });
     };
     if (q) parts.push(section('mv-queue', 'Landing queue', queueLine(q)));
+    const landButton = canProve(q)
+      ? el('button', { type: 'button', class: 'primary land prove', text: 'land…', title: 'a claim: landing it first has runnerd run an approved runner\'s gate on exactly its tree', onclick: () => again(prove, provingWords) })
+      : el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!notReady, title: notReady || undefined, onclick: () => again(land, landedWords) });
     parts.push(el('div', { class: 'actions' },
-      l.receipt_candidate ? el('button', { type: 'button', class: 'primary land', text: 'land…', disabled: !!notReady, title: notReady || undefined, onclick: () => again(land, landedWords) }) : null,
+      l.receipt_candidate ? landButton : null,
       el('button', { type: 'button', class: 'archive', text: 'archive…', disabled: !!why, title: why || undefined, onclick: () => again(archive, () => `archived ${m.mission_id}`) }),
       why ? el('span', { class: 'why', text: why }) : null));
   }
@@ -534,9 +550,12 @@ function missionSections(out) {
     : el('p', { class: 'note', text: v.packet_ref ? `the packet is not kept on this machine; its ref is ${v.packet_ref}` : 'this mission was opened with no packet' })));
 
   if (v.gate) {
-    const g = v.gate;
-    const gate = [el('p', {}, 'proved by the gate ', el('code', { text: g.command }), el('span', { class: 'muted', text: g.exit_status === undefined ? ' · still running' : ` · exit ${g.exit_status}` }))];
-    if (g.pin) gate.push(el('p', { class: g.pin_approved ? 'muted pin' : 'why pin', text: g.pin_approved ? `its runner pin is the one a passkey approved (${g.pin.slice(0, 23)}…)` : `its runner pin (${g.pin.slice(0, 23)}…) is not one a passkey approved now` }));
+    const g = v.gate, proof = out.proof;
+    const exit = el('span', { class: 'muted', text: g.exit_status === undefined ? ' · still running' : ` · exit ${g.exit_status}` });
+    const gate = [];
+    if (!proof) gate.push(el('p', {}, 'the gate ', el('code', { text: g.command }), exit));
+    else if (proof.standing === 'proven') gate.push(el('p', {}, `${proof.says}: its approved gate `, el('code', { text: g.command }), exit, ' ran on exactly the tree that lands'));
+    else gate.push(el('p', { class: 'why proof', 'data-proof': proof.standing }, `${proof.says}: the gate `, el('code', { text: g.command }), exit, ` is ${proof.agent}'s word, and no runner you approved ran it`));
     if (g.output) {
       if (g.truncated) gate.push(el('p', { class: 'note', text: `the last 64 KiB; m1nd mission gate ${out.mission_id} prints the whole` }));
       gate.push(el('pre', { class: 'scroll gate-output', text: g.output }));
@@ -673,7 +692,10 @@ async function land(m) {
   else if (!w) merge = 'There is no branch to merge: only the receipt lands.';
   else if (w.target) merge = `It merges ${w.branch} (${w.commits.length} commit${w.commits.length === 1 ? '' : 's'}, +${w.added} −${w.deleted}) into ${w.target}.`;
   else merge = `It would merge ${w.branch}, but no target branch is recorded for it here: land it at a terminal with m1nd land ${m.mission_id} --into BRANCH.`;
-  const gate = m.head.gate ? ` Proved by the gate \`${m.head.gate.command}\` (exit ${m.head.gate.exit_status}).` : '';
+  const proof = proofOf(m) || (shown && shown.ok ? shown.proof : null);
+  const gate = !m.head.gate ? '' : proof && proof.standing === 'proven'
+    ? ` ${proof.says}: its approved gate \`${m.head.gate.command}\` passed (exit ${m.head.gate.exit_status}) on exactly the tree that lands.`
+    : ` The gate \`${m.head.gate.command}\` is ${proof ? proof.says : 'not proven'}.`;
   const text = `Block ${name}. Landing imports the receipt its gate proved into the brain's store. ${merge}${gate} Your passkey signs it.`;
   const out = await signedGesture({ gesture: 'land', mission_id: m.mission_id }, `Land ${m.mission_id}?`, text, 'land');
   if (out.declined) return null;
@@ -681,6 +703,24 @@ async function land(m) {
   if (!out.ok) say(refusal(out), true); else say(landedWords(out));
   await refresh();
   return out;
+}
+
+// A claim is landed in two steps (DESIGN §10): runnerd first runs an
+// approved runner's gate on exactly the claimed tree — green, the mission
+// waits again, proven, and land… signs the landing; red, it ends failed.
+async function prove(m) {
+  const p = proofOf(m);
+  const text = `${p ? p.says : 'This gate is a claim'}. Nothing lands on a claim: landing it first has runnerd run an approved runner's gate on exactly the tree it names. If that gate passes, the mission waits again, proven, and you land it then; if it fails, the mission ends failed and nothing moves.`;
+  if (!(await confirmDialog(`Prove ${m.mission_id} before landing?`, text, 'run the approved gate'))) return null;
+  const out = await postJSON('/api/prove', { mission_id: m.mission_id });
+  if (!out.ok) say(refusal(out), true); else say(provingWords(out));
+  await refresh();
+  return out;
+}
+
+// provingWords says what a proof request asked of runnerd.
+function provingWords(r) {
+  return `${r.already_asked ? 'runnerd was already asked to run' : 'asked runnerd to run'} runner ${r.runner}'s approved gate on exactly tree ${(r.tree || '').slice(0, 12)} of ${r.mission_id}: land it once it is proven`;
 }
 
 // landedWords says what a landing did.
