@@ -86,7 +86,8 @@ func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Le
 	exit := int64(0)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: cand.Evidence.ArtifactHash}
 	mw.ReceiptCandidate = cand
-	posted, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"})
+	att := r.runner.Sign(t, mw)
+	posted, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,8 @@ func TestKeysAreNeverReplacedBySync(t *testing.T) {
 	exit := int64(0)
 	cand := r.candidate("gate://evil")
 	mw.Gate, mw.ReceiptCandidate = &chain.Gate{Command: cand.Evidence.Command, ExitStatus: &exit, ArtifactHash: cand.Evidence.ArtifactHash}, cand
-	if _, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	mw.RunnerID = nil // the agent's own merge_wait, a claim: its clone holds no runner pins
+	if _, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "evil"}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := m.PrepareArchive(opened.MissionID, "owner", r.now)

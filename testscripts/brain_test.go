@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 )
@@ -23,6 +24,10 @@ type remoteBrain struct {
 	repo   *gitstore.Repo
 	store  *brain.Store
 	now    time.Time
+	// runner is runner b1, its pin and runnerd key approved at a terminal
+	// and pushed to the remote: it signs the merge_waits tests post, as
+	// runnerd does, and the remote judges them by the same pins.
+	runner *pinstest.Runner
 }
 
 func newRemoteBrain(t *testing.T) *remoteBrain {
@@ -55,6 +60,8 @@ func newRemoteBrainAt(t *testing.T, url string, config [][2]string) *remoteBrain
 	if _, err := b.store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: b.now}); err != nil {
 		t.Fatal(err)
 	}
+	b.runner = pinstest.Approve(t, repo, "b1", "go test ./core/...")
+	b.g.Git("push", "-q", "origin", brain.PinsRef+":"+brain.PinsRef)
 	return b
 }
 

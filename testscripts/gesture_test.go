@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
-	"github.com/m1nd/m1nd/gitstore"
 )
 
 // TestPasskeyGesturesHoldOnTheRemote: once the brain has a registered
@@ -29,8 +27,9 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := gatestest.New(t, "es256")
-	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: now.Format(time.RFC3339)}}}
-	if _, err := (chain.Chain{Repo: repo, Kind: brain.KeysKind, Ref: brain.KeysRef}).Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{Agent: "owner", When: now, Doc: brain.KeysCommit{Set: set, Verb: brain.KeysRegister}}); err != nil {
+	// Registered as the tray does: what terminals confirmed before (the
+	// runner pins the brain approved) stays anchored.
+	if _, err := brain.RegisterFirstKey(ctx, repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: now.Format(time.RFC3339)}, now); err != nil {
 		t.Fatal(err)
 	}
 	g.Git("push", "-q", "--atomic", "origin", brain.KeysRef+":"+brain.KeysRef, brain.StoreRef+":"+brain.StoreRef)

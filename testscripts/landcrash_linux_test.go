@@ -3,6 +3,7 @@ package testscripts
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -18,12 +19,15 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/runnerd"
 )
 
 // TestKillNineWhileLanding kills `m1nd land` with SIGKILL at random moments
@@ -191,8 +195,9 @@ type landCrash struct {
 	repo    *gitstore.Repo
 	m       *chain.Missions
 	targets []*landTarget
-	n       int    // missions made
-	runner  string // the build runner missions name (runner_id), "" for none
+	n       int              // missions made
+	runner  string           // the build runner missions name (runner_id), "" for none
+	signer  *pinstest.Runner // runner b1, approved: it signs the merge_waits made here
 }
 
 // landTarget is a branch missions land in and the worktree that has it
@@ -224,8 +229,43 @@ func newLandCrash(t *testing.T) *landCrash {
 	if _, err := store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
-	c.m = &chain.Missions{Repo: repo, Brain: "shop", Blocks: store}
+	c.m = &chain.Missions{Repo: repo, Brain: "shop", Blocks: store, Gates: store}
 	return c
+}
+
+// gateSigner is runner b1, approved at a terminal: with the runnerd key of
+// this repository and the pin of runners.toml when one is written (a real
+// runnerd re-gates here, and signs as the missions made here do), else a
+// key and a pin of the test's own.
+func (c *landCrash) gateSigner() *pinstest.Runner {
+	t := c.t
+	t.Helper()
+	if c.signer != nil {
+		return c.signer
+	}
+	cfg, err := runnerd.LoadConfig(filepath.Join(c.repo.RuntimeDir(), runnerd.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Runner("b1")
+	if r == nil {
+		c.signer = pinstest.Approve(t, c.repo, "b1", "go test ./core/...")
+		return c.signer
+	}
+	key, err := serve.LoadRunnerKey(c.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, set, err := brain.PreparePins(ctx, c.repo, []brain.ApprovedRunner{r.Approval(gates.RunnerKey(key.Public().(ed25519.PublicKey)))}, time.Now().UTC().Truncate(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&brain.Store{Repo: c.repo}).CommitPins(ctx, p, gates.OriginHumanTTY, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.signer = &pinstest.Runner{ID: "b1", Gate: r.GateCommand, Pin: r.PinHash(), Key: key, Version: set.Version}
+	return c.signer
 }
 
 func (c *landCrash) m1nd(args ...string) (string, error) {
@@ -287,7 +327,8 @@ func (c *landCrash) mission(tg *landTarget, merge bool) string {
 	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
 		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + id, "commit:" + tested, "tree:" + c.g.Git("rev-parse", tested+"^{tree}")}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
 			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
-	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1"}); err != nil {
+	att := c.gateSigner().Sign(t, mw)
+	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
 	side := &runs.Side{MissionID: id, RunnerID: "b1", Worktree: filepath.Join(filepath.Dir(c.g.Dir), "shop-"+id), Branch: "m1nd/" + id,

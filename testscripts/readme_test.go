@@ -125,7 +125,7 @@ var readmePlaceholders = []struct {
 }
 
 // readmeTerminal matches the commands the README says ask at the terminal.
-var readmeTerminal = regexp.MustCompile(`^m1nd (skeleton ratify|receipt import|land|mission archive)\b`)
+var readmeTerminal = regexp.MustCompile(`^m1nd (skeleton ratify|receipt import|land|mission archive|runners approve)\b`)
 
 type readmeBlock struct {
 	lang  string
