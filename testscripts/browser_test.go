@@ -21,9 +21,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
 )
 
@@ -102,6 +107,32 @@ func (o *trayOwner) serve(extra ...string) string {
 }
 
 // m1nd runs the real binary in the demo brain.
+// postSigned posts merge_wait letter l as the demo's runner build-1 does:
+// signed with the demo brain's runnerd key, under the pins that approve it.
+func (o *trayOwner) postSigned(l *chain.Letter) {
+	t := o.t
+	t.Helper()
+	repo, err := gitstore.Open(o.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	key, err := serve.LoadRunnerKey(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved, err := brain.ApprovedPins(repo)
+	if err != nil || approved == nil {
+		t.Fatalf("the demo's pins: %v", err)
+	}
+	signer := &pinstest.Runner{ID: "build-1", Gate: approved.Runner("build-1").GateCommand, Pin: approved.Runner("build-1").Pin, Key: key, Version: approved.Version}
+	att := signer.Sign(t, l)
+	b := ops.New(repo, "demo-brain")
+	if _, err := b.Missions.Post(context.Background(), chain.PostRequest{Body: l.Canonical(), Agent: "runnerd:build-1", Attestation: att}); err != nil {
+		t.Fatalf("post %s signed: %v", l.MissionID, err)
+	}
+}
+
 func (o *trayOwner) m1nd(args ...string) string {
 	o.t.Helper()
 	cmd := exec.Command(m1ndBin(o.t), args...)
@@ -209,7 +240,7 @@ func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
 		t.Fatalf("bell %q", bell)
 	}
 	mw := eval[string](t, ctx, `document.querySelector('`+cardOf("merge_wait")+`').textContent`)
-	for _, want := range []string{"merge wait · started ", "go test ./core/... · exit 0", "gate green — receipt not landed", "hand · build-runner · build-1", "APPROVE: gate green"} {
+	for _, want := range []string{"merge wait · started ", "go test ./... · exit 0", "proven by runner build-1 (key ", "— receipt not landed", "hand · build-runner · build-1", "APPROVE: gate green"} {
 		if !strings.Contains(mw, want) {
 			t.Errorf("merge_wait card lacks %q: %s", want, mw)
 		}
@@ -648,9 +679,10 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	o.withPasskey(ctx)
 	// With a passkey, the gates that prove work are the human's: the tray
 	// lists both pins as waiting, and one signed gesture approves them.
-	until(t, ctx, "the runner pins to wait for approval", `!document.querySelector('#pins').hidden && !document.querySelector('#pins-go').hidden && document.querySelectorAll('#pins-list li[data-state="new"]').length === 2`)
+	// (The demo approved a build-1 of its own: this one is changed.)
+	until(t, ctx, "the runner pins to wait for approval", `!document.querySelector('#pins').hidden && !document.querySelector('#pins-go').hidden && document.querySelectorAll('#pins-list li[data-state="new"], #pins-list li[data-state="changed"]').length === 2`)
 	click(t, ctx, `#pins-go`)
-	until(t, ctx, "the approval's confirm naming the gates", `document.querySelector('#confirm').open && document.querySelector('#confirm-binds-list').textContent.includes('runner build-1: its gate `+"`"+`grep -q spawned core/ledger.go && echo proved`+"`"+` proves its work')`)
+	until(t, ctx, "the approval's confirm naming the gates and the key", `document.querySelector('#confirm').open && document.querySelector('#confirm-binds-list').textContent.includes('runner build-1: its gate "grep -q spawned core/ledger.go && echo proved" proves its work, signed by runnerd key ')`)
 	screenshot(t, ctx, "pins-confirm")
 	click(t, ctx, `#confirm-ok`)
 	until(t, ctx, "the pins approved", `document.querySelectorAll('#pins-list li[data-state="approved"]').length === 2 && document.querySelector('#pins-go').hidden`)
@@ -1114,9 +1146,7 @@ func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
 		t.Fatal(err)
 	}
 	next.Gate, next.ReceiptCandidate, next.Verdict = shownA.Head.Gate, shownA.Head.ReceiptCandidate, shownA.Head.Verdict
-	post := filepath.Join(t.TempDir(), "b.json")
-	os.WriteFile(post, next.Canonical(), 0o644)
-	o.m1nd("mission", "post", post)
+	o.postSigned(next) // runner build-1's, as A is: one can land as the other
 	until(t, ctx, "two merge_wait cards", `document.querySelectorAll('`+cardOf("merge_wait")+`').length === 2`)
 	mainBefore := strings.TrimSpace(o.gitOut("rev-parse", "main"))
 

@@ -1035,10 +1035,10 @@ function renderPins() {
   const box = $('#pins');
   box.hidden = !(p && p.runners.length);
   if (box.hidden) return;
-  const words = { approved: 'approved', changed: 'CHANGED since approved — runnerd will not run it', new: 'not approved yet — runnerd will not run it' };
+  const words = { approved: 'approved', changed: 'CHANGED since approved (its gate, command or runnerd key) — runnerd will not run it', new: 'not approved yet — runnerd will not run it' };
   $('#pins-list').replaceChildren(...p.runners.map((r) => el('li', { 'data-runner': r.id, 'data-state': r.state },
-    el('code', { text: r.id }), ` gate \`${r.gate_command}\` · `,
-    el('span', { class: r.state === 'approved' ? 'muted' : 'why', text: p.required ? words[r.state] : `${words[r.state].split(' —')[0]} (no passkey yet: runnerd runs it as pinned)` }))));
+    el('code', { text: r.id }), ' gate ', el('code', { text: r.gate_command }), ` · runnerd key ${r.fingerprint || '?'} · `,
+    el('span', { class: r.state === 'approved' ? 'muted' : 'why', text: words[r.state] }))));
   const pending = p.runners.some((r) => r.state !== 'approved');
   $('#pins-go').hidden = !(pending && canWrite() && !gestureWhy());
   $('#pins-note').textContent = p.problem ? `runners.toml does not load: ${p.problem}` : '';
