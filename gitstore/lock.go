@@ -96,8 +96,21 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new Hash) error 
 }
 
 // tmpDir is the runtime folder's tmp/: the same file system as the refs,
-// and outside refs/, so git never takes a leftover there for a ref.
-func (r *Repo) tmpDir() string { return filepath.Join(r.RuntimeDir(), "tmp") }
+// and outside refs/, so git never takes a leftover there for a ref. A
+// process runnerd contains writes its lock stamps and ref values in a
+// folder of its own inside the runtime folder instead (RuntimeTmpEnv): it
+// may not write the shared one, where it could swap another writer's
+// value file before that writer renames it into place.
+func (r *Repo) tmpDir() string {
+	if own := os.Getenv(RuntimeTmpEnv); own != "" && filepath.IsAbs(own) && strings.HasPrefix(filepath.Clean(own), r.RuntimeDir()+string(filepath.Separator)) {
+		return filepath.Clean(own)
+	}
+	return filepath.Join(r.RuntimeDir(), "tmp")
+}
+
+// RuntimeTmpEnv names, for a contained process, its own temporary folder
+// inside the runtime folder (see tmpDir).
+const RuntimeTmpEnv = "M1ND_RUNTIME_TMP"
 
 // refValueFile writes h as a ref file's contents into a temporary file in
 // the runtime folder (the same file system as the refs, outside refs/ so

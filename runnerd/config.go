@@ -53,6 +53,13 @@ type Runner struct {
 	TimeoutSecs         int      `toml:"timeout_secs"`
 	NamingTimeoutSecs   int      `toml:"naming_timeout_secs"`
 	CurationTimeoutSecs int      `toml:"curation_timeout_secs"`
+	// ReadPaths and WritePaths are what runnerd's sandbox opens to the
+	// runner's commands beyond what a build needs (a toolchain's cache, a
+	// client's config folder): absolute folders, part of the pin a human
+	// approves. None may reach runnerd's private folder, nor write the git
+	// dir's config, hooks or runtime folder.
+	ReadPaths  []string `toml:"read_paths"`
+	WritePaths []string `toml:"write_paths"`
 }
 
 // Timeout is how long the agent (and then the gate) may run.
@@ -127,7 +134,7 @@ func LoadConfig(path string) (*Config, error) {
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := undecoded[0].String()
 		if field, ok := strings.CutPrefix(key, "runner."); ok {
-			return nil, &ConfigError{Path: path, Table: "[[runner]]", Field: field, What: "unknown key (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs)"}
+			return nil, &ConfigError{Path: path, Table: "[[runner]]", Field: field, What: "unknown key (a runner has id, capability, command, gate_command, workspace_allowlist, setup_command, timeout_secs, naming_timeout_secs, curation_timeout_secs, read_paths, write_paths)"}
 		}
 		if field, ok := strings.CutPrefix(key, "keeper."); ok {
 			return nil, &ConfigError{Path: path, Table: "[[keeper]]", Field: field, What: "unknown key (a keeper has agent, client, start, resume, stream, floor, tempo_secs, worktree, timeout_secs, backoff_secs)"}
@@ -200,6 +207,13 @@ func checkRunner(r *Runner, fail func(field, format string, args ...any) error) 
 	if len(r.Command) == 0 || strings.TrimSpace(r.Command[0]) == "" {
 		return fail("command", "name the agent to run, as an argv array: command = [\"my-agent\", \"{packet_file}\"]")
 	}
+	for field, paths := range map[string][]string{"read_paths": r.ReadPaths, "write_paths": r.WritePaths} {
+		for _, p := range paths {
+			if !filepath.IsAbs(p) {
+				return fail(field, "%q is not an absolute path", p)
+			}
+		}
+	}
 	if r.Capability != capBuild {
 		return nil
 	}
@@ -256,7 +270,9 @@ func (r *Runner) PinHash() string {
 		WorkspaceAllowlist []string `json:"workspace_allowlist"`
 		SetupCommand       string   `json:"setup_command"`
 		TimeoutSecs        int      `json:"timeout_secs"`
-	}{r.ID, r.Capability, r.Command, r.GateCommand, r.WorkspaceAllowlist, r.SetupCommand, r.TimeoutSecs}))
+		ReadPaths          []string `json:"read_paths,omitempty"`
+		WritePaths         []string `json:"write_paths,omitempty"`
+	}{r.ID, r.Capability, r.Command, r.GateCommand, r.WorkspaceAllowlist, r.SetupCommand, r.TimeoutSecs, r.ReadPaths, r.WritePaths}))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 

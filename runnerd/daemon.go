@@ -47,7 +47,10 @@ type Daemon struct {
 	// Key signs what the runners' gates tested (gates.GateStatement); its
 	// public half is part of the pins a human approves. nil: the brain's
 	// key (serve.LoadRunnerKey), made when missing.
-	Key      ed25519.PrivateKey
+	Key ed25519.PrivateKey
+	// Contain is how the commands runnerd spawns are contained (nil: they
+	// are not; NewContainment probes the kernel).
+	Contain  *Containment
 	OwnerURL string        // "" finds the owner in serve.json
 	Announce time.Duration // AnnounceInterval when 0
 	Logf     func(format string, args ...any)

@@ -62,7 +62,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 // sanitizer or the block stays unnamed.
 func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b wire.NamingBlock) wire.NameResult {
 	res := wire.NameResult{BlockID: b.BlockID}
-	out, err := runStdin(ctx, d.Repo.MainWorkTree(), runner.Command, b.Packet, runner.NamingTimeout())
+	out, err := d.runStdin(ctx, runner, b.Packet, runner.NamingTimeout())
 	if err != nil {
 		res.Refused = err.Error()
 		return res
@@ -102,7 +102,7 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", ConfigFile))
 		return
 	}
-	out, err := runStdin(r.Context(), d.Repo.MainWorkTree(), runner.Command, req.Packet, runner.CurationTimeout())
+	out, err := d.runStdin(r.Context(), runner, req.Packet, runner.CurationTimeout())
 	if err != nil {
 		serve.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: err.Error()})
 		return
@@ -120,10 +120,21 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	serve.WriteJSON(w, http.StatusOK, wire.CurateReply{OK: true, RunnerID: runner.ID, Ops: list})
 }
 
-// runStdin runs argv with input on stdin in its own process group and
-// returns stdout.
-func runStdin(ctx context.Context, dir string, argv []string, input string, limit time.Duration) (string, error) {
-	res := runProcess(ctx, dir, os.Environ(), limit, "", strings.NewReader(input), true, nil, argv[0], argv[1:]...)
+// runStdin runs runner's command in the main worktree, contained (it
+// reads, and writes nothing of the repository), with input on stdin in
+// its own process group, and returns stdout.
+func (d *Daemon) runStdin(ctx context.Context, runner *Runner, input string, limit time.Duration) (string, error) {
+	dir := d.Repo.MainWorkTree()
+	var j *jail
+	if d.Contain.On() {
+		var err error
+		if j, err = d.callJail(runner, dir); err != nil {
+			d.Logf("runner %s: contain: %v", runner.ID, err)
+			return "", fmt.Errorf("runner could not be contained (runnerd's log says why)")
+		}
+		defer os.RemoveAll(strings.TrimPrefix(j.env[0], "TMPDIR="))
+	}
+	res := d.runIn(ctx, j, dir, os.Environ(), limit, "", strings.NewReader(input), true, nil, runner.Command...)
 	switch {
 	case res.err != nil:
 		return "", fmt.Errorf("runner could not run: %s", startProblem(res.err))

@@ -32,7 +32,7 @@ func (d *Daemon) writeRecord() {
 		}
 	}
 	sort.Strings(provers)
-	rec := runs.RunnerdRecord{PID: os.Getpid(), Addr: "127.0.0.1:" + d.port, Provers: provers}
+	rec := runs.RunnerdRecord{PID: os.Getpid(), Addr: "127.0.0.1:" + d.port, Provers: provers, Contained: d.Contain.On(), Containment: d.Contain.Describe()}
 	if d.record != nil && d.record.Addr == rec.Addr && slices.Equal(d.record.Provers, rec.Provers) {
 		return
 	}
@@ -103,14 +103,21 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 	}
 	env := d.missionEnv(runner, id, head.Letter.BlockID)
 	logPath := runs.SideLog(d.Repo.RuntimeDir(), id, runs.LogGate)
+	j, release, err := d.jailFor(ctx, runner, wt)
+	if err != nil {
+		d.Logf("prove: %s: contain: %v", id, err)
+		d.proveFailed(side, nil, "the gate could not be contained (runnerd's log says why), so it did not run")
+		return
+	}
+	defer release()
 	if runner.SetupCommand != "" {
-		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.failed() {
+		if res := d.runIn(ctx, j, wt, env, runner.Timeout(), logPath, nil, false, nil, "sh", "-c", runner.SetupCommand); res.failed() {
 			d.proveFailed(side, nil, "setup failed: "+res.describe("setup"))
 			return
 		}
 	}
 	start := d.Now()
-	gate := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.GateCommand)
+	gate := d.runIn(ctx, j, wt, env, runner.Timeout(), logPath, nil, false, nil, "sh", "-c", runner.GateCommand)
 	started, ended := gateWindow(start, d.Now())
 	if gate.stopped || ctx.Err() != nil {
 		p.Running = false
@@ -130,7 +137,7 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 	if a, ok := chain.AgentOf(d.headMessage(head)); ok {
 		claimant = a
 	}
-	err := d.advance(ctx, runner, id, func(l *chain.Letter) {
+	err = d.advance(ctx, runner, id, func(l *chain.Letter) {
 		l.SetPhase(chain.PhaseMergeWait)
 		l.Capability = capBuild
 		l.Gate = gateLine

@@ -278,15 +278,21 @@ func (d *Daemon) gateRegate(ctx context.Context, r *regating, wt string) {
 	id, runner := r.w.head.MissionID, r.runner
 	env := d.missionEnv(runner, id, r.w.head.Letter.BlockID)
 	logPath := runs.SideLog(d.Repo.RuntimeDir(), id, runs.LogRegate)
+	j, release, err := d.jailFor(ctx, runner, wt)
+	if err != nil {
+		d.Logf("queue: %s: contain: %v", id, err)
+		return
+	}
+	defer release()
 	if runner.SetupCommand != "" {
-		if res := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.SetupCommand); res.failed() {
+		if res := d.runIn(ctx, j, wt, env, runner.Timeout(), logPath, nil, false, nil, "sh", "-c", runner.SetupCommand); res.failed() {
 			exit := res.exit
 			d.queueFound(r, &runs.QueueState{State: runs.QueueGateFailed, Branch: r.gated, Commit: r.gated, Exit: &exit, Why: "setup failed: " + res.describe("setup")})
 			return
 		}
 	}
 	start := d.Now()
-	gate := runGroup(ctx, wt, env, runner.Timeout(), logPath, "sh", "-c", runner.GateCommand)
+	gate := d.runIn(ctx, j, wt, env, runner.Timeout(), logPath, nil, false, nil, "sh", "-c", runner.GateCommand)
 	started, ended := gateWindow(start, d.Now())
 	if gate.stopped || ctx.Err() != nil {
 		return // runnerd stops: the next one re-gates it

@@ -55,7 +55,14 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	env := d.missionEnv(runner, missionID, blockID)
-	if why := d.runAgent(ctx, runner, side, env, packet); why != "" {
+	j, release, err := d.jailFor(ctx, runner, side.Worktree)
+	if err != nil {
+		d.Logf("mission %s: contain: %v", missionID, err)
+		failTidy("the agent could not be contained (runnerd's log says why), so it did not run", nil)
+		return
+	}
+	defer release()
+	if why := d.runAgent(ctx, runner, side, j, env, packet); why != "" {
 		failTidy(why, nil)
 		return
 	}
@@ -70,7 +77,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	start := d.Now()
-	gate := runGroup(ctx, side.Worktree, env, runner.Timeout(), runs.SideLog(d.Repo.RuntimeDir(), missionID, runs.LogGate), "sh", "-c", runner.GateCommand)
+	gate := d.runIn(ctx, j, side.Worktree, env, runner.Timeout(), runs.SideLog(d.Repo.RuntimeDir(), missionID, runs.LogGate), nil, false, nil, "sh", "-c", runner.GateCommand)
 	started, ended := gateWindow(start, d.Now())
 	gateLine, why := gateOutcome(runner, gate)
 	if why == "" {
@@ -155,10 +162,10 @@ func (d *Daemon) missionEnv(runner *Runner, missionID, blockID string) []string 
 // the mission's worktree, and says why the run failed ("" when the agent
 // exited 0). While the agent runs its process group is in the side
 // record, so a runnerd killed meanwhile can stop it when it restarts.
-func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, env []string, packet string) string {
+func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, j *jail, env []string, packet string) string {
 	rt, wt := d.Repo.RuntimeDir(), side.Worktree
 	if runner.SetupCommand != "" {
-		res := runGroup(ctx, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogSetup), "sh", "-c", runner.SetupCommand)
+		res := d.runIn(ctx, j, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogSetup), nil, false, nil, "sh", "-c", runner.SetupCommand)
 		if res.failed() {
 			return "setup failed: " + res.describe("setup")
 		}
@@ -167,10 +174,10 @@ func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, 
 	for i, a := range runner.Command {
 		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
 	}
-	agent := runProcess(ctx, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogAgent), nil, false, func(pid int) {
+	agent := d.runIn(ctx, j, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogAgent), nil, false, func(pid int) {
 		side.AgentPGID = pid
 		runs.WriteSide(rt, side)
-	}, argv[0], argv[1:]...)
+	}, argv...)
 	side.AgentPGID = 0
 	runs.WriteSide(rt, side)
 	switch {

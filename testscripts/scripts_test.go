@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/internal/contain"
 	"github.com/m1nd/m1nd/internal/serving"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -34,6 +35,9 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		cli.FrontName: func() { os.Exit(m1ndMain(cli.Front)) },
 		cli.FullName: func() {
+			if code, ok := contain.Main(os.Args); ok { // runnerd's contained commands, as cmd/m1nd-full
+				os.Exit(code)
+			}
 			os.Exit(m1ndMain(func(ctx context.Context, args []string, io *cli.IOStreams) int {
 				return cli.Main(ctx, args, io, serving.Servers{})
 			}))
@@ -109,5 +113,21 @@ func TestScripts(t *testing.T) {
 		Setup:               setupGitEnv,
 		RequireExplicitExec: true,
 		Cmds:                scriptCmds,
+		Condition:           scriptCondition,
 	})
+}
+
+// scriptCondition answers the scenarios' own conditions: [landlock], the
+// kernel offers the Landlock runnerd contains agents with (under CI it
+// must: a missing one fails the scenario, never skips it).
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "landlock":
+		_, why := contain.Probe()
+		if why != "" && os.Getenv("CI") != "" {
+			return false, fmt.Errorf("CI runs the containment scenarios, and %s", why)
+		}
+		return why == "", nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/runnerd"
 )
@@ -24,6 +25,10 @@ type runnerPinsReply struct {
 	ApprovedVersion int64               `json:"approved_version"`
 	Runners         []runnerd.PinStatus `json:"runners"`
 	Problem         string              `json:"problem,omitempty"` // runners.toml does not load
+	// Containment says how the running runnerd contains the agents and
+	// gates it spawns ("" while none runs); Contained whether it does.
+	Containment string `json:"containment,omitempty"`
+	Contained   bool   `json:"contained"`
 }
 
 // runnersFile reads runners.toml now (an empty configuration with none).
@@ -55,6 +60,9 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 		reply.Problem = "runnerd's signing key: " + gates.OneLine(err.Error())
 	}
 	reply.Runners = runnerd.PinStatuses(cfg, approved, key)
+	if rec, live := runs.ReadRunnerd(s.Repo.RuntimeDir()); live {
+		reply.Containment, reply.Contained = rec.Containment, rec.Contained
+	}
 	serve.WriteJSON(w, http.StatusOK, reply)
 }
 

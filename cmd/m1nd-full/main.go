@@ -5,12 +5,20 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/internal/contain"
 	"github.com/m1nd/m1nd/internal/serving"
 )
 
 func main() {
+	// runnerd starts the commands it contains through its own binary
+	// (contain.Verb): before anything else, that process restricts itself
+	// and becomes the command.
+	if code, ok := contain.Main(os.Args); ok {
+		os.Exit(code)
+	}
 	cli.Process(func(ctx context.Context, args []string, io *cli.IOStreams) int {
 		return cli.Main(ctx, args, io, serving.Servers{})
 	})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -118,8 +119,14 @@ func runRunnerd(ctx context.Context, opts *runnerdOptions) error {
 		ids = append(ids, r.ID+" ("+r.Capability+")")
 	}
 	fmt.Fprintf(opts.IO.Out, "m1nd runnerd for brain %s on http://%s/ — runners: %s\n", name, ln.Addr(), orNoneText(strings.Join(ids, ", ")))
+	self, err := os.Executable()
+	if err != nil {
+		self = ""
+	}
+	contained := runnerd.NewContainment(self)
+	fmt.Fprintf(opts.IO.Out, "%s\n", contained.Describe())
 	d := &runnerd.Daemon{Repo: repo, Brain: name, Config: cfg, ConfigFile: path, Secret: secret, Sessions: session.NewRegistry(repo.RuntimeDir()), OwnerURL: strings.TrimSuffix(opts.OwnerURL, "/"),
-		Announce: opts.Announce, QueueInterval: opts.QueueInterval, Logf: logger.Printf}
+		Announce: opts.Announce, QueueInterval: opts.QueueInterval, Logf: logger.Printf, Contain: contained}
 	if d.QueueInterval <= 0 {
 		d.QueueInterval = -1 // the flag's 0 is "no queue"; the daemon's is "the default"
 	}

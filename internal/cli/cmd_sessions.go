@@ -11,6 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
@@ -73,6 +74,9 @@ type sessionsReply struct {
 	Keeper []runnerd.KeeperAgent `json:"keeper,omitempty"`
 	// KeeperProblem is why the keeper's pins could not be read.
 	KeeperProblem string `json:"keeper_problem,omitempty"`
+	// Runnerd is how the running runnerd contains what it spawns; absent
+	// while none runs.
+	Runnerd *runs.RunnerdRecord `json:"runnerd,omitempty"`
 }
 
 // runSessions lists the registry, liveness checked now.
@@ -93,8 +97,14 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	if err != nil {
 		reply.KeeperProblem = gates.OneLine(err.Error())
 	}
+	if rec, live := runs.ReadRunnerd(repo.RuntimeDir()); live {
+		reply.Runnerd = &rec
+	}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		defer printKeeper(w, keeper, reply.KeeperProblem)
+		if rec := reply.Runnerd; rec != nil {
+			defer fmt.Fprintf(w, "\nrunnerd (pid %d): %s\n", rec.PID, rec.Containment)
+		}
 		if len(views) == 0 {
 			if opts.All {
 				fmt.Fprintln(w, "no sessions recorded (m1nd hook install claude|codex wires them in)")

@@ -23,6 +23,10 @@ type RunnerdRecord struct {
 	// Provers are its build runners whose pins, with its key, are the
 	// approved ones: the runners whose gates it can sign.
 	Provers []string `json:"provers"`
+	// Contained says whether the agents and gates it spawns run in a
+	// Landlock domain, Containment in one line how (or why not).
+	Contained   bool   `json:"contained"`
+	Containment string `json:"containment"`
 }
 
 // WriteRunnerd records a running runnerd.

@@ -1042,6 +1042,10 @@ function renderPins() {
   const pending = p.runners.some((r) => r.state !== 'approved');
   $('#pins-go').hidden = !(pending && canWrite() && !gestureWhy());
   $('#pins-note').textContent = p.problem ? `runners.toml does not load: ${p.problem}` : '';
+  const c = $('#pins-containment');
+  c.hidden = !p.containment;
+  c.className = p.contained ? 'note' : 'why';
+  c.textContent = p.containment ? `runnerd: ${p.containment}` : '';
 }
 
 async function approvePins() {
