@@ -51,13 +51,29 @@ func (r *bindRig) candidate(ref string) *gates.Receipt {
 			StartedAt: r.now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: r.now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
 }
 
-// mergeWait opens a mission at merge_wait proposing cand. With file, the
-// mission has a work branch m1nd/<id> of one commit writing file on main's
-// tip, its side record naming main, and the candidate names that commit
-// and its tree as tested: what runnerd leaves. Without, it is carried by
-// hand and cand is posted as it is. It returns the mission id and the
-// merge_wait letter with its id.
+// mergeWait opens a mission at merge_wait proposing cand, signed by
+// runner b1 as runnerd signs it. With file, the mission has a work branch
+// m1nd/<id> of one commit writing file on main's tip, its side record
+// naming main, and the candidate names that commit and its tree as
+// tested: what runnerd leaves. Without, it is carried by hand and cand is
+// posted as it is. It returns the mission id and the merge_wait letter
+// with its id.
 func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Letter, string) {
+	t := r.t
+	t.Helper()
+	id, mw := r.work(cand, file)
+	att := r.runner.Sign(t, mw)
+	posted, err := r.flows.Missions.Post(context.Background(), chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, mw, posted.LetterID
+}
+
+// work opens a mission (its judging letter, by runnerd:b1) with, when file
+// is given, its work branch as mergeWait makes it, and returns the
+// mission id and its merge_wait letter proposing cand, not posted.
+func (r *bindRig) work(cand *gates.Receipt, file string) (string, *chain.Letter) {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
@@ -86,12 +102,7 @@ func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Le
 	exit := int64(0)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: cand.Evidence.ArtifactHash}
 	mw.ReceiptCandidate = cand
-	att := r.runner.Sign(t, mw)
-	posted, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id, mw, posted.LetterID
+	return id, mw
 }
 
 // landedLetter writes, as raw git would, the landed letter of a mission's
