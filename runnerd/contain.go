@@ -171,11 +171,12 @@ func (d *Daemon) toolReads() []string {
 	return out
 }
 
-// checkGrants keeps what the sandbox must never open out of a policy: a
-// grant that reaches the private folder is refused outright when the
-// runner asked for it, and left out (with a line in the log) when it
-// came from PATH; no write grant may reach the git dir's own files (its
-// config, hooks, runtime folder) from above.
+// checkGrants keeps what the sandbox must never open out of a policy,
+// each grant cleaned: a read grant that reaches the private folder is
+// left out (with a line in the log), as is a relative one (a PATH entry
+// such as "."); a write grant that reaches the private folder or the git
+// dir's own files (its config, hooks, runtime folder) from above refuses
+// the run.
 func (d *Daemon) checkGrants(p contain.Policy) (contain.Policy, error) {
 	private := serve.PrivateDir(d.Repo)
 	if real, err := filepath.EvalSymlinks(filepath.Dir(private)); err == nil {
@@ -186,6 +187,10 @@ func (d *Daemon) checkGrants(p contain.Policy) (contain.Policy, error) {
 	var out contain.Policy
 	out.Devices = p.Devices
 	for _, r := range p.Read {
+		if !filepath.IsAbs(r) {
+			continue // a relative PATH entry: it names no one folder
+		}
+		r = filepath.Clean(r)
 		if contain.Covers(resolved(r), private) {
 			d.Logf("contain: %s is left out of what agents read: it holds runnerd's private folder", r)
 			continue
@@ -193,6 +198,7 @@ func (d *Daemon) checkGrants(p contain.Policy) (contain.Policy, error) {
 		out.Read = append(out.Read, r)
 	}
 	for _, w := range p.Write {
+		w = filepath.Clean(w)
 		for _, g := range guarded {
 			if contain.Covers(resolved(w), g) {
 				return contain.Policy{}, fmt.Errorf("%s may not be written by agents: it holds %s", w, g)

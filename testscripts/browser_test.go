@@ -1249,7 +1249,8 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 	}
 	record := filepath.Join(t.TempDir(), "gated")
 	gate := `sleep 0.6; t=$(git rev-parse 'HEAD^{tree}'); if [ -f core/use.txt ] && [ -f core/forbid.txt ]; then echo 'gate: use.txt and forbid.txt clash'; exit 1; fi; echo "$t" >> ` + record + `; echo 'gate: ok'`
-	pins := fmt.Sprintf("[[runner]]\nid = \"build-1\"\ncapability = \"build-runner\"\ncommand = [%q, \"{packet_file}\"]\ngate_command = %q\nworkspace_allowlist = [%q]\ntimeout_secs = 60\n", agent, gate, filepath.Dir(o.dir))
+	// The gate writes where its pin grants it, as the kernel contains it.
+	pins := fmt.Sprintf("[[runner]]\nid = \"build-1\"\ncapability = \"build-runner\"\ncommand = [%q, \"{packet_file}\"]\ngate_command = %q\nworkspace_allowlist = [%q]\ntimeout_secs = 60\nwrite_paths = [%q]\n", agent, gate, filepath.Dir(o.dir), filepath.Dir(record))
 	if err := os.WriteFile(filepath.Join(o.dir, ".git", "m1nd", "runners.toml"), []byte(pins), 0o600); err != nil {
 		t.Fatal(err)
 	}

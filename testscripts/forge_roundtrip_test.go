@@ -202,11 +202,12 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 func TestForgeProxyTimeoutIsNamed(t *testing.T) {
 	site := httpForge(t, time.Second)
 	site.create(t, "slow", false)
+	// The server turns slow once the brain's runner pins are up.
+	r := newRemoteBrainAt(t, site.url("slow"), nil)
 	hook := filepath.Join(site.dir("slow"), "hooks", "update")
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\nsleep 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := newRemoteBrainAt(t, site.url("slow"), nil)
 	cmd := exec.Command(m1ndBin(t), "sync")
 	cmd.Dir, cmd.Env = r.g.Dir, gittest.Env(t)
 	out, err := cmd.CombinedOutput()

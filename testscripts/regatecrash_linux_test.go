@@ -32,9 +32,11 @@ func TestKillNineWhileRegating(t *testing.T) {
 	rounds := crashRounds(24)
 	c := newLandCrash(t)
 	c.runner = "b1"
+	// The gate writes the trees it passed on beside the test: a folder
+	// its pin grants, as the kernel contains it.
 	record := filepath.Join(t.TempDir(), "gated-trees")
 	gate := fmt.Sprintf(`sleep 0.1; t=$(git rev-parse 'HEAD^{tree}'); test -f README.md && echo "$t" >> %s`, record)
-	cfg := fmt.Sprintf("[[runner]]\nid = \"b1\"\ncapability = \"build-runner\"\ncommand = [\"true\", \"{packet_file}\"]\ngate_command = %q\nworkspace_allowlist = [%q]\n", gate, filepath.Dir(c.g.Dir))
+	cfg := fmt.Sprintf("[[runner]]\nid = \"b1\"\ncapability = \"build-runner\"\ncommand = [\"true\", \"{packet_file}\"]\ngate_command = %q\nworkspace_allowlist = [%q]\nwrite_paths = [%q]\n", gate, filepath.Dir(c.g.Dir), filepath.Dir(record))
 	if err := os.WriteFile(filepath.Join(c.repo.RuntimeDir(), "runners.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

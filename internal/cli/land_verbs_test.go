@@ -104,7 +104,7 @@ func TestLandAMergeWaitMission(t *testing.T) {
 
 	// The view: timeline, gate, work.
 	shown := must(t, dir, "", "mission", "show", id).out
-	contains(t, shown, "phase       merge_wait", "gate        go test ./core/... · exit 0", "gate green — receipt not landed",
+	contains(t, shown, "phase       merge_wait", "gate        go test ./core/... · exit 0", "proof       proven by runner b1 (key ", "receipt not landed",
 		"\ntimeline\n", "  #1   judging", "  #2   merge_wait",
 		"work        "+branch+": 1 commit, 1 file (+3 -0) since ", ", lands in main",
 		"agent: work of "+id, "  core/a.go +3 -0", "queue       ready: ", "(m1nd mission diff "+id+" prints the diff)")

@@ -18,6 +18,7 @@
 package contain
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +57,29 @@ type Policy struct {
 	Write []string `json:"write"`
 	// Devices are hierarchies of device files read and written (/dev).
 	Devices []string `json:"devices,omitempty"`
+}
+
+// ParsePolicy reads a policy as Command wrote it. Every path must be
+// absolute and clean: a relative one would be granted relative to
+// wherever the command starts.
+func ParsePolicy(data []byte) (Policy, error) {
+	var p Policy
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Policy{}, fmt.Errorf("the policy does not read: %w", err)
+	}
+	if dec.More() {
+		return Policy{}, errors.New("the policy does not read: data after it")
+	}
+	for _, set := range [][]string{p.Read, p.Write, p.Devices} {
+		for _, path := range set {
+			if !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
+				return Policy{}, fmt.Errorf("the policy grants %q: a grant is an absolute, clean path", path)
+			}
+		}
+	}
+	return p, nil
 }
 
 // Probe is the Landlock ABI the running kernel offers, 0 with why when it
@@ -106,9 +130,9 @@ func Exec(argv []string) error {
 	if !ok {
 		return fmt.Errorf("contain: no %s: this verb is runnerd's", PolicyEnv)
 	}
-	var p Policy
-	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return fmt.Errorf("contain: the policy does not read: %w", err)
+	p, err := ParsePolicy([]byte(raw))
+	if err != nil {
+		return fmt.Errorf("contain: %w", err)
 	}
 	if len(argv) == 0 {
 		return errors.New("contain: no command")
@@ -137,12 +161,15 @@ func Exec(argv []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("contain: no_new_privs: %w", err)
 	}
-	if fd >= 0 {
-		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-			return fmt.Errorf("contain: restrict: %w", err)
-		}
-		unix.Close(fd)
+	// A ruleset the kernel would not make means no domain: the command
+	// is refused rather than run as if it were contained.
+	if fd < 0 {
+		return errors.New("contain: this kernel made no Landlock ruleset; the command is not run uncontained")
 	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("contain: restrict: %w", err)
+	}
+	unix.Close(fd)
 	return syscall.Exec(path, argv, env)
 }
 
@@ -175,6 +202,6 @@ func Main(args []string) (code int, handled bool) {
 		argv = argv[1:]
 	}
 	err := Exec(argv)
-	fmt.Fprintf(os.Stderr, "m1nd %s: %v\n", Verb, err)
+	fmt.Fprintf(os.Stderr, "m1nd: %v\n", err)
 	return 126, true
 }
