@@ -263,62 +263,28 @@ func scanGateSigners(ctx context.Context, repo *gitstore.Repo) (gateSigners, err
 		return nil, err
 	}
 	for _, r := range refs {
-		if chain.ValidMissionID(strings.TrimPrefix(r.Name, chain.MissionRefPrefix)) {
-			heads[r.Name] = r.Hash
+		if id := strings.TrimPrefix(r.Name, chain.MissionRefPrefix); chain.ValidMissionID(id) {
+			heads[id] = r.Hash
 		}
 	}
-	archiveHead, _, err := repo.ReadRef(chain.ArchiveRef)
-	if err != nil {
+	if err := addFolded(repo, heads, func(chain.Folded) bool { return true }); err != nil {
 		return nil, err
 	}
-	folded, err := chain.ArchiveIndex(repo, archiveHead)
-	if err != nil {
-		return nil, err
+	ids := make([]string, 0, len(heads))
+	for id := range heads {
+		ids = append(ids, id)
 	}
-	for id, m := range folded {
-		ref := chain.MissionRefPrefix + id
-		if _, live := heads[ref]; !live {
-			if heads[ref], err = gitstore.ParseHash(m.Head); err != nil {
-				return nil, err
-			}
-		}
-	}
-	names := make([]string, 0, len(heads))
-	for ref := range heads {
-		names = append(names, ref)
-	}
-	sort.Strings(names)
+	sort.Strings(ids)
 	out := gateSigners{}
-	for _, ref := range names {
+	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		ref := chain.MissionRefPrefix + id
 		keys := map[string]bool{}
-		err := chain.Chain{Repo: repo, Kind: chain.MissionKind, Ref: ref}.Walk(heads[ref], func(d chain.Doc) error {
-			l, err := chain.DecodeStoredHead(d.Body)
-			if err != nil || l.Phase != chain.PhaseMergeWait {
-				return nil
-			}
-			agent, _ := chain.AgentOf(d.Meta.Message)
-			runner, err := chain.NamedRunner(l, agent)
-			if err != nil {
-				return nil
-			}
-			if runner == "" { // a claim: it stands unproven, for a landing made before runners signed
-				if l.ReceiptCandidate != nil {
-					if _, tree := l.ReceiptCandidate.Evidence.Tested(); tree != "" {
-						keys[""] = true
-					}
-				}
-				return nil
-			}
-			att, signed, err := chain.AttestationOf(d.Meta.Message)
-			switch {
-			case err != nil:
-			case signed:
-				keys[runner+" "+att.Key] = true
-			default:
-				keys[""] = true
+		err := chain.Chain{Repo: repo, Kind: chain.MissionKind, Ref: ref}.Walk(heads[id], func(d chain.Doc) error {
+			if key, ok := gateSignerOf(d); ok {
+				keys[key] = true
 			}
 			return nil
 		})
@@ -329,10 +295,64 @@ func scanGateSigners(ctx context.Context, repo *gitstore.Repo) (gateSigners, err
 			out[ref] = struct {
 				head gitstore.Hash
 				keys map[string]bool
-			}{heads[ref], keys}
+			}{heads[id], keys}
 		}
 	}
 	return out, nil
+}
+
+// gateSignerOf says who a mission letter's gate stands on, when it is a
+// merge_wait that names a tested tree: runner + " " + key for a runner's
+// signed one, "" for a claim or a runner's unsigned one (written before
+// runners signed their gates).
+func gateSignerOf(d chain.Doc) (string, bool) {
+	l, err := chain.DecodeStoredHead(d.Body)
+	if err != nil || l.Phase != chain.PhaseMergeWait {
+		return "", false
+	}
+	agent, _ := chain.AgentOf(d.Meta.Message)
+	runner, err := chain.NamedRunner(l, agent)
+	if err != nil {
+		return "", false
+	}
+	if runner == "" {
+		if l.ReceiptCandidate == nil {
+			return "", false
+		}
+		_, tree := l.ReceiptCandidate.Evidence.Tested()
+		return "", tree != ""
+	}
+	att, signed, err := chain.AttestationOf(d.Meta.Message)
+	switch {
+	case err != nil:
+		return "", false
+	case signed:
+		return runner + " " + att.Key, true
+	}
+	return "", true
+}
+
+// addFolded adds to heads (by mission id) the archived head of each
+// mission folded into the archive (chain.ArchiveRef) that keep wants and
+// heads does not hold: a folded mission is read as a live one.
+func addFolded(repo *gitstore.Repo, heads map[string]gitstore.Hash, keep func(chain.Folded) bool) error {
+	archiveHead, _, err := repo.ReadRef(chain.ArchiveRef)
+	if err != nil {
+		return err
+	}
+	folded, err := chain.ArchiveIndex(repo, archiveHead)
+	if err != nil {
+		return err
+	}
+	for id, m := range folded {
+		if _, live := heads[id]; live || !keep(m) {
+			continue
+		}
+		if heads[id], err = gitstore.ParseHash(m.Head); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // anchorsOf are the heads of the missions whose chains hold a merge_wait

@@ -205,23 +205,9 @@ func AnchorsNow(ctx context.Context, repo *gitstore.Repo, by func(origin string,
 	for _, h := range heads.Missions {
 		archived[h.MissionID] = h.Commit
 	}
-	// A folded mission is anchored as a live one: its archived head is in
-	// the archive (chain.ArchiveRef), its ref name the same.
-	archiveHead, _, err := repo.ReadRef(chain.ArchiveRef)
-	if err != nil {
+	// A folded mission is anchored as a live one.
+	if err := addFolded(repo, archived, func(m chain.Folded) bool { return m.Phase == chain.PhaseArchived }); err != nil {
 		return nil, err
-	}
-	folded, err := chain.ArchiveIndex(repo, archiveHead)
-	if err != nil {
-		return nil, err
-	}
-	for id, m := range folded {
-		if _, live := archived[id]; live || m.Phase != chain.PhaseArchived {
-			continue
-		}
-		if archived[id], err = gitstore.ParseHash(m.Head); err != nil {
-			return nil, err
-		}
 	}
 	for id, head := range archived {
 		c, err := repo.ReadCommit(head)

@@ -169,45 +169,18 @@ type ProofRequest struct {
 // none that can sign, it is refused unproven_gate and nothing is written.
 // into names the branch the landing will merge into, when given.
 func (b *Brain) RequestProof(ctx context.Context, missionID, into string, now time.Time) (*ProofRequest, error) {
-	head, err := b.Missions.Current(missionID)
+	head, word, err := b.claimToProve(ctx, missionID)
 	if err != nil {
 		return nil, err
 	}
-	l := head.Letter
-	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
-		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "only a merge_wait mission's gate is proven for a landing; %s is at %s", missionID, l.Phase)
-	}
-	if err := b.CheckSound(ctx, chain.MissionRefPrefix+missionID); err != nil {
-		return nil, err
-	}
-	word, err := b.headWord(head, l)
-	if err != nil {
-		return nil, err
-	}
-	commit, tree := l.ReceiptCandidate.Evidence.Tested()
-	if word.Proven() || tree == "" {
-		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "%s's gate needs no proof run: %s", missionID, word.Says)
-	}
-	if h, err := gitstore.ParseHash(commit); err != nil {
-		return nil, err
-	} else if _, err := b.Repo.ReadCommit(h); err != nil {
-		return nil, gates.Refusef(gates.UnprovenGate, "mission_id", "the commit %.12s that %s's gate names is not in this repository: fetch it first (nothing was written)", commit, missionID)
-	}
+	commit, tree := head.Letter.ReceiptCandidate.Evidence.Tested()
 	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return nil, err
 	}
-	rec, live := runs.ReadRunnerd(b.Repo.RuntimeDir())
-	if !live || len(rec.Provers) == 0 {
-		why := "no runnerd runs here"
-		if live {
-			why = "the runnerd that runs here has no build runner whose pin and key you approved"
-		}
-		return nil, gates.Refusef(gates.UnprovenGate, "mission_id", "%s's gate is %s, and %s to prove it: start m1nd runnerd with an approved build runner (m1nd runners), then land again; nothing was written", missionID, word.Says, why)
-	}
-	runner := rec.Provers[0]
-	if side != nil && rec.Proves(side.RunnerID) {
-		runner = side.RunnerID
+	runner, err := b.prover(missionID, word, side)
+	if err != nil {
+		return nil, err
 	}
 	if side == nil {
 		side = &runs.Side{MissionID: missionID, Branch: WorkBranch(missionID), Created: chain.Timestamp(now)}
@@ -225,6 +198,57 @@ func (b *Brain) RequestProof(ctx context.Context, missionID, into string, now ti
 		return nil, fmt.Errorf("ask runnerd to prove %s: %w", missionID, err)
 	}
 	return req, nil
+}
+
+// claimToProve is mission missionID's head when it is a sound merge_wait
+// whose gate is not proven, and names a tested commit this repository
+// holds; with what its gate stands on.
+func (b *Brain) claimToProve(ctx context.Context, missionID string) (*chain.Head, *GateWord, error) {
+	head, err := b.Missions.Current(missionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := head.Letter
+	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
+		return nil, nil, gates.Refusef(gates.InvalidTransition, "mission_id", "only a merge_wait mission's gate is proven for a landing; %s is at %s", missionID, l.Phase)
+	}
+	if err := b.CheckSound(ctx, chain.MissionRefPrefix+missionID); err != nil {
+		return nil, nil, err
+	}
+	word, err := b.headWord(head, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	commit, tree := l.ReceiptCandidate.Evidence.Tested()
+	if word.Proven() || tree == "" {
+		return nil, nil, gates.Refusef(gates.InvalidTransition, "mission_id", "%s's gate needs no proof run: %s", missionID, word.Says)
+	}
+	h, err := gitstore.ParseHash(commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := b.Repo.ReadCommit(h); err != nil {
+		return nil, nil, gates.Refusef(gates.UnprovenGate, "mission_id", "the commit %.12s that %s's gate names is not in this repository: fetch it first (nothing was written)", commit, missionID)
+	}
+	return head, word, nil
+}
+
+// prover is the runner that proves mission missionID's claim: the runner
+// of its spawn when the runnerd running here can sign its gate, else the
+// first build runner it can; refused unproven_gate when there is none.
+func (b *Brain) prover(missionID string, word *GateWord, side *runs.Side) (string, error) {
+	rec, live := runs.ReadRunnerd(b.Repo.RuntimeDir())
+	if !live || len(rec.Provers) == 0 {
+		why := "no runnerd runs here"
+		if live {
+			why = "the runnerd that runs here has no build runner whose pin and key you approved"
+		}
+		return "", gates.Refusef(gates.UnprovenGate, "mission_id", "%s's gate is %s, and %s to prove it: start m1nd runnerd with an approved build runner (m1nd runners), then land again; nothing was written", missionID, word.Says, why)
+	}
+	if side != nil && rec.Proves(side.RunnerID) {
+		return side.RunnerID, nil
+	}
+	return rec.Provers[0], nil
 }
 
 // approvedGate is the gate command the approved pins hold for runner.

@@ -381,14 +381,9 @@ func (r result) describe(what string) string {
 	return fmt.Sprintf("%s exited %d", what, r.exit)
 }
 
-// runGroup runs a command in its own process group, stdout and stderr
+// runProcess runs a command in its own process group, stdout and stderr
 // together into one log (kept at logPath), killing the whole group when
-// the limit passes.
-func runGroup(ctx context.Context, dir string, env []string, limit time.Duration, logPath, name string, args ...string) result {
-	return runProcess(ctx, dir, env, limit, logPath, nil, false, nil, name, args...)
-}
-
-// runProcess is runGroup with stdin and, for answers read off stdout, the
+// the limit passes; with stdin and, for answers read off stdout, the
 // choice to keep stderr out of the log.
 func runProcess(ctx context.Context, dir string, env []string, limit time.Duration, logPath string, stdin io.Reader, stdoutOnly bool, started func(pid int), name string, args ...string) result {
 	cmd := exec.Command(name, args...)

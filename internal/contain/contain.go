@@ -142,7 +142,9 @@ func Exec(argv []string) error {
 		return fmt.Errorf("contain: %w", err)
 	}
 	env := slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, PolicyEnv+"=") })
-	cfg := landlock.MustConfig(landlock.V7.HandledAccessFS, landlock.V7.Scoped)
+	// ABI 6's rights and scopes: all containment needs, on every kernel
+	// Probe accepts.
+	cfg := landlock.Config{HandledAccessFS: landlock.V6.HandledAccessFS, Scoped: landlock.V6.Scoped}
 	readDirs, readFiles := existing(p.Read)
 	writeDirs, writeFiles := existing(p.Write)
 	devices, _ := existing(p.Devices)
