@@ -239,13 +239,11 @@ func KeysFollow(before, next *KeySet, body []byte, message string) error {
 	if !bytes.Equal(chain.CanonicalJSON(next.BeforeFirstKey), chain.CanonicalJSON(before.BeforeFirstKey)) {
 		return invalidKeys("before_first_key is written with the first key and never changes")
 	}
-	if len(next.Removed) < len(before.Removed) {
+	switch shrunk, changed := keptAsWritten(before.Removed, next.Removed); {
+	case shrunk:
 		return invalidKeys("a removed key stays on record: what it proved while it was held is judged by it")
-	}
-	for i, r := range before.Removed {
-		if !bytes.Equal(chain.CanonicalJSON(r), chain.CanonicalJSON(next.Removed[i])) {
-			return invalidKeys("a removed key stays on record as it was removed")
-		}
+	case changed:
+		return invalidKeys("a removed key stays on record as it was removed")
 	}
 	for _, r := range next.Removed[len(before.Removed):] {
 		held := slices.ContainsFunc(before.Keys, func(p Passkey) bool { return p == r.Passkey })
@@ -304,4 +302,19 @@ func ReadKeys(objs gitstore.Objects, head gitstore.Hash) (*KeySet, error) {
 		return nil, fmt.Errorf("%s at %s: %w", KeysRef, head, err)
 	}
 	return DecodeKeySet(body)
+}
+
+// keptAsWritten checks that next, an append-only record's new version,
+// keeps every entry of before as it was written: shrunk when it holds
+// fewer, changed when one of before's entries reads otherwise.
+func keptAsWritten[T any](before, next []T) (shrunk, changed bool) {
+	if len(next) < len(before) {
+		return true, false
+	}
+	for i, r := range before {
+		if !bytes.Equal(chain.CanonicalJSON(r), chain.CanonicalJSON(next[i])) {
+			return false, true
+		}
+	}
+	return false, false
 }

@@ -230,13 +230,11 @@ func PinsFollow(before, next *PinSet) error {
 	if before == nil {
 		before = &PinSet{}
 	}
-	if len(next.Retired) < len(before.Retired) {
+	switch shrunk, changed := keptAsWritten(before.Retired, next.Retired); {
+	case shrunk:
 		return bad("a retired runner key stays on record: what it signed while approved is judged by it")
-	}
-	for i, r := range before.Retired {
-		if !bytes.Equal(chain.CanonicalJSON(r), chain.CanonicalJSON(next.Retired[i])) {
-			return bad("a retired runner key stays on record as it was retired")
-		}
+	case changed:
+		return bad("a retired runner key stays on record as it was retired")
 	}
 	for _, r := range next.Retired[len(before.Retired):] {
 		if a := before.Runner(r.Runner); a == nil || a.Key != r.Key || r.RetiredIn != next.Version {

@@ -36,6 +36,12 @@ func openRegular(path string, nofollow bool) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regularOnly(f, path)
+}
+
+// regularOnly is f, opened from path, when it is a regular file; it is
+// closed and refused with a *NotRegularError when it is anything else.
+func regularOnly(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()

@@ -70,14 +70,5 @@ func OpenRuntimeWrite(path string, flag int, perm os.FileMode) (*os.File, error)
 	case err != nil:
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &NotRegularError{Path: path, Kind: kindOf(fi.Mode())}
-	}
-	return f, nil
+	return regularOnly(f, path)
 }

@@ -282,70 +282,61 @@ func (v *Verdicts) load() {
 	}
 }
 
+// leant notes whether a judging read what a wrapper stands before: the
+// store, the keys or the runner pins, whose change then reopens the
+// verdict.
+type leant struct {
+	mu  sync.Mutex
+	did bool
+}
+
+func (l *leant) mark() {
+	l.mu.Lock()
+	l.did = true
+	l.mu.Unlock()
+}
+
+func (l *leant) read() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.did
+}
+
 // leaning notes whether a judging read the store.
 type leaning struct {
 	chain.Landings
 	Gestures chain.Gestures
-	mu       sync.Mutex
-	did      bool
+	leant
 }
 
 func (l *leaning) CheckLanding(claim chain.LandingClaim) error {
-	l.mu.Lock()
-	l.did = true
-	l.mu.Unlock()
+	l.mark()
 	return l.Landings.CheckLanding(claim)
-}
-
-func (l *leaning) read() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.did
 }
 
 // leaningGestures notes whether a judging read the keys.
 type leaningGestures struct {
 	chain.Gestures
-	mu  sync.Mutex
-	did bool
+	leant
 }
 
 func (l *leaningGestures) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
-	l.mu.Lock()
-	l.did = true
-	l.mu.Unlock()
+	l.mark()
 	return l.Gestures.CheckCommit(doc, gesture, change)
-}
-
-func (l *leaningGestures) read() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.did
 }
 
 // leaningGates notes whether a judging read the runner pins.
 type leaningGates struct {
 	chain.GateProofs
-	mu  sync.Mutex
-	did bool
+	leant
 }
 
 func (l *leaningGates) CheckGateProof(doc *chain.Judged, letter *chain.Letter) error {
-	l.mu.Lock()
-	l.did = true
-	l.mu.Unlock()
+	l.mark()
 	return l.GateProofs.CheckGateProof(doc, letter)
 }
 
 func (l *leaningGates) CheckLandedGate(mw *chain.Judged, letter *chain.Letter, landed *chain.Judged) error {
-	l.mu.Lock()
-	l.did = true
-	l.mu.Unlock()
+	l.mark()
 	return l.GateProofs.CheckLandedGate(mw, letter, landed)
-}
-
-func (l *leaningGates) read() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.did
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,12 +80,7 @@ func TestBrowserClaimedGateIsProvenBeforeItLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.url = o.serve()
-	runnerd := exec.Command(m1ndBin(t), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms", "--queue-interval", "200ms")
-	runnerd.Dir, runnerd.Env = o.dir, o.env
-	if err := runnerd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { runnerd.Process.Kill(); runnerd.Wait() })
+	runnerd := o.runnerd("--announce-interval", "200ms", "--queue-interval", "200ms")
 	ctx := browser(t)
 	open(t, ctx, o.url)
 	o.withPasskey(ctx)

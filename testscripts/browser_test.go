@@ -106,6 +106,20 @@ func (o *trayOwner) serve(extra ...string) string {
 	return m
 }
 
+// runnerd starts the real runnerd in the demo brain, on loopback, killed
+// when the test ends; extra are its flags after --addr.
+func (o *trayOwner) runnerd(extra ...string) *exec.Cmd {
+	t := o.t
+	t.Helper()
+	rd := exec.Command(m1ndBin(t), append([]string{"runnerd", "--addr", "127.0.0.1:0"}, extra...)...)
+	rd.Dir, rd.Env = o.dir, o.env
+	if err := rd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Process.Kill(); rd.Wait() })
+	return rd
+}
+
 // m1nd runs the real binary in the demo brain.
 // postSigned posts merge_wait letter l as the demo's runner build-1 does:
 // signed with the demo brain's runnerd key, under the pins that approve it.
@@ -665,12 +679,7 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.url = o.serve()
-	runnerd := exec.Command(m1ndBin(t), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms")
-	runnerd.Dir, runnerd.Env = o.dir, o.env
-	if err := runnerd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { runnerd.Process.Kill(); runnerd.Wait() })
+	o.runnerd("--announce-interval", "200ms")
 	ctx := browser(t)
 	open(t, ctx, o.url)
 	// The announce moves no ref: the policy is read again on the next refresh.
@@ -1255,15 +1264,7 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 		t.Fatal(err)
 	}
 	o.url = o.serve()
-	startRunnerd := func() *exec.Cmd {
-		rd := exec.Command(m1ndBin(t), "runnerd", "--addr", "127.0.0.1:0", "--announce-interval", "200ms", "--queue-interval", "200ms")
-		rd.Dir, rd.Env = o.dir, o.env
-		if err := rd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rd.Process.Kill(); rd.Wait() })
-		return rd
-	}
+	startRunnerd := func() *exec.Cmd { return o.runnerd("--announce-interval", "200ms", "--queue-interval", "200ms") }
 	rd := startRunnerd()
 	ctx := browser(t)
 	open(t, ctx, o.url)

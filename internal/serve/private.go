@@ -112,12 +112,7 @@ func readPrivate(path string) ([]byte, error) {
 // human approves anew.
 func EnsureRunnerKey(repo *gitstore.Repo) (created bool, err error) {
 	path := RunnerKeyPath(repo)
-	if _, err := LoadRunnerKey(repo); err == nil {
-		return false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	if err := ensurePrivateDir(filepath.Dir(path)); err != nil {
+	if missing, err := privateMissing(path, func() error { _, err := LoadRunnerKey(repo); return err }); !missing {
 		return false, err
 	}
 	seed := make([]byte, ed25519.SeedSize)
@@ -128,6 +123,22 @@ func EnsureRunnerKey(repo *gitstore.Repo) (created bool, err error) {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil // another process made it meanwhile
 		}
+		return false, err
+	}
+	return true, nil
+}
+
+// privateMissing reports whether the private file at path is to be made:
+// load, which reads it, finds none. Then the private folder is made ready
+// for it. A file that stands, valid or not, is not to be made (err says
+// why it does not load).
+func privateMissing(path string, load func() error) (bool, error) {
+	if err := load(); err == nil {
+		return false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if err := ensurePrivateDir(filepath.Dir(path)); err != nil {
 		return false, err
 	}
 	return true, nil

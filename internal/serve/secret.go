@@ -7,7 +7,6 @@ package serve
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -28,12 +27,7 @@ const SecretFile = "runnerd.secret"
 // (where agents can read it) moves to the private folder.
 func EnsureSecret(repo *gitstore.Repo) (created bool, err error) {
 	path := SecretPath(repo)
-	if _, err := LoadSecret(path); err == nil {
-		return false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	if err := ensurePrivateDir(filepath.Dir(path)); err != nil {
+	if missing, err := privateMissing(path, func() error { _, err := LoadSecret(path); return err }); !missing {
 		return false, err
 	}
 	legacy := filepath.Join(repo.RuntimeDir(), SecretFile)
