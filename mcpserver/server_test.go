@@ -300,6 +300,52 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 	}
 }
 
+// TestMissionPostOfASelfCertifiedGate: an agent talking MCP posts its own
+// merge_wait naming the approved runner b1, its pin and a runnerd
+// emitter, with no signature: refused unproven_gate as a tool error,
+// nothing written. Naming no runner, the same gate is its claim.
+func TestMissionPostOfASelfCertifiedGate(t *testing.T) {
+	g, flows, cs, _ := connect(t)
+	ctx := context.Background()
+	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
+	if _, err := flows.Store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	runner := pinstest.Approve(t, flows.Repo, "b1", "go test")
+	now := time.Now().UTC().Truncate(time.Second)
+	opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := flows.Missions.Current(opened.MissionID)
+	// bob's work: his branch, whose tip his letters say a gate tested.
+	g.Git("branch", "m1nd/"+opened.MissionID)
+	tested := []string{gates.TestedCommitRef + g.Git("rev-parse", "HEAD"), gates.TestedTreeRef + g.Git("rev-parse", "HEAD^{tree}")}
+	exit := int64(0)
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	mw := chain.Next(head.Letter, head.HeadLetterID, now)
+	b1 := "b1"
+	mw.Phase, mw.RunnerID = chain.PhaseMergeWait, &b1
+	mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
+	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_brain_core", Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: "b1"},
+		Scope: gates.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: append([]string{"gate://" + opened.MissionID, "pin:" + runner.Pin}, tested...), Command: "go test", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	before := g.Git("rev-parse", "refs/m1nd/missions/"+opened.MissionID)
+	refused, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(mw.Canonical())})
+	if r := decode(t, refused); !isErr || r["refused"] != "unproven_gate" || !strings.Contains(r["lesson"].(string), "names runner b1") {
+		t.Fatalf("a self-certified gate through MCP: error %v, %s", isErr, refused)
+	}
+	if after := g.Git("rev-parse", "refs/m1nd/missions/"+opened.MissionID); after != before {
+		t.Fatalf("a refused post moved the mission to %s", after)
+	}
+	mw.RunnerID, mw.ReceiptCandidate.Emitter = nil, nil
+	mw.ReceiptCandidate.Evidence.EvidenceRefs = append([]string{"gate://" + opened.MissionID}, tested...)
+	if claimed, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(mw.Canonical())}); isErr || decode(t, claimed)["phase"] != "merge_wait" {
+		t.Fatalf("bob's own claim through MCP: error %v, %s", isErr, claimed)
+	}
+}
+
 // An agent that talks to m1nd only through MCP, with a client that sets
 // no log level and subscribes to nothing, hears of a letter in its next
 // tool result, once.

@@ -23,8 +23,9 @@ import (
 // signed by the retired key, is refused unproven_gate by the local
 // reference-transaction hook, by m1nd verify (written past the hook), by
 // a bare remote's pre-receive, and by a second clone's sync that finds it
-// on the remote (put there past its hook). The merge_wait b1 signed
-// before the rotation still stands everywhere. And a remote installed
+// on the remote (put there past its hook) or holds it and would push it.
+// The merge_wait b1 signed before the rotation still stands everywhere.
+// And a remote installed
 // with --protect main takes main to a tree a runner's signed gate passed
 // on, never to one whose landing rests on an agent's claim.
 func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
@@ -43,7 +44,8 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 
 	_, attacker, _ := ed25519.GenerateKey(nil)
 	stranger := &pinstest.Runner{ID: "b1", Gate: r.runner.Gate, Pin: r.runner.Pin, Key: attacker, Version: r.runner.Version}
-	forgeries := map[string]string{} // ref → what the refusal must say
+	forgeries := map[string]string{}   // ref → what the refusal must say
+	forgedAt := map[string][2]string{} // ref → the honest head, the forgery
 	forge := func(label, file, want string, sign func(mw *chain.Letter) (*gates.Attestation, string)) {
 		t.Helper()
 		id, mw := r.work(r.candidate("gate://"+file), file)
@@ -70,6 +72,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 		bare.Git("-c", "core.hooksPath=/dev/null", "fetch", "-q", r.g.Dir, ref+":"+ref)
 		r.g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, head, forged)
 		forgeries[ref] = label
+		forgedAt[ref] = [2]string{head, forged}
 	}
 	forge("a forged signature", "flipped.txt", "does not verify", func(mw *chain.Letter) (*gates.Attestation, string) {
 		att := r.runner.Sign(t, mw)
@@ -123,6 +126,21 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 	}
 	if got := clone.Git("rev-parse", honestRef); got != r.g.Git("rev-parse", honestRef) {
 		t.Errorf("the second clone does not hold b1's honest merge_wait: %s", got)
+	}
+
+	// The other way: the second clone, holding a forgery written past its
+	// hook, does not push it; the remote keeps the honest head.
+	for ref, at := range forgedAt {
+		bare.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, at[0])
+		clone.Git("-c", "core.hooksPath=/dev/null", "fetch", "-q", r.g.Dir, "+"+at[1]+":"+ref)
+		rep, raw := r.syncIn(clone.Dir)
+		if f := faultOf(rep.RefusedLocal, ref); f == nil || f.Code != string(gates.UnprovenGate) {
+			t.Errorf("%s: the second clone's sync did not refuse to push %s:\n%s", forgeries[ref], ref, raw)
+		}
+		if got := bare.Git("rev-parse", ref); got != at[0] {
+			t.Errorf("%s: the remote's %s moved to %s", forgeries[ref], ref, got)
+		}
+		break // one is enough: every forgery is judged by the same law
 	}
 
 	// --protect: an agent's claim, imported at a terminal as a landing
