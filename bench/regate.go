@@ -64,6 +64,10 @@ func benchRegate(work, bin string, runs int) error {
 	if err := os.WriteFile(filepath.Join(dir, ".git", "m1nd", "runners.toml"), []byte(cfg), 0o600); err != nil {
 		return err
 	}
+	// The human approves b1's pin and runnerd's key, at a terminal.
+	if err := atTerminal(bin, dir, "b1", "runners", "approve"); err != nil {
+		return err
+	}
 	packet := filepath.Join(work, "regate-packet.md")
 	if err := os.WriteFile(packet, []byte("## What should change?\n\nadd a file to core\n"), 0o644); err != nil {
 		return err
@@ -188,12 +192,19 @@ func waitReady(m *chain.Missions, git func(...string) (string, error), id string
 // landAtTerminal runs `m1nd land id` on a pseudo-terminal with typed
 // already typed, and fails unless it exits 0.
 func landAtTerminal(bin, dir, id, typed string) error {
+	return atTerminal(bin, dir, typed, "land", id)
+}
+
+// atTerminal runs m1nd with args on a pseudo-terminal with typed already
+// typed, as a human answers a gesture's prompt, and fails unless it
+// exits 0.
+func atTerminal(bin, dir, typed string, args ...string) error {
 	master, tty, err := pty.Open()
 	if err != nil {
 		return err
 	}
 	defer master.Close()
-	cmd := exec.Command(bin, "land", id)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -210,7 +221,7 @@ func landAtTerminal(bin, dir, id, typed string) error {
 	err = cmd.Wait()
 	<-read
 	if err != nil {
-		return fmt.Errorf("m1nd land %s: %v\n%s", id, err, screen.String())
+		return fmt.Errorf("m1nd %s: %v\n%s", strings.Join(args, " "), err, screen.String())
 	}
 	return nil
 }

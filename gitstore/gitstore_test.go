@@ -787,3 +787,33 @@ func TestLooseObjectsOfEverySizeReadByGit(t *testing.T) {
 	}
 	g.Git("fsck", "--strict", "--no-dangling")
 }
+
+// A linked worktree's admin folder is read from its ".git" file, and only
+// trusted when it lies in the common dir's worktrees/ and names the
+// worktree back: a ".git" file rewritten inside the worktree is refused.
+func TestWorktreeAdminDir(t *testing.T) {
+	g := gittest.Init(t, "admin")
+	common := filepath.Join(g.Dir, ".git")
+	a, b := filepath.Join(filepath.Dir(g.Dir), "a"), filepath.Join(filepath.Dir(g.Dir), "b")
+	g.Git("worktree", "add", "-q", "--detach", a)
+	g.Git("worktree", "add", "-q", "--detach", b)
+	want := strings.TrimSpace(g.Git("-C", a, "rev-parse", "--absolute-git-dir"))
+	if got, err := gitstore.WorktreeAdminDir(common, a); err != nil || got != want {
+		t.Fatalf("WorktreeAdminDir(a) = %q, %v; want %q", got, err, want)
+	}
+	bAdmin := strings.TrimSpace(g.Git("-C", b, "rev-parse", "--absolute-git-dir"))
+	for _, tt := range []struct{ name, gitFile, err string }{
+		{"the common dir", "gitdir: " + common, "not to a worktree's folder"},
+		{"another worktree's folder", "gitdir: " + bAdmin, "belongs to another worktree"},
+		{"no gitdir line", "nothing", "not a gitdir file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(a, ".git"), []byte(tt.gitFile+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := gitstore.WorktreeAdminDir(common, a); err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("WorktreeAdminDir with .git %q = %q, %v; want an error with %q", tt.gitFile, got, err, tt.err)
+			}
+		})
+	}
+}

@@ -264,3 +264,37 @@ func InitWithCommit(ctx context.Context, dir, message string) error {
 func NoReplaceEnv() []string {
 	return append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")
 }
+
+// WorktreeAdminDir is the admin folder of the linked worktree wt of the
+// repository whose common dir is common (common/worktrees/<name>), read
+// from wt's ".git" file without running git. It is refused unless that
+// folder lies directly in common/worktrees and names wt back (its gitdir
+// file): a ".git" file rewritten inside the worktree cannot point
+// elsewhere in the repository.
+func WorktreeAdminDir(common, wt string) (string, error) {
+	gitFile := filepath.Join(wt, ".git")
+	admin, err := readGitFile(gitFile)
+	if err != nil {
+		return "", err
+	}
+	if realPath(filepath.Dir(admin)) != realPath(filepath.Join(common, "worktrees")) {
+		return "", fmt.Errorf("%s points to %s, not to a worktree's folder of %s", gitFile, admin, common)
+	}
+	back, err := ReadRegular(filepath.Join(admin, "gitdir"), 64<<10)
+	if err != nil {
+		return "", fmt.Errorf("worktree %s: %w", wt, err)
+	}
+	if realPath(strings.TrimSpace(string(back))) != realPath(gitFile) {
+		return "", fmt.Errorf("%s belongs to another worktree than %s", admin, wt)
+	}
+	return admin, nil
+}
+
+// realPath is path with its symbolic links resolved, or cleaned when it
+// cannot be.
+func realPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
+}

@@ -74,9 +74,9 @@ type jail struct {
 // are never written.
 func (d *Daemon) missionJail(ctx context.Context, runner *Runner, wt, agent string) (*jail, error) {
 	common, runtime := d.Repo.CommonDir(), d.Repo.RuntimeDir()
-	admin, err := gitOutput(ctx, wt, "rev-parse", "--absolute-git-dir")
+	admin, err := gitstore.WorktreeAdminDir(common, wt)
 	if err != nil {
-		return nil, fmt.Errorf("the git dir of %s: %w", wt, err)
+		return nil, err
 	}
 	agentDir, err := mailbox.AgentDir(runtime, agent)
 	if err != nil {
