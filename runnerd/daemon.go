@@ -115,6 +115,9 @@ func (d *Daemon) agent(r *Runner) string { return chain.RunnerAgent(r.ID) }
 // shutdown are waited for.
 func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	d.init()
+	// A listener that fails stops the loops as a signal does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	d.life = ctx
 	_, d.port, _ = net.SplitHostPort(ln.Addr().String())
 	d.recover(ctx)
@@ -127,20 +130,38 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	if interval == 0 {
 		interval = KeeperInterval
 	}
-	keeperDone := make(chan struct{})
-	go func() { defer close(keeperDone); d.keeperLoop(ctx, interval) }()
-	defer func() { <-keeperDone }()
+	var loops sync.WaitGroup
+	loops.Add(1)
+	go func() { defer loops.Done(); d.keeperLoop(ctx, interval) }()
 	if every := d.QueueInterval; every >= 0 {
 		if every == 0 {
 			every = QueueInterval
 		}
-		queueDone := make(chan struct{})
-		go func() { defer close(queueDone); d.queueLoop(ctx, every) }()
-		defer func() { <-queueDone }()
+		loops.Add(1)
+		go func() { defer loops.Done(); d.queueLoop(ctx, every) }()
 	}
 	err := serve.Run(ctx, srv, ln)
-	d.running.Wait()
+	stop()
+	d.drain(&loops)
 	return err
+}
+
+// drain waits for the loops and the runs to end, at most stopGrace and a
+// little more: every one of them was cancelled, their processes were told
+// to stop, and what they still write has stopGrace to do it. What is not
+// done by then is left to the next runnerd (recover).
+func (d *Daemon) drain(loops *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		loops.Wait()
+		d.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopGrace + 500*time.Millisecond):
+		d.Logf("stopping: work still ending after %v is left to the next runnerd", stopGrace)
+	}
 }
 
 // Handler is runnerd's HTTP surface; every endpoint needs the secret.

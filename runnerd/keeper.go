@@ -408,7 +408,9 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 		defer logFile.Close()
 		err := cmd.Wait()
 		close(exited)
-		k.ended(context.WithoutCancel(ctx), pin, w, gitstore.ExitCode(err), err)
+		ended, cancelEnded := lingering(ctx, 0)
+		defer cancelEnded()
+		k.ended(ended, pin, w, gitstore.ExitCode(err), err)
 	}()
 	return nil
 }

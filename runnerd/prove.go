@@ -96,7 +96,7 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 		d.proveFailed(side, nil, "the claimed commit could not be checked out (runnerd's log says why)")
 		return
 	}
-	defer removeWorktree(context.WithoutCancel(ctx), main, wt)
+	defer removeWorktreeAfter(ctx, main, wt)
 	if tree, _ := gitOutput(ctx, wt, "rev-parse", "HEAD^{tree}"); tree != p.Tree {
 		d.proveFailed(side, nil, fmt.Sprintf("the claimed commit %.12s holds tree %.12s, not the claimed %.12s", p.Commit, tree, p.Tree))
 		return

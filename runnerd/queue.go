@@ -193,7 +193,7 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 		d.Logf("queue: %s: worktree: %v", id, err)
 		return
 	}
-	defer removeWorktree(context.WithoutCancel(ctx), main, wt)
+	defer removeWorktreeAfter(ctx, main, wt)
 	d.gateRegate(ctx, r, wt)
 }
 
@@ -302,7 +302,7 @@ func (d *Daemon) gateRegate(ctx context.Context, r *regating, wt string) {
 	changed := unchangedBy(ctx, wt, work)
 	// The gate's worktree goes before the mission is ready again: a
 	// runnerd stopped right after the ready mark must leave none behind.
-	removeWorktree(context.WithoutCancel(ctx), r.main, wt)
+	removeWorktreeAfter(ctx, r.main, wt)
 	if gate.err != nil || gate.timedOut || gate.exit != 0 || changed != "" {
 		exit := gate.exit
 		why := gate.describe("gate")
@@ -389,6 +389,14 @@ func removeWorktree(ctx context.Context, main, wt string) {
 	gitOutput(ctx, main, "worktree", "remove", "--force", wt)
 	os.RemoveAll(wt)
 	gitOutput(ctx, main, "worktree", "prune")
+}
+
+// removeWorktreeAfter removes a worktree even when ctx was cancelled: a
+// stopping runnerd leaves none behind, within its grace.
+func removeWorktreeAfter(ctx context.Context, main, wt string) {
+	ctx, cancel := lingering(ctx, 0)
+	defer cancel()
+	removeWorktree(ctx, main, wt)
 }
 
 // writeSide records a side record, saying so in the log when it cannot.

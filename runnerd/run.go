@@ -255,7 +255,7 @@ func (d *Daemon) fail(ctx context.Context, runner *Runner, missionID, gist strin
 // posted) is the run's stale_head: it stops, never retries silently.
 func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, edit func(l *chain.Letter)) error {
 	// A stopping daemon still writes the letter that ends the mission.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := lingering(ctx, 10*time.Second)
 	defer cancel()
 	head, err := d.missions.Current(missionID)
 	if err != nil {
@@ -284,7 +284,8 @@ func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, 
 // lost (removeIfClean); the branch keeps the agent's commits. It returns
 // what the letter should say about it.
 func (d *Daemon) tidy(ctx context.Context, side *runs.Side) string {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := lingering(ctx, 0)
+	defer cancel()
 	outcome := removeIfClean(ctx, d.Repo, side)
 	if outcome == worktreeGone {
 		return fmt.Sprintf("; %s holds the work; the worktree is gone", side.Branch)

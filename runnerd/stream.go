@@ -362,7 +362,9 @@ func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, first *Wake) {
 	for {
 		select {
 		case <-ctx.Done():
-			k.closeStream(context.WithoutCancel(ctx), s, "runnerd stopped")
+			closing, cancel := lingering(ctx, 0)
+			defer cancel()
+			k.closeStream(closing, s, "runnerd stopped")
 			return
 		case ev := <-s.events:
 			if ev.session != "" {
@@ -372,7 +374,9 @@ func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, first *Wake) {
 				k.turnEnded(ctx, s, ev)
 			}
 		case <-s.exited:
-			k.streamExited(context.WithoutCancel(ctx), s)
+			exiting, cancel := lingering(ctx, 0)
+			defer cancel()
+			k.streamExited(exiting, s)
 			return
 		case <-tick.C:
 			if done := k.step(ctx, s); done {

@@ -12,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/runs"
 )
 
@@ -72,6 +73,7 @@ func (o *trayOwner) claim(line string) string {
 // move. With no runnerd running, the same land… is refused and says so,
 // nothing written.
 func TestBrowserClaimedGateIsProvenBeforeItLands(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.m1nd("init")

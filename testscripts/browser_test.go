@@ -27,6 +27,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
@@ -239,6 +240,7 @@ func open(t *testing.T, ctx context.Context, url string) {
 func cardOf(phase string) string { return fmt.Sprintf(`#cards .card[data-phase=%q]`, phase) }
 
 func TestBrowserTrayListsHeadsAndLandsAMission(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -405,6 +407,7 @@ func (o *trayOwner) wantVerifyClean() {
 }
 
 func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -460,6 +463,7 @@ func TestBrowserArchiveNeedsTheConfirm(t *testing.T) {
 // Without a registered passkey the page makes no gesture: import and
 // archive are disabled and say why, and a terminal still lands.
 func TestBrowserGesturesNeedAPasskey(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -514,6 +518,7 @@ func TestBrowserGesturesNeedAPasskey(t *testing.T) {
 }
 
 func TestBrowserFailedPinnedUntilDismissedAndStagnantConfirm(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -546,6 +551,7 @@ func TestBrowserFailedPinnedUntilDismissedAndStagnantConfirm(t *testing.T) {
 }
 
 func TestBrowserReadOnlyOffersClipboardOnly(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, true)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -575,6 +581,7 @@ func TestBrowserReadOnlyOffersClipboardOnly(t *testing.T) {
 }
 
 func TestBrowserCLIPostAppearsWithoutReload(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -594,6 +601,7 @@ func TestBrowserCLIPostAppearsWithoutReload(t *testing.T) {
 // A brain with no missions shows the empty state, and the page works from
 // the keyboard: Tab reaches the compose button, Enter opens the panel.
 func TestBrowserEmptyStateAndKeyboard(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "quiet"), env: gittest.Env(t)}
 	g := exec.Command("git", "init", "-q", o.dir)
 	g.Env = o.env
@@ -632,6 +640,7 @@ func TestBrowserEmptyStateAndKeyboard(t *testing.T) {
 // Direct mode posts the judging letter and delivers the packet to an
 // agent's inbox; delivery is not execution.
 func TestBrowserComposeDirect(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -663,6 +672,7 @@ func TestBrowserComposeDirect(t *testing.T) {
 // output and the diff, and one signed landing puts the agent's commit on
 // main.
 func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.m1nd("init")
@@ -843,6 +853,7 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 // The bell goes to the needs-you lane; compose opens in view and shows
 // only its mode's fields; a writable owner shows no read-only banner.
 func TestBrowserBellAndComposeFields(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -940,6 +951,7 @@ func (o *trayOwner) withPasskey(ctx context.Context) {
 // by the browser's authenticator, key set 1 in refs/m1nd/keys, and the
 // code refused the second time.
 func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.url = o.serve()
@@ -1047,6 +1059,7 @@ func (k keySet) String() string {
 // is removed, signed by itself; the last one cannot be removed; the kept
 // key signs a landing; and a bare remote's pre-receive takes the history.
 func TestBrowserAddsAndRemovesAPasskey(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -1133,6 +1146,7 @@ func (o *trayOwner) wantProofBy(ref, id string) {
 // authenticator signs, and only B lands; A still waits, main does not hold
 // A's branch, and the store's new import names B.
 func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := demoOwner(t, false)
 	ctx := browser(t)
 	open(t, ctx, o.url)
@@ -1240,6 +1254,7 @@ func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
 // the merge (its output); only the ready one can land, and it lands onto a
 // tree its gate passed on.
 func TestBrowserShowsTheLandingQueue(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	o.m1nd("init")
@@ -1364,6 +1379,7 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 // agent for, and a woken session that ran none of m1nd's hooks, each in a
 // banner at the top of the page; with nothing to say it shows nothing.
 func TestBrowserShowsTheKeepersNotices(t *testing.T) {
+	longtest.Need(t, "the tray in a real browser")
 	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
 	o.m1nd("demo", "--no-serve", "--dir", o.dir)
 	runtime := filepath.Join(o.dir, ".git", "m1nd")

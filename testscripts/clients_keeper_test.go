@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/internal/fakemodel"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
 )
@@ -190,6 +191,7 @@ func keeperResumes(t *testing.T, r *clientRepo, srv *fakemodel.Server, run func(
 }
 
 func TestClaudeKeeperResumes(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	bin := clientBin(t, "claude", claudeVersion)
 	srv := fakemodel.Start(t, fakemodel.Text("First answer."), fakemodel.Text("Woken and done."))
@@ -207,6 +209,7 @@ func TestClaudeKeeperResumes(t *testing.T) {
 // Codex resumes with `codex exec resume <id> <prompt>`; exec's own flags
 // go before resume.
 func TestCodexKeeperResumes(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	bin := clientBin(t, "codex", codexVersion)
 	srv := fakemodel.Start(t, fakemodel.Text("First answer."), fakemodel.Text("Woken and done."))
@@ -262,6 +265,7 @@ func keeperRetriesAFailedTurn(t *testing.T, r *clientRepo, srv *fakemodel.Server
 }
 
 func TestClaudeKeeperRetriesAFailedTurn(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	for _, tc := range []struct {
 		name    string
 		first   fakemodel.Reply
@@ -288,6 +292,7 @@ func TestClaudeKeeperRetriesAFailedTurn(t *testing.T) {
 }
 
 func TestCodexKeeperRetriesAFailedTurn(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	for _, tc := range []struct {
 		name    string
 		first   fakemodel.Reply
@@ -318,6 +323,7 @@ func TestCodexKeeperRetriesAFailedTurn(t *testing.T) {
 // it, and wakes again after its backoff; after maxWakes it gives up, and
 // says so.
 func TestCodexKeeperSeesUntrustedHooks(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	bin := clientBin(t, "codex", codexVersion)
 	srv := fakemodel.Start(t)
@@ -405,6 +411,7 @@ func keeperDeliversABacklog(t *testing.T, r *clientRepo, srv *fakemodel.Server, 
 }
 
 func TestClaudeKeeperDeliversABacklog(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	bin := clientBin(t, "claude", claudeVersion)
 	srv := fakemodel.Start(t)
@@ -412,6 +419,7 @@ func TestClaudeKeeperDeliversABacklog(t *testing.T) {
 }
 
 func TestCodexKeeperDeliversABacklog(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	bin := clientBin(t, "codex", codexVersion)
 	srv := fakemodel.Start(t)
@@ -466,6 +474,7 @@ func firstTurnWith(srv *fakemodel.Server, mark string) (first, holding int) {
 // goes into the same process as a second turn: one start, two turns, each
 // letter entering the conversation once (by the hooks).
 func TestClaudeKeeperKeepsAStreamingSession(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	bin := clientBin(t, "claude", claudeVersion)
 	srv := fakemodel.Start(t)
@@ -514,6 +523,7 @@ func TestClaudeKeeperKeepsAStreamingSession(t *testing.T) {
 // memory (the memory ref moves); the session ends gracefully and the
 // floor starts a fresh one, whose first request carries that memory.
 func TestClaudeKeeperRotationFlushesMemory(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	bin := clientBin(t, "claude", claudeVersion)
 	const memo = "ROTATION-MEMO: the tray listens on 7420"
@@ -563,6 +573,7 @@ func TestClaudeKeeperRotationFlushesMemory(t *testing.T) {
 // first answer and takes a second letter as a second turn, in the same
 // process.
 func TestCodexKeeperKeepsAStreamingSession(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	bin := clientBin(t, "codex", codexVersion)
 	srv := fakemodel.Start(t)
@@ -601,6 +612,7 @@ func TestCodexKeeperKeepsAStreamingSession(t *testing.T) {
 // command; the app-server ends gracefully and the floor starts a fresh
 // one, whose first request carries that memory.
 func TestCodexKeeperRotationFlushesMemory(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	bin := clientBin(t, "codex", codexVersion)
 	const memo = "ROTATION-MEMO: the tray listens on 7420"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/internal/fakemodel"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -95,6 +96,7 @@ func requestModel(t *testing.T, q fakemodel.Request) string {
 // zeroed when the server sent no breakdown), the message's usage repeated
 // on each: a reply of text and a tool call is one request, not two.
 func TestClaudeTranscriptMeasure(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	first := fakemodel.Tool("Bash", map[string]any{"command": "echo first", "description": "first step"})
 	first.Text = "Looking first."
@@ -134,6 +136,7 @@ func TestClaudeTranscriptMeasure(t *testing.T) {
 // default window, 272,000, shows as 258,400). (It also writes token_usage_record lines with
 // the response id and the same usage; ReadTranscript skips them.)
 func TestCodexTranscriptMeasure(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	first := fakemodel.Tool("exec_command", map[string]any{"cmd": "echo first"})
 	first.InputTokens = 3050
@@ -217,6 +220,7 @@ func (r *clientRepo) sessions(args ...string) sessionsJSON {
 // `m1nd sessions` lists both live and mid-turn, the decider keeping them;
 // once released and ended, none is live and --all lists both dead.
 func TestSessionsClaudeAndCodexLive(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	r.m1nd("hook", "install", "codex")
 	claude := clientBin(t, "claude", claudeVersion)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/m1nd/m1nd/internal/fakemodel"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -367,6 +368,7 @@ func assertLetterOnce(t *testing.T, srv *fakemodel.Server, mark string, n int) {
 const letterMark = "LETTER-7f3a: the ledger gate is red, look at core"
 
 func TestClaudeLetterMidTurn(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	srv := fakemodel.Start(t,
 		fakemodel.Tool("Bash", map[string]any{"command": "echo first", "description": "first step"}),
@@ -394,6 +396,7 @@ func TestClaudeLetterMidTurn(t *testing.T) {
 }
 
 func TestCodexLetterMidTurn(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	srv := fakemodel.Start(t,
 		fakemodel.Tool("exec_command", map[string]any{"cmd": "echo first"}),
@@ -432,6 +435,7 @@ const fullContext = 990_000
 const codexCompactConfig = "model_context_window = 100000\nmodel_auto_compact_token_limit = 50000"
 
 func TestClaudeAutoCompactRehydrates(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude", "--allow-auto-compact")
 	full := fakemodel.Tool("Bash", map[string]any{"command": "echo full", "description": "fill the context"})
 	full.InputTokens = fullContext
@@ -460,6 +464,7 @@ func TestClaudeAutoCompactRehydrates(t *testing.T) {
 // sits at the auto-compact threshold (measured from 977,000 to 990,000):
 // there is no band where a blocked compaction lets the session go on.
 func TestClaudeBlockAutoCompactEndsTheSession(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	r.wantHook(filepath.Join(".claude", "settings.json"), "PreCompact "+session.BlockFlag)
 	full := fakemodel.Tool("Bash", map[string]any{"command": "echo full", "description": "fill the context"})
@@ -479,6 +484,7 @@ func TestClaudeBlockAutoCompactEndsTheSession(t *testing.T) {
 }
 
 func TestCodexAutoCompactRehydrates(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "codex", "--allow-auto-compact")
 	full := fakemodel.Tool("exec_command", map[string]any{"cmd": "echo full"})
 	full.InputTokens = 60_000
@@ -502,6 +508,7 @@ func TestCodexAutoCompactRehydrates(t *testing.T) {
 // answers an automatic compaction when blocking (the default install), is
 // what stops it: the turn is interrupted and `codex exec` exits 1.
 func TestCodexBlockAutoCompactStopsTheTurn(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	r.wantHook(filepath.Join(".codex", "hooks.json"), "PreCompact "+session.BlockFlag)
 	full := fakemodel.Tool("exec_command", map[string]any{"cmd": "echo full"})
@@ -538,6 +545,7 @@ func clip(b []byte) string {
 // arrived and how to read them; the letter itself comes with the next
 // tool call, through PostToolUse, once.
 func TestClaudeStopDeliversALetter(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	srv := fakemodel.Start(t, fakemodel.Text("First answer."),
 		fakemodel.Tool("Bash", map[string]any{"command": "true", "description": "read the mail"}),
@@ -559,6 +567,7 @@ func TestClaudeStopDeliversALetter(t *testing.T) {
 }
 
 func TestCodexStopDeliversALetter(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	srv := fakemodel.Start(t, fakemodel.Text("First answer."), fakemodel.Text("All done."))
 	r.sendDuringTurn(srv, 1, letterMark)
@@ -576,6 +585,7 @@ func TestCodexStopDeliversALetter(t *testing.T) {
 // (item 4): the follow-ups bob owes and those owed to him, what he
 // learned and did, and the open shared document that names him.
 func TestClaudeSessionStartRehydrates(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	r.m1nd("followup", "open", "--agent", "alice", "--owner", "bob", "REHYDRATE-owed: check the ledger rounding")
 	r.m1nd("followup", "open", "--agent", "bob", "--owner", "carol", "REHYDRATE-owed-to: the release date")
@@ -600,6 +610,7 @@ func TestClaudeSessionStartRehydrates(t *testing.T) {
 // A follow-up opened for bob while his session works reaches it like a
 // letter: in the next request, once (item 4).
 func TestClaudeFollowupMidTurn(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	srv := fakemodel.Start(t,
 		fakemodel.Tool("Bash", map[string]any{"command": "echo first", "description": "first step"}),
@@ -625,6 +636,7 @@ func TestClaudeFollowupMidTurn(t *testing.T) {
 // Claude Code's SessionStart hook writes M1ND_AGENT into CLAUDE_ENV_FILE
 // (item 5): the agent's own m1nd calls in its Bash tool carry its name.
 func TestClaudeToolsKnowTheAgent(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	srv := fakemodel.Start(t,
 		fakemodel.Tool("Bash", map[string]any{"command": "echo AGENT-IS-$M1ND_AGENT", "description": "who am I"}),
@@ -642,6 +654,7 @@ func TestClaudeToolsKnowTheAgent(t *testing.T) {
 // the Stop hook) never blocks Claude Code (item 5): it once exited 2,
 // which Claude took as a block and re-prompted the model eight times.
 func TestClaudeHookMistakeNeverBlocks(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	path := filepath.Join(r.Dir, ".claude", "settings.json")
 	data, err := os.ReadFile(path)
@@ -666,6 +679,7 @@ func TestClaudeHookMistakeNeverBlocks(t *testing.T) {
 // when it is set (item 5), and Claude Code runs the hooks from there: a
 // letter sent mid-turn reaches the next request, with no project settings.
 func TestClaudeUserInstallHonoursConfigDir(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	if err := os.RemoveAll(filepath.Join(r.Dir, ".claude")); err != nil {
 		t.Fatal(err)
@@ -734,6 +748,7 @@ func m1ndText(t *testing.T, body []byte) (n int, parts []string) {
 // request (SessionStart and UserPromptSubmit together) stays within 4 KB,
 // names what it left out and how to read it, and prints no empty lane.
 func TestClaudeFirstRequestUnderAHeavyState(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	for i := 0; i < 20; i++ {
 		r.m1nd("followup", "open", "--agent", "alice", "--owner", "bob", fmt.Sprintf("HEAVY-owed-%02d: %s", i, strings.Repeat("check the ledger rounding ", 6)))
@@ -770,6 +785,7 @@ func TestClaudeFirstRequestUnderAHeavyState(t *testing.T) {
 // subscribes: a letter sent while it works is named in its next m1nd
 // tool result (id, sender, class), which the model reads.
 func TestClaudeMCPOnlyAgentHearsOfALetter(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "claude")
 	// The MCP server hook install registered in .mcp.json (claude -p starts
 	// it without asking), and no hooks at all.
@@ -811,6 +827,7 @@ func TestClaudeMCPOnlyAgentHearsOfALetter(t *testing.T) {
 // no hooks: a letter sent while it works is named in its next m1nd tool
 // result.
 func TestCodexMCPOnlyAgentHearsOfALetter(t *testing.T) {
+	longtest.Need(t, "real Claude Code and Codex")
 	r := newClientRepo(t, "codex")
 	if err := os.WriteFile(filepath.Join(r.Dir, ".codex", "hooks.json"), []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)

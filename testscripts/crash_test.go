@@ -14,6 +14,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 )
 
 // TestKillNineWhilePosting kills `m1nd mission post` and `m1nd mission new`
@@ -21,6 +22,7 @@ import (
 // be clean, every mission ref must be a valid chain, and m1nd must be able
 // to extend it.
 func TestKillNineWhilePosting(t *testing.T) {
+	longtest.Need(t, "crash rounds")
 	if testing.Short() {
 		t.Skip("crash test")
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 )
 
 // faultSyscalls are the calls a post makes on files and descriptors: where
@@ -25,6 +26,7 @@ var faultSyscalls = []string{"openat", "read", "pread64", "write", "pwrite64", "
 // call): after every one, the next post succeeds with no manual step,
 // `m1nd verify` finds nothing wrong and `git fsck` is clean.
 func TestFaultAtEverySyscallOfAPost(t *testing.T) {
+	longtest.Need(t, "a fault at every syscall")
 	if testing.Short() {
 		t.Skip("fault injection")
 	}

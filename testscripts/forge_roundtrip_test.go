@@ -24,10 +24,12 @@ import (
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/ops"
 )
 
 func TestForgeRoundTrip(t *testing.T) {
+	longtest.Need(t, "the real git forges")
 	for _, server := range []struct {
 		name  string
 		start func(t *testing.T) *forge
@@ -200,6 +202,7 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 // outlive fastcgi_read_timeout gets a 504; sync names it a push cut short
 // by the server or a proxy, with its batch, not a refusal or a race.
 func TestForgeProxyTimeoutIsNamed(t *testing.T) {
+	longtest.Need(t, "the real git forges")
 	site := httpForge(t, time.Second)
 	site.create(t, "slow", false)
 	// The server turns slow once the brain's runner pins are up.

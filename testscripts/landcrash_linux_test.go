@@ -24,6 +24,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/serve"
@@ -43,6 +44,7 @@ import (
 // lock is left behind but m1nd's own (which its next writer clears), and
 // every worktree holding a target is clean.
 func TestKillNineWhileLanding(t *testing.T) {
+	longtest.Need(t, "crash rounds")
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -58,6 +60,7 @@ func TestKillNineWhileLanding(t *testing.T) {
 // answered (a landing "up-to-date" without its merge). The same
 // invariants as TestKillNineWhileLanding hold after every stop.
 func TestInterruptWhileLanding(t *testing.T) {
+	longtest.Need(t, "crash rounds")
 	if testing.Short() {
 		t.Skip("crash test")
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/runs"
 )
 
@@ -26,6 +27,7 @@ import (
 // the re-gate: the mission is ready on a commit that holds main, and
 // landing it moves main to exactly the tree that gate passed on.
 func TestKillNineWhileRegating(t *testing.T) {
+	longtest.Need(t, "crash rounds")
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -185,7 +187,7 @@ func gatedTree(t *testing.T, record, tree string) bool {
 // daemonProc is a running m1nd runnerd and what it logs.
 type daemonProc struct {
 	cmd *exec.Cmd
-	log *strings.Builder
+	log *syncBuffer // runnerd writes it while the test reads
 }
 
 // runnerd starts m1nd runnerd on loopback with a fast queue (no owner
@@ -195,7 +197,7 @@ func (c *landCrash) runnerd() *daemonProc {
 	t.Helper()
 	cmd := exec.Command(c.bin, "runnerd", "--addr", "127.0.0.1:0", "--queue-interval", "20ms", "--announce-interval", "1h")
 	cmd.Dir, cmd.Env = c.g.Dir, c.env
-	log := &strings.Builder{}
+	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -36,10 +36,21 @@ type hub struct {
 	mu   sync.Mutex
 	subs map[chan []string]bool
 	stop context.CancelFunc // the running watcher's, while subs is not empty
+
+	// closed ends every stream: the server is shutting down, and a stream
+	// would otherwise hold the stop for as long as its tab stays open.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 func newHub(repo *gitstore.Repo, interval time.Duration, queue func() (gitstore.FolderStamp, error)) *hub {
-	return &hub{repo: repo, interval: interval, queue: queue, subs: map[chan []string]bool{}}
+	return &hub{repo: repo, interval: interval, queue: queue, subs: map[chan []string]bool{}, closed: make(chan struct{})}
+}
+
+// close ends every stream, now and to come (the browser reconnects to the
+// next owner).
+func (h *hub) close() {
+	h.closeOnce.Do(func() { close(h.closed) })
 }
 
 // queueMoved is what a subscriber receives when the queue's view moved
@@ -223,6 +234,8 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-s.events.closed:
 			return
 		case moved := <-ch:
 			if len(moved) == 0 { // queueMoved

@@ -61,6 +61,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		// No WriteTimeout: /api/events streams for as long as the tab is open.
 	}
+	srv.RegisterOnShutdown(s.events.close)
 	return serve.Run(ctx, srv, ln)
 }
 

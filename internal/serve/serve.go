@@ -13,17 +13,24 @@ import (
 	"github.com/m1nd/m1nd/gates"
 )
 
+// ShutdownGrace is how long open requests get once a server is asked to
+// stop: a daemon's whole stop stays inside the 5 s a service manager or a
+// terminal waits before it kills.
+const ShutdownGrace = 2 * time.Second
+
 // Run serves srv on ln until ctx ends, then shuts it down, giving open
-// requests a few seconds, and returns nil; a server that fails returns its
-// error.
+// requests ShutdownGrace, closes what is still open, and returns nil; a
+// server that fails returns its error.
 func Run(ctx context.Context, srv *http.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		shut, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 		defer cancel()
-		srv.Shutdown(shut)
+		if srv.Shutdown(shut) != nil {
+			srv.Close() // a stream that outlived the grace is cut
+		}
 		return nil
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
