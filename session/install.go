@@ -86,9 +86,11 @@ const hookTimeout = 10
 // Install merges m1nd's hook entries for host into the settings file at
 // path, leaving every other setting as it was (keys are rewritten in
 // sorted order, values untouched). It is idempotent: an entry already
-// there is not added twice, though its PreCompact entry is switched to
-// block (or not) as asked. command is how the host runs m1nd ("m1nd" or an
-// absolute path). changed is false when nothing had to change.
+// there is not added twice, though it is rewritten to run command (an
+// older install named another m1nd) and its PreCompact entry is switched
+// to block (or not) as asked. command is how the host runs m1nd ("m1nd"
+// for a file a team commits, or an absolute path). changed is false when
+// nothing had to change.
 func Install(path, host, command string, blockAutoCompact bool) (changed bool, err error) {
 	return editSettings(path, func(hooks map[string]any) (bool, error) {
 		changed := false
@@ -102,7 +104,8 @@ func Install(path, host, command string, blockAutoCompact bool) (changed bool, e
 				return false, fmt.Errorf(`%s: hooks.%s is not a list, so m1nd leaves the file alone`, path, event)
 			}
 			if entry := findOurs(groups, host); entry != nil {
-				if event == EventPreCompact && setBlock(entry, blockAutoCompact) {
+				if entry["command"] != cmd {
+					entry["command"] = cmd
 					changed = true
 				}
 				continue
@@ -116,31 +119,6 @@ func Install(path, host, command string, blockAutoCompact bool) (changed bool, e
 		}
 		return changed, nil
 	})
-}
-
-// setBlock adds or removes BlockFlag on an installed PreCompact entry and
-// reports whether it changed it.
-func setBlock(entry map[string]any, block bool) bool {
-	cmd, _ := entry["command"].(string)
-	fields := strings.Fields(cmd)
-	has := false
-	var kept []string
-	for _, f := range fields {
-		if f == BlockFlag {
-			has = true
-			continue
-		}
-		kept = append(kept, f)
-	}
-	if has == block {
-		return false
-	}
-	if block {
-		entry["command"] = cmd + " " + BlockFlag
-	} else {
-		entry["command"] = strings.Join(kept, " ")
-	}
-	return true
 }
 
 // Uninstall removes m1nd's entries for host from the settings file and

@@ -37,8 +37,17 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
 				t.Errorf("mode changed to %v", fi.Mode().Perm())
 			}
-			if changed, err := Install(path, host, "/usr/local/bin/m1nd", true); err != nil || changed {
+			if changed, err := Install(path, host, "m1nd", true); err != nil || changed {
 				t.Fatalf("second install changed=%v err=%v", changed, err)
+			}
+			// An install naming another m1nd rewrites m1nd's entries, never
+			// adds a second set.
+			if changed, err := Install(path, host, "/usr/local/bin/m1nd", true); err != nil || !changed {
+				t.Fatalf("install naming another m1nd changed=%v err=%v", changed, err)
+			}
+			data, _ = os.ReadFile(path)
+			if n := strings.Count(string(data), "/usr/local/bin/m1nd hook "+host); n != len(hostEvents[host]) {
+				t.Fatalf("%d entries name the new m1nd, want %d:\n%s", n, len(hostEvents[host]), data)
 			}
 			if changed, err := Uninstall(path, host); err != nil || !changed {
 				t.Fatalf("uninstall: %v %v", changed, err)

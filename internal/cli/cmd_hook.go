@@ -230,6 +230,11 @@ $CODEX_HOME/config.toml or ~/.codex/config.toml) as [mcp_servers.m1nd].
 Other servers and settings stay as they were; uninstall removes only m1nd's.
 Claude Code asks once before it starts a project's .mcp.json servers.
 
+A project's files are for the team to commit: they run m1nd as PATH finds
+it, never this machine's path to it (an install warns when m1nd is not on
+PATH here). --user files run this machine's m1nd by its path. m1nd status
+says when the m1nd a registration runs cannot be found.
+
 The PreCompact entry blocks automatic compaction (--block-auto-compact): the
 session's memory is m1nd's, so a session that fills up is ended and started
 afresh rather than summarised. --allow-auto-compact installs it without.
@@ -285,15 +290,21 @@ func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	changed, mcpChanged, err := opts.apply(path, mcpPath)
+	command := opts.command()
+	changed, mcpChanged, err := opts.apply(path, mcpPath, command)
 	if err != nil {
 		return err
 	}
 	reply := map[string]any{"path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
-	warning := ""
+	var warnings []string
 	if id, err := opts.Agent(); opts.Install && err == nil && id == gates.HumanName {
-		warning = noAgentWarning
-		reply["warning"] = warning
+		warnings = append(warnings, noAgentWarning)
+	}
+	if opts.Install && session.Locate(command, root) == "" {
+		warnings = append(warnings, fmt.Sprintf("%s is not on PATH here, so the host will not find the m1nd its hooks name until it is (README: Install)", command))
+	}
+	if len(warnings) > 0 {
+		reply["warning"] = strings.Join(warnings, "; ")
 	}
 	trust := ""
 	if opts.Install && opts.Host == session.HostCodex {
@@ -305,19 +316,30 @@ func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
 		if trust != "" {
 			fmt.Fprint(w, trust)
 		}
-		if warning != "" {
+		for _, warning := range warnings {
 			fmt.Fprintln(opts.IO.Err, "warning: "+warning)
 		}
 		return nil
 	})
 }
 
+// command is how the host runs m1nd. A project's settings are committed
+// and run on every teammate's machine, so they name m1nd as PATH finds it;
+// the user's own settings name this machine's m1nd by its path, as git's
+// hooks do (hookCommandName).
+func (opts *hookInstallOptions) command() string {
+	if opts.User {
+		return hookCommandName()
+	}
+	return FrontName
+}
+
 // apply installs (or removes) the hooks at path, then the MCP server at
-// mcpPath, and reports what changed.
-func (opts *hookInstallOptions) apply(path, mcpPath string) (changed, mcpChanged bool, err error) {
+// mcpPath, each running command, and reports what changed.
+func (opts *hookInstallOptions) apply(path, mcpPath, command string) (changed, mcpChanged bool, err error) {
 	if opts.Install {
-		if changed, err = session.Install(path, opts.Host, hookCommandName(), !opts.AllowAutoCompact); err == nil {
-			mcpChanged, err = session.InstallMCP(mcpPath, opts.Host, hookCommandName())
+		if changed, err = session.Install(path, opts.Host, command, !opts.AllowAutoCompact); err == nil {
+			mcpChanged, err = session.InstallMCP(mcpPath, opts.Host, command)
 		}
 		return changed, mcpChanged, err
 	}

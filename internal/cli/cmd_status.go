@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitsync"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/session"
 )
 
 // statusOptions is what status runs on.
@@ -53,7 +55,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := statusReply{Status: st, SyncHeld: held}
+	reply := statusReply{Status: st, SyncHeld: held, Registrations: session.Registrations(flows.Repo.WorkTree())}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain    %s\n", reply.Brain)
 		if !reply.HasStore() {
@@ -88,6 +90,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 			fmt.Fprintf(w, "BROKEN   %s — its history breaks the laws: nothing proceeds on it (m1nd verify)\n", f.Error())
 		}
 		printHeld(w, reply.SyncHeld)
+		printUnfound(w, reply.Registrations)
 		return nil
 	})
 }
@@ -98,6 +101,28 @@ type statusReply struct {
 	// SyncHeld lists the refs the last sync with each remote did not
 	// carry, until a sync finds them resolved.
 	SyncHeld []gitsync.HeldRef `json:"sync_held,omitempty"`
+	// Registrations are the hosts' hooks and MCP servers that run m1nd
+	// (this project's and the user's), each with the m1nd it finds.
+	Registrations []session.Registration `json:"registrations,omitempty"`
+}
+
+// printUnfound names every registration whose m1nd cannot be found: each
+// of its hook calls fails, and the agent's session runs without m1nd.
+func printUnfound(w io.Writer, regs []session.Registration) {
+	for _, r := range regs {
+		if r.Found != "" {
+			continue
+		}
+		what := "hooks run"
+		if r.Kind == session.KindMCP {
+			what = "MCP server runs"
+		}
+		where := "which is not there"
+		if !strings.Contains(r.Command, "/") {
+			where = "not found on PATH"
+		}
+		fmt.Fprintf(w, "MISSING  %s: its %s %s %s, %s: install m1nd (README: Install), or run m1nd hook install %s again\n", r.Path, r.Host, what, r.Command, where, r.Host)
+	}
 }
 
 // printHeld lists what sync holds back, each with why and what to do.
