@@ -518,7 +518,7 @@ func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end
 // none of m1nd's hooks: the letters never reached it.
 func unregisteredNote(client string) string {
 	if client == session.HostCodex {
-		return "the woken session ran none of m1nd's hooks, so no letter reached it: Codex runs only trusted hooks (codex exec runs untrusted ones silently not at all); trust the project and m1nd's hooks in $CODEX_HOME/config.toml (m1nd hook install codex prints how; README: Trusting m1nd's hooks in Codex)"
+		return "the woken session ran none of m1nd's hooks, so no letter reached it: Codex runs only trusted hooks (codex exec runs untrusted ones silently not at all); trust the project and m1nd's hooks in $CODEX_HOME/config.toml (m1nd hook install codex prints how; docs/mail.md: Trusting m1nd's hooks in Codex)"
 	}
 	return "the woken session ran none of m1nd's hooks, so no letter reached it: install them where it runs (m1nd hook install claude, in its worktree) and check that the client's settings load them"
 }

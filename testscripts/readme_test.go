@@ -56,34 +56,90 @@ func TestReadmeRunsAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeBlocks(string(readme))
-	r := newReadmeRun(t)
-	tomls := 0
-	for _, b := range blocks {
-		switch b.lang {
-		case "toml":
-			if text := strings.Join(b.lines, "\n"); strings.Contains(text, "[[keeper]]") && !strings.Contains(text, "[[runner]]") {
-				checkKeeperExample(t, b) // an example: pinned, it would wake agents the README mails
-				continue
-			}
-			if tomls++; tomls > 1 {
-				t.Fatalf("README:%d: a second toml block of runners: the test knows only one runners.toml", b.line)
-			}
-			r.pinRunners(b)
-		case "sh":
-			r.runBlock(b)
-		default:
-			t.Fatalf("README:%d: a %q block: run it here as sh, or teach this test what it is", b.line, b.lang)
-		}
+	docs := linkedDocs(t, string(readme))
+	seen := &readmeSeen{skipped: map[string]bool{}, rewritten: map[string]bool{}}
+	t.Run("tour", func(t *testing.T) {
+		runDocs(t, seen, []readmeDoc{{"README.md", string(readme)}})
+	})
+	t.Run("docs", func(t *testing.T) {
+		runDocs(t, seen, docs)
+	})
+	if t.Failed() {
+		return // a run cut short saw only part of the commands
 	}
 	for cmd, why := range readmeSkips {
-		if !r.skipped[cmd] {
-			t.Errorf("readmeSkips names %q (%s), which the README no longer has", cmd, why)
+		if !seen.skipped[cmd] {
+			t.Errorf("readmeSkips names %q (%s), which neither the README nor docs/ has", cmd, why)
 		}
 	}
 	for _, rw := range readmeRewrites {
-		if !r.rewritten[rw.old] {
-			t.Errorf("readmeRewrites names %q (%s), which the README no longer has", rw.old, rw.why)
+		if !seen.rewritten[rw.old] {
+			t.Errorf("readmeRewrites names %q (%s), which neither the README nor docs/ has", rw.old, rw.why)
+		}
+	}
+}
+
+// readmeDoc is one document the test runs: its name and text.
+type readmeDoc struct{ name, text string }
+
+// readmeSeen is what the runs skipped and rewrote, across documents.
+type readmeSeen struct{ skipped, rewritten map[string]bool }
+
+// docLink is a link from the README to a topic document.
+var docLink = regexp.MustCompile(`\]\((docs/[a-z0-9_-]+\.md)\)`)
+
+// linkedDocs reads the documents the README links to under docs/, in the
+// order it first links them; a document in docs/ the README does not link
+// fails the test (a newcomer would never find it).
+func linkedDocs(t *testing.T, readme string) []readmeDoc {
+	t.Helper()
+	var docs []readmeDoc
+	linked := map[string]bool{}
+	for _, m := range docLink.FindAllStringSubmatch(readme, -1) {
+		if linked[m[1]] {
+			continue
+		}
+		linked[m[1]] = true
+		text, err := os.ReadFile(filepath.Join("..", m[1]))
+		if err != nil {
+			t.Fatalf("README links %s: %v", m[1], err)
+		}
+		docs = append(docs, readmeDoc{m[1], string(text)})
+	}
+	all, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range all {
+		if name := "docs/" + filepath.Base(path); !linked[name] {
+			t.Errorf("%s is not linked from the README", name)
+		}
+	}
+	return docs
+}
+
+// runDocs runs the blocks of docs, in order, in one fresh myrepo.
+func runDocs(t *testing.T, seen *readmeSeen, docs []readmeDoc) {
+	r := newReadmeRun(t)
+	r.skipped, r.rewritten = seen.skipped, seen.rewritten
+	tomls := 0
+	for _, doc := range docs {
+		for _, b := range readmeBlocks(doc.name, doc.text) {
+			switch b.lang {
+			case "toml":
+				if text := strings.Join(b.lines, "\n"); strings.Contains(text, "[[keeper]]") && !strings.Contains(text, "[[runner]]") {
+					checkKeeperExample(t, b) // an example: pinned, it would wake agents the README mails
+					continue
+				}
+				if tomls++; tomls > 1 {
+					t.Fatalf("%s:%d: a second toml block of runners: the test knows only one runners.toml per run", b.file, b.line)
+				}
+				r.pinRunners(b)
+			case "sh":
+				r.runBlock(b)
+			default:
+				t.Fatalf("%s:%d: a %q block: run it here as sh, or teach this test what it is", b.file, b.line, b.lang)
+			}
 		}
 	}
 }
@@ -128,25 +184,27 @@ var readmePlaceholders = []struct {
 var readmeTerminal = regexp.MustCompile(`^m1nd (skeleton ratify|receipt import|land|mission archive|runners approve)\b`)
 
 type readmeBlock struct {
+	file  string // README.md or docs/….md
 	lang  string
 	line  int // of the opening fence
 	lines []string
 }
 
 type readmeCmd struct {
+	file   string
 	line   int
 	text   string   // as written, heredoc included
 	expect []string // its `#   ` lines
 }
 
-// readmeBlocks returns the README's fenced blocks in order.
-func readmeBlocks(readme string) []readmeBlock {
+// readmeBlocks returns a document's fenced blocks in order.
+func readmeBlocks(file, readme string) []readmeBlock {
 	var blocks []readmeBlock
 	var cur *readmeBlock
 	for i, line := range strings.Split(readme, "\n") {
 		switch {
 		case cur == nil && strings.HasPrefix(line, "```"):
-			cur = &readmeBlock{lang: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: i + 1}
+			cur = &readmeBlock{file: file, lang: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: i + 1}
 		case cur != nil && strings.TrimSpace(line) == "```":
 			blocks = append(blocks, *cur)
 			cur = nil
@@ -172,14 +230,14 @@ func (b readmeBlock) commands() []readmeCmd {
 			if strings.HasPrefix(line, "#   ") {
 				if len(cmds) == 0 {
 					// Output before any command: kept, to fail in runBlock.
-					cmds = append(cmds, readmeCmd{line: b.line + 1 + i})
+					cmds = append(cmds, readmeCmd{file: b.file, line: b.line + 1 + i})
 				}
 				c := &cmds[len(cmds)-1]
 				c.expect = append(c.expect, strings.TrimSpace(line[4:]))
 			}
 			continue
 		}
-		c := readmeCmd{line: b.line + 1 + i, text: line}
+		c := readmeCmd{file: b.file, line: b.line + 1 + i, text: line}
 		for strings.HasSuffix(c.text, `\`) && i+1 < len(b.lines) {
 			i++
 			c.text += "\n" + b.lines[i]
@@ -315,7 +373,7 @@ func checkKeeperExample(t *testing.T, b readmeBlock) {
 	}
 	cfg, err := runnerd.LoadConfig(path)
 	if err != nil || len(cfg.Keepers) == 0 {
-		t.Fatalf("README:%d: the keeper example does not load: %v", b.line, err)
+		t.Fatalf("%s:%d: the keeper example does not load: %v", b.file, b.line, err)
 	}
 }
 
@@ -332,7 +390,7 @@ func (r *readmeRun) pinRunners(b readmeBlock) {
 	for _, m := range regexp.MustCompile(`(?m)^id\s*=\s*"([^"]+)"`).FindAllStringSubmatch(toml, -1) {
 		r.runners = append(r.runners, m[1])
 	}
-	t.Logf("README:%d: runners.toml pinned (%v)", b.line, r.runners)
+	t.Logf("%s:%d: runners.toml pinned (%v)", b.file, b.line, r.runners)
 }
 
 // rewrite applies readmeRewrites.
@@ -357,7 +415,7 @@ func (r *readmeRun) substitute(c readmeCmd) string {
 			}
 			real, ok := r.bound[p.ids[0]]
 			if !ok {
-				r.t.Fatalf("README:%d: %s names %s before any command printed the id it stands for", c.line, bare(c.text), id)
+				r.t.Fatalf("%s:%d: %s names %s before any command printed the id it stands for", c.file, c.line, bare(c.text), id)
 			}
 			text = strings.ReplaceAll(text, id, real)
 		}
@@ -390,19 +448,19 @@ func (r *readmeRun) runBlock(b readmeBlock) {
 	r.spawned = nil
 	for _, c := range b.commands() {
 		if c.text == "" {
-			t.Fatalf("README:%d: output shown before any command of its block", c.line)
+			t.Fatalf("%s:%d: output shown before any command of its block", c.file, c.line)
 		}
 		key := bare(c.text)
 		if why, ok := readmeSkips[key]; ok {
 			r.skipped[key] = true
-			t.Logf("README:%d: skipped %s: %s", c.line, key, why)
+			t.Logf("%s:%d: skipped %s: %s", c.file, c.line, key, why)
 			continue
 		}
 		text := r.rewrite(r.substitute(c))
 		key = bare(text)
 		if m := regexp.MustCompile(`^export ([A-Z_][A-Z0-9_]*)=(\S+)$`).FindStringSubmatch(key); m != nil {
 			r.env = append(r.env, m[1]+"="+m[2])
-			t.Logf("README:%d: %s", c.line, key)
+			t.Logf("%s:%d: %s", c.file, c.line, key)
 			continue
 		}
 		var out string
@@ -418,10 +476,10 @@ func (r *readmeRun) runBlock(b readmeBlock) {
 			b, err := cmd.CombinedOutput()
 			out = string(b)
 			if err != nil {
-				t.Fatalf("README:%d: %s: %v\n%s", c.line, key, err, out)
+				t.Fatalf("%s:%d: %s: %v\n%s", c.file, c.line, key, err, out)
 			}
 		}
-		t.Logf("README:%d: %s\n%s", c.line, key, indent(out))
+		t.Logf("%s:%d: %s\n%s", c.file, c.line, key, indent(out))
 		r.expect(c, out)
 		before := r.bound["msn_0123456789ab"]
 		r.learn(out)
@@ -452,7 +510,7 @@ func (r *readmeRun) expect(c readmeCmd, out string) {
 		re := loose(want)
 		loc := re.FindStringIndex(rest)
 		if loc == nil {
-			r.t.Fatalf("README:%d: %s printed no line like\n    %s\n(as %s) after what matched before; it printed:\n%s", c.line, bare(c.text), want, re, indent(out))
+			r.t.Fatalf("%s:%d: %s printed no line like\n    %s\n(as %s) after what matched before; it printed:\n%s", c.file, c.line, bare(c.text), want, re, indent(out))
 		}
 		rest = rest[loc[1]:]
 	}
@@ -508,15 +566,15 @@ func (r *readmeRun) atTerminal(c readmeCmd, text string) string {
 			<-read
 			out := strings.ReplaceAll(screen.String(), "\r\n", "\n")
 			if err != nil {
-				t.Fatalf("README:%d: %s at a terminal: %v\n%s", c.line, bare(text), err, indent(out))
+				t.Fatalf("%s:%d: %s at a terminal: %v\n%s", c.file, c.line, bare(text), err, indent(out))
 			}
 			if answered == 0 {
-				t.Fatalf("README:%d: %s never asked at the terminal; it showed:\n%s", c.line, bare(text), indent(out))
+				t.Fatalf("%s:%d: %s never asked at the terminal; it showed:\n%s", c.file, c.line, bare(text), indent(out))
 			}
 			return out
 		case <-deadline:
 			cmd.Process.Kill()
-			t.Fatalf("README:%d: %s at a terminal: still running after 2m; it showed:\n%s", c.line, bare(text), indent(screen.String()))
+			t.Fatalf("%s:%d: %s at a terminal: still running after 2m; it showed:\n%s", c.file, c.line, bare(text), indent(screen.String()))
 		case <-time.After(20 * time.Millisecond):
 		}
 		mu.Lock()
@@ -535,7 +593,7 @@ func (r *readmeRun) atTerminal(c readmeCmd, text string) string {
 // owner answers, or every pinned runner has announced itself.
 func (r *readmeRun) background(c readmeCmd, command string) {
 	t := r.t
-	log := filepath.Join(r.tmp, fmt.Sprintf("readme-%d.log", c.line))
+	log := filepath.Join(r.tmp, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(c.file, "/", "_"), c.line))
 	f, err := os.Create(log)
 	if err != nil {
 		t.Fatal(err)
@@ -559,7 +617,7 @@ func (r *readmeRun) background(c readmeCmd, command string) {
 			<-exited
 		}
 	})
-	t.Logf("README:%d: %s (in the background, log %s)", c.line, command, log)
+	t.Logf("%s:%d: %s (in the background, log %s)", c.file, c.line, command, log)
 	var ready func() (bool, string)
 	switch {
 	case strings.HasPrefix(command, "m1nd serve"):
@@ -577,7 +635,7 @@ func (r *readmeRun) background(c readmeCmd, command string) {
 	case strings.HasPrefix(command, "m1nd runnerd"):
 		ready = func() (bool, string) { return r.runnersLive() }
 	default:
-		t.Fatalf("README:%d: the test knows no way to tell when %q is ready", c.line, command)
+		t.Fatalf("%s:%d: the test knows no way to tell when %q is ready", c.file, c.line, command)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -588,12 +646,12 @@ func (r *readmeRun) background(c readmeCmd, command string) {
 		select {
 		case <-exited:
 			out, _ := os.ReadFile(log)
-			t.Fatalf("README:%d: %s exited: %s\n%s", c.line, command, cmd.ProcessState, indent(string(out)))
+			t.Fatalf("%s:%d: %s exited: %s\n%s", c.file, c.line, command, cmd.ProcessState, indent(string(out)))
 		default:
 		}
 		if time.Now().After(deadline) {
 			out, _ := os.ReadFile(log)
-			t.Fatalf("README:%d: %s not ready after 60s: %s\n%s", c.line, command, last, indent(string(out)))
+			t.Fatalf("%s:%d: %s not ready after 60s: %s\n%s", c.file, c.line, command, last, indent(string(out)))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -123,7 +123,7 @@ func runHooksInstall(_ context.Context, opts *hooksInstallOptions) error {
 	if install && opts.Bare && githook.GiteaManaged(dir) {
 		return usagef("%s is a Gitea repository's (Gitea runs %s.d/gitea and writes its hooks again when it regenerates them, so a hook m1nd writes there does not last): "+
 			"give Gitea m1nd's pre-receive instead, as the repository's git hook (Settings → Git Hooks → pre-receive, or the API), with DISABLE_GIT_HOOKS = false in its app.ini; "+
-			"m1nd hooks install --bare --print prints the script to paste (README: Gitea)", dir, githook.GitHookPreReceive)
+			"m1nd hooks install --bare --print prints the script to paste (docs/sync.md: Gitea)", dir, githook.GitHookPreReceive)
 	}
 	if opts.Bare {
 		// The remote's laws for pushes, and for local writes on it too.

@@ -240,7 +240,7 @@ session's memory is m1nd's, so a session that fills up is ended and started
 afresh rather than summarised. --allow-auto-compact installs it without.
 
 Codex runs project and user hooks only once they are trusted; install codex
-prints how (README: "Trusting m1nd's hooks in Codex").`,
+prints how (docs/mail.md: "Trusting m1nd's hooks in Codex").`,
 		Flags: installFlags(install),
 		Action: func(c *cli.Context) error {
 			host, err := oneArg(c, "host (claude or codex)")
