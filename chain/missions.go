@@ -140,6 +140,9 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := Missing(l); err != nil {
+		return nil, err
+	}
 	// 2. The brain guard. (The peek above matches keys case-insensitively,
 	// and DecodeLetter refuses case variants and duplicates, so no archived
 	// letter gets this far without the origin check.)

@@ -52,6 +52,37 @@ func Validate(l *Letter) error {
 	return validatePhaseLaws(l)
 }
 
+// Missing refuses a letter that lacks fields every letter carries, naming
+// them all: a half-written letter is told what it lacks before any check
+// compares what it holds (a brain_ref it never set is no other brain). A
+// missing prev_letter_id is the head CAS's to answer (stale_head).
+func Missing(l *Letter) error {
+	var missing []string
+	for _, f := range []struct {
+		name   string
+		absent bool
+	}{
+		{"schema", l.Schema == ""},
+		{"mission_id", l.MissionID == ""},
+		{"mission_seq", l.MissionSeq == 0},
+		{"block_id", l.BlockID == ""},
+		{"brain_ref", l.BrainRef == ""},
+		{"seat", l.Seat == ""},
+		{"capability", l.Capability == ""},
+		{"phase", l.Phase == ""},
+		{"started_at", l.StartedAt == ""},
+		{"updated_at", l.UpdatedAt == ""},
+	} {
+		if f.absent {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return invalid(missing[0], "the letter lacks %s (m1nd mission next ID prints a whole one to edit)", strings.Join(missing, ", "))
+}
+
 func invalid(field, format string, args ...any) error {
 	return gates.Refusef(gates.InvalidLetter, field, format, args...)
 }

@@ -374,27 +374,28 @@ func (b *Brain) workRange(ctx context.Context, missionID string, side *runs.Side
 var ErrNoWork = errors.New("no work branch: no runner on this machine worked on this mission (its letters are all there is)")
 
 // Diff writes the mission's work as git prints it (`git diff base tip`,
-// or its --stat), so it pipes into a pager or a diff viewer.
-func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) error {
+// or its --stat), so it pipes into a pager or a diff viewer, and returns
+// the two commits it compared.
+func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) (base, tip string, err error) {
 	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	base, tip, ok, err := b.workRange(ctx, missionID, side)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	if !ok {
-		return fmt.Errorf("mission %s: %w", missionID, ErrNoWork)
+		return "", "", fmt.Errorf("mission %s: %w", missionID, ErrNoWork)
 	}
 	args := []string{"--no-pager", "diff", "--no-ext-diff"}
 	if stat {
 		args = append(args, "--stat")
 	}
 	if _, _, err := (gitstore.GitCmd{Dir: b.Repo.CommandDir(), Stdout: w}).Run(ctx, append(args, base, tip)...); err != nil {
-		return fmt.Errorf("mission %s: %w", missionID, err)
+		return "", "", fmt.Errorf("mission %s: %w", missionID, err)
 	}
-	return nil
+	return base, tip, nil
 }
 
 // work reads the commits on the mission's branch since its base; nil when

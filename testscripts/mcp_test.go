@@ -40,9 +40,9 @@ func TestMcpStdio(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	// No agent: refused, nothing served.
+	// No agent: a usage error saying how to set one, nothing served.
 	out, err := run("mcp")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(out, "refused: invalid_letter") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(out, "m1nd mcp acts as an agent, and none is set here") {
 		t.Fatalf("m1nd mcp without an agent: %v\n%s", err, out)
 	}
 	g.Git("-C", g.Dir, "config", "m1nd.agent", "bob")

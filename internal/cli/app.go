@@ -56,6 +56,8 @@ read it with plain git:
    git log refs/m1nd/missions/<id>
    git cat-file blob refs/m1nd/missions/<id>:letter.json
 
+m1nd help VERB [SUBVERB] is VERB [SUBVERB] --help.
+
 Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 (a refusal names its code and a one-line lesson).`,
 	}
@@ -68,7 +70,7 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 	wireUsage(inv, app.Commands, "m1nd")
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		inv.cmdPath = "m1nd"
-		return usagef("%v", err)
+		return flagUsage(app.VisibleFlags(), err)
 	}
 	return app
 }
@@ -115,7 +117,7 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 		if cmd.OnUsageError == nil { // a hook's own never exits 2
 			cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 				inv.cmdPath = path
-				return usagef("%v", err)
+				return flagUsage(cmd.VisibleFlags(), err)
 			}
 		}
 		before := cmd.Before
@@ -381,18 +383,6 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return "", usagef("too many arguments: want one %s, got %d", what, c.NArg())
 }
 
-// missionArg reads and validates a mission id argument.
-func missionArg(c *cli.Context) (string, error) {
-	id, err := oneArg(c, "mission id")
-	if err != nil {
-		return "", err
-	}
-	if !chain.ValidMissionID(id) {
-		return "", usagef("%q is not a mission id (msn_ followed by 12 lowercase hex digits)", id)
-	}
-	return id, nil
-}
-
 // noArgs refuses positional arguments: the Before of every verb that
 // takes none, so its Action starts at its work.
 func noArgs(c *cli.Context) error {
@@ -432,7 +422,10 @@ func hoistFlags(app *cli.App, args []string) []string {
 		}
 		cmd := findCommand(cmds, a)
 		if cmd == nil {
-			break
+			// A group given a name that is none of its subcommands: left
+			// as typed, the group reports the name ("did you mean"), not a
+			// flag meant for the subcommand it missed.
+			return append(out, rest[i:]...)
 		}
 		out = append(out, a)
 		i++

@@ -15,7 +15,7 @@ func TestHoistFlags(t *testing.T) {
 		{"m1nd mission post letter.json --agent a1", "m1nd mission post --agent a1 letter.json"},
 		{"m1nd mission post - --agent=a1", "m1nd mission post --agent=a1 -"},
 		{"m1nd mission show ID -- --json", "m1nd mission show -- ID --json"},
-		{"m1nd mission bogus --json", "m1nd mission --json bogus"},
+		{"m1nd mission bogus --json", "m1nd mission bogus --json"}, // the group names the verb it does not know
 		{"m1nd status", "m1nd status"},
 	}
 	for _, tt := range tests {

@@ -30,6 +30,7 @@ func Main(ctx context.Context, args []string, io *IOStreams, servers Servers) in
 
 // run runs args on app and maps the outcome to an exit status.
 func (inv *invocation) run(ctx context.Context, args []string, app *cli.App) int {
+	args = helpVerb(args)
 	if completing(args) { // the flag stays last, where urfave/cli looks for it
 		n := len(args) - 1
 		args = append(hoistFlags(app, args[:n]), args[n])
@@ -38,6 +39,17 @@ func (inv *invocation) run(ctx context.Context, args []string, app *cli.App) int
 	}
 	err := app.RunContext(ctx, args)
 	return inv.finish(err)
+}
+
+// helpVerb reads `m1nd help VERB [SUBVERB]` as `m1nd VERB [SUBVERB]
+// --help`, the way git help and gh help answer; a verb it does not know
+// is then reported with its did-you-mean.
+func helpVerb(args []string) []string {
+	if len(args) < 2 || args[1] != "help" {
+		return args
+	}
+	out := append([]string{args[0]}, args[2:]...)
+	return append(out, "--help")
 }
 
 // exitStatus ends a run with a given status and nothing more printed: a

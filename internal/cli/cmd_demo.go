@@ -78,9 +78,18 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	if !opts.NoServe && opts.Servers == nil {
 		return noServers("demo")
 	}
-	dir, err := demoFolder(opts.Dir)
+	dir, scratch, err := demoFolder(opts.Dir)
 	if err != nil {
 		return err
+	}
+	if scratch != "" && !opts.NoServe {
+		// The demo's own scratch folder goes with the tray that shows it;
+		// one asked for with --dir, or kept to explore (--no-serve), stays.
+		defer func() {
+			if os.RemoveAll(scratch) == nil {
+				fmt.Fprintf(opts.IO.Err, "removed the demo brain in %s\n", dir)
+			}
+		}()
 	}
 	res, err := demo.Build(ctx, dir, opts.IO.now())
 	if err != nil {
@@ -108,16 +117,17 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 }
 
 // demoFolder is the absolute folder the demo brain goes in: dir, else a
-// new folder under the system temp dir.
-func demoFolder(dir string) (string, error) {
+// new folder under the system temp dir, which is also returned as scratch
+// (the demo made it, and removes it).
+func demoFolder(dir string) (abs, scratch string, err error) {
 	if dir == "" {
-		parent, err := os.MkdirTemp("", "m1nd-demo-")
-		if err != nil {
-			return "", err
+		if scratch, err = os.MkdirTemp("", "m1nd-demo-"); err != nil {
+			return "", "", err
 		}
-		dir = filepath.Join(parent, "demo-brain")
+		dir = filepath.Join(scratch, "demo-brain")
 	}
-	return filepath.Abs(dir)
+	abs, err = filepath.Abs(dir)
+	return abs, scratch, err
 }
 
 // sayDemo tells what was built: the brain's status and what to try next.

@@ -57,7 +57,7 @@ first: m1nd mission diff, m1nd mission gate.`,
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
@@ -193,7 +193,7 @@ func newRunLogCmd(inv *invocation, name, log, usage, description string, runF fu
 		Description: description,
 		Flags:       flags,
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
@@ -240,13 +240,37 @@ func runRunLog(_ context.Context, opts *runLogOptions) error {
 		if out != "" && !strings.HasSuffix(out, "\n") {
 			fmt.Fprintln(w)
 		}
+		if out == "" {
+			// Said aside, so that stdout stays exactly the log.
+			fmt.Fprintf(opts.IO.Err, "m1nd: %s of %s printed nothing%s\n", logName(which), id, exitNote(reply.ExitStatus))
+		}
 		return nil
 	})
+}
+
+// logName says whose output a run log is.
+func logName(log string) string {
+	switch log {
+	case runs.LogGate:
+		return "the gate"
+	case runs.LogRegate:
+		return "the queue's gate on the merge"
+	}
+	return "the agent"
+}
+
+// exitNote is ", and exited N" when the exit status is known.
+func exitNote(exit *int64) string {
+	if exit == nil {
+		return ""
+	}
+	return fmt.Sprintf(", and exited %d", *exit)
 }
 
 // missionDiffOptions is what mission diff runs on.
 type missionDiffOptions struct {
 	IO        *IOStreams
+	JSON      bool
 	Flows     func() (*ops.Brain, error)
 	MissionID string
 	Stat      bool // the diffstat only
@@ -263,14 +287,17 @@ func newMissionDiffCmd(inv *invocation, runF func(context.Context, *missionDiffO
 started from, so it pipes into a pager or a viewer:
 
    m1nd mission diff ID | less
-   m1nd mission diff ID | delta`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "stat", Usage: "print the diffstat only"}},
+   m1nd mission diff ID | delta
+
+--json replies {mission_id, branch, base, tip, stat, diff}: the commits
+compared and git's text.`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "stat", Usage: "print the diffstat only"}, jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &missionDiffOptions{IO: inv.io, Flows: inv.flows, MissionID: id, Stat: c.Bool("stat")}, runF, runMissionDiff)
+			return runWith(c.Context, &missionDiffOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, MissionID: id, Stat: c.Bool("stat")}, runF, runMissionDiff)
 		},
 	}
 }
@@ -285,5 +312,22 @@ func runMissionDiff(ctx context.Context, opts *missionDiffOptions) error {
 	if _, err := b.Missions.Current(opts.MissionID); err != nil {
 		return err
 	}
-	return b.Diff(ctx, opts.MissionID, opts.IO.Out, opts.Stat)
+	if !opts.JSON {
+		_, _, err := b.Diff(ctx, opts.MissionID, opts.IO.Out, opts.Stat)
+		return err
+	}
+	var diff strings.Builder
+	base, tip, err := b.Diff(ctx, opts.MissionID, &diff, opts.Stat)
+	if err != nil {
+		return err
+	}
+	reply := struct {
+		MissionID string `json:"mission_id"`
+		Branch    string `json:"branch"`
+		Base      string `json:"base"`
+		Tip       string `json:"tip"`
+		Stat      bool   `json:"stat,omitempty"`
+		Diff      string `json:"diff"`
+	}{opts.MissionID, ops.WorkBranch(opts.MissionID), base, tip, opts.Stat, diff.String()}
+	return opts.IO.reply(true, reply, nil)
 }

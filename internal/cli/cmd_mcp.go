@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
 )
@@ -37,8 +38,8 @@ atlas_amend, sessions. A refusal comes back as a tool error carrying its
 {"ok":false,"refused","field","lesson"} envelope.
 
 It acts as one agent: --agent, else $M1ND_AGENT, else git config m1nd.agent,
-as the session's hooks resolve it; without one it refuses to start rather
-than write as the owner. No tool performs a human gesture (receipt import,
+as the session's hooks resolve it; without one it does not start (exit 2)
+rather than write as the owner. No tool performs a human gesture (receipt import,
 ratify, archive, land): those stay the human's.
 
 New letters for the agent are announced to the client while it runs (a log
@@ -59,6 +60,13 @@ once.`,
 
 // runMCP serves MCP on the invocation's stdin and stdout as the agent.
 func runMCP(ctx context.Context, opts *mcpOptions) error {
+	if _, err := opts.Agent(); err != nil {
+		// No agent here is how it was started, not a letter it refused.
+		if r, ok := gates.AsRefusal(err); ok && r.Code == gates.InvalidLetter && r.Field == "agent" {
+			return usagef("m1nd mcp acts as an agent, and none is set here: pass --agent ID, or set M1ND_AGENT or git config m1nd.agent (it never acts as %s, the human)", gates.HumanName)
+		}
+		return err
+	}
 	flows, agent, err := openAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err

@@ -520,7 +520,7 @@ func newAtlasShowCmd(inv *invocation, runF func(context.Context, *atlasShowOptio
 	return &cli.Command{
 		Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "document id")
+			id, err := inv.docArg(c)
 			if err != nil {
 				return err
 			}

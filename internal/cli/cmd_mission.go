@@ -269,7 +269,7 @@ counts. --json replies {ok, mission_id, head_letter_id, head, superseded_count,
 view}, as the tray's GET /api/missions/<id> does.`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
@@ -440,7 +440,7 @@ func newMissionLogCmd(inv *invocation, runF func(context.Context, *missionLogOpt
 		ArgsUsage: "MISSION_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
@@ -570,7 +570,7 @@ the brain has no registered passkey (then archive in the tray). Agents cannot
 archive their own work.`,
 		Flags: []cli.Flag{agentFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
@@ -637,7 +637,7 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			id, err := missionArg(c)
+			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}

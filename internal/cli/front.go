@@ -99,12 +99,16 @@ func hot(args []string) bool {
 // handOver execs m1nd-full with args; it returns only when it cannot.
 func handOver(args []string, io *IOStreams) int {
 	path, argv, err := fullCommand(args)
-	if err == nil {
-		err = syscall.Exec(path, argv, os.Environ())
-	}
 	verb := "this"
 	if len(args) > 1 {
 		verb = strings.Join(args[1:min(3, len(args))], " ")
+	}
+	if err == nil && argv[0] == "go" {
+		// go run compiles before it runs, silently: say what the wait is.
+		fmt.Fprintf(io.Err, "m1nd: %s is %s's: building it (go run ./cmd/%s; the first build takes a minute or two)…\n", verb, FullName, FullName)
+	}
+	if err == nil {
+		err = syscall.Exec(path, argv, os.Environ())
 	}
 	fmt.Fprintf(io.Err, "m1nd: %s is run by %s, which the small m1nd hands it to: %v\n", verb, FullName, err)
 	return exitInternal

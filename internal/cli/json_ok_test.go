@@ -101,6 +101,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 	}
 	os.WriteFile(gateLog, []byte("ok\n"), 0o600) // as a runner here would have kept it
 	os.WriteFile(agentLog, []byte("done\n"), 0o600)
+	r.Git("-C", dir, "branch", "m1nd/"+mid) // its work branch, for mission diff
 	must(t, dir, "", "agent", "key", "create", "a1")
 	mem := val(must(t, dir, "", "memory", "add", "--sort", "idea", "--json", "a first memory"), "id")
 	mail := val(must(t, dir, "", "mail", "send", "--to", "all", "--what", "hello", "--json"), "letter_id")
@@ -131,6 +132,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"mission log", func() []string { return []string{mid} }},
 		{"mission gate", func() []string { return []string{mid} }},
 		{"mission output", func() []string { return []string{mid} }},
+		{"mission diff", func() []string { return []string{mid} }},
 		{"mission heads", nil},
 		{"mission archive", func() []string { return []string{mid} }}, // refused: no terminal
 		{"mission fold", nil},

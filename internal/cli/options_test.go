@@ -94,7 +94,7 @@ func TestParseMissionNew(t *testing.T) {
 				Packet: "p.md", Synthetic: true, DeliverTo: "a2", Followup: "fu_1"}},
 		{args: []string{}, usage: "missing --block"},
 		{args: []string{"--block", "sb_x", "extra"}, usage: `unexpected argument "extra"`},
-		{args: []string{"--nope"}, usage: "flag provided but not defined"},
+		{args: []string{"--nope"}, usage: "unknown flag --nope"},
 	})
 }
 
@@ -298,7 +298,7 @@ func TestParseGitHooks(t *testing.T) {
 	})
 	checkParse(t, uninstall, []parseCase[hooksInstallOptions]{
 		{args: []string{"--json"}, want: hooksInstallOptions{JSON: true}},
-		{args: []string{"--bare"}, usage: "flag provided but not defined"},
+		{args: []string{"--bare"}, usage: "unknown flag --bare"},
 	})
 	checkParse(t, newHooksRunCmd, []parseCase[hooksRunOptions]{
 		{args: []string{"reference-transaction", "prepared"}, want: hooksRunOptions{Hook: "reference-transaction", State: "prepared"}},
@@ -341,7 +341,7 @@ func TestParseMissionRunLogsAndDiff(t *testing.T) {
 	})
 	checkParse(t, newMissionOutputCmd, []parseCase[runLogOptions]{
 		{args: []string{msn, "--json"}, want: runLogOptions{JSON: true, MissionID: msn, Log: runs.LogAgent}},
-		{args: []string{msn, "--regate"}, usage: "flag provided but not defined"},
+		{args: []string{msn, "--regate"}, usage: "unknown flag --regate"},
 	})
 	checkParse(t, newMissionDiffCmd, []parseCase[missionDiffOptions]{
 		{args: []string{msn}, want: missionDiffOptions{MissionID: msn}},

@@ -238,7 +238,7 @@ func TestDemoWithoutServing(t *testing.T) {
 	}
 }
 
-// TestMCPRefusals: m1nd mcp refuses to serve without an agent, with an
+// TestMCPRefusals: m1nd mcp does not serve without an agent, with an
 // argument, and in a build without servers (internal/serving runs it
 // over stdio).
 func TestMCPRefusals(t *testing.T) {
@@ -246,9 +246,11 @@ func TestMCPRefusals(t *testing.T) {
 	if res := m1nd(t, dir, "", "mcp"); res.code != exitUsage || !strings.Contains(res.err, "m1nd-full") {
 		t.Fatalf("mcp without servers: exit %d, stderr %q", res.code, res.err)
 	}
-	// No agent: refused, nothing served.
+	// No agent: a usage error naming how to set one, nothing served.
 	t.Setenv("M1ND_AGENT", "")
-	refused(t, m1nd(t, dir, "", "mcp"), "invalid_letter", false)
+	if res := m1nd(t, dir, "", "mcp"); res.code != exitUsage || !strings.Contains(res.err, "m1nd mcp acts as an agent, and none is set here") || res.out != "" {
+		t.Fatalf("mcp without an agent: exit %d, stdout %q, stderr %q", res.code, res.out, res.err)
+	}
 	if res := m1nd(t, dir, "", "mcp", "extra"); res.code != exitUsage {
 		t.Fatalf("mcp with an argument: exit %d, stderr %q", res.code, res.err)
 	}

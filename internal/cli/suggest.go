@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -9,7 +10,11 @@ import (
 // unknownCommand is the usage error for a command name that is not one of
 // cmds, naming the closest ones the way git does ("did you mean").
 func unknownCommand(cmds []*cli.Command, name string) error {
-	switch s := suggestCommands(cmds, name); len(s) {
+	s := suggestCommands(cmds, name)
+	if guess := guessedVerb(cmds, name); len(s) == 0 && guess != "" {
+		s = []string{guess}
+	}
+	switch len(s) {
 	case 0:
 		return usagef("unknown command %q", name)
 	case 1:
@@ -45,6 +50,84 @@ func suggestCommands(cmds []*cli.Command, typed string) []string {
 		}
 	}
 	return out
+}
+
+// guessedVerbs are the names people type for verbs m1nd calls otherwise
+// (`mission list` for `mission heads`), each with the verbs it may mean:
+// the first of them a group has is suggested.
+var guessedVerbs = map[string][]string{
+	"list":    {"heads", "inbox", "list", "show"},
+	"ls":      {"heads", "inbox", "list", "show"},
+	"get":     {"show", "recall"},
+	"view":    {"show", "heads"},
+	"cat":     {"show"},
+	"read":    {"show", "inbox", "recall"},
+	"info":    {"show", "status"},
+	"create":  {"new", "open", "add", "publish", "create"},
+	"open":    {"new", "open"},
+	"rm":      {"prune", "resolve", "uninstall"},
+	"remove":  {"prune", "resolve", "uninstall"},
+	"delete":  {"prune", "resolve", "uninstall"},
+	"close":   {"resolve", "archive"},
+	"history": {"log"},
+	"merge":   {"land"},
+	"start":   {"serve", "runnerd"},
+	"run":     {"spawn", "serve"},
+}
+
+// guessedVerb is the verb of cmds a guessed name may mean ("" for none).
+func guessedVerb(cmds []*cli.Command, typed string) string {
+	for _, want := range guessedVerbs[typed] {
+		for _, c := range cmds {
+			if !c.Hidden && c.Name == want {
+				return want
+			}
+		}
+	}
+	return ""
+}
+
+// flagNotDefined is how the flag package names a flag it does not know.
+var flagNotDefined = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
+
+// flagUsage is the usage error for err, a flag-parsing error of a command
+// with flags: an unknown flag names the closest ones ("did you mean").
+func flagUsage(flags []cli.Flag, err error) error {
+	m := flagNotDefined.FindStringSubmatch(err.Error())
+	if m == nil {
+		return usagef("%v", err)
+	}
+	typed, best, out := m[1], -1, []string(nil)
+	for _, f := range flags {
+		for _, name := range f.Names() {
+			d := editDistance(typed, name)
+			if d > maxEdits(name) && !(len(typed) >= 2 && strings.HasPrefix(name, typed)) {
+				continue
+			}
+			switch {
+			case best < 0 || d < best:
+				best, out = d, []string{dashed(name)}
+			case d == best:
+				out = append(out, dashed(name))
+			}
+		}
+	}
+	switch len(out) {
+	case 0:
+		return usagef("unknown flag %s", dashed(typed))
+	case 1:
+		return usagef("unknown flag %s; did you mean %s?", dashed(typed), out[0])
+	default:
+		return usagef("unknown flag %s; did you mean one of %s?", dashed(typed), strings.Join(out, ", "))
+	}
+}
+
+// dashed is a flag's name as typed: -C, --json.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // maxEdits is how far a typo may be from name: one edit for short names,

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/memory"
+)
+
+// resolveID is the one of ids that starts with typed, as git takes an
+// abbreviated commit: an id typed whole is itself, a prefix that starts
+// one id is that id, a prefix that starts several is refused with them
+// (type more of it), one that starts none is refused too.
+func resolveID(what, typed string, ids []string) (string, error) {
+	var found []string
+	for _, id := range ids {
+		if id == typed {
+			return id, nil
+		}
+		if strings.HasPrefix(id, typed) {
+			found = append(found, id)
+		}
+	}
+	sort.Strings(found)
+	switch len(found) {
+	case 0:
+		return "", usagef("no %s starts with %q", what, typed)
+	case 1:
+		return found[0], nil
+	}
+	shown := found
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(found)-5))
+	}
+	return "", usagef("%q is ambiguous: %d %ss start with it (%s); type more of it", typed, len(found), what, strings.Join(shown, ", "))
+}
+
+// idsUnder lists the names under a ref folder that valid accepts.
+func idsUnder(repo *gitstore.Repo, prefix string, valid func(string) bool) ([]string, error) {
+	refs, err := repo.ListRefs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		if id := strings.TrimPrefix(r.Name, prefix); valid(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// missionPrefix is what may start a mission id: msn_ and at least one hex
+// digit, or at least four hex digits without it.
+var missionPrefix = regexp.MustCompile(`^(msn_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)
+
+// missionArg reads a mission id argument: a whole id, or a unique prefix
+// of a live mission's (msn_89d7, or 89d7).
+func (inv *invocation) missionArg(c *cli.Context) (string, error) {
+	typed, err := oneArg(c, "mission id")
+	if err != nil || chain.ValidMissionID(typed) {
+		return typed, err
+	}
+	if !missionPrefix.MatchString(typed) {
+		return "", usagef("%q is not a mission id (msn_ followed by 12 lowercase hex digits, or a unique start of one)", typed)
+	}
+	repo, err := inv.openRepo()
+	if err != nil {
+		return "", err
+	}
+	ids, err := idsUnder(repo, chain.MissionRefPrefix, chain.ValidMissionID)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(typed, "msn_") {
+		typed = "msn_" + typed
+	}
+	return resolveID("mission", typed, ids)
+}
+
+// docPrefix is what may start a shared document's id: atl_ and at least
+// one hex digit, or at least four hex digits without it.
+var docPrefix = regexp.MustCompile(`^(atl_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)
+
+// docArg reads a shared document's id: whole, or a unique prefix of a
+// published one's (atl_5c2e, or 5c2e).
+func (inv *invocation) docArg(c *cli.Context) (string, error) {
+	typed, err := oneArg(c, "document id")
+	if err != nil || memory.ValidDocID(typed) || !docPrefix.MatchString(typed) {
+		return typed, err // a whole id, or what the verb refuses with its lesson
+	}
+	repo, err := inv.openRepo()
+	if err != nil {
+		return "", err
+	}
+	ids, err := idsUnder(repo, memory.AtlasPrefix, memory.ValidDocID)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(typed, "atl_") {
+		typed = "atl_" + typed
+	}
+	return resolveID("document", typed, ids)
+}
