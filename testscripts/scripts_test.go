@@ -100,6 +100,7 @@ func setupGitEnv(env *testscript.Env) error {
 		"GIT_COMMITTER_DATE":  "2026-07-09T12:00:00Z",
 		"M1ND_AGENT":          "",
 		"TZ":                  "UTC",
+		"NO_COLOR":            "1",                 // scripts read a terminal's text; cli_habits turns colour on
 		"GORACE":              os.Getenv("GORACE"), // see TestMain
 	} {
 		env.Setenv(k, v)

@@ -47,6 +47,7 @@ func newApp(inv *invocation, commands []*cli.Command) *cli.App {
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors to exit codes
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if m1nd was started in `DIR` (like git -C)"},
+			&cli.StringFlag{Name: colorFlag, Value: colorAuto, Usage: "colour `WHEN`: auto (on a terminal, unless NO_COLOR is set), always or never; after a verb too"},
 		},
 		Commands: commands,
 		Description: `m1nd keeps every piece of agent state in git refs whose commits are JSON
@@ -65,7 +66,7 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 	app.Before = func(c *cli.Context) error {
 		inv.dir = c.String("C")
 		inv.cmdPath = "m1nd" // a verb's own Before names it more closely
-		return nil
+		return inv.io.setColor(c.String(colorFlag), os.Getenv("NO_COLOR"), os.Getenv("TERM"))
 	}
 	wireUsage(inv, app.Commands, "m1nd")
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
@@ -132,7 +133,7 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 		if len(cmd.Subcommands) == 0 {
 			addExamples(cmd, path)
 			if cmd.BashComplete == nil {
-				cmd.BashComplete = completeLeaf(cmd)
+				cmd.BashComplete = completeLeaf(inv, cmd)
 			}
 		}
 		if len(cmd.Subcommands) > 0 {

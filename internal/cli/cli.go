@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
@@ -30,7 +31,7 @@ func Main(ctx context.Context, args []string, io *IOStreams, servers Servers) in
 
 // run runs args on app and maps the outcome to an exit status.
 func (inv *invocation) run(ctx context.Context, args []string, app *cli.App) int {
-	args = helpVerb(args)
+	args = liftColor(helpVerb(args))
 	if completing(args) { // the flag stays last, where urfave/cli looks for it
 		n := len(args) - 1
 		args = append(hoistFlags(app, args[:n]), args[n])
@@ -80,7 +81,7 @@ func (inv *invocation) finish(err error) int {
 		if inv.jsonOut {
 			inv.io.printJSON(r.Envelope())
 		} else {
-			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", r.Code, r.Lesson)
+			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", strings.TrimRight(paint(inv.io.colorErr, "1;31", string(r.Code), 0), " "), r.Lesson)
 		}
 		return exitRefused
 	}

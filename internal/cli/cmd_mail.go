@@ -195,7 +195,7 @@ func newMailShowCmd(inv *invocation, runF func(context.Context, *mailShowOptions
 		ArgsUsage: "LETTER_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "letter id")
+			id, err := prefixArg(c, "letter", inv.letterIDs)
 			if err != nil {
 				return err
 			}

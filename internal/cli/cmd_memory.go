@@ -51,14 +51,14 @@ func newMemoryResolveCmd(inv *invocation, runF func(context.Context, *memoryReso
 	return &cli.Command{
 		Name:      "resolve",
 		Usage:     "settle one of your memories: recorded, withdrawn or deferred (to a follow-up)",
-		ArgsUsage: "ID",
+		ArgsUsage: "MEMORY_ID",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "recorded, withdrawn or deferred (required)"},
 			&cli.StringFlag{Name: "rationale", Usage: "why (required)"},
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "memory id")
+			id, err := prefixArg(c, "memory", inv.memoryIDs(false))
 			if err != nil {
 				return err
 			}
@@ -311,14 +311,14 @@ func newFollowupResolveCmd(inv *invocation, runF func(context.Context, *followup
 	return &cli.Command{
 		Name:      "resolve",
 		Usage:     "close a follow-up with its result, or withdraw it",
-		ArgsUsage: "ID",
+		ArgsUsage: "FOLLOWUP_ID",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "recorded", Usage: "the `RESULT`"},
 			&cli.StringFlag{Name: "withdrawn", Usage: "`WHY` it no longer matters"},
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "follow-up id")
+			id, err := prefixArg(c, "follow-up", inv.memoryIDs(true))
 			if err != nil {
 				return err
 			}
@@ -475,7 +475,7 @@ type atlasAmendOptions struct {
 // newAtlasAmendCmd is atlas amend or, with resolve, atlas resolve: both
 // publish the next version of the agent's own document.
 func newAtlasAmendCmd(inv *invocation, resolve bool, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
-	cmd := &cli.Command{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}}
+	cmd := &cli.Command{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "DOC_ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}}
 	if resolve {
 		cmd.Name, cmd.Usage, cmd.ArgsUsage = "resolve", "mark your document resolved", "ID"
 	}
@@ -518,7 +518,7 @@ type atlasShowOptions struct {
 
 func newAtlasShowCmd(inv *invocation, runF func(context.Context, *atlasShowOptions) error) *cli.Command {
 	return &cli.Command{
-		Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag},
+		Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "DOC_ID", Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			id, err := inv.docArg(c)
 			if err != nil {

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/memory"
 	"github.com/urfave/cli/v2"
 )
 
@@ -112,15 +115,60 @@ func completing(args []string) bool {
 	return len(args) > 1 && args[len(args)-1] == completionFlag
 }
 
-// completeLeaf completes a verb's flags after a "-"; its arguments are the
-// shell's to complete (files, ids), so it offers no word of its own, not
-// even the help subcommand urfave/cli gives every command.
-func completeLeaf(cmd *cli.Command) cli.BashCompleteFunc {
+// completeLeaf completes a verb's flags after a "-", and the ids its first
+// argument names (MISSION_ID, LETTER_ID, MEMORY_ID, FOLLOWUP_ID, DOC_ID)
+// before it is typed: the shell filters them by what is typed so far.
+// Other arguments are the shell's to complete (files), so it offers no
+// word of its own, not even the help subcommand urfave/cli gives every
+// command.
+func completeLeaf(inv *invocation, cmd *cli.Command) cli.BashCompleteFunc {
 	complete := cli.DefaultCompleteWithFlags(cmd)
+	ids := inv.idsFor(cmd.ArgsUsage)
 	return func(c *cli.Context) {
 		// urfave/cli reads the word being completed from os.Args too.
 		if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
 			complete(c)
+			return
 		}
+		if ids == nil || c.NArg() > 0 {
+			return
+		}
+		list, err := ids(c.Context)
+		if err != nil {
+			return // a shell completing gets nothing, never an error
+		}
+		for _, id := range list {
+			fmt.Fprintln(c.App.Writer, id)
+		}
+	}
+}
+
+// idsFor lists the ids an argument usage's first word names, nil when it
+// names none.
+func (inv *invocation) idsFor(argsUsage string) func(context.Context) ([]string, error) {
+	first, _, _ := strings.Cut(argsUsage, " ")
+	switch first {
+	case "MISSION_ID":
+		return inv.refIDs(chain.MissionRefPrefix, chain.ValidMissionID)
+	case "DOC_ID":
+		return inv.refIDs(memory.AtlasPrefix, memory.ValidDocID)
+	case "LETTER_ID":
+		return inv.letterIDs
+	case "MEMORY_ID":
+		return inv.memoryIDs(false)
+	case "FOLLOWUP_ID":
+		return inv.memoryIDs(true)
+	}
+	return nil
+}
+
+// refIDs lists the ids of the refs under prefix.
+func (inv *invocation) refIDs(prefix string, valid func(string) bool) func(context.Context) ([]string, error) {
+	return func(context.Context) ([]string, error) {
+		repo, err := inv.openRepo()
+		if err != nil {
+			return nil, err
+		}
+		return idsUnder(repo, prefix, valid)
 	}
 }

@@ -26,6 +26,14 @@ type IOStreams struct {
 	// only setting in which the CLI may stamp a human gesture.
 	Interactive func() bool
 
+	// Terminal reports whether stdout, and stderr, are terminals: where
+	// --color=auto colours (nil: neither is).
+	Terminal func() (out, err bool)
+
+	// colorOut and colorErr say whether what goes to stdout and stderr is
+	// coloured: set once per invocation from --color, NO_COLOR and Terminal.
+	colorOut, colorErr bool
+
 	// Now is the clock that stamps what the invocation writes (letters,
 	// mail, memories, receipts' import time) and judges freshness by; nil
 	// is the system clock. SystemIO leaves it nil and nothing in the CLI
@@ -44,7 +52,25 @@ func SystemIO() *IOStreams {
 		Interactive: func() bool {
 			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 		},
+		Terminal: func() (bool, bool) {
+			return term.IsTerminal(int(os.Stdout.Fd())), term.IsTerminal(int(os.Stderr.Fd()))
+		},
 	}
+}
+
+// setColor decides colour for both streams from the --color mode and the
+// NO_COLOR and TERM variables.
+func (s *IOStreams) setColor(mode, noColor, termName string) error {
+	out, errTTY := false, false
+	if s.Terminal != nil {
+		out, errTTY = s.Terminal()
+	}
+	var err error
+	if s.colorOut, err = colorOn(mode, noColor, termName, out); err != nil {
+		return err
+	}
+	s.colorErr, _ = colorOn(mode, noColor, termName, errTTY)
+	return nil
 }
 
 // now reads the streams' clock: the one place the CLI asks the time.

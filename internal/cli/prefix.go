@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -107,4 +108,65 @@ func (inv *invocation) docArg(c *cli.Context) (string, error) {
 		typed = "atl_" + typed
 	}
 	return resolveID("document", typed, ids)
+}
+
+// hexPrefix is what may start a 12-hex id (a letter's, a memory's, a
+// follow-up's): at least four hex digits, fewer than twelve.
+var hexPrefix = regexp.MustCompile(`^[0-9a-f]{4,11}$`)
+
+// prefixArg reads an id argument: whole, or a unique start of one of the
+// ids list returns (at least four hex digits); anything else is passed on
+// whole, for the verb to refuse with its lesson.
+func prefixArg(c *cli.Context, what string, list func(context.Context) ([]string, error)) (string, error) {
+	typed, err := oneArg(c, what+" id")
+	if err != nil || !hexPrefix.MatchString(typed) {
+		return typed, err
+	}
+	ids, err := list(c.Context)
+	if err != nil {
+		return "", err
+	}
+	return resolveID(what, typed, ids)
+}
+
+// letterIDs lists every mail letter's id.
+func (inv *invocation) letterIDs(ctx context.Context) ([]string, error) {
+	flows, err := inv.flows()
+	if err != nil {
+		return nil, err
+	}
+	all, err := flows.Box.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(all))
+	for i, s := range all {
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
+
+// memoryIDs lists every memory's id, or every follow-up's.
+func (inv *invocation) memoryIDs(followups bool) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		book, err := inv.book()
+		if err != nil {
+			return nil, err
+		}
+		v, err := book.View(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		if followups {
+			for _, f := range v.Followups {
+				ids = append(ids, f.ID)
+			}
+			return ids, nil
+		}
+		for _, m := range v.Memories {
+			ids = append(ids, m.ID)
+		}
+		return ids, nil
+	}
 }

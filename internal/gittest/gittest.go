@@ -23,6 +23,7 @@ func Env(t testing.TB) []string {
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+		"NO_COLOR=1", // tests read m1nd's text, a terminal's too
 	)
 }
 
