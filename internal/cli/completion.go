@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/memory"
 	"github.com/urfave/cli/v2"
 )
 
@@ -149,9 +147,9 @@ func (inv *invocation) idsFor(argsUsage string) func(context.Context) ([]string,
 	first, _, _ := strings.Cut(argsUsage, " ")
 	switch first {
 	case "MISSION_ID":
-		return inv.refIDs(chain.MissionRefPrefix, chain.ValidMissionID)
+		return inv.refIDs(missionKind)
 	case "DOC_ID":
-		return inv.refIDs(memory.AtlasPrefix, memory.ValidDocID)
+		return inv.refIDs(docKind)
 	case "LETTER_ID":
 		return inv.letterIDs
 	case "MEMORY_ID":
@@ -162,13 +160,13 @@ func (inv *invocation) idsFor(argsUsage string) func(context.Context) ([]string,
 	return nil
 }
 
-// refIDs lists the ids of the refs under prefix.
-func (inv *invocation) refIDs(prefix string, valid func(string) bool) func(context.Context) ([]string, error) {
+// refIDs lists the ids of kind.
+func (inv *invocation) refIDs(k refKind) func(context.Context) ([]string, error) {
 	return func(context.Context) ([]string, error) {
 		repo, err := inv.openRepo()
 		if err != nil {
 			return nil, err
 		}
-		return idsUnder(repo, prefix, valid)
+		return idsUnder(repo, k.folder, k.valid)
 	}
 }

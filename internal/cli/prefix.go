@@ -57,57 +57,68 @@ func idsUnder(repo *gitstore.Repo, prefix string, valid func(string) bool) ([]st
 	return ids, nil
 }
 
-// missionPrefix is what may start a mission id: msn_ and at least one hex
-// digit, or at least four hex digits without it.
-var missionPrefix = regexp.MustCompile(`^(msn_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)
+// refKind is a kind of id that names a ref: its ids are a tag and 12
+// hex digits (msn_…, atl_…), under one ref folder.
+type refKind struct {
+	what, tag, folder string
+	valid             func(string) bool
+	start             *regexp.Regexp // what may start an id: the tag and a digit, or four digits
+}
+
+var (
+	missionKind = refKind{"mission", "msn_", chain.MissionRefPrefix, chain.ValidMissionID, regexp.MustCompile(`^(msn_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)}
+	docKind     = refKind{"document", "atl_", memory.AtlasPrefix, memory.ValidDocID, regexp.MustCompile(`^(atl_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)}
+)
+
+// resolve is the one id of kind that typed starts (with its tag or
+// without), typed itself when it is whole; ok is false when typed cannot
+// start one.
+func (inv *invocation) resolve(k refKind, typed string) (id string, ok bool, err error) {
+	if k.valid(typed) {
+		return typed, true, nil
+	}
+	if !k.start.MatchString(typed) {
+		return typed, false, nil
+	}
+	repo, err := inv.openRepo()
+	if err != nil {
+		return "", true, err
+	}
+	ids, err := idsUnder(repo, k.folder, k.valid)
+	if err != nil {
+		return "", true, err
+	}
+	if !strings.HasPrefix(typed, k.tag) {
+		typed = k.tag + typed
+	}
+	id, err = resolveID(k.what, typed, ids)
+	return id, true, err
+}
 
 // missionArg reads a mission id argument: a whole id, or a unique prefix
 // of a live mission's (msn_89d7, or 89d7).
 func (inv *invocation) missionArg(c *cli.Context) (string, error) {
 	typed, err := oneArg(c, "mission id")
-	if err != nil || chain.ValidMissionID(typed) {
-		return typed, err
+	if err != nil {
+		return "", err
 	}
-	if !missionPrefix.MatchString(typed) {
+	id, ok, err := inv.resolve(missionKind, typed)
+	if !ok {
 		return "", usagef("%q is not a mission id (msn_ followed by 12 lowercase hex digits, or a unique start of one)", typed)
 	}
-	repo, err := inv.openRepo()
-	if err != nil {
-		return "", err
-	}
-	ids, err := idsUnder(repo, chain.MissionRefPrefix, chain.ValidMissionID)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasPrefix(typed, "msn_") {
-		typed = "msn_" + typed
-	}
-	return resolveID("mission", typed, ids)
+	return id, err
 }
 
-// docPrefix is what may start a shared document's id: atl_ and at least
-// one hex digit, or at least four hex digits without it.
-var docPrefix = regexp.MustCompile(`^(atl_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)
-
 // docArg reads a shared document's id: whole, or a unique prefix of a
-// published one's (atl_5c2e, or 5c2e).
+// published one's (atl_5c2e, or 5c2e); anything else is passed on whole,
+// for the verb to refuse with its lesson.
 func (inv *invocation) docArg(c *cli.Context) (string, error) {
 	typed, err := oneArg(c, "document id")
-	if err != nil || memory.ValidDocID(typed) || !docPrefix.MatchString(typed) {
-		return typed, err // a whole id, or what the verb refuses with its lesson
-	}
-	repo, err := inv.openRepo()
 	if err != nil {
 		return "", err
 	}
-	ids, err := idsUnder(repo, memory.AtlasPrefix, memory.ValidDocID)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasPrefix(typed, "atl_") {
-		typed = "atl_" + typed
-	}
-	return resolveID("document", typed, ids)
+	id, _, err := inv.resolve(docKind, typed)
+	return id, err
 }
 
 // hexPrefix is what may start a 12-hex id (a letter's, a memory's, a

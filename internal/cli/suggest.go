@@ -28,25 +28,33 @@ func unknownCommand(cmds []*cli.Command, name string) error {
 // small edit distance of typed (a swapped pair of letters counts as one
 // edit), or starts with it, closest first.
 func suggestCommands(cmds []*cli.Command, typed string) []string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	return closest(typed, names)
+}
+
+// closest returns the names within a small edit distance of typed (a
+// swapped pair of letters counts as one edit), or that start with it,
+// closest first: the ones at the least distance found.
+func closest(typed string, names []string) []string {
 	if typed == "" {
 		return nil
 	}
 	best, out := -1, []string(nil)
-	for _, c := range cmds {
-		if c.Hidden {
+	for _, name := range names {
+		d := editDistance(typed, name)
+		if d > maxEdits(name) && !(len(typed) >= 2 && strings.HasPrefix(name, typed)) {
 			continue
 		}
-		for _, name := range c.Names() {
-			d := editDistance(typed, name)
-			if d > maxEdits(name) && !(len(typed) >= 2 && strings.HasPrefix(name, typed)) {
-				continue
-			}
-			switch {
-			case best < 0 || d < best:
-				best, out = d, []string{name}
-			case d == best:
-				out = append(out, name)
-			}
+		switch {
+		case best < 0 || d < best:
+			best, out = d, []string{name}
+		case d == best:
+			out = append(out, name)
 		}
 	}
 	return out
@@ -97,20 +105,14 @@ func flagUsage(flags []cli.Flag, err error) error {
 	if m == nil {
 		return usagef("%v", err)
 	}
-	typed, best, out := m[1], -1, []string(nil)
+	typed := m[1]
+	var names []string
 	for _, f := range flags {
-		for _, name := range f.Names() {
-			d := editDistance(typed, name)
-			if d > maxEdits(name) && !(len(typed) >= 2 && strings.HasPrefix(name, typed)) {
-				continue
-			}
-			switch {
-			case best < 0 || d < best:
-				best, out = d, []string{dashed(name)}
-			case d == best:
-				out = append(out, dashed(name))
-			}
-		}
+		names = append(names, f.Names()...)
+	}
+	var out []string
+	for _, name := range closest(typed, names) {
+		out = append(out, dashed(name))
 	}
 	switch len(out) {
 	case 0:
