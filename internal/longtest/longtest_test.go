@@ -19,26 +19,22 @@ func TestOn(t *testing.T) {
 	}
 }
 
-func TestNeedSkipsWhenOff(t *testing.T) {
-	t.Setenv(Env, "")
-	ran := false
-	t.Run("long", func(t *testing.T) {
-		Need(t, "a long suite")
-		ran = true
-	})
-	if ran {
-		t.Fatal("Need did not skip with the switch off")
-	}
-}
-
-func TestNeedRunsWhenOn(t *testing.T) {
-	t.Setenv(Env, "1")
-	ran := false
-	t.Run("long", func(t *testing.T) {
-		Need(t, "a long suite")
-		ran = true
-	})
-	if !ran {
-		t.Fatal("Need skipped with the switch on")
+func TestNeed(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		runs  bool
+	}{
+		{"", false},
+		{"1", true},
+	} {
+		t.Setenv(Env, tc.value)
+		ran := false
+		t.Run("long", func(t *testing.T) {
+			Need(t, "a long suite")
+			ran = true
+		})
+		if ran != tc.runs {
+			t.Errorf("%s=%q: the suite ran %v, want %v", Env, tc.value, ran, tc.runs)
+		}
 	}
 }
