@@ -41,7 +41,12 @@ func TestGitHousekeepingDuringPosts(t *testing.T) {
 	if out, err := m1nd.CombinedOutput(); err != nil {
 		t.Fatalf("m1nd init: %v\n%s", err, out)
 	}
-	for _, kv := range [][2]string{{"gc.auto", "20"}, {"gc.autoPackLimit", "2"}, {"gc.autoDetach", "false"}} {
+	// The two housekeepers below also race each other for packed-refs.lock,
+	// which git waits core.packedRefsTimeout for (1 s by default); under
+	// -race the reference-transaction hook a pack-refs runs is an
+	// instrumented m1nd, and holds the lock longer than that. Git against
+	// git is not what this test is about: it waits longer.
+	for _, kv := range [][2]string{{"gc.auto", "20"}, {"gc.autoPackLimit", "2"}, {"gc.autoDetach", "false"}, {"core.packedRefsTimeout", "30000"}} {
 		if out, err := git("config", kv[0], kv[1]); err != nil {
 			t.Fatalf("git config: %v\n%s", err, out)
 		}
