@@ -140,7 +140,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := Missing(l); err != nil {
+	if err := missingFields(l); err != nil {
 		return nil, err
 	}
 	// 2. The brain guard. (The peek above matches keys case-insensitively,

@@ -52,17 +52,17 @@ func Validate(l *Letter) error {
 	return validatePhaseLaws(l)
 }
 
-// Missing refuses a letter that lacks fields every letter carries, naming
-// them all: a half-written letter is told what it lacks before any check
-// compares what it holds (a brain_ref it never set is no other brain). A
-// missing prev_letter_id is the head CAS's to answer (stale_head).
-func Missing(l *Letter) error {
+// missingFields refuses a letter that lacks fields every letter carries,
+// naming them all: a half-written letter is told what it lacks before any
+// check compares what it holds (a brain_ref it never set is no other
+// brain). The schema is DecodeLetter's (schema_mismatch), and a missing
+// prev_letter_id is the head CAS's to answer (stale_head).
+func missingFields(l *Letter) error {
 	var missing []string
 	for _, f := range []struct {
 		name   string
 		absent bool
 	}{
-		{"schema", l.Schema == ""},
 		{"mission_id", l.MissionID == ""},
 		{"mission_seq", l.MissionSeq == 0},
 		{"block_id", l.BlockID == ""},
