@@ -264,23 +264,27 @@ func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
 	return out, nil
 }
 
-// Find returns the letter with id (or a unique prefix of at least 6 hex
-// digits); ok is false when there is none.
-func (b *Mailbox) Find(ctx context.Context, id string) (Stored, string, bool, error) {
+// Find returns the letter id names: whole, or by a unique start
+// (gates.Abbreviated). matches are the ids it names; the letter and its
+// fate are found when there is exactly one.
+func (b *Mailbox) Find(ctx context.Context, id string) (s Stored, fate string, matches []string, err error) {
 	all, err := b.All(ctx)
 	if err != nil {
-		return Stored{}, "", false, err
+		return Stored{}, "", nil, err
 	}
-	var hit []Stored
+	ids := make([]string, len(all))
+	for i, s := range all {
+		ids[i] = s.ID
+	}
+	if matches = gates.Abbreviated(id, ids); len(matches) != 1 {
+		return Stored{}, "", matches, nil
+	}
 	for _, s := range all {
-		if s.ID == id || len(id) >= 6 && strings.HasPrefix(s.ID, id) {
-			hit = append(hit, s)
+		if s.ID == matches[0] {
+			return s, b.Fates(all)[s.ID], matches, nil
 		}
 	}
-	if len(hit) != 1 {
-		return Stored{}, "", false, nil
-	}
-	return hit[0], b.Fates(all)[hit[0].ID], true, nil
+	return Stored{}, "", matches, nil
 }
 
 // SendPacket delivers a mission packet to an agent's inbox as a letter of

@@ -176,18 +176,22 @@ func settled(v *View, m *Memory) string {
 	return fmt.Sprintf("superseded already, by %s (%s, %s: %q): act on %s instead", by.ID, by.Sort, by.TS, cutRunes(by.Text, 60), by.ID)
 }
 
-// Resolve settles one of the agent's in-force memories: recorded,
-// withdrawn, or deferred — which opens a follow-up owned by the agent
-// whose brief is the rationale.
+// Resolve settles one of the agent's in-force memories, named by its id or
+// a unique start of it: recorded, withdrawn, or deferred — which opens a
+// follow-up owned by the agent whose brief is the rationale.
 func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now time.Time) (string, error) {
 	v, err := b.View(ctx)
 	if err != nil {
 		return "", err
 	}
-	m := v.byID[id]
+	m, err := abbreviated(v.byID, "memory", id)
+	if err != nil {
+		return "", err
+	}
 	if m == nil || m.Agent != agent {
 		return "", invalid("id", "%s is not one of your memories", gates.Echo(id))
 	}
+	id = m.ID
 	if m.State != StateInForce {
 		return "", invalid("id", "memory %s is %s; nothing was written", id, settled(v, m))
 	}
@@ -200,6 +204,24 @@ func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now
 		e.Followup = fid
 	}
 	return b.Append(ctx, e)
+}
+
+// abbreviated is the entry of byID that id names, whole or by a unique
+// start (gates.Abbreviated); nil when it names none, invalid_letter when
+// it names several.
+func abbreviated[T any](byID map[string]*T, what, id string) (*T, error) {
+	ids := make([]string, 0, len(byID))
+	for k := range byID {
+		ids = append(ids, k)
+	}
+	switch matches := gates.Abbreviated(id, ids); len(matches) {
+	case 0:
+		return nil, nil
+	case 1:
+		return byID[matches[0]], nil
+	default:
+		return nil, invalid("id", "%s", gates.AmbiguousLesson(what, id, matches))
+	}
 }
 
 // RecallRequest asks for memories.
@@ -321,17 +343,22 @@ func (b *Book) CheckLink(ctx context.Context, agent, followup string) error {
 	return nil
 }
 
-// ResolveFollowup closes a follow-up: recorded with its result, or
-// withdrawn with why. Only its opener or owner may.
+// ResolveFollowup closes a follow-up, named by its id or a unique start of
+// it: recorded with its result, or withdrawn with why. Only its opener or
+// owner may.
 func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
 	v, err := b.View(ctx)
 	if err != nil {
 		return "", err
 	}
-	f := v.fuByID[id]
+	f, err := abbreviated(v.fuByID, "follow-up", id)
+	if err != nil {
+		return "", err
+	}
 	if f == nil {
 		return "", invalid("id", "no follow-up %s", gates.Echo(id))
 	}
+	id = f.ID
 	if f.Opener != agent && f.Owner != agent {
 		return "", gates.Refusef(gates.NotPublisher, "id", "only the opener (%s) or the owner (%s) resolves follow-up %s", f.Opener, f.Owner, id)
 	}

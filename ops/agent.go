@@ -101,14 +101,17 @@ type ShownLetter struct {
 	Fate string `json:"fate"`
 }
 
-// ShowLetter reads one letter by id; invalid_letter on field id when no
-// single letter has it.
+// ShowLetter reads one letter by id, or by a unique start of it;
+// invalid_letter on field id when no single letter has it.
 func (b *Brain) ShowLetter(ctx context.Context, id string) (*ShownLetter, error) {
-	s, fate, ok, err := b.Box.Find(ctx, id)
+	s, fate, matches, err := b.Box.Find(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	switch {
+	case len(matches) > 1:
+		return nil, gates.Refusef(gates.InvalidLetter, "id", "%s", gates.AmbiguousLesson("letter", id, matches))
+	case len(matches) == 0:
 		return nil, gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
 	}
 	return &ShownLetter{Stored: s, Fate: fate}, nil

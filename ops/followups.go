@@ -57,11 +57,11 @@ func announcedFollowup(l *mailbox.Letter) (id, opener string, ok bool) {
 func (b *Brain) closeAnswered(ctx context.Context, agent string, answered []string, answer string, now time.Time) ([]string, error) {
 	asked := map[string]string{} // follow-up id → the opener who announced it
 	for _, letterID := range answered {
-		s, _, ok, err := b.Box.Find(ctx, letterID)
+		s, _, matches, err := b.Box.Find(ctx, letterID)
 		if err != nil {
 			return nil, fmt.Errorf("the letter %s answers: %w", letterID, err)
 		}
-		if !ok || s.Letter.To != agent {
+		if len(matches) != 1 || s.Letter.To != agent {
 			continue
 		}
 		if id, opener, ok := announcedFollowup(s.Letter); ok {

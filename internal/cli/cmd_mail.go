@@ -195,7 +195,7 @@ func newMailShowCmd(inv *invocation, runF func(context.Context, *mailShowOptions
 		ArgsUsage: "LETTER_ID",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			id, err := prefixArg(c, "letter", inv.letterIDs)
+			id, err := oneArg(c, "letter id")
 			if err != nil {
 				return err
 			}

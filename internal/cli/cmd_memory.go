@@ -58,7 +58,7 @@ func newMemoryResolveCmd(inv *invocation, runF func(context.Context, *memoryReso
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := prefixArg(c, "memory", inv.memoryIDs(false))
+			id, err := oneArg(c, "memory id")
 			if err != nil {
 				return err
 			}
@@ -318,7 +318,7 @@ func newFollowupResolveCmd(inv *invocation, runF func(context.Context, *followup
 			agentFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := prefixArg(c, "follow-up", inv.memoryIDs(true))
+			id, err := oneArg(c, "follow-up id")
 			if err != nil {
 				return err
 			}

@@ -2,44 +2,29 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/chain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/memory"
 )
 
-// resolveID is the one of ids that starts with typed, as git takes an
-// abbreviated commit: an id typed whole is itself, a prefix that starts
-// one id is that id, a prefix that starts several is refused with them
-// (type more of it), one that starts none is refused too.
+// resolveID is the one of ids that typed names (gates.Abbreviated), as
+// git takes an abbreviated commit; a start of several, or of none, is a
+// usage error that says so.
 func resolveID(what, typed string, ids []string) (string, error) {
-	var found []string
-	for _, id := range ids {
-		if id == typed {
-			return id, nil
-		}
-		if strings.HasPrefix(id, typed) {
-			found = append(found, id)
-		}
-	}
-	sort.Strings(found)
-	switch len(found) {
+	switch matches := gates.Abbreviated(typed, ids); len(matches) {
 	case 0:
 		return "", usagef("no %s starts with %q", what, typed)
 	case 1:
-		return found[0], nil
+		return matches[0], nil
+	default:
+		return "", usagef("%s", gates.AmbiguousLesson(what, typed, matches))
 	}
-	shown := found
-	if len(shown) > 5 {
-		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(found)-5))
-	}
-	return "", usagef("%q is ambiguous: %d %ss start with it (%s); type more of it", typed, len(found), what, strings.Join(shown, ", "))
 }
 
 // idsUnder lists the names under a ref folder that valid accepts.
@@ -121,26 +106,8 @@ func (inv *invocation) docArg(c *cli.Context) (string, error) {
 	return id, err
 }
 
-// hexPrefix is what may start a 12-hex id (a letter's, a memory's, a
-// follow-up's): at least four hex digits, fewer than twelve.
-var hexPrefix = regexp.MustCompile(`^[0-9a-f]{4,11}$`)
-
-// prefixArg reads an id argument: whole, or a unique start of one of the
-// ids list returns (at least four hex digits); anything else is passed on
-// whole, for the verb to refuse with its lesson.
-func prefixArg(c *cli.Context, what string, list func(context.Context) ([]string, error)) (string, error) {
-	typed, err := oneArg(c, what+" id")
-	if err != nil || !hexPrefix.MatchString(typed) {
-		return typed, err
-	}
-	ids, err := list(c.Context)
-	if err != nil {
-		return "", err
-	}
-	return resolveID(what, typed, ids)
-}
-
-// letterIDs lists every mail letter's id.
+// letterIDs lists every mail letter's id, for completion (mail show
+// takes a start of one itself: ops.ShowLetter).
 func (inv *invocation) letterIDs(ctx context.Context) ([]string, error) {
 	flows, err := inv.flows()
 	if err != nil {
@@ -157,7 +124,8 @@ func (inv *invocation) letterIDs(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// memoryIDs lists every memory's id, or every follow-up's.
+// memoryIDs lists every memory's id, or every follow-up's, for
+// completion (the Book takes a start of one itself).
 func (inv *invocation) memoryIDs(followups bool) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		book, err := inv.book()
