@@ -2,20 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
 )
@@ -95,39 +90,10 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 // one — and how to serve this brain elsewhere.
 func portTaken(ctx context.Context, addr string) string {
 	who := "another program"
-	if brain := ownerAt(ctx, addr); brain != "" {
+	if brain := owner.BrainAt(ctx, addr); brain != "" {
 		who = fmt.Sprintf("the m1nd owner of brain %q (m1nd serve in another repository)", brain)
 	}
 	return fmt.Sprintf("%s is in use by %s: stop it, or serve this brain on another port with --addr 127.0.0.1:0 (any free one) or --addr 127.0.0.1:PORT", addr, who)
-}
-
-// ownerAt asks the server at addr which brain it owns, as the tray's own
-// page would; "" when it does not answer as an m1nd owner.
-func ownerAt(ctx context.Context, addr string) string {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/status", nil)
-	if err != nil {
-		return ""
-	}
-	req.Host = "localhost:" + port
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	var status struct {
-		OK    bool   `json:"ok"`
-		Brain string `json:"brain"`
-	}
-	if json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&status) != nil || !status.OK {
-		return ""
-	}
-	return gates.Clip(status.Brain)
 }
 
 // runOwner runs the owner on ln until ctx ends (Ctrl-C).
