@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
@@ -81,7 +80,7 @@ func (inv *invocation) finish(err error) int {
 		if inv.jsonOut {
 			inv.io.printJSON(r.Envelope())
 		} else {
-			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", strings.TrimRight(paint(inv.io.colorErr, "1;31", string(r.Code), 0), " "), r.Lesson)
+			fmt.Fprintf(inv.io.Err, "m1nd: refused: %s: %s\n", paint(inv.io.colorErr, "1;31", string(r.Code), 0), r.Lesson)
 		}
 		return exitRefused
 	}
