@@ -186,6 +186,7 @@ func gatedTree(t *testing.T, record, tree string) bool {
 
 // daemonProc is a running m1nd runnerd and what it logs.
 type daemonProc struct {
+	t   *testing.T
 	cmd *exec.Cmd
 	log *syncBuffer // runnerd writes it while the test reads
 }
@@ -203,11 +204,35 @@ func (c *landCrash) runnerd() *daemonProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return &daemonProc{cmd: cmd, log: log}
+	d := &daemonProc{t: t, cmd: cmd, log: log}
+	// Its first line comes once its signal handler is set: a SIGINT sent
+	// before that is lost where the test runs in the background (a shell
+	// starts background jobs with SIGINT ignored), and the stop would wait
+	// for ever.
+	deadline := time.Now().Add(defaultWait)
+	for !strings.Contains(log.String(), "m1nd runnerd for brain") {
+		if time.Now().After(deadline) {
+			d.stop(syscall.SIGKILL)
+			t.Fatalf("runnerd did not start in %v:\n%s", defaultWait, log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return d
 }
 
-// stop signals runnerd alone (not the gate it runs) and waits for it.
+// stop signals runnerd alone (not the gate it runs) and waits for it; a
+// runnerd still running defaultWait after the signal fails the test (and
+// is killed) instead of holding it.
 func (d *daemonProc) stop(sig syscall.Signal) {
+	d.t.Helper()
 	d.cmd.Process.Signal(sig)
-	d.cmd.Wait()
+	exited := make(chan struct{})
+	go func() { d.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(defaultWait):
+		d.cmd.Process.Kill()
+		<-exited
+		d.t.Errorf("runnerd still ran %v after %v; it said:\n%s", defaultWait, sig, d.log.String())
+	}
 }
