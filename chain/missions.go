@@ -79,6 +79,9 @@ type PostRequest struct {
 
 // PostResult is the reply to a successful post.
 type PostResult struct {
+	// ID is the mission's id again, under the key every reply names its
+	// object by (docs/commands.md, "JSON replies").
+	ID         string `json:"id"`
 	MissionID  string `json:"mission_id"`
 	LetterID   string `json:"letter_id"`
 	MissionSeq int64  `json:"mission_seq"`
@@ -90,6 +93,9 @@ type PostResult struct {
 
 // Head is a mission's current letter.
 type Head struct {
+	// ID is the mission's id again, under the key every reply names its
+	// object by (docs/commands.md, "JSON replies").
+	ID              string          `json:"id"`
 	MissionID       string          `json:"mission_id"`
 	HeadLetterID    string          `json:"head_letter_id"`
 	Head            json.RawMessage `json:"head"`
@@ -167,7 +173,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
 	}
-	result := &PostResult{MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
+	result := &PostResult{ID: l.MissionID, MissionID: l.MissionID, LetterID: id, MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: ref}
 	var prev *Judged
 	if hasHead {
 		headLetter, err := decodeStored(head.Body)
@@ -442,6 +448,7 @@ func newHeadRaw(missionID string, commit gitstore.Hash, body []byte) (*Head, err
 		}
 	}
 	return &Head{
+		ID:              missionID,
 		MissionID:       missionID,
 		HeadLetterID:    LetterID(body),
 		Head:            json.RawMessage(raw),
@@ -669,7 +676,9 @@ func (v *HeadsView) AppendJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 		// Mission and letter ids are validated ASCII: no escaping needed.
-		b = append(b, `{"mission_id":"`...)
+		b = append(b, `{"id":"`...)
+		b = append(b, h.ID...)
+		b = append(b, `","mission_id":"`...)
 		b = append(b, h.MissionID...)
 		b = append(b, `","head_letter_id":"`...)
 		b = append(b, h.HeadLetterID...)
@@ -725,7 +734,7 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 	for i, r := range refs { // mission refs only: listMissions leaves stray names out
 		id := r.Name[len(MissionRefPrefix):]
 		if e, ok := cache.entries[r.Hash]; ok {
-			heads[i] = &Head{MissionID: id, HeadLetterID: e.letterID, Head: e.body, SupersededCount: e.seq - 1, Phase: e.phase, Commit: r.Hash}
+			heads[i] = &Head{ID: id, MissionID: id, HeadLetterID: e.letterID, Head: e.body, SupersededCount: e.seq - 1, Phase: e.phase, Commit: r.Hash}
 		} else {
 			misses = append(misses, i)
 		}

@@ -258,6 +258,9 @@ func (b *Brain) Atlas() *memory.Atlas {
 // ShownDoc is one shared document as `m1nd atlas show --json` answers it,
 // with whether its publisher's proof verifies here.
 type ShownDoc struct {
+	// ID is the document's id again (its doc_id is part of what the
+	// publisher signed), under the key every reply names its object by.
+	ID    string      `json:"id"`
 	Doc   *memory.Doc `json:"doc"`
 	Proof string      `json:"proof"`
 }
@@ -273,12 +276,15 @@ func (b *Brain) ShowDoc(id string) (*ShownDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ShownDoc{Doc: d, Proof: proof}, nil
+	return &ShownDoc{ID: d.DocID, Doc: d, Proof: proof}, nil
 }
 
 // ListedDoc is a shared document's newest version in a listing, with
 // whether its proof verifies here.
 type ListedDoc struct {
+	// ID is the document's id again (its doc_id is part of what the
+	// publisher signed), under the key every reply names its object by.
+	ID string `json:"id"`
 	*memory.Doc
 	ProofState string `json:"proof_state"`
 }
@@ -293,7 +299,7 @@ func (b *Brain) ListDocs() ([]ListedDoc, error) {
 	rows := []ListedDoc{}
 	for _, d := range docs {
 		p, _ := a.Keys.CheckProof(d)
-		rows = append(rows, ListedDoc{d, p})
+		rows = append(rows, ListedDoc{ID: d.DocID, Doc: d, ProofState: p})
 	}
 	return rows, nil
 }

@@ -19,6 +19,9 @@ import (
 // what is derived from it. `m1nd blocks`, `m1nd skeleton show` and the
 // tray's GET /api/system_blocks all answer this shape.
 type BlockView struct {
+	// ID is the block's id again, under the key every reply names its
+	// object by (docs/commands.md, "JSON replies").
+	ID string `json:"id"`
 	*brain.Block
 	Required         []string     `json:"required"`           // the receipt types the contract requires (receipt_contract.required)
 	NeedsOwnerNaming bool         `json:"needs_owner_naming"` // candidate_meta.needs_owner_naming
@@ -68,7 +71,7 @@ func ViewBlock(b *brain.Block, now time.Time) BlockView {
 		required = []string{}
 	}
 	v := BlockView{
-		Block: b, Required: required, NeedsOwnerNaming: b.CandidateMeta.NeedsOwnerNaming,
+		ID: b.BlockID, Block: b, Required: required, NeedsOwnerNaming: b.CandidateMeta.NeedsOwnerNaming,
 		ReceiptCount: len(b.Receipts), Colour: paint.Colour, Why: paint.Why, Tested: []ReceiptTested{},
 	}
 	if n := len(b.Receipts); n > 0 {

@@ -36,6 +36,9 @@ const (
 
 // LandResult is what a landing did.
 type LandResult struct {
+	// ID is the mission's id again, under the key every reply names its
+	// object by (docs/commands.md, "JSON replies").
+	ID            string `json:"id"`
 	MissionID     string `json:"mission_id"`
 	BlockID       string `json:"block_id"`
 	StoreVersion  int64  `json:"store_version"`            // the import that holds the receipt
@@ -162,7 +165,7 @@ func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) 
 // to resume imports nothing.
 func (b *Brain) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origin string, now time.Time) (*LandResult, error) {
 	if plan.AlreadyLanded {
-		return &LandResult{MissionID: plan.MissionID, BlockID: plan.BlockID, AlreadyLanded: true, Merge: MergeUpToDate, StoreVersion: plan.StoreVersion}, nil
+		return &LandResult{ID: plan.MissionID, MissionID: plan.MissionID, BlockID: plan.BlockID, AlreadyLanded: true, Merge: MergeUpToDate, StoreVersion: plan.StoreVersion}, nil
 	}
 	if plan.Resume {
 		return b.FinishLanding(ctx, plan, agent, now)
@@ -218,7 +221,7 @@ func (b *Brain) PrepareLanding(ctx context.Context, plan *LandingPlan, agent str
 // the work, and PlanLanding run again finds what is done.
 func (b *Brain) FinishLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*LandResult, error) {
 	l, version := plan.head.Letter, plan.StoreVersion
-	res := &LandResult{MissionID: l.MissionID, BlockID: l.BlockID, StoreVersion: version, Merge: plan.Merge, Branch: plan.Branch, Target: plan.Target}
+	res := &LandResult{ID: l.MissionID, MissionID: l.MissionID, BlockID: l.BlockID, StoreVersion: version, Merge: plan.Merge, Branch: plan.Branch, Target: plan.Target}
 	// The move is not cut short by a cancelled context (Ctrl-C, SIGTERM):
 	// a git merge stopped between the worktree and the branch leaves the
 	// worktree dirty and git's locks behind, a state no landing finishes.

@@ -251,7 +251,7 @@ func (s *Server) prepareArchive(ctx context.Context, missionID, agent string) (*
 		done: func(_ context.Context, h gitstore.Hash) (any, error) {
 			var l chain.Letter
 			_ = json.Unmarshal(commit.Change, &l)
-			return &chain.PostResult{MissionID: l.MissionID, LetterID: chain.LetterID(commit.Change), MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: commit.Chain.Ref, Commit: h.String()}, nil
+			return &chain.PostResult{ID: l.MissionID, MissionID: l.MissionID, LetterID: chain.LetterID(commit.Change), MissionSeq: l.MissionSeq, Phase: l.Phase, Ref: commit.Chain.Ref, Commit: h.String()}, nil
 		},
 	}, nil
 }

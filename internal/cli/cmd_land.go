@@ -135,10 +135,11 @@ func askProof(ctx context.Context, opts *landOptions, b *ops.Brain) error {
 		return err
 	}
 	reply := struct {
+		ID        string            `json:"id"`
 		MissionID string            `json:"mission_id"`
 		Landed    bool              `json:"landed"`
 		Proving   *ops.ProofRequest `json:"proving"`
-	}{req.MissionID, false, req}
+	}{req.MissionID, req.MissionID, false, req}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "not landed: %s's gate is %s\n", req.MissionID, req.Claim)
 		asked := "asked runnerd to run"
@@ -223,12 +224,13 @@ func runRunLog(_ context.Context, opts *runLogOptions) error {
 		return fmt.Errorf("mission %s: %w", id, err)
 	}
 	reply := struct {
+		ID         string `json:"id"`
 		MissionID  string `json:"mission_id"`
 		Log        string `json:"log"`
 		Command    string `json:"command,omitempty"`
 		ExitStatus *int64 `json:"exit_status,omitempty"`
 		ops.RunOutput
-	}{MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
+	}{ID: id, MissionID: id, Log: which, RunOutput: ops.RunOutput{Output: out, Truncated: truncated}}
 	if g := head.Letter.Gate; g != nil && which == runs.LogGate {
 		reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
 	}
@@ -322,12 +324,13 @@ func runMissionDiff(ctx context.Context, opts *missionDiffOptions) error {
 		return err
 	}
 	reply := struct {
+		ID        string `json:"id"`
 		MissionID string `json:"mission_id"`
 		Branch    string `json:"branch"`
 		Base      string `json:"base"`
 		Tip       string `json:"tip"`
 		Stat      bool   `json:"stat,omitempty"`
 		Diff      string `json:"diff"`
-	}{opts.MissionID, ops.WorkBranch(opts.MissionID), base, tip, opts.Stat, diff.String()}
+	}{opts.MissionID, opts.MissionID, ops.WorkBranch(opts.MissionID), base, tip, opts.Stat, diff.String()}
 	return opts.IO.reply(true, reply, nil)
 }

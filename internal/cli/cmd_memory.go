@@ -455,7 +455,7 @@ func runAtlasPublish(ctx context.Context, opts *atlasPublishOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"doc": d}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"id": d.DocID, "doc": d}, func(w io.Writer) error {
 		fmt.Fprintf(w, "published %s (%s)\n", d.DocID, d.Kind)
 		return nil
 	})
@@ -502,7 +502,7 @@ func runAtlasAmend(ctx context.Context, opts *atlasAmendOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"doc": d}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, map[string]any{"id": d.DocID, "doc": d}, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s v%d (%s)\n", d.DocID, d.Version, d.State)
 		return nil
 	})

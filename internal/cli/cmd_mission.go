@@ -419,6 +419,7 @@ func printLetter(w io.Writer, id string, l *chain.Letter, proof *ops.GateWord) {
 
 // logReply is what mission log answers.
 type logReply struct {
+	ID        string        `json:"id"`
 	MissionID string        `json:"mission_id"`
 	Letters   []chain.Entry `json:"letters"`
 }
@@ -460,7 +461,7 @@ func runMissionLog(ctx context.Context, opts *missionLogOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, logReply{MissionID: id, Letters: entries}, func(w io.Writer) error {
+	return opts.IO.reply(opts.JSON, logReply{ID: id, MissionID: id, Letters: entries}, func(w io.Writer) error {
 		for _, e := range entries {
 			l := e.Decoded
 			gist := ""

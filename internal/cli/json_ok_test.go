@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,23 +89,26 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 
 	// The state the verbs act on.
 	must(t, dir, "", "skeleton", "scan")
-	mid := val(must(t, dir, "", "mission", "new", "--block", "sb_proj_core", "--json"), "mission_id")
+	mid := val(must(t, dir, "", "mission", "new", "--block", "sb_proj_core", "--json"), "id")
 	repo, err := gitstore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gateLog := runs.SideLog(repo.RuntimeDir(), mid, runs.LogGate)
 	agentLog := runs.SideLog(repo.RuntimeDir(), mid, runs.LogAgent)
+	runners := filepath.Join(repo.RuntimeDir(), "runners.toml")
 	repo.Close()
 	if err := os.MkdirAll(filepath.Dir(gateLog), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(runners, fmt.Appendf(nil, "[[runner]]\nid = \"r1\"\ncapability = \"build-runner\"\ncommand = [\"true\", \"{packet_file}\"]\ngate_command = \"true\"\nworkspace_allowlist = [%q]\n", filepath.Dir(dir)), 0o600)
 	os.WriteFile(gateLog, []byte("ok\n"), 0o600) // as a runner here would have kept it
 	os.WriteFile(agentLog, []byte("done\n"), 0o600)
 	r.Git("-C", dir, "branch", "m1nd/"+mid) // its work branch, for mission diff
 	must(t, dir, "", "agent", "key", "create", "a1")
 	mem := val(must(t, dir, "", "memory", "add", "--sort", "idea", "--json", "a first memory"), "id")
-	mail := val(must(t, dir, "", "mail", "send", "--to", "all", "--what", "hello", "--json"), "letter_id")
+	mail := val(must(t, dir, "", "mail", "send", "--to", "all", "--what", "hello", "--json"), "id")
+	must(t, dir, "", "mail", "send", "--agent", "a2", "--to", "a1", "--what", "for your inbox")
 	ops := filepath.Join(t.TempDir(), "ops.json")
 	os.WriteFile(ops, []byte(`[{"op":"rename","block_id":"sb_proj_core","name":"Core"}]`), 0o644)
 	receipt := filepath.Join(t.TempDir(), "receipt.json")
@@ -186,6 +190,20 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"runners approve", nil}, // refused: not at a terminal
 	}
 
+	// What each reply is about carries its id as "id" (docs/commands.md,
+	// "JSON replies"): "." for the reply's own object, else the list whose
+	// every entry names one.
+	named := map[string]string{
+		"mission new": ".", "mission show": ".", "mission log": ".", "mission gate": ".",
+		"mission output": ".", "mission diff": ".", "mission heads": "missions",
+		"skeleton show": "blocks", "blocks": "blocks",
+		"mail send": ".", "mail inbox": "letters", "mail show": ".",
+		"memory add": ".", "memory recall": "memories", "memory resolve": ".",
+		"followup open": ".", "followup list": "followups", "followup resolve": ".",
+		"atlas publish": ".", "atlas list": "docs", "atlas show": ".", "atlas amend": ".", "atlas resolve": ".",
+		"runners show": "runners",
+	}
+
 	listed := map[string]bool{}
 	for _, v := range verbs {
 		listed[v.path] = true
@@ -209,6 +227,15 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		key, ok := firstKey(t, res.out)
 		if key != "ok" || ok != (res.code == exitOK) {
 			t.Errorf("m1nd %s: exit %d, first key %q = %v, want \"ok\": %v\n%s", strings.Join(args, " "), res.code, key, ok, res.code == exitOK, res.out)
+		}
+		if where, ok := named[v.path]; ok {
+			if res.code != exitOK {
+				t.Errorf("m1nd %s: refused, so its \"id\" goes unchecked: give it what it needs\n%s", strings.Join(args, " "), res.out)
+				continue
+			}
+			if err := namesByID(res.out, where); err != nil {
+				t.Errorf("m1nd %s: %v\n%s", strings.Join(args, " "), err, res.out)
+			}
 		}
 	}
 }
@@ -234,4 +261,29 @@ func firstDoc(t *testing.T, dir string) string {
 		t.Fatalf("no shared document: %v", list)
 	}
 	return docs[0].(map[string]any)["doc_id"].(string)
+}
+
+// namesByID checks that the reply out carries a non-empty string "id": at
+// its top when where is ".", else on every entry of the non-empty list
+// where.
+func namesByID(out, where string) error {
+	var reply map[string]any
+	if err := json.Unmarshal([]byte(out), &reply); err != nil {
+		return err
+	}
+	objects := []any{reply}
+	if where != "." {
+		list, _ := reply[where].([]any)
+		if len(list) == 0 {
+			return fmt.Errorf("no entries in %q to check", where)
+		}
+		objects = list
+	}
+	for _, o := range objects {
+		m, _ := o.(map[string]any)
+		if id, _ := m["id"].(string); id == "" {
+			return fmt.Errorf("no \"id\" in %v", o)
+		}
+	}
+	return nil
 }
