@@ -119,7 +119,11 @@ func TestAnnounceFindsAnOwnerThatStartsOrRestarts(t *testing.T) {
 	first.record(t, runtime)
 	took := within(t, 2*time.Second, "announce to an owner that started later", func() bool { return first.announces.Load() > 0 })
 	t.Logf("found the owner that started later in %v", took)
-	if n := logs.count("the owner at " + first.URL + " refused namer: not pinned in runners.toml"); n != 1 {
+	// runnerd logs the refusal once the owner's reply is in: a moment
+	// after the owner counted the announce.
+	refusal := "the owner at " + first.URL + " refused namer: not pinned in runners.toml"
+	within(t, 2*time.Second, "the refusal logged", func() bool { return logs.count(refusal) > 0 })
+	if n := logs.count(refusal); n != 1 {
 		t.Fatalf("the refusal logged %d times: %q", n, logs.lines)
 	}
 	time.Sleep(1500 * time.Millisecond)

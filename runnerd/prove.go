@@ -91,12 +91,13 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 	d.Logf("prove: running runner %s's approved gate on %s's claim (commit %.12s, tree %.12s)", runner.ID, id, p.Commit, p.Tree)
 	wt := worktreePath(main, id) + ".gate"
 	removeWorktree(ctx, main, wt)
+	// Removed on every way out, a worktree add cut short by a stop too.
+	defer removeWorktreeAfter(ctx, main, wt)
 	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "--detach", wt, p.Commit); err != nil {
 		d.Logf("prove: %s: worktree: %v", id, err)
 		d.proveFailed(side, nil, "the claimed commit could not be checked out (runnerd's log says why)")
 		return
 	}
-	defer removeWorktreeAfter(ctx, main, wt)
 	if tree, _ := gitOutput(ctx, wt, "rev-parse", "HEAD^{tree}"); tree != p.Tree {
 		d.proveFailed(side, nil, fmt.Sprintf("the claimed commit %.12s holds tree %.12s, not the claimed %.12s", p.Commit, tree, p.Tree))
 		return

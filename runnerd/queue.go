@@ -189,11 +189,12 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 
 	wt := worktreePath(main, id) + ".gate"
 	removeWorktree(ctx, main, wt)
+	// Removed on every way out, a worktree add cut short by a stop too.
+	defer removeWorktreeAfter(ctx, main, wt)
 	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "--detach", wt, r.gated); err != nil {
 		d.Logf("queue: %s: worktree: %v", id, err)
 		return
 	}
-	defer removeWorktreeAfter(ctx, main, wt)
 	d.gateRegate(ctx, r, wt)
 }
 
