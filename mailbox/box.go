@@ -163,6 +163,10 @@ const (
 	FateFiredClay = "fired_clay" // answered by a triage letter: settled
 	FateInFlight  = "in_flight"  // answered by some other letter
 	FateWetInk    = "wet_ink"    // not answered yet
+	// FateUndeliverable: not answered, and its recipient's sessions failed
+	// every turn it went into (MaxAttempts); derived from this machine's
+	// delivery record, where the reason is.
+	FateUndeliverable = "undeliverable"
 )
 
 // Fates maps every letter id to its fate.
@@ -193,11 +197,36 @@ func (b *Mailbox) Fates(all []Stored) map[string]string {
 		}
 		fates[s.ID] = fate
 	}
+	for id := range b.givenUp() {
+		if fates[id] == FateWetInk {
+			fates[id] = FateUndeliverable
+		}
+	}
 	return fates
 }
 
+// givenUp is the set of letters some agent's delivery record gave up as
+// undeliverable; a record that cannot be read gives none.
+func (b *Mailbox) givenUp() map[string]bool {
+	agents, err := recordAgents(b.Repo, inflightFile)
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, agent := range agents {
+		if in, err := readInflight(b.Repo, agent); err == nil {
+			for _, f := range in.Undeliverable {
+				out[f.ID] = true
+			}
+		}
+	}
+	return out
+}
+
 // Open reports whether a fate still wants attention.
-func Open(fate string) bool { return fate == FateWetInk || fate == FateInFlight }
+func Open(fate string) bool {
+	return fate == FateWetInk || fate == FateInFlight || fate == FateUndeliverable
+}
 
 // Tally counts letters per fate and how many of them are open.
 func Tally(fates map[string]string) (counts map[string]int, open int) {
@@ -218,14 +247,17 @@ type Entry struct {
 	Read bool   `json:"read"` // delivered into the agent's session (or marked read)
 	// Turn is where a delivered letter stands: "in_turn" while the turn it
 	// went into has not answered, "again" once a failed turn gave it back
-	// for the next (then Read is false); absent otherwise.
-	Turn string `json:"turn,omitempty"`
+	// for the next, "undeliverable" once MaxAttempts turns failed (then
+	// Read is false, and Reason says why); absent otherwise.
+	Turn   string `json:"turn,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // The turn states of a delivered letter (Entry.Turn).
 const (
-	TurnInTurn = "in_turn"
-	TurnAgain  = "again"
+	TurnInTurn        = "in_turn"
+	TurnAgain         = "again"
+	TurnUndeliverable = "undeliverable"
 )
 
 // Inbox lists the letters for agent, newest first, with fate and whether
@@ -253,7 +285,9 @@ func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
 			}
 		}
 		e := Entry{Stored: s, Fate: fates[s.ID], Read: delivered[s.Ref][s.Commit]}
-		switch {
+		switch f := in.undeliverable(s.ID); {
+		case f != nil:
+			e.Turn, e.Read, e.Reason = TurnUndeliverable, false, f.Reason
 		case in.waitsAgain(s.ID):
 			e.Turn, e.Read = TurnAgain, false
 		case in.inTurn(s.ID):

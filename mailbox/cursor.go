@@ -119,7 +119,7 @@ type Delivery struct {
 	Letters   []Stored   // oldest first: those delivered again first, then the new
 	Again     int        // how many of Letters are delivered again, after a failed turn
 	Remaining int        // letters still waiting for the next call
-	GaveUp    []InFlight // letters given up: delivered into MaxAttempts turns that all failed
+	GaveUp    []InFlight // letters given up as undeliverable: delivered into MaxAttempts turns that all failed
 	// Dropped are entries of the agent's in-flight record that no mail ref
 	// for it holds (forged, or left by a rewritten ref): never delivered,
 	// removed from the record, reported.
@@ -298,6 +298,7 @@ type claim struct {
 	cost    func(s Stored) int
 	used    int
 	session string
+	held    bool   // the letters wait in a batch not sent yet (Turn.Held)
 	at      string // when the letters go into the turn (RFC 3339)
 	taken   []InFlight
 }
@@ -305,7 +306,7 @@ type claim struct {
 // newClaim starts a claim for turn within budget, with Size as the cost
 // and now as the time when the caller names neither.
 func newClaim(turn Turn, budget Budget, gaveUp []InFlight) *claim {
-	c := &claim{d: &Delivery{GaveUp: gaveUp}, budget: budget, cost: budget.Cost, session: turn.Session}
+	c := &claim{d: &Delivery{GaveUp: gaveUp}, budget: budget, cost: budget.Cost, session: turn.Session, held: turn.Held && turn.Session != ""}
 	if c.cost == nil {
 		c.cost = Size
 	}
@@ -348,7 +349,7 @@ func (c *claim) takeAgain(in *inflight) {
 		f := in.Again[0]
 		in.Again = in.Again[1:]
 		f.Attempt++
-		f.Session, f.At = c.session, c.at
+		f.Session, f.At, f.Held = c.session, c.at, c.held
 		c.d.Again++
 		c.take(f.Stored, f)
 	}
@@ -379,7 +380,7 @@ func (c *claim) takeFresh(queues []*queue, in *inflight, cur *cursor) int {
 		next.letters = next.letters[1:]
 		cur.Refs[next.ref] = s.Commit.String()
 		fresh--
-		c.take(s, InFlight{Stored: s, Commit: s.Commit.String(), Session: c.session, Attempt: 1, At: c.at})
+		c.take(s, InFlight{Stored: s, Commit: s.Commit.String(), Session: c.session, Attempt: 1, At: c.at, Held: c.held})
 	}
 }
 
@@ -427,13 +428,13 @@ func (b *Mailbox) MarkRead(ctx context.Context, agent string) error {
 			cur.Refs[r.Name] = r.Hash.String()
 		}
 	}
-	// What a failed turn gave back is read now too.
+	// What a failed turn gave back, or gave up, is read now too.
 	in, err := readInflight(b.Repo, agent)
 	if err != nil {
 		return err
 	}
-	if len(in.Again) > 0 {
-		in.Again = nil
+	if len(in.Again)+len(in.Undeliverable) > 0 {
+		in.Again, in.Undeliverable = nil, nil
 		if err := writeInflight(b.Repo, agent, in); err != nil {
 			return fmt.Errorf("mark read for %s: %w", agent, err)
 		}

@@ -11,13 +11,19 @@ import (
 )
 
 // Delivered is not answered (seed §1.2). A letter a hook puts into a
-// session's turn is in flight until that turn completes: the same
-// session's next hook after a model answer (a tool call's PostToolUse, or
-// its Stop) answers it. A turn that fails — its client exits without
+// session's turn is in flight until the model has answered a request that
+// held it: a hook that only follows a model response answers it (a tool of
+// a later batch, the turn's Stop), never a sibling hook of the batch that
+// took it — Claude Code runs PostToolBatch after the batch's PostToolUse
+// hooks and before the request, so letters a PostToolUse hands over are
+// held until that PostToolBatch sends them (docs/sessions.md: "When a
+// letter is answered"). A turn that fails — its client exits without
 // answering, is killed, or hangs past its time — answers nothing: its
-// letters are delivered again, once, to the next turn of any session of
-// the agent. A letter that went into two turns that both failed is given
-// up (it stays read; `m1nd mail inbox` still lists it).
+// letters are delivered again to the next turn of any session of the
+// agent. A letter that went into MaxAttempts turns that all failed is
+// given up, never silently: it stays unread, undeliverable with the
+// reason (`m1nd mail inbox`, `m1nd mail fates`, `m1nd sessions`), and no
+// hook hands it over again until the agent reads it or marks it read.
 //
 // The record lives beside the delivery cursor, in the runtime dir, and is
 // written under the cursor's lock, before the cursor moves: a delivery cut
@@ -25,8 +31,8 @@ import (
 // them.
 
 // MaxAttempts is how many turns a letter is delivered into before it is
-// given up: the first, and once again after a failed turn.
-const MaxAttempts = 2
+// given up as undeliverable: the first, and twice again after failed ones.
+const MaxAttempts = 3
 
 // InFlight is one letter delivered into a turn that has not answered yet,
 // or, with no session, one waiting to be delivered again.
@@ -36,12 +42,20 @@ type InFlight struct {
 	Session string `json:"session,omitempty"` // the session whose turn has it; "" when it waits again
 	Attempt int    `json:"attempt"`           // the turns it went into, this one included
 	At      string `json:"at"`                // when it went into the turn (RFC 3339)
+	// Held says the letter waits in a tool batch its client has not sent
+	// to the model yet: no event of that batch answers it.
+	Held bool `json:"held,omitempty"`
+	// Reason says why an undeliverable letter was given up.
+	Reason string `json:"reason,omitempty"`
 }
 
 // inflight is an agent's letters in flight and waiting again.
 type inflight struct {
 	Turns []InFlight `json:"turns"` // in a session's turn, unanswered
 	Again []InFlight `json:"again"` // released by a failed turn, delivered next
+	// Undeliverable went into MaxAttempts turns that all failed: unread,
+	// handed to no session again until read or marked read.
+	Undeliverable []InFlight `json:"undeliverable,omitempty"`
 
 	dropped []Dropped // entries no mail ref holds, left out as read
 }
@@ -54,7 +68,7 @@ func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
 	if err := readAgentJSON(repo, inflightFile, agent, "letters in flight", "remove the file: what was in flight is then taken as answered", in); err != nil {
 		return nil, err
 	}
-	if len(in.Turns)+len(in.Again) == 0 {
+	if len(in.Turns)+len(in.Again)+len(in.Undeliverable) == 0 {
 		return in, nil
 	}
 	dropped, err := in.verify(repo, agent)
@@ -66,7 +80,7 @@ func readInflight(repo *gitstore.Repo, agent string) (*inflight, error) {
 }
 
 func writeInflight(repo *gitstore.Repo, agent string, in *inflight) error {
-	if len(in.Turns) == 0 && len(in.Again) == 0 {
+	if len(in.Turns)+len(in.Again)+len(in.Undeliverable) == 0 {
 		return writeAgentJSON(repo, inflightFile, agent, nil)
 	}
 	data, err := json.Marshal(in)
@@ -87,6 +101,10 @@ type Turn struct {
 	// delivered again. nil: every session is taken as alive.
 	Alive func(session string) bool
 	Now   time.Time
+	// Held says the letters taken now wait in a tool batch the client
+	// sends to the model only after more hooks of that batch ran (Claude
+	// Code's PostToolUse): they count as sent at BatchSent.
+	Held bool
 }
 
 // release moves the letters in flight in the turns of sessions that no
@@ -105,10 +123,13 @@ func (in *inflight) release(turn Turn) (moved bool, gaveUp []InFlight) {
 		}
 		moved = true
 		if f.Attempt >= MaxAttempts {
+			f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last, of session %s, ended unanswered %s", f.Attempt, f.Session, "since "+f.At)
+			f.Session, f.Held = "", false
+			in.Undeliverable = append(in.Undeliverable, f)
 			gaveUp = append(gaveUp, f)
 			continue
 		}
-		f.Session = ""
+		f.Session, f.Held = "", false
 		if !in.waitsAgain(f.ID) {
 			in.Again = append(in.Again, f)
 		}
@@ -137,10 +158,27 @@ func (in *inflight) inTurn(id string) bool {
 	return false
 }
 
-// Answered records that session's turn answered the letters it was given
-// before now: they leave the record. A session's next hook after a model
-// answer calls it (a tool call's PostToolUse, its Stop).
-func (b *Mailbox) Answered(ctx context.Context, agent, session string) error {
+// Progress is how far a session's turn got, as one hook event proves it.
+type Progress int
+
+const (
+	// Responded: the model answered every request sent before this event
+	// (a tool of a later batch ran): the letters sent with them are
+	// answered; those held in a batch not sent yet are not.
+	Responded Progress = iota
+	// BatchSent is Responded, and then the letters held in the batch go
+	// to the model (Claude Code's PostToolBatch, the batch's last hook).
+	BatchSent
+	// TurnEnded: the turn completed (its Stop): everything it was given
+	// is answered.
+	TurnEnded
+)
+
+// Answered records what session's hook event p proves: the letters the
+// model has answered leave the record, and at BatchSent those held in the
+// batch count as sent (the next event that proves a response answers
+// them).
+func (b *Mailbox) Answered(ctx context.Context, agent, session string, p Progress) error {
 	if session == "" {
 		return nil
 	}
@@ -156,17 +194,33 @@ func (b *Mailbox) Answered(ctx context.Context, agent, session string) error {
 	if in, err = readInflight(b.Repo, agent); err != nil {
 		return err
 	}
-	kept := in.Turns[:0]
-	for _, f := range in.Turns {
-		if f.Session != session {
-			kept = append(kept, f)
-		}
+	if !in.progress(session, p) {
+		return nil
 	}
-	in.Turns = kept
 	if err := writeInflight(b.Repo, agent, in); err != nil {
 		return fmt.Errorf("answered for %s: %w", agent, err)
 	}
 	return nil
+}
+
+// progress applies p to session's letters in flight and reports whether
+// the record changed.
+func (in *inflight) progress(session string, p Progress) bool {
+	changed := false
+	kept := in.Turns[:0]
+	for _, f := range in.Turns {
+		switch {
+		case f.Session != session:
+		case p == TurnEnded || !f.Held:
+			changed = true
+			continue // answered
+		case p == BatchSent:
+			f.Held, changed = false, true
+		}
+		kept = append(kept, f)
+	}
+	in.Turns = kept
+	return changed
 }
 
 // others reports whether a session other than turn's has letters in
@@ -183,8 +237,21 @@ func (in *inflight) others(turn Turn) bool {
 	return false
 }
 
-// has reports whether letter id is in flight or waits again.
-func (in *inflight) has(id string) bool { return in.inTurn(id) || in.waitsAgain(id) }
+// has reports whether letter id is in flight, waits again or was given
+// up: no delivery takes it as new.
+func (in *inflight) has(id string) bool {
+	return in.inTurn(id) || in.waitsAgain(id) || in.undeliverable(id) != nil
+}
+
+// undeliverable is letter id's entry among those given up, or nil.
+func (in *inflight) undeliverable(id string) *InFlight {
+	for i := range in.Undeliverable {
+		if in.Undeliverable[i].ID == id {
+			return &in.Undeliverable[i]
+		}
+	}
+	return nil
+}
 
 func (in *inflight) holds(session string) bool {
 	for _, f := range in.Turns {
@@ -242,11 +309,13 @@ func (b *Mailbox) InFlightOf(agent string) (turns, again []InFlight, err error) 
 	return in.Turns, in.Again, nil
 }
 
-// AgentInFlight is one agent's letters in flight and waiting again.
+// AgentInFlight is one agent's letters in flight, waiting again and
+// given up as undeliverable.
 type AgentInFlight struct {
-	Agent string     `json:"agent"`
-	Turns []InFlight `json:"in_turn"`
-	Again []InFlight `json:"again"`
+	Agent         string     `json:"agent"`
+	Turns         []InFlight `json:"in_turn"`
+	Again         []InFlight `json:"again"`
+	Undeliverable []InFlight `json:"undeliverable,omitempty"`
 }
 
 // AllInFlight lists, per agent, the letters in flight in a turn and those
@@ -262,8 +331,8 @@ func (b *Mailbox) AllInFlight() ([]AgentInFlight, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(in.Turns)+len(in.Again) > 0 {
-			out = append(out, AgentInFlight{Agent: agent, Turns: in.Turns, Again: in.Again})
+		if len(in.Turns)+len(in.Again)+len(in.Undeliverable) > 0 {
+			out = append(out, AgentInFlight{Agent: agent, Turns: in.Turns, Again: in.Again, Undeliverable: in.Undeliverable})
 		}
 	}
 	return out, nil

@@ -3,7 +3,9 @@ package mailbox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +35,7 @@ func TestDeliveredIsNotAnswered(t *testing.T) {
 		send      []string         // letters sent before the step
 		do        func(b *Mailbox) // instead of a delivery
 		deliverTo string           // a delivery into this session's turn
+		held      bool             // into a batch not sent yet (Turn.Held)
 		alive     []string         // the sessions running during the step
 		want      string           // the texts delivered, in order
 		again     int              // how many of them were delivered again
@@ -46,18 +49,57 @@ func TestDeliveredIsNotAnswered(t *testing.T) {
 		{"answered by the session's next hook", []step{
 			{name: "into s1", send: []string{"one", "two"}, deliverTo: "s1", alive: []string{"s1"}, want: "one|two"},
 			{name: "s1 answers", do: func(b *Mailbox) {
-				if err := b.Answered(ctx, "bob", "s1"); err != nil {
+				if err := b.Answered(ctx, "bob", "s1", Responded); err != nil {
 					t.Fatal(err)
 				}
 			}},
 			{name: "s1 ends; nothing comes back", deliverTo: "s2", alive: []string{"s2"}, want: ""},
 		}},
-		{"a failed turn delivers again, once", []step{
+		{"a failed turn delivers again, until MaxAttempts", []step{
 			{name: "into s1", send: []string{"one"}, deliverTo: "s1", alive: []string{"s1"}, want: "one"},
 			{name: "s1 died unanswered; s2 gets it again with the new", send: []string{"two"}, deliverTo: "s2", alive: []string{"s2"}, want: "one|two", again: 1},
-			{name: "s2 died too: one is given up, two comes again", deliverTo: "s3", alive: []string{"s3"}, want: "two", again: 1, gaveUp: "one"},
-			{name: "s3 answers", do: func(b *Mailbox) { b.Answered(ctx, "bob", "s3") }, alive: []string{"s3"}},
-			{name: "nothing more", deliverTo: "s4", alive: []string{"s4"}, want: ""},
+			{name: "s2 died too: both come again", deliverTo: "s3", alive: []string{"s3"}, want: "one|two", again: 2},
+			{name: "s3 died: one is given up, two comes again", deliverTo: "s4", alive: []string{"s4"}, want: "two", again: 1, gaveUp: "one"},
+			{name: "s4 answers", do: answered(ctx, t, "s4", Responded), alive: []string{"s4"}},
+			{name: "nothing more: the given-up letter is no hook's", deliverTo: "s5", alive: []string{"s5"}, want: ""},
+			{name: "it waits unread, undeliverable", do: func(b *Mailbox) {
+				inbox, err := b.Inbox(ctx, "bob")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range inbox {
+					undeliverable := e.Letter.What == "one"
+					if undeliverable != (e.Turn == TurnUndeliverable) || undeliverable == e.Read || undeliverable != (e.Fate == FateUndeliverable) ||
+						undeliverable != strings.Contains(e.Reason, "delivered into 3 turns that all failed") {
+						t.Fatalf("%s: read %v, turn %q, fate %q, reason %q", e.Letter.What, e.Read, e.Turn, e.Fate, e.Reason)
+					}
+				}
+			}},
+			{name: "marked read, it is settled", do: func(b *Mailbox) {
+				if err := b.MarkRead(ctx, "bob"); err != nil {
+					t.Fatal(err)
+				}
+				if fates := b.Fates(mustAll(t, b)); slices.Contains(slices.Collect(maps.Values(fates)), FateUndeliverable) {
+					t.Fatalf("fates after mark read: %v", fates)
+				}
+			}},
+		}},
+		{"a batch's own hooks never answer what it holds", []step{
+			{name: "PostToolUse of tool 1 hands one over", send: []string{"one"}, deliverTo: "s1", held: true, alive: []string{"s1"}, want: "one"},
+			{name: "PostToolUse of tool 2, same batch", do: answered(ctx, t, "s1", Responded), alive: []string{"s1"}},
+			{name: "PostToolBatch sends the batch", do: answered(ctx, t, "s1", BatchSent), alive: []string{"s1"}},
+			{name: "the request failed and s1 died: one comes again", deliverTo: "s2", alive: []string{"s2"}, want: "one", again: 1},
+		}},
+		{"a later batch answers what an earlier one sent", []step{
+			{name: "PostToolUse hands one over", send: []string{"one"}, deliverTo: "s1", held: true, alive: []string{"s1"}, want: "one"},
+			{name: "PostToolBatch sends the batch", do: answered(ctx, t, "s1", BatchSent), alive: []string{"s1"}},
+			{name: "a tool of the next batch ran", do: answered(ctx, t, "s1", Responded), alive: []string{"s1"}},
+			{name: "s1 ends; nothing comes back", deliverTo: "s2", alive: []string{"s2"}, want: ""},
+		}},
+		{"a turn's Stop answers even what was never sent by a batch hook", []step{
+			{name: "PostToolUse hands one over", send: []string{"one"}, deliverTo: "s1", held: true, alive: []string{"s1"}, want: "one"},
+			{name: "Stop", do: answered(ctx, t, "s1", TurnEnded), alive: []string{"s1"}},
+			{name: "s1 ends; nothing comes back", deliverTo: "s2", alive: []string{"s2"}, want: ""},
 		}},
 		{"a live session keeps its letters", []step{
 			{name: "into s1", send: []string{"one"}, deliverTo: "s1", alive: []string{"s1"}, want: "one"},
@@ -93,7 +135,9 @@ func TestDeliveredIsNotAnswered(t *testing.T) {
 				if st.do != nil {
 					st.do(b)
 				} else {
-					d, err := b.Deliver(ctx, "bob", turn(st.deliverTo), all)
+					tu := turn(st.deliverTo)
+					tu.Held = st.held
+					d, err := b.Deliver(ctx, "bob", tu, all)
 					if err != nil {
 						t.Fatalf("%s: %v", st.name, err)
 					}
@@ -114,6 +158,26 @@ func TestDeliveredIsNotAnswered(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// mustAll is every letter in the box.
+func mustAll(t *testing.T, b *Mailbox) []Stored {
+	t.Helper()
+	all, err := b.All(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// answered is a step that records session's hook event p.
+func answered(ctx context.Context, t *testing.T, session string, p Progress) func(b *Mailbox) {
+	return func(b *Mailbox) {
+		t.Helper()
+		if err := b.Answered(ctx, "bob", session, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ const AgentsFolder = "agents"
 const (
 	cursorFile   = "cursor.json"
 	inflightFile = "inflight.json"
+	notedFile    = "noted.json" // the letters an MCP server told the agent of (Unnoted)
 )
 
 // AgentDir is agent's own folder in runtimeDir: its delivery cursor and
@@ -45,13 +46,17 @@ func AgentDir(runtimeDir, agent string) (string, error) {
 
 // agentFile is one of agent's records; legacy is where releases before
 // the per-agent folders kept it (mail/<folder>/<agent>.json), read while
-// the new one is missing and removed when the new one is written.
+// the new one is missing and removed when the new one is written; "" for
+// a record those releases did not keep.
 func agentFile(repo *gitstore.Repo, file, agent string) (path, legacy string, err error) {
 	dir, err := AgentDir(repo.RuntimeDir(), agent)
 	if err != nil {
 		return "", "", err
 	}
 	folder := map[string]string{cursorFile: "cursors", inflightFile: "inflight"}[file]
+	if folder == "" {
+		return filepath.Join(dir, file), "", nil
+	}
 	return filepath.Join(dir, file), filepath.Join(repo.RuntimeDir(), "mail", folder, filepath.Base(dir)+".json"), nil
 }
 
@@ -64,7 +69,7 @@ func readAgentJSON(repo *gitstore.Repo, file, agent, what, remedy string, v any)
 		return err
 	}
 	data, err := gitstore.ReadRuntime(path, 64<<20)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) && legacy != "" {
 		path = legacy
 		data, err = gitstore.ReadRuntime(path, 64<<20)
 	}
@@ -94,6 +99,9 @@ func writeAgentJSON(repo *gitstore.Repo, file, agent string, data []byte) error 
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
+	}
+	if legacy == "" {
+		return nil
 	}
 	if err := os.Remove(legacy); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -241,6 +249,9 @@ func (in *inflight) verify(repo *gitstore.Repo, agent string) ([]Dropped, error)
 		return nil, err
 	}
 	if in.Again, err = keep(in.Again); err != nil {
+		return nil, err
+	}
+	if in.Undeliverable, err = keep(in.Undeliverable); err != nil {
 		return nil, err
 	}
 	return dropped, nil

@@ -437,6 +437,11 @@ func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, er
 	k.running[pin.Agent] = false
 	k.mu.Unlock()
 	k.settle(ctx, pin, w.Items, &end, err != nil || !registered)
+	if !registered {
+		// Another wake would run none of the hooks either: what it was
+		// for is given up now, with the note that says how to fix it.
+		k.giveUp(pin, end.Waiting, end.At, "the woken session ran none of m1nd's hooks; waking it again would not help")
+	}
 }
 
 // registered reports whether a session of pin's agent answered a hook
@@ -457,13 +462,37 @@ func (k *keeper) registered(pin *KeeperPin, at time.Time, end *Wake) bool {
 // (their session does not run, by alive), for the next turn to take
 // again, and names them in end.
 func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string) bool, end *Wake) {
-	again, _, err := k.d.flows.Box.Release(ctx, pin.Agent, alive)
+	again, undeliverable, err := k.d.flows.Box.Release(ctx, pin.Agent, alive)
 	if err != nil {
 		k.d.Logf("keeper %s: give back the letters of the ended turn: %v", pin.Agent, err)
 	}
 	for _, f := range again {
 		end.Again = append(end.Again, "letter:"+f.ID)
 	}
+	for _, f := range undeliverable {
+		why := fmt.Sprintf("undeliverable: %s; it stays unread (m1nd mail inbox --agent %s)", f.Reason, pin.Agent)
+		k.giveUp(pin, []string{"letter:" + f.ID}, k.d.Now(), why)
+	}
+}
+
+// giveUp stops waking pin's agent for items (those not given up before),
+// journals gave_up and logs it, saying why.
+func (k *keeper) giveUp(pin *KeeperPin, items []string, at time.Time, why string) {
+	var fresh []string
+	k.mu.Lock()
+	for _, it := range items {
+		if !k.given[it] {
+			k.given[it] = true
+			fresh = append(fresh, it)
+		}
+	}
+	k.mu.Unlock()
+	if len(fresh) == 0 {
+		return
+	}
+	note := fmt.Sprintf("gave up waking %s for %s: %s", pin.Agent, strings.Join(fresh, ", "), why)
+	k.journal(Wake{At: at, Agent: pin.Agent, Event: "gave_up", Items: fresh, Note: note})
+	k.d.Logf("keeper %s: %s", pin.Agent, note)
 }
 
 // settle journals end, the end of a session or a turn woken for items:
@@ -480,7 +509,7 @@ func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end
 	} else {
 		k.d.Logf("keeper %s: %v", pin.Agent, err)
 	}
-	var gaveUp []string
+	var outlived []string
 	k.mu.Lock()
 	for _, it := range items {
 		if !waiting[it] {
@@ -489,8 +518,7 @@ func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end
 		end.Waiting = append(end.Waiting, it)
 		k.woken[it] = false
 		if k.wakes[it]++; k.wakes[it] >= maxWakes {
-			k.given[it] = true
-			gaveUp = append(gaveUp, it)
+			outlived = append(outlived, it)
 		}
 	}
 	moved := len(end.Waiting) < len(items)
@@ -507,11 +535,7 @@ func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end
 	if end.Note != "" {
 		k.d.Logf("keeper %s: %s", pin.Agent, end.Note)
 	}
-	if len(gaveUp) > 0 {
-		note := fmt.Sprintf("gave up waking %s for %s: woken %d times, still waiting (read them with m1nd mail inbox --agent %s)", pin.Agent, strings.Join(gaveUp, ", "), maxWakes, pin.Agent)
-		k.journal(Wake{At: end.At, Agent: pin.Agent, Event: "gave_up", Items: gaveUp, Note: note})
-		k.d.Logf("keeper %s: %s", pin.Agent, note)
-	}
+	k.giveUp(pin, outlived, end.At, fmt.Sprintf("woken %d times, still waiting (read them with m1nd mail inbox --agent %s)", maxWakes, pin.Agent))
 }
 
 // unregisteredNote is what the keeper says of a woken session that ran

@@ -268,8 +268,51 @@ func TestKeeperWakesAgainWhileTheLettersWait(t *testing.T) {
 		r.send("hello")
 		r.tick()
 		j := r.journal()
-		if e := j[len(j)-1]; e.Event != "exited" || !strings.Contains(e.Note, "ran none of m1nd's hooks") || e.Next == nil {
+		if len(j) != 3 {
+			t.Fatalf("want woke, exited, gave_up: %+v", j)
+		}
+		if e := j[1]; e.Event != "exited" || !strings.Contains(e.Note, "ran none of m1nd's hooks") {
 			t.Fatalf("the end of a session that ran no hook: %+v", e)
+		}
+		if g := j[2]; g.Event != "gave_up" || len(g.Items) != 1 || !strings.Contains(g.Note, "would not help") {
+			t.Fatalf("the give-up, at once: %+v", g)
+		}
+		r.clock = r.clock.Add(time.Hour)
+		if calls := r.tick(); calls != nil {
+			t.Fatalf("woken again for what a hookless session never saw: %v", calls)
+		}
+	})
+	t.Run("three failed turns", func(t *testing.T) {
+		r := newKeeperRig(t)
+		id := r.send("rerun the gate")
+		// Every woken session's hook takes the letter into its turn, and
+		// every client dies before the model answers.
+		n := 0
+		r.regs.read = func() {
+			n++
+			r.box.Deliver(context.Background(), "bob", mailbox.Turn{Session: fmt.Sprintf("s%d", n), Alive: func(string) bool { return true }}, mailbox.Budget{Letters: 10, Bytes: 1 << 20})
+		}
+		for wake := 1; wake <= mailbox.MaxAttempts; wake++ {
+			if calls := r.tick(); len(calls) != 1 || !strings.Contains(calls[0], id) {
+				t.Fatalf("wake %d: %v", wake, calls)
+			}
+			r.clock = r.clock.Add(time.Hour)
+		}
+		if calls := r.tick(); calls != nil {
+			t.Fatalf("woken past %d failed turns: %v", mailbox.MaxAttempts, calls)
+		}
+		var gave []Wake
+		for _, w := range r.journal() {
+			if w.Event == "gave_up" {
+				gave = append(gave, w)
+			}
+		}
+		if len(gave) != 1 || len(gave[0].Items) != 1 || gave[0].Items[0] != "letter:"+id || !strings.Contains(gave[0].Note, "undeliverable: delivered into 3 turns that all failed") {
+			t.Fatalf("want one gave_up for letter:%s, undeliverable: %+v", id, gave)
+		}
+		inbox, err := r.box.Inbox(context.Background(), "bob")
+		if err != nil || len(inbox) != 1 || inbox[0].Read || inbox[0].Turn != mailbox.TurnUndeliverable || inbox[0].Fate != mailbox.FateUndeliverable {
+			t.Fatalf("the letter is not unread and undeliverable: %+v %v", inbox, err)
 		}
 	})
 }

@@ -153,12 +153,16 @@ func (s *Session) Handle(ctx context.Context, event string, in *Input) Result {
 	return res
 }
 
-// noteDropped says on stderr which entries of the agent's in-flight record
-// no mail ref holds: they were never injected (a hook injects only what a
-// ref holds), and `m1nd verify` lists such a record until it is gone.
-func (s *Session) noteDropped(dropped []mailbox.Dropped) {
-	for _, d := range dropped {
-		s.notes = append(s.notes, fmt.Sprintf("dropped an entry of %s's letters in flight that %s: nothing was injected from it", d.Agent, d.Why))
+// noteDelivery says on stderr which entries of the agent's in-flight
+// record no mail ref holds — they were never injected (a hook injects only
+// what a ref holds), and `m1nd verify` lists such a record until it is
+// gone — and which letters this delivery gave up as undeliverable.
+func (s *Session) noteDelivery(d *mailbox.Delivery) {
+	for _, x := range d.Dropped {
+		s.notes = append(s.notes, fmt.Sprintf("dropped an entry of %s's letters in flight that %s: nothing was injected from it", x.Agent, x.Why))
+	}
+	for _, f := range d.GaveUp {
+		s.notes = append(s.notes, fmt.Sprintf("letter %s to %s is undeliverable: %s; it stays unread (m1nd mail inbox)", f.ID, s.Agent, f.Reason))
 	}
 }
 
@@ -223,12 +227,20 @@ func (s *Session) onToolOrPrompt(ctx context.Context, event string, in *Input) (
 		return Result{}, nil // letters reach the main thread, never a subagent
 	}
 	if event != EventUserPromptSubmit {
-		// The model answered what it was given (it called a tool): the
-		// letters in flight in this session's turn are answered.
-		if err := s.Brain.Box.Answered(ctx, s.Agent, in.SessionID); err != nil {
+		// The model answered the requests sent before this batch (it
+		// called a tool); Claude Code's PostToolBatch then sends what the
+		// batch's PostToolUse hooks held.
+		p := mailbox.Responded
+		if event == EventPostToolBatch {
+			p = mailbox.BatchSent
+		}
+		if err := s.Brain.Box.Answered(ctx, s.Agent, in.SessionID, p); err != nil {
 			return Result{}, err
 		}
 	}
+	// Claude Code sends a PostToolUse's context with the batch, after its
+	// PostToolBatch: what goes in now is held until then.
+	s.turn.Held = s.Host == HostClaude && event == EventPostToolUse
 	if event == EventUserPromptSubmit && s.compacted() {
 		// Codex ignores PreCompact output: re-inject at the next prompt.
 		text, err := s.rehydrate(ctx, "compact")
@@ -259,7 +271,7 @@ func (s *Session) onStop(ctx context.Context, in *Input) (Result, error) {
 		return Result{}, nil
 	}
 	// The turn completed: what it was given is answered.
-	if err := s.Brain.Box.Answered(ctx, s.Agent, in.SessionID); err != nil {
+	if err := s.Brain.Box.Answered(ctx, s.Agent, in.SessionID, mailbox.TurnEnded); err != nil {
 		return Result{}, err
 	}
 	if in.StopHookActive {
@@ -380,7 +392,7 @@ func (s *Session) newLetters(ctx context.Context) (string, error) {
 	room := s.Budget - headerRoom - len(answerLine)
 	d, err := s.Brain.Box.Deliver(ctx, s.Agent, s.turn, mailbox.Budget{Letters: 20, Bytes: room, Cost: letterCost})
 	if err == nil {
-		s.noteDropped(d.Dropped)
+		s.noteDelivery(d)
 	}
 	if err != nil || len(d.Letters) == 0 {
 		return "", err
@@ -533,7 +545,7 @@ func (s *Session) rehydrate(ctx context.Context, source string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	s.noteDropped(d.Dropped)
+	s.noteDelivery(d)
 	if len(d.Letters) == 0 {
 		b.WriteString("Unread letters: none.\n")
 	} else {

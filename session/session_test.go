@@ -330,6 +330,7 @@ func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
 		carries bool   // s2's start carries the letter again
 	}{
 		{"answered by a tool call", EventPostToolUse, false},
+		{"answered by a batch's close", EventPostToolBatch, false},
 		{"answered by its Stop", EventStop, false},
 		{"the client died first", "", true},
 	} {
@@ -371,11 +372,25 @@ func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
 			if again != tc.carries {
 				t.Fatalf("s2's start carries the letter: %v, want %v\n%s", again, tc.carries, res.Stdout)
 			}
-			// Either way, never a third time: answered, or given up after
-			// s2's turn failed too.
-			die("s2")
-			if res := hook(EventSessionStart, "s3", &Input{Source: "startup"}); len(res.Stdout) > 0 && strings.Contains(contextOf(t, res, EventSessionStart), id) {
-				t.Fatalf("the letter went into a third turn:\n%s", res.Stdout)
+			// Answered, it never comes again; unanswered, it comes until
+			// mailbox.MaxAttempts turns failed, then it is given up.
+			last := 1 // the last session whose start carried it
+			if again {
+				last = 2
+			}
+			for n := 3; n <= mailbox.MaxAttempts+1; n++ {
+				die(fmt.Sprintf("s%d", n-1))
+				res := hook(EventSessionStart, fmt.Sprintf("s%d", n), &Input{Source: "startup"})
+				if len(res.Stdout) > 0 && strings.Contains(contextOf(t, res, EventSessionStart), id) {
+					last = n
+				}
+			}
+			want := 1
+			if tc.carries {
+				want = mailbox.MaxAttempts
+			}
+			if last != want {
+				t.Fatalf("the letter went into turns up to s%d's, want s%d's", last, want)
 			}
 		})
 	}

@@ -131,8 +131,9 @@ func newMailInboxCmd(inv *invocation, runF func(context.Context, *mailInboxOptio
 each with its fate and whether it was read: delivered into the agent's session
 by a hook, or marked read here. A * marks an unread letter, a ~ one delivered
 into a session's turn that has not answered yet (a turn that fails gives it
-back, and it is delivered again, once). --mark-read marks everything listed
-as read, so the hooks will not deliver it again.`,
+back, and it is delivered again), a ! one given up as undeliverable after
+3 failed turns (with why; no hook hands it over again). --mark-read marks
+everything listed as read, so the hooks will not deliver it again.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "unread", Usage: "only unread letters"},
 			&cli.BoolFlag{Name: "mark-read", Usage: "mark every letter for the agent read"},
@@ -164,12 +165,17 @@ func runMailInbox(ctx context.Context, opts *mailInboxOptions) error {
 		for _, e := range reply.Letters {
 			mark := " "
 			switch {
+			case e.Turn == mailbox.TurnUndeliverable:
+				mark = "!"
 			case !e.Read:
 				mark = "*"
 			case e.Turn == mailbox.TurnInTurn:
 				mark = "~"
 			}
 			fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
+			if e.Reason != "" {
+				fmt.Fprintf(w, "    undeliverable: %s\n", e.Reason)
+			}
 		}
 		if n := reply.Total - len(reply.Letters); n > 0 && !opts.Unread {
 			fmt.Fprintf(w, "… %d older (--limit 0 shows all)\n", n)
@@ -288,7 +294,7 @@ func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
 	reply.Counts, reply.Open = mailbox.Tally(fates)
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
-		for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateFiredClay, mailbox.FateExternal} {
+		for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateUndeliverable, mailbox.FateFiredClay, mailbox.FateExternal} {
 			fmt.Fprintf(w, "  %-10s %d\n", f, reply.Counts[f])
 		}
 		for _, a := range delivery {
@@ -297,6 +303,9 @@ func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
 			}
 			for _, f := range a.Again {
 				fmt.Fprintf(w, "  again     %s to %s: its turn failed; delivered again at the next\n", f.ID, a.Agent)
+			}
+			for _, f := range a.Undeliverable {
+				fmt.Fprintf(w, "  given up  %s to %s: undeliverable: %s (m1nd mail show %s; m1nd mail inbox --agent %s --mark-read)\n", f.ID, a.Agent, f.Reason, f.ID, a.Agent)
 			}
 		}
 		for i := len(all) - 1; i >= 0; i-- {

@@ -12,6 +12,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
@@ -77,6 +78,36 @@ type sessionsReply struct {
 	// Runnerd is how the running runnerd contains what it spawns; absent
 	// while none runs.
 	Runnerd *runs.RunnerdRecord `json:"runnerd,omitempty"`
+	// Undeliverable is, per agent, the letters given up after
+	// mailbox.MaxAttempts failed turns: unread, and no hook hands them
+	// over again.
+	Undeliverable []agentUndeliverable `json:"undeliverable,omitempty"`
+}
+
+// agentUndeliverable is one agent's letters given up as undeliverable.
+type agentUndeliverable struct {
+	Agent   string             `json:"agent"`
+	Letters []mailbox.InFlight `json:"letters"`
+}
+
+// undeliverable lists, per agent, the letters given up as undeliverable;
+// a brain that cannot be opened has none to list.
+func undeliverable(flows func() (*ops.Brain, error)) []agentUndeliverable {
+	b, err := flows()
+	if err != nil {
+		return nil
+	}
+	all, err := b.Box.AllInFlight()
+	if err != nil {
+		return nil
+	}
+	var out []agentUndeliverable
+	for _, a := range all {
+		if len(a.Undeliverable) > 0 {
+			out = append(out, agentUndeliverable{Agent: a.Agent, Letters: a.Undeliverable})
+		}
+	}
+	return out
 }
 
 // runSessions lists the registry, liveness checked now.
@@ -93,7 +124,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	// A runners.toml runnerd would refuse is no reason to hide the
 	// sessions: the list says what is wrong with it instead.
 	keeper, err := runnerd.KeeperAgents(repo.RuntimeDir(), now)
-	reply := sessionsReply{Sessions: views, Keeper: keeper}
+	reply := sessionsReply{Sessions: views, Keeper: keeper, Undeliverable: undeliverable(opts.Flows)}
 	if err != nil {
 		reply.KeeperProblem = gates.OneLine(err.Error())
 	}
@@ -101,6 +132,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 		reply.Runnerd = &rec
 	}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		defer printUndeliverable(w, reply.Undeliverable)
 		defer printKeeper(w, keeper, reply.KeeperProblem)
 		if rec := reply.Runnerd; rec != nil {
 			defer fmt.Fprintf(w, "\nrunnerd (pid %d): %s\n", rec.PID, rec.Containment)
@@ -155,6 +187,16 @@ func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent, problem string) {
 		}
 		if a.Note != "" {
 			fmt.Fprintf(w, "  ! %s\n", a.Note)
+		}
+	}
+}
+
+// printUndeliverable names the letters given up as undeliverable, with
+// why and what the human or the sender can do.
+func printUndeliverable(w io.Writer, agents []agentUndeliverable) {
+	for _, a := range agents {
+		for _, f := range a.Letters {
+			fmt.Fprintf(w, "! letter %s to %s is undeliverable: %s (m1nd mail show %s reads it; m1nd mail inbox --agent %s --mark-read settles it)\n", f.ID, a.Agent, f.Reason, f.ID, a.Agent)
 		}
 	}
 }
