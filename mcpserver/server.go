@@ -48,8 +48,7 @@ type Server struct {
 	once sync.Once
 	srv  *mcp.Server
 
-	mu    sync.Mutex
-	noted map[string]bool // the letters a tool result already named
+	mu sync.Mutex // one tool-result note at a time (newLetters)
 }
 
 func (s *Server) now() time.Time {
@@ -147,7 +146,7 @@ func (s *Server) noteLetters(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || call == nil {
 			return res, err
 		}
-		if note := s.newLetters(); note != "" {
+		if note := s.newLetters(ctx); note != "" {
 			call.Content = append(call.Content, &mcp.TextContent{Text: note})
 		}
 		return res, err
@@ -155,37 +154,30 @@ func (s *Server) noteLetters(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // newLetters is the note of the letters waiting for the agent that no
-// tool result named yet, marking them named; "" when there are none.
-func (s *Server) newLetters() string {
+// tool result named yet — in this server process or an earlier one (the
+// agent's record beside its cursor, mailbox.Unnoted) — marking them
+// named; "" when there are none.
+func (s *Server) newLetters(ctx context.Context) string {
 	waiting, err := s.Flows.Box.Waiting(s.Agent)
 	if err != nil {
 		return ""
 	}
-	s.mu.Lock()
+	s.mu.Lock() // one note at a time: two concurrent calls never name a letter twice
 	defer s.mu.Unlock()
-	if s.noted == nil {
-		s.noted = map[string]bool{}
-	}
-	var named []string
-	fresh := 0
-	for _, l := range waiting {
-		if s.noted[l.ID] {
-			continue
-		}
-		s.noted[l.ID] = true
-		if fresh++; fresh <= maxNoted {
-			named = append(named, fmt.Sprintf("%s from %s (%s)", l.ID, l.Letter.Agent, l.Letter.Class))
-		}
-	}
-	if fresh == 0 {
+	fresh, err := s.Flows.Box.Unnoted(ctx, s.Agent, waiting)
+	if err != nil || len(fresh) == 0 {
 		return ""
 	}
+	var named []string
+	for _, l := range fresh[:min(len(fresh), maxNoted)] {
+		named = append(named, fmt.Sprintf("%s from %s (%s)", l.ID, l.Letter.Agent, l.Letter.Class))
+	}
 	more := ""
-	if fresh > len(named) {
-		more = fmt.Sprintf(" and %d more", fresh-len(named))
+	if len(fresh) > len(named) {
+		more = fmt.Sprintf(" and %d more", len(fresh)-len(named))
 	}
 	return fmt.Sprintf("m1nd: %s for you since your last call: %s%s; mail_show ID reads one, mail_inbox lists them",
-		gates.Count(fresh, "new letter"), strings.Join(named, ", "), more)
+		gates.Count(len(fresh), "new letter"), strings.Join(named, ", "), more)
 }
 
 // tell announces fresh new letters (pending in all) to every client.

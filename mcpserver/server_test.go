@@ -32,6 +32,14 @@ func connect(t *testing.T) (*gittest.Repo, *ops.Brain, *mcp.ClientSession, chan 
 	}
 	t.Cleanup(func() { repo.Close() })
 	flows := ops.New(repo, "brain")
+	cs, logs := serve(t, flows)
+	return g, flows, cs, logs
+}
+
+// serve runs one server process's worth of m1nd's MCP server on flows, as
+// agent bob, and connects a client to it.
+func serve(t *testing.T, flows *ops.Brain) (*mcp.ClientSession, chan string) {
+	t.Helper()
 	srv := &mcpserver.Server{Flows: flows, Agent: "bob", Poll: 50 * time.Millisecond, Version: "test"}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -50,7 +58,7 @@ func connect(t *testing.T) (*gittest.Repo, *ops.Brain, *mcp.ClientSession, chan 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close(); cancel(); <-done })
-	return g, flows, cs, logs
+	return cs, logs
 }
 
 // call calls a tool and returns its text and whether it is a tool error.
@@ -389,5 +397,15 @@ func TestToolResultsNoteNewLetters(t *testing.T) {
 	// Noting claims nothing: the letters still wait for the hooks.
 	if n, err := flows.Box.Pending("bob"); err != nil || n != 4 {
 		t.Fatalf("pending after the notes: %d, %v; want 4", n, err)
+	}
+	// A second server process (the client's next session) does not name
+	// them again: the agent's record beside its cursor says it was told.
+	again, _ := serve(t, flows)
+	if _, note, _ := callNoted(t, again, "followup_list", map[string]any{}); note != "" {
+		t.Fatalf("a new server process named told letters again: %q", note)
+	}
+	fifth := send("carol", "after the restart", "note")
+	if _, note, _ := callNoted(t, again, "followup_list", map[string]any{}); !strings.Contains(note, "1 new letter for you since your last call: "+fifth) {
+		t.Fatalf("note %q, want only %s", note, fifth)
 	}
 }

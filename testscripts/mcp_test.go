@@ -163,3 +163,62 @@ func TestCodexMcpMailSend(t *testing.T) {
 	}
 	assertMcpLetter(t, r, srv)
 }
+
+// TestMcpStdioHoldsItsPromises runs the real `m1nd mcp` on piped stdin
+// (issue 38): a batch line after initialize, empty or not, is refused
+// with one JSON-RPC error and the server goes on; requests followed at
+// once by the end of stdin are all answered before it exits 0, every
+// time.
+func TestMcpStdioHoldsItsPromises(t *testing.T) {
+	g := gittest.Init(t, "brain")
+	env := append(gittest.Env(t), "M1ND_AGENT=bob")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+	serve := func(input string) map[string]map[string]any {
+		t.Helper()
+		cmd := exec.Command(m1ndBin(t), "mcp")
+		cmd.Dir, cmd.Env = g.Dir, env
+		cmd.Stdin = strings.NewReader(input)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("m1nd mcp: %v\n%s", err, out)
+		}
+		replies := map[string]map[string]any{} // by id; "null" for the errors without one
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("a reply line that is not JSON: %q", line)
+			}
+			id, _ := json.Marshal(m["id"])
+			if _, twice := replies[string(id)]; twice && string(id) != "null" {
+				t.Fatalf("id %s answered twice:\n%s", id, out)
+			}
+			replies[string(id)] = m
+		}
+		return replies
+	}
+	for _, batch := range []string{`[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, `[]`} {
+		replies := serve(initialize + batch + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+		refusal, _ := replies["null"]["error"].(map[string]any)
+		if refusal == nil || refusal["code"] != -32600.0 || !strings.Contains(refusal["message"].(string), "batches are not supported") {
+			t.Errorf("batch %s: refusal %v", batch, replies["null"])
+		}
+		if replies["2"]["result"] == nil {
+			t.Errorf("batch %s: the request after it went unanswered: %v", batch, replies)
+		}
+		if _, ok := replies["7"]; ok {
+			t.Errorf("batch %s: a member was answered as well as refused", batch)
+		}
+	}
+	for round := 0; round < 10; round++ {
+		replies := serve(initialize + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mail_inbox","arguments":{}}}
+{"jsonrpc":"2.0","id":3,"method":"ping"}
+`)
+		for _, id := range []string{"1", "2", "3"} {
+			if replies[id]["result"] == nil {
+				t.Fatalf("round %d: request %s unanswered at the end of stdin: %v", round, id, replies)
+			}
+		}
+	}
+}
