@@ -223,6 +223,50 @@ func (in *inflight) progress(session string, p Progress) bool {
 	return changed
 }
 
+// Failed records that session's turn failed while its client still runs
+// (a kept session: the client keeps the failed turn's prompt, and the
+// letters in it, in its context). Its letters stay in flight in that
+// session, each one turn more — the retry that follows answers them
+// without carrying them again — and a letter that went into MaxAttempts
+// turns is given up as undeliverable, why saying how the last one failed.
+// It returns the letters kept for the retry, and those given up.
+func (b *Mailbox) Failed(ctx context.Context, agent, session, why string) (kept, gaveUp []InFlight, err error) {
+	in, err := readInflight(b.Repo, agent)
+	if err != nil || session == "" || !in.holds(session) {
+		return nil, nil, err
+	}
+	_, unlock, err := b.lockCursor(ctx, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	if in, err = readInflight(b.Repo, agent); err != nil {
+		return nil, nil, err
+	}
+	turns := in.Turns[:0]
+	for _, f := range in.Turns {
+		switch {
+		case f.Session != session:
+		case f.Attempt >= MaxAttempts:
+			f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last, of session %s, failed: %s", f.Attempt, session, why)
+			f.Session, f.Held = "", false
+			in.Undeliverable = append(in.Undeliverable, f)
+			gaveUp = append(gaveUp, f)
+			continue
+		default:
+			f.Attempt++
+			f.Held = false
+			kept = append(kept, f)
+		}
+		turns = append(turns, f)
+	}
+	in.Turns = turns
+	if err := writeInflight(b.Repo, agent, in); err != nil {
+		return nil, nil, fmt.Errorf("failed turn for %s: %w", agent, err)
+	}
+	return kept, gaveUp, nil
+}
+
 // others reports whether a session other than turn's has letters in
 // flight: a delivery must then ask whether it still runs.
 func (in *inflight) others(turn Turn) bool {

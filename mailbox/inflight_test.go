@@ -101,6 +101,14 @@ func TestDeliveredIsNotAnswered(t *testing.T) {
 			{name: "Stop", do: answered(ctx, t, "s1", TurnEnded), alive: []string{"s1"}},
 			{name: "s1 ends; nothing comes back", deliverTo: "s2", alive: []string{"s2"}, want: ""},
 		}},
+		{"a kept session's failed turns keep the letter, then give it up", []step{
+			{name: "into s1", send: []string{"one"}, deliverTo: "s1", alive: []string{"s1"}, want: "one"},
+			{name: "s1's turn failed, s1 runs on", alive: []string{"s1"}, do: failed(ctx, t, "s1", "one", "")},
+			{name: "nothing comes again: s1's context holds it", deliverTo: "s1", alive: []string{"s1"}, want: ""},
+			{name: "the retry failed too", alive: []string{"s1"}, do: failed(ctx, t, "s1", "one", "")},
+			{name: "and the third", alive: []string{"s1"}, do: failed(ctx, t, "s1", "", "one")},
+			{name: "given up: no session gets it", deliverTo: "s2", alive: []string{"s1", "s2"}, want: ""},
+		}},
 		{"a live session keeps its letters", []step{
 			{name: "into s1", send: []string{"one"}, deliverTo: "s1", alive: []string{"s1"}, want: "one"},
 			{name: "s1 still runs: s2 gets only the new", send: []string{"two"}, deliverTo: "s2", alive: []string{"s1", "s2"}, want: "two", waiting: ""},
@@ -159,6 +167,32 @@ func TestDeliveredIsNotAnswered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failed is a step that records s's turn failing in a session that runs
+// on, and checks which letters it kept for the retry and gave up.
+func failed(ctx context.Context, t *testing.T, session, kept, gaveUp string) func(b *Mailbox) {
+	return func(b *Mailbox) {
+		t.Helper()
+		k, g, err := b.Failed(ctx, "bob", session, "a 500")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := whats(&Delivery{Letters: stored(k)}); got != kept {
+			t.Fatalf("kept %q, want %q", got, kept)
+		}
+		if got := whats(&Delivery{Letters: stored(g)}); got != gaveUp {
+			t.Fatalf("gave up %q, want %q", got, gaveUp)
+		}
+	}
+}
+
+func stored(fs []InFlight) []Stored {
+	var out []Stored
+	for _, f := range fs {
+		out = append(out, f.Stored)
+	}
+	return out
 }
 
 // mustAll is every letter in the box.

@@ -145,7 +145,7 @@ const maxWakes = 4
 type Wake struct {
 	At        time.Time         `json:"at"`
 	Agent     string            `json:"agent"`
-	Event     string            `json:"event"` // woke, exited, failed, gave_up
+	Event     string            `json:"event"` // woke, exited, failed, gave_up; a kept session's turn, tempo, flush, retry, turn_ended, turn_failed, flushed, flush_failed, ended
 	How       string            `json:"how,omitempty"`
 	SessionID string            `json:"session_id,omitempty"`
 	Items     []string          `json:"items,omitempty"` // letter:<id>, followup:<id>

@@ -79,7 +79,7 @@ func (a *KeeperAgent) replay(lines []Wake) (started, lastEnd time.Time) {
 			if w.How == "stream" {
 				a.State, lastEnd = "mid-turn", at
 			}
-		case "turn", "tempo", "flush":
+		case "turn", "tempo", "flush", "retry":
 			a.State, a.Since = "mid-turn", &at
 		case "turn_ended", "turn_failed", "flushed", "flush_failed":
 			a.State, a.Since, lastEnd = "idle", &at, at

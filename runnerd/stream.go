@@ -211,6 +211,10 @@ type stream struct {
 	turn    Wake   // the running turn's journal line
 	lastEnd time.Time
 	turns   int
+	// retry is the letters a failed turn left in the session's context,
+	// unanswered: the next turn points at them instead of carrying them
+	// again (mailbox Failed).
+	retry []string
 }
 
 // openStream starts pin's streaming client in dir.
@@ -419,10 +423,14 @@ func (k *keeper) turnEnded(ctx context.Context, s *stream, ev streamEvent) {
 	end := Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail}
 	if ev.failed {
 		end.Event, end.Exit = "turn_failed", 1
-		// A turn that failed answers nothing: its letters go to the next.
+		// A turn that failed answers nothing. The client keeps its prompt
+		// and the letters the hooks put in it: they stay this session's,
+		// and the next turn asks for their answer instead of repeating
+		// them. Sessions that ended meanwhile give theirs back.
 		if k.d.Sessions != nil {
-			k.giveBack(ctx, s.pin, func(id string) bool { return id != s.session && k.d.Sessions.Running(id) }, &end)
+			k.giveBack(ctx, s.pin, func(id string) bool { return id == s.session || k.d.Sessions.Running(id) }, &end)
 		}
+		k.keepForRetry(ctx, s, ev.detail)
 	}
 	if s.turn.Event == "flush" {
 		end.Event = "flushed"
@@ -431,6 +439,31 @@ func (k *keeper) turnEnded(ctx context.Context, s *stream, ev streamEvent) {
 		}
 	}
 	k.settle(ctx, s.pin, s.turn.Items, &end, ev.failed)
+}
+
+// keepForRetry keeps the letters of s's failed turn in its context for
+// the next turn, or gives up those that went into too many failed turns.
+func (k *keeper) keepForRetry(ctx context.Context, s *stream, why string) {
+	if why == "" {
+		why = "the client reported an error"
+	}
+	kept, gaveUp, err := k.d.flows.Box.Failed(ctx, s.pin.Agent, s.session, why)
+	if err != nil {
+		k.d.Logf("keeper %s: the letters of the failed turn: %v", s.pin.Agent, err)
+	}
+	for _, f := range kept {
+		s.retry = append(s.retry, f.ID)
+	}
+	for _, f := range gaveUp {
+		k.giveUp(s.pin, []string{"letter:" + f.ID}, k.d.Now(), fmt.Sprintf("undeliverable: %s; it stays unread (m1nd mail inbox --agent %s)", f.Reason, s.pin.Agent))
+	}
+}
+
+// retryMessage is the turn after a failed one in a kept session: the
+// letters are in the conversation already, so it names them, once.
+func retryMessage(agent string, letters []string) string {
+	return fmt.Sprintf("m1nd: your previous turn failed before you answered. The %s it carried for %s %s above in this conversation (%s), not repeated here: read them there and act on what is yours.",
+		gates.Count(len(letters), "letter"), agent, map[bool]string{true: "is", false: "are"}[len(letters) == 1], strings.Join(letters, ", "))
 }
 
 // step is one look at an open stream; it reports whether the stream ended.
@@ -456,6 +489,15 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 	k.mu.Lock()
 	paused := now.Before(k.next[pin.Agent])
 	k.mu.Unlock()
+	if len(s.retry) > 0 && !paused {
+		items := make([]string, len(s.retry))
+		for i, id := range s.retry {
+			items[i] = "letter:" + id
+		}
+		k.writeTurn(ctx, s, "retry", items, retryMessage(pin.Agent, s.retry), nil, "")
+		s.retry = nil
+		return false
+	}
 	items, err := k.d.flows.WaitingItems(ctx, pin.Agent)
 	if err != nil {
 		k.d.Logf("keeper %s: %v", pin.Agent, err)

@@ -3,11 +3,13 @@ package testscripts
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/m1nd/m1nd/internal/fakemodel"
 	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/session"
 )
 
 // TestClaudeFailedTurnGivesTheLetterBack (issue 38): a letter that lands
@@ -115,4 +117,54 @@ func TestCodexFailedTurnGivesTheLetterBack(t *testing.T) {
 	if n := bytes.Count(turns[2].Body, []byte(letterMark)); n != 1 {
 		t.Fatalf("the next session's first request carries the letter %d times, want 1:\n%s", n, clip(turns[2].Body))
 	}
+}
+
+// keptRetryCarriesOnce: a kept session's turn that carries a letter fails
+// (the model answers an error the client does not retry); the client
+// keeps the failed turn in its conversation, so the keeper's next turn
+// names the letter instead of carrying it again: the retry's request
+// holds the letter once, then the letter is read.
+func keptRetryCarriesOnce(t *testing.T, r *clientRepo, srv *fakemodel.Server, client string, stream []string, env []string) {
+	t.Helper()
+	id := r.sendLetter(letterMark)
+	pins := fmt.Sprintf("[[keeper]]\nagent = \"bob\"\nclient = %q\nstream = %s\nfloor = 1\ntimeout_secs = 600\nbackoff_secs = 1\n", client, tomlStrings(stream...))
+	log := r.runnerd(pins, env)
+	failed := r.awaitEvent("turn_failed", 1, log, srv)[0]
+	retried := r.awaitEvent("retry", 1, log, srv)[0]
+	ended := r.awaitEvent("turn_ended", 1, log, srv)[0]
+	if failed.SessionID == "" || retried.SessionID != failed.SessionID || ended.SessionID != failed.SessionID {
+		t.Fatalf("the failed turn, the retry and its end ran in sessions %q, %q, %q; want one", failed.SessionID, retried.SessionID, ended.SessionID)
+	}
+	if len(retried.Items) != 1 || retried.Items[0] != "letter:"+id {
+		t.Fatalf("the retry is for %v, want letter:%s", retried.Items, id)
+	}
+	turns := srv.Turns()
+	if len(turns) < 2 || !bytes.Contains(turns[0].Body, []byte(letterMark)) {
+		t.Fatalf("the failed turn never held the letter:\n%s", srv.Log())
+	}
+	last := turns[len(turns)-1].Body
+	if n := bytes.Count(last, []byte(letterMark)); n != 1 || !bytes.Contains(last, []byte("your previous turn failed before you answered")) {
+		t.Fatalf("the retry's request holds the letter %d times, want 1, with the retry's note:\n%s", n, clip(last))
+	}
+	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
+		t.Errorf("the letter is still unread after the retry answered:\n%s", out)
+	}
+}
+
+func TestClaudeKeptRetryCarriesTheLetterOnce(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
+	r := newClientRepo(t, "claude")
+	bin := clientBin(t, "claude", claudeVersion)
+	srv := fakemodel.Start(t, fakemodel.Error(500), fakemodel.Text("Read it, done."))
+	keptRetryCarriesOnce(t, r, srv, session.HostClaude, claudeStream(bin), append(r.claudeEnv(srv), "CLAUDE_CODE_MAX_RETRIES=0"))
+}
+
+func TestCodexKeptRetryCarriesTheLetterOnce(t *testing.T) {
+	longtest.Need(t, "the keeper against real Claude Code and Codex")
+	r := newClientRepo(t, "codex")
+	bin := clientBin(t, "codex", codexVersion)
+	srv := fakemodel.Start(t, fakemodel.Error(400), fakemodel.Text("Read it, done."))
+	home := r.codexHome(srv, "")
+	r.trustCodexHooks(bin, home)
+	keptRetryCarriesOnce(t, r, srv, session.HostCodex, []string{bin, "app-server", "-c", `sandbox_mode="danger-full-access"`}, r.codexEnv(home))
 }
