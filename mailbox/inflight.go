@@ -182,9 +182,20 @@ func (b *Mailbox) Answered(ctx context.Context, agent, session string, p Progres
 	if session == "" {
 		return nil
 	}
+	return b.editInflight(ctx, agent, "answered",
+		func(in *inflight) bool { return in.holds(session) },
+		func(in *inflight) bool { return in.progress(session, p) })
+}
+
+// editInflight changes agent's in-flight record under the cursor's lock:
+// need is asked of the record read without the lock (most calls find
+// nothing to do and lock nothing), then edit of the record read again
+// under it, which is written when edit reports a change. what names the
+// change in errors.
+func (b *Mailbox) editInflight(ctx context.Context, agent, what string, need, edit func(in *inflight) bool) error {
 	in, err := readInflight(b.Repo, agent)
-	if err != nil || !in.holds(session) {
-		return err // most calls: nothing of this session in flight, nothing locked
+	if err != nil || !need(in) {
+		return err
 	}
 	_, unlock, err := b.lockCursor(ctx, agent)
 	if err != nil {
@@ -194,11 +205,11 @@ func (b *Mailbox) Answered(ctx context.Context, agent, session string, p Progres
 	if in, err = readInflight(b.Repo, agent); err != nil {
 		return err
 	}
-	if !in.progress(session, p) {
+	if !edit(in) {
 		return nil
 	}
 	if err := writeInflight(b.Repo, agent, in); err != nil {
-		return fmt.Errorf("answered for %s: %w", agent, err)
+		return fmt.Errorf("%s for %s: %w", what, agent, err)
 	}
 	return nil
 }
@@ -231,18 +242,22 @@ func (in *inflight) progress(session string, p Progress) bool {
 // turns is given up as undeliverable, why saying how the last one failed.
 // It returns the letters kept for the retry, and those given up.
 func (b *Mailbox) Failed(ctx context.Context, agent, session, why string) (kept, gaveUp []InFlight, err error) {
-	in, err := readInflight(b.Repo, agent)
-	if err != nil || session == "" || !in.holds(session) {
-		return nil, nil, err
+	if session == "" {
+		return nil, nil, nil
 	}
-	_, unlock, err := b.lockCursor(ctx, agent)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
-	if in, err = readInflight(b.Repo, agent); err != nil {
-		return nil, nil, err
-	}
+	err = b.editInflight(ctx, agent, "failed turn",
+		func(in *inflight) bool { return in.holds(session) },
+		func(in *inflight) bool {
+			kept, gaveUp = in.fail(session, why)
+			return true
+		})
+	return kept, gaveUp, err
+}
+
+// fail counts a failed turn of session against each of its letters in
+// flight: kept for the retry, or given up as undeliverable once they went
+// into MaxAttempts turns.
+func (in *inflight) fail(session, why string) (kept, gaveUp []InFlight) {
 	turns := in.Turns[:0]
 	for _, f := range in.Turns {
 		switch {
@@ -261,10 +276,7 @@ func (b *Mailbox) Failed(ctx context.Context, agent, session, why string) (kept,
 		turns = append(turns, f)
 	}
 	in.Turns = turns
-	if err := writeInflight(b.Repo, agent, in); err != nil {
-		return nil, nil, fmt.Errorf("failed turn for %s: %w", agent, err)
-	}
-	return kept, gaveUp, nil
+	return kept, gaveUp
 }
 
 // others reports whether a session other than turn's has letters in
@@ -312,35 +324,23 @@ func (in *inflight) holds(session string) bool {
 // what it gave up. The keeper calls it when a session it woke ended, so
 // that what that session never answered waits again.
 func (b *Mailbox) Release(ctx context.Context, agent string, alive func(session string) bool) (again, gaveUp []InFlight, err error) {
-	in, err := readInflight(b.Repo, agent)
-	if err != nil || len(in.Turns) == 0 {
-		return nil, nil, err
-	}
-	_, unlock, err := b.lockCursor(ctx, agent)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
-	if in, err = readInflight(b.Repo, agent); err != nil {
-		return nil, nil, err
-	}
-	before := map[string]bool{}
-	for _, f := range in.Again {
-		before[f.ID] = true
-	}
-	moved, gaveUp := in.release(Turn{Alive: alive})
-	if !moved {
-		return nil, nil, nil
-	}
-	if err := writeInflight(b.Repo, agent, in); err != nil {
-		return nil, nil, fmt.Errorf("release for %s: %w", agent, err)
-	}
-	for _, f := range in.Again {
-		if !before[f.ID] {
-			again = append(again, f)
-		}
-	}
-	return again, gaveUp, nil
+	err = b.editInflight(ctx, agent, "release",
+		func(in *inflight) bool { return len(in.Turns) > 0 },
+		func(in *inflight) bool {
+			before := map[string]bool{}
+			for _, f := range in.Again {
+				before[f.ID] = true
+			}
+			var moved bool
+			moved, gaveUp = in.release(Turn{Alive: alive})
+			for _, f := range in.Again {
+				if !before[f.ID] {
+					again = append(again, f)
+				}
+			}
+			return moved
+		})
+	return again, gaveUp, err
 }
 
 // InFlightOf lists agent's letters in flight in a turn and those waiting

@@ -20,13 +20,8 @@ import (
 // method or id, and a batch (empty or not) are each answered with one
 // JSON-RPC error, and the session goes on to answer what follows.
 func TestStdioAnswersABadFrameAndGoesOn(t *testing.T) {
-	g := gittest.Init(t, "brain")
-	repo, err := gitstore.Open(g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { repo.Close() })
-	srv := &mcpserver.Server{Flows: ops.New(repo, "brain"), Agent: "bob", Poll: time.Hour, Version: "test"}
+	flows := openBrain(t)
+	srv := &mcpserver.Server{Flows: flows, Agent: "bob", Poll: time.Hour, Version: "test"}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,17 +85,12 @@ func TestStdioAnswersABadFrameAndGoesOn(t *testing.T) {
 // and closes stdin at once gets every one answered before Run returns,
 // every time.
 func TestStdioAnswersBeforeTheEndOfInput(t *testing.T) {
-	g := gittest.Init(t, "brain")
-	repo, err := gitstore.Open(g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { repo.Close() })
+	flows := openBrain(t)
 	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 `
 	for round := 0; round < 30; round++ {
-		srv := &mcpserver.Server{Flows: ops.New(repo, "brain"), Agent: "bob", Poll: time.Hour, Version: "test"}
+		srv := &mcpserver.Server{Flows: flows, Agent: "bob", Poll: time.Hour, Version: "test"}
 		in := init + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}
 {"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"mail_inbox","arguments":{}}}
 {"jsonrpc":"2.0","id":4,"method":"ping"}
@@ -126,4 +116,16 @@ func TestStdioAnswersBeforeTheEndOfInput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openBrain opens a fresh repository "brain" as m1nd's flows.
+func openBrain(t *testing.T) *ops.Brain {
+	t.Helper()
+	g := gittest.Init(t, "brain")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return ops.New(repo, "brain")
 }

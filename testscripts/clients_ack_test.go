@@ -146,9 +146,7 @@ func keptRetryCarriesOnce(t *testing.T, r *clientRepo, srv *fakemodel.Server, cl
 	if n := bytes.Count(last, []byte(letterMark)); n != 1 || !bytes.Contains(last, []byte("your previous turn failed before you answered")) {
 		t.Fatalf("the retry's request holds the letter %d times, want 1, with the retry's note:\n%s", n, clip(last))
 	}
-	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
-		t.Errorf("the letter is still unread after the retry answered:\n%s", out)
-	}
+	r.wantAllRead("the letter is still unread after the retry answered")
 }
 
 func TestClaudeKeptRetryCarriesTheLetterOnce(t *testing.T) {

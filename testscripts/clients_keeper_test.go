@@ -21,6 +21,15 @@ import (
 // The session keeper (runnerd's [[keeper]]) against the real clients: a
 // letter for an agent with no live session resumes its last one.
 
+// wantAllRead fails the test, saying what, unless bob has no unread
+// letter.
+func (r *clientRepo) wantAllRead(what string) {
+	r.t.Helper()
+	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
+		r.t.Errorf("%s:\n%s", what, out)
+	}
+}
+
 // sendLetter sends bob a letter from alice and returns its id.
 func (r *clientRepo) sendLetter(text string) string {
 	r.t.Helper()
@@ -406,9 +415,7 @@ func keeperDeliversABacklog(t *testing.T, r *clientRepo, srv *fakemodel.Server, 
 			t.Errorf("%q never reached the model", mark)
 		}
 	}
-	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
-		t.Errorf("letters still unread:\n%s", out)
-	}
+	r.wantAllRead("letters still unread")
 }
 
 func TestClaudeKeeperDeliversABacklog(t *testing.T) {
@@ -514,9 +521,7 @@ func TestClaudeKeeperKeepsAStreamingSession(t *testing.T) {
 	if s := r.onlySession(); !s.Live || s.SessionID != ended[0].SessionID {
 		t.Errorf("registry after two turns: %+v", s)
 	}
-	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
-		t.Errorf("letters still unread:\n%s", out)
-	}
+	r.wantAllRead("letters still unread")
 }
 
 // TestClaudeKeeperRotationFlushesMemory: a kept session nearing its
@@ -603,9 +608,7 @@ func TestCodexKeeperKeepsAStreamingSession(t *testing.T) {
 	if f1 == 0 || f2 <= f1 {
 		t.Fatalf("letters first reached the model at turns %d and %d, want the second later:\n%s", f1, f2, srv.Log())
 	}
-	if out := r.m1nd("mail", "inbox", "--agent", "bob", "--unread"); !strings.Contains(out, " 0 unread") {
-		t.Errorf("letters still unread:\n%s", out)
-	}
+	r.wantAllRead("letters still unread")
 }
 
 // TestCodexKeeperRotationFlushesMemory: the kept Codex thread nearing its
