@@ -163,6 +163,9 @@ type Wake struct {
 	// Note says what went wrong that the operator can fix: a woken
 	// session that ran none of m1nd's hooks, the items given up.
 	Note string `json:"note,omitempty"`
+	// Usage is what a kept session's ended turn cost, as its client
+	// reported it.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // keeper is the keeper's state: what was woken for, failures and backoff,

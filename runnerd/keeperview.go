@@ -24,6 +24,9 @@ type KeeperAgent struct {
 	NextAt    *time.Time `json:"next_at,omitempty"`
 	GaveUp    []string   `json:"gave_up,omitempty"` // items it no longer wakes for
 	Note      string     `json:"note,omitempty"`    // the last thing the operator can fix
+	// Spent is what the last kept session's turns cost, as its client
+	// reported them; absent before any turn reported.
+	Spent *Usage `json:"spent,omitempty"`
 }
 
 // KeeperAgents reads the keeper's journal in runtimeDir for the agents
@@ -77,12 +80,18 @@ func (a *KeeperAgent) replay(lines []Wake) (started, lastEnd time.Time) {
 		case "woke":
 			a.State, a.SessionID, a.Since, started = "woken", w.SessionID, &at, at
 			if w.How == "stream" {
-				a.State, lastEnd = "mid-turn", at
+				a.State, lastEnd, a.Spent = "mid-turn", at, nil
 			}
 		case "turn", "tempo", "flush", "retry":
 			a.State, a.Since = "mid-turn", &at
 		case "turn_ended", "turn_failed", "flushed", "flush_failed":
 			a.State, a.Since, lastEnd = "idle", &at, at
+			if w.Usage != nil {
+				if a.Spent == nil {
+					a.Spent = &Usage{}
+				}
+				a.Spent.add(w.Usage)
+			}
 		case "exited", "failed", "ended":
 			a.State, a.SessionID, a.Since = "none", "", &at
 		case "gave_up":

@@ -57,6 +57,7 @@ type streamEvent struct {
 	ended   bool   // a turn ended
 	failed  bool   // ... with an error
 	detail  string // the error, or the result's first words
+	usage   *Usage // what the ended turn cost, when the client said
 }
 
 func protocolFor(client string) protocol {
@@ -83,6 +84,14 @@ func (claudeWire) read(line []byte, _ io.Writer) streamEvent {
 		SessionID string `json:"session_id"`
 		IsError   bool   `json:"is_error"`
 		Result    string `json:"result"`
+		// Per model, what the turn since the last result cost.
+		Since map[string]struct {
+			Input      int64   `json:"inputTokens"`
+			Output     int64   `json:"outputTokens"`
+			CacheRead  int64   `json:"cacheReadInputTokens"`
+			CacheWrite int64   `json:"cacheCreationInputTokens"`
+			CostUSD    float64 `json:"costUSD"`
+		} `json:"model_usage_since_last_result"`
 	}
 	if json.Unmarshal(line, &m) != nil {
 		return streamEvent{}
@@ -91,6 +100,17 @@ func (claudeWire) read(line []byte, _ io.Writer) streamEvent {
 	if m.Type == "result" {
 		ev.ended, ev.failed = true, m.IsError || m.Subtype != "success"
 		ev.detail = gates.CutBytes(gates.OneLine(m.Result), 200)
+		if len(m.Since) > 0 {
+			u := &Usage{CostUSD: new(float64)}
+			for _, mu := range m.Since {
+				u.Input += mu.Input
+				u.Output += mu.Output
+				u.CacheRead += mu.CacheRead
+				u.CacheWrite += mu.CacheWrite
+				*u.CostUSD += mu.CostUSD
+			}
+			ev.usage = u
+		}
 	}
 	return ev
 }
@@ -104,6 +124,9 @@ type codexWire struct {
 	id     int
 	thread string
 	queued []string // turns written before the thread started
+	// total is the thread's usage as its last thread/tokenUsage/updated
+	// said; counted what the turns before this one cost.
+	total, counted Usage
 }
 
 func (c *codexWire) request(w io.Writer, method string, params any) error {
@@ -156,6 +179,14 @@ func (c *codexWire) read(line []byte, w io.Writer) streamEvent {
 					Message string `json:"message"`
 				} `json:"error"`
 			} `json:"turn"`
+			TokenUsage struct {
+				Total *struct {
+					Input      int64 `json:"inputTokens"` // cached ones included
+					Cached     int64 `json:"cachedInputTokens"`
+					CacheWrite int64 `json:"cacheWriteInputTokens"`
+					Output     int64 `json:"outputTokens"`
+				} `json:"total"`
+			} `json:"tokenUsage"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(line, &m) != nil {
@@ -166,10 +197,18 @@ func (c *codexWire) read(line []byte, w io.Writer) streamEvent {
 	switch {
 	case m.Method != "" && len(m.ID) > 0: // a request of the server's: decline it
 		_ = writeLine(w, map[string]any{"id": m.ID, "result": map[string]string{"decision": "decline"}})
+	case m.Method == "thread/tokenUsage/updated" && m.Params.TokenUsage.Total != nil:
+		t := m.Params.TokenUsage.Total
+		c.total = Usage{Input: t.Input - t.Cached, CacheRead: t.Cached, CacheWrite: t.CacheWrite, Output: t.Output}
 	case m.Method == "turn/completed":
 		ev := streamEvent{session: c.thread, ended: true, failed: m.Params.Turn.Status != "completed"}
 		if e := m.Params.Turn.Error; e != nil {
 			ev.detail = gates.CutBytes(gates.OneLine(e.Message), 200)
+		}
+		if c.total != c.counted {
+			ev.usage = &Usage{Input: c.total.Input - c.counted.Input, CacheRead: c.total.CacheRead - c.counted.CacheRead,
+				CacheWrite: c.total.CacheWrite - c.counted.CacheWrite, Output: c.total.Output - c.counted.Output}
+			c.counted = c.total
 		}
 		return ev
 	case m.Error != nil && c.thread != "": // a turn/start refused
@@ -211,6 +250,8 @@ type stream struct {
 	turn    Wake   // the running turn's journal line
 	lastEnd time.Time
 	turns   int
+	// spent is what the session's turns cost so far, as the client said.
+	spent Usage
 	// retry is the letters a failed turn left in the session's context,
 	// unanswered: the next turn points at them instead of carrying them
 	// again (mailbox Failed).
@@ -405,6 +446,9 @@ func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items [
 		k.woken[it] = true
 	}
 	k.mu.Unlock()
+	if s.spent.Turns > 0 {
+		text += "\n\n" + s.spent.account()
+	}
 	if err := s.proto.turn(s.stdin, text); err != nil {
 		w.Error = gates.OneLine(err.Error())
 		k.journal(w)
@@ -420,7 +464,8 @@ func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items [
 func (k *keeper) turnEnded(ctx context.Context, s *stream, ev streamEvent) {
 	s.busy, s.lastEnd = false, k.d.Now()
 	s.turns++
-	end := Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail}
+	end := Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail, Usage: ev.usage}
+	s.spent.add(ev.usage)
 	if ev.failed {
 		end.Event, end.Exit = "turn_failed", 1
 		// A turn that failed answers nothing. The client keeps its prompt

@@ -522,6 +522,34 @@ func TestClaudeKeeperKeepsAStreamingSession(t *testing.T) {
 		t.Errorf("registry after two turns: %+v", s)
 	}
 	r.wantAllRead("letters still unread")
+	r.wantSpent(srv, ended, f2, true)
+}
+
+// wantSpent: each of a kept session's two ended turns journals what it
+// cost as the client reported it (with a price when priced), the second
+// turn m1nd wrote (the first request holding the second letter, f2) ends
+// with the account of the first, and m1nd sessions sums both.
+func (r *clientRepo) wantSpent(srv *fakemodel.Server, ended []runnerd.Wake, f2 int, priced bool) {
+	r.t.Helper()
+	for i, e := range ended[:2] {
+		if e.Usage == nil || e.Usage.Input+e.Usage.CacheRead+e.Usage.CacheWrite == 0 || e.Usage.Output == 0 || (e.Usage.CostUSD != nil) != priced {
+			r.t.Errorf("turn %d journals usage %+v", i+1, e.Usage)
+		}
+	}
+	for _, q := range srv.Turns() {
+		if q.N == f2 && !bytes.Contains(q.Body, []byte("m1nd: this session so far, as your client reports it: 1 turn: ")) {
+			r.t.Errorf("the second turn m1nd wrote carries no account of the first:\n%s", clip(q.Body))
+		}
+	}
+	var sessions struct {
+		Keeper []runnerd.KeeperAgent `json:"keeper"`
+	}
+	if err := json.Unmarshal([]byte(r.m1nd("sessions", "--json")), &sessions); err != nil {
+		r.t.Fatal(err)
+	}
+	if len(sessions.Keeper) != 1 || sessions.Keeper[0].Spent == nil || sessions.Keeper[0].Spent.Turns != 2 {
+		r.t.Errorf("m1nd sessions shows spent %+v, want 2 turns", sessions.Keeper)
+	}
 }
 
 // TestClaudeKeeperRotationFlushesMemory: a kept session nearing its
@@ -609,6 +637,7 @@ func TestCodexKeeperKeepsAStreamingSession(t *testing.T) {
 		t.Fatalf("letters first reached the model at turns %d and %d, want the second later:\n%s", f1, f2, srv.Log())
 	}
 	r.wantAllRead("letters still unread")
+	r.wantSpent(srv, ended, f2, false)
 }
 
 // TestCodexKeeperRotationFlushesMemory: the kept Codex thread nearing its

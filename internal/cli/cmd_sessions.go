@@ -182,6 +182,9 @@ func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent, problem string) {
 			id = "-"
 		}
 		fmt.Fprintf(w, "  %-16s %-6s %-6s %-8s %-36s next: %s\n", clipText(a.Agent, 16), a.Client, a.Mode, a.State, id, a.Next)
+		if a.Spent != nil {
+			fmt.Fprintf(w, "  spent (the client's report): %s\n", a.Spent)
+		}
 		if len(a.GaveUp) > 0 {
 			fmt.Fprintf(w, "  ! gave up waking %s for %s (m1nd mail inbox --agent %s reads them)\n", a.Agent, strings.Join(a.GaveUp, ", "), a.Agent)
 		}
