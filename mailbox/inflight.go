@@ -16,8 +16,8 @@ import (
 // a later batch, the turn's Stop), never a sibling hook of the batch that
 // took it — Claude Code runs PostToolBatch after the batch's PostToolUse
 // hooks and before the request, so letters a PostToolUse hands over are
-// held until that PostToolBatch sends them (docs/sessions.md: "When a
-// letter is answered"). A turn that fails — its client exits without
+// held until that PostToolBatch sends them (docs/mail.md: "Delivered is
+// not answered" writes down both clients' order). A turn that fails — its client exits without
 // answering, is killed, or hangs past its time — answers nothing: its
 // letters are delivered again to the next turn of any session of the
 // agent. A letter that went into MaxAttempts turns that all failed is
@@ -123,7 +123,7 @@ func (in *inflight) release(turn Turn) (moved bool, gaveUp []InFlight) {
 		}
 		moved = true
 		if f.Attempt >= MaxAttempts {
-			f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last, of session %s, ended unanswered %s", f.Attempt, f.Session, "since "+f.At)
+			f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last (session %s, from %s) ended without an answer", f.Attempt, f.Session, f.At)
 			f.Session, f.Held = "", false
 			in.Undeliverable = append(in.Undeliverable, f)
 			gaveUp = append(gaveUp, f)
