@@ -206,7 +206,10 @@ func (b *Mailbox) Fates(all []Stored) map[string]string {
 }
 
 // givenUp is the set of letters some agent's delivery record gave up as
-// undeliverable; a record that cannot be read gives none.
+// undeliverable; a record that cannot be read gives none. The records are
+// read as written, not checked against the mail refs (readInflight): a
+// fate is shown only for a letter a ref holds, and every view of fates
+// would otherwise walk each agent's mail chains again.
 func (b *Mailbox) givenUp() map[string]bool {
 	agents, err := recordAgents(b.Repo, inflightFile)
 	if err != nil {
@@ -214,7 +217,8 @@ func (b *Mailbox) givenUp() map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, agent := range agents {
-		if in, err := readInflight(b.Repo, agent); err == nil {
+		in := &inflight{}
+		if err := readAgentJSON(b.Repo, inflightFile, agent, "letters in flight", "remove the file", in); err == nil {
 			for _, f := range in.Undeliverable {
 				out[f.ID] = true
 			}

@@ -123,10 +123,7 @@ func (in *inflight) release(turn Turn) (moved bool, gaveUp []InFlight) {
 		}
 		moved = true
 		if f.Attempt >= MaxAttempts {
-			f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last (session %s, from %s) ended without an answer", f.Attempt, f.Session, f.At)
-			f.Session, f.Held = "", false
-			in.Undeliverable = append(in.Undeliverable, f)
-			gaveUp = append(gaveUp, f)
+			gaveUp = append(gaveUp, in.giveUp(f, fmt.Sprintf("(session %s, from %s) ended without an answer", f.Session, f.At)))
 			continue
 		}
 		f.Session, f.Held = "", false
@@ -137,6 +134,16 @@ func (in *inflight) release(turn Turn) (moved bool, gaveUp []InFlight) {
 	in.Turns = kept
 	sort.SliceStable(in.Again, func(i, j int) bool { return older(in.Again[i].Stored, in.Again[j].Stored) })
 	return moved, gaveUp
+}
+
+// giveUp moves f, which went into MaxAttempts turns that all failed, to
+// the letters given up as undeliverable; last says how its last turn
+// ended. It returns the entry as recorded.
+func (in *inflight) giveUp(f InFlight, last string) InFlight {
+	f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last %s", f.Attempt, last)
+	f.Session, f.Held = "", false
+	in.Undeliverable = append(in.Undeliverable, f)
+	return f
 }
 
 func (in *inflight) waitsAgain(id string) bool {
@@ -263,10 +270,7 @@ func (in *inflight) fail(session, why string) (kept, gaveUp []InFlight) {
 		switch {
 		case f.Session != session:
 		case f.Attempt >= MaxAttempts:
-			f.Reason = fmt.Sprintf("delivered into %d turns that all failed; the last, of session %s, failed: %s", f.Attempt, session, why)
-			f.Session, f.Held = "", false
-			in.Undeliverable = append(in.Undeliverable, f)
-			gaveUp = append(gaveUp, f)
+			gaveUp = append(gaveUp, in.giveUp(f, fmt.Sprintf("(session %s) failed: %s", session, why)))
 			continue
 		default:
 			f.Attempt++

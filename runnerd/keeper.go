@@ -16,6 +16,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -472,7 +473,13 @@ func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string
 	for _, f := range again {
 		end.Again = append(end.Again, "letter:"+f.ID)
 	}
-	for _, f := range undeliverable {
+	k.undeliverable(pin, undeliverable)
+}
+
+// undeliverable gives up waking pin's agent for letters the mailbox gave
+// up as undeliverable, each with its reason.
+func (k *keeper) undeliverable(pin *KeeperPin, letters []mailbox.InFlight) {
+	for _, f := range letters {
 		why := fmt.Sprintf("undeliverable: %s; it stays unread (m1nd mail inbox --agent %s)", f.Reason, pin.Agent)
 		k.giveUp(pin, []string{"letter:" + f.ID}, k.d.Now(), why)
 	}

@@ -499,16 +499,18 @@ func (k *keeper) keepForRetry(ctx context.Context, s *stream, why string) {
 	for _, f := range kept {
 		s.retry = append(s.retry, f.ID)
 	}
-	for _, f := range gaveUp {
-		k.giveUp(s.pin, []string{"letter:" + f.ID}, k.d.Now(), fmt.Sprintf("undeliverable: %s; it stays unread (m1nd mail inbox --agent %s)", f.Reason, s.pin.Agent))
-	}
+	k.undeliverable(s.pin, gaveUp)
 }
 
 // retryMessage is the turn after a failed one in a kept session: the
 // letters are in the conversation already, so it names them, once.
 func retryMessage(agent string, letters []string) string {
+	verb := "are"
+	if len(letters) == 1 {
+		verb = "is"
+	}
 	return fmt.Sprintf("m1nd: your previous turn failed before you answered. The %s it carried for %s %s above in this conversation (%s), not repeated here: read them there and act on what is yours.",
-		gates.Count(len(letters), "letter"), agent, map[bool]string{true: "is", false: "are"}[len(letters) == 1], strings.Join(letters, ", "))
+		gates.Count(len(letters), "letter"), agent, verb, strings.Join(letters, ", "))
 }
 
 // step is one look at an open stream; it reports whether the stream ended.
