@@ -67,6 +67,19 @@ type KeeperPin struct {
 	// TempoSecs is a scheduled wake of a kept session idle that long, a
 	// turn the agent may answer with nothing (0: none; needs stream).
 	TempoSecs int `toml:"tempo_secs"`
+	// CacheMarginSecs is taken off the cache life the transcript shows to
+	// give a session's idle deadline (0: the decider's 60 s). A kept
+	// session with floor 0 ends idle at that deadline.
+	CacheMarginSecs int `toml:"cache_margin_secs"`
+}
+
+// policy is the refresh decider's policy for pin's sessions.
+func (k *KeeperPin) policy() session.Policy {
+	p := session.DefaultPolicy()
+	if k.CacheMarginSecs > 0 {
+		p.CacheMargin = time.Duration(k.CacheMarginSecs) * time.Second
+	}
+	return p
 }
 
 // checkKeeper refuses a pin the keeper could not act on.
@@ -110,6 +123,7 @@ func keeperChecks(k *KeeperPin) []keeperCheck {
 		{k.Floor < 0 || k.Floor > 1, "floor", "is 0 or 1: one agent's sessions share its letters, so the keeper keeps at most one", nil},
 		{k.Floor > 0 && len(k.Stream) == 0, "floor", "needs stream: a session started with start ends at its first answer", nil},
 		{k.TempoSecs < 0 || (k.TempoSecs > 0 && len(k.Stream) == 0), "tempo_secs", "is a positive number of seconds, and needs stream", nil},
+		{k.CacheMarginSecs < 0 || k.CacheMarginSecs >= 300, "cache_margin_secs", "is a number of seconds below 300, the shortest cache life", nil},
 	}
 }
 
@@ -180,6 +194,9 @@ type keeper struct {
 	fails   map[string]int       // agent → failed wakes in a row
 	next    map[string]time.Time // agent → no wake before
 	running map[string]bool      // agent → a woken session runs
+	// refreshed is each agent's kept session ended by a refresh: it is
+	// never resumed, its successor starts from memory.
+	refreshed map[string]string
 	wg      sync.WaitGroup
 }
 
@@ -193,7 +210,7 @@ func JournalPath(runtimeDir string) string {
 // newKeeper reads the journal back, so a restarted runnerd does not wake
 // anyone twice for the same letter.
 func newKeeper(d *Daemon) *keeper {
-	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}}
+	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}, refreshed: map[string]string{}}
 	data, err := gitstore.ReadRuntime(JournalPath(d.Repo.RuntimeDir()), 64<<20)
 	if err != nil {
 		return k
@@ -215,6 +232,10 @@ func newKeeper(d *Daemon) *keeper {
 		case "gave_up":
 			for _, item := range w.Items {
 				k.given[item] = true
+			}
+		case "ended":
+			if strings.HasPrefix(w.Note, refreshedNote) {
+				k.refreshed[w.Agent] = w.SessionID
 			}
 		}
 		for _, item := range w.Waiting {
@@ -283,9 +304,13 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 		}
 	}
 	if len(pin.Stream) > 0 {
+		open := Wake{At: now, Agent: pin.Agent, Event: "woke", How: "stream", Items: fresh}
 		var first *Wake
 		if len(fresh) > 0 {
-			first = &Wake{Items: fresh}
+			first = &open
+		}
+		if id, d := k.resumable(pin, max(len(fresh), pin.Floor), now); id != "" {
+			open.How, open.SessionID, open.Decision = "stream-resume", id, d
 		}
 		k.mu.Lock()
 		k.running[pin.Agent] = true
@@ -293,7 +318,7 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 		k.wg.Add(1)
 		go func() {
 			defer k.wg.Done()
-			k.runStream(ctx, pin, first)
+			k.runStream(ctx, pin, open, first)
 		}()
 		return nil
 	}
@@ -308,27 +333,47 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	return k.spawn(ctx, pin, argv, Wake{At: now, Agent: pin.Agent, Event: "woke", How: how, SessionID: sessionID, Items: fresh, Decision: decision})
 }
 
-// command picks start or resume: resume when the pin can, the agent had a
-// session, and the refresh decider, reading its transcript, says the
-// resume is warm (or no larger than a rebuild).
+// command picks start or resume: resume when the pin can and the agent's
+// last session is resumable.
 func (k *keeper) command(pin *KeeperPin, waiting int, now time.Time) (argv []string, how, sessionID string, decision *session.Decision) {
-	start := append([]string(nil), pin.Start...)
-	if len(pin.Resume) == 0 || k.d.Sessions == nil {
-		return start, "start", "", nil
+	if len(pin.Resume) == 0 {
+		return append([]string(nil), pin.Start...), "start", "", nil
+	}
+	id, d := k.resumable(pin, waiting, now)
+	if id != "" {
+		return append([]string(nil), pin.Resume...), "resume", id, d
+	}
+	return append([]string(nil), pin.Start...), "start", "", d
+}
+
+// resumable is the agent's last session when a wake should resume it,
+// with the decision that says so: the session is not running, was not
+// ended by a refresh (its successor starts from memory), and the refresh
+// decider, reading its transcript, finds the resume warm or no larger
+// than a rebuild. Otherwise no id, and the decision when one was made.
+func (k *keeper) resumable(pin *KeeperPin, waiting int, now time.Time) (string, *session.Decision) {
+	if k.d.Sessions == nil {
+		return "", nil
 	}
 	id, transcript, ok, err := k.d.Sessions.Last(pin.Agent, pin.Client)
-	if err != nil || !ok || id == "" {
-		return start, "start", "", nil
+	if err != nil || !ok || id == "" || k.d.Sessions.Running(id) {
+		return "", nil
+	}
+	k.mu.Lock()
+	refreshed := k.refreshed[pin.Agent] == id
+	k.mu.Unlock()
+	if refreshed {
+		return "", nil
 	}
 	m, err := session.MeasureTranscript(pin.Client, transcript)
 	if err != nil {
-		return start, "start", "", nil // a transcript it cannot read: a fresh session
+		return "", nil // a transcript it cannot read: a fresh session
 	}
-	d := session.Decide(session.State{Measure: m, Waiting: waiting, Now: now}, session.DefaultPolicy())
+	d := session.Decide(session.State{Measure: m, Waiting: waiting, Floor: pin.Floor, Now: now}, pin.policy())
 	if d.Action == session.ActionResume {
-		return append([]string(nil), pin.Resume...), "resume", id, &d
+		return id, &d
 	}
-	return start, "start", "", &d
+	return "", &d
 }
 
 // wakeMessage names what waits, never its content: the hooks deliver it.

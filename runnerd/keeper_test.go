@@ -403,6 +403,9 @@ func TestCheckKeeper(t *testing.T) {
 		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, Floor: 2}, "floor"},
 		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Floor: 1}, "floor"},
 		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, TempoSecs: 60}, "tempo_secs"},
+		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: 290}, ""},
+		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: 300}, "cache_margin_secs"},
+		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: -1}, "cache_margin_secs"},
 	} {
 		var got string
 		err := checkKeeper(&tc.pin, func(field, format string, args ...any) error { got = field; return fmt.Errorf(format, args...) })

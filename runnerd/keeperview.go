@@ -79,11 +79,13 @@ func (a *KeeperAgent) replay(lines []Wake) (started, lastEnd time.Time) {
 		switch w.Event {
 		case "woke":
 			a.State, a.SessionID, a.Since, started = "woken", w.SessionID, &at, at
-			if w.How == "stream" {
+			if strings.HasPrefix(w.How, "stream") { // stream, stream-resume
 				a.State, lastEnd, a.Spent = "mid-turn", at, nil
 			}
 		case "turn", "tempo", "flush", "retry":
 			a.State, a.Since = "mid-turn", &at
+		case "flush_asked":
+			a.State = "flushing"
 		case "turn_ended", "turn_failed", "flushed", "flush_failed":
 			a.State, a.Since, lastEnd = "idle", &at, at
 			if w.Usage != nil {
@@ -128,13 +130,19 @@ func keeperNext(pin *KeeperPin, a *KeeperAgent, started, lastEnd, now time.Time)
 		return "waits for the woken session to end (timeout_secs at " + started.Add(limit).UTC().Format(time.TimeOnly) + ")"
 	case a.State == "mid-turn":
 		return "waits for the turn to end"
+	case a.State == "flushing":
+		return "waits for the turn it asked to flush to end, then ends the session (timeout_secs at " + started.Add(limit).UTC().Format(time.TimeOnly) + ")"
 	case a.State == "idle":
 		rotate := rotation(pin, started)
 		next := "writes the next letter in as a turn"
 		if pin.TempoSecs > 0 {
 			next += fmt.Sprintf("; a tempo turn at %s", lastEnd.Add(time.Duration(pin.TempoSecs)*time.Second).UTC().Format(time.TimeOnly))
 		}
-		return next + "; a flush and a fresh session at " + rotate.UTC().Format(time.TimeOnly)
+		next += "; a flush and a fresh session at " + rotate.UTC().Format(time.TimeOnly)
+		if pin.Floor == 0 {
+			next += "; or it ends idle once its cache is cold"
+		}
+		return next
 	case pin.Floor > 0:
 		return "starts a kept session (floor 1)"
 	}

@@ -42,6 +42,9 @@ const (
 // protocol is one client's streaming protocol on the session's stdin and
 // stdout.
 type protocol interface {
+	// argv is the client's command line: the pin's stream command, and
+	// what resumes the session when one is resumed.
+	argv(stream []string) []string
 	// open writes what the protocol needs before the first turn.
 	open(w io.Writer, cwd string) error
 	// turn writes one user turn.
@@ -60,16 +63,26 @@ type streamEvent struct {
 	usage   *Usage // what the ended turn cost, when the client said
 }
 
-func protocolFor(client string) protocol {
+// protocolFor is client's protocol, resuming session resume when it is
+// not "".
+func protocolFor(client, resume string) protocol {
 	if client == session.HostCodex {
-		return &codexWire{}
+		return &codexWire{resume: resume}
 	}
-	return claudeWire{}
+	return claudeWire{resume: resume}
 }
 
 // claudeWire is Claude Code's -p --input-format stream-json: one user
-// message per line in, one result line out at each turn's end.
-type claudeWire struct{}
+// message per line in, one result line out at each turn's end. A resumed
+// session is named on the command line (--resume).
+type claudeWire struct{ resume string }
+
+func (c claudeWire) argv(stream []string) []string {
+	if c.resume == "" {
+		return stream
+	}
+	return append(stream, "--resume", c.resume)
+}
 
 func (claudeWire) open(io.Writer, string) error { return nil }
 
@@ -116,10 +129,12 @@ func (claudeWire) read(line []byte, _ io.Writer) streamEvent {
 }
 
 // codexWire is codex app-server's JSON-RPC on stdio: initialize, one
-// thread, a turn/start per turn, turn/completed at each turn's end.
+// thread (thread/start, or thread/resume of a resumed session's thread),
+// a turn/start per turn, turn/completed at each turn's end.
 // Approval requests are declined: a kept session runs with the sandbox
 // and approval policy its config gives, and nobody is there to approve.
 type codexWire struct {
+	resume string // the thread to resume, if any
 	mu     sync.Mutex
 	id     int
 	thread string
@@ -143,8 +158,13 @@ func (c *codexWire) open(w io.Writer, cwd string) error {
 	if err := writeLine(w, map[string]any{"method": "initialized"}); err != nil {
 		return err
 	}
+	if c.resume != "" {
+		return c.request(w, "thread/resume", map[string]any{"threadId": c.resume, "cwd": cwd, "approvalPolicy": "never"})
+	}
 	return c.request(w, "thread/start", map[string]any{"cwd": cwd, "approvalPolicy": "never"})
 }
+
+func (c *codexWire) argv(stream []string) []string { return stream }
 
 func (c *codexWire) turn(w io.Writer, text string) error {
 	c.mu.Lock()
@@ -256,10 +276,25 @@ type stream struct {
 	// unanswered: the next turn points at them instead of carrying them
 	// again (mailbox Failed).
 	retry []string
+	dir   string // where the session runs
+
+	// inputs are what the session's system prompt was built from, read
+	// when it opened: a change refreshes it.
+	inputs session.Inputs
+	// flushAsked is why the session was asked to flush mid-turn, near its
+	// cap; it ends when that turn does. askedFlush: the ask was tried.
+	flushAsked string
+	askedFlush bool
+	// idleUntil is when an idle session with no floor is looked at again
+	// for its idle end (zero: at the next look); ending is the decision
+	// that ended it there.
+	idleUntil time.Time
+	ending    *session.Decision
 }
 
-// openStream starts pin's streaming client in dir.
-func (k *keeper) openStream(pin *KeeperPin, dir string, now time.Time) (*stream, error) {
+// openStream starts pin's streaming client in dir, resuming session
+// resume when it is not "".
+func (k *keeper) openStream(pin *KeeperPin, dir, resume string, now time.Time) (*stream, error) {
 	if err := os.MkdirAll(k.d.keeperDir(), 0o700); err != nil {
 		return nil, err
 	}
@@ -268,10 +303,12 @@ func (k *keeper) openStream(pin *KeeperPin, dir string, now time.Time) (*stream,
 	if err != nil {
 		return nil, err
 	}
+	proto := protocolFor(pin.Client, resume)
 	argv := make([]string, len(pin.Stream))
 	for i, a := range pin.Stream {
 		argv[i] = strings.ReplaceAll(a, agentPlaceholder, pin.Agent)
 	}
+	argv = proto.argv(argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "M1ND_AGENT="+pin.Agent)
@@ -281,7 +318,7 @@ func (k *keeper) openStream(pin *KeeperPin, dir string, now time.Time) (*stream,
 	if err == nil {
 		var stdout io.ReadCloser
 		if stdout, err = cmd.StdoutPipe(); err == nil {
-			s := &stream{pin: pin, cmd: cmd, stdin: stdin, proto: protocolFor(pin.Client), log: logFile, started: now,
+			s := &stream{pin: pin, cmd: cmd, stdin: stdin, proto: proto, log: logFile, started: now, session: resume,
 				events: make(chan streamEvent, 64), exited: make(chan struct{})}
 			if err = cmd.Start(); err == nil {
 				go s.readLoop(stdout)
@@ -373,7 +410,7 @@ func flushMessage(why string) string {
 // ends: it writes a turn for each wake, keeps it idle under the floor,
 // wakes it on the tempo, and refreshes it when asked. first is the first
 // turn's wake (its items), or nil for a floor session.
-func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, first *Wake) {
+func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, start Wake, first *Wake) {
 	defer func() {
 		k.mu.Lock()
 		k.running[pin.Agent] = false
@@ -383,20 +420,21 @@ func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, first *Wake) {
 	if dir == "" {
 		dir = k.d.Repo.WorkTree()
 	}
-	now := k.d.Now()
-	s, err := k.openStream(pin, dir, now)
-	start := Wake{At: now, Agent: pin.Agent, Event: "woke", How: "stream"}
-	if first != nil {
-		start.Items = first.Items
-	}
+	s, err := k.openStream(pin, dir, start.SessionID, start.At)
 	if err != nil {
 		start.Event, start.Error = "failed", gates.OneLine(err.Error())
 		k.settle(ctx, pin, start.Items, &start, true)
 		return
 	}
+	s.dir = dir
+	s.inputs = k.readInputs(ctx, s)
 	start.Log = s.log.Name()
 	k.journal(start)
-	k.d.Logf("keeper %s: started a kept session (stream) for %s", pin.Agent, itemsOrFloor(start.Items))
+	how := "started"
+	if start.SessionID != "" {
+		how = "resumed " + start.SessionID + " as"
+	}
+	k.d.Logf("keeper %s: %s a kept session (stream) for %s", pin.Agent, how, itemsOrFloor(start.Items))
 	if first != nil {
 		k.writeTurn(ctx, s, "turn", first.Items, wakeMessage(pin.Agent, first.Items), nil, "")
 	} else {
@@ -462,7 +500,7 @@ func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items [
 // turnEnded settles a turn of s: the letters its failed turn held come
 // back, and what it was for that still waits is woken for again.
 func (k *keeper) turnEnded(ctx context.Context, s *stream, ev streamEvent) {
-	s.busy, s.lastEnd = false, k.d.Now()
+	s.busy, s.lastEnd, s.idleUntil = false, k.d.Now(), time.Time{}
 	s.turns++
 	end := Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail, Usage: ev.usage}
 	s.spent.add(ev.usage)
@@ -526,12 +564,19 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 		case !now.Before(limit):
 			k.closeStream(ctx, s, fmt.Sprintf("timeout_secs (%d) reached mid-turn", pin.TimeoutSecs))
 			return true
+		case !s.askedFlush && s.turn.Event != "flush" && !now.Before(rotateAt(s)):
+			k.askFlush(s, rotationWhy(s, now))
 		}
 		return false
 	}
 	if s.turn.Event == "flush" { // flushed: end, and the next look starts afresh
-		k.closeStream(ctx, s, "refreshed: "+s.turn.Note)
+		k.closeStream(ctx, s, refreshedNote+s.turn.Note)
 		return true
+	}
+	if s.flushAsked != "" {
+		if done := k.flushedMidTurn(ctx, s); done {
+			return true
+		}
 	}
 	k.mu.Lock()
 	paused := now.Before(k.next[pin.Agent])
@@ -554,14 +599,14 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 	work := len(fresh) > 0 && !paused
 	tempo := pin.TempoSecs > 0 && now.Sub(s.lastEnd) >= time.Duration(pin.TempoSecs)*time.Second
 	if !work && !tempo && now.Before(rotateAt(s)) {
-		if pin.Floor == 0 && len(fresh) == 0 {
-			k.closeStream(ctx, s, "nothing waits and floor is 0")
+		if pin.Floor == 0 && len(fresh) == 0 && k.idleOver(s, now) {
+			k.closeStream(ctx, s, idleEndNote(s, now))
 			return true
 		}
-		return false // kept: nothing to decide until work, the tempo or the rotation
+		return false // kept: nothing to decide until work, the tempo, the rotation or the idle end
 	}
 	// A turn boundary with something to do: the refresh decider first.
-	d, why := k.refreshDue(s, len(items), now)
+	d, why := k.refreshDue(ctx, s, len(items), now)
 	if why != "" {
 		k.writeTurn(ctx, s, "flush", nil, flushMessage(why), d, why)
 		return false
@@ -600,25 +645,26 @@ func (k *keeper) waitingExcept(items []string, skip func(string) bool) []string 
 }
 
 // refreshDue says why s should be refreshed now, if it should: the
-// refresh decider reading its transcript (fill, rental), or its age
-// nearing timeout_secs. The decision is what the journal records.
-func (k *keeper) refreshDue(s *stream, waiting int, now time.Time) (*session.Decision, string) {
-	var d *session.Decision
-	if k.d.Sessions != nil && s.session != "" {
-		if _, transcript, ok, err := k.d.Sessions.Last(s.pin.Agent, s.pin.Client); err == nil && ok && transcript != "" {
-			if m, err := session.MeasureTranscript(s.pin.Client, transcript); err == nil {
-				dd := session.Decide(session.State{Measure: m, Live: true, Waiting: waiting, Now: now}, session.DefaultPolicy())
-				d = &dd
-				if dd.Action == session.ActionRehydrate {
-					return d, dd.Reason
-				}
-			}
-		}
+// refresh decider reading its transcript (fill, rental), a change of its
+// system-prompt inputs, or its age nearing timeout_secs. The decision is
+// what the journal records.
+func (k *keeper) refreshDue(ctx context.Context, s *stream, waiting int, now time.Time) (*session.Decision, string) {
+	d := k.measure(s, session.State{Live: true, Waiting: waiting, Floor: s.pin.Floor, Now: now})
+	if d != nil && d.Action == session.ActionRehydrate {
+		return d, d.Reason
+	}
+	if changed := k.inputsChanged(ctx, s); len(changed) > 0 {
+		return d, "system-prompt inputs changed: " + strings.Join(changed, ", ")
 	}
 	if !now.Before(rotateAt(s)) {
-		return d, fmt.Sprintf("rotation: the session is %s old, timeout_secs is %d", now.Sub(s.started).Round(time.Second), s.pin.TimeoutSecs)
+		return d, rotationWhy(s, now)
 	}
 	return d, ""
+}
+
+// rotationWhy is why s is refreshed ahead of its timeout_secs.
+func rotationWhy(s *stream, now time.Time) string {
+	return fmt.Sprintf("rotation: the session is %s old, timeout_secs is %d", now.Sub(s.started).Round(time.Second), s.pin.TimeoutSecs)
 }
 
 // closeStream ends s gracefully and settles it.
@@ -634,7 +680,17 @@ func (k *keeper) streamExited(ctx context.Context, s *stream) {
 
 func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 	<-s.exited
-	end := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: max(gitstore.ExitCode(s.waitErr), 0), Log: s.log.Name(), Note: why}
+	end := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: max(gitstore.ExitCode(s.waitErr), 0), Log: s.log.Name(), Note: why, Decision: s.ending}
+	if s.flushAsked != "" { // an ask no hook carried is not the next session's
+		if err := session.ClearFlush(k.d.Repo.RuntimeDir(), s.pin.Agent); err != nil {
+			k.d.Logf("keeper %s: take back the flush ask: %v", s.pin.Agent, err)
+		}
+	}
+	if strings.HasPrefix(why, refreshedNote) {
+		k.mu.Lock()
+		k.refreshed[s.pin.Agent] = s.session
+		k.mu.Unlock()
+	}
 	var items []string
 	failed := s.busy // a turn cut short answers nothing
 	if failed {

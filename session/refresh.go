@@ -28,6 +28,10 @@ const (
 	// ActionRehydrate ends the session (at an idle boundary) and starts a
 	// fresh one from memory.
 	ActionRehydrate = "end_and_rehydrate"
+	// ActionEnd ends a live, idle session past its cache deadline when no
+	// floor keeps it (research §1.4 rule 2, the task boundary): its cache
+	// is cold, so ending it costs nothing a resume would not pay again.
+	ActionEnd = "end_idle"
 )
 
 // Measure is what a transcript says about a session's requests.
@@ -87,6 +91,7 @@ type State struct {
 	Live    bool      `json:"live"`     // the client process runs
 	MidTurn bool      `json:"mid_turn"` // a turn is open (between a prompt and its Stop)
 	Waiting int       `json:"waiting"`  // letters and owed follow-ups that wait for the agent
+	Floor   int       `json:"floor"`    // live sessions the keeper keeps for the agent with nothing waiting
 	Now     time.Time `json:"now"`
 }
 
@@ -145,6 +150,8 @@ func Decide(s State, p Policy) Decision {
 		d.Action, d.Reason = ActionRehydrate, fmt.Sprintf("context fill: %d tokens at or over the ceiling of %d", s.Prefix, d.Ceiling)
 	case s.First > 0 && s.Rental >= p.RentalFactor*s.First:
 		d.Action, d.Reason = ActionRehydrate, fmt.Sprintf("rental: %d tokens re-read above the first prefix, %d× a rebuild of %d", s.Rental, p.RentalFactor, s.First)
+	case s.Live && s.Waiting == 0 && s.Floor == 0 && !warm && !s.Last.IsZero():
+		d.Action, d.Reason = ActionEnd, "idle past the cache deadline, nothing waits and no floor keeps it"
 	case s.Live:
 		d.Action, d.Reason = ActionKeep, "live and idle, under the ceiling"
 	case s.Waiting == 0:

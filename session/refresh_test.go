@@ -75,6 +75,7 @@ func TestDecide(t *testing.T) {
 		return State{Measure: m, Live: live, MidTurn: mid, Waiting: waiting, Now: now}
 	}
 	with := func(edit func(*Measure)) Measure { m := measured; edit(&m); return m }
+	floored := func(s State) State { s.Floor = 1; return s }
 	for _, tc := range []struct {
 		name  string
 		state State
@@ -88,6 +89,11 @@ func TestDecide(t *testing.T) {
 		{"codex's own window", at(with(func(m *Measure) { m.Prefix = 150000; m.Window = 272000 }), true, false, 0, r0), ActionKeep},
 		{"rental paid for a rebuild", at(with(func(m *Measure) { m.Rental = 800000 }), true, false, 0, r0), ActionRehydrate},
 		{"live and idle", at(measured, true, false, 3, r0), ActionKeep},
+		{"live, idle and warm, no floor", at(measured, true, false, 0, r0.Add(58*time.Minute)), ActionKeep},
+		{"live, idle, past the deadline, no floor", at(measured, true, false, 0, r0.Add(59*time.Minute+30*time.Second)), ActionEnd},
+		{"... but a floor keeps it", floored(at(measured, true, false, 0, r0.Add(2*time.Hour))), ActionKeep},
+		{"... and work waiting goes into it", at(measured, true, false, 2, r0.Add(2*time.Hour)), ActionKeep},
+		{"... and mid-turn it is never ended", at(measured, true, true, 0, r0.Add(2*time.Hour)), ActionKeep},
 		{"not live, nothing waits", at(measured, false, false, 0, r0.Add(2*time.Hour)), ActionKeep},
 		{"not live, work waits, warm", at(measured, false, false, 1, r0.Add(58*time.Minute)), ActionResume},
 		{"not live, work waits, past the margin", at(measured, false, false, 1, r0.Add(59*time.Minute+30*time.Second)), ActionRehydrate},

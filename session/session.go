@@ -16,6 +16,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
@@ -301,7 +302,7 @@ func (s *Session) onCompact(event string, in *Input) (Result, error) {
 		// Nothing is compacted, so nothing is marked: the next prompt
 		// must not re-inject the rehydration. The session is full: the
 		// next hook that reaches the model asks it to flush first.
-		return blockCompaction(s.Host), s.setMark(flushMark)
+		return blockCompaction(s.Host), s.setMark(flushMark, "")
 	}
 	return Result{}, s.markCompacted()
 }
@@ -598,22 +599,11 @@ func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
 		}
 		lanes = append(lanes, ln)
 	}
-	for _, l := range []struct {
-		title, what string
-		sorts       []string
-		most        int
-	}{
-		{"Open asks", "open asks", []string{"asked"}, 5},
-		{"Newest decisions and commitments", "decisions and commitments", []string{"decided", "committed"}, 5},
-		{"What you learned", "things learned", []string{"learned"}, 3},
-		{"What you did", "things done", []string{"did"}, 3},
-	} {
+	for i, list := range headerMemories(v, s.Agent) {
+		l := memoryLanes[i]
 		ln := lane{title: l.title, what: l.what, command: "m1nd memory recall"}
-		for i := len(v.Memories) - 1; i >= 0 && len(ln.entries) < l.most; i-- {
-			m := v.Memories[i]
-			if m.Agent == s.Agent && m.State == memory.StateInForce && slices.Contains(l.sorts, m.Sort) {
-				ln.entries = append(ln.entries, fmt.Sprintf("- %s %s %s: %s\n", m.ID, m.Sort, m.TS, gates.OneLine(clipTo(m.Text, 200))))
-			}
+		for _, m := range list {
+			ln.entries = append(ln.entries, fmt.Sprintf("- %s %s %s: %s\n", m.ID, m.Sort, m.TS, gates.OneLine(clipTo(m.Text, 200))))
 		}
 		lanes = append(lanes, ln)
 	}
@@ -626,6 +616,34 @@ func (s *Session) writeMemory(ctx context.Context, b *strings.Builder) error {
 	w.lanes(lanes)
 	s.left = w.left
 	return nil
+}
+
+// memoryLanes are the memory header's lanes: the agent's memories in
+// force of these sorts, newest first, at most so many each.
+var memoryLanes = [...]struct {
+	title, what string
+	sorts       []string
+	most        int
+}{
+	{"Open asks", "open asks", []string{"asked"}, 5},
+	{"Newest decisions and commitments", "decisions and commitments", []string{"decided", "committed"}, 5},
+	{"What you learned", "things learned", []string{"learned"}, 3},
+	{"What you did", "things done", []string{"did"}, 3},
+}
+
+// headerMemories are the memories agent's session start lists, lane by
+// lane (memoryLanes).
+func headerMemories(v *memory.View, agent string) [len(memoryLanes)][]*memory.Memory {
+	var out [len(memoryLanes)][]*memory.Memory
+	for i, l := range memoryLanes {
+		for j := len(v.Memories) - 1; j >= 0 && len(out[i]) < l.most; j-- {
+			m := v.Memories[j]
+			if m.Agent == agent && m.State == memory.StateInForce && slices.Contains(l.sorts, m.Sort) {
+				out[i] = append(out[i], m)
+			}
+		}
+	}
+	return out
 }
 
 // lane is one titled list of the rehydration: what it counts when cut,
@@ -798,36 +816,41 @@ const (
 	flushMark     = "flush"
 )
 
-func (s *Session) markerPath(mark string) (string, error) {
-	name, err := chain.AgentRefName(s.Agent)
+// markPath is agent's file for mark in the runtime folder runtimeDir.
+func markPath(runtimeDir, mark, agent string) (string, error) {
+	name, err := chain.AgentRefName(agent)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(s.Brain.Repo.RuntimeDir(), "mail", mark, name), nil
+	return filepath.Join(runtimeDir, "mail", mark, name), nil
 }
 
-func (s *Session) setMark(mark string) error {
-	path, err := s.markerPath(mark)
+func setMarkIn(runtimeDir, mark, agent, body string) error {
+	path, err := markPath(runtimeDir, mark, agent)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(s.Now.UTC().Format(time.RFC3339)+"\n"), 0o600)
+	return os.WriteFile(path, []byte(body), 0o600)
 }
 
-func (s *Session) hasMark(mark string) bool {
-	path, err := s.markerPath(mark)
+// readMark is mark's body, and whether it is set.
+func readMark(runtimeDir, mark, agent string) (string, bool) {
+	path, err := markPath(runtimeDir, mark, agent)
 	if err != nil {
-		return false
+		return "", false
 	}
-	_, err = os.Stat(path)
-	return err == nil
+	b, err := gitstore.ReadRuntime(path, 4096)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(b)), true
 }
 
-func (s *Session) clearMark(mark string) error {
-	path, err := s.markerPath(mark)
+func clearMarkIn(runtimeDir, mark, agent string) error {
+	path, err := markPath(runtimeDir, mark, agent)
 	if err != nil {
 		return err
 	}
@@ -837,7 +860,44 @@ func (s *Session) clearMark(mark string) error {
 	return nil
 }
 
-func (s *Session) markCompacted() error  { return s.setMark(compactedMark) }
+func (s *Session) setMark(mark, body string) error {
+	return setMarkIn(s.Brain.Repo.RuntimeDir(), mark, s.Agent, body)
+}
+
+func (s *Session) hasMark(mark string) bool {
+	_, ok := readMark(s.Brain.Repo.RuntimeDir(), mark, s.Agent)
+	return ok
+}
+
+func (s *Session) clearMark(mark string) error {
+	return clearMarkIn(s.Brain.Repo.RuntimeDir(), mark, s.Agent)
+}
+
+// AskFlush leaves agent's session a flush ask, saying why: the next hook
+// of the session that reaches the model (a tool call's, or its Stop) asks
+// it to save its memory before the session ends. The keeper asks so when
+// a kept session is mid-turn near its cap (research §1.5): a turn is never
+// cut where a tool call can carry the ask.
+func AskFlush(runtimeDir, agent, why string) error {
+	if strings.TrimSpace(why) == "" {
+		return fmt.Errorf("ask %s to flush: no reason given", agent)
+	}
+	return setMarkIn(runtimeDir, flushMark, agent, gates.OneLine(why)+"\n")
+}
+
+// FlushOwed reports whether agent's flush ask still waits for a hook to
+// carry it.
+func FlushOwed(runtimeDir, agent string) bool {
+	_, ok := readMark(runtimeDir, flushMark, agent)
+	return ok
+}
+
+// ClearFlush takes back agent's flush ask, carried or not.
+func ClearFlush(runtimeDir, agent string) error {
+	return clearMarkIn(runtimeDir, flushMark, agent)
+}
+
+func (s *Session) markCompacted() error  { return s.setMark(compactedMark, "") }
 func (s *Session) compacted() bool       { return s.hasMark(compactedMark) }
 func (s *Session) clearCompacted() error { return s.clearMark(compactedMark) }
 
@@ -845,16 +905,28 @@ func (s *Session) clearCompacted() error { return s.clearMark(compactedMark) }
 // blocked: save to memory now, for the session that follows.
 const FlushAsk = "m1nd: this session is full (its auto-compaction was blocked: m1nd's memory is the summary). Before anything else, save what you learned, decided and owe, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then end your turn; the next session starts from your memory."
 
-// withFlush puts the flush ask before text when a blocked compaction
-// left one owed, and clears it: it is asked once.
+// FlushAskFor is what a session is told when the keeper asked it to
+// flush, mid-turn, for why.
+func FlushAskFor(why string) string {
+	return fmt.Sprintf("m1nd: this session ends after this turn (%s). Before anything else, save what you learned, decided and owe, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then finish your turn; the next session starts from your memory.", why)
+}
+
+// withFlush puts the flush ask before text when one is owed (a blocked
+// compaction, or the keeper near the session's cap), and clears it: it
+// is asked once.
 func (s *Session) withFlush(text string) (string, error) {
-	if !s.hasMark(flushMark) {
+	why, ok := readMark(s.Brain.Repo.RuntimeDir(), flushMark, s.Agent)
+	if !ok {
 		return text, nil
 	}
+	ask := FlushAsk
+	if why != "" {
+		ask = FlushAskFor(why)
+	}
 	if text != "" {
-		text = FlushAsk + "\n\n" + text
+		text = ask + "\n\n" + text
 	} else {
-		text = FlushAsk
+		text = ask
 	}
 	return text, s.clearMark(flushMark)
 }
