@@ -197,7 +197,7 @@ type keeper struct {
 	// refreshed is each agent's kept session ended by a refresh: it is
 	// never resumed, its successor starts from memory.
 	refreshed map[string]string
-	wg      sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 func (d *Daemon) keeperDir() string { return filepath.Join(d.Repo.RuntimeDir(), "keeper") }
