@@ -67,30 +67,48 @@ func (b *syncBuffer) String() string {
 // waited for) when the test ends; its log is the returned buffer.
 func (r *clientRepo) runnerd(pins string, env []string) *syncBuffer {
 	r.t.Helper()
+	r.writePins(pins)
+	log, _ := r.startRunnerd(env)
+	return log
+}
+
+// writePins inits the brain and writes runnerd's configuration.
+func (r *clientRepo) writePins(pins string) {
+	r.t.Helper()
 	r.m1nd("init")
 	if err := os.WriteFile(filepath.Join(r.Dir, ".git", "m1nd", runnerd.ConfigFile), []byte(pins), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
+}
+
+// startRunnerd starts `m1nd runnerd` with the pins already written; stop
+// stops it (SIGINT, then waited for; once), as the test's end does.
+func (r *clientRepo) startRunnerd(env []string) (log *syncBuffer, stop func()) {
+	r.t.Helper()
 	cmd := exec.Command(m1ndBin(r.t), "runnerd", "--addr", "127.0.0.1:0")
 	cmd.Dir, cmd.Env = r.Dir, append(append([]string(nil), r.env...), env...)
-	log := &syncBuffer{}
+	log = &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	r.t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			r.t.Errorf("runnerd did not stop on SIGINT:\n%s", log.String())
-		}
-	})
-	return log
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				r.t.Errorf("runnerd did not stop on SIGINT:\n%s", log.String())
+			}
+		})
+	}
+	r.t.Cleanup(stop)
+	return log, stop
 }
 
 // journal is the keeper's journal so far.
