@@ -194,10 +194,11 @@ type keeper struct {
 	fails   map[string]int       // agent → failed wakes in a row
 	next    map[string]time.Time // agent → no wake before
 	running map[string]bool      // agent → a woken session runs
-	// refreshed is each agent's kept session ended by a refresh: it is
-	// never resumed, its successor starts from memory.
-	refreshed map[string]string
-	wg        sync.WaitGroup
+	// unresumable is each agent's kept session never to be resumed: a
+	// refresh ended it (its successor starts from memory), or its resume
+	// failed.
+	unresumable map[string]string
+	wg          sync.WaitGroup
 }
 
 func (d *Daemon) keeperDir() string { return filepath.Join(d.Repo.RuntimeDir(), "keeper") }
@@ -210,7 +211,7 @@ func JournalPath(runtimeDir string) string {
 // newKeeper reads the journal back, so a restarted runnerd does not wake
 // anyone twice for the same letter.
 func newKeeper(d *Daemon) *keeper {
-	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}, refreshed: map[string]string{}}
+	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}, unresumable: map[string]string{}}
 	data, err := gitstore.ReadRuntime(JournalPath(d.Repo.RuntimeDir()), 64<<20)
 	if err != nil {
 		return k
@@ -234,8 +235,8 @@ func newKeeper(d *Daemon) *keeper {
 				k.given[item] = true
 			}
 		case "ended":
-			if strings.HasPrefix(w.Note, refreshedNote) {
-				k.refreshed[w.Agent] = w.SessionID
+			if endsResumes(w.Note) {
+				k.unresumable[w.Agent] = w.SessionID
 			}
 		}
 		for _, item := range w.Waiting {
@@ -360,9 +361,9 @@ func (k *keeper) resumable(pin *KeeperPin, waiting int, now time.Time) (string, 
 		return "", nil
 	}
 	k.mu.Lock()
-	refreshed := k.refreshed[pin.Agent] == id
+	never := k.unresumable[pin.Agent] == id
 	k.mu.Unlock()
-	if refreshed {
+	if never {
 		return "", nil
 	}
 	m, err := session.MeasureTranscript(pin.Client, transcript)

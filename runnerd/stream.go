@@ -277,6 +277,8 @@ type stream struct {
 	// again (mailbox Failed).
 	retry []string
 	dir   string // where the session runs
+	// resumed: the session opened by resuming s.session.
+	resumed bool
 
 	// inputs are what the session's system prompt was built from, read
 	// when it opened: a change refreshes it.
@@ -318,7 +320,7 @@ func (k *keeper) openStream(pin *KeeperPin, dir, resume string, now time.Time) (
 	if err == nil {
 		var stdout io.ReadCloser
 		if stdout, err = cmd.StdoutPipe(); err == nil {
-			s := &stream{pin: pin, cmd: cmd, stdin: stdin, proto: proto, log: logFile, started: now, session: resume,
+			s := &stream{pin: pin, cmd: cmd, stdin: stdin, proto: proto, log: logFile, started: now, session: resume, resumed: resume != "",
 				events: make(chan streamEvent, 64), exited: make(chan struct{})}
 			if err = cmd.Start(); err == nil {
 				go s.readLoop(stdout)
@@ -686,11 +688,6 @@ func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 			k.d.Logf("keeper %s: take back the flush ask: %v", s.pin.Agent, err)
 		}
 	}
-	if strings.HasPrefix(why, refreshedNote) {
-		k.mu.Lock()
-		k.refreshed[s.pin.Agent] = s.session
-		k.mu.Unlock()
-	}
 	var items []string
 	failed := s.busy // a turn cut short answers nothing
 	if failed {
@@ -700,6 +697,14 @@ func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 	var hooks Wake
 	if s.turns == 0 && !k.registered(s.pin, s.started, &hooks) {
 		failed, end.Note = true, why+"; "+hooks.Note
+	}
+	if s.resumed && s.turns == 0 {
+		end.Note += resumeFailedNote
+	}
+	if endsResumes(end.Note) {
+		k.mu.Lock()
+		k.unresumable[s.pin.Agent] = s.session
+		k.mu.Unlock()
 	}
 	if k.d.Sessions != nil {
 		k.giveBack(ctx, s.pin, k.d.Sessions.Running, &end)

@@ -364,3 +364,32 @@ func TestStreamResumesWarmAndNeverARefreshedOne(t *testing.T) {
 		t.Fatalf("a running session is resumed: %q", id)
 	}
 }
+
+// TestStreamFailedResumeStartsAfresh: a resume whose client exits before
+// a turn is done (the transcript is gone, say) is not tried again: the
+// journal says so, and the next start is fresh, even for a new keeper.
+func TestStreamFailedResumeStartsAfresh(t *testing.T) {
+	r, pin, _ := streamRig(t, 0, 0, 4000)
+	broken := filepath.Join(t.TempDir(), "broken.sh")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'No conversation found' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pin.Stream = []string{broken}
+	r.regs.id, r.regs.script = "s0", claudeTranscript(t, r.clock.Add(-time.Minute))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); r.k.wg.Wait() }()
+	r.send("one thing")
+	r.k.tick(ctx)
+	if woke := r.awaitEvent("woke", 1)[0]; woke.How != "stream-resume" {
+		t.Fatalf("woke: %+v", woke)
+	}
+	ended := r.awaitEvent("ended", 1)[0]
+	if !strings.HasSuffix(ended.Note, resumeFailedNote) || ended.SessionID != "s0" {
+		t.Fatalf("ended: %+v", ended)
+	}
+	for _, k := range []*keeper{r.k, newKeeper(r.d)} {
+		if id, _ := k.resumable(pin, 1, r.clock); id != "" {
+			t.Fatalf("a failed resume is tried again: %q", id)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package runnerd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
@@ -25,6 +26,16 @@ import (
 // refreshedNote begins the note of a kept session a refresh ended: its
 // successor starts from memory, never by resuming it.
 const refreshedNote = "refreshed: "
+
+// resumeFailedNote ends the note of a resumed kept session that ended
+// before its first turn did: it is not resumed again.
+const resumeFailedNote = "; its resume never finished a turn: the next session starts afresh"
+
+// endsResumes reports whether an ended kept session's note says it is
+// never to be resumed.
+func endsResumes(note string) bool {
+	return strings.HasPrefix(note, refreshedNote) || strings.HasSuffix(note, resumeFailedNote)
+}
 
 // measure is the refresh decider's answer for s in state st, with the
 // measure read from s's own transcript; nil when none can be read.
