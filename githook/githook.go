@@ -24,14 +24,27 @@ const (
 // hookMarker marks a hook script as m1nd's own.
 const hookMarker = "# m1nd-hook"
 
-// chainedSuffix names a hook that was there before m1nd's: it still runs,
-// first.
-const chainedSuffix = ".m1nd-chained"
+// chainedDir is the folder, beside m1nd's hook, that keeps the hook that
+// was there before it: it still runs, first, under its own name (its $0
+// ends in that name, as scripts that look at it expect).
+const chainedDir = "m1nd-chained"
 
-// HooksDir is where git looks for hooks: core.hooksPath (relative to the
-// worktree root, or to the repository when bare) or the common dir's hooks.
+// legacyChainedSuffix is how m1nd once kept such a hook (name.m1nd-chained
+// beside it); installing again moves it into chainedDir.
+const legacyChainedSuffix = ".m1nd-chained"
+
+// HooksDir is where git looks for hooks in the worktree repo was opened
+// in: core.hooksPath (relative to the worktree root, or to the repository
+// when bare; the worktree's own config first) or the common dir's hooks.
 func HooksDir(repo *gitstore.Repo) string {
-	if p, ok := repo.ConfigValue("core", "hooksPath"); ok && strings.TrimSpace(p) != "" {
+	p, ok := repo.ConfigValue("core", "hooksPath")
+	return hooksPathOr(repo, p, ok)
+}
+
+// hooksPathOr is the hooks folder core.hooksPath p (set: ok) names, or the
+// common dir's hooks.
+func hooksPathOr(repo *gitstore.Repo, p string, ok bool) string {
+	if ok && strings.TrimSpace(p) != "" {
 		p = strings.TrimSpace(p)
 		if strings.HasPrefix(p, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {
@@ -50,12 +63,13 @@ func HooksDir(repo *gitstore.Repo) string {
 	return filepath.Join(repo.CommonDir(), "hooks")
 }
 
-// hookScript runs a chained earlier hook first (with the same input), then
-// m1nd, and only when the input names an m1nd ref: plain git work stays as
-// fast as it was. reference-transaction runs for the prepared, committed
-// and aborted states; only prepared can refuse, so the other two start no
-// m1nd at all, and with no chained hook they start nothing: the script
-// leaves before reading its input (git ignores a hook's closed stdin).
+// hookScript runs a chained earlier hook first (chained, a shell word: its
+// path), with the same input, then m1nd, and only when the input names an
+// m1nd ref: plain git work stays as fast as it was. reference-transaction
+// runs for the prepared, committed and aborted states; only prepared can
+// refuse, so the other two start no m1nd at all, and with no chained hook
+// they start nothing: the script leaves before reading its input (git
+// ignores a hook's closed stdin).
 //
 // `git pack-refs` (so `git gc`) runs this hook twice for every loose ref
 // it prunes, one ref per transaction (git 2.39, measured): at 10k loose
@@ -63,7 +77,7 @@ func HooksDir(repo *gitstore.Repo) string {
 // m1nd: the script answers it with shell builtins alone (see prunePath),
 // which leaves git's own cost of starting any hook, about a millisecond
 // per start.
-func hookScript(name, command string, args ...string) string {
+func hookScript(name, command, chained string, args ...string) string {
 	read := "input=$(cat)\n"
 	if name == GitHookReferenceTransaction {
 		read = `[ "$1" = prepared ] || exit 0
@@ -72,7 +86,7 @@ func hookScript(name, command string, args ...string) string {
 	}
 	return fmt.Sprintf(`#!/bin/sh
 %s: keeps raw git writes to refs/m1nd/ honest. 'm1nd hooks uninstall' removes it.
-chained="${0%%/*}/%s%s"
+chained=%s
 if [ -x "$chained" ]; then
 	input=$(cat)
 	printf '%%s\n' "$input" | "$chained" "$@" || exit $?
@@ -93,14 +107,22 @@ if [ -z "$m1nd" ]; then
 	exit 1
 fi
 printf '%%s\n' "$input" | "$m1nd" hooks run %s "$@"
-`, hookMarker, name, chainedSuffix, onlyPreparedAfterChain(name), indent(read), wakes(args), shellQuote(command), cannotFind(name), quoteAll(append([]string{name}, args...)))
+`, hookMarker, chained, onlyPreparedAfterChain(name), indent(read), wakes(args), shellQuote(command), cannotFind(name), quoteAll(append([]string{name}, args...)))
+}
+
+// besideChained is the chained-hook word of a script installed in a hooks
+// folder: the hook kept in chainedDir beside it.
+func besideChained(name string) string {
+	return `"${0%/*}/` + chainedDir + `/` + name + `"`
 }
 
 // Script is the hook script m1nd installs as name, running command with
 // args: what a forge that manages its repositories' hooks itself (Gitea)
 // is given to hold, through its own settings, instead of a file m1nd
 // writes.
-func Script(name, command string, args ...string) string { return hookScript(name, command, args...) }
+func Script(name, command string, args ...string) string {
+	return hookScript(name, command, besideChained(name), args...)
+}
 
 // GiteaManaged reports whether the hooks folder dir is one Gitea manages:
 // Gitea writes hooks/<name> as a runner of hooks/<name>.d/ (its own hook
@@ -153,17 +175,17 @@ func quoteAll(words []string) string {
 // out of packed-refs too) and keeps it while the hook runs, and pack-refs
 // has written the value to packed-refs before it prunes (a ref that moved
 // since fails git's own compare-and-swap first). Anything else — another
-// line, a held lock, a reftable repository, a hook directory that is not
-// this repository's (core.hooksPath), a linked worktree — goes to m1nd,
-// whose CheckTransaction also reads packed-refs.
-const prunePath = `gitdir="${0%/*}/.."
+// line, a held lock, a reftable repository — goes to m1nd, whose
+// CheckTransaction also reads packed-refs. The script lives in m1nd's own
+// hooks folder in the common git dir (GuardDir), so the repository is the
+// one two folders up, in every worktree it guards.
+const prunePath = `gitdir="${0%/*}/../.."
 more=
 if IFS=' ' read -r old new ref; then
 	case "$new:$ref" in
 	*[!0]*:*|:*) ;;
 	*:refs/m1nd/*)
 		if [ ! -e "$gitdir/packed-refs.lock" ] && [ ! -d "$gitdir/reftable" ] &&
-			{ [ "$gitdir" -ef .git ] || [ "$gitdir" -ef . ]; } &&
 			[ -f "$gitdir/$ref" ] && IFS= read -r loose <"$gitdir/$ref" && [ "$loose" = "$old" ] &&
 			! IFS= read -r more && [ -z "$more" ]; then
 			exit 0
@@ -207,23 +229,32 @@ func isOurHook(path string) bool {
 
 // InstallGitHook writes m1nd's hook name into dir, calling command with
 // args after the hook's name (flags m1nd's hook takes, such as
-// --require-passkey). A hook that was there is kept and chained (renamed
-// name.m1nd-chained, run first); installing again only refreshes m1nd's
-// script. changed is false when nothing moved.
+// --require-passkey). A hook that was there is kept and chained (moved
+// into chainedDir, run first under its own name); installing again only
+// refreshes m1nd's script, and moves a hook chained the old way
+// (name.m1nd-chained) into chainedDir. changed is false when nothing
+// moved.
 func InstallGitHook(dir, name, command string, args ...string) (changed bool, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
 	path := filepath.Join(dir, name)
-	script := hookScript(name, command, args...)
+	chained := filepath.Join(dir, chainedDir, name)
+	moved, err := moveLegacyChained(path, chained)
+	if err != nil {
+		return false, err
+	}
+	script := Script(name, command, args...)
 	if old, err := gitstore.ReadRegular(path, 1<<20); err == nil {
 		if string(old) == script {
-			return false, nil
+			return moved, nil
 		}
 		if !strings.Contains(string(old), hookMarker) {
-			chained := path + chainedSuffix
-			if _, err := os.Stat(chained); err == nil {
+			if _, err := os.Lstat(chained); err == nil {
 				return false, fmt.Errorf("%s exists and so does %s: m1nd will not overwrite either; move one away", path, chained)
+			}
+			if err := os.MkdirAll(filepath.Dir(chained), 0o755); err != nil {
+				return false, err
 			}
 			if err := os.Rename(path, chained); err != nil {
 				return false, err
@@ -235,6 +266,21 @@ func InstallGitHook(dir, name, command string, args ...string) (changed bool, er
 	return true, gitstore.WriteFileAtomic(path, []byte(script), 0o755)
 }
 
+// moveLegacyChained moves a hook chained as path.m1nd-chained to chained.
+func moveLegacyChained(path, chained string) (bool, error) {
+	legacy := path + legacyChainedSuffix
+	if _, err := os.Lstat(legacy); err != nil {
+		return false, nil
+	}
+	if _, err := os.Lstat(chained); err == nil {
+		return false, fmt.Errorf("%s exists and so does %s: m1nd will not overwrite either; move one away", legacy, chained)
+	}
+	if err := os.MkdirAll(filepath.Dir(chained), 0o755); err != nil {
+		return false, err
+	}
+	return true, os.Rename(legacy, chained)
+}
+
 // UninstallGitHook removes m1nd's hook and puts a chained one back.
 func UninstallGitHook(dir, name string) (changed bool, err error) {
 	path := filepath.Join(dir, name)
@@ -244,11 +290,15 @@ func UninstallGitHook(dir, name string) (changed bool, err error) {
 	if err := os.Remove(path); err != nil {
 		return false, err
 	}
-	if _, err := os.Stat(path + chainedSuffix); err == nil {
-		if err := os.Rename(path+chainedSuffix, path); err != nil {
-			return true, err
+	for _, chained := range []string{filepath.Join(dir, chainedDir, name), path + legacyChainedSuffix} {
+		if _, err := os.Lstat(chained); err == nil {
+			if err := os.Rename(chained, path); err != nil {
+				return true, err
+			}
+			break
 		}
 	}
+	_ = os.Remove(filepath.Join(dir, chainedDir)) // once empty
 	return true, nil
 }
 

@@ -1,6 +1,7 @@
 package githook
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,9 +112,18 @@ esac
 exit 0
 `
 
-// TestGitHookRunsM1ndOnlyWhenPrepared installs the hook with a spy for
-// m1nd in a real repository: git runs the hook for prepared and committed,
-// m1nd is started for prepared only; the chained hook still sees both. A
+// guard guards r's worktree with a spy for m1nd.
+func (r *hookRig) guard(spy string) {
+	r.t.Helper()
+	if _, err := Guard(context.Background(), r.repo, r.g.Dir, spy); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// TestGitHookRunsM1ndOnlyWhenPrepared guards a worktree with a spy for
+// m1nd in a real repository: git runs the guard for prepared and
+// committed, m1nd is started for prepared only; the repository's own
+// reference-transaction hook still sees both, with its own name in $0. A
 // pre-receive script has no state to look at.
 func TestGitHookRunsM1ndOnlyWhenPrepared(t *testing.T) {
 	r := newChainRig(t)
@@ -122,43 +132,54 @@ func TestGitHookRunsM1ndOnlyWhenPrepared(t *testing.T) {
 	spy := filepath.Join(work, "m1nd-spy")
 	os.WriteFile(spy, []byte("#!/bin/sh\necho \"$*\" >>"+filepath.Join(work, "m1nd.log")+"\ncat >/dev/null\n"), 0o755)
 	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, GitHookReferenceTransaction), []byte("#!/bin/sh\necho \"$1\" >>"+filepath.Join(work, "chained.log")+"\ncat >/dev/null\n"), 0o755)
-	if changed, err := InstallGitHook(dir, GitHookReferenceTransaction, spy); err != nil || !changed {
-		t.Fatalf("install: %v %v", changed, err)
-	}
+	os.WriteFile(filepath.Join(dir, GitHookReferenceTransaction), []byte("#!/bin/sh\necho \"$1 ${0##*/}\" >>"+filepath.Join(work, "chained.log")+"\ncat >/dev/null\n"), 0o755)
+	r.guard(spy)
 	head := r.g.Git("rev-parse", "HEAD")
 	r.g.Git("update-ref", "refs/m1nd/missions/msn_0123456789ab", head)
 	if log, _ := os.ReadFile(filepath.Join(work, "m1nd.log")); string(log) != "hooks run reference-transaction prepared\n" {
 		t.Errorf("m1nd was started for:\n%s", log)
 	}
-	if log, _ := os.ReadFile(filepath.Join(work, "chained.log")); string(log) != "prepared\ncommitted\n" {
-		t.Errorf("the chained hook ran for:\n%s", log)
+	if log, _ := os.ReadFile(filepath.Join(work, "chained.log")); string(log) != "prepared reference-transaction\ncommitted reference-transaction\n" {
+		t.Errorf("the repository's own hook ran for:\n%s", log)
 	}
-	if strings.Contains(hookScript(GitHookPreReceive, "m1nd"), "prepared") {
-		t.Errorf("the pre-receive script looks for a state:\n%s", hookScript(GitHookPreReceive, "m1nd"))
+	if strings.Contains(Script(GitHookPreReceive, "m1nd"), "prepared") {
+		t.Errorf("the pre-receive script looks for a state:\n%s", Script(GitHookPreReceive, "m1nd"))
 	}
 }
 
 // TestInstallGitHookRefreshesAnOlderScript: a script m1nd installed before
-// is replaced by the current one, the chained hook left alone; then
-// installing again changes nothing.
+// is replaced by the current one, the hook it chained the old way moved
+// into m1nd-chained/ under its own name; then installing again changes
+// nothing, and uninstalling puts the chained hook back.
 func TestInstallGitHookRefreshesAnOlderScript(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, GitHookReferenceTransaction)
+	path := filepath.Join(dir, GitHookPreReceive)
 	os.WriteFile(path, []byte(olderHookScript), 0o755)
-	os.WriteFile(path+chainedSuffix, []byte("#!/bin/sh\nexit 0\n"), 0o755)
-	changed, err := InstallGitHook(dir, GitHookReferenceTransaction, "m1nd")
+	os.WriteFile(path+legacyChainedSuffix, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	changed, err := InstallGitHook(dir, GitHookPreReceive, "m1nd")
 	if err != nil || !changed {
 		t.Fatalf("refresh: %v %v", changed, err)
 	}
-	if data, _ := os.ReadFile(path); string(data) != hookScript(GitHookReferenceTransaction, "m1nd") {
+	if data, _ := os.ReadFile(path); string(data) != Script(GitHookPreReceive, "m1nd") {
 		t.Fatalf("after the refresh:\n%s", data)
 	}
-	if data, _ := os.ReadFile(path + chainedSuffix); string(data) != "#!/bin/sh\nexit 0\n" {
-		t.Fatalf("the chained hook changed:\n%s", data)
+	if data, _ := os.ReadFile(filepath.Join(dir, chainedDir, GitHookPreReceive)); string(data) != "#!/bin/sh\nexit 0\n" {
+		t.Fatalf("the chained hook did not move, or changed:\n%s", data)
 	}
-	if changed, err := InstallGitHook(dir, GitHookReferenceTransaction, "m1nd"); err != nil || changed {
+	if _, err := os.Stat(path + legacyChainedSuffix); err == nil {
+		t.Fatal("the old chained name is still there")
+	}
+	if changed, err := InstallGitHook(dir, GitHookPreReceive, "m1nd"); err != nil || changed {
 		t.Fatalf("again: %v %v", changed, err)
+	}
+	if changed, err := UninstallGitHook(dir, GitHookPreReceive); err != nil || !changed {
+		t.Fatalf("uninstall: %v %v", changed, err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "#!/bin/sh\nexit 0\n" {
+		t.Fatalf("the chained hook is not back:\n%s", data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, chainedDir)); err == nil {
+		t.Fatal("an empty m1nd-chained folder was left")
 	}
 }
 
@@ -188,14 +209,11 @@ func FuzzParseUpdates(f *testing.F) {
 // still reaches m1nd.
 func TestPackRefsPrunesWithoutStartingM1nd(t *testing.T) {
 	r := newChainRig(t)
-	dir := filepath.Join(r.repo.CommonDir(), "hooks")
 	work := t.TempDir()
 	spyLog := filepath.Join(work, "m1nd.log")
 	spy := filepath.Join(work, "m1nd-spy")
 	os.WriteFile(spy, []byte("#!/bin/sh\nn=$(grep -c ' refs/m1nd/')\necho \"$* lines=$n\" >>"+spyLog+"\n"), 0o755)
-	if _, err := InstallGitHook(dir, GitHookReferenceTransaction, spy); err != nil {
-		t.Fatal(err)
-	}
+	r.guard(spy)
 	head := r.g.Git("rev-parse", "HEAD")
 	var create strings.Builder
 	for i := 0; i < 40; i++ {
@@ -236,7 +254,7 @@ func TestPreReceiveWakesForProtectedBranches(t *testing.T) {
 	odd := `rel$(touch pwned)'"x`
 	policy := PushPolicy{RequirePasskey: true, Protect: []string{"main", odd}}
 	script := filepath.Join(work, GitHookPreReceive)
-	os.WriteFile(script, []byte(hookScript(GitHookPreReceive, spy, policy.HookArgs()...)), 0o755)
+	os.WriteFile(script, []byte(Script(GitHookPreReceive, spy, policy.HookArgs()...)), 0o755)
 	zero := strings.Repeat("0", 40)
 	one := strings.Repeat("1", 40)
 	for _, tc := range []struct {

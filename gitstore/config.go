@@ -26,6 +26,33 @@ func (r *Repo) ConfigValue(section, key string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	return lastValue(cfgs, section, key)
+}
+
+// SharedConfigValue is ConfigValue without this worktree's own
+// config.worktree: what every worktree that sets nothing of its own sees.
+func (r *Repo) SharedConfigValue(section, key string) (string, bool) {
+	cfgs, err := r.loadConfig()
+	if err != nil {
+		return "", false
+	}
+	if r.perWorktree {
+		cfgs = cfgs[1:]
+	}
+	return lastValue(cfgs, section, key)
+}
+
+// WorktreeConfigValue is section.key as this worktree's own
+// config.worktree sets it (extensions.worktreeConfig on), if it does.
+func (r *Repo) WorktreeConfigValue(section, key string) (string, bool) {
+	cfgs, err := r.loadConfig()
+	if err != nil || !r.perWorktree {
+		return "", false
+	}
+	return lastValue(cfgs[:1], section, key)
+}
+
+func lastValue(cfgs gitConfig, section, key string) (string, bool) {
 	for _, c := range cfgs {
 		if !c.HasSection(section) {
 			continue
@@ -65,6 +92,7 @@ func (r *Repo) loadConfig() (gitConfig, error) {
 				r.configErr = err
 			} else if c != nil {
 				r.config = append(gitConfig{c}, r.config...)
+				r.perWorktree = true
 			}
 		}
 	})

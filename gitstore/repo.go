@@ -39,7 +39,9 @@ type Repo struct {
 
 	configOnce sync.Once
 	config     gitConfig
-	configErr  error
+	// perWorktree: config[0] is this worktree's config.worktree.
+	perWorktree bool
+	configErr   error
 }
 
 // Open discovers the repository enclosing dir, like git does: it walks up

@@ -78,12 +78,15 @@ type pushOutcome struct {
 	said    string // what git said, cut
 }
 
-// A push's first batch, when there are more refs than it, carries at most
-// probeBatch refs and is timed; every later batch is sized from the
-// slowest rate seen so far to take about batchBudget (at least minBatch
-// refs, at most MaxBatch). A forge that pays ~0.1 s per ref (Gitea's
-// update hook) then gets batches of ~100 refs, ten seconds each, well
-// inside a proxy's 30 s timeout, while a bare remote gets full batches.
+// A push's first batch, when there are more refs than minBatch, carries
+// at most probeBatch refs and is timed; every later batch is sized from
+// the slowest rate seen so far to take about batchBudget (at least
+// minBatch refs, at most MaxBatch). A forge that pays ~0.1 s per ref
+// (Gitea's update hook) then gets batches of ~100 refs, ten seconds each,
+// well inside a proxy's 30 s timeout, while a bare remote gets full
+// batches. A batch a server or proxy cuts short (a timeout, a hang-up) is
+// pushed again at half its size, down to one ref, before the push gives
+// up: what went before stays pushed.
 const (
 	probeBatch  = 100
 	minBatch    = 20
@@ -98,17 +101,20 @@ const (
 func pushRefs(ctx context.Context, dir, remote string, push, held []string, say func(string, ...any)) (pushOutcome, error) {
 	var out pushOutcome
 	size := MaxBatch
-	if len(push) > MaxBatch {
+	if len(push) > minBatch {
 		size = probeBatch
 	}
 	var perRef time.Duration // the slowest rate seen
+	ceiling := MaxBatch      // the size a cut-short batch was halved to: never more after it
 	for left := push; len(left) > 0; {
 		rest := splitBatches(left, size)
 		b := rest[0]
 		out.batches++
 		planned := out.batches - 1 + len(rest)
 		switch {
-		case size == probeBatch && out.batches == 1:
+		case out.batches == 1 && planned == 1:
+			say("pushing %s to %s in one batch", gates.Count(len(b.refs), "ref"), remote)
+		case out.batches == 1 && len(push) > minBatch:
 			say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(len(b.refs), "ref"), len(push))
 		case planned > 1:
 			say("pushing batch %d of %d (%s)", out.batches, planned, gates.Count(len(b.refs), "ref"))
@@ -120,14 +126,23 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 		}
 		out.pushed = append(out.pushed, pushed...)
 		if failure != "" {
+			if timeout && len(b.refs) > 1 {
+				// Cut short, not refused: the same refs again, in halves.
+				size = (len(b.refs) + 1) / 2
+				ceiling = size
+				out.batches--
+				say("batch %d was cut short (%s timed out or hung up); pushing it again in batches of %s", out.batches+1, remote, gates.Count(size, "ref"))
+				left = without(left, pushed)
+				continue
+			}
 			out.failed, out.timeout, out.said = out.batches, timeout, failure
 			out.batches = planned
 			return out, nil
 		}
 		perRef = max(perRef, time.Since(start)/time.Duration(len(b.refs)))
-		size = MaxBatch
+		size = ceiling
 		if perRef > 0 {
-			size = min(MaxBatch, max(minBatch, int(batchBudget/perRef)))
+			size = min(ceiling, max(minBatch, int(batchBudget/perRef)))
 		}
 		left = without(left, b.refs)
 	}

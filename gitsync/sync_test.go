@@ -284,7 +284,8 @@ func TestSyncPushesInBatches(t *testing.T) {
 }
 
 // A push the server cuts short (it hung up mid-push, as a proxy that timed
-// out does) is named as such, with its batch, not as a refusal.
+// out does) is pushed again in halves, down to one ref; when even that is
+// cut short, it is named as such, with its batch, not as a refusal.
 func TestSyncNamesAPushCutShort(t *testing.T) {
 	a, _ := twoClones(t)
 	bare := a.g.Git("-C", a.g.Dir, "remote", "get-url", "origin")
@@ -296,7 +297,7 @@ func TestSyncNamesAPushCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := a.sync(t)
-	if rep.OK || !rep.PushCutShort || rep.FailedBatch != "1 of 1" || len(rep.Pushed) != 0 {
+	if rep.OK || !rep.PushCutShort || rep.FailedBatch != "1 of 2" || len(rep.Pushed) != 0 {
 		t.Fatalf("a push cut short: %+v", rep)
 	}
 }
@@ -503,5 +504,40 @@ func TestSyncCarriesAFold(t *testing.T) {
 	got, err := b.m.Current(head.MissionID)
 	if err != nil || !got.Folded || got.Phase != chain.PhaseArchived {
 		t.Fatalf("b reads %+v, %v; want the archived mission, folded", got, err)
+	}
+}
+
+// A remote that cuts short every push of more than 3 refs (a proxy whose
+// timeout a larger push outlives) still takes all of a first sync: the
+// batch is pushed again in halves, and no later batch is larger than the
+// size that got through, each with its progress line.
+func TestSyncHalvesABatchCutShort(t *testing.T) {
+	a, _ := twoClones(t)
+	bare := a.g.Git("-C", a.g.Dir, "remote", "get-url", "origin")
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ $(wc -l) -le 3 ] || kill -9 $PPID\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 9 {
+		if _, err := a.m.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "alice", Now: time.Date(2026, 11, 30, 12, 0, i, 0, time.UTC)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var progress strings.Builder
+	rep, err := Sync(context.Background(), a.repo, "origin", &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Split(progress.String(), "\n")
+	if !rep.OK || rep.PushCutShort || len(rep.Pushed) < 9 {
+		t.Fatalf("a first sync through a remote that cuts large pushes: %+v\n%s", rep, strings.Join(said, "\n"))
+	}
+	log := strings.Join(said, "\n")
+	if !strings.Contains(log, "was cut short (origin timed out or hung up)") || !strings.Contains(log, "pushing it again in batches of") {
+		t.Fatalf("no line says the batch was cut short and halved:\n%s", log)
+	}
+	missions := a.g.Git("--git-dir", bare, "for-each-ref", "--format=%(refname)", "refs/m1nd/missions/")
+	if n := len(strings.Fields(missions)); n != 9 {
+		t.Fatalf("the remote holds %d missions, want 9", n)
 	}
 }

@@ -18,6 +18,9 @@ type InitResult struct {
 	Brain      string   `json:"brain"`
 	RuntimeDir string   `json:"runtime_dir"`
 	Created    []string `json:"created"` // what Init made, in order; empty when it was all there
+	// Removed is what it took out: m1nd's hook where an earlier m1nd put
+	// it, in the shared hooks folder.
+	Removed []string `json:"removed,omitempty"`
 	// Registered says how the brain's name came to be in refs/m1nd/brain
 	// this time: "registered" (first init of a brain), "adopted from
 	// REMOTE", or "" when it already was.
@@ -38,16 +41,16 @@ func (e *SecretError) Error() string { return e.Err.Error() }
 // Unwrap is the secret's problem.
 func (e *SecretError) Unwrap() error { return e.Err }
 
-// HookInstaller installs the brain's git hooks and returns the paths it
-// wrote. The front end passes githook's installer: githook stands above
-// ops (DESIGN §1), so ops is handed it rather than importing it.
-type HookInstaller func(repo *gitstore.Repo) ([]string, error)
+// HookInstaller writes the brain's git hooks and returns the paths it
+// wrote and those it removed. The front end passes githook's installer:
+// githook stands above ops (DESIGN §1), so ops is handed it rather than
+// importing it.
+type HookInstaller func(repo *gitstore.Repo) (written, removed []string, err error)
 
 // Init prepares the brain's repository for m1nd, idempotently: the runtime
 // dir $(git rev-parse --git-common-dir)/m1nd (never a ref, never pushed),
-// the runner daemon's shared secret in it (0600), and the
-// reference-transaction git hook, which runs hookCommand (an existing hook
-// is kept and chained). Running it again changes nothing.
+// the runner daemon's shared secret in it (0600), and the git hooks
+// installHooks writes. Running it again changes nothing.
 func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
 	dir := b.Repo.RuntimeDir()
 	res := &InitResult{Brain: b.Name(), RuntimeDir: dir, Created: []string{}}
@@ -73,11 +76,12 @@ func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	installed, err := installHooks(b.Repo)
+	installed, removed, err := installHooks(b.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
 	res.Created = append(res.Created, installed...)
+	res.Removed = removed
 	if err := b.register(ctx, res); err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}

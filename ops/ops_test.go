@@ -90,7 +90,7 @@ func TestInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook := filepath.Join(g.Dir, ".git", "hooks", "reference-transaction")
+	hook := filepath.Join(githook.GuardDir(repo), "reference-transaction")
 	want := []string{repo.RuntimeDir(), serve.SecretFile, serve.RunnerKeyFile, hook, brain.RegistrationRef} // no remote: the brain registers its own name
 	if res.Brain != "shop" || res.RuntimeDir != repo.RuntimeDir() || strings.Join(res.Created, "\n") != strings.Join(want, "\n") || res.Registered != "registered" {
 		t.Fatalf("first init: %+v, want created %v", res, want)
@@ -169,9 +169,11 @@ func TestViewsWithoutAStore(t *testing.T) {
 	}
 }
 
-// refTransactionHook is what m1nd init hands ops.Init.
-func refTransactionHook(repo *gitstore.Repo) ([]string, error) {
-	return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, "m1nd", nil)
+// refTransactionHook is what m1nd init hands ops.Init: m1nd's hooks folder
+// written, the shared folder left alone.
+func refTransactionHook(repo *gitstore.Repo) ([]string, []string, error) {
+	written, err := githook.SyncGuardDir(repo, "m1nd")
+	return written, nil, err
 }
 
 // A clone with a remote whose brain's name is neither registered nor

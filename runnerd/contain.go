@@ -228,6 +228,17 @@ func keepFolder(dir string) error {
 	return gitstore.WriteFileAtomic(path, nil, 0o644)
 }
 
+// selfPath is the m1nd runnerd runs as: what its guard hooks call.
+func (d *Daemon) selfPath() string {
+	if c := d.Contain; c != nil && c.Self != "" {
+		return c.Self
+	}
+	if self, err := os.Executable(); err == nil {
+		return self
+	}
+	return "m1nd"
+}
+
 // wrap is argv started in j through the contain verb, with env and j's
 // own variables; argv and env unchanged when containment is off.
 func (d *Daemon) wrap(j *jail, argv, env []string) ([]string, []string, error) {

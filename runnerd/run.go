@@ -19,6 +19,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
@@ -128,6 +129,10 @@ func (d *Daemon) addWorktree(ctx context.Context, runner *Runner, missionID stri
 	if _, err := gitOutput(ctx, main, "worktree", "add", "-q", "-b", branch, wt, base); err != nil {
 		d.Logf("mission %s: %v", missionID, err)
 		return nil, "worktree add failed (runnerd's log says why)"
+	}
+	// The agent writes here: raw git writes to refs/m1nd/ meet the guard.
+	if _, err := githook.Guard(ctx, d.Repo, wt, d.selfPath()); err != nil {
+		d.Logf("mission %s: the worktree is not guarded: %v", missionID, err)
 	}
 	target, _ := gitOutput(ctx, main, "symbolic-ref", "-q", "--short", "HEAD")
 	side := &runs.Side{MissionID: missionID, RunnerID: runner.ID, Worktree: wt, Branch: branch, Base: base, Target: target, Created: chain.Timestamp(d.Now())}

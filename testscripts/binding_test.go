@@ -162,6 +162,9 @@ func (r *bindRig) secondClone() *gittest.Repo {
 	if out, err := r.m1nd(dir, "init"); err != nil {
 		t.Fatalf("m1nd init in the second clone: %v\n%s", err, out)
 	}
+	if out, err := r.m1nd(dir, "hooks", "install"); err != nil { // agents write here
+		t.Fatalf("m1nd hooks install in the second clone: %v\n%s", err, out)
+	}
 	return g
 }
 

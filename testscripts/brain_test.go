@@ -50,6 +50,10 @@ func newRemoteBrainAt(t *testing.T, url string, config [][2]string) *remoteBrain
 	if out, err := b.m1nd(b.g.Dir, "init"); err != nil {
 		t.Fatalf("m1nd init: %v\n%s", err, out)
 	}
+	// Agents write in this clone: it is guarded, as runnerd's worktrees are.
+	if out, err := b.m1nd(b.g.Dir, "hooks", "install"); err != nil {
+		t.Fatalf("m1nd hooks install: %v\n%s", err, out)
+	}
 	b.g.Git("remote", "add", "origin", url)
 	repo, err := gitstore.Open(b.g.Dir)
 	if err != nil {

@@ -61,6 +61,9 @@ func TestToyKindThroughGitHookAndVerify(t *testing.T) {
 	if out, err := m1nd("init"); err != nil {
 		t.Fatalf("m1nd init: %v\n%s", err, out)
 	}
+	if out, err := m1nd("hooks", "install"); err != nil { // the guard, as where agents write
+		t.Fatalf("m1nd hooks install: %v\n%s", err, out)
+	}
 	one := g.CommitFile("", "toy.json", []byte(`{"n":1}`), "one")
 	g.Git("update-ref", "refs/m1nd/e2etoy/a", one)
 	skip := g.CommitFile(one, "toy.json", []byte(`{"n":3}`), "three")

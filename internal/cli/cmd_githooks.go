@@ -24,8 +24,13 @@ func gitHooksGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
 		Name:  "hooks",
 		Usage: "git hooks that keep raw git writes to refs/m1nd/ honest",
 		Description: `go-git never runs hooks, so m1nd's own writes are checked by m1nd; these
-hooks check what plain git does. reference-transaction (installed by m1nd
-init) refuses, for refs under refs/m1nd/: deleting a mission, store, memory or
+hooks check what plain git does where agents write. 'm1nd hooks install'
+guards this worktree: its own core.hooksPath (extensions.worktreeConfig)
+names m1nd's hooks folder, $(git rev-parse --git-common-dir)/m1nd/hooks,
+whose reference-transaction hook runs the repository's own first and whose
+other hooks run the repository's own; other worktrees keep git's speed.
+runnerd guards the worktrees it makes, and 'm1nd hook install' the one it
+runs in. The guard refuses, for refs under refs/m1nd/: deleting a mission, store, memory or
 atlas ref; a rewrite (non-fast-forward); a mission commit whose letter does not
 validate or does not extend its chain; an archived letter without a human
 M1nd-Origin; a landed letter the store does not back; a store commit that
@@ -37,8 +42,10 @@ same laws as a pre-receive hook, judging every pushed commit as new; with
 --require-passkey it also refuses every terminal gesture, before the brain's
 first key too (a team's setting), and with --protect main (repeatable) it
 refuses any push that moves main to a tree no landed mission's gate passed
-on — push the brain (m1nd sync) before the branch. An existing hook is kept
-and runs first.`,
+on — push the brain (m1nd sync) before the branch; it installs no per-ref
+hook there (the server's gc keeps git's speed), and running it again takes
+out the one an earlier m1nd put beside it. An existing pre-receive is kept
+(in hooks/m1nd-chained/) and runs first, under its own name.`,
 		Subcommands: subs,
 	}
 }
@@ -71,7 +78,7 @@ type hooksInstallOptions struct {
 func newHooksInstallCmd(inv *invocation, install bool, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
 	cmd := &cli.Command{
 		Name:  "install",
-		Usage: "install the reference-transaction hook (--bare: the pre-receive hook of a remote)",
+		Usage: "guard this worktree against raw git writes to refs/m1nd/ (--bare: the pre-receive hook of a remote)",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
 			&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
@@ -82,7 +89,7 @@ func newHooksInstallCmd(inv *invocation, install bool, runF func(context.Context
 		Before: noArgs,
 	}
 	if !install {
-		cmd.Name, cmd.Usage, cmd.Flags = "uninstall", "remove m1nd's git hooks (a chained earlier hook goes back in place)", []cli.Flag{jsonFlag}
+		cmd.Name, cmd.Usage, cmd.Flags = "uninstall", "unguard this worktree, and remove m1nd's hooks from the shared folder (a chained earlier hook goes back in place)", []cli.Flag{jsonFlag}
 	}
 	cmd.Action = func(c *cli.Context) error {
 		opts := &hooksInstallOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Install: install, Bare: c.Bool("bare"),
@@ -93,14 +100,16 @@ func newHooksInstallCmd(inv *invocation, install bool, runF func(context.Context
 }
 
 // runHooksInstall installs m1nd's git hooks, or removes them.
-func runHooksInstall(_ context.Context, opts *hooksInstallOptions) error {
+func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 	repo, err := opts.Repo()
 	if err != nil {
 		return err
 	}
 	install := opts.Install
-	dir := githook.HooksDir(repo)
-	names := []string{githook.GitHookReferenceTransaction}
+	dir := githook.SharedHooksDir(repo) // a remote's, and where an earlier m1nd put its hook
+	if !opts.Bare && install {
+		dir = githook.GuardDir(repo)
+	}
 	if opts.RequirePasskey && !opts.Bare {
 		return usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
 	}
@@ -125,14 +134,7 @@ func runHooksInstall(_ context.Context, opts *hooksInstallOptions) error {
 			"give Gitea m1nd's pre-receive instead, as the repository's git hook (Settings → Git Hooks → pre-receive, or the API), with DISABLE_GIT_HOOKS = false in its app.ini; "+
 			"m1nd hooks install --bare --print prints the script to paste (docs/sync.md: Gitea)", dir, githook.GitHookPreReceive)
 	}
-	if opts.Bare {
-		// The remote's laws for pushes, and for local writes on it too.
-		names = []string{githook.GitHookPreReceive, githook.GitHookReferenceTransaction}
-	}
-	if !install {
-		names = []string{githook.GitHookReferenceTransaction, githook.GitHookPreReceive}
-	}
-	changed, err := githook.SetGitHooks(dir, names, install, hookCommandName(), args)
+	changed, err := setHooks(ctx, repo, dir, opts, args)
 	if err != nil {
 		return err
 	}
@@ -140,13 +142,51 @@ func runHooksInstall(_ context.Context, opts *hooksInstallOptions) error {
 		if len(changed) == 0 {
 			fmt.Fprintf(w, "%s: nothing to change\n", dir)
 		}
-		verb := "installed"
+		verb := "installed "
 		if !install {
-			verb = "removed"
+			verb = githook.RemovedPrefix
 		}
-		printIDs(w, verb+" %s\n", changed)
+		for _, c := range changed {
+			if !strings.HasPrefix(c, githook.RemovedPrefix) {
+				c = verb + c
+			}
+			fmt.Fprintln(w, c)
+		}
 		return nil
 	})
+}
+
+// setHooks installs or removes what opts asks: on a remote (--bare) its
+// pre-receive alone (a per-ref hook there would make the server's own gc
+// crawl), taking out the reference-transaction hook an earlier m1nd put
+// beside it; in a worktree, the guard (githook.Guard). Uninstalling takes
+// out all of them.
+func setHooks(ctx context.Context, repo *gitstore.Repo, dir string, opts *hooksInstallOptions, args map[string][]string) ([]string, error) {
+	switch {
+	case !opts.Install:
+		changed, err := githook.SetGitHooks(dir, []string{githook.GitHookReferenceTransaction, githook.GitHookPreReceive}, false, "", nil)
+		if err != nil || repo.WorkTree() == "" {
+			return changed, err
+		}
+		did, err := githook.Unguard(ctx, repo, repo.WorkTree())
+		if did {
+			changed = append(changed, repo.WorkTree()+": core.hooksPath unset")
+		}
+		return changed, err
+	case opts.Bare:
+		changed, err := githook.SetGitHooks(dir, []string{githook.GitHookPreReceive}, true, hookCommandName(), args)
+		if err != nil {
+			return changed, err
+		}
+		gone, err := githook.SetGitHooks(dir, []string{githook.GitHookReferenceTransaction}, false, "", nil)
+		for _, g := range gone {
+			changed = append(changed, githook.RemovedPrefix+g)
+		}
+		return changed, err
+	case repo.WorkTree() == "":
+		return nil, usagef("this repository is bare: it has no worktree to guard; for a remote, run m1nd hooks install --bare")
+	}
+	return githook.Guard(ctx, repo, repo.WorkTree(), hookCommandName())
 }
 
 // protectedBranches checks the branch names given to --protect: each a

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/session"
@@ -271,11 +272,12 @@ type hookInstallOptions struct {
 
 // runHookInstall merges m1nd's hooks and MCP server into the host's
 // settings, or removes them.
-func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
+func runHookInstall(ctx context.Context, opts *hookInstallOptions) error {
 	root := ""
+	var repo *gitstore.Repo
 	if !opts.User {
-		repo, err := opts.Repo()
-		if err != nil {
+		var err error
+		if repo, err = opts.Repo(); err != nil {
 			return err
 		}
 		if root = repo.WorkTree(); root == "" {
@@ -303,6 +305,16 @@ func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
 	if opts.Install && session.Locate(command, root) == "" {
 		warnings = append(warnings, fmt.Sprintf("%s is not on PATH here, so the host will not find the m1nd its hooks name until it is (README: Install)", command))
 	}
+	guarded := ""
+	if opts.Install && repo != nil {
+		// Agents write here: raw git writes to refs/m1nd/ get the guard.
+		if _, err := githook.Guard(ctx, repo, root, hookCommandName()); err != nil {
+			warnings = append(warnings, "this worktree is not guarded against raw git writes to refs/m1nd/: "+gates.OneLine(err.Error()))
+		} else {
+			guarded = githook.GuardDir(repo)
+			reply["guard"] = guarded
+		}
+	}
 	if len(warnings) > 0 {
 		reply["warning"] = strings.Join(warnings, "; ")
 	}
@@ -313,6 +325,9 @@ func runHookInstall(_ context.Context, opts *hookInstallOptions) error {
 	}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		opts.say(w, path, mcpPath, changed, mcpChanged)
+		if guarded != "" {
+			fmt.Fprintf(w, "%s: guarded: git here runs m1nd's hooks folder %s, which refuses raw writes to refs/m1nd/ the laws forbid\n", root, guarded)
+		}
 		if trust != "" {
 			fmt.Fprint(w, trust)
 		}

@@ -19,7 +19,7 @@ type initOptions struct {
 	IO    *IOStreams
 	JSON  bool
 	Flows func() (*ops.Brain, error)
-	Hook  ops.HookInstaller // installs the reference-transaction hook
+	Hook  ops.HookInstaller // writes m1nd's hooks folder
 }
 
 func newInitCmd(inv *invocation, runF func(context.Context, *initOptions) error) *cli.Command {
@@ -28,9 +28,12 @@ func newInitCmd(inv *invocation, runF func(context.Context, *initOptions) error)
 		Usage: "prepare this repository for m1nd (idempotent)",
 		Description: `Creates the runtime folder $(git rev-parse --git-common-dir)/m1nd (never a
 ref, never pushed), the runner daemon's shared secret in it (mode 0600), and
-the reference-transaction git hook that keeps raw git writes to refs/m1nd/
-honest (an existing hook is kept and runs first). Running it again changes
-nothing.`,
+m1nd's hooks folder in it: the guard against raw git writes to refs/m1nd/
+that the worktrees where agents write run (m1nd hooks install, m1nd hook
+install, runnerd's worktrees). It installs no hook where git runs it for
+everyone: a reference-transaction hook an earlier m1nd put in the shared
+hooks folder is taken out (an existing hook it chained goes back). Running
+it again changes nothing.`,
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
@@ -56,10 +59,11 @@ func runInit(ctx context.Context, opts *initOptions) error {
 	}
 	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain %s\nruntime dir %s\n", reply.Brain, reply.RuntimeDir)
-		if len(reply.Created) == 0 {
+		if len(reply.Created) == 0 && len(reply.Removed) == 0 {
 			fmt.Fprintf(w, "already initialised; nothing changed\n")
 		}
 		printIDs(w, "created %s\n", reply.Created)
+		printIDs(w, "removed %s (git runs no m1nd hook outside the worktrees m1nd guards)\n", reply.Removed)
 		if strings.HasPrefix(reply.Registered, "adopted from ") {
 			fmt.Fprintf(w, "brain %s %s (refs/m1nd/brain): every clone of it is this brain, whatever its folder\n", reply.Brain, reply.Registered)
 		}
@@ -70,10 +74,17 @@ func runInit(ctx context.Context, opts *initOptions) error {
 	})
 }
 
-// refTransactionHook installs the reference-transaction hook that keeps
-// raw git writes to refs/m1nd/ honest, run as command.
+// refTransactionHook writes m1nd's hooks folder, the guard the worktrees
+// m1nd guards run (calling command), and takes the reference-transaction
+// hook an earlier m1nd installed out of the shared hooks folder, where
+// every worktree paid for it.
 func refTransactionHook(command string) ops.HookInstaller {
-	return func(repo *gitstore.Repo) ([]string, error) {
-		return githook.SetGitHooks(githook.HooksDir(repo), []string{githook.GitHookReferenceTransaction}, true, command, nil)
+	return func(repo *gitstore.Repo) ([]string, []string, error) {
+		removed, err := githook.RemoveShared(repo)
+		if err != nil {
+			return nil, removed, err
+		}
+		written, err := githook.SyncGuardDir(repo, command)
+		return written, removed, err
 	}
 }

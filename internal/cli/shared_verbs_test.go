@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,22 +146,27 @@ func TestVerifyAndHooks(t *testing.T) {
 	}
 	contains(t, must(t, dir, "", "verify").out, "0 faults")
 
-	hook := filepath.Join(dir, ".git", "hooks", "reference-transaction")
-	if _, err := os.Stat(hook); err != nil {
-		t.Fatalf("init did not install the hook: %v", err)
+	// init writes m1nd's hooks folder and guards nothing; hooks install
+	// guards this worktree, uninstall unguards it.
+	if _, err := os.Stat(filepath.Join(dir, ".git", "m1nd", "hooks", "reference-transaction")); err != nil {
+		t.Fatalf("init did not write the guard: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "reference-transaction")); !os.IsNotExist(err) {
+		t.Fatalf("init installed a hook every worktree runs: %v", err)
+	}
+	hooksPath := func() string {
+		out, _ := exec.Command("git", "-C", dir, "config", "--worktree", "core.hooksPath").Output()
+		return strings.TrimSpace(string(out))
+	}
+	contains(t, must(t, dir, "", "hooks", "install").out, "installed ")
+	if hooksPath() != ".git/m1nd/hooks" {
+		t.Fatalf("hooks install did not guard the worktree: %q", hooksPath())
 	}
 	un := jsonOf(t, must(t, dir, "", "hooks", "uninstall", "--json"))
-	if un["ok"] != true || len(un["changed"].([]any)) == 0 {
-		t.Fatalf("hooks uninstall: %v", un)
-	}
-	if _, err := os.Stat(hook); !os.IsNotExist(err) {
-		t.Fatalf("hook still there after uninstall: %v", err)
+	if un["ok"] != true || len(un["changed"].([]any)) == 0 || hooksPath() != "" {
+		t.Fatalf("hooks uninstall: %v (core.hooksPath %q)", un, hooksPath())
 	}
 	contains(t, must(t, dir, "", "hooks", "uninstall").out, "nothing to change")
-	contains(t, must(t, dir, "", "hooks", "install").out, "installed ")
-	if _, err := os.Stat(hook); err != nil {
-		t.Fatalf("hooks install: %v", err)
-	}
 
 	settings := filepath.Join(dir, ".claude", "settings.json")
 	inst := jsonOf(t, must(t, dir, "", "hook", "install", "claude", "--json"))
@@ -172,6 +178,9 @@ func TestVerifyAndHooks(t *testing.T) {
 		t.Fatalf("settings %s: %v\n%s", settings, err, body)
 	}
 	contains(t, must(t, dir, "", "hook", "install", "claude").out, "nothing to change")
+	if inst["guard"] == nil || hooksPath() != ".git/m1nd/hooks" {
+		t.Fatalf("hook install claude did not guard the worktree it wires: %v (core.hooksPath %q)", inst, hooksPath())
+	}
 
 	ss := must(t, dir, `{"session_id":"s1","hook_event_name":"SessionStart","cwd":"`+dir+`"}`, "hook", "claude", "SessionStart")
 	if out := strings.TrimSpace(ss.out); out != "" {
