@@ -106,15 +106,24 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 	}
 	var perRef time.Duration // the slowest rate seen
 	ceiling := MaxBatch      // the size a cut-short batch was halved to: never more after it
+	cut := 0                 // the refs of the batch just cut short: a retry must carry fewer
+	cutSaid := ""
+	settled := 0 // refusals explained by a cut-short push that landed after all
 	for left := push; len(left) > 0; {
 		rest := splitBatches(left, size)
 		b := rest[0]
 		out.batches++
 		planned := out.batches - 1 + len(rest)
+		if cut > 0 && len(b.refs) >= cut {
+			// No smaller batch can carry these refs (named refs travel
+			// together): the cut stands.
+			out.failed, out.timeout, out.said, out.batches = out.batches, true, cutSaid, planned
+			return out, nil
+		}
 		switch {
-		case out.batches == 1 && planned == 1:
+		case out.batches == 1 && planned == 1 && ceiling == MaxBatch:
 			say("pushing %s to %s in one batch", gates.Count(len(b.refs), "ref"), remote)
-		case out.batches == 1 && len(push) > minBatch:
+		case out.batches == 1 && len(push) > minBatch && ceiling == MaxBatch && settled == 0:
 			say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(len(b.refs), "ref"), len(push))
 		case planned > 1:
 			say("pushing batch %d of %d (%s)", out.batches, planned, gates.Count(len(b.refs), "ref"))
@@ -129,16 +138,33 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 			if timeout && len(b.refs) > 1 {
 				// Cut short, not refused: the same refs again, in halves.
 				size = (len(b.refs) + 1) / 2
-				ceiling = size
+				ceiling, cut, cutSaid = size, len(b.refs), failure
 				out.batches--
-				say("batch %d was cut short (%s timed out or hung up); pushing it again in batches of %s", out.batches+1, remote, gates.Count(size, "ref"))
-				left = without(left, pushed)
+				// The server may have finished what the proxy stopped waiting for.
+				landed := landedAnyway(ctx, dir, remote, b.refs)
+				out.pushed = append(out.pushed, landed...)
+				say("batch %d was cut short (%s timed out or hung up; %d of its %s landed all the same); pushing the rest again in batches of %s",
+					out.batches+1, remote, len(landed), gates.Count(len(b.refs), "ref"), gates.Count(size, "ref"))
+				left = without(without(left, pushed), landed)
 				continue
+			}
+			if ceiling < MaxBatch && settled < maxPushAttempts {
+				// A push cut short earlier may have landed meanwhile (the
+				// server finished it): its refs are refused as taken.
+				if landed := landedAnyway(ctx, dir, remote, b.refs); len(landed) > 0 {
+					settled++
+					out.pushed = append(out.pushed, landed...)
+					out.batches--
+					say("%s of batch %d landed from the push that was cut short; pushing the rest", gates.Count(len(landed), "ref"), out.batches+1)
+					left = without(without(left, pushed), landed)
+					continue
+				}
 			}
 			out.failed, out.timeout, out.said = out.batches, timeout, failure
 			out.batches = planned
 			return out, nil
 		}
+		cut = 0
 		perRef = max(perRef, time.Since(start)/time.Duration(len(b.refs)))
 		size = ceiling
 		if perRef > 0 {
@@ -147,6 +173,35 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 		left = without(left, b.refs)
 	}
 	return out, nil
+}
+
+// landedAnyway are those of refs that remote holds at their local value
+// after a push of them was cut short: a server finishes a push whose
+// answer a proxy stopped waiting for. On any doubt, none.
+func landedAnyway(ctx context.Context, dir, remote string, refs []string) []string {
+	there, err := lsRemote(ctx, dir, remote)
+	if err != nil {
+		return nil
+	}
+	local, err := gitstore.Git(ctx, dir, "for-each-ref", "--format=%(objectname) %(refname)", Prefix)
+	if err != nil {
+		return nil
+	}
+	want := make(map[string]bool, len(refs))
+	for _, ref := range refs {
+		want[ref] = true
+	}
+	var out []string
+	for _, line := range strings.Split(local, "\n") {
+		hash, name, ok := strings.Cut(line, " ")
+		if !ok || !want[name] {
+			continue
+		}
+		if h, err := gitstore.ParseHash(hash); err == nil && there[strings.TrimPrefix(name, Prefix)] == h {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // without is refs less those in done, in order.
@@ -211,7 +266,7 @@ func pushOne(ctx context.Context, dir, remote string, b pushBatch, held []string
 // out or dropped the connection mid-push, not a refusal: smart HTTP's
 // "RPC failed; HTTP 504", a hung-up remote, an early EOF.
 func cutShort(said string) bool {
-	for _, sign := range []string{"RPC failed", "HTTP 502", "HTTP 503", "HTTP 504", "Gateway", "timed out", "hung up unexpectedly", "early EOF", "unexpected disconnect"} {
+	for _, sign := range []string{"RPC failed", "HTTP 502", "HTTP 503", "HTTP 504", "error: 502", "error: 503", "error: 504", "Gateway", "timed out", "hung up unexpectedly", "early EOF", "unexpected disconnect"} {
 		if strings.Contains(said, sign) {
 			return true
 		}

@@ -112,11 +112,12 @@ func TestSplitBatches(t *testing.T) {
 
 func TestCutShort(t *testing.T) {
 	for said, want := range map[string]bool{
-		"error: RPC failed; HTTP 504 curl 22 The requested URL returned error: 504":          true,
-		"fatal: the remote end hung up unexpectedly":                                         true,
-		"send-pack: unexpected disconnect while reading sideband packet":                     true,
-		"! [remote rejected] refs/m1nd/store -> refs/m1nd/store (pre-receive hook declined)": false,
-		"! [rejected] refs/m1nd/missions/msn_1 (fetch first)":                                false,
+		"error: RPC failed; HTTP 504 curl 22 The requested URL returned error: 504":                  true,
+		"fatal: the remote end hung up unexpectedly":                                                 true,
+		"fatal: unable to access 'http://127.0.0.1:1/a.git/': The requested URL returned error: 504": true,
+		"send-pack: unexpected disconnect while reading sideband packet":                             true,
+		"! [remote rejected] refs/m1nd/store -> refs/m1nd/store (pre-receive hook declined)":         false,
+		"! [rejected] refs/m1nd/missions/msn_1 (fetch first)":                                        false,
 	} {
 		if got := cutShort(said); got != want {
 			t.Errorf("cutShort(%q) = %v, want %v", said, got, want)

@@ -221,3 +221,35 @@ func TestForgeProxyTimeoutIsNamed(t *testing.T) {
 		t.Fatalf("sync blames a race for a timeout:\n%s", out)
 	}
 }
+
+// TestForgeProxyCutShortPushesInHalves: behind nginx with a 2 s read
+// timeout, a server whose update hook costs 0.15 s a ref cuts short any
+// push of more than about a dozen refs. A first sync of 30 missions is
+// cut short, pushes the batch again in halves, and lands every ref: a
+// proxy's timeout never blocks a first sync.
+func TestForgeProxyCutShortPushesInHalves(t *testing.T) {
+	longtest.Need(t, "the real git forges")
+	site := httpForge(t, 2*time.Second)
+	site.create(t, "paced", false)
+	r := newRemoteBrainAt(t, site.url("paced"), nil)
+	for i := range 30 {
+		if out, err := r.m1nd(r.g.Dir, "mission", "new", "--block", "sb_shop_core", "--synthetic"); err != nil {
+			t.Fatalf("mission %d: %v\n%s", i, err, out)
+		}
+	}
+	hook := filepath.Join(site.dir("paced"), "hooks", "update")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nsleep 0.15\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(m1ndBin(t), "sync")
+	cmd.Dir, cmd.Env = r.g.Dir, gittest.Env(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "was cut short (origin timed out or hung up; ") || !strings.Contains(string(out), "pushing the rest again in batches of") {
+		t.Fatalf("a first sync through a proxy that cuts large pushes (%v):\n%s", err, out)
+	}
+	remote := gittest.Open(t, site.dir("paced")).Git("for-each-ref", "--format=%(refname)", "refs/m1nd/missions/")
+	if n := len(strings.Fields(remote)); n != 30 {
+		t.Fatalf("the server holds %d of 30 missions:\n%s", n, out)
+	}
+	t.Logf("sync's progress:\n%s", out)
+}
