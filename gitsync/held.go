@@ -65,6 +65,28 @@ func writeHeld(runtimeDir, remote string, held []HeldRef) error {
 	return gitstore.WriteFileAtomic(path, data, 0o600)
 }
 
+// dropHeld takes ref out of what the last sync with remote held back: a
+// repair resolved it, and m1nd status should not offer it again.
+func dropHeld(runtimeDir, remote, ref string) error {
+	data, err := gitstore.ReadRuntime(heldPath(runtimeDir, remote), 16<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var held, kept []HeldRef
+	if err := json.Unmarshal(data, &held); err != nil {
+		return writeHeld(runtimeDir, remote, nil) // damaged: the next sync writes it again
+	}
+	for _, h := range held {
+		if h.Ref != ref {
+			kept = append(kept, h)
+		}
+	}
+	return writeHeld(runtimeDir, remote, kept)
+}
+
 // HeldBack lists what the last sync with each remote held back, from the
 // runtime folder: what m1nd status shows until a sync resolves it.
 func HeldBack(runtimeDir string) ([]HeldRef, error) {
@@ -155,6 +177,9 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 	}
 	if err := repo.UpdateRef(ctx, tracking, r, l); err != nil {
 		return nil, fmt.Errorf("%s repaired on %s, but its tracking ref did not move: %w", ref, remote, err)
+	}
+	if err := dropHeld(repo.RuntimeDir(), remote, ref); err != nil {
+		return nil, fmt.Errorf("%s repaired on %s, but the record of what sync held back still names it: %w", ref, remote, err)
 	}
 	return &Repaired{Remote: remote, Ref: ref, Was: r.String(), Now: l.String()}, nil
 }

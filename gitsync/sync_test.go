@@ -360,6 +360,10 @@ func TestRepairReplacesAForgedRemoteRef(t *testing.T) {
 	if got := a.g.Git("ls-remote", "origin", res.Ref); !strings.HasPrefix(got, aHead.String()) {
 		t.Fatalf("the remote holds %q, want a's %s", got, aHead)
 	}
+	// The repair itself clears the record: m1nd status offers it no more.
+	if held, _ := HeldBack(a.repo.RuntimeDir()); len(held) != 0 {
+		t.Fatalf("still held right after the repair: %+v", held)
+	}
 	if rep := a.sync(t); !rep.OK || len(rep.Held) != 0 {
 		t.Fatalf("sync after the repair: %+v", rep)
 	}

@@ -99,7 +99,7 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		fmt.Fprintf(w, "sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
 			gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Pushed), "ref"))
 		if len(rep.Folded) > 0 || len(rep.RemoteFolded) > 0 {
-			fmt.Fprintf(w, "folded missions (%s): %s removed here, %s on %s\n", chain.ArchiveRef, gates.Count(len(rep.Folded), "live ref"), gates.Count(len(rep.RemoteFolded), "live ref"), remote)
+			fmt.Fprintf(w, "folded missions (%s): removed %s here and %s on %s\n", chain.ArchiveRef, gates.Count(len(rep.Folded), "live ref"), gates.Count(len(rep.RemoteFolded), "live ref"), remote)
 		}
 		for _, c := range rep.Conflicts {
 			fmt.Fprintf(w, "stale_head: %s\n", c.Lesson)
