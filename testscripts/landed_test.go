@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,9 @@ import (
 // TestSelfCertifiedLandingByRawGit: a landed letter written with git's own
 // plumbing, in canonical bytes and extending a real merge_wait head, but
 // naming a store version that holds no human-imported candidate, is
-// refused landed_law by the local reference-transaction hook and by a bare
-// remote's pre-receive, and m1nd verify names it when it was written past
-// the hook. The real landing (the candidate imported, the letter naming
+// refused landed_law by the guard of a worktree where agents write and by
+// a bare remote's pre-receive; written from an unguarded checkout, m1nd
+// verify names it, m1nd sync holds it back, and the remote declines it. The real landing (the candidate imported, the letter naming
 // that version) passes the hook and the remote, store and letter pushed
 // together.
 func TestSelfCertifiedLandingByRawGit(t *testing.T) {
@@ -67,11 +68,19 @@ func TestSelfCertifiedLandingByRawGit(t *testing.T) {
 		t.Fatalf("the refused landing moved the ref to %s", got)
 	}
 
-	// Past the local hook, verify names it, and the remote declines it.
-	g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, forged, head.Commit.String())
+	// A worktree no agent writes in (the human's other checkout) is not
+	// guarded: the raw write goes in there; verify names it, sync holds it
+	// back, and the remote declines it.
+	other := filepath.Join(t.TempDir(), "checkout")
+	g.Git("worktree", "add", "-q", "--detach", other)
+	g.Git("-C", other, "update-ref", ref, forged, head.Commit.String())
 	out, err = run(g.Dir, "verify")
 	if exitCode(err) != 3 || !strings.Contains(out, forged[:12]) || !strings.Contains(out, "landed_law") {
 		t.Fatalf("verify (exit %d) did not name the forged landing %s:\n%s", exitCode(err), forged[:12], out)
+	}
+	out, err = run(other, "sync")
+	if err == nil || !strings.Contains(out, ref) || !strings.Contains(out, "landed_law") {
+		t.Fatalf("sync pushed, or did not name, the forged landing (%v):\n%s", err, out)
 	}
 	out, err = g.TryGit("push", "origin", ref+":"+ref)
 	if err == nil || !strings.Contains(out, "landed_law") {
