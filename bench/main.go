@@ -22,8 +22,11 @@
 //	slow-hook     the first sync of 1k to a remote whose update hook costs
 //	              50 ms per ref vs one `git push --atomic`: the longest
 //	              silence on m1nd's stderr (goal: none over 30 s);
-//	pack-refs     `git pack-refs --all` over 10k refs m1nd keeps packed, with its hooks
-//	              vs hooks off (a hooked run is cut at -pack-timeout);
+//	pack-refs     `git pack-refs --all` over 10k refs m1nd keeps packed, in a
+//	              worktree m1nd guards vs hooks off (cut at -pack-timeout);
+//	git           git's own commands where m1nd is installed (pack-refs of
+//	              1,000 loose branches, branch -D of 200, a fetch of 1,000
+//	              new refs, gc, commit, tag, rebase -i) vs hooks off;
 //	serve         the real `m1nd serve`: the tray's heads view vs
 //	              /api/system_blocks, 8 connections, req/s and p99;
 //	regate        a landing whose target moved, real serve and runnerd: from
@@ -125,7 +128,7 @@ func main() {
 }
 
 // rowNames are the rows in the order they run; -rows picks some.
-var rowNames = []string{"post", "start", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "serve", "regate", "store", "mail", "tray-idle"}
+var rowNames = []string{"post", "start", "post-many", "heads", "heads-nocache", "verify", "sync", "slow-hook", "pack-refs", "git", "serve", "regate", "store", "mail", "tray-idle"}
 
 func parseRows(list string) (map[string]bool, error) {
 	rows := map[string]bool{}
@@ -187,6 +190,7 @@ func run(sz sizes, rows map[string]bool, bin, dir string, keep bool) error {
 		{"sync", func() error { return benchSync(fx, bin, sz.syncMissions, sz.runs) }},
 		{"slow-hook", func() error { return benchSlowHook(fx, bin, sz.syncMissions) }},
 		{"pack-refs", func() error { return benchPackRefs(fx, bin, sz.refs, min(sz.runs, 3), sz.packTimeout) }},
+		{"git", func() error { return benchGitCommands(work, bin, min(max(sz.refs/10, 200), 1000), max(sz.runs, 5)) }},
 		{"serve", func() error { return benchServe(fx, bin, sz.serveMissions, sz.serve) }},
 		{"regate", func() error { return benchRegate(work, bin, sz.runs) }},
 		{"store", func() error { return benchStore(work, bin, sz.blocks, max(sz.posts/4, 3)) }},

@@ -82,7 +82,7 @@ func hookScript(name, command, chained string, args ...string) string {
 	if name == GitHookReferenceTransaction {
 		read = `[ "$1" = prepared ] || exit 0
 ` + prunePath + `input=$(printf '%s %s %s\n' "$old" "$new" "$ref"; [ -z "$more" ] || printf '%s\n' "$more"; cat)
-`
+` + packingPath
 	}
 	return fmt.Sprintf(`#!/bin/sh
 %s: keeps raw git writes to refs/m1nd/ honest. 'm1nd hooks uninstall' removes it.
@@ -193,6 +193,28 @@ if IFS=' ' read -r old new ref; then
 	esac
 else
 	exit 0
+fi
+`
+
+// packingPath is the reference-transaction script's answer to `git
+// pack-refs` writing packed-refs, in shell builtins (no process): every
+// line creates a ref in packed-refs (a zero old value) at the value its
+// loose file already holds, while packed-refs.lock is held. Such a
+// transaction moves no ref: the loose file shadows the packed value and
+// holds the same one. An ordinary creation never looks like it: git
+// checks, before the hook runs, that a ref it creates does not exist, so
+// its loose file cannot hold the new value. Anything else goes to m1nd.
+const packingPath = `if [ -e "$gitdir/packed-refs.lock" ] && [ ! -d "$gitdir/reftable" ]; then
+	same=1
+	while IFS=' ' read -r o n r; do
+		case "$o:$n:$r" in
+		*[!0]*:*:*|:*|*::*|*:*:) same=; break ;;
+		esac
+		if [ -f "$gitdir/$r" ] && IFS= read -r v <"$gitdir/$r" && [ "$v" = "$n" ]; then :; else same=; break; fi
+	done <<-EOF
+$input
+EOF
+	[ -z "$same" ] || exit 0
 fi
 `
 
