@@ -106,9 +106,8 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 	}
 	var perRef time.Duration // the slowest rate seen
 	ceiling := MaxBatch      // the size a cut-short batch was halved to: never more after it
-	cut := 0                 // the refs of the batch just cut short: a retry must carry fewer
-	cutSaid := ""
-	settled := 0 // refusals explained by a cut-short push that landed after all
+	cut, cutSaid := 0, ""    // the batch just cut short: a retry must carry fewer refs
+	settled := 0             // refusals explained by a cut-short push that landed after all
 	for left := push; len(left) > 0; {
 		rest := splitBatches(left, size)
 		b := rest[0]
@@ -117,13 +116,13 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 		if cut > 0 && len(b.refs) >= cut {
 			// No smaller batch can carry these refs (named refs travel
 			// together): the cut stands.
-			out.failed, out.timeout, out.said, out.batches = out.batches, true, cutSaid, planned
-			return out, nil
+			return out.fail(planned, true, cutSaid), nil
 		}
+		retried := ceiling < MaxBatch || settled > 0
 		switch {
-		case out.batches == 1 && planned == 1 && ceiling == MaxBatch:
+		case out.batches == 1 && planned == 1 && !retried:
 			say("pushing %s to %s in one batch", gates.Count(len(b.refs), "ref"), remote)
-		case out.batches == 1 && len(push) > minBatch && ceiling == MaxBatch && settled == 0:
+		case out.batches == 1 && len(push) > minBatch && !retried:
 			say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(len(b.refs), "ref"), len(push))
 		case planned > 1:
 			say("pushing batch %d of %d (%s)", out.batches, planned, gates.Count(len(b.refs), "ref"))
@@ -134,35 +133,31 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 			return out, err
 		}
 		out.pushed = append(out.pushed, pushed...)
+		left = without(left, pushed)
 		if failure != "" {
-			if timeout && len(b.refs) > 1 {
+			switch {
+			case timeout && len(b.refs) > 1:
 				// Cut short, not refused: the same refs again, in halves.
 				size = (len(b.refs) + 1) / 2
 				ceiling, cut, cutSaid = size, len(b.refs), failure
-				out.batches--
-				// The server may have finished what the proxy stopped waiting for.
+				say("batch %d was cut short (%s timed out or hung up); pushing it again in batches of %s", out.batches, remote, gates.Count(size, "ref"))
+			case ceiling < MaxBatch && settled < maxPushAttempts:
+				// A push cut short earlier may have landed since (the
+				// server finished what the proxy stopped waiting for):
+				// its refs are refused here as taken.
 				landed := landedAnyway(ctx, dir, remote, b.refs)
-				out.pushed = append(out.pushed, landed...)
-				say("batch %d was cut short (%s timed out or hung up; %d of its %s landed all the same); pushing the rest again in batches of %s",
-					out.batches+1, remote, len(landed), gates.Count(len(b.refs), "ref"), gates.Count(size, "ref"))
-				left = without(without(left, pushed), landed)
-				continue
-			}
-			if ceiling < MaxBatch && settled < maxPushAttempts {
-				// A push cut short earlier may have landed meanwhile (the
-				// server finished it): its refs are refused as taken.
-				if landed := landedAnyway(ctx, dir, remote, b.refs); len(landed) > 0 {
-					settled++
-					out.pushed = append(out.pushed, landed...)
-					out.batches--
-					say("%s of batch %d landed from the push that was cut short; pushing the rest", gates.Count(len(landed), "ref"), out.batches+1)
-					left = without(without(left, pushed), landed)
-					continue
+				if len(landed) == 0 {
+					return out.fail(planned, timeout, failure), nil
 				}
+				settled++
+				out.pushed = append(out.pushed, landed...)
+				left = without(left, landed)
+				say("%s of batch %d landed from the push that was cut short; pushing the rest", gates.Count(len(landed), "ref"), out.batches)
+			default:
+				return out.fail(planned, timeout, failure), nil
 			}
-			out.failed, out.timeout, out.said = out.batches, timeout, failure
-			out.batches = planned
-			return out, nil
+			out.batches--
+			continue
 		}
 		cut = 0
 		perRef = max(perRef, time.Since(start)/time.Duration(len(b.refs)))
@@ -173,6 +168,13 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 		left = without(left, b.refs)
 	}
 	return out, nil
+}
+
+// fail is out ending at its current batch, which failed (timeout: cut
+// short), out of planned.
+func (out pushOutcome) fail(planned int, timeout bool, said string) pushOutcome {
+	out.failed, out.timeout, out.said, out.batches = out.batches, timeout, said, planned
+	return out
 }
 
 // landedAnyway are those of refs that remote holds at their local value
