@@ -67,8 +67,8 @@ func (k *keeper) idleOver(s *stream, now time.Time) bool {
 		return false
 	}
 	d := k.measure(s, session.State{Live: true, Now: now})
-	if d == nil || d.Inputs.Requests == 0 {
-		deadline := s.lastEnd.Add(5*time.Minute - s.pin.policy().CacheMargin)
+	if d == nil || d.Inputs.Last.IsZero() { // no request with a time measured
+		deadline := s.lastEnd.Add(session.ShortCacheTTL*time.Second - s.pin.policy().CacheMargin)
 		if now.Before(deadline) {
 			s.idleUntil = deadline
 			return false
@@ -76,15 +76,11 @@ func (k *keeper) idleOver(s *stream, now time.Time) bool {
 		s.ending = nil
 		return true
 	}
-	cold := !now.Before(d.CacheDeadline)
-	if d.Action == session.ActionEnd || (d.Action == session.ActionRehydrate && cold) {
+	if d.Action == session.ActionEnd {
 		s.ending = d
 		return true
 	}
-	s.idleUntil = d.CacheDeadline
-	if cold { // kept for a reason of the decider's own: look again later
-		s.idleUntil = now.Add(time.Minute)
-	}
+	s.idleUntil = d.CacheDeadline // warm until then: look again at it
 	return false
 }
 

@@ -34,6 +34,10 @@ const (
 	ActionEnd = "end_idle"
 )
 
+// ShortCacheTTL is the cache life in seconds of a request that wrote no
+// 1 h cache: the one assumed when nothing says otherwise.
+const ShortCacheTTL = 300
+
 // Measure is what a transcript says about a session's requests.
 type Measure struct {
 	Client   string    `json:"client"` // claude or codex
@@ -146,12 +150,14 @@ func Decide(s State, p Policy) Decision {
 		d.Action, d.Reason = ActionKeep, "mid-turn: a session is only refreshed at an idle boundary"
 	case s.Requests == 0:
 		d.Action, d.Reason = ActionKeep, "no request measured yet"
+	case s.Live && s.Waiting == 0 && s.Floor == 0 && !warm && !s.Last.IsZero():
+		// Ahead of fill and rental: with nothing to do and no floor, a
+		// fresh session would only wait too.
+		d.Action, d.Reason = ActionEnd, "idle past the cache deadline, nothing waits and no floor keeps it"
 	case s.Prefix >= d.Ceiling:
 		d.Action, d.Reason = ActionRehydrate, fmt.Sprintf("context fill: %d tokens at or over the ceiling of %d", s.Prefix, d.Ceiling)
 	case s.First > 0 && s.Rental >= p.RentalFactor*s.First:
 		d.Action, d.Reason = ActionRehydrate, fmt.Sprintf("rental: %d tokens re-read above the first prefix, %d× a rebuild of %d", s.Rental, p.RentalFactor, s.First)
-	case s.Live && s.Waiting == 0 && s.Floor == 0 && !warm && !s.Last.IsZero():
-		d.Action, d.Reason = ActionEnd, "idle past the cache deadline, nothing waits and no floor keeps it"
 	case s.Live:
 		d.Action, d.Reason = ActionKeep, "live and idle, under the ceiling"
 	case s.Waiting == 0:
@@ -175,7 +181,7 @@ func Decide(s State, p Policy) Decision {
 // ends the reading with an error (a transcript being written may end in
 // half a line: that last line is ignored).
 func ReadTranscript(client string, r io.Reader) (Measure, error) {
-	m := Measure{Client: client, CacheTTL: 300}
+	m := Measure{Client: client, CacheTTL: ShortCacheTTL}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
 	var pending error
@@ -252,7 +258,7 @@ func (m *Measure) claudeLine(data []byte, seen map[string]bool) error {
 	if u.CacheCreation.Ephemeral1h > 0 {
 		m.CacheTTL = 3600
 	} else if u.CacheCreationInputTokens > 0 {
-		m.CacheTTL = 300 // this request wrote the 5 min cache
+		m.CacheTTL = ShortCacheTTL // this request wrote the 5 min cache
 	}
 	return nil
 }

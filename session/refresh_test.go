@@ -91,6 +91,7 @@ func TestDecide(t *testing.T) {
 		{"live and idle", at(measured, true, false, 3, r0), ActionKeep},
 		{"live, idle and warm, no floor", at(measured, true, false, 0, r0.Add(58*time.Minute)), ActionKeep},
 		{"live, idle, past the deadline, no floor", at(measured, true, false, 0, r0.Add(59*time.Minute+30*time.Second)), ActionEnd},
+		{"... full, it is ended all the same: a fresh one would only wait", at(with(func(m *Measure) { m.Prefix = 150000 }), true, false, 0, r0.Add(2*time.Hour)), ActionEnd},
 		{"... but a floor keeps it", floored(at(measured, true, false, 0, r0.Add(2*time.Hour))), ActionKeep},
 		{"... and work waiting goes into it", at(measured, true, false, 2, r0.Add(2*time.Hour)), ActionKeep},
 		{"... and mid-turn it is never ended", at(measured, true, true, 0, r0.Add(2*time.Hour)), ActionKeep},
