@@ -353,28 +353,37 @@ func (k *keeper) command(pin *KeeperPin, waiting int, now time.Time) (argv []str
 // decider, reading its transcript, finds the resume warm or no larger
 // than a rebuild. Otherwise no id, and the decision when one was made.
 func (k *keeper) resumable(pin *KeeperPin, waiting int, now time.Time) (string, *session.Decision) {
+	id, d := k.lastDecision(pin, session.State{Waiting: waiting, Floor: pin.Floor, Now: now}, func(id string) bool {
+		k.mu.Lock()
+		never := k.unresumable[pin.Agent] == id
+		k.mu.Unlock()
+		return never || k.d.Sessions.Running(id)
+	})
+	if d != nil && d.Action == session.ActionResume {
+		return id, d
+	}
+	return "", d
+}
+
+// lastDecision is the refresh decider's answer, in state st, for pin's
+// agent's last session as its own transcript measures it, with that
+// session's id: none when there is no such session, skip says to leave
+// it, or its transcript cannot be read (a fresh session, then).
+func (k *keeper) lastDecision(pin *KeeperPin, st session.State, skip func(id string) bool) (string, *session.Decision) {
 	if k.d.Sessions == nil {
 		return "", nil
 	}
 	id, transcript, ok, err := k.d.Sessions.Last(pin.Agent, pin.Client)
-	if err != nil || !ok || id == "" || k.d.Sessions.Running(id) {
-		return "", nil
-	}
-	k.mu.Lock()
-	never := k.unresumable[pin.Agent] == id
-	k.mu.Unlock()
-	if never {
+	if err != nil || !ok || id == "" || transcript == "" || skip(id) {
 		return "", nil
 	}
 	m, err := session.MeasureTranscript(pin.Client, transcript)
 	if err != nil {
-		return "", nil // a transcript it cannot read: a fresh session
+		return "", nil
 	}
-	d := session.Decide(session.State{Measure: m, Waiting: waiting, Floor: pin.Floor, Now: now}, pin.policy())
-	if d.Action == session.ActionResume {
-		return id, &d
-	}
-	return "", &d
+	st.Measure = m
+	d := session.Decide(st, pin.policy())
+	return id, &d
 }
 
 // wakeMessage names what waits, never its content: the hooks deliver it.

@@ -40,20 +40,11 @@ func endsResumes(note string) bool {
 // measure is the refresh decider's answer for s in state st, with the
 // measure read from s's own transcript; nil when none can be read.
 func (k *keeper) measure(s *stream, st session.State) *session.Decision {
-	if k.d.Sessions == nil || s.session == "" {
+	if s.session == "" {
 		return nil
 	}
-	id, transcript, ok, err := k.d.Sessions.Last(s.pin.Agent, s.pin.Client)
-	if err != nil || !ok || id != s.session || transcript == "" {
-		return nil
-	}
-	m, err := session.MeasureTranscript(s.pin.Client, transcript)
-	if err != nil {
-		return nil
-	}
-	st.Measure = m
-	d := session.Decide(st, s.pin.policy())
-	return &d
+	_, d := k.lastDecision(s.pin, st, func(id string) bool { return id != s.session })
+	return d
 }
 
 // idleOver reports whether s, idle with nothing waiting and no floor, is
