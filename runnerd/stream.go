@@ -404,10 +404,6 @@ func tempoMessage(agent string, idle time.Duration) string {
 	return fmt.Sprintf("m1nd: tempo: %s has been idle %s and nothing new arrived. Look at what you owe (m1nd followup list --owner %s --open) if anything is yours; otherwise answer with nothing.", agent, idle.Round(time.Second), agent)
 }
 
-func flushMessage(why string) string {
-	return fmt.Sprintf("m1nd: this session ends at this turn (%s). Before it does, save what you learned, decided and owe to your memory, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then answer done: the next session starts from your memory.", why)
-}
-
 // runStream keeps pin's agent's session until ctx ends or the session
 // ends: it writes a turn for each wake, keeps it idle under the floor,
 // wakes it on the tempo, and refreshes it when asked. first is the first
@@ -610,7 +606,7 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 	// A turn boundary with something to do: the refresh decider first.
 	d, why := k.refreshDue(ctx, s, len(items), now)
 	if why != "" {
-		k.writeTurn(ctx, s, "flush", nil, flushMessage(why), d, why)
+		k.writeTurn(ctx, s, "flush", nil, session.FlushAskFor(why), d, why)
 		return false
 	}
 	switch {

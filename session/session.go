@@ -833,7 +833,9 @@ func setMarkIn(runtimeDir, mark, agent, body string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(body), 0o600)
+	// Whole or not at all: another process's hook may read it meanwhile,
+	// and a torn reason would be a different ask.
+	return gitstore.WriteFileAtomic(path, []byte(body), 0o600)
 }
 
 // readMark is mark's body, and whether it is set.
@@ -903,12 +905,16 @@ func (s *Session) clearCompacted() error { return s.clearMark(compactedMark) }
 
 // FlushAsk is what a full session is told once its auto-compaction was
 // blocked: save to memory now, for the session that follows.
-const FlushAsk = "m1nd: this session is full (its auto-compaction was blocked: m1nd's memory is the summary). Before anything else, save what you learned, decided and owe, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then end your turn; the next session starts from your memory."
+const FlushAsk = "m1nd: this session is full (its auto-compaction was blocked: m1nd's memory is the summary). Before anything else, " + flushHow + " Then end your turn; the next session starts from your memory."
 
-// FlushAskFor is what a session is told when the keeper asked it to
-// flush, mid-turn, for why.
+// flushHow is what every flush ask asks for.
+const flushHow = "save what you learned, decided and owe, one thing per call: m1nd memory add --sort learned|decided|committed TEXT."
+
+// FlushAskFor is what a session the keeper is about to end is told, for
+// why: in a flush turn of its own, or at its next tool call when it is
+// mid-turn.
 func FlushAskFor(why string) string {
-	return fmt.Sprintf("m1nd: this session ends after this turn (%s). Before anything else, save what you learned, decided and owe, one thing per call: m1nd memory add --sort learned|decided|committed TEXT. Then finish your turn; the next session starts from your memory.", why)
+	return "m1nd: this session ends after this turn (" + why + "). Before anything else, " + flushHow + " Then finish your turn; the next session starts from your memory."
 }
 
 // withFlush puts the flush ask before text when one is owed (a blocked
