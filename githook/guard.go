@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/m1nd/m1nd/gitstore"
@@ -114,7 +113,7 @@ func SyncGuardDir(repo *gitstore.Repo, command string) ([]string, error) {
 			changed = append(changed, path)
 		}
 	}
-	return slices.Compact(changed), nil
+	return changed, nil
 }
 
 // Guard makes the worktree at worktree one m1nd guards: GuardDir written
@@ -151,7 +150,7 @@ func Guard(ctx context.Context, repo *gitstore.Repo, worktree, command string) (
 	case code == 1: // unset
 	case err != nil:
 		return changed, fmt.Errorf("guard %s: %w", worktree, err)
-	case own == dir || own == GuardDir(repo):
+	case namesGuard(repo, worktree, own):
 		return changed, nil
 	default:
 		return changed, fmt.Errorf("guard %s: its own config names the hooks folder %s (core.hooksPath); m1nd's guard would silence those hooks: unset it (git config --worktree --unset core.hooksPath) or leave this worktree unguarded", worktree, own)
@@ -171,7 +170,7 @@ const RemovedPrefix = "removed "
 func Unguard(ctx context.Context, repo *gitstore.Repo, worktree string) (bool, error) {
 	git := gitstore.GitCmd{Dir: worktree}
 	own, code, err := git.Run(ctx, "config", "--worktree", "--get", "core.hooksPath")
-	if code == 1 || (err == nil && own != GuardDir(repo) && own != guardPath(repo, worktree)) {
+	if code == 1 || (err == nil && !namesGuard(repo, worktree, own)) {
 		return false, nil
 	}
 	if err != nil {
@@ -183,11 +182,10 @@ func Unguard(ctx context.Context, repo *gitstore.Repo, worktree string) (bool, e
 	return true, nil
 }
 
-// Guarded reports whether the worktree repo was opened in names GuardDir
-// as its hooks folder.
-func Guarded(repo *gitstore.Repo) bool {
-	own, ok := repo.WorktreeConfigValue("core", "hooksPath")
-	return ok && filepath.Clean(hooksPathOr(repo, own, ok)) == filepath.Clean(GuardDir(repo))
+// namesGuard reports whether own, the core.hooksPath of the worktree at
+// worktree, names GuardDir: as Guard writes it, or by its path.
+func namesGuard(repo *gitstore.Repo, worktree, own string) bool {
+	return own == guardPath(repo, worktree) || own == GuardDir(repo)
 }
 
 // guardPath is how worktree's config names GuardDir: relative to the

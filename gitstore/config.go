@@ -42,16 +42,6 @@ func (r *Repo) SharedConfigValue(section, key string) (string, bool) {
 	return lastValue(cfgs, section, key)
 }
 
-// WorktreeConfigValue is section.key as this worktree's own
-// config.worktree sets it (extensions.worktreeConfig on), if it does.
-func (r *Repo) WorktreeConfigValue(section, key string) (string, bool) {
-	cfgs, err := r.loadConfig()
-	if err != nil || !r.perWorktree {
-		return "", false
-	}
-	return lastValue(cfgs[:1], section, key)
-}
-
 func lastValue(cfgs gitConfig, section, key string) (string, bool) {
 	for _, c := range cfgs {
 		if !c.HasSection(section) {

@@ -86,7 +86,7 @@ func TestInit(t *testing.T) {
 	defer repo.Close()
 	flows := ops.New(repo, "shop")
 	ctx := context.Background()
-	res, err := flows.Init(ctx, refTransactionHook)
+	res, err := flows.Init(ctx, guardFolder)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +98,12 @@ func TestInit(t *testing.T) {
 	if _, err := serve.LoadSecret(serve.SecretPath(repo)); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := flows.Init(ctx, refTransactionHook); err != nil || len(res.Created) != 0 {
+	if res, err := flows.Init(ctx, guardFolder); err != nil || len(res.Created) != 0 {
 		t.Fatalf("second init: %+v %v", res, err)
 	}
 	os.Chmod(serve.SecretPath(repo), 0o644)
 	var bad *ops.SecretError
-	if _, err := flows.Init(ctx, refTransactionHook); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
+	if _, err := flows.Init(ctx, guardFolder); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
 		t.Fatalf("a readable secret: %v", err)
 	}
 }
@@ -169,9 +169,9 @@ func TestViewsWithoutAStore(t *testing.T) {
 	}
 }
 
-// refTransactionHook is what m1nd init hands ops.Init: m1nd's hooks folder
+// guardFolder is what m1nd init hands ops.Init: m1nd's hooks folder
 // written, the shared folder left alone.
-func refTransactionHook(repo *gitstore.Repo) ([]string, []string, error) {
+func guardFolder(repo *gitstore.Repo) ([]string, []string, error) {
 	written, err := githook.SyncGuardDir(repo, "m1nd")
 	return written, nil, err
 }

@@ -37,7 +37,7 @@ it again changes nothing.`,
 		Flags:  []cli.Flag{jsonFlag},
 		Before: noArgs,
 		Action: func(c *cli.Context) error {
-			opts := &initOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Hook: refTransactionHook(hookCommandName())}
+			opts := &initOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Hook: guardFolder(hookCommandName())}
 			return runWith(c.Context, opts, runF, runInit)
 		},
 	}
@@ -74,11 +74,11 @@ func runInit(ctx context.Context, opts *initOptions) error {
 	})
 }
 
-// refTransactionHook writes m1nd's hooks folder, the guard the worktrees
+// guardFolder writes m1nd's hooks folder, the guard the worktrees
 // m1nd guards run (calling command), and takes the reference-transaction
 // hook an earlier m1nd installed out of the shared hooks folder, where
 // every worktree paid for it.
-func refTransactionHook(command string) ops.HookInstaller {
+func guardFolder(command string) ops.HookInstaller {
 	return func(repo *gitstore.Repo) ([]string, []string, error) {
 		removed, err := githook.RemoveShared(repo)
 		if err != nil {

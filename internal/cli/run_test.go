@@ -54,12 +54,12 @@ func TestRunInitAndStatus(t *testing.T) {
 	r := newRepo(t)
 	s, out, _ := streams("", false)
 	inv := at(r.Dir, s)
-	if err := runInit(testCtx, &initOptions{IO: s, Flows: inv.flows, Hook: refTransactionHook("m1nd")}); err != nil {
+	if err := runInit(testCtx, &initOptions{IO: s, Flows: inv.flows, Hook: guardFolder("m1nd")}); err != nil {
 		t.Fatal(err)
 	}
 	contains(t, out.String(), "brain proj\nruntime dir ", "created ")
 	out.Reset()
-	if err := runInit(testCtx, &initOptions{IO: s, JSON: true, Flows: inv.flows, Hook: refTransactionHook("m1nd")}); err != nil {
+	if err := runInit(testCtx, &initOptions{IO: s, JSON: true, Flows: inv.flows, Hook: guardFolder("m1nd")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := decode(t, out); got["ok"] != true || got["brain"] != "proj" || len(got["created"].([]any)) != 0 {
