@@ -28,7 +28,7 @@ type gitCmd struct {
 func gitScript(dir, script string) error {
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@m1nd", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@m1nd")
+	cmd.Env = gitEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v: %s", script, err, out)
 	}
@@ -106,7 +106,7 @@ func timedGit(work, base string, row gitCmd, pre []string) (time.Duration, error
 	}
 	cmd := exec.Command("git", append(append([]string(nil), pre...), row.args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@m1nd", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@m1nd"), row.env...)
+	cmd.Env = append(gitEnv(), row.env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)

@@ -427,7 +427,7 @@ echo "$commit"`
 func scriptAppend(repo, file, parent string, seq int) (string, error) {
 	cmd := exec.Command("bash", "-c", appendScript, "append", file, parent, fmt.Sprintf("msn_0123456789ab #%d executing sb_bench_core", seq))
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@m1nd", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@m1nd")
+	cmd.Env = gitEnv()
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("append script: %v", err)
@@ -435,11 +435,17 @@ func scriptAppend(repo, file, parent string, seq int) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// gitEnv is the environment every git the bench starts runs with: this
+// process's, and a fixed identity for the commits it writes.
+func gitEnv() []string {
+	return append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@m1nd", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@m1nd")
+}
+
 func gitOut(repo string, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = repo
 	cmd.Stdin = stdin
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@m1nd", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@m1nd")
+	cmd.Env = gitEnv()
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("git %s: %v", args[0], err)

@@ -159,7 +159,7 @@ git update-ref refs/m1nd/store "$commit" "$old"`
 func scriptStoreWrite(repo, blockFile, storeFile string, v int) error {
 	cmd := exec.Command("bash", "-c", storeWriteScript, "store-write", blockFile, storeFile, fmt.Sprint(v))
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@m1nd", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@m1nd")
+	cmd.Env = gitEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("store write script: %v: %s", err, out)
 	}
