@@ -181,6 +181,9 @@ type Wake struct {
 	// Usage is what a kept session's ended turn cost, as its client
 	// reported it.
 	Usage *Usage `json:"usage,omitempty"`
+	// NoResume marks a kept session's end after which it is never resumed
+	// (a refresh ended it, or its resume failed).
+	NoResume bool `json:"no_resume,omitempty"`
 }
 
 // keeper is the keeper's state: what was woken for, failures and backoff,
@@ -235,7 +238,7 @@ func newKeeper(d *Daemon) *keeper {
 				k.given[item] = true
 			}
 		case "ended":
-			if endsResumes(w.Note) {
+			if w.NoResume {
 				k.unresumable[w.Agent] = w.SessionID
 			}
 		}

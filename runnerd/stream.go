@@ -697,7 +697,10 @@ func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 	if s.resumed && s.turns == 0 {
 		end.Note += resumeFailedNote
 	}
-	if endsResumes(end.Note) {
+	// A refresh's successor starts from memory; a resume that never got a
+	// turn done would fail again.
+	end.NoResume = strings.HasPrefix(why, refreshedNote) || (s.resumed && s.turns == 0)
+	if end.NoResume {
 		k.mu.Lock()
 		k.unresumable[s.pin.Agent] = s.session
 		k.mu.Unlock()

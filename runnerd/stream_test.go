@@ -139,7 +139,7 @@ func TestStreamKeepsOneSessionAcrossTurns(t *testing.T) {
 	}
 	r.awaitEvent("flushed", 1)
 	ended := r.awaitEvent("ended", 1)[0]
-	if !strings.Contains(ended.Note, "refreshed: rotation") {
+	if !strings.Contains(ended.Note, "refreshed: rotation") || !ended.NoResume {
 		t.Errorf("ended: %+v", ended)
 	}
 	got = readTurns(t, turns)
@@ -353,7 +353,7 @@ func TestStreamResumesWarmAndNeverARefreshedOne(t *testing.T) {
 		t.Fatalf("the client was started with %q", args)
 	}
 	// A refreshed session, as the journal of an earlier runnerd says.
-	r.k.journal(Wake{At: r.clock, Agent: "bob", Event: "ended", How: "stream", SessionID: "s0", Note: refreshedNote + "rotation"})
+	r.k.journal(Wake{At: r.clock, Agent: "bob", Event: "ended", How: "stream", SessionID: "s0", Note: refreshedNote + "rotation", NoResume: true})
 	k := newKeeper(r.d)
 	if id, d := k.resumable(pin, 1, r.clock); id != "" || d != nil {
 		t.Fatalf("a refreshed session is resumed: %q %+v", id, d)
@@ -384,7 +384,7 @@ func TestStreamFailedResumeStartsAfresh(t *testing.T) {
 		t.Fatalf("woke: %+v", woke)
 	}
 	ended := r.awaitEvent("ended", 1)[0]
-	if !strings.HasSuffix(ended.Note, resumeFailedNote) || ended.SessionID != "s0" {
+	if !strings.HasSuffix(ended.Note, resumeFailedNote) || !ended.NoResume || ended.SessionID != "s0" {
 		t.Fatalf("ended: %+v", ended)
 	}
 	for _, k := range []*keeper{r.k, newKeeper(r.d)} {

@@ -3,7 +3,6 @@ package runnerd
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/m1nd/m1nd/gates"
@@ -30,12 +29,6 @@ const refreshedNote = "refreshed: "
 // resumeFailedNote ends the note of a resumed kept session that ended
 // before its first turn did: it is not resumed again.
 const resumeFailedNote = "; its resume never finished a turn: the next session starts afresh"
-
-// endsResumes reports whether an ended kept session's note says it is
-// never to be resumed.
-func endsResumes(note string) bool {
-	return strings.HasPrefix(note, refreshedNote) || strings.HasSuffix(note, resumeFailedNote)
-}
 
 // measure is the refresh decider's answer for s in state st, with the
 // measure read from s's own transcript; nil when none can be read.
