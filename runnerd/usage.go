@@ -3,6 +3,8 @@ package runnerd
 import (
 	"fmt"
 	"strings"
+
+	"github.com/m1nd/m1nd/gates"
 )
 
 // Usage is what a kept session's turns cost, as its client reports it:
@@ -43,11 +45,7 @@ func (s *Usage) add(u *Usage) {
 func (s Usage) String() string {
 	var b strings.Builder
 	if s.Turns > 0 {
-		fmt.Fprintf(&b, "%d turn", s.Turns)
-		if s.Turns != 1 {
-			b.WriteString("s")
-		}
-		b.WriteString(": ")
+		b.WriteString(gates.Count(s.Turns, "turn") + ": ")
 	}
 	fmt.Fprintf(&b, "%s input tokens (%s read from the cache, %s written), %s output", thousands(s.Input+s.CacheRead+s.CacheWrite), thousands(s.CacheRead), thousands(s.CacheWrite), thousands(s.Output))
 	if s.CostUSD != nil {
@@ -64,10 +62,10 @@ func (s Usage) account() string {
 
 // thousands writes n with commas every three digits.
 func thousands(n int64) string {
-	s := fmt.Sprint(n)
 	if n < 0 {
 		return "-" + thousands(-n)
 	}
+	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}
