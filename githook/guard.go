@@ -80,7 +80,7 @@ func sharedWord(repo *gitstore.Repo, shared, name string) string {
 func SyncGuardDir(repo *gitstore.Repo, command string) ([]string, error) {
 	dir, shared := GuardDir(repo), SharedHooksDir(repo)
 	if filepath.Clean(dir) == filepath.Clean(shared) {
-		return nil, fmt.Errorf("core.hooksPath of the repository is m1nd's own hooks folder %s: give it back its own (git config --unset core.hooksPath)", dir)
+		return nil, &HooksPathError{fmt.Sprintf("core.hooksPath of the repository is m1nd's own hooks folder %s: give it back its own (git config --unset core.hooksPath)", dir)}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -153,13 +153,20 @@ func Guard(ctx context.Context, repo *gitstore.Repo, worktree, command string) (
 	case namesGuard(repo, worktree, own):
 		return changed, nil
 	default:
-		return changed, fmt.Errorf("guard %s: its own config names the hooks folder %s (core.hooksPath); m1nd's guard would silence those hooks: unset it (git config --worktree --unset core.hooksPath) or leave this worktree unguarded", worktree, own)
+		return changed, &HooksPathError{fmt.Sprintf("guard %s: its own config names the hooks folder %s (core.hooksPath); m1nd's guard would silence those hooks: unset it (git config --worktree --unset core.hooksPath) or leave this worktree unguarded", worktree, own)}
 	}
 	if _, _, err := git.Run(ctx, "config", "--worktree", "core.hooksPath", dir); err != nil {
 		return changed, fmt.Errorf("guard %s: %w", worktree, err)
 	}
 	return append(changed, worktree+": core.hooksPath="+dir), nil
 }
+
+// HooksPathError is a hooks folder m1nd will not take over: the
+// operator's to settle, as its message says (a usage error, not m1nd's
+// failure).
+type HooksPathError struct{ Msg string }
+
+func (e *HooksPathError) Error() string { return e.Msg }
 
 // RemovedPrefix begins an entry of Guard's changes that names what it
 // took out.

@@ -2,6 +2,7 @@ package githook
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,7 +93,8 @@ func TestGuardRefusesAWorktreesOwnHooks(t *testing.T) {
 	r.g.Git("config", "extensions.worktreeConfig", "true")
 	r.g.Git("config", "--worktree", "core.hooksPath", "my-hooks")
 	_, err := Guard(context.Background(), r.repo, r.g.Dir, "m1nd")
-	if err == nil || !strings.Contains(err.Error(), "git config --worktree --unset core.hooksPath") {
+	var hp *HooksPathError
+	if !errors.As(err, &hp) || !strings.Contains(err.Error(), "git config --worktree --unset core.hooksPath") {
 		t.Fatalf("guard over the worktree's own hooks: %v", err)
 	}
 	if v := r.g.Git("config", "--worktree", "core.hooksPath"); v != "my-hooks" {

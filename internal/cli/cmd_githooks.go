@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -135,6 +136,9 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 			"m1nd hooks install --bare --print prints the script to paste (docs/sync.md: Gitea)", dir, githook.GitHookPreReceive)
 	}
 	changed, err := setHooks(ctx, repo, dir, opts, args)
+	if hp := (*githook.HooksPathError)(nil); errors.As(err, &hp) {
+		return usagef("%s", hp.Msg)
+	}
 	if err != nil {
 		return err
 	}

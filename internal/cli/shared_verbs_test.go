@@ -167,6 +167,17 @@ func TestVerifyAndHooks(t *testing.T) {
 		t.Fatalf("hooks uninstall: %v (core.hooksPath %q)", un, hooksPath())
 	}
 	contains(t, must(t, dir, "", "hooks", "uninstall").out, "nothing to change")
+	// A worktree with hooks of its own is the operator's to settle: a
+	// usage error (exit 2), not m1nd's failure.
+	if out, err := exec.Command("git", "-C", dir, "config", "--worktree", "core.hooksPath", "my-hooks").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
+	if res := m1nd(t, dir, "", "hooks", "install"); res.code != 2 || !strings.Contains(res.err, "git config --worktree --unset core.hooksPath") {
+		t.Fatalf("hooks install over the worktree's own hooks: exit %d\n%s", res.code, res.err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "config", "--worktree", "--unset", "core.hooksPath").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
 
 	settings := filepath.Join(dir, ".claude", "settings.json")
 	inst := jsonOf(t, must(t, dir, "", "hook", "install", "claude", "--json"))
