@@ -16,11 +16,11 @@ import (
 // a later batch, the turn's Stop), never a sibling hook of the batch that
 // took it — Claude Code runs PostToolBatch after the batch's PostToolUse
 // hooks and before the request, so letters a PostToolUse hands over are
-// held until that PostToolBatch sends them (docs/mail.md: "Delivered is
-// not answered" writes down both clients' order). A turn that fails — its client exits without
-// answering, is killed, or hangs past its time — answers nothing: its
-// letters are delivered again to the next turn of any session of the
-// agent. A letter that went into MaxAttempts turns that all failed is
+// held until that PostToolBatch sends them (docs/mail.md, "Delivered is
+// not answered", writes down both clients' order). A turn that fails —
+// its client exits without answering, is killed, or hangs past its time —
+// answers nothing: its letters are delivered again to the next turn of any
+// session of the agent. A letter that went into MaxAttempts turns that all failed is
 // given up, never silently: it stays unread, undeliverable with the
 // reason (`m1nd mail inbox`, `m1nd mail fates`, `m1nd sessions`), and no
 // hook hands it over again until the agent reads it or marks it read.
