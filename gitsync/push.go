@@ -118,15 +118,7 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 			// together): the cut stands.
 			return out.fail(planned, true, cutSaid), nil
 		}
-		retried := ceiling < MaxBatch || settled > 0
-		switch {
-		case out.batches == 1 && planned == 1 && !retried:
-			say("pushing %s to %s in one batch", gates.Count(len(b.refs), "ref"), remote)
-		case out.batches == 1 && len(push) > minBatch && !retried:
-			say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(len(b.refs), "ref"), len(push))
-		case planned > 1:
-			say("pushing batch %d of %d (%s)", out.batches, planned, gates.Count(len(b.refs), "ref"))
-		}
+		announce(say, remote, out.batches, planned, len(b.refs), len(push), ceiling < MaxBatch || settled > 0)
 		start := time.Now()
 		pushed, failure, timeout, err := pushOne(ctx, dir, remote, b, held)
 		if err != nil {
@@ -168,6 +160,20 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 		left = without(left, b.refs)
 	}
 	return out, nil
+}
+
+// announce says which batch of planned is pushed now, of n refs out of
+// total; the first one, unless a retry came before it, says how the push
+// is paced.
+func announce(say func(string, ...any), remote string, batch, planned, n, total int, retried bool) {
+	switch {
+	case batch == 1 && planned == 1 && !retried:
+		say("pushing %s to %s in one batch", gates.Count(n, "ref"), remote)
+	case batch == 1 && total > minBatch && !retried:
+		say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(n, "ref"), total)
+	case planned > 1:
+		say("pushing batch %d of %d (%s)", batch, planned, gates.Count(n, "ref"))
+	}
 }
 
 // fail is out ending at its current batch, which failed (timeout: cut

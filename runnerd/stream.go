@@ -553,19 +553,8 @@ func retryMessage(agent string, letters []string) string {
 func (k *keeper) step(ctx context.Context, s *stream) bool {
 	now := k.d.Now()
 	pin := s.pin
-	limit := s.started.Add(time.Duration(pin.TimeoutSecs) * time.Second)
 	if s.busy {
-		switch {
-		case s.turn.Event == "flush" && now.Sub(s.turn.At) >= flushWait:
-			k.closeStream(ctx, s, "the flush turn took longer than "+flushWait.String())
-			return true
-		case !now.Before(limit):
-			k.closeStream(ctx, s, fmt.Sprintf("timeout_secs (%d) reached mid-turn", pin.TimeoutSecs))
-			return true
-		case !s.askedFlush && s.turn.Event != "flush" && !now.Before(rotateAt(s)):
-			k.askFlush(s, rotationWhy(s, now))
-		}
-		return false
+		return k.stepMidTurn(ctx, s, now)
 	}
 	if s.turn.Event == "flush" { // flushed: end, and the next look starts afresh
 		k.closeStream(ctx, s, refreshedNote+s.turn.Note)
@@ -614,6 +603,24 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 		k.writeTurn(ctx, s, "turn", fresh, wakeMessage(pin.Agent, k.named(items)), d, "")
 	case tempo:
 		k.writeTurn(ctx, s, "tempo", nil, tempoMessage(pin.Agent, now.Sub(s.lastEnd)), d, "")
+	}
+	return false
+}
+
+// stepMidTurn is step while a turn runs: a flush turn past flushWait and
+// a turn past timeout_secs are cut; a turn running at the rotation is
+// asked to flush at its next tool call.
+func (k *keeper) stepMidTurn(ctx context.Context, s *stream, now time.Time) bool {
+	limit := s.started.Add(time.Duration(s.pin.TimeoutSecs) * time.Second)
+	switch {
+	case s.turn.Event == "flush" && now.Sub(s.turn.At) >= flushWait:
+		k.closeStream(ctx, s, "the flush turn took longer than "+flushWait.String())
+		return true
+	case !now.Before(limit):
+		k.closeStream(ctx, s, fmt.Sprintf("timeout_secs (%d) reached mid-turn", s.pin.TimeoutSecs))
+		return true
+	case !s.askedFlush && s.turn.Event != "flush" && !now.Before(rotateAt(s)):
+		k.askFlush(s, rotationWhy(s, now))
 	}
 	return false
 }

@@ -136,9 +136,6 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 			"m1nd hooks install --bare --print prints the script to paste (docs/sync.md: Gitea)", dir, githook.GitHookPreReceive)
 	}
 	changed, err := setHooks(ctx, repo, dir, opts, args)
-	if hp := (*githook.HooksPathError)(nil); errors.As(err, &hp) {
-		return usagef("%s", hp.Msg)
-	}
 	if err != nil {
 		return err
 	}
@@ -190,7 +187,11 @@ func setHooks(ctx context.Context, repo *gitstore.Repo, dir string, opts *hooksI
 	case repo.WorkTree() == "":
 		return nil, usagef("this repository is bare: it has no worktree to guard; for a remote, run m1nd hooks install --bare")
 	}
-	return githook.Guard(ctx, repo, repo.WorkTree(), hookCommandName())
+	changed, err := githook.Guard(ctx, repo, repo.WorkTree(), hookCommandName())
+	if hp := (*githook.HooksPathError)(nil); errors.As(err, &hp) {
+		return changed, usagef("%s", hp.Msg) // the operator's to settle
+	}
+	return changed, err
 }
 
 // protectedBranches checks the branch names given to --protect: each a

@@ -305,15 +305,11 @@ func runHookInstall(ctx context.Context, opts *hookInstallOptions) error {
 	if opts.Install && session.Locate(command, root) == "" {
 		warnings = append(warnings, fmt.Sprintf("%s is not on PATH here, so the host will not find the m1nd its hooks name until it is (README: Install)", command))
 	}
-	guarded := ""
-	if opts.Install && repo != nil {
-		// Agents write here: raw git writes to refs/m1nd/ get the guard.
-		if _, err := githook.Guard(ctx, repo, root, hookCommandName()); err != nil {
-			warnings = append(warnings, "this worktree is not guarded against raw git writes to refs/m1nd/: "+gates.OneLine(err.Error()))
-		} else {
-			guarded = githook.GuardDir(repo)
-			reply["guard"] = guarded
-		}
+	guarded, warning := opts.guard(ctx, repo, root)
+	if guarded != "" {
+		reply["guard"] = guarded
+	} else if warning != "" {
+		warnings = append(warnings, warning)
 	}
 	if len(warnings) > 0 {
 		reply["warning"] = strings.Join(warnings, "; ")
@@ -336,6 +332,19 @@ func runHookInstall(ctx context.Context, opts *hookInstallOptions) error {
 		}
 		return nil
 	})
+}
+
+// guard guards the worktree at root of repo, where an agent's session
+// now writes, on install into its project settings; it returns the
+// guard's folder, or why it could not.
+func (opts *hookInstallOptions) guard(ctx context.Context, repo *gitstore.Repo, root string) (guard, warning string) {
+	if !opts.Install || repo == nil {
+		return "", ""
+	}
+	if _, err := githook.Guard(ctx, repo, root, hookCommandName()); err != nil {
+		return "", "this worktree is not guarded against raw git writes to refs/m1nd/: " + gates.OneLine(err.Error())
+	}
+	return githook.GuardDir(repo), ""
 }
 
 // command is how the host runs m1nd. A project's settings are committed
