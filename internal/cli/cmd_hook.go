@@ -298,13 +298,7 @@ func runHookInstall(ctx context.Context, opts *hookInstallOptions) error {
 		return err
 	}
 	reply := map[string]any{"path": path, "changed": changed || mcpChanged, "mcp_path": mcpPath}
-	var warnings []string
-	if id, err := opts.Agent(); opts.Install && err == nil && id == gates.HumanName {
-		warnings = append(warnings, noAgentWarning)
-	}
-	if opts.Install && session.Locate(command, root) == "" {
-		warnings = append(warnings, fmt.Sprintf("%s is not on PATH here, so the host will not find the m1nd its hooks name until it is (README: Install)", command))
-	}
+	warnings := opts.warnings(command, root)
 	guarded, warning := opts.guard(ctx, repo, root)
 	if guarded != "" {
 		reply["guard"] = guarded
@@ -332,6 +326,22 @@ func runHookInstall(ctx context.Context, opts *hookInstallOptions) error {
 		}
 		return nil
 	})
+}
+
+// warnings are what an install says on stderr about the sessions it
+// wires in: no agent set, or an m1nd the host will not find.
+func (opts *hookInstallOptions) warnings(command, root string) []string {
+	if !opts.Install {
+		return nil
+	}
+	var out []string
+	if id, err := opts.Agent(); err == nil && id == gates.HumanName {
+		out = append(out, noAgentWarning)
+	}
+	if session.Locate(command, root) == "" {
+		out = append(out, fmt.Sprintf("%s is not on PATH here, so the host will not find the m1nd its hooks name until it is (README: Install)", command))
+	}
+	return out
 }
 
 // guard guards the worktree at root of repo, where an agent's session
