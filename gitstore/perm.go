@@ -92,11 +92,23 @@ func (r *Repo) adjustShared(path string) error {
 // mkdirShared makes dir and its missing parents as git would: 0777 less
 // the umask, each with the shared bits of a shared repository.
 func (r *Repo) mkdirShared(dir string) error {
+	var err error
+	// git prunes a ref folder it emptied (pack-refs, gc, a deletion),
+	// possibly a parent just made here: make the path again, as git does.
+	for range 5 {
+		if err = r.mkdirSharedOnce(dir); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+func (r *Repo) mkdirSharedOnce(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
 	if parent := filepath.Dir(dir); parent != dir {
-		if err := r.mkdirShared(parent); err != nil {
+		if err := r.mkdirSharedOnce(parent); err != nil {
 			return err
 		}
 	}

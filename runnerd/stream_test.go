@@ -75,12 +75,7 @@ func (r *keeperRig) awaitEvent(event string, n int) []Wake {
 	r.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var got []Wake
-		for _, w := range r.journal() {
-			if w.Event == event {
-				got = append(got, w)
-			}
-		}
+		got := eventsOf(r.journal(), event)
 		if len(got) >= n {
 			return got
 		}
@@ -89,6 +84,34 @@ func (r *keeperRig) awaitEvent(event string, n int) []Wake {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// tickUntil ticks the keeper as runnerd's loop would until the journal
+// has n event lines: a session's end is journaled a moment before the
+// keeper counts it as stopped, and a tick in between rightly waits.
+func (r *keeperRig) tickUntil(ctx context.Context, event string, n int) []Wake {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r.k.tick(ctx)
+		if got := eventsOf(r.journal(), event); len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("journal has %d %q lines, want %d: %+v", countEvent(r.journal(), event), event, n, r.journal())
+		}
+		time.Sleep(streamPoll)
+	}
+}
+
+func eventsOf(j []Wake, event string) []Wake {
+	var got []Wake
+	for _, w := range j {
+		if w.Event == event {
+			got = append(got, w)
+		}
+	}
+	return got
 }
 
 func readTurns(t *testing.T, path string) []string {
@@ -146,8 +169,7 @@ func TestStreamKeepsOneSessionAcrossTurns(t *testing.T) {
 	if !strings.Contains(got[3], "save what you learned, decided and owe") || !strings.HasSuffix(got[4], "stdin closed") {
 		t.Fatalf("flush and end: %q", got[3:])
 	}
-	r.k.tick(ctx)
-	if n := len(r.awaitEvent("woke", 2)); n != 2 {
+	if n := len(r.tickUntil(ctx, "woke", 2)); n != 2 {
 		t.Fatalf("%d starts after the rotation, want 2", n)
 	}
 }
@@ -328,8 +350,7 @@ func TestStreamRefreshesWhenItsInputsChange(t *testing.T) {
 	if ended.Note != "refreshed: system-prompt inputs changed: CLAUDE.md" {
 		t.Fatalf("ended: %+v", ended)
 	}
-	r.k.tick(ctx)
-	r.awaitEvent("woke", 2)
+	r.tickUntil(ctx, "woke", 2)
 }
 
 // TestStreamResumesWarmAndNeverARefreshedOne: a kept session opens by
