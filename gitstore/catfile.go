@@ -22,9 +22,12 @@ type CatFile struct {
 
 // NewCatFile starts `git cat-file --batch` in dir with this process's
 // environment.
-func NewCatFile(dir string) (*CatFile, error) {
+func NewCatFile(dir string) (*CatFile, error) { return newCatFile(dir, nil) }
+
+// newCatFile is NewCatFile with env added to this process's environment.
+func newCatFile(dir string, env []string) (*CatFile, error) {
 	cmd := exec.Command("git", "cat-file", "--batch")
-	cmd.Dir, cmd.Env = dir, NoReplaceEnv()
+	cmd.Dir, cmd.Env = dir, append(NoReplaceEnv(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as every git m1nd runs (GitCmd)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

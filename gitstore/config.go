@@ -6,14 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // gitConfig holds the files git would read for `git config KEY`, most
 // specific first (repository, then global). System config and include
 // directives are not read: m1nd's own keys live in one of these two.
-type gitConfig []*config.Config
+type gitConfig []*configFile
 
 // ConfigValue returns the last value of section.key the way `git config
 // section.key` would, reading the worktree's config.worktree (when
@@ -44,13 +42,8 @@ func (r *Repo) SharedConfigValue(section, key string) (string, bool) {
 
 func lastValue(cfgs gitConfig, section, key string) (string, bool) {
 	for _, c := range cfgs {
-		if !c.HasSection(section) {
-			continue
-		}
-		opts := c.Section(section).Options
-		if opts.Has(key) {
-			all := opts.GetAll(key)
-			return all[len(all)-1], true
+		if v, ok := c.last(section, key); ok {
+			return v, true
 		}
 	}
 	return "", false
@@ -75,8 +68,7 @@ func (r *Repo) loadConfig() (gitConfig, error) {
 				r.config = append(r.config, c)
 			}
 		}
-		if len(r.config) > 0 && r.config[0].HasSection("extensions") &&
-			strings.EqualFold(r.config[0].Section("extensions").Options.Get("worktreeconfig"), "true") {
+		if len(r.config) > 0 && worktreeConfigOn(r.config[0]) {
 			c, err := readConfigFile(filepath.Join(r.gitDir, "config.worktree"))
 			if err != nil {
 				r.configErr = err
@@ -106,18 +98,37 @@ func (r *Repo) configFiles() []string {
 	return files
 }
 
-func readConfigFile(path string) (*config.Config, error) {
-	f, err := OpenRegular(path)
+// maxConfigFile bounds a config file m1nd reads; git's own are a few KB.
+const maxConfigFile = 16 << 20
+
+func readConfigFile(path string) (*configFile, error) {
+	data, err := ReadRegular(path, maxConfigFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read git config %s: %w", path, err)
 	}
-	defer f.Close()
-	c := config.New()
-	if err := config.NewDecoder(f).Decode(c); err != nil {
+	c, err := parseConfig(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse git config %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// worktreeConfigOn reports whether c turns extensions.worktreeConfig on,
+// read as git reads a boolean.
+func worktreeConfigOn(c *configFile) bool {
+	v, ok := c.lastVar("extensions", "worktreeconfig")
+	if !ok {
+		return false
+	}
+	if v.noValue {
+		return true
+	}
+	switch strings.ToLower(v.value) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
 }

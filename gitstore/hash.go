@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// Hash is a SHA-1 object name. It is this package's own type so that callers
-// never need to import go-git.
+// Hash is a SHA-1 object name.
 type Hash [20]byte
 
 // ZeroHash is the all-zero object name git uses for "no object".

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,8 +19,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrObjectNotFound is returned when an object is neither loose nor in a pack.
@@ -36,34 +35,34 @@ const (
 	TagObject    ObjectType = "tag"
 )
 
-func (t ObjectType) plumbing() (plumbing.ObjectType, error) {
+// valid reports whether t is one of git's four object kinds.
+func (t ObjectType) valid() bool {
 	switch t {
-	case BlobObject:
-		return plumbing.BlobObject, nil
-	case TreeObject:
-		return plumbing.TreeObject, nil
-	case CommitObject:
-		return plumbing.CommitObject, nil
-	case TagObject:
-		return plumbing.TagObject, nil
+	case BlobObject, TreeObject, CommitObject, TagObject:
+		return true
 	}
-	return plumbing.InvalidObject, fmt.Errorf("unknown object type %q", t)
+	return false
+}
+
+// HashObject is the name git gives an object of type t holding data: the
+// SHA-1 of "<type> <size>\0" and data (git hash-object).
+func HashObject(t ObjectType, data []byte) Hash {
+	d := sha1.New()
+	fmt.Fprintf(d, "%s %d\x00", t, len(data))
+	d.Write(data)
+	var h Hash
+	d.Sum(h[:0])
+	return h
 }
 
 // WriteObject stores data as an object of type t and returns its name. Loose
 // objects are written to a temporary file and renamed into place, so a crash
 // never leaves a torn object behind.
 func (r *Repo) WriteObject(t ObjectType, data []byte) (Hash, error) {
-	pt, err := t.plumbing()
-	if err != nil {
-		return ZeroHash, err
+	if !t.valid() {
+		return ZeroHash, fmt.Errorf("unknown object type %q", t)
 	}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(pt)
-	if _, err := obj.Write(data); err != nil {
-		return ZeroHash, err
-	}
-	h := Hash(obj.Hash())
+	h := HashObject(t, data)
 	if _, err := os.Stat(r.loosePath(h)); err == nil {
 		return h, nil
 	}
@@ -143,8 +142,8 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) { return r.WriteObject(BlobO
 
 // ReadObject returns an object's type and contents. It reads loose objects
 // and packed ones (m1nd's pack reader, pack.go) directly, safe from many
-// goroutines without a lock; go-git, behind r.mu, reads the packs the
-// reader leaves to it. A miss rescans the packs once: someone may have run
+// goroutines without a lock; git itself (readPacked), behind r.mu, reads
+// the packs the reader leaves to it. A miss rescans the packs once: someone may have run
 // `git gc` or `git repack` since the last look.
 func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 	// After a gc most objects are packed: once a read was answered by a
@@ -164,14 +163,11 @@ func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 	if err == nil {
 		r.packFirst.Store(true)
 	}
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if errors.Is(err, errPackMiss) {
 		r.rescanPacks()
-		r.mu.Lock()
-		r.storage.ObjectStorage.Reindex()
-		r.mu.Unlock()
 		t, data, err = r.readFromPacks(h)
 	}
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if errors.Is(err, errPackMiss) {
 		// The object may have been loosened (or written) meanwhile.
 		if t, data, err := r.readLoose(h); err == nil {
 			return t, data, nil
@@ -181,24 +177,25 @@ func (r *Repo) ReadObject(h Hash) (ObjectType, []byte, error) {
 	return t, data, err
 }
 
-// readFromPacks asks m1nd's pack reader, then go-git where the reader
-// leaves the packs to it or could not decode an entry (go-git's answer
-// wins when it has one: nothing that read before stops reading). A miss is
-// plumbing.ErrObjectNotFound.
+// readFromPacks asks m1nd's pack reader, then git itself (readPacked)
+// where the reader leaves the packs to git or could not decode an entry
+// (git's answer wins when it has one: nothing that read before stops
+// reading). A miss is errPackMiss.
 func (r *Repo) readFromPacks(h Hash) (ObjectType, []byte, error) {
 	t, data, err := r.readPack(h)
 	switch {
 	case err == nil:
 		return t, data, nil
 	case errors.Is(err, errPackMiss):
-		return "", nil, plumbing.ErrObjectNotFound
+		return "", nil, err
 	}
-	r.mu.Lock()
 	gt, gdata, gerr := r.readPacked(h)
-	r.mu.Unlock()
 	if gerr == nil {
 		r.packs.fallbacks.Add(1)
 		return gt, gdata, nil
+	}
+	if errors.Is(gerr, ErrObjectNotFound) {
+		gerr = errPackMiss
 	}
 	if errors.Is(err, errPackFallback) {
 		return "", nil, gerr
@@ -363,22 +360,27 @@ func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
 	return ObjectType(typ), raw[nul+1:], nil
 }
 
-// readPacked reads a packed object through go-git; the caller holds r.mu.
+// readPacked reads an object through one `git cat-file --batch` the
+// repository keeps (started at the first such read, ended by Close): what
+// m1nd's pack reader leaves to git (alternates, a version 1 index, a pack
+// it could not decode) is read by git itself.
 func (r *Repo) readPacked(h Hash) (ObjectType, []byte, error) {
-	obj, err := r.storage.EncodedObject(plumbing.AnyObject, plumbing.Hash(h))
-	if err != nil {
-		return "", nil, err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.catFile == nil {
+		c, err := newCatFile(r.gitDir, []string{"GIT_DIR=" + r.gitDir})
+		if err != nil {
+			return "", nil, fmt.Errorf("read %s: %w", h, err)
+		}
+		r.catFile = c
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return "", nil, fmt.Errorf("read %s: %w", h, err)
+	t, data, err := r.catFile.ReadObject(h)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		// A broken pipe or a dead git: the next read starts another.
+		r.catFile.Close()
+		r.catFile = nil
 	}
-	defer rd.Close()
-	data, err := io.ReadAll(rd)
-	if err != nil {
-		return "", nil, fmt.Errorf("read %s: %w", h, err)
-	}
-	return ObjectType(obj.Type().String()), data, nil
+	return t, data, err
 }
 
 // Tree entry modes, as git spells them in a tree object.

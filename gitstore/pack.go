@@ -26,8 +26,8 @@ import (
 // It handles what git writes by default: SHA-1, index version 2, whole and
 // OFS/REF-delta entries. Anything else (an index of version 1, a SHA-256
 // repository, objects/info/alternates, a pack it cannot open or decode)
-// falls back to go-git behind r.mu, so nothing that read before stops
-// reading.
+// falls back to git's own reader (a `git cat-file --batch` behind r.mu),
+// so nothing that read before stops reading.
 
 // packFile is one mapped pack and its index; immutable once opened.
 type packFile struct {
@@ -42,7 +42,7 @@ type packFile struct {
 // changed, so readers use it without a lock.
 type packSet struct {
 	packs    []*packFile
-	fallback string // non-empty: go-git reads every packed object, and why
+	fallback string // non-empty: git reads every packed object, and why
 }
 
 // packReader holds the repository's current packSet and the base cache.
@@ -54,19 +54,19 @@ type packReader struct {
 	retired  []*packFile // dropped by a rescan, unmapped once no read can use them
 	nextID   uint64
 	cache    baseCache
-	// fallbacks counts reads go-git answered (tests check the reader's share).
+	// fallbacks counts reads git answered (tests check the reader's share).
 	fallbacks atomic.Int64
 }
 
 // errPackMiss means no pack of the current set holds the object.
 var errPackMiss = errors.New("not in any pack")
 
-// errPackFallback means the reader leaves this repository to go-git.
-var errPackFallback = errors.New("packs read by go-git")
+// errPackFallback means the reader leaves this repository to git.
+var errPackFallback = errors.New("packs read by git")
 
 // readPack reads h from the packs, scanning them on first use. It returns
 // errPackMiss when no pack holds h (the caller may rescan), errPackFallback
-// when go-git must answer, and a wrapped error for a pack that does not
+// when git must answer, and a wrapped error for a pack that does not
 // decode.
 func (r *Repo) readPack(h Hash) (ObjectType, []byte, error) {
 	pr := &r.packs
@@ -291,7 +291,7 @@ func (p *packFile) unmap() {
 }
 
 // closePacks unmaps every pack once no read is using them. Reads that
-// start afterwards go to go-git. It waits for reads in flight without
+// start afterwards go to git. It waits for reads in flight without
 // holding pr.mu, which a read's first scan takes.
 func (r *Repo) closePacks() {
 	pr := &r.packs

@@ -18,7 +18,7 @@ import (
 // pack_test.go hold them to that), because a pack is data someone else
 // wrote.
 
-// errPackUnsupported marks a pack the reader leaves to go-git (an index
+// errPackUnsupported marks a pack the reader leaves to git (an index
 // version other than 2), as opposed to a corrupt one.
 var errPackUnsupported = errors.New("pack format not handled by m1nd's reader")
 

@@ -10,11 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // ErrNotRepository is returned by Open when no git repository encloses the
@@ -32,10 +27,10 @@ type Repo struct {
 	// LockTimeout bounds how long UpdateRef waits for a held ref lock.
 	LockTimeout time.Duration
 
-	storage   *filesystem.Storage
-	mu        sync.Mutex  // serialises go-git's object storage, which is not safe for concurrent use
+	mu        sync.Mutex  // serialises catFile
+	catFile   *CatFile    // git's own reader, for what the pack reader leaves to git; started on first use
 	packFirst atomic.Bool // the last object read came from a pack
-	packs     packReader  // m1nd's own lock-free pack reader (pack.go); go-git is its fallback
+	packs     packReader  // m1nd's own lock-free pack reader (pack.go); git (catFile) is its fallback
 
 	configOnce sync.Once
 	config     gitConfig
@@ -60,13 +55,7 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, LockTimeout: DefaultLockTimeout}
-	fs := dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
-	// The object cache mostly holds delta bases while reading packs.
-	// Pack handles stay open between lookups (bounded), or go-git reopens
-	// the pack file for every object it reads from it.
-	r.storage = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(4*cache.MiByte), filesystem.Options{MaxOpenDescriptors: 16})
-	return r, nil
+	return &Repo{gitDir: gitDir, commonDir: commonDir, workTree: workTree, LockTimeout: DefaultLockTimeout}, nil
 }
 
 func discover(start string) (gitDir, workTree string, err error) {
@@ -161,13 +150,19 @@ func readCommonDir(gitDir string) (string, error) {
 	return filepath.Clean(cd), nil
 }
 
-// Close releases open and mapped pack files. It waits for reads in flight;
-// reads after Close still work, through go-git.
+// Close releases mapped pack files and ends the git reader. It waits for
+// reads in flight; reads after Close still work, through git (which a
+// later Close ends again).
 func (r *Repo) Close() error {
 	r.closePacks()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.storage.Close()
+	if r.catFile == nil {
+		return nil
+	}
+	err := r.catFile.Close()
+	r.catFile = nil
+	return err
 }
 
 // GitDir is the git dir of the worktree the repository was opened in.
@@ -261,8 +256,8 @@ func InitWithCommit(ctx context.Context, dir, message string) error {
 // NoReplaceEnv is the environment of the git processes m1nd reads through:
 // this process's, with replace refs ignored. `git replace` can make plain
 // git show a forged letter in place of a real one; m1nd reads, judges and
-// verifies the objects as they are (go-git never applies replace refs
-// either), and verify reports the replacement.
+// verifies the objects as they are (its own readers never apply replace
+// refs either), and verify reports the replacement.
 func NoReplaceEnv() []string {
 	return append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")
 }

@@ -38,7 +38,6 @@ func newApp(inv *invocation, commands []*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:                 "m1nd",
 		Usage:                "shared memory and context for coding agents, stored in git refs",
-		Version:              readVersion().String(),
 		Reader:               inv.io.In,
 		Writer:               inv.io.Out,
 		ErrWriter:            inv.io.Err,

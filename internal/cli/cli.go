@@ -25,7 +25,10 @@ const (
 // terminal.
 func Main(ctx context.Context, args []string, io *IOStreams, servers Servers) int {
 	inv := &invocation{io: io, servers: servers}
-	return inv.run(ctx, args, newApp(inv, allCommands(inv)))
+	app := newApp(inv, allCommands(inv))
+	// Only the whole CLI answers --version: the small m1nd hands it on.
+	app.Version = readVersion().String()
+	return inv.run(ctx, args, app)
 }
 
 // run runs args on app and maps the outcome to an exit status.

@@ -71,7 +71,7 @@ func runBlocks(ctx context.Context, opts *blocksOptions) error {
 			case "tray claim":
 				origin = " · imported by an unsigned tray claim"
 			}
-			fmt.Fprintf(w, "%s %-28s %-20s boundary v%d  %s%s\n", paint(opts.IO.colorOut, colourStyle[string(b.Colour)], string(b.Colour), 16), b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
+			fmt.Fprintf(w, "%s %-28s %-20s boundary v%d  %s%s\n", paint(opts.IO.colorOut, colourStyle(string(b.Colour)), string(b.Colour), 16), b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
 			if n := len(b.Tested); n > 0 {
 				if line := testedLine(b.Tested[n-1]); line != "" {
 					fmt.Fprintf(w, "%-16s %s\n", "", line)

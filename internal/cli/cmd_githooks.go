@@ -24,8 +24,8 @@ func gitHooksGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
 		Usage: "git hooks that keep raw git writes to refs/m1nd/ honest",
-		Description: `go-git never runs hooks, so m1nd's own writes are checked by m1nd; these
-hooks check what plain git does where agents write. 'm1nd hooks install'
+		Description: `m1nd writes its refs itself, where git runs no hook, so m1nd checks its
+own writes; these hooks check what plain git does where agents write. 'm1nd hooks install'
 guards this worktree: its own core.hooksPath (extensions.worktreeConfig)
 names m1nd's hooks folder, $(git rev-parse --git-common-dir)/m1nd/hooks,
 whose reference-transaction hook runs the repository's own first and whose

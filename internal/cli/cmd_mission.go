@@ -532,7 +532,7 @@ func runMissionHeads(ctx context.Context, opts *missionHeadsOptions) error {
 			if h.Fault != nil {
 				broken = "  BROKEN " + h.Fault.Refused + ": " + h.Fault.Lesson
 			}
-			fmt.Fprintf(w, "%s  #%-3d %s %-28s %s  %s%s\n", h.MissionID, l.MissionSeq, paint(opts.IO.colorOut, phaseStyle[l.Phase], l.Phase, 10), l.BlockID, h.HeadLetterID, l.UpdatedAt, broken)
+			fmt.Fprintf(w, "%s  #%-3d %s %-28s %s  %s%s\n", h.MissionID, l.MissionSeq, paint(opts.IO.colorOut, phaseStyle(l.Phase), l.Phase, 10), l.BlockID, h.HeadLetterID, l.UpdatedAt, broken)
 		}
 		return nil
 	})

@@ -58,16 +58,39 @@ func liftColor(args []string) []string {
 	return append(out, rest...)
 }
 
-// ANSI styles of what m1nd colours.
-var (
-	phaseStyle = map[string]string{
-		"judging": "2", "executing": "36", "gate": "36", "review": "35",
-		"merge_wait": "1;33", "landed": "32", "failed": "1;31", "archived": "2",
+// phaseStyle is the ANSI style of a mission phase.
+func phaseStyle(phase string) string {
+	switch phase {
+	case "judging", "archived":
+		return "2"
+	case "executing", "gate":
+		return "36"
+	case "review":
+		return "35"
+	case "merge_wait":
+		return "1;33"
+	case "landed":
+		return "32"
+	case "failed":
+		return "1;31"
 	}
-	colourStyle = map[string]string{
-		"broken": "1;31", "unknown": "2", "evidence-backed": "32", "needs-evidence": "33",
+	return ""
+}
+
+// colourStyle is the ANSI style of a block colour.
+func colourStyle(colour string) string {
+	switch colour {
+	case "broken":
+		return "1;31"
+	case "unknown":
+		return "2"
+	case "evidence-backed":
+		return "32"
+	case "needs-evidence":
+		return "33"
 	}
-)
+	return ""
+}
 
 // paint pads text to width, then wraps the text (not the padding) in the
 // ANSI style when on: columns line up with colour or without.

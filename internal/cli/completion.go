@@ -64,13 +64,24 @@ end
 complete -c m1nd -f -a '(__m1nd_complete)'
 `
 
-// completionScripts is the completion script of each shell m1nd knows.
-var completionScripts = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+// completionScript is the completion script of a shell m1nd knows ("" for
+// another).
+func completionScript(shell string) string {
+	switch shell {
+	case "bash":
+		return bashCompletion
+	case "zsh":
+		return zshCompletion
+	case "fish":
+		return fishCompletion
+	}
+	return ""
+}
 
 // completionOptions is what completion runs on.
 type completionOptions struct {
 	IO    *IOStreams
-	Shell string // a key of completionScripts
+	Shell string // bash, zsh or fish (completionScript)
 }
 
 // newCompletionCmd parses completion; a test's runF sees the options
@@ -93,7 +104,7 @@ startup file:
 			if err != nil {
 				return err
 			}
-			if _, ok := completionScripts[shell]; !ok {
+			if completionScript(shell) == "" {
 				return usagef("no completion for shell %q: use bash, zsh or fish", shell)
 			}
 			return runWith(c.Context, &completionOptions{IO: inv.io, Shell: shell}, runF, runCompletion)
@@ -103,7 +114,7 @@ startup file:
 
 // runCompletion prints the shell's completion script.
 func runCompletion(_ context.Context, opts *completionOptions) error {
-	_, err := io.WriteString(opts.IO.Out, completionScripts[opts.Shell])
+	_, err := io.WriteString(opts.IO.Out, completionScript(opts.Shell))
 	return err
 }
 

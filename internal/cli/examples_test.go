@@ -41,7 +41,8 @@ func TestEveryVerbHasAnExample(t *testing.T) {
 		}
 	}
 	walk("", app.Commands)
-	for path := range examples {
+	for _, e := range examples {
+		path := e.path
 		if !seen[path] {
 			t.Errorf("examples lists %q, which is no verb", path)
 		}

@@ -34,24 +34,29 @@ const (
 // installCommand installs both binaries, the way the README does.
 const installCommand = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/..."
 
-// hotPaths are the verbs the small m1nd runs itself: what an agent's host
-// or git runs per event (a hook, a post, the mail).
-var hotPaths = [][2]string{
-	{"hook", session.HostClaude}, {"hook", session.HostCodex},
-	{"hooks", "run"},
-	{"mission", "post"}, {"mission", "next"},
-	{"mail", "send"}, {"mail", "inbox"},
+// hotVerbs are the verbs the small m1nd runs itself: what an agent's host
+// or git runs per event (a hook, a post, the mail). Each makes its group
+// holding only itself, exactly as Main's table has it: a call builds the
+// one verb it runs.
+var hotVerbs = []hotVerb{
+	{[2]string{"hook", session.HostClaude}, func(inv *invocation) *cli.Command {
+		return hookGroup(inv, newHookRunCmd(inv, session.HostClaude, nil))
+	}},
+	{[2]string{"hook", session.HostCodex}, func(inv *invocation) *cli.Command {
+		return hookGroup(inv, newHookRunCmd(inv, session.HostCodex, nil))
+	}},
+	{[2]string{"hooks", "run"}, func(inv *invocation) *cli.Command { return gitHooksGroup(inv, newHooksRunCmd(inv, nil)) }},
+	{[2]string{"mission", "post"}, func(inv *invocation) *cli.Command { return missionGroup(inv, newMissionPostCmd(inv, nil)) }},
+	{[2]string{"mission", "next"}, func(inv *invocation) *cli.Command { return missionGroup(inv, newMissionNextCmd(inv, nil)) }},
+	{[2]string{"mail", "send"}, func(inv *invocation) *cli.Command { return mailGroup(inv, newMailSendCmd(inv, nil)) }},
+	{[2]string{"mail", "inbox"}, func(inv *invocation) *cli.Command { return mailGroup(inv, newMailInboxCmd(inv, nil)) }},
 }
 
-// hotCommands is the command table of the small m1nd: each hot verb, in
-// its group, exactly as Main's table has it.
-func hotCommands(inv *invocation) []*cli.Command {
-	return []*cli.Command{
-		missionGroup(inv, newMissionPostCmd(inv, nil), newMissionNextCmd(inv, nil)),
-		mailGroup(inv, newMailSendCmd(inv, nil), newMailInboxCmd(inv, nil)),
-		hookGroup(inv, newHookRunCmd(inv, session.HostClaude, nil), newHookRunCmd(inv, session.HostCodex, nil)),
-		gitHooksGroup(inv, newHooksRunCmd(inv, nil)),
-	}
+// hotVerb is one verb of the small m1nd: its path and how its group is
+// made.
+type hotVerb struct {
+	path [2]string
+	make func(inv *invocation) *cli.Command
 }
 
 // Front is the small m1nd: a hot verb runs here, anything else (another
@@ -59,18 +64,19 @@ func hotCommands(inv *invocation) []*cli.Command {
 // it as Main would. It returns only when it ran the verb or could not hand
 // it over.
 func Front(ctx context.Context, args []string, io *IOStreams) int {
-	if !hot(args) {
+	i := hot(args)
+	if i < 0 {
 		return handOver(args, io)
 	}
 	inv := &invocation{io: io}
-	return inv.run(ctx, args, newApp(inv, hotCommands(inv)))
+	return inv.run(ctx, args, newApp(inv, []*cli.Command{hotVerbs[i].make(inv)}))
 }
 
-// hot reports whether args name a hot verb the small m1nd answers exactly
-// as m1nd-full would. It errs towards m1nd-full, which answers everything:
-// a flag before the verb other than -C, and any word that asks for help
-// or completion, go there.
-func hot(args []string) bool {
+// hot is the index in hotVerbs of the hot verb args name, which the small
+// m1nd answers exactly as m1nd-full would, or -1. It errs towards
+// m1nd-full, which answers everything: a flag before the verb other than
+// -C, and any word that asks for help or completion, go there.
+func hot(args []string) int {
 	rest := args[min(1, len(args)):]
 	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
 		switch flag := strings.TrimLeft(rest[0], "-"); {
@@ -79,21 +85,23 @@ func hot(args []string) bool {
 		case strings.HasPrefix(flag, "C="):
 			rest = rest[1:]
 		default:
-			return false
+			return -1
 		}
 	}
-	if len(rest) < 2 || !slices.Contains(hotPaths, [2]string{rest[0], rest[1]}) {
-		return false
+	if len(rest) < 2 {
+		return -1
 	}
+	i := slices.IndexFunc(hotVerbs, func(v hotVerb) bool { return v.path == [2]string{rest[0], rest[1]} })
 	for _, a := range rest[2:] {
+		if a == "--" {
+			break
+		}
 		switch a {
-		case "--":
-			return true
 		case "-h", "-help", "--help", "help", completionFlag:
-			return false
+			return -1
 		}
 	}
-	return true
+	return i
 }
 
 // handOver execs m1nd-full with args; it returns only when it cannot.

@@ -42,7 +42,7 @@ func TestHotPicksOnlyTheSmallM1ndsVerbs(t *testing.T) {
 		{[]string{"m1nd", "mail", "inbox", completionFlag}, false},
 		{[]string{"m1nd", "mision", "post"}, false}, // a typo: m1nd-full suggests
 	} {
-		if got := hot(c.args); got != c.want {
+		if got := hot(c.args) >= 0; got != c.want {
 			t.Errorf("hot(%q) = %v, want %v", c.args, got, c.want)
 		}
 	}
@@ -64,9 +64,10 @@ func TestHotVerbsAreMainsVerbs(t *testing.T) {
 		}
 		return nil
 	}
-	front, full := hotCommands(inv), allCommands(inv)
-	for _, path := range hotPaths {
-		f, m := find(front, path), find(full, path)
+	full := allCommands(inv)
+	for _, v := range hotVerbs {
+		path := v.path
+		f, m := find([]*cli.Command{v.make(inv)}, path), find(full, path)
 		if f == nil || m == nil {
 			t.Fatalf("%v: in the small m1nd %v, in Main %v", path, f != nil, m != nil)
 		}
@@ -74,7 +75,7 @@ func TestHotVerbsAreMainsVerbs(t *testing.T) {
 			t.Errorf("%v differs between the small m1nd and Main", path)
 		}
 	}
-	if n := len(hotPaths); n != 7 {
+	if n := len(hotVerbs); n != 7 {
 		t.Errorf("%d hot verbs", n)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -47,13 +46,26 @@ func idsUnder(repo *gitstore.Repo, prefix string, valid func(string) bool) ([]st
 type refKind struct {
 	what, tag, folder string
 	valid             func(string) bool
-	start             *regexp.Regexp // what may start an id: the tag and a digit, or four digits
 }
 
 var (
-	missionKind = refKind{"mission", "msn_", chain.MissionRefPrefix, chain.ValidMissionID, regexp.MustCompile(`^(msn_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)}
-	docKind     = refKind{"document", "atl_", memory.AtlasPrefix, memory.ValidDocID, regexp.MustCompile(`^(atl_[0-9a-f]{1,12}|[0-9a-f]{4,12})$`)}
+	missionKind = refKind{"mission", "msn_", chain.MissionRefPrefix, chain.ValidMissionID}
+	docKind     = refKind{"document", "atl_", memory.AtlasPrefix, memory.ValidDocID}
 )
+
+// mayStart reports whether typed may start an id of k: the tag and 1 to
+// 12 hex digits, or 4 to 12 hex digits without it.
+func (k refKind) mayStart(typed string) bool {
+	digits, tagged := strings.CutPrefix(typed, k.tag)
+	least := 4
+	if tagged {
+		least = 1
+	}
+	if len(digits) < least || len(digits) > 12 {
+		return false
+	}
+	return strings.Trim(digits, "0123456789abcdef") == ""
+}
 
 // resolve is the one id of kind that typed starts (with its tag or
 // without), typed itself when it is whole; ok is false when typed cannot
@@ -62,7 +74,7 @@ func (inv *invocation) resolve(k refKind, typed string) (id string, ok bool, err
 	if k.valid(typed) {
 		return typed, true, nil
 	}
-	if !k.start.MatchString(typed) {
+	if !k.mayStart(typed) {
 		return typed, false, nil
 	}
 	repo, err := inv.openRepo()

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 )
@@ -60,32 +60,46 @@ func closest(typed string, names []string) []string {
 	return out
 }
 
-// guessedVerbs are the names people type for verbs m1nd calls otherwise
-// (`mission list` for `mission heads`), each with the verbs it may mean:
-// the first of them a group has is suggested.
-var guessedVerbs = map[string][]string{
-	"list":    {"heads", "inbox", "list", "show"},
-	"ls":      {"heads", "inbox", "list", "show"},
-	"get":     {"show", "recall"},
-	"view":    {"show", "heads"},
-	"cat":     {"show"},
-	"read":    {"show", "inbox", "recall"},
-	"info":    {"show", "status"},
-	"create":  {"new", "open", "add", "publish", "create"},
-	"open":    {"new", "open"},
-	"rm":      {"prune", "resolve", "uninstall"},
-	"remove":  {"prune", "resolve", "uninstall"},
-	"delete":  {"prune", "resolve", "uninstall"},
-	"close":   {"resolve", "archive"},
-	"history": {"log"},
-	"merge":   {"land"},
-	"start":   {"serve", "runnerd"},
-	"run":     {"spawn", "serve"},
+// guessedVerbs are the verbs a name people type may mean, for the names
+// m1nd calls otherwise (`mission list` for `mission heads`): the first of
+// them a group has is suggested.
+func guessedVerbs(typed string) []string {
+	switch typed {
+	case "list", "ls":
+		return []string{"heads", "inbox", "list", "show"}
+	case "get":
+		return []string{"show", "recall"}
+	case "view":
+		return []string{"show", "heads"}
+	case "cat":
+		return []string{"show"}
+	case "read":
+		return []string{"show", "inbox", "recall"}
+	case "info":
+		return []string{"show", "status"}
+	case "create":
+		return []string{"new", "open", "add", "publish", "create"}
+	case "open":
+		return []string{"new", "open"}
+	case "rm", "remove", "delete":
+		return []string{"prune", "resolve", "uninstall"}
+	case "close":
+		return []string{"resolve", "archive"}
+	case "history":
+		return []string{"log"}
+	case "merge":
+		return []string{"land"}
+	case "start":
+		return []string{"serve", "runnerd"}
+	case "run":
+		return []string{"spawn", "serve"}
+	}
+	return nil
 }
 
 // guessedVerb is the verb of cmds a guessed name may mean ("" for none).
 func guessedVerb(cmds []*cli.Command, typed string) string {
-	for _, want := range guessedVerbs[typed] {
+	for _, want := range guessedVerbs(typed) {
 		for _, c := range cmds {
 			if !c.Hidden && c.Name == want {
 				return want
@@ -95,17 +109,24 @@ func guessedVerb(cmds []*cli.Command, typed string) string {
 	return ""
 }
 
-// flagNotDefined is how the flag package names a flag it does not know.
-var flagNotDefined = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
+// flagNotDefined is the flag the flag package's error names when it does
+// not know it ("flag provided but not defined: -name"), else "".
+func flagNotDefined(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -")
+	name := strings.TrimLeft(rest, "-")
+	if !ok || name == "" || strings.IndexFunc(name, unicode.IsSpace) >= 0 {
+		return ""
+	}
+	return name
+}
 
 // flagUsage is the usage error for err, a flag-parsing error of a command
 // with flags: an unknown flag names the closest ones ("did you mean").
 func flagUsage(flags []cli.Flag, err error) error {
-	m := flagNotDefined.FindStringSubmatch(err.Error())
-	if m == nil {
+	typed := flagNotDefined(err.Error())
+	if typed == "" {
 		return usagef("%v", err)
 	}
-	typed := m[1]
 	var names []string
 	for _, f := range flags {
 		names = append(names, f.Names()...)
