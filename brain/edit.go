@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,22 +27,40 @@ const (
 // MaxOps bounds one candidate_edit batch.
 const MaxOps = 1000
 
-// opFields lists, per op, its required and optional fields. The table is
-// the ops file's schema.
-var opFields = map[string]struct{ required, optional []string }{
-	OpRename:         {[]string{"block_id"}, []string{"name", "purpose"}},
-	OpMerge:          {[]string{"into", "block_ids"}, nil},
-	OpSplit:          {[]string{"block_id", "by"}, nil},
-	OpMoveMember:     {[]string{"path", "from", "to"}, nil},
-	OpResolveSeam:    {[]string{"path", "resolution"}, nil},
-	OpAssignUnmapped: {[]string{"path", "block_id"}, nil},
+// opSpec is one op's fields: the table of them is the ops file's schema.
+type opSpec struct {
+	op                 string
+	required, optional []string
+	phase              int // the order ops apply in (opPhase)
 }
 
-// phaseOf is the order ops apply in, whatever their order in the batch:
-// merges (with their socket rewrite), member ops, splits, renames. A
-// rejection still names the op's index in the batch.
-var phaseOf = map[string]int{
-	OpMerge: 0, OpMoveMember: 1, OpResolveSeam: 1, OpAssignUnmapped: 1, OpSplit: 2, OpRename: 3,
+// opSpecs lists, per op, its required and optional fields and its phase:
+// merges (with their socket rewrite), member ops, splits, renames apply
+// in that order, whatever their order in the batch; a rejection still
+// names the op's index in the batch. A slice, laid out by the compiler:
+// a map would be built at every start of every m1nd call.
+var opSpecs = []opSpec{
+	{OpRename, []string{"block_id"}, []string{"name", "purpose"}, 3},
+	{OpMerge, []string{"into", "block_ids"}, nil, 0},
+	{OpSplit, []string{"block_id", "by"}, nil, 2},
+	{OpMoveMember, []string{"path", "from", "to"}, nil, 1},
+	{OpResolveSeam, []string{"path", "resolution"}, nil, 1},
+	{OpAssignUnmapped, []string{"path", "block_id"}, nil, 1},
+}
+
+// specOf is the spec of op kind, ok false for an unknown kind.
+func specOf(kind string) (opSpec, bool) {
+	i := slices.IndexFunc(opSpecs, func(s opSpec) bool { return s.op == kind })
+	if i < 0 {
+		return opSpec{}, false
+	}
+	return opSpecs[i], true
+}
+
+// opPhase is the phase an op applies in.
+func opPhase(kind string) int {
+	s, _ := specOf(kind)
+	return s.phase
 }
 
 // Op is one candidate_edit operation, tagged by Op.
@@ -114,7 +133,7 @@ func decodeOp(r json.RawMessage) (Op, error) {
 	if err := json.Unmarshal(fields["op"], &kind); err != nil {
 		return Op{}, errors.New(`an op names its kind in "op"`)
 	}
-	spec, ok := opFields[kind]
+	spec, ok := specOf(kind)
 	if !ok {
 		return Op{}, fmt.Errorf("unknown op %q (want rename, merge, split, move_member, resolve_seam or assign_unmapped)", gates.Echo(kind))
 	}
@@ -224,7 +243,7 @@ func (e *editor) run(ops []Op) error {
 		before[f] = true
 	}
 	ordered := append([]Op(nil), ops...)
-	sort.SliceStable(ordered, func(i, j int) bool { return phaseOf[ordered[i].Op] < phaseOf[ordered[j].Op] })
+	sort.SliceStable(ordered, func(i, j int) bool { return opPhase(ordered[i].Op) < opPhase(ordered[j].Op) })
 	for _, op := range ordered {
 		if err := e.apply(op); err != nil {
 			return rejectAt(op.Index, "%s", err)

@@ -35,7 +35,7 @@ func FuzzDecodeOps(f *testing.F) {
 			t.Fatalf("%d ops accepted", len(ops))
 		}
 		for i, op := range ops {
-			if _, ok := opFields[op.Op]; !ok || op.Index != i {
+			if _, ok := specOf(op.Op); !ok || op.Index != i {
 				t.Fatalf("op %d = %+v", i, op)
 			}
 			if op.Op == OpSplit && op.By == nil {

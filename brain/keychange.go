@@ -29,7 +29,7 @@ type KeyChange struct {
 
 // ErrKeyRaced is the refusal of a key change whose set moved while it was
 // being signed: nothing was written.
-var ErrKeyRaced = gates.Refusef(gates.StaleHead, "", "the brain's passkeys changed while this change was being made: look again and make it again")
+var ErrKeyRaced = &gates.Refusal{Code: gates.StaleHead, Lesson: "the brain's passkeys changed while this change was being made: look again and make it again"}
 
 // RegisterFirstKey writes the brain's first key set: key alone, and the
 // anchors of what terminals confirmed before it (the gestures that keep

@@ -3,7 +3,6 @@ package brain
 import (
 	"bytes"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -189,7 +188,7 @@ func checkPasskey(p Passkey, seen map[string]bool) error {
 	if err != nil {
 		return invalidKeys("a key's public_key is base64url PKIX")
 	}
-	if _, err := x509.ParsePKIXPublicKey(der); err != nil {
+	if _, err := gates.ParsePublicKey(der); err != nil {
 		return invalidKeys("a key's public_key is not a public key m1nd can verify with")
 	}
 	if _, err := time.Parse(time.RFC3339, p.AddedAt); err != nil || gates.HasUnsafeText(p.Label) || len(p.Label) > 100 {
@@ -223,7 +222,7 @@ func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
 
 // ErrLastKey refuses a key set after the first that holds no key: with
 // none, a terminal's word would count again.
-var ErrLastKey = gates.Refusef(gates.InvalidTransition, "keys", "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)")
+var ErrLastKey = &gates.Refusal{Code: gates.InvalidTransition, Field: "keys", Lesson: "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)"}
 
 // KeysFollow is the law of a key set after the first, whose commit message
 // is message and canonical bytes body: its version adds 1; it keeps the

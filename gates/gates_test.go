@@ -8,7 +8,13 @@ import (
 )
 
 func TestEveryCodeHasAOneLineLesson(t *testing.T) {
-	for code, lesson := range defaultLessons {
+	seen := map[Code]bool{}
+	for _, l := range defaultLessons {
+		code, lesson := l.code, l.lesson
+		if seen[code] {
+			t.Errorf("%s: twice", code)
+		}
+		seen[code] = true
 		if lesson == "" || strings.ContainsAny(lesson, "\n\r") {
 			t.Errorf("%s: lesson %q must be one non-empty line", code, lesson)
 		}

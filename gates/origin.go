@@ -22,13 +22,14 @@ const OriginTrailer = "M1nd-Origin"
 // and a letter that carries it is a name, not a proof.
 const HumanName = "owner"
 
-// writeOrigins is the closed allow-list of origins a gesture is written
-// with today. Adding to it is a design change.
-var writeOrigins = map[string]bool{OriginHumanTTY: true, OriginHumanPasskey: true}
+// writeOrigin reports whether origin is on the closed allow-list of
+// origins a gesture is written with today. Adding to it is a design
+// change.
+func writeOrigin(origin string) bool { return origin == OriginHumanTTY || origin == OriginHumanPasskey }
 
 // IsHumanOrigin reports whether a commit read from history may carry
 // origin: the write allow-list, and the tray's former claim.
-func IsHumanOrigin(origin string) bool { return writeOrigins[origin] || origin == OriginHumanUI }
+func IsHumanOrigin(origin string) bool { return writeOrigin(origin) || origin == OriginHumanUI }
 
 // RequireHumanOrigin refuses unless origin is on the closed allow-list. It
 // runs before anything else about the request is looked at. field names the
@@ -37,7 +38,7 @@ func IsHumanOrigin(origin string) bool { return writeOrigins[origin] || origin =
 // The token is forgeable by a process of the same user: this stops an agent
 // that simply calls the verb, not a hostile local process.
 func RequireHumanOrigin(origin, field string) error {
-	if writeOrigins[origin] {
+	if writeOrigin(origin) {
 		return nil
 	}
 	return Refuse(HumanGestureRequired, field)

@@ -7,11 +7,9 @@ import (
 	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strconv"
 	"strings"
 )
@@ -116,7 +114,7 @@ func VerifyProof(p *Proof, key PublicKey, challenge []byte) error {
 	if err != nil {
 		return badProof("the registered key does not decode")
 	}
-	pub, err := x509.ParsePKIXPublicKey(der)
+	pub, err := ParsePublicKey(der)
 	if err != nil {
 		return badProof("the registered key does not decode")
 	}
@@ -154,15 +152,19 @@ func ProofOrigin(p *Proof) (string, error) {
 
 // trayOrigin reports whether origin is a tray's: http://localhost, any port.
 func trayOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Scheme != "http" || u.Hostname() != RelyingParty || u.Path != "" || u.User != nil {
+	rest, ok := strings.CutPrefix(origin, "http://"+RelyingParty)
+	if !ok {
 		return false
 	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		return err == nil && n > 0 && n < 65536
+	if rest == "" {
+		return true
 	}
-	return true
+	port, ok := strings.CutPrefix(rest, ":")
+	if !ok || port == "" || port[0] == '0' || strings.Trim(port, "0123456789") != "" {
+		return false // an origin is serialised: no path, no query, a port in digits
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n < 65536
 }
 
 // EncodeProof is a proof as its commit trailer's value: base64url of its

@@ -63,9 +63,14 @@ var EmitterKinds = []string{"ci", "runnerd", "verb", "owner"}
 // that type must carry beyond artifact_hash and evidence_refs. A test
 // receipt proves a command ran, where, how it ended and when; a runtime
 // receipt proves something was observed running, and when.
-var runEvidence = map[string][]string{
-	"test":    {"command", "cwd", "exit_status", "started_at", "ended_at"},
-	"runtime": {"command", "started_at", "ended_at"},
+func runEvidence(receiptType string) []string {
+	switch receiptType {
+	case "test":
+		return []string{"command", "cwd", "exit_status", "started_at", "ended_at"}
+	case "runtime":
+		return []string{"command", "started_at", "ended_at"}
+	}
+	return nil
 }
 
 // WindowLayout is the one timestamp spelling receipt windows accept.
@@ -121,9 +126,9 @@ func CheckReceipt(r *Receipt, now time.Time) error {
 		"started_at":  e.StartedAt != "",
 		"ended_at":    e.EndedAt != "",
 	}
-	for _, field := range runEvidence[r.Type] {
+	for _, field := range runEvidence(r.Type) {
 		if !present[field] {
-			return evidenceRefusal("evidence."+field, "a %s receipt's evidence needs %s", r.Type, strings.Join(runEvidence[r.Type], ", "))
+			return evidenceRefusal("evidence."+field, "a %s receipt's evidence needs %s", r.Type, strings.Join(runEvidence(r.Type), ", "))
 		}
 	}
 	if e.Cwd != "" {

@@ -3,6 +3,7 @@ package gates
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Code names why something was refused. The set is closed (DESIGN §5).
@@ -40,37 +41,44 @@ const (
 	NotYourAgent          Code = "not_your_agent"
 )
 
+// codeLesson is a refusal code and its default lesson.
+type codeLesson struct {
+	code   Code
+	lesson string
+}
+
 // defaultLessons is what a newcomer reads when a refusal has no more
-// specific lesson. Every code has one.
-var defaultLessons = map[Code]string{
-	SchemaMismatch:        `the document's "schema" is not one this m1nd speaks; mission letters say "m1nd-mission-letter-v0"`,
-	InvalidLetter:         "the letter is not a well-formed m1nd-mission-letter-v0 document; fix the named field and post again",
-	InvalidPhase:          "this phase cannot carry that field; an executing letter has no verdict yet",
-	IncompleteEvidence:    "evidence needs an artifact hash (and evidence refs for a receipt candidate); a merge_wait letter needs its gate command",
-	LandedLaw:             "landed means the receipt is imported into the store; a green gate alone is merge_wait",
-	StaleHead:             "the mission's head moved since you read it; read the head again and extend it",
-	InvalidTransition:     "that phase cannot follow the current head; archived only supersedes a merge_wait head",
-	HumanGestureRequired:  "this is a human gesture; the tray (or an interactive terminal) makes it, agents never do",
-	BrainMismatch:         "the letter names another brain; brain_ref must be this repository's display name",
-	UnknownBlock:          "the letter names a block this brain does not have; use a block id from `m1nd blocks` or mark a probe synthetic",
-	StaleScope:            "the evidence was proved at another boundary or contract version than the block has now",
-	ReadOnlyOwner:         "this owner is read-only; writes go to a writable owner",
-	StoreVersionConflict:  "the store moved since you read it; read it again and resend with the new store version",
-	NeedsOwnerNaming:      "a block still carries a heuristic name; the owner names it before ratifying",
-	SkeletonNotCandidate:  "the skeleton is already ratified; edits apply to a candidate skeleton",
-	CandidateEditRejected: "one edit in the batch failed, so none was applied",
-	NoStore:               "this brain has no store yet; run `m1nd skeleton scan` first",
-	UnknownMission:        "no mission with that id exists in this brain",
-	UnpinnedRunner:        "that runner id is not pinned in runners.toml; the operator pins runners, announces cannot",
-	WorkspaceNotAllowed:   "that workspace is outside the runner's pinned workspace roots",
-	NotPublisher:          "only the publisher of a shared document may amend it",
-	BadPublisherProof:     "the publisher proof does not verify",
-	MergeConflict:         "the mission's branch does not merge cleanly into its target; resolve it on the branch, then land again",
-	WorktreeDirty:         "the target branch is checked out in a worktree with uncommitted changes; commit or stash them, then land again",
-	BrokenHistory:         "this ref's history breaks the laws (written past the hooks); nothing proceeds on it: m1nd verify names the commit and the law",
-	StaleGate:             "the branch or the target moved since the gate, and no gate has passed on what would land yet; runnerd gates it again, then land",
-	UnprovenGate:          "no runner you approved proved this gate: a runner's merge_wait carries its signature (only runnerd writes one), and landing a claimed gate first has runnerd run the approved gate",
-	NotYourAgent:          "an agent reads and moves only its own records; the owner (no agent identity set) may read any agent's inbox",
+// specific lesson. Every code has one. A slice, laid out by the compiler:
+// a map would be built at every start of every m1nd call.
+var defaultLessons = []codeLesson{
+	{SchemaMismatch, `the document's "schema" is not one this m1nd speaks; mission letters say "m1nd-mission-letter-v0"`},
+	{InvalidLetter, "the letter is not a well-formed m1nd-mission-letter-v0 document; fix the named field and post again"},
+	{InvalidPhase, "this phase cannot carry that field; an executing letter has no verdict yet"},
+	{IncompleteEvidence, "evidence needs an artifact hash (and evidence refs for a receipt candidate); a merge_wait letter needs its gate command"},
+	{LandedLaw, "landed means the receipt is imported into the store; a green gate alone is merge_wait"},
+	{StaleHead, "the mission's head moved since you read it; read the head again and extend it"},
+	{InvalidTransition, "that phase cannot follow the current head; archived only supersedes a merge_wait head"},
+	{HumanGestureRequired, "this is a human gesture; the tray (or an interactive terminal) makes it, agents never do"},
+	{BrainMismatch, "the letter names another brain; brain_ref must be this repository's display name"},
+	{UnknownBlock, "the letter names a block this brain does not have; use a block id from `m1nd blocks` or mark a probe synthetic"},
+	{StaleScope, "the evidence was proved at another boundary or contract version than the block has now"},
+	{ReadOnlyOwner, "this owner is read-only; writes go to a writable owner"},
+	{StoreVersionConflict, "the store moved since you read it; read it again and resend with the new store version"},
+	{NeedsOwnerNaming, "a block still carries a heuristic name; the owner names it before ratifying"},
+	{SkeletonNotCandidate, "the skeleton is already ratified; edits apply to a candidate skeleton"},
+	{CandidateEditRejected, "one edit in the batch failed, so none was applied"},
+	{NoStore, "this brain has no store yet; run `m1nd skeleton scan` first"},
+	{UnknownMission, "no mission with that id exists in this brain"},
+	{UnpinnedRunner, "that runner id is not pinned in runners.toml; the operator pins runners, announces cannot"},
+	{WorkspaceNotAllowed, "that workspace is outside the runner's pinned workspace roots"},
+	{NotPublisher, "only the publisher of a shared document may amend it"},
+	{BadPublisherProof, "the publisher proof does not verify"},
+	{MergeConflict, "the mission's branch does not merge cleanly into its target; resolve it on the branch, then land again"},
+	{WorktreeDirty, "the target branch is checked out in a worktree with uncommitted changes; commit or stash them, then land again"},
+	{BrokenHistory, "this ref's history breaks the laws (written past the hooks); nothing proceeds on it: m1nd verify names the commit and the law"},
+	{StaleGate, "the branch or the target moved since the gate, and no gate has passed on what would land yet; runnerd gates it again, then land"},
+	{UnprovenGate, "no runner you approved proved this gate: a runner's merge_wait carries its signature (only runnerd writes one), and landing a claimed gate first has runnerd run the approved gate"},
+	{NotYourAgent, "an agent reads and moves only its own records; the owner (no agent identity set) may read any agent's inbox"},
 }
 
 // Refusal is a law saying no. It is an error, and callers test for it with
@@ -91,17 +99,21 @@ func Refusef(code Code, field, format string, args ...any) *Refusal {
 	return &Refusal{Code: code, Field: field, Lesson: fmt.Sprintf(format, args...)}
 }
 
+func lessonIndex(code Code) int {
+	return slices.IndexFunc(defaultLessons, func(l codeLesson) bool { return l.code == code })
+}
+
 // Lesson returns the default lesson for a code.
 func Lesson(code Code) string {
-	if l, ok := defaultLessons[code]; ok {
-		return l
+	if i := lessonIndex(code); i >= 0 {
+		return defaultLessons[i].lesson
 	}
 	return string(code)
 }
 
 // Known reports whether code is one of the closed set.
 func Known(code Code) bool {
-	_, ok := defaultLessons[code]
+	ok := lessonIndex(code) >= 0
 	return ok
 }
 

@@ -13,14 +13,19 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-// hostEvents are the events m1nd hooks into, per host. Both get
+// hostEvents is the events m1nd hooks into for host. Both get
 // UserPromptSubmit: letters that arrived between turns reach the next
 // prompt instead of waiting for a tool call. Codex ignores PreCompact
 // output, so it also gets PostCompact (the rehydration is re-injected at the
 // next prompt after a compaction).
-var hostEvents = map[string][]string{
-	HostClaude: {EventSessionStart, EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit, EventStop, EventPreCompact},
-	HostCodex:  {EventSessionStart, EventPostToolUse, EventUserPromptSubmit, EventStop, EventPreCompact, EventPostCompact},
+func hostEvents(host string) []string {
+	switch host {
+	case HostClaude:
+		return []string{EventSessionStart, EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit, EventStop, EventPreCompact}
+	case HostCodex:
+		return []string{EventSessionStart, EventPostToolUse, EventUserPromptSubmit, EventStop, EventPreCompact, EventPostCompact}
+	}
+	return nil
 }
 
 // BlockFlag is the hook flag that blocks automatic compaction; installed
@@ -94,7 +99,7 @@ const hookTimeout = 10
 func Install(path, host, command string, blockAutoCompact bool) (changed bool, err error) {
 	return editSettings(path, func(hooks map[string]any) (bool, error) {
 		changed := false
-		for _, event := range hostEvents[host] {
+		for _, event := range hostEvents(host) {
 			cmd := fmt.Sprintf("%s hook %s %s", command, host, event)
 			if event == EventPreCompact && blockAutoCompact {
 				cmd += " " + BlockFlag

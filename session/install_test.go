@@ -31,8 +31,8 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 			if got["model"] != "opus" || !strings.Contains(string(data), "prettier --write") || !strings.Contains(string(data), `"m1nd hook `+host+` SessionStart"`) {
 				t.Fatalf("settings after install:\n%s", data)
 			}
-			if n := strings.Count(string(data), "m1nd hook "+host); n != len(hostEvents[host]) {
-				t.Fatalf("%d m1nd entries, want %d", n, len(hostEvents[host]))
+			if n := strings.Count(string(data), "m1nd hook "+host); n != len(hostEvents(host)) {
+				t.Fatalf("%d m1nd entries, want %d", n, len(hostEvents(host)))
 			}
 			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
 				t.Errorf("mode changed to %v", fi.Mode().Perm())
@@ -46,8 +46,8 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 				t.Fatalf("install naming another m1nd changed=%v err=%v", changed, err)
 			}
 			data, _ = os.ReadFile(path)
-			if n := strings.Count(string(data), "/usr/local/bin/m1nd hook "+host); n != len(hostEvents[host]) {
-				t.Fatalf("%d entries name the new m1nd, want %d:\n%s", n, len(hostEvents[host]), data)
+			if n := strings.Count(string(data), "/usr/local/bin/m1nd hook "+host); n != len(hostEvents(host)) {
+				t.Fatalf("%d entries name the new m1nd, want %d:\n%s", n, len(hostEvents(host)), data)
 			}
 			if changed, err := Uninstall(path, host); err != nil || !changed {
 				t.Fatalf("uninstall: %v %v", changed, err)

@@ -77,12 +77,15 @@ func Alive(p Proc) bool {
 	return err == nil && st.Start == p.Start && st.State != 'Z' && st.State != 'X'
 }
 
-// wrappers are the programs a host may run a hook command through (Codex
+// wrapper reports whether comm is one of the programs a host may run a hook command through (Codex
 // runs "$SHELL -lc COMMAND"; Claude Code a shell too): they are not the
 // session's process.
-var wrappers = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
-	"fish": true, "tcsh": true, "csh": true, "busybox": true, "env": true, "timeout": true,
+func wrapper(comm string) bool {
+	switch comm {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "tcsh", "csh", "busybox", "env", "timeout":
+		return true
+	}
+	return false
 }
 
 // HostProcess is the process that runs the hook: the first ancestor of
@@ -95,7 +98,7 @@ func HostProcess(parent int) (Proc, error) {
 		if err != nil {
 			return Proc{}, err
 		}
-		if !wrappers[st.Comm] || st.PPID <= 1 {
+		if !wrapper(st.Comm) || st.PPID <= 1 {
 			return Proc{PID: pid, Start: st.Start, Command: st.Comm}, nil
 		}
 		pid = st.PPID

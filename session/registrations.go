@@ -95,7 +95,7 @@ func hookCommandIn(path, host string) string {
 	if json.Unmarshal(data, &doc) != nil {
 		return ""
 	}
-	for _, event := range hostEvents[host] {
+	for _, event := range hostEvents(host) {
 		groups, _ := doc.Hooks[event].([]any)
 		if entry := findOurs(groups, host); entry != nil {
 			cmd, _ := entry["command"].(string)
