@@ -14,7 +14,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 )
 
 // files is the demo repository's content: enough for blocks to mean something.
@@ -54,10 +54,10 @@ const demoGate = "go test ./..."
 // they run m1nd demo.
 func (b *builder) approveRunner(when time.Time) error {
 	repo := b.store.Repo
-	if _, err := serve.EnsureRunnerKey(repo); err != nil {
+	if _, err := secret.EnsureRunnerKey(repo); err != nil {
 		return err
 	}
-	key, err := serve.LoadRunnerKey(repo)
+	key, err := secret.LoadRunnerKey(repo)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/laws"
 )
 
@@ -61,17 +61,17 @@ func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 	if made {
 		res.Created = append(res.Created, dir)
 	}
-	made, err = serve.EnsureSecret(b.Repo)
+	made, err = secret.EnsureSecret(b.Repo)
 	if err != nil {
 		return nil, &SecretError{Err: err}
 	}
 	if made {
-		res.Created = append(res.Created, serve.SecretFile)
+		res.Created = append(res.Created, secret.SecretFile)
 	}
-	if made, err = serve.EnsureRunnerKey(b.Repo); err != nil {
+	if made, err = secret.EnsureRunnerKey(b.Repo); err != nil {
 		return nil, &SecretError{Err: err}
 	} else if made {
-		res.Created = append(res.Created, serve.RunnerKeyFile)
+		res.Created = append(res.Created, secret.RunnerKeyFile)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

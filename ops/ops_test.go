@@ -16,7 +16,7 @@ import (
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
 )
 
@@ -91,17 +91,17 @@ func TestInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := filepath.Join(githook.GuardDir(repo), "reference-transaction")
-	want := []string{repo.RuntimeDir(), serve.SecretFile, serve.RunnerKeyFile, hook, brain.RegistrationRef} // no remote: the brain registers its own name
+	want := []string{repo.RuntimeDir(), secret.SecretFile, secret.RunnerKeyFile, hook, brain.RegistrationRef} // no remote: the brain registers its own name
 	if res.Brain != "shop" || res.RuntimeDir != repo.RuntimeDir() || strings.Join(res.Created, "\n") != strings.Join(want, "\n") || res.Registered != "registered" {
 		t.Fatalf("first init: %+v, want created %v", res, want)
 	}
-	if _, err := serve.LoadSecret(serve.SecretPath(repo)); err != nil {
+	if _, err := secret.LoadSecret(secret.SecretPath(repo)); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := flows.Init(ctx, guardFolder); err != nil || len(res.Created) != 0 {
 		t.Fatalf("second init: %+v %v", res, err)
 	}
-	os.Chmod(serve.SecretPath(repo), 0o644)
+	os.Chmod(secret.SecretPath(repo), 0o644)
 	var bad *ops.SecretError
 	if _, err := flows.Init(ctx, guardFolder); !errors.As(err, &bad) || !strings.Contains(err.Error(), "0600") {
 		t.Fatalf("a readable secret: %v", err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/contain"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/mailbox"
 )
 
@@ -119,7 +119,7 @@ func (d *Daemon) missionJail(ctx context.Context, runner *Runner, wt, agent stri
 // callJail is the jail of a naming or curation call in the main worktree:
 // it reads, and writes nothing but a temporary folder.
 func (d *Daemon) callJail(runner *Runner, dir string) (*jail, error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(serve.PrivateDir(d.Repo)), "call-*.tmp")
+	tmp, err := os.MkdirTemp(filepath.Dir(secret.PrivateDir(d.Repo)), "call-*.tmp")
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (d *Daemon) toolReads() []string {
 // dir's own files (its config, hooks, runtime folder) from above refuses
 // the run.
 func (d *Daemon) checkGrants(p contain.Policy) (contain.Policy, error) {
-	private := serve.PrivateDir(d.Repo)
+	private := secret.PrivateDir(d.Repo)
 	if real, err := filepath.EvalSymlinks(filepath.Dir(private)); err == nil {
 		private = filepath.Join(real, filepath.Base(private))
 	}

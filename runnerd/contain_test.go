@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/internal/contain"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 )
 
 // TestMissionJailGrants: a mission's jail writes its worktree, the object
@@ -36,7 +36,7 @@ func TestMissionJailGrants(t *testing.T) {
 	if !slices.Contains(j.policy.Read, common) {
 		t.Errorf("the jail does not read the git dir: %v", j.policy.Read)
 	}
-	private := serve.PrivateDir(r.d.Repo)
+	private := secret.PrivateDir(r.d.Repo)
 	for _, g := range append(append([]string{}, j.policy.Read...), j.policy.Write...) {
 		if contain.Covers(resolved(g), private) {
 			t.Errorf("%s reaches the private folder %s", g, private)

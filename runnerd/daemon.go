@@ -20,6 +20,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
@@ -46,7 +47,7 @@ type Daemon struct {
 	Secret     string
 	// Key signs what the runners' gates tested (gates.GateStatement); its
 	// public half is part of the pins a human approves. nil: the brain's
-	// key (serve.LoadRunnerKey), made when missing.
+	// key (secret.LoadRunnerKey), made when missing.
 	Key ed25519.PrivateKey
 	// Contain is how the commands runnerd spawns are contained (nil: they
 	// are not; NewContainment probes the kernel).
@@ -88,8 +89,8 @@ type Daemon struct {
 
 func (d *Daemon) init() {
 	if d.Key == nil {
-		if _, err := serve.EnsureRunnerKey(d.Repo); err == nil {
-			d.Key, _ = serve.LoadRunnerKey(d.Repo)
+		if _, err := secret.EnsureRunnerKey(d.Repo); err == nil {
+			d.Key, _ = secret.LoadRunnerKey(d.Repo)
 		}
 	}
 	d.flows = ops.New(d.Repo, d.Brain)

@@ -8,7 +8,7 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 )
 
 // The gate that proves work is the human's (DESIGN §7, §10). runners.toml
@@ -33,7 +33,7 @@ func (d *Daemon) approval(r *Runner) (*brain.PinSet, error) {
 		return nil, nil
 	}
 	if d.Key == nil {
-		return nil, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s: runnerd has no signing key (%s), so nothing it gates could be proven: run m1nd init", r.ID, serve.RunnerKeyPath(d.Repo))
+		return nil, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s: runnerd has no signing key (%s), so nothing it gates could be proven: run m1nd init", r.ID, secret.RunnerKeyPath(d.Repo))
 	}
 	if err := d.flows.CheckSound(d.life, brain.PinsRef); err != nil {
 		return nil, err

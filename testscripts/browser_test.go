@@ -28,7 +28,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/longtest"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
 )
@@ -132,7 +132,7 @@ func (o *trayOwner) postSigned(l *chain.Letter) {
 		t.Fatal(err)
 	}
 	defer repo.Close()
-	key, err := serve.LoadRunnerKey(repo)
+	key, err := secret.LoadRunnerKey(repo)
 	if err != nil {
 		t.Fatal(err)
 	}

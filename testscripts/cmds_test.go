@@ -42,7 +42,7 @@ import (
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/tray"
@@ -771,7 +771,7 @@ func cmdApprovePins(ts *testscript.TestScript, neg bool, args []string) {
 			files = append(files, ts.MkAbs(a))
 		}
 	}
-	key, err := serve.RunnerPublicKey(repo)
+	key, err := secret.RunnerPublicKey(repo)
 	ts.Check(err)
 	var approvals []brain.ApprovedRunner
 	for _, file := range files {

@@ -27,7 +27,7 @@ import (
 	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/runs"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/runnerd"
 )
 
@@ -255,7 +255,7 @@ func (c *landCrash) gateSigner() *pinstest.Runner {
 		c.signer = pinstest.Approve(t, c.repo, "b1", "go test ./core/...")
 		return c.signer
 	}
-	key, err := serve.LoadRunnerKey(c.repo)
+	key, err := secret.LoadRunnerKey(c.repo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/runnerd"
 )
@@ -55,7 +56,7 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 		reply.Problem = gates.OneLine(err.Error())
 		cfg = &runnerd.Config{}
 	}
-	key, err := serve.RunnerPublicKey(s.Repo)
+	key, err := secret.RunnerPublicKey(s.Repo)
 	if err != nil && reply.Problem == "" {
 		reply.Problem = "runnerd's signing key: " + gates.OneLine(err.Error())
 	}
@@ -77,7 +78,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 	if err != nil {
 		return nil, gates.Refusef(gates.InvalidLetter, "runners", "runners.toml does not load, so there is nothing to approve: %s", gates.Clip(err.Error()))
 	}
-	key, err := serve.RunnerPublicKey(s.Repo)
+	key, err := secret.RunnerPublicKey(s.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("runnerd's signing key: %w", err)
 	}

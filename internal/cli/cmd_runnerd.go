@@ -20,7 +20,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
@@ -102,7 +102,7 @@ func runRunnerd(ctx context.Context, opts *runnerdOptions) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	secret, err := serve.LoadSecret(serve.SecretPath(repo))
+	secret, err := secret.LoadSecret(secret.SecretPath(repo))
 	if errors.Is(err, fs.ErrNotExist) {
 		return usagef("runnerd secret: %v (m1nd init creates it)", err)
 	}
@@ -155,7 +155,7 @@ func loadPins(streams *IOStreams, repo *gitstore.Repo) owner.Pins {
 	}
 	// The secret is read even when no runner is pinned yet: the operator
 	// may pin one while the owner runs.
-	if secret, err := serve.LoadSecret(serve.SecretPath(repo)); err == nil {
+	if secret, err := secret.LoadSecret(secret.SecretPath(repo)); err == nil {
 		pins.Secret = secret
 	} else if len(caps) > 0 {
 		fmt.Fprintf(streams.Err, "m1nd: runnerd secret: %v; runners cannot announce (m1nd init creates it)\n", err)

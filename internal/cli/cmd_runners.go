@@ -11,7 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runnerd"
@@ -74,7 +74,7 @@ func runnerPins(b *ops.Brain) (*runnerd.Config, *brain.PinSet, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
-	key, err := serve.RunnerPublicKey(b.Repo)
+	key, err := secret.RunnerPublicKey(b.Repo)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("runnerd's signing key: %w", err)
 	}

@@ -1,4 +1,4 @@
-package serve
+package secret
 
 // The shared local secret that authenticates the runner daemon and the
 // owner to each other on loopback. m1nd init makes it; runnerd and the

@@ -1,4 +1,4 @@
-package serve
+package secret
 
 import (
 	"crypto/ed25519"
