@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // gitConfig holds the files git would read for `git config KEY`, most
@@ -40,13 +39,29 @@ func (r *Repo) SharedConfigValue(section, key string) (string, bool) {
 	return lastValue(cfgs, section, key)
 }
 
+// ConfigTrue reports whether section.key is set to true the way git reads
+// a boolean: written without a value, or true, yes, on or 1.
+func (r *Repo) ConfigTrue(section, key string) bool {
+	cfgs, err := r.loadConfig()
+	if err != nil {
+		return false
+	}
+	v, ok := lastVar(cfgs, section, key)
+	return ok && v.isTrue()
+}
+
 func lastValue(cfgs gitConfig, section, key string) (string, bool) {
+	v, ok := lastVar(cfgs, section, key)
+	return v.value, ok
+}
+
+func lastVar(cfgs gitConfig, section, key string) (configVar, bool) {
 	for _, c := range cfgs {
-		if v, ok := c.last(section, key); ok {
+		if v, ok := c.lastVar(section, key); ok {
 			return v, true
 		}
 	}
-	return "", false
+	return configVar{}, false
 }
 
 // ConfigErr reports a config file that exists but could not be parsed, so a
@@ -116,19 +131,8 @@ func readConfigFile(path string) (*configFile, error) {
 	return c, nil
 }
 
-// worktreeConfigOn reports whether c turns extensions.worktreeConfig on,
-// read as git reads a boolean.
+// worktreeConfigOn reports whether c turns extensions.worktreeConfig on.
 func worktreeConfigOn(c *configFile) bool {
 	v, ok := c.lastVar("extensions", "worktreeconfig")
-	if !ok {
-		return false
-	}
-	if v.noValue {
-		return true
-	}
-	switch strings.ToLower(v.value) {
-	case "true", "yes", "on", "1":
-		return true
-	}
-	return false
+	return ok && v.isTrue()
 }

@@ -22,15 +22,18 @@ type configVar struct {
 	noValue          bool // written without =: a true boolean
 }
 
-// last is what `git config --get section.key` prints for this file alone:
-// the value of the last setting of key in a section named section with no
-// subsection.
-func (f *configFile) last(section, key string) (string, bool) {
-	v, ok := f.lastVar(section, key)
-	return v.value, ok
+// isTrue is v read as git reads a boolean true: no value, or true, yes,
+// on or 1.
+func (v configVar) isTrue() bool {
+	switch strings.ToLower(v.value) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return v.noValue
 }
 
-// lastVar is the last setting of key in a section named section with no
+// lastVar is what `git config --get section.key` reads in this file
+// alone: the last setting of key in a section named section with no
 // subsection.
 func (f *configFile) lastVar(section, key string) (configVar, bool) {
 	section, key = strings.ToLower(section), strings.ToLower(key)

@@ -135,9 +135,10 @@ func TestConfigLast(t *testing.T) {
 		{"m1nd", "brain", "", false},
 		{"core", "agent", "", false},
 	} {
-		got, ok := f.last(tt.section, tt.key)
+		v, ok := f.lastVar(tt.section, tt.key)
+		got := v.value
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("last(%s, %s) = %q %v, want %q %v", tt.section, tt.key, got, ok, tt.want, tt.ok)
+			t.Errorf("lastVar(%s, %s) = %q %v, want %q %v", tt.section, tt.key, got, ok, tt.want, tt.ok)
 		}
 	}
 	for _, tt := range []struct {

@@ -48,11 +48,17 @@ func (t ObjectType) valid() bool {
 // SHA-1 of "<type> <size>\0" and data (git hash-object).
 func HashObject(t ObjectType, data []byte) Hash {
 	d := sha1.New()
-	fmt.Fprintf(d, "%s %d\x00", t, len(data))
+	d.Write(objectHeader(t, len(data)))
 	d.Write(data)
 	var h Hash
 	d.Sum(h[:0])
 	return h
+}
+
+// objectHeader is what git puts before an object's bytes, in its name's
+// hash and in its loose file: "<type> <size>\0".
+func objectHeader(t ObjectType, size int) []byte {
+	return fmt.Appendf(nil, "%s %d\x00", t, size)
 }
 
 // WriteObject stores data as an object of type t and returns its name. Loose
@@ -109,7 +115,7 @@ func (r *Repo) writeLoose(h Hash, t ObjectType, data []byte) error {
 		}
 	}
 	defer os.Remove(tmpPath)
-	header := fmt.Appendf(nil, "%s %d\x00", t, len(data))
+	header := objectHeader(t, len(data))
 	var err error
 	if len(header)+len(data) <= storedMax {
 		err = writeStored(tmp, header, data)

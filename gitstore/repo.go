@@ -195,7 +195,7 @@ func (r *Repo) MainWorkTree() string {
 		}
 		return filepath.Clean(wt)
 	}
-	if bare, _ := r.ConfigValue("core", "bare"); bare == "true" {
+	if r.ConfigTrue("core", "bare") {
 		return ""
 	}
 	if filepath.Base(r.commonDir) == ".git" {
