@@ -496,9 +496,11 @@ func putDeltaBuf(b *[]byte) {
 // does: without it every read of an object deep in a chain (git packs 50
 // deep by default) inflates the whole chain again. It is direct-mapped over
 // atomic pointers to immutable entries, so readers share it without a
-// lock; a collision simply replaces the older entry.
+// lock; a collision simply replaces the older entry. Its 64 KB of slots
+// are made on the first put: a call that reads no delta (most hot verbs)
+// never touches them.
 type baseCache struct {
-	slots [baseCacheSlots]atomic.Pointer[baseEntry]
+	table atomic.Pointer[[baseCacheSlots]atomic.Pointer[baseEntry]]
 	bytes atomic.Int64
 }
 
@@ -520,7 +522,11 @@ func baseSlot(p *packFile, off uint64) uint64 {
 }
 
 func (c *baseCache) get(p *packFile, off uint64) (ObjectType, []byte, bool) {
-	e := c.slots[baseSlot(p, off)].Load()
+	t := c.table.Load()
+	if t == nil {
+		return "", nil, false
+	}
+	e := t[baseSlot(p, off)].Load()
 	if e == nil || e.p != p || e.off != off {
 		return "", nil, false
 	}
@@ -531,7 +537,12 @@ func (c *baseCache) put(p *packFile, off uint64, typ ObjectType, data []byte) {
 	if len(data) > baseCacheMax {
 		return
 	}
-	slot := &c.slots[baseSlot(p, off)]
+	t := c.table.Load()
+	if t == nil {
+		c.table.CompareAndSwap(nil, new([baseCacheSlots]atomic.Pointer[baseEntry]))
+		t = c.table.Load()
+	}
+	slot := &t[baseSlot(p, off)]
 	grow := int64(len(data))
 	if old := slot.Load(); old != nil {
 		grow -= int64(len(old.data))

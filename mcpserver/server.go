@@ -33,6 +33,10 @@ import (
 // maxLetterBytes caps a posted letter, as `m1nd mission post` caps it.
 const maxLetterBytes = 1 << 20
 
+// DefaultPoll is how often a server looks for new letters to announce to
+// its client, unless told otherwise (Server.Poll).
+const DefaultPoll = 2 * time.Second
+
 // InboxURI is the resource holding the agent's unread letters; a client
 // that subscribes to it is told when new ones arrive.
 const InboxURI = "m1nd://inbox"
@@ -42,7 +46,7 @@ type Server struct {
 	Flows   *ops.Brain
 	Agent   string           // who every tool acts as; never the human's name
 	Now     func() time.Time // nil: the system clock
-	Poll    time.Duration    // how often new letters are looked for; 0: session.MCPPoll
+	Poll    time.Duration    // how often new letters are looked for; 0: DefaultPoll
 	Version string           // the m1nd version the server reports
 
 	once sync.Once
@@ -104,7 +108,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 func (s *Server) announce(ctx context.Context) {
 	poll := s.Poll
 	if poll <= 0 {
-		poll = session.MCPPoll
+		poll = DefaultPoll
 	}
 	last, _ := s.Flows.Box.Pending(s.Agent) // the hooks hand these over at the session's start
 	t := time.NewTicker(poll)

@@ -18,13 +18,14 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/internal/fullcli"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/tray"
 )
 
 // surfaces is one brain, shop, with a scanned store, reachable through
-// both surfaces: the CLI in-process (cli.Main with in-memory streams) and
+// both surfaces: the CLI in-process (fullcli.Main with in-memory streams) and
 // the real owner (tray.Server) over a loopback socket.
 type surfaces struct {
 	g     *gittest.Repo
@@ -49,7 +50,7 @@ func (s *surfaces) cli(t *testing.T, stdin string, args ...string) (int, []byte)
 	t.Helper()
 	var out, errOut bytes.Buffer
 	io := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errOut, Interactive: func() bool { return false }}
-	code := cli.Main(context.Background(), append([]string{"m1nd", "-C", s.g.Dir}, args...), io, nil)
+	code := fullcli.Main(context.Background(), append([]string{"m1nd", "-C", s.g.Dir}, args...), io)
 	if code != 0 && code != 3 {
 		t.Fatalf("m1nd %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/m1nd/m1nd/internal/contain"
-	"github.com/m1nd/m1nd/internal/serving"
+	"github.com/m1nd/m1nd/internal/fullcli"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 				os.Exit(code)
 			}
 			os.Exit(m1ndMain(func(ctx context.Context, args []string, io *cli.IOStreams) int {
-				return cli.Main(ctx, args, io, serving.Servers{})
+				return fullcli.Main(ctx, args, io)
 			}))
 		},
 		"jsonval": func() { os.Exit(jsonvalMain()) },

@@ -4,12 +4,11 @@
 package main
 
 import (
-	"context"
 	"os"
 
 	"github.com/m1nd/m1nd/internal/cli"
 	"github.com/m1nd/m1nd/internal/contain"
-	"github.com/m1nd/m1nd/internal/serving"
+	"github.com/m1nd/m1nd/internal/fullcli"
 )
 
 func main() {
@@ -19,7 +18,5 @@ func main() {
 	if code, ok := contain.Main(os.Args); ok {
 		os.Exit(code)
 	}
-	cli.Process(func(ctx context.Context, args []string, io *cli.IOStreams) int {
-		return cli.Main(ctx, args, io, serving.Servers{})
-	})
+	cli.Process(fullcli.Main)
 }

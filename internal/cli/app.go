@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -15,18 +16,27 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-// invocation is the state of one run: where output goes, whether it is
+// Invocation is the state of one run: where output goes, whether it is
 // JSON, and the repository once opened.
-type invocation struct {
+type Invocation struct {
 	io      *IOStreams
 	jsonOut bool   // refusals print as a JSON envelope on stdout
 	cmdPath string // e.g. "m1nd mission post", for usage hints
 	dir     string // -C
 
-	repo    *gitstore.Repo
-	opened  *ops.Brain // what a brain is (ops.New), opened once per invocation
-	servers Servers    // the tray and MCP; nil where this build does not serve
+	repo   *gitstore.Repo
+	opened *ops.Brain // what a brain is (ops.New), opened once per invocation
 }
+
+// NewInvocation is one run of m1nd on streams, in dir as -C would have
+// it ("" for the working directory): what a verb's run function is handed
+// outside Main, in tests.
+func NewInvocation(streams *IOStreams, dir string) *Invocation {
+	return &Invocation{io: streams, dir: dir}
+}
+
+// IO is where the invocation reads and writes.
+func (inv *Invocation) IO() *IOStreams { return inv.io }
 
 // version is set at build time with -ldflags "-X github.com/m1nd/m1nd/internal/cli.version=…";
 // without it, the build info names the version (version.go).
@@ -34,7 +44,7 @@ var version = "dev"
 
 // newApp is the m1nd command line over commands: every verb (Main), or
 // the hot ones (Front).
-func newApp(inv *invocation, commands []*cli.Command) *cli.App {
+func newApp(inv *Invocation, commands []*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:                 "m1nd",
 		Usage:                "shared memory and context for coding agents, stored in git refs",
@@ -75,25 +85,44 @@ Exit status: 0 ok, 1 internal failure, 2 usage error, 3 refused
 	return app
 }
 
-// allCommands is every verb m1nd has, in the order --help lists them.
-func allCommands(inv *invocation) []*cli.Command {
-	return []*cli.Command{
+// Verbs adds verbs to the command line Main runs: m1nd-full's
+// (internal/fullcli), which link what the small m1nd must not. A verb
+// named like one of this package's groups (hook) joins that group.
+type Verbs func(inv *Invocation) []*cli.Command
+
+// allCommands is every verb m1nd has, in the order --help lists them:
+// this package's, and more's in their places.
+func allCommands(inv *Invocation, more []*cli.Command) []*cli.Command {
+	extra := func(name string) *cli.Command {
+		for i, c := range more {
+			if c != nil && c.Name == name {
+				more[i] = nil
+				return c
+			}
+		}
+		return nil
+	}
+	hook := hookCommand(inv)
+	if more := extra("hook"); more != nil {
+		hook.Subcommands = append(hook.Subcommands, more.Subcommands...)
+	}
+	all := []*cli.Command{
 		newInitCmd(inv, nil),
-		newStatusCmd(inv, nil),
+		extra("status"),
 		missionCommand(inv),
 		newLandCmd(inv, nil),
 		skeletonCommand(inv),
 		newBlocksCmd(inv, nil),
 		receiptCommand(inv),
 		mailCommand(inv),
-		hookCommand(inv),
-		newSessionsCmd(inv, nil),
-		newMCPCmd(inv, nil),
-		newServeCmd(inv, nil),
-		newRunnerdCmd(inv, nil),
-		newSpawnCmd(inv, nil),
-		newWorktreesCmd(inv, nil),
-		runnersCommand(inv),
+		hook,
+		extra("sessions"),
+		extra("mcp"),
+		extra("serve"),
+		extra("runnerd"),
+		extra("spawn"),
+		extra("worktrees"),
+		extra("runners"),
 		gitHooksCommand(inv),
 		newVerifyCmd(inv, nil),
 		newSyncCmd(inv, nil),
@@ -101,17 +130,19 @@ func allCommands(inv *invocation) []*cli.Command {
 		followupCommand(inv),
 		atlasCommand(inv),
 		agentCommand(inv),
-		newDemoCmd(inv, nil),
+		extra("demo"),
 		newVersionCmd(inv, nil),
 		newCompletionCmd(inv, nil),
 		brainCommand(inv),
 	}
+	all = append(all, more...) // any verb not placed above goes last
+	return slices.DeleteFunc(all, func(c *cli.Command) bool { return c == nil })
 }
 
 // wireUsage makes every flag-parsing error an exit-2 usage error and every
 // unknown subcommand one too, and records, before any verb runs, the
 // command path for hints and whether it was asked for --json.
-func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
+func wireUsage(inv *Invocation, cmds []*cli.Command, parent string) {
 	for _, cmd := range cmds {
 		path := parent + " " + cmd.Name
 		if cmd.OnUsageError == nil { // a hook's own never exits 2
@@ -146,7 +177,7 @@ func wireUsage(inv *invocation, cmds []*cli.Command, parent string) {
 }
 
 // groupAction runs for a command group called without a known subcommand.
-func groupAction(inv *invocation) cli.ActionFunc {
+func groupAction(inv *Invocation) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		if c.Args().Present() {
 			return unknownCommand(c.Command.Subcommands, c.Args().First())
@@ -155,8 +186,8 @@ func groupAction(inv *invocation) cli.ActionFunc {
 	}
 }
 
-// openRepo opens the repository at -C (or the working directory) once.
-func (inv *invocation) openRepo() (*gitstore.Repo, error) {
+// OpenRepo opens the repository at -C (or the working directory) once.
+func (inv *Invocation) OpenRepo() (*gitstore.Repo, error) {
 	if inv.repo != nil {
 		return inv.repo, nil
 	}
@@ -165,11 +196,11 @@ func (inv *invocation) openRepo() (*gitstore.Repo, error) {
 		dir = "."
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, usagef("cannot change to %s: not a directory", dir)
+		return nil, Usagef("cannot change to %s: not a directory", dir)
 	}
 	repo, err := gitstore.Open(dir)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, Usagef("%v", err)
 	}
 	if err := repo.ConfigErr(); err != nil {
 		return nil, err
@@ -178,9 +209,9 @@ func (inv *invocation) openRepo() (*gitstore.Repo, error) {
 	return repo, nil
 }
 
-// openBrain opens the repository and names its brain.
-func (inv *invocation) openBrain() (*gitstore.Repo, string, error) {
-	repo, err := inv.openRepo()
+// OpenBrain opens the repository and names its brain.
+func (inv *Invocation) OpenBrain() (*gitstore.Repo, string, error) {
+	repo, err := inv.OpenRepo()
 	if err != nil {
 		return nil, "", err
 	}
@@ -189,19 +220,19 @@ func (inv *invocation) openBrain() (*gitstore.Repo, string, error) {
 		return nil, "", err // brain_mismatch: git config names another brain
 	}
 	if err != nil {
-		return nil, "", usagef("%v", err) // a configuration the operator fixes
+		return nil, "", Usagef("%v", err) // a configuration the operator fixes
 	}
 	return repo, name, nil
 }
 
-// flows opens the brain's flows (ops) once: what the CLI and the tray
+// Flows opens the brain's flows (ops) once: what the CLI and the tray
 // both run, and every part of the brain a verb opens (missions, mail,
 // the block store) is one of its fields, wired in ops.New alone.
-func (inv *invocation) flows() (*ops.Brain, error) {
+func (inv *Invocation) Flows() (*ops.Brain, error) {
 	if inv.opened != nil {
 		return inv.opened, nil
 	}
-	repo, name, err := inv.openBrain()
+	repo, name, err := inv.OpenBrain()
 	if err != nil {
 		return nil, err
 	}
@@ -209,10 +240,10 @@ func (inv *invocation) flows() (*ops.Brain, error) {
 	return inv.opened, nil
 }
 
-// missions opens the brain's mission chains, guarded by its block store
+// Missions opens the brain's mission chains, guarded by its block store
 // and its work branches.
-func (inv *invocation) missions() (*chain.Missions, error) {
-	b, err := inv.flows()
+func (inv *Invocation) Missions() (*chain.Missions, error) {
+	b, err := inv.Flows()
 	if err != nil {
 		return nil, err
 	}
@@ -220,17 +251,17 @@ func (inv *invocation) missions() (*chain.Missions, error) {
 }
 
 // mailbox opens the brain's mail.
-func (inv *invocation) mailbox() (*mailbox.Mailbox, error) {
-	b, err := inv.flows()
+func (inv *Invocation) mailbox() (*mailbox.Mailbox, error) {
+	b, err := inv.Flows()
 	if err != nil {
 		return nil, err
 	}
 	return b.Box, nil
 }
 
-// openAs resolves who acts, then opens what a verb acts on (the mail,
+// OpenAs resolves who acts, then opens what a verb acts on (the mail,
 // the memory book): the start of every verb that acts as an agent.
-func openAs[T any](agent func() (string, error), open func() (T, error)) (T, string, error) {
+func OpenAs[T any](agent func() (string, error), open func() (T, error)) (T, string, error) {
 	id, err := agent()
 	if err != nil {
 		var none T
@@ -240,9 +271,9 @@ func openAs[T any](agent func() (string, error), open func() (T, error)) (T, str
 	return v, id, err
 }
 
-// store opens the brain's block store.
-func (inv *invocation) store() (*brain.Store, error) {
-	b, err := inv.flows()
+// Store opens the brain's block store.
+func (inv *Invocation) Store() (*brain.Store, error) {
+	b, err := inv.Flows()
 	if err != nil {
 		return nil, err
 	}
@@ -250,8 +281,8 @@ func (inv *invocation) store() (*brain.Store, error) {
 }
 
 // snapshot reads the current store, refusing no_store when there is none.
-func (inv *invocation) snapshot() (*brain.Store, *brain.Snapshot, error) {
-	s, err := inv.store()
+func (inv *Invocation) snapshot() (*brain.Store, *brain.Snapshot, error) {
+	s, err := inv.Store()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,12 +302,12 @@ var agentFlag = &cli.StringFlag{Name: "agent", Usage: "write as agent `ID` (defa
 // asAgentFlag is agentFlag for the verbs that read as an agent.
 var asAgentFlag = &cli.StringFlag{Name: "agent", Usage: "as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent, owner)"}
 
-// jsonFlag is on every read verb.
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
+// JSONFlag is on every read verb.
+var JSONFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
 
 // agent resolves who is writing: --agent, $M1ND_AGENT, git config
 // m1nd.agent, else "owner".
-func (inv *invocation) agent(c *cli.Context) (string, error) {
+func (inv *Invocation) agent(c *cli.Context) (string, error) {
 	id, from := c.String("agent"), "--agent"
 	if id == "" {
 		id, from = inv.ambientAgent()
@@ -285,18 +316,18 @@ func (inv *invocation) agent(c *cli.Context) (string, error) {
 		return gates.HumanName, nil
 	}
 	if !gates.ValidAgentID(id) {
-		return "", usagef("agent id %q (from %s) is not valid: use %s", id, from, gates.AgentIDRule)
+		return "", Usagef("agent id %q (from %s) is not valid: use %s", id, from, gates.AgentIDRule)
 	}
 	return id, nil
 }
 
 // ambientAgent is the agent this process acts as without --agent:
 // $M1ND_AGENT, else git config m1nd.agent; "" for the owner.
-func (inv *invocation) ambientAgent() (id, from string) {
+func (inv *Invocation) ambientAgent() (id, from string) {
 	if id := os.Getenv("M1ND_AGENT"); id != "" {
 		return id, "M1ND_AGENT"
 	}
-	if repo, err := inv.openRepo(); err == nil {
+	if repo, err := inv.OpenRepo(); err == nil {
 		if v, ok := repo.ConfigValue("m1nd", "agent"); ok {
 			return strings.TrimSpace(v), "git config m1nd.agent"
 		}
@@ -310,7 +341,7 @@ func (inv *invocation) ambientAgent() (id, from string) {
 // agent identity) may name any. A speed bump for an agent that calls the
 // verb, not a wall: runnerd's containment is what keeps a spawned agent
 // out of another's records (DESIGN §10).
-func (inv *invocation) ownAgent(c *cli.Context) (string, error) {
+func (inv *Invocation) ownAgent(c *cli.Context) (string, error) {
 	id, err := inv.agent(c)
 	if err != nil || c.String("agent") == "" {
 		return id, err
@@ -321,9 +352,9 @@ func (inv *invocation) ownAgent(c *cli.Context) (string, error) {
 	return id, nil
 }
 
-// chdir runs the rest of the invocation in dir, as -C would have: for
+// Chdir runs the rest of the invocation in dir, as -C would have: for
 // a verb that makes the repository it then works in (demo).
-func (inv *invocation) chdir(dir string) {
+func (inv *Invocation) Chdir(dir string) {
 	if dir == inv.dir {
 		return
 	}
@@ -336,21 +367,21 @@ func (inv *invocation) chdir(dir string) {
 
 // defaultDir runs the invocation in dir unless -C named a folder: the
 // session a hook answers was started there, wherever the host runs it.
-func (inv *invocation) defaultDir(dir string) {
+func (inv *Invocation) defaultDir(dir string) {
 	if inv.dir == "" {
-		inv.chdir(dir)
+		inv.Chdir(dir)
 	}
 }
 
-// agentOf defers resolving who acts until a verb's run asks.
-func (inv *invocation) agentOf(c *cli.Context) func() (string, error) {
+// AgentOf defers resolving who acts until a verb's run asks.
+func (inv *Invocation) AgentOf(c *cli.Context) func() (string, error) {
 	return func() (string, error) { return inv.agent(c) }
 }
 
 // writer resolves who writes mail, memories, follow-ups and shared
 // documents: an agent, never the human's name, which anyone could
 // otherwise claim in what other agents read as the human's word.
-func (inv *invocation) writer(c *cli.Context) (string, error) {
+func (inv *Invocation) writer(c *cli.Context) (string, error) {
 	id, err := inv.agent(c)
 	if err == nil && id == gates.HumanName {
 		return "", gates.Refusef(gates.InvalidLetter, "agent", "this write speaks as an agent, and %q is the human's name, which an agent's write may not claim: set --agent, M1ND_AGENT or git config m1nd.agent", gates.HumanName)
@@ -358,36 +389,36 @@ func (inv *invocation) writer(c *cli.Context) (string, error) {
 	return id, err
 }
 
-// writerOf is writer, for an options struct.
-func (inv *invocation) writerOf(c *cli.Context) func() (string, error) {
+// WriterOf is writer, for an options struct.
+func (inv *Invocation) WriterOf(c *cli.Context) func() (string, error) {
 	return func() (string, error) { return inv.writer(c) }
 }
 
-// runWith runs a verb parsed into opts: runF when a test hands one in (it
+// RunWith runs a verb parsed into opts: runF when a test hands one in (it
 // sees the options without running anything), else the verb's own run.
-func runWith[O any](ctx context.Context, opts *O, runF, run func(context.Context, *O) error) error {
+func RunWith[O any](ctx context.Context, opts *O, runF, run func(context.Context, *O) error) error {
 	if runF != nil {
 		return runF(ctx, opts)
 	}
 	return run(ctx, opts)
 }
 
-// oneArg returns the single positional argument a verb takes.
-func oneArg(c *cli.Context, what string) (string, error) {
+// OneArg returns the single positional argument a verb takes.
+func OneArg(c *cli.Context, what string) (string, error) {
 	switch c.NArg() {
 	case 0:
-		return "", usagef("missing %s", what)
+		return "", Usagef("missing %s", what)
 	case 1:
 		return c.Args().First(), nil
 	}
-	return "", usagef("too many arguments: want one %s, got %d", what, c.NArg())
+	return "", Usagef("too many arguments: want one %s, got %d", what, c.NArg())
 }
 
-// noArgs refuses positional arguments: the Before of every verb that
+// NoArgs refuses positional arguments: the Before of every verb that
 // takes none, so its Action starts at its work.
-func noArgs(c *cli.Context) error {
+func NoArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected argument %q", c.Args().First())
+		return Usagef("unexpected argument %q", c.Args().First())
 	}
 	return nil
 }

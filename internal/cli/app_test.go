@@ -6,8 +6,8 @@ import (
 )
 
 func TestHoistFlags(t *testing.T) {
-	inv := &invocation{io: &IOStreams{}}
-	app := newApp(inv, allCommands(inv))
+	inv := &Invocation{io: &IOStreams{}}
+	app := newApp(inv, allCommands(inv, nil))
 	tests := []struct{ in, want string }{
 		{"m1nd mission show msn_0123456789ab --json", "m1nd mission show --json msn_0123456789ab"},
 		{"m1nd -C dir mission heads --phase merge_wait", "m1nd -C dir mission heads --phase merge_wait"},

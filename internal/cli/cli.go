@@ -18,21 +18,25 @@ const (
 	exitRefused  = 3
 )
 
-// Main runs one m1nd invocation (args[0] is the program name) with every
-// verb and returns its exit status; servers makes the tray and the MCP
-// server (nil: the verbs that serve say this build cannot). Everything it
+// Main runs one m1nd invocation (args[0] is the program name) with
+// every verb of this package and more's (nil: none; m1nd-full passes its
+// own, internal/fullcli), and returns its exit status. Everything it
 // touches comes in through its arguments, so tests drive it without a
 // terminal.
-func Main(ctx context.Context, args []string, io *IOStreams, servers Servers) int {
-	inv := &invocation{io: io, servers: servers}
-	app := newApp(inv, allCommands(inv))
+func Main(ctx context.Context, args []string, io *IOStreams, more Verbs) int {
+	inv := &Invocation{io: io}
+	var extra []*cli.Command
+	if more != nil {
+		extra = more(inv)
+	}
+	app := newApp(inv, allCommands(inv, extra))
 	// Only the whole CLI answers --version: the small m1nd hands it on.
-	app.Version = readVersion().String()
+	app.Version = ReadVersion().String()
 	return inv.run(ctx, args, app)
 }
 
 // run runs args on app and maps the outcome to an exit status.
-func (inv *invocation) run(ctx context.Context, args []string, app *cli.App) int {
+func (inv *Invocation) run(ctx context.Context, args []string, app *cli.App) int {
 	args = liftColor(helpVerb(args))
 	if completing(args) { // the flag stays last, where urfave/cli looks for it
 		n := len(args) - 1
@@ -66,12 +70,12 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error {
+func Usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
 // finish prints err the way DESIGN §5 says and maps it to an exit status.
-func (inv *invocation) finish(err error) int {
+func (inv *Invocation) finish(err error) int {
 	if err == nil {
 		return exitOK
 	}

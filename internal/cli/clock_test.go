@@ -21,7 +21,7 @@ func TestClock(t *testing.T) {
 		t.Helper()
 		var out, errOut bytes.Buffer
 		args := []string{"m1nd", "-C", g.Dir, "mail", "send", "--to", "bob", "--what", what, "--agent", "alice"}
-		if code := Main(context.Background(), args, &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errOut, Now: now}, nil); code != 0 {
+		if code := Main(context.Background(), args, &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errOut, Now: now}, wholeCLI); code != 0 {
 			t.Fatalf("mail send: exit %d\n%s%s", code, out.String(), errOut.String())
 		}
 		var letter struct{ TS string }

@@ -20,7 +20,7 @@ type blocksOptions struct {
 
 // newBlocksCmd parses blocks; a test's runF sees the options instead of
 // running it.
-func newBlocksCmd(inv *invocation, runF func(context.Context, *blocksOptions) error) *cli.Command {
+func newBlocksCmd(inv *Invocation, runF func(context.Context, *blocksOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "blocks",
 		Usage: "list the brain's blocks with their colour and why",
@@ -29,10 +29,10 @@ receipt of some type failed → broken; its contract requires no receipt type �
 unknown; every required type has a fresh receipt at the block's current
 boundary and contract → evidence-backed; otherwise → needs-evidence.
 Mission letters never change a colour; a receipt import does.`,
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &blocksOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}, runF, runBlocks)
+			return RunWith(c.Context, &blocksOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows}, runF, runBlocks)
 		},
 	}
 }
@@ -44,14 +44,14 @@ func runBlocks(ctx context.Context, opts *blocksOptions) error {
 	if err != nil {
 		return err
 	}
-	reply, err := flows.Blocks(ctx, opts.IO.now())
+	reply, err := flows.Blocks(ctx, opts.IO.Time())
 	if err != nil {
 		return err
 	}
 	if !reply.HasStore() && reply.Broken == nil {
 		return gates.Refuse(gates.NoStore, "")
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		if brk := reply.Broken; brk != nil {
 			fmt.Fprintf(w, "BROKEN   %s (store v%d): %s: %s\n", brk.Error(), brk.HeadVersion, brk.Code, "the store's history breaks the laws; nothing lands on it until it is put right (m1nd verify)")
 			if !reply.HasStore() {
@@ -71,7 +71,7 @@ func runBlocks(ctx context.Context, opts *blocksOptions) error {
 			case "tray claim":
 				origin = " · imported by an unsigned tray claim"
 			}
-			fmt.Fprintf(w, "%s %-28s %-20s boundary v%d  %s%s\n", paint(opts.IO.colorOut, colourStyle(string(b.Colour)), string(b.Colour), 16), b.BlockID, clipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
+			fmt.Fprintf(w, "%s %-28s %-20s boundary v%d  %s%s\n", paint(opts.IO.colorOut, colourStyle(string(b.Colour)), string(b.Colour), 16), b.BlockID, ClipText(b.Name, 20), b.BoundaryVersion, b.Why, origin)
 			if n := len(b.Tested); n > 0 {
 				if line := testedLine(b.Tested[n-1]); line != "" {
 					fmt.Fprintf(w, "%-16s %s\n", "", line)
@@ -103,8 +103,8 @@ func testedLine(t ops.ReceiptTested) string {
 	return line
 }
 
-// clipText shortens s to n characters for a table column.
-func clipText(s string, n int) string {
+// ClipText shortens s to n characters for a table column.
+func ClipText(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -13,7 +13,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 )
 
-func brainCommand(inv *invocation) *cli.Command {
+func brainCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "brain",
 		Usage: "the brain's name: show it, or rename it",
@@ -41,14 +41,14 @@ type brainShowOptions struct {
 
 // newBrainShowCmd parses brain show; a test's runF sees the options
 // instead of running it.
-func newBrainShowCmd(inv *invocation, runF func(context.Context, *brainShowOptions) error) *cli.Command {
+func newBrainShowCmd(inv *Invocation, runF func(context.Context, *brainShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the brain's name and where it comes from",
 		ArgsUsage: " ",
-		Flags:     []cli.Flag{jsonFlag},
+		Flags:     []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &brainShowOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo}, runF, runBrainShow)
+			return RunWith(c.Context, &brainShowOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo}, runF, runBrainShow)
 		},
 	}
 }
@@ -63,7 +63,7 @@ type brainRenameOptions struct {
 
 // newBrainRenameCmd parses brain rename; a test's runF sees the options
 // instead of running it.
-func newBrainRenameCmd(inv *invocation, runF func(context.Context, *brainRenameOptions) error) *cli.Command {
+func newBrainRenameCmd(inv *Invocation, runF func(context.Context, *brainRenameOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "rename",
 		Usage:     "rename the brain (a registered brain: a human gesture, asked at a terminal)",
@@ -76,13 +76,13 @@ next sync). The laws refuse a rename written past m1nd.
 A brain with no registration is renamed by git config m1nd.brain while it
 has no missions; once it has some its name is fixed and rename is refused
 invalid_transition.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
-			name, err := oneArg(c, "the new name")
+			name, err := OneArg(c, "the new name")
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &brainRenameOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Name: name}, runF, runBrainRename)
+			return RunWith(c.Context, &brainRenameOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Name: name}, runF, runBrainRename)
 		},
 	}
 }
@@ -116,7 +116,7 @@ func runBrainShow(_ context.Context, opts *brainShowOptions) error {
 	if registered {
 		reply.Names = reg.Names
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		how := "not fixed yet: no missions (m1nd brain rename NAME changes it)"
 		switch {
 		case registered && len(reg.Names) > 1:
@@ -140,7 +140,7 @@ func runBrainRename(ctx context.Context, opts *brainRenameOptions) error {
 	}
 	name := opts.Name
 	if problem := gates.DisplayNameProblem(name); problem != "" {
-		return usagef("%q cannot name a brain: %s", name, problem)
+		return Usagef("%q cannot name a brain: %s", name, problem)
 	}
 	if _, registered, err := brain.Registered(repo); err != nil {
 		return err
@@ -155,7 +155,7 @@ func runBrainRename(ctx context.Context, opts *brainRenameOptions) error {
 	if _, err := gitstore.Git(ctx, repo.CommandDir(), "config", "m1nd.brain", name); err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, brainReply{Brain: name}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, brainReply{Brain: name}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (git config m1nd.brain)\n", name)
 		return nil
 	})
@@ -167,12 +167,12 @@ func runBrainRename(ctx context.Context, opts *brainRenameOptions) error {
 // name stay the brain's.
 func renameRegistered(ctx context.Context, opts *brainRenameOptions, repo *gitstore.Repo) error {
 	name := opts.Name
-	p, next, err := brain.PrepareRename(repo, name, opts.IO.now())
+	p, next, err := brain.PrepareRename(repo, name, opts.IO.Time())
 	if err != nil {
 		return err
 	}
 	prev := next.Names[len(next.Names)-2]
-	origin, err := opts.IO.gesture(repo, gates.GestureRename,
+	origin, err := opts.IO.Gesture(repo, gates.GestureRename,
 		fmt.Sprintf("Rename brain %s to %s: every new letter, in every clone after its next sync, carries %s; letters that carry %s stay the brain's.", prev, name, name, prev),
 		"new name", name)
 	if err != nil {
@@ -191,7 +191,7 @@ func renameRegistered(ctx context.Context, opts *brainRenameOptions, repo *gitst
 			return fmt.Errorf("brain renamed %s, but git config m1nd.brain still says %s: %w (set it: git config m1nd.brain %s)", name, configured, err, name)
 		}
 	}
-	return opts.IO.reply(opts.JSON, brainReply{Brain: name, Fixed: true}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, brainReply{Brain: name, Fixed: true}, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain renamed %s (refs/m1nd/brain; it was %s): sync to carry the name to every clone\n", name, prev)
 		return nil
 	})

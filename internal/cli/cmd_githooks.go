@@ -20,7 +20,7 @@ import (
 
 // gitHooksGroup is the hooks command with the subcommands it is given: all of them
 // (gitHooksCommand), or the hot ones the small m1nd runs itself (front.go).
-func gitHooksGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
+func gitHooksGroup(inv *Invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
 		Usage: "git hooks that keep raw git writes to refs/m1nd/ honest",
@@ -52,7 +52,7 @@ out the one an earlier m1nd put beside it. An existing pre-receive is kept
 }
 
 // gitHooksCommand is the hooks command with every subcommand.
-func gitHooksCommand(inv *invocation) *cli.Command {
+func gitHooksCommand(inv *Invocation) *cli.Command {
 	return gitHooksGroup(inv,
 		newHooksInstallCmd(inv, true, nil),
 		newHooksInstallCmd(inv, false, nil),
@@ -76,7 +76,7 @@ type hooksInstallOptions struct {
 
 // newHooksInstallCmd is hooks install or, without install, hooks
 // uninstall; a test's runF sees the options instead of running it.
-func newHooksInstallCmd(inv *invocation, install bool, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
+func newHooksInstallCmd(inv *Invocation, install bool, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
 	cmd := &cli.Command{
 		Name:  "install",
 		Usage: "guard this worktree against raw git writes to refs/m1nd/ (--bare: the pre-receive hook of a remote)",
@@ -85,17 +85,17 @@ func newHooksInstallCmd(inv *invocation, install bool, runF func(context.Context
 			&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
 			&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
 			&cli.BoolFlag{Name: "print", Usage: "with --bare: print the pre-receive script instead of installing it (for a forge that holds hooks itself: Gitea's git hooks)"},
-			jsonFlag,
+			JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 	}
 	if !install {
-		cmd.Name, cmd.Usage, cmd.Flags = "uninstall", "unguard this worktree, and remove m1nd's hooks from the shared folder (a chained earlier hook goes back in place)", []cli.Flag{jsonFlag}
+		cmd.Name, cmd.Usage, cmd.Flags = "uninstall", "unguard this worktree, and remove m1nd's hooks from the shared folder (a chained earlier hook goes back in place)", []cli.Flag{JSONFlag}
 	}
 	cmd.Action = func(c *cli.Context) error {
-		opts := &hooksInstallOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Install: install, Bare: c.Bool("bare"),
+		opts := &hooksInstallOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Install: install, Bare: c.Bool("bare"),
 			RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect"), Print: c.Bool("print")}
-		return runWith(c.Context, opts, runF, runHooksInstall)
+		return RunWith(c.Context, opts, runF, runHooksInstall)
 	}
 	return cmd
 }
@@ -112,26 +112,26 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 		dir = githook.GuardDir(repo)
 	}
 	if opts.RequirePasskey && !opts.Bare {
-		return usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
+		return Usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
 	}
 	protect, err := protectedBranches(opts.Protect)
 	if err != nil {
 		return err
 	}
 	if len(protect) > 0 && !opts.Bare {
-		return usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
+		return Usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
 	}
 	policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect}
 	args := map[string][]string{githook.GitHookPreReceive: policy.HookArgs()}
 	if opts.Print {
 		if !opts.Bare || !install {
-			return usagef("--print prints a remote's pre-receive script: use it with hooks install --bare")
+			return Usagef("--print prints a remote's pre-receive script: use it with hooks install --bare")
 		}
-		_, err := fmt.Fprint(opts.IO.Out, githook.Script(githook.GitHookPreReceive, hookCommandName(), policy.HookArgs()...))
+		_, err := fmt.Fprint(opts.IO.Out, githook.Script(githook.GitHookPreReceive, HookCommandName(), policy.HookArgs()...))
 		return err
 	}
 	if install && opts.Bare && githook.GiteaManaged(dir) {
-		return usagef("%s is a Gitea repository's (Gitea runs %s.d/gitea and writes its hooks again when it regenerates them, so a hook m1nd writes there does not last): "+
+		return Usagef("%s is a Gitea repository's (Gitea runs %s.d/gitea and writes its hooks again when it regenerates them, so a hook m1nd writes there does not last): "+
 			"give Gitea m1nd's pre-receive instead, as the repository's git hook (Settings → Git Hooks → pre-receive, or the API), with DISABLE_GIT_HOOKS = false in its app.ini; "+
 			"m1nd hooks install --bare --print prints the script to paste (docs/sync.md: Gitea)", dir, githook.GitHookPreReceive)
 	}
@@ -139,7 +139,7 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
 		if len(changed) == 0 {
 			fmt.Fprintf(w, "%s: nothing to change\n", dir)
 		}
@@ -175,7 +175,7 @@ func setHooks(ctx context.Context, repo *gitstore.Repo, dir string, opts *hooksI
 		}
 		return changed, err
 	case opts.Bare:
-		changed, err := githook.SetGitHooks(dir, []string{githook.GitHookPreReceive}, true, hookCommandName(), args)
+		changed, err := githook.SetGitHooks(dir, []string{githook.GitHookPreReceive}, true, HookCommandName(), args)
 		if err != nil {
 			return changed, err
 		}
@@ -185,11 +185,11 @@ func setHooks(ctx context.Context, repo *gitstore.Repo, dir string, opts *hooksI
 		}
 		return changed, err
 	case repo.WorkTree() == "":
-		return nil, usagef("this repository is bare: it has no worktree to guard; for a remote, run m1nd hooks install --bare")
+		return nil, Usagef("this repository is bare: it has no worktree to guard; for a remote, run m1nd hooks install --bare")
 	}
-	changed, err := githook.Guard(ctx, repo, repo.WorkTree(), hookCommandName())
+	changed, err := githook.Guard(ctx, repo, repo.WorkTree(), HookCommandName())
 	if hp := (*githook.HooksPathError)(nil); errors.As(err, &hp) {
-		return changed, usagef("%s", hp.Msg) // the operator's to settle
+		return changed, Usagef("%s", hp.Msg) // the operator's to settle
 	}
 	return changed, err
 }
@@ -199,7 +199,7 @@ func setHooks(ctx context.Context, repo *gitstore.Repo, dir string, opts *hooksI
 func protectedBranches(names []string) ([]string, error) {
 	for _, b := range names {
 		if !gitstore.ValidRefName(laws.ProtectedRef(b)) || strings.HasPrefix(b, ops.WorkBranchPrefix) || strings.HasPrefix(b, "refs/") {
-			return nil, usagef("--protect %s: not a branch name (give it as main, not refs/heads/main)", gates.Echo(b))
+			return nil, Usagef("--protect %s: not a branch name (give it as main, not refs/heads/main)", gates.Echo(b))
 		}
 	}
 	return names, nil
@@ -218,7 +218,7 @@ type hooksRunOptions struct {
 
 // newHooksRunCmd parses hooks run; a test's runF sees the options instead
 // of running it.
-func newHooksRunCmd(inv *invocation, runF func(context.Context, *hooksRunOptions) error) *cli.Command {
+func newHooksRunCmd(inv *Invocation, runF func(context.Context, *hooksRunOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a git hook (git calls this; you do not)",
@@ -230,11 +230,11 @@ func newHooksRunCmd(inv *invocation, runF func(context.Context, *hooksRunOptions
 		Action: func(c *cli.Context) error {
 			hook := c.Args().First()
 			if hook != githook.GitHookReferenceTransaction && hook != githook.GitHookPreReceive {
-				return usagef("unknown git hook %q: want reference-transaction or pre-receive", hook)
+				return Usagef("unknown git hook %q: want reference-transaction or pre-receive", hook)
 			}
-			opts := &hooksRunOptions{IO: inv.io, Repo: inv.openRepo, Hook: hook, State: c.Args().Get(1),
+			opts := &hooksRunOptions{IO: inv.io, Repo: inv.OpenRepo, Hook: hook, State: c.Args().Get(1),
 				RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect")}
-			return runWith(c.Context, opts, runF, runGitHook)
+			return RunWith(c.Context, opts, runF, runGitHook)
 		},
 	}
 }
@@ -295,18 +295,18 @@ type verifyOptions struct {
 	Repo func() (*gitstore.Repo, error)
 }
 
-func newVerifyCmd(inv *invocation, runF func(context.Context, *verifyOptions) error) *cli.Command {
+func newVerifyCmd(inv *Invocation, runF func(context.Context, *verifyOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
 		Usage: "check every chain and the store under refs/m1nd/ (ids, seq, prev, schema, store versions)",
 		Description: `Walks every mission chain, the store and every mail, memory and atlas ref
 from its root and checks each commit as the git hooks would have. Exit 0 when clean, 3 with the
 list of faults — for history written with the hooks bypassed.`,
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &verifyOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo}
-			return runWith(c.Context, opts, runF, runVerify)
+			opts := &verifyOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo}
+			return RunWith(c.Context, opts, runF, runVerify)
 		},
 	}
 }
@@ -331,7 +331,7 @@ func runVerify(ctx context.Context, opts *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	err = opts.IO.reply(opts.JSON, map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults, "parked": parked}, func(w io.Writer) error {
+	err = opts.IO.Reply(opts.JSON, map[string]any{"ok": len(faults) == 0, "refs_checked": checked, "faults": faults, "parked": parked}, func(w io.Writer) error {
 		for _, f := range faults {
 			fmt.Fprintf(w, "fault %s\n", f.Error())
 		}

@@ -22,7 +22,7 @@ type initOptions struct {
 	Hook  ops.HookInstaller // writes m1nd's hooks folder
 }
 
-func newInitCmd(inv *invocation, runF func(context.Context, *initOptions) error) *cli.Command {
+func newInitCmd(inv *Invocation, runF func(context.Context, *initOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "prepare this repository for m1nd (idempotent)",
@@ -34,11 +34,11 @@ install, runnerd's worktrees). It installs no hook where git runs it for
 everyone: a reference-transaction hook an earlier m1nd put in the shared
 hooks folder is taken out (an existing hook it chained goes back). Running
 it again changes nothing.`,
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &initOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Hook: guardFolder(hookCommandName())}
-			return runWith(c.Context, opts, runF, runInit)
+			opts := &initOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, Hook: guardFolder(HookCommandName())}
+			return RunWith(c.Context, opts, runF, runInit)
 		},
 	}
 }
@@ -52,18 +52,18 @@ func runInit(ctx context.Context, opts *initOptions) error {
 	reply, err := flows.Init(ctx, opts.Hook)
 	var bad *ops.SecretError
 	if errors.As(err, &bad) {
-		return usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
+		return Usagef("%v; fix or remove it, then run m1nd init again", err) // the operator's to repair
 	}
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain %s\nruntime dir %s\n", reply.Brain, reply.RuntimeDir)
 		if len(reply.Created) == 0 && len(reply.Removed) == 0 {
 			fmt.Fprintf(w, "already initialised; nothing changed\n")
 		}
-		printIDs(w, "created %s\n", reply.Created)
-		printIDs(w, "removed %s (git runs no m1nd hook outside the worktrees m1nd guards)\n", reply.Removed)
+		PrintIDs(w, "created %s\n", reply.Created)
+		PrintIDs(w, "removed %s (git runs no m1nd hook outside the worktrees m1nd guards)\n", reply.Removed)
 		if strings.HasPrefix(reply.Registered, "adopted from ") {
 			fmt.Fprintf(w, "brain %s %s (refs/m1nd/brain): every clone of it is this brain, whatever its folder\n", reply.Brain, reply.Registered)
 		}

@@ -24,7 +24,7 @@ type landOptions struct {
 	Into      string
 }
 
-func newLandCmd(inv *invocation, runF func(context.Context, *landOptions) error) *cli.Command {
+func newLandCmd(inv *Invocation, runF func(context.Context, *landOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "land",
 		Usage:     "land a merge_wait mission: import its receipt and merge its branch (a human gesture)",
@@ -54,15 +54,15 @@ whose history breaks the laws is refused broken_history. Read the work
 first: m1nd mission diff, m1nd mission gate.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "into", Usage: "merge into `BRANCH` instead of the branch recorded at spawn"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
 			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
-			opts := &landOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows, MissionID: id, Into: c.String("into")}
-			return runWith(c.Context, opts, runF, runLand)
+			opts := &landOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Flows: inv.Flows, MissionID: id, Into: c.String("into")}
+			return RunWith(c.Context, opts, runF, runLand)
 		},
 	}
 }
@@ -93,17 +93,17 @@ func runLand(ctx context.Context, opts *landOptions) error {
 		if err != nil {
 			return err
 		}
-		origin, err = opts.IO.gesture(b.Repo, gates.GestureLand,
+		origin, err = opts.IO.Gesture(b.Repo, gates.GestureLand,
 			fmt.Sprintf("Land %s?\nThis binds %s.", plan.MissionID, plan.Binds(next+1)), "block id", plan.BlockID)
 		if err != nil {
 			return err
 		}
 	}
-	res, err := b.LandPlanned(ctx, plan, agent, origin, opts.IO.now())
+	res, err := b.LandPlanned(ctx, plan, agent, origin, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		if res.AlreadyLanded {
 			fmt.Fprintf(w, "%s is already landed (receipt in store v%d)\n", res.MissionID, res.StoreVersion)
 			return nil
@@ -130,7 +130,7 @@ func runLand(ctx context.Context, opts *landOptions) error {
 // approved runner's gate on exactly the claimed tree, and the human lands
 // again once it is proven; with no runner to prove it, refused.
 func askProof(ctx context.Context, opts *landOptions, b *ops.Brain) error {
-	req, err := b.RequestProof(ctx, opts.MissionID, opts.Into, opts.IO.now())
+	req, err := b.RequestProof(ctx, opts.MissionID, opts.Into, opts.IO.Time())
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func askProof(ctx context.Context, opts *landOptions, b *ops.Brain) error {
 		Landed    bool              `json:"landed"`
 		Proving   *ops.ProofRequest `json:"proving"`
 	}{req.MissionID, req.MissionID, false, req}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "not landed: %s's gate is %s\n", req.MissionID, req.Claim)
 		asked := "asked runnerd to run"
 		if req.Already {
@@ -154,7 +154,7 @@ func askProof(ctx context.Context, opts *landOptions, b *ops.Brain) error {
 
 // newMissionGateCmd parses mission gate; a test's runF sees the options
 // instead of running it.
-func newMissionGateCmd(inv *invocation, runF func(context.Context, *runLogOptions) error) *cli.Command {
+func newMissionGateCmd(inv *Invocation, runF func(context.Context, *runLogOptions) error) *cli.Command {
 	return newRunLogCmd(inv, "gate", runs.LogGate, "print the output of a mission's gate, as the runner kept it",
 		`Prints the gate command's output from the run's log on this machine, control
 characters made visible and the machine's paths spelled <worktree>, <repo>
@@ -164,7 +164,7 @@ and ~. The letters carry only the log's hash (gate.artifact_hash). With
 
 // newMissionOutputCmd parses mission output; a test's runF sees the
 // options instead of running it.
-func newMissionOutputCmd(inv *invocation, runF func(context.Context, *runLogOptions) error) *cli.Command {
+func newMissionOutputCmd(inv *Invocation, runF func(context.Context, *runLogOptions) error) *cli.Command {
 	return newRunLogCmd(inv, "output", runs.LogAgent, "print the agent's own output, as the runner kept it",
 		`Prints what the mission's agent wrote while it worked, from the run's log on
 this machine: control characters made visible and the machine's paths
@@ -182,8 +182,8 @@ type runLogOptions struct {
 }
 
 // newRunLogCmd is a verb that prints one of a mission's run logs whole.
-func newRunLogCmd(inv *invocation, name, log, usage, description string, runF func(context.Context, *runLogOptions) error) *cli.Command {
-	flags := []cli.Flag{jsonFlag}
+func newRunLogCmd(inv *Invocation, name, log, usage, description string, runF func(context.Context, *runLogOptions) error) *cli.Command {
+	flags := []cli.Flag{JSONFlag}
 	if log == runs.LogGate {
 		flags = append(flags, &cli.BoolFlag{Name: "regate", Usage: "the queue's gate on the merge with the target, not the gate on the work"})
 	}
@@ -202,7 +202,7 @@ func newRunLogCmd(inv *invocation, name, log, usage, description string, runF fu
 			if c.Bool("regate") {
 				which = runs.LogRegate
 			}
-			return runWith(c.Context, &runLogOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, MissionID: id, Log: which}, runF, runRunLog)
+			return RunWith(c.Context, &runLogOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, MissionID: id, Log: which}, runF, runRunLog)
 		},
 	}
 }
@@ -234,7 +234,7 @@ func runRunLog(_ context.Context, opts *runLogOptions) error {
 	if g := head.Letter.Gate; g != nil && which == runs.LogGate {
 		reply.Command, reply.ExitStatus = g.Command, g.ExitStatus
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		if truncated {
 			fmt.Fprintln(w, "[… the start of the output is cut …]")
 		}
@@ -280,7 +280,7 @@ type missionDiffOptions struct {
 
 // newMissionDiffCmd parses mission diff; a test's runF sees the options
 // instead of running it.
-func newMissionDiffCmd(inv *invocation, runF func(context.Context, *missionDiffOptions) error) *cli.Command {
+func newMissionDiffCmd(inv *Invocation, runF func(context.Context, *missionDiffOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "diff",
 		Usage:     "print a mission's work: the diff of m1nd/<mission_id> since its base",
@@ -293,13 +293,13 @@ started from, so it pipes into a pager or a viewer:
 
 --json replies {mission_id, branch, base, tip, stat, diff}: the commits
 compared and git's text.`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "stat", Usage: "print the diffstat only"}, jsonFlag},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "stat", Usage: "print the diffstat only"}, JSONFlag},
 		Action: func(c *cli.Context) error {
 			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &missionDiffOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, MissionID: id, Stat: c.Bool("stat")}, runF, runMissionDiff)
+			return RunWith(c.Context, &missionDiffOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, MissionID: id, Stat: c.Bool("stat")}, runF, runMissionDiff)
 		},
 	}
 }
@@ -332,5 +332,5 @@ func runMissionDiff(ctx context.Context, opts *missionDiffOptions) error {
 		Stat      bool   `json:"stat,omitempty"`
 		Diff      string `json:"diff"`
 	}{opts.MissionID, opts.MissionID, ops.WorkBranch(opts.MissionID), base, tip, opts.Stat, diff.String()}
-	return opts.IO.reply(true, reply, nil)
+	return opts.IO.Reply(true, reply, nil)
 }

@@ -15,7 +15,7 @@ import (
 
 // mailGroup is the mail command with the subcommands it is given: all of them
 // (mailCommand), or the hot ones the small m1nd runs itself (front.go).
-func mailGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
+func mailGroup(inv *Invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "mail",
 		Usage: "letters between agents (refs/m1nd/mail/<recipient>/<writer>)",
@@ -35,7 +35,7 @@ at its next tool call, exactly once.`,
 }
 
 // mailCommand is the mail command with every subcommand.
-func mailCommand(inv *invocation) *cli.Command {
+func mailCommand(inv *Invocation) *cli.Command {
 	return mailGroup(inv,
 		newMailSendCmd(inv, nil),
 		newMailInboxCmd(inv, nil),
@@ -59,7 +59,7 @@ type mailSendOptions struct {
 	Answers  []string
 }
 
-func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions) error) *cli.Command {
+func newMailSendCmd(inv *Invocation, runF func(context.Context, *mailSendOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "send",
 		Usage: "send a letter to an agent, or to all",
@@ -71,33 +71,33 @@ func newMailSendCmd(inv *invocation, runF func(context.Context, *mailSendOptions
 			&cli.StringFlag{Name: "snippet", Usage: "an excerpt the letter is about"},
 			&cli.StringFlag{Name: "tool", Usage: "the tool the letter is about (letters about foreign tools are external)"},
 			&cli.StringSliceFlag{Name: "answers", Usage: "the letter `ID` this one answers (repeatable)"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
 			if c.String("to") == "" || c.String("what") == "" {
-				return usagef("mail send needs --to AGENT (or all) and --what TEXT")
+				return Usagef("mail send needs --to AGENT (or all) and --what TEXT")
 			}
-			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows,
+			opts := &mailSendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Flows: inv.Flows,
 				To: c.String("to"), Class: c.String("class"), What: c.String("what"), Expected: c.String("expected"),
 				Snippet: c.String("snippet"), Tool: c.String("tool"), Answers: c.StringSlice("answers")}
-			return runWith(c.Context, opts, runF, runMailSend)
+			return RunWith(c.Context, opts, runF, runMailSend)
 		},
 	}
 }
 
 // runMailSend sends the letter as the acting agent.
 func runMailSend(ctx context.Context, opts *mailSendOptions) error {
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
 	res, err := flows.SendMail(ctx, ops.MailRequest{Agent: agent, To: opts.To, Class: opts.Class, What: opts.What,
-		Expected: opts.Expected, Snippet: opts.Snippet, Tool: opts.Tool, Answers: opts.Answers, Now: opts.IO.now()})
+		Expected: opts.Expected, Snippet: opts.Snippet, Tool: opts.Tool, Answers: opts.Answers, Now: opts.IO.Time()})
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		if res.Deduped {
 			fmt.Fprintf(w, "letter %s was already sent (%s)\n", res.ID, res.Ref)
 		} else {
@@ -123,7 +123,7 @@ type mailInboxOptions struct {
 
 // newMailInboxCmd parses mail inbox; a test's runF sees the options
 // instead of running it.
-func newMailInboxCmd(inv *invocation, runF func(context.Context, *mailInboxOptions) error) *cli.Command {
+func newMailInboxCmd(inv *Invocation, runF func(context.Context, *mailInboxOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "inbox",
 		Usage: "the letters for an agent, newest first, read or unread",
@@ -138,13 +138,13 @@ everything listed as read, so the hooks will not deliver it again.`,
 			&cli.BoolFlag{Name: "unread", Usage: "only unread letters"},
 			&cli.BoolFlag{Name: "mark-read", Usage: "mark every letter for the agent read"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` letters (0: all)"},
-			asAgentFlag, jsonFlag,
+			asAgentFlag, JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &mailInboxOptions{IO: inv.io, JSON: c.Bool("json"), Agent: func() (string, error) { return inv.ownAgent(c) }, Flows: inv.flows,
+			opts := &mailInboxOptions{IO: inv.io, JSON: c.Bool("json"), Agent: func() (string, error) { return inv.ownAgent(c) }, Flows: inv.Flows,
 				Unread: c.Bool("unread"), MarkRead: c.Bool("mark-read"), Limit: c.Int("limit")}
-			return runWith(c.Context, opts, runF, runMailInbox)
+			return RunWith(c.Context, opts, runF, runMailInbox)
 		},
 	}
 }
@@ -152,7 +152,7 @@ everything listed as read, so the hooks will not deliver it again.`,
 // runMailInbox lists the agent's letters, newest first, marking them read
 // when asked.
 func runMailInbox(ctx context.Context, opts *mailInboxOptions) error {
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func runMailInbox(ctx context.Context, opts *mailInboxOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "inbox of %s: %s, %d unread\n", agent, gates.Count(reply.Total, "letter"), reply.Unread)
 		for _, e := range reply.Letters {
 			mark := " "
@@ -172,7 +172,7 @@ func runMailInbox(ctx context.Context, opts *mailInboxOptions) error {
 			case e.Turn == mailbox.TurnInTurn:
 				mark = "~"
 			}
-			fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, clipText(firstLine(e.Letter.What), 60))
+			fmt.Fprintf(w, "%s %s  %s  %-10s %-8s from %-16s %s\n", mark, e.ID, e.Letter.TS, e.Fate, e.Letter.Class, e.Letter.Agent, ClipText(firstLine(e.Letter.What), 60))
 			if e.Reason != "" {
 				fmt.Fprintf(w, "    undeliverable: %s\n", e.Reason)
 			}
@@ -194,18 +194,18 @@ type mailShowOptions struct {
 
 // newMailShowCmd parses mail show; a test's runF sees the options instead
 // of running it.
-func newMailShowCmd(inv *invocation, runF func(context.Context, *mailShowOptions) error) *cli.Command {
+func newMailShowCmd(inv *Invocation, runF func(context.Context, *mailShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "show one letter in full",
 		ArgsUsage: "LETTER_ID",
-		Flags:     []cli.Flag{jsonFlag},
+		Flags:     []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "letter id")
+			id, err := OneArg(c, "letter id")
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &mailShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, ID: id}, runF, runMailShow)
+			return RunWith(c.Context, &mailShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, ID: id}, runF, runMailShow)
 		},
 	}
 }
@@ -221,7 +221,7 @@ func runMailShow(ctx context.Context, opts *mailShowOptions) error {
 		return err
 	}
 	fate := s.Fate
-	return opts.IO.reply(opts.JSON, s, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, s, func(w io.Writer) error {
 		l := s.Letter
 		fmt.Fprintf(w, "letter %s  %s\nfrom %s to %s, class %s, %s\n", s.ID, fate, l.Agent, l.To, l.Class, l.TS)
 		if l.Tool != "" {
@@ -260,14 +260,14 @@ type mailFatesOptions struct {
 
 // newMailFatesCmd parses mail fates; a test's runF sees the options
 // instead of running it.
-func newMailFatesCmd(inv *invocation, runF func(context.Context, *mailFatesOptions) error) *cli.Command {
+func newMailFatesCmd(inv *Invocation, runF func(context.Context, *mailFatesOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:   "fates",
 		Usage:  "every letter's fate, and how many are open",
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &mailFatesOptions{IO: inv.io, JSON: c.Bool("json"), Mailbox: inv.mailbox}, runF, runMailFates)
+			return RunWith(c.Context, &mailFatesOptions{IO: inv.io, JSON: c.Bool("json"), Mailbox: inv.mailbox}, runF, runMailFates)
 		},
 	}
 }
@@ -292,7 +292,7 @@ func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
 		reply.Delivery = []mailbox.AgentInFlight{}
 	}
 	reply.Counts, reply.Open = mailbox.Tally(fates)
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s, %d open\n", gates.Count(len(all), "letter"), reply.Open)
 		for _, f := range []string{mailbox.FateWetInk, mailbox.FateInFlight, mailbox.FateUndeliverable, mailbox.FateFiredClay, mailbox.FateExternal} {
 			fmt.Fprintf(w, "  %-10s %d\n", f, reply.Counts[f])
@@ -311,7 +311,7 @@ func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
 		for i := len(all) - 1; i >= 0; i-- {
 			s := all[i]
 			if mailbox.Open(fates[s.ID]) {
-				fmt.Fprintf(w, "  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, clipText(firstLine(s.Letter.What), 50))
+				fmt.Fprintf(w, "  open %s %-9s %s → %s: %s\n", s.ID, fates[s.ID], s.Letter.Agent, s.Letter.To, ClipText(firstLine(s.Letter.What), 50))
 			}
 		}
 		return nil

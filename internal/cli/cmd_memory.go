@@ -14,15 +14,15 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func (inv *invocation) book() (*memory.Book, error) {
-	repo, err := inv.openRepo()
+func (inv *Invocation) book() (*memory.Book, error) {
+	repo, err := inv.OpenRepo()
 	if err != nil {
 		return nil, err
 	}
 	return &memory.Book{Repo: repo}, nil
 }
 
-func memoryCommand(inv *invocation) *cli.Command {
+func memoryCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "memory",
 		Usage: "typed memories of an agent (refs/m1nd/memory/<agent>): memory is the truth, a session its cache",
@@ -47,7 +47,7 @@ type memoryResolveOptions struct {
 
 // newMemoryResolveCmd parses memory resolve; a test's runF sees the
 // options instead of running it.
-func newMemoryResolveCmd(inv *invocation, runF func(context.Context, *memoryResolveOptions) error) *cli.Command {
+func newMemoryResolveCmd(inv *Invocation, runF func(context.Context, *memoryResolveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "resolve",
 		Usage:     "settle one of your memories: recorded, withdrawn or deferred (to a follow-up)",
@@ -55,19 +55,19 @@ func newMemoryResolveCmd(inv *invocation, runF func(context.Context, *memoryReso
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "as", Usage: "recorded, withdrawn or deferred (required)"},
 			&cli.StringFlag{Name: "rationale", Usage: "why (required)"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "memory id")
+			id, err := OneArg(c, "memory id")
 			if err != nil {
 				return err
 			}
 			if c.String("as") == "" || c.String("rationale") == "" {
-				return usagef("memory resolve needs --as and --rationale")
+				return Usagef("memory resolve needs --as and --rationale")
 			}
-			opts := &memoryResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Book: inv.book,
+			opts := &memoryResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Book: inv.book,
 				ID: id, As: c.String("as"), Rationale: c.String("rationale")}
-			return runWith(c.Context, opts, runF, runMemoryResolve)
+			return RunWith(c.Context, opts, runF, runMemoryResolve)
 		},
 	}
 }
@@ -75,15 +75,15 @@ func newMemoryResolveCmd(inv *invocation, runF func(context.Context, *memoryReso
 // runMemoryResolve settles the memory as the acting agent, who must be
 // its writer.
 func runMemoryResolve(ctx context.Context, opts *memoryResolveOptions) error {
-	b, agent, err := openAs(opts.Agent, opts.Book)
+	b, agent, err := OpenAs(opts.Agent, opts.Book)
 	if err != nil {
 		return err
 	}
-	rid, err := b.Resolve(ctx, agent, opts.ID, opts.As, opts.Rationale, opts.IO.now())
+	rid, err := b.Resolve(ctx, agent, opts.ID, opts.As, opts.Rationale, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"id": opts.ID, "resolution": rid, "as": opts.As}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"id": opts.ID, "resolution": rid, "as": opts.As}, func(w io.Writer) error {
 		fmt.Fprintf(w, "memory %s %s\n", opts.ID, opts.As)
 		return nil
 	})
@@ -103,7 +103,7 @@ type memoryAddOptions struct {
 	Supersedes string
 }
 
-func newMemoryAddCmd(inv *invocation, runF func(context.Context, *memoryAddOptions) error) *cli.Command {
+func newMemoryAddCmd(inv *Invocation, runF func(context.Context, *memoryAddOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "add",
 		Usage:     "record a memory",
@@ -118,36 +118,36 @@ names no one.`,
 			&cli.StringSliceFlag{Name: "source", Usage: "an `ID` it rests on (repeatable)"},
 			&cli.BoolFlag{Name: "private", Usage: "only this agent recalls it"},
 			&cli.StringFlag{Name: "supersedes", Usage: "an older memory `ID` this decided/learned memory replaces (it stays in history, superseded)"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			text, err := oneArg(c, "memory text")
+			text, err := OneArg(c, "memory text")
 			if err != nil {
 				return err
 			}
 			if c.String("sort") == "" {
-				return usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
+				return Usagef("missing --sort: one of %s", strings.Join(memory.Sorts, ", "))
 			}
-			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, Text: text, Sort: c.String("sort"),
+			opts := &memoryAddOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Flows: inv.Flows, Text: text, Sort: c.String("sort"),
 				About: c.StringSlice("about"), Source: c.StringSlice("source"), Private: c.Bool("private"), Supersedes: c.String("supersedes")}
-			return runWith(c.Context, opts, runF, runMemoryAdd)
+			return RunWith(c.Context, opts, runF, runMemoryAdd)
 		},
 	}
 }
 
 // runMemoryAdd records the memory as the acting agent.
 func runMemoryAdd(ctx context.Context, opts *memoryAddOptions) error {
-	b, agent, err := openAs(opts.Agent, opts.Flows)
+	b, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
 	reply, err := b.AddMemory(ctx, memory.AddRequest{Agent: agent, Sort: opts.Sort, Text: opts.Text, About: opts.About,
-		Source: opts.Source, Private: opts.Private, Supersedes: opts.Supersedes, Now: opts.IO.now()})
+		Source: opts.Source, Private: opts.Private, Supersedes: opts.Supersedes, Now: opts.IO.Time()})
 	if err != nil {
 		return err
 	}
 	id, existing := reply.ID, reply.Existing
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		switch {
 		case existing == nil:
 			fmt.Fprintf(w, "memory %s recorded (%s)\n", id, opts.Sort)
@@ -176,7 +176,7 @@ type memoryRecallOptions struct {
 	MaxBytes int
 }
 
-func newMemoryRecallCmd(inv *invocation, runF func(context.Context, *memoryRecallOptions) error) *cli.Command {
+func newMemoryRecallCmd(inv *Invocation, runF func(context.Context, *memoryRecallOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "recall",
 		Usage: "in-force memories, ranked by query match then recency, bounded",
@@ -186,20 +186,20 @@ func newMemoryRecallCmd(inv *invocation, runF func(context.Context, *memoryRecal
 			&cli.StringFlag{Name: "query", Usage: "words to rank by"},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "at most `N` memories"},
 			&cli.IntFlag{Name: "max-bytes", Value: 4096, Usage: "at most `B` bytes of memory text"},
-			asAgentFlag, jsonFlag,
+			asAgentFlag, JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &memoryRecallOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Book: inv.book, About: c.String("about"),
+			opts := &memoryRecallOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Book: inv.book, About: c.String("about"),
 				Sort: c.String("sort"), Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")}
-			return runWith(c.Context, opts, runF, runMemoryRecall)
+			return RunWith(c.Context, opts, runF, runMemoryRecall)
 		},
 	}
 }
 
 // runMemoryRecall lists the in-force memories the agent may recall.
 func runMemoryRecall(ctx context.Context, opts *memoryRecallOptions) error {
-	b, agent, err := openAs(opts.Agent, opts.Book)
+	b, agent, err := OpenAs(opts.Agent, opts.Book)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func runMemoryRecall(ctx context.Context, opts *memoryRecallOptions) error {
 	if ms == nil {
 		ms = []*memory.Memory{}
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"memories": ms, "cut": cut}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"memories": ms, "cut": cut}, func(w io.Writer) error {
 		for _, m := range ms {
 			fmt.Fprintf(w, "%s  %-9s %s  %s: %s\n", m.ID, m.Sort, m.TS, m.Agent, m.Text)
 		}
@@ -225,7 +225,7 @@ func runMemoryRecall(ctx context.Context, opts *memoryRecallOptions) error {
 	})
 }
 
-func followupCommand(inv *invocation) *cli.Command {
+func followupCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "followup",
 		Usage: "briefs someone owes an answer to; a brief is closed by its result",
@@ -253,7 +253,7 @@ type followupOpenOptions struct {
 	Mission string
 }
 
-func newFollowupOpenCmd(inv *invocation, runF func(context.Context, *followupOpenOptions) error) *cli.Command {
+func newFollowupOpenCmd(inv *Invocation, runF func(context.Context, *followupOpenOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "open",
 		Usage:     "open a follow-up for an owner",
@@ -261,19 +261,19 @@ func newFollowupOpenCmd(inv *invocation, runF func(context.Context, *followupOpe
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "owner", Usage: "the agent who owes the answer (required)"},
 			&cli.StringFlag{Name: "mission", Usage: "the mission `ID` whose end closes it"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			brief, err := oneArg(c, "brief")
+			brief, err := OneArg(c, "brief")
 			if err != nil {
 				return err
 			}
 			if c.String("owner") == "" {
-				return usagef("missing --owner")
+				return Usagef("missing --owner")
 			}
-			opts := &followupOpenOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows,
+			opts := &followupOpenOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Flows: inv.Flows,
 				Brief: brief, Owner: c.String("owner"), Mission: c.String("mission")}
-			return runWith(c.Context, opts, runF, runFollowupOpen)
+			return RunWith(c.Context, opts, runF, runFollowupOpen)
 		},
 	}
 }
@@ -281,15 +281,15 @@ func newFollowupOpenCmd(inv *invocation, runF func(context.Context, *followupOpe
 // runFollowupOpen opens the follow-up as the acting agent; its owner is
 // told by letter.
 func runFollowupOpen(ctx context.Context, opts *followupOpenOptions) error {
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	id, err := flows.OpenFollowup(ctx, agent, opts.Owner, opts.Brief, opts.Mission, opts.IO.now())
+	id, err := flows.OpenFollowup(ctx, agent, opts.Owner, opts.Brief, opts.Mission, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"id": id}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"id": id}, func(w io.Writer) error {
 		fmt.Fprintf(w, "follow-up %s opened for %s\n", id, opts.Owner)
 		return nil
 	})
@@ -307,7 +307,7 @@ type followupResolveOptions struct {
 	Text  string
 }
 
-func newFollowupResolveCmd(inv *invocation, runF func(context.Context, *followupResolveOptions) error) *cli.Command {
+func newFollowupResolveCmd(inv *Invocation, runF func(context.Context, *followupResolveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "resolve",
 		Usage:     "close a follow-up with its result, or withdraw it",
@@ -315,19 +315,19 @@ func newFollowupResolveCmd(inv *invocation, runF func(context.Context, *followup
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "recorded", Usage: "the `RESULT`"},
 			&cli.StringFlag{Name: "withdrawn", Usage: "`WHY` it no longer matters"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "follow-up id")
+			id, err := OneArg(c, "follow-up id")
 			if err != nil {
 				return err
 			}
 			as, text, ok := ops.FollowupResolution(c.String("recorded"), c.String("withdrawn"))
 			if !ok {
-				return usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
+				return Usagef("give exactly one of --recorded RESULT or --withdrawn WHY")
 			}
-			opts := &followupResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, ID: id, As: as, Text: text}
-			return runWith(c.Context, opts, runF, runFollowupResolve)
+			opts := &followupResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Flows: inv.Flows, ID: id, As: as, Text: text}
+			return RunWith(c.Context, opts, runF, runFollowupResolve)
 		},
 	}
 }
@@ -335,14 +335,14 @@ func newFollowupResolveCmd(inv *invocation, runF func(context.Context, *followup
 // runFollowupResolve resolves the follow-up as the acting agent; its
 // opener is told by letter.
 func runFollowupResolve(ctx context.Context, opts *followupResolveOptions) error {
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	if _, err := flows.ResolveFollowup(ctx, agent, opts.ID, opts.As, opts.Text, opts.IO.now()); err != nil {
+	if _, err := flows.ResolveFollowup(ctx, agent, opts.ID, opts.As, opts.Text, opts.IO.Time()); err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"id": opts.ID, "state": opts.As}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"id": opts.ID, "state": opts.As}, func(w io.Writer) error {
 		fmt.Fprintf(w, "follow-up %s %s\n", opts.ID, opts.As)
 		return nil
 	})
@@ -357,19 +357,19 @@ type followupListOptions struct {
 	Open  bool
 }
 
-func newFollowupListCmd(inv *invocation, runF func(context.Context, *followupListOptions) error) *cli.Command {
+func newFollowupListCmd(inv *Invocation, runF func(context.Context, *followupListOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "follow-ups, with their state (closing those whose mission ended)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "owner", Usage: "only those owed by `AGENT`"},
 			&cli.BoolFlag{Name: "open", Usage: "only open ones"},
-			jsonFlag,
+			JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &followupListOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Owner: c.String("owner"), Open: c.Bool("open")}
-			return runWith(c.Context, opts, runF, runFollowupList)
+			opts := &followupListOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, Owner: c.String("owner"), Open: c.Bool("open")}
+			return RunWith(c.Context, opts, runF, runFollowupList)
 		},
 	}
 }
@@ -380,15 +380,15 @@ func runFollowupList(ctx context.Context, opts *followupListOptions) error {
 	if err != nil {
 		return err
 	}
-	out, err := flows.Followups(ctx, opts.Owner, opts.Open, opts.IO.now())
+	out, err := flows.Followups(ctx, opts.Owner, opts.Open, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"followups": out}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"followups": out}, func(w io.Writer) error {
 		for _, f := range out {
-			fmt.Fprintf(w, "%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, clipText(firstLine(f.Brief), 60))
+			fmt.Fprintf(w, "%s  %-9s for %-12s from %-12s %s\n", f.ID, f.State, f.Owner, f.Opener, ClipText(firstLine(f.Brief), 60))
 			if f.Result != "" {
-				fmt.Fprintf(w, "    → %s\n", clipText(firstLine(f.Result), 100))
+				fmt.Fprintf(w, "    → %s\n", ClipText(firstLine(f.Result), 100))
 			}
 		}
 		if len(out) == 0 {
@@ -398,7 +398,7 @@ func runFollowupList(ctx context.Context, opts *followupListOptions) error {
 	})
 }
 
-func atlasCommand(inv *invocation) *cli.Command {
+func atlasCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "atlas",
 		Usage: "shared documents owned by their publisher, proven by the publisher's agent key",
@@ -426,20 +426,20 @@ type atlasPublishOptions struct {
 	Text  string
 }
 
-func newAtlasPublishCmd(inv *invocation, runF func(context.Context, *atlasPublishOptions) error) *cli.Command {
+func newAtlasPublishCmd(inv *Invocation, runF func(context.Context, *atlasPublishOptions) error) *cli.Command {
 	return &cli.Command{
 		Name: "publish", Usage: "publish a document", ArgsUsage: "TEXT",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "kind", Usage: strings.Join(memory.DocKinds, ", ") + " (required)"}, agentFlag, jsonFlag},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "kind", Usage: strings.Join(memory.DocKinds, ", ") + " (required)"}, agentFlag, JSONFlag},
 		Action: func(c *cli.Context) error {
-			text, err := oneArg(c, "document text")
+			text, err := OneArg(c, "document text")
 			if err != nil {
 				return err
 			}
 			if c.String("kind") == "" {
-				return usagef("missing --kind: one of %s", strings.Join(memory.DocKinds, ", "))
+				return Usagef("missing --kind: one of %s", strings.Join(memory.DocKinds, ", "))
 			}
-			opts := &atlasPublishOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, Kind: c.String("kind"), Text: text}
-			return runWith(c.Context, opts, runF, runAtlasPublish)
+			opts := &atlasPublishOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Flows: inv.Flows, Kind: c.String("kind"), Text: text}
+			return RunWith(c.Context, opts, runF, runAtlasPublish)
 		},
 	}
 }
@@ -447,15 +447,15 @@ func newAtlasPublishCmd(inv *invocation, runF func(context.Context, *atlasPublis
 // runAtlasPublish publishes the document as the acting agent, proven by
 // its agent key.
 func runAtlasPublish(ctx context.Context, opts *atlasPublishOptions) error {
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	d, err := flows.Atlas().Publish(ctx, agent, opts.Kind, opts.Text, opts.IO.now())
+	d, err := flows.Atlas().Publish(ctx, agent, opts.Kind, opts.Text, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"id": d.DocID, "doc": d}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"id": d.DocID, "doc": d}, func(w io.Writer) error {
 		fmt.Fprintf(w, "published %s (%s)\n", d.DocID, d.Kind)
 		return nil
 	})
@@ -474,35 +474,35 @@ type atlasAmendOptions struct {
 
 // newAtlasAmendCmd is atlas amend or, with resolve, atlas resolve: both
 // publish the next version of the agent's own document.
-func newAtlasAmendCmd(inv *invocation, resolve bool, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
-	cmd := &cli.Command{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "DOC_ID TEXT", Flags: []cli.Flag{agentFlag, jsonFlag}}
+func newAtlasAmendCmd(inv *Invocation, resolve bool, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
+	cmd := &cli.Command{Name: "amend", Usage: "publish the next version of your document", ArgsUsage: "DOC_ID TEXT", Flags: []cli.Flag{agentFlag, JSONFlag}}
 	if resolve {
 		cmd.Name, cmd.Usage, cmd.ArgsUsage = "resolve", "mark your document resolved", "ID"
 	}
 	cmd.Action = func(c *cli.Context) error {
 		if c.NArg() < 1 || c.NArg() > 2 {
-			return usagef("want a document ID and, to amend, the new TEXT")
+			return Usagef("want a document ID and, to amend, the new TEXT")
 		}
 		if !resolve && c.NArg() != 2 {
-			return usagef("atlas amend ID TEXT")
+			return Usagef("atlas amend ID TEXT")
 		}
-		opts := &atlasAmendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.writerOf(c), Flows: inv.flows, ID: c.Args().Get(0), Text: c.Args().Get(1), Resolve: resolve}
-		return runWith(c.Context, opts, runF, runAtlasAmend)
+		opts := &atlasAmendOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Flows: inv.Flows, ID: c.Args().Get(0), Text: c.Args().Get(1), Resolve: resolve}
+		return RunWith(c.Context, opts, runF, runAtlasAmend)
 	}
 	return cmd
 }
 
 // runAtlasAmend writes the next version of the document, as its publisher.
 func runAtlasAmend(ctx context.Context, opts *atlasAmendOptions) error {
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	d, err := flows.Atlas().Amend(ctx, agent, opts.ID, opts.Text, opts.Resolve, opts.IO.now())
+	d, err := flows.Atlas().Amend(ctx, agent, opts.ID, opts.Text, opts.Resolve, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"id": d.DocID, "doc": d}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"id": d.DocID, "doc": d}, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s v%d (%s)\n", d.DocID, d.Version, d.State)
 		return nil
 	})
@@ -516,15 +516,15 @@ type atlasShowOptions struct {
 	ID    string
 }
 
-func newAtlasShowCmd(inv *invocation, runF func(context.Context, *atlasShowOptions) error) *cli.Command {
+func newAtlasShowCmd(inv *Invocation, runF func(context.Context, *atlasShowOptions) error) *cli.Command {
 	return &cli.Command{
-		Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "DOC_ID", Flags: []cli.Flag{jsonFlag},
+		Name: "show", Usage: "show a document and whether its proof verifies here", ArgsUsage: "DOC_ID", Flags: []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
 			id, err := inv.docArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &atlasShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, ID: id}, runF, runAtlasShow)
+			return RunWith(c.Context, &atlasShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, ID: id}, runF, runAtlasShow)
 		},
 	}
 }
@@ -540,7 +540,7 @@ func runAtlasShow(_ context.Context, opts *atlasShowOptions) error {
 		return err
 	}
 	d, proof := shown.Doc, shown.Proof
-	return opts.IO.reply(opts.JSON, shown, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, shown, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s v%d %s (%s) by %s, %s — proof %s\n%s\n", d.DocID, d.Version, d.Kind, d.State, d.Publisher, d.TS, proof, d.Text)
 		return nil
 	})
@@ -553,11 +553,11 @@ type atlasListOptions struct {
 	Flows func() (*ops.Brain, error)
 }
 
-func newAtlasListCmd(inv *invocation, runF func(context.Context, *atlasListOptions) error) *cli.Command {
+func newAtlasListCmd(inv *Invocation, runF func(context.Context, *atlasListOptions) error) *cli.Command {
 	return &cli.Command{
-		Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{jsonFlag},
+		Name: "list", Usage: "every document, newest version", Flags: []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &atlasListOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}, runF, runAtlasList)
+			return RunWith(c.Context, &atlasListOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows}, runF, runAtlasList)
 		},
 	}
 }
@@ -572,15 +572,15 @@ func runAtlasList(_ context.Context, opts *atlasListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"docs": rows}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"docs": rows}, func(w io.Writer) error {
 		for _, r := range rows {
-			fmt.Fprintf(w, "%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, clipText(firstLine(r.Text), 50))
+			fmt.Fprintf(w, "%s v%d %-10s %-8s %-12s proof %-8s %s\n", r.DocID, r.Version, r.Kind, r.State, r.Publisher, r.ProofState, ClipText(firstLine(r.Text), 50))
 		}
 		return nil
 	})
 }
 
-func agentCommand(inv *invocation) *cli.Command {
+func agentCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "agent",
 		Usage: "agent keys: what proves a shared document's publisher",
@@ -601,16 +601,16 @@ type agentKeyCreateOptions struct {
 
 // newAgentKeyCreateCmd parses agent key create; a test's runF sees the
 // options instead of running it.
-func newAgentKeyCreateCmd(inv *invocation, runF func(context.Context, *agentKeyCreateOptions) error) *cli.Command {
+func newAgentKeyCreateCmd(inv *Invocation, runF func(context.Context, *agentKeyCreateOptions) error) *cli.Command {
 	return &cli.Command{
 		Name: "create", Usage: "create NAME's key (0600, in .git/m1nd/keys; never a ref, never pushed)", ArgsUsage: "NAME",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
-			name, err := oneArg(c, "agent name")
+			name, err := OneArg(c, "agent name")
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &agentKeyCreateOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Name: name}, runF, runAgentKeyCreate)
+			return RunWith(c.Context, &agentKeyCreateOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Name: name}, runF, runAgentKeyCreate)
 		},
 	}
 }
@@ -624,9 +624,9 @@ func runAgentKeyCreate(_ context.Context, opts *agentKeyCreateOptions) error {
 	}
 	path, err := memory.Keys{Dir: memory.KeysDir(repo.RuntimeDir())}.Create(opts.Name)
 	if err != nil {
-		return usagef("%v", err)
+		return Usagef("%v", err)
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"agent": opts.Name, "path": path}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"agent": opts.Name, "path": path}, func(w io.Writer) error {
 		fmt.Fprintf(w, "key for %s: %s (mode 0600)\n", opts.Name, path)
 		return nil
 	})

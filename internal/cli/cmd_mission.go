@@ -26,7 +26,7 @@ const maxDocumentBytes = 1 << 20
 
 // missionGroup is the mission command with the subcommands it is given: all of them
 // (missionCommand), or the hot ones the small m1nd runs itself (front.go).
-func missionGroup(inv *invocation, subs ...*cli.Command) *cli.Command {
+func missionGroup(inv *Invocation, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "mission",
 		Usage: "open, post to and read mission chains (refs/m1nd/missions/<id>)",
@@ -39,7 +39,7 @@ prev_letter_id = the head's letter id, or it is refused stale_head.`,
 }
 
 // missionCommand is the mission command with every subcommand.
-func missionCommand(inv *invocation) *cli.Command {
+func missionCommand(inv *Invocation) *cli.Command {
 	return missionGroup(inv,
 		newMissionNewCmd(inv, nil),
 		newMissionPostCmd(inv, nil),
@@ -71,7 +71,7 @@ type missionNewOptions struct {
 	Followup   string
 }
 
-func newMissionNewCmd(inv *invocation, runF func(context.Context, *missionNewOptions) error) *cli.Command {
+func newMissionNewCmd(inv *Invocation, runF func(context.Context, *missionNewOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "new",
 		Usage:     "open a mission: post its first (judging) letter",
@@ -85,17 +85,17 @@ func newMissionNewCmd(inv *invocation, runF func(context.Context, *missionNewOpt
 			&cli.BoolFlag{Name: "synthetic", Usage: "mark a probe or smoke test (skips the block check)"},
 			&cli.StringFlag{Name: "deliver-to", Usage: "deliver the packet to agent `ID`'s inbox as a packet letter (direct delivery)"},
 			&cli.StringFlag{Name: "followup", Usage: "the follow-up `ID` this mission carries: its end closes it"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
 			if c.String("block") == "" {
-				return usagef("missing --block: name the block the mission is about")
+				return Usagef("missing --block: name the block the mission is about")
 			}
-			opts := &missionNewOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows,
+			opts := &missionNewOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Flows: inv.Flows,
 				Block: c.String("block"), Seat: c.String("seat"), Capability: c.String("capability"), Runner: c.String("runner"),
 				Packet: c.String("packet"), Synthetic: c.Bool("synthetic"), DeliverTo: c.String("deliver-to"), Followup: c.String("followup")}
-			return runWith(c.Context, opts, runF, runMissionNew)
+			return RunWith(c.Context, opts, runF, runMissionNew)
 		},
 	}
 }
@@ -104,11 +104,11 @@ func newMissionNewCmd(inv *invocation, runF func(context.Context, *missionNewOpt
 func runMissionNew(ctx context.Context, opts *missionNewOptions) error {
 	req := ops.MissionRequest{
 		BlockID: opts.Block, Seat: opts.Seat, Capability: opts.Capability,
-		RunnerID: opts.Runner, Synthetic: opts.Synthetic, Now: opts.IO.now(),
+		RunnerID: opts.Runner, Synthetic: opts.Synthetic, Now: opts.IO.Time(),
 		DeliverTo: opts.DeliverTo, Followup: opts.Followup,
 	}
 	if opts.Packet != "" {
-		packet, err := readPacket(opts.Packet, opts.IO.In)
+		packet, err := ReadPacket(opts.Packet, opts.IO.In)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func runMissionNew(ctx context.Context, opts *missionNewOptions) error {
 			Delivered any `json:"delivered"` // a result in its own envelope
 		}{res, gates.Success(delivered)}
 	}
-	return opts.IO.reply(opts.JSON, v, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, v, func(w io.Writer) error {
 		fmt.Fprintf(w, "opened %s (letter %s, judging) on %s\n", res.MissionID, res.LetterID, res.Ref)
 		if delivered != nil {
 			fmt.Fprintf(w, "delivered to %s's inbox as letter %s — delivery is not execution\n", req.DeliverTo, delivered.ID)
@@ -152,7 +152,7 @@ type missionPostOptions struct {
 	Letter   string // a FILE, or "" or - for stdin
 }
 
-func newMissionPostCmd(inv *invocation, runF func(context.Context, *missionPostOptions) error) *cli.Command {
+func newMissionPostCmd(inv *Invocation, runF func(context.Context, *missionPostOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "post",
 		Usage:     "post a letter (JSON from FILE or stdin); always replies in JSON",
@@ -166,10 +166,10 @@ An archived letter is a human gesture: use 'm1nd mission archive'.`,
 		Action: func(c *cli.Context) error {
 			inv.jsonOut = true
 			if c.NArg() > 1 {
-				return usagef("too many arguments: want one FILE (or - for stdin)")
+				return Usagef("too many arguments: want one FILE (or - for stdin)")
 			}
-			opts := &missionPostOptions{IO: inv.io, Agent: inv.agentOf(c), Missions: inv.missions, Letter: c.Args().First()}
-			return runWith(c.Context, opts, runF, runMissionPost)
+			opts := &missionPostOptions{IO: inv.io, Agent: inv.AgentOf(c), Missions: inv.Missions, Letter: c.Args().First()}
+			return RunWith(c.Context, opts, runF, runMissionPost)
 		},
 	}
 }
@@ -195,9 +195,9 @@ func runMissionPost(ctx context.Context, opts *missionPostOptions) error {
 	return opts.IO.printJSON(res)
 }
 
-// readPacket reads a mission packet (markdown) from path, or stdin for "-".
-func readPacket(path string, stdin io.Reader) ([]byte, error) {
-	return readDocument(path, stdin, "packet", usagef("the packet is larger than %d bytes", maxDocumentBytes))
+// ReadPacket reads a mission packet (markdown) from path, or stdin for "-".
+func ReadPacket(path string, stdin io.Reader) ([]byte, error) {
+	return readDocument(path, stdin, "packet", Usagef("the packet is larger than %d bytes", maxDocumentBytes))
 }
 
 func readLetter(path string, stdin io.Reader) ([]byte, error) {
@@ -212,14 +212,14 @@ func readDocument(path string, stdin io.Reader, what string, tooBig error) ([]by
 	if path != "" && path != "-" {
 		f, err := openDocument(path)
 		if err != nil {
-			return nil, usagef("read %s: %v", what, err)
+			return nil, Usagef("read %s: %v", what, err)
 		}
 		defer f.Close()
 		r = f
 	}
 	body, err := io.ReadAll(io.LimitReader(r, maxDocumentBytes+1))
 	if err != nil {
-		return nil, usagef("read %s: %v", what, err)
+		return nil, Usagef("read %s: %v", what, err)
 	}
 	if len(body) > maxDocumentBytes {
 		return nil, tooBig
@@ -257,7 +257,7 @@ type missionShowOptions struct {
 
 // newMissionShowCmd parses mission show; a test's runF sees the options
 // instead of running it.
-func newMissionShowCmd(inv *invocation, runF func(context.Context, *missionShowOptions) error) *cli.Command {
+func newMissionShowCmd(inv *Invocation, runF func(context.Context, *missionShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "show a mission: its head letter, its letters as a timeline, the gate and the work",
@@ -267,13 +267,13 @@ when, verdict), the gate's last lines when it failed, and the work: the
 commits on m1nd/<mission_id> since its base, with files changed and +/-
 counts. --json replies {ok, mission_id, head_letter_id, head, superseded_count,
 view}, as the tray's GET /api/missions/<id> does.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
 			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &missionShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, MissionID: id}, runF, runMissionShow)
+			return RunWith(c.Context, &missionShowOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, MissionID: id}, runF, runMissionShow)
 		},
 	}
 }
@@ -289,7 +289,7 @@ func runMissionShow(ctx context.Context, opts *missionShowOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, shown, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, shown, func(w io.Writer) error {
 		if f := shown.Fault; f != nil {
 			fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
 		}
@@ -434,18 +434,18 @@ type missionLogOptions struct {
 
 // newMissionLogCmd parses mission log; a test's runF sees the options
 // instead of running it.
-func newMissionLogCmd(inv *invocation, runF func(context.Context, *missionLogOptions) error) *cli.Command {
+func newMissionLogCmd(inv *Invocation, runF func(context.Context, *missionLogOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "log",
 		Usage:     "list a mission's letters, oldest first",
 		ArgsUsage: "MISSION_ID",
-		Flags:     []cli.Flag{jsonFlag},
+		Flags:     []cli.Flag{JSONFlag},
 		Action: func(c *cli.Context) error {
 			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &missionLogOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.missions, MissionID: id}, runF, runMissionLog)
+			return RunWith(c.Context, &missionLogOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.Missions, MissionID: id}, runF, runMissionLog)
 		},
 	}
 }
@@ -461,7 +461,7 @@ func runMissionLog(ctx context.Context, opts *missionLogOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, logReply{ID: id, MissionID: id, Letters: entries}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, logReply{ID: id, MissionID: id, Letters: entries}, func(w io.Writer) error {
 		for _, e := range entries {
 			l := e.Decoded
 			gist := ""
@@ -484,22 +484,22 @@ type missionHeadsOptions struct {
 
 // newMissionHeadsCmd parses mission heads; a test's runF sees the options
 // instead of running it.
-func newMissionHeadsCmd(inv *invocation, runF func(context.Context, *missionHeadsOptions) error) *cli.Command {
+func newMissionHeadsCmd(inv *Invocation, runF func(context.Context, *missionHeadsOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "heads",
 		Usage:     "list every mission's head letter, by mission id",
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "phase", Usage: "only heads in phase `P`"},
-			jsonFlag,
+			JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
 			phase, err := phaseFlag(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, &missionHeadsOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Phase: phase}, runF, runMissionHeads)
+			return RunWith(c.Context, &missionHeadsOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.Flows, Phase: phase}, runF, runMissionHeads)
 		},
 	}
 }
@@ -517,7 +517,7 @@ func runMissionHeads(ctx context.Context, opts *missionHeadsOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, ops.HeadsReply{HeadsView: view}, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, ops.HeadsReply{HeadsView: view}, func(w io.Writer) error {
 		if len(view.Missions) == 0 && phase != "" {
 			fmt.Fprintf(w, "no mission heads in phase %s\n", phase)
 			return nil
@@ -545,7 +545,7 @@ func phaseFlag(c *cli.Context) (string, error) {
 		return "", nil
 	}
 	if err := ops.CheckPhase(phase); err != nil {
-		return "", usagef("--%v", err)
+		return "", Usagef("--%v", err)
 	}
 	return phase, nil
 }
@@ -559,7 +559,7 @@ type missionArchiveOptions struct {
 	MissionID string
 }
 
-func newMissionArchiveCmd(inv *invocation, runF func(context.Context, *missionArchiveOptions) error) *cli.Command {
+func newMissionArchiveCmd(inv *Invocation, runF func(context.Context, *missionArchiveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "archive",
 		Usage:     "archive a merge_wait mission (a human gesture: asks at the terminal)",
@@ -569,14 +569,14 @@ not be landed; the landing bell drops. This is a human gesture: it runs only
 at an interactive terminal, asks you to type the mission id, and only while
 the brain has no registered passkey (then archive in the tray). Agents cannot
 archive their own work.`,
-		Flags: []cli.Flag{agentFlag, jsonFlag},
+		Flags: []cli.Flag{agentFlag, JSONFlag},
 		Action: func(c *cli.Context) error {
 			id, err := inv.missionArg(c)
 			if err != nil {
 				return err
 			}
-			opts := &missionArchiveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Missions: inv.missions, MissionID: id}
-			return runWith(c.Context, opts, runF, runMissionArchive)
+			opts := &missionArchiveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Missions: inv.Missions, MissionID: id}
+			return RunWith(c.Context, opts, runF, runMissionArchive)
 		},
 	}
 }
@@ -598,15 +598,15 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 			return err
 		}
 	}
-	origin, err := opts.IO.gesture(m.Repo, gates.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
+	origin, err := opts.IO.Gesture(m.Repo, gates.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
 	if err != nil {
 		return err
 	}
-	res, err := m.Archive(ctx, id, agent, origin, opts.IO.now())
+	res, err := m.Archive(ctx, id, agent, origin, opts.IO.Time())
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "archived %s (letter %s, #%d)\n", res.MissionID, res.LetterID, res.MissionSeq)
 		return nil
 	})
@@ -620,7 +620,7 @@ type missionNextOptions struct {
 	Phase     string // "" keeps the head's phase
 }
 
-func newMissionNextCmd(inv *invocation, runF func(context.Context, *missionNextOptions) error) *cli.Command {
+func newMissionNextCmd(inv *Invocation, runF func(context.Context, *missionNextOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "next",
 		Usage:     "print the letter that would extend a mission's head (posts nothing)",
@@ -642,8 +642,8 @@ a gate, …) and post it, or pipe it straight in:
 			if err != nil {
 				return err
 			}
-			opts := &missionNextOptions{IO: inv.io, Flows: inv.flows, MissionID: id, Phase: phase}
-			return runWith(c.Context, opts, runF, runMissionNext)
+			opts := &missionNextOptions{IO: inv.io, Flows: inv.Flows, MissionID: id, Phase: phase}
+			return RunWith(c.Context, opts, runF, runMissionNext)
 		},
 	}
 }
@@ -654,7 +654,7 @@ func runMissionNext(_ context.Context, opts *missionNextOptions) error {
 	if err != nil {
 		return err
 	}
-	next, err := flows.NextLetter(opts.MissionID, opts.Phase, opts.IO.now())
+	next, err := flows.NextLetter(opts.MissionID, opts.Phase, opts.IO.Time())
 	if err != nil {
 		return err
 	}
@@ -673,7 +673,7 @@ type missionFoldOptions struct {
 
 // newMissionFoldCmd parses mission fold; a test's runF sees the options
 // instead of running it.
-func newMissionFoldCmd(inv *invocation, runF func(context.Context, *missionFoldOptions) error) *cli.Command {
+func newMissionFoldCmd(inv *Invocation, runF func(context.Context, *missionFoldOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "fold",
 		Usage: "fold finished missions out of the live refs into refs/m1nd/archive (housekeeping)",
@@ -688,15 +688,15 @@ carries the archive and deletes the folded missions' refs on the remote.
 --json replies {ok, folded, folds, removed, broken, live, archived}.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "older-than", Value: "30d", Usage: "fold missions finished longer ago than `AGE` (30d, 12h, 0 for all)"},
-			asAgentFlag, jsonFlag,
+			asAgentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
 			age, err := parseAge(c.String("older-than"))
 			if err != nil {
-				return usagef("--older-than: %v", err)
+				return Usagef("--older-than: %v", err)
 			}
-			opts := &missionFoldOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Flows: inv.flows, OlderThan: age}
-			return runWith(c.Context, opts, runF, runMissionFold)
+			opts := &missionFoldOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Flows: inv.Flows, OlderThan: age}
+			return RunWith(c.Context, opts, runF, runMissionFold)
 		},
 	}
 }
@@ -711,11 +711,11 @@ func runMissionFold(ctx context.Context, opts *missionFoldOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := b.Fold(ctx, ops.FoldRequest{OlderThan: opts.OlderThan, Agent: agent, Now: opts.IO.now()})
+	res, err := b.Fold(ctx, ops.FoldRequest{OlderThan: opts.OlderThan, Agent: agent, Now: opts.IO.Time()})
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		for _, f := range res.Broken {
 			fmt.Fprintf(w, "not folded  %s: its history breaks the laws at %.12s: %s (m1nd verify)\n", f.Ref, f.Commit, f.Code)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func receiptCommand(inv *invocation) *cli.Command {
+func receiptCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:        "receipt",
 		Usage:       "import receipts into the brain store",
@@ -33,7 +33,7 @@ type receiptImportOptions struct {
 	Receipt              string // a FILE (stdin is the terminal that confirms)
 }
 
-func newReceiptImportCmd(inv *invocation, runF func(context.Context, *receiptImportOptions) error) *cli.Command {
+func newReceiptImportCmd(inv *Invocation, runF func(context.Context, *receiptImportOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "import a receipt into a block (a human gesture: asks at the terminal)",
@@ -57,27 +57,27 @@ while the brain has no registered passkey (then import in the tray).`,
 		Flags: []cli.Flag{
 			expectedVersionFlag,
 			&cli.StringFlag{Name: "block", Usage: "the block `ID` the receipt proves (required)"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			path, err := oneArg(c, "receipt file")
+			path, err := OneArg(c, "receipt file")
 			if err != nil {
 				return err
 			}
 			if path == "-" {
-				return usagef("the receipt comes from a file: stdin is the terminal that confirms the import")
+				return Usagef("the receipt comes from a file: stdin is the terminal that confirms the import")
 			}
 			block := c.String("block")
 			if block == "" {
-				return usagef("missing --block: name the block the receipt proves")
+				return Usagef("missing --block: name the block the receipt proves")
 			}
 			expected, err := expectedVersion(c, true)
 			if err != nil {
 				return err
 			}
-			opts := &receiptImportOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+			opts := &receiptImportOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
 				ExpectedStoreVersion: expected, Block: block, Receipt: path}
-			return runWith(c.Context, opts, runF, runReceiptImport)
+			return RunWith(c.Context, opts, runF, runReceiptImport)
 		},
 	}
 }
@@ -98,7 +98,7 @@ func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
 	if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
 		return err
 	}
-	origin, err := opts.IO.gesture(s.Repo, gates.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
+	origin, err := opts.IO.Gesture(s.Repo, gates.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "store v%d: receipt imported into %s (%s)\n", res.StoreVersion, res.BlockID, gates.Count(res.ReceiptCount, "receipt"))
 		return nil
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/m1nd/m1nd/ops"
 )
 
-func skeletonCommand(inv *invocation) *cli.Command {
+func skeletonCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "skeleton",
 		Usage: "scan, reconcile, edit, ratify and show the brain's skeleton (refs/m1nd/store)",
@@ -45,7 +45,7 @@ var expectedVersionFlag = &cli.Int64Flag{Name: "expected-store-version", Value: 
 func expectedVersion(c *cli.Context, required bool) (int64, error) {
 	v := c.Int64("expected-store-version")
 	if v < 0 && required {
-		return v, usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
+		return v, Usagef("missing --expected-store-version: give the store version you read (m1nd status shows it)")
 	}
 	return v, nil
 }
@@ -54,7 +54,7 @@ func expectedVersion(c *cli.Context, required bool) (int64, error) {
 // part of its request: who writes and the version the caller read (the
 // current one when expected is negative).
 func openStoreWrite(streams *IOStreams, agentOf func() (string, error), open func() (*brain.Store, error), expected int64) (*brain.Store, brain.WriteRequest, error) {
-	req := brain.WriteRequest{ExpectedStoreVersion: expected, Now: streams.now()}
+	req := brain.WriteRequest{ExpectedStoreVersion: expected, Now: streams.Time()}
 	agent, err := agentOf()
 	if err != nil {
 		return nil, req, err
@@ -86,14 +86,14 @@ type storeWriteOptions struct {
 
 // newStoreWriteOptions reads a store write's flags: --expected-store-version
 // is optional, so nothing here is refused.
-func newStoreWriteOptions(inv *invocation, c *cli.Context) *storeWriteOptions {
-	return &storeWriteOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+func newStoreWriteOptions(inv *Invocation, c *cli.Context) *storeWriteOptions {
+	return &storeWriteOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
 		ExpectedStoreVersion: c.Int64("expected-store-version")}
 }
 
 // newSkeletonScanCmd parses skeleton scan; a test's runF sees the options
 // instead of running it.
-func newSkeletonScanCmd(inv *invocation, runF func(context.Context, *storeWriteOptions) error) *cli.Command {
+func newSkeletonScanCmd(inv *Invocation, runF func(context.Context, *storeWriteOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
 		Usage: "propose candidate blocks from the files at HEAD",
@@ -102,10 +102,10 @@ the files at the root; ids sb_<repo>_<dir>, heuristic names that the owner
 still has to confirm. On a candidate skeleton a scan adds blocks only for new
 directories; on a ratified skeleton it writes only a candidate revision and
 leaves the ratified blocks alone.`,
-		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, newStoreWriteOptions(inv, c), runF, runSkeletonScan)
+			return RunWith(c.Context, newStoreWriteOptions(inv, c), runF, runSkeletonScan)
 		},
 	}
 }
@@ -120,7 +120,7 @@ func runSkeletonScan(ctx context.Context, opts *storeWriteOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		switch {
 		case !res.Changed && res.StoreVersion == 0:
 			fmt.Fprintf(w, "no store written: HEAD has no tracked files to make blocks of\n")
@@ -129,11 +129,11 @@ func runSkeletonScan(ctx context.Context, opts *storeWriteOptions) error {
 		case res.Revision > 0:
 			fmt.Fprintf(w, "%s\n", res.Subject)
 			fmt.Fprintf(w, "the skeleton is ratified: its blocks are unchanged; the proposal is candidate revision %d\n", res.Revision)
-			printIDs(w, "  new   %s\n", res.New)
-			printIDs(w, "  gone  %s (no file left at HEAD)\n", res.Gone)
+			PrintIDs(w, "  new   %s\n", res.New)
+			PrintIDs(w, "  gone  %s (no file left at HEAD)\n", res.Gone)
 		default:
 			fmt.Fprintf(w, "%s\n", res.Subject)
-			printIDs(w, "  + %s\n", res.Added)
+			PrintIDs(w, "  + %s\n", res.Added)
 			fmt.Fprintf(w, "next: name the blocks (m1nd skeleton edit), then m1nd skeleton ratify; after commits, m1nd skeleton reconcile\n")
 		}
 		return nil
@@ -142,7 +142,7 @@ func runSkeletonScan(ctx context.Context, opts *storeWriteOptions) error {
 
 // newSkeletonReconcileCmd parses skeleton reconcile; a test's runF sees
 // the options instead of running it.
-func newSkeletonReconcileCmd(inv *invocation, runF func(context.Context, *storeWriteOptions) error) *cli.Command {
+func newSkeletonReconcileCmd(inv *Invocation, runF func(context.Context, *storeWriteOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "reconcile",
 		Usage: "re-resolve block membership at HEAD; bump the boundary of blocks whose files changed",
@@ -152,10 +152,10 @@ receipts proved at the old boundary stop counting (the block needs evidence
 again). The scan and every membership edit record a block's baseline, so the
 first reconcile already compares. Files no block covers, and files several
 blocks claim, are listed.`,
-		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{expectedVersionFlag, agentFlag, JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, newStoreWriteOptions(inv, c), runF, runSkeletonReconcile)
+			return RunWith(c.Context, newStoreWriteOptions(inv, c), runF, runSkeletonReconcile)
 		},
 	}
 }
@@ -170,21 +170,21 @@ func runSkeletonReconcile(ctx context.Context, opts *storeWriteOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		if res.Changed {
 			fmt.Fprintf(w, "%s\n", res.Subject)
 		} else {
 			fmt.Fprintf(w, "store v%d unchanged: every block covers the same files\n", res.StoreVersion)
 		}
-		printIDs(w, "  baseline  %s\n", res.Baselined)
-		printIDs(w, "  bumped    %s (its receipts are stale until re-proved)\n", res.Bumped)
+		PrintIDs(w, "  baseline  %s\n", res.Baselined)
+		PrintIDs(w, "  bumped    %s (its receipts are stale until re-proved)\n", res.Bumped)
 		printLayout(w, res.Unmapped, res.Contested)
 		return nil
 	})
 }
 
-// printIDs prints one line per id, formatted by format.
-func printIDs(w io.Writer, format string, ids []string) {
+// PrintIDs prints one line per id, formatted by format.
+func PrintIDs(w io.Writer, format string, ids []string) {
 	for _, id := range ids {
 		fmt.Fprintf(w, format, id)
 	}
@@ -228,14 +228,14 @@ type skeletonShowOptions struct {
 
 // newSkeletonShowCmd parses skeleton show; a test's runF sees the options
 // instead of running it.
-func newSkeletonShowCmd(inv *invocation, runF func(context.Context, *skeletonShowOptions) error) *cli.Command {
+func newSkeletonShowCmd(inv *Invocation, runF func(context.Context, *skeletonShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:   "show",
 		Usage:  "show the skeleton: its state, blocks and members, and what no block covers",
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &skeletonShowOptions{IO: inv.io, JSON: c.Bool("json"), Snapshot: inv.snapshot}, runF, runSkeletonShow)
+			return RunWith(c.Context, &skeletonShowOptions{IO: inv.io, JSON: c.Bool("json"), Snapshot: inv.snapshot}, runF, runSkeletonShow)
 		},
 	}
 }
@@ -251,8 +251,8 @@ func runSkeletonShow(_ context.Context, opts *skeletonShowOptions) error {
 		return err
 	}
 	reply := skeletonReply{StoreVersion: snap.StoreVersion, Skeleton: snap.Skeleton, Revision: snap.Revision,
-		Blocks: ops.ViewBlocks(snap.Blocks, opts.IO.now()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+		Blocks: ops.ViewBlocks(snap.Blocks, opts.IO.Time()), Unmapped: nonNil(layout.Unmapped), Contested: nonNil(layout.Contested)}
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		printSkeleton(w, snap)
 		printLayout(w, layout.Unmapped, layout.Contested)
 		return nil
@@ -300,7 +300,7 @@ type skeletonEditOptions struct {
 	Ops                  string // a FILE, or "" or - for stdin
 }
 
-func newSkeletonEditCmd(inv *invocation, runF func(context.Context, *skeletonEditOptions) error) *cli.Command {
+func newSkeletonEditCmd(inv *Invocation, runF func(context.Context, *skeletonEditOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "edit",
 		Usage:     "apply a candidate_edit batch (a JSON array of ops) to a candidate skeleton",
@@ -322,23 +322,23 @@ most 40 characters, purpose at most 120.`,
 		Flags: []cli.Flag{
 			expectedVersionFlag,
 			&cli.StringFlag{Name: "seat", Value: brain.SeatOwner, Usage: "who proposes the edit: owner or runner"},
-			agentFlag, jsonFlag,
+			agentFlag, JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usagef("too many arguments: want one OPS file (or - for stdin)")
+				return Usagef("too many arguments: want one OPS file (or - for stdin)")
 			}
 			seat := c.String("seat")
 			if seat != brain.SeatOwner && seat != brain.SeatRunner {
-				return usagef("--seat %q: want owner or runner", seat)
+				return Usagef("--seat %q: want owner or runner", seat)
 			}
 			expected, err := expectedVersion(c, true)
 			if err != nil {
 				return err
 			}
-			opts := &skeletonEditOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+			opts := &skeletonEditOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
 				ExpectedStoreVersion: expected, Seat: seat, Ops: c.Args().First()}
-			return runWith(c.Context, opts, runF, runSkeletonEdit)
+			return RunWith(c.Context, opts, runF, runSkeletonEdit)
 		},
 	}
 }
@@ -358,14 +358,14 @@ func runSkeletonEdit(ctx context.Context, opts *skeletonEditOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		if !res.Changed {
 			fmt.Fprintf(w, "store v%d unchanged: the batch restates what the store already says\n", res.StoreVersion)
 			return nil
 		}
 		fmt.Fprintf(w, "%s\n", res.Subject)
-		printIDs(w, "  ~ %s\n", res.Blocks)
-		printIDs(w, "  - %s\n", res.Removed)
+		PrintIDs(w, "  ~ %s\n", res.Blocks)
+		PrintIDs(w, "  - %s\n", res.Removed)
 		return nil
 	})
 }
@@ -384,7 +384,7 @@ type skeletonRatifyOptions struct {
 
 // newSkeletonRatifyCmd parses skeleton ratify; a test's runF sees the
 // options instead of running it.
-func newSkeletonRatifyCmd(inv *invocation, runF func(context.Context, *skeletonRatifyOptions) error) *cli.Command {
+func newSkeletonRatifyCmd(inv *Invocation, runF func(context.Context, *skeletonRatifyOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "ratify",
 		Usage: "ratify candidate blocks (a human gesture: asks at the terminal)",
@@ -395,13 +395,13 @@ terminal, asks you to type the skeleton id, and only while the brain has no
 registered passkey (then ratify in the tray). Agents never ratify.`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "block", Usage: "ratify only block `ID` (repeatable)"},
-			expectedVersionFlag, agentFlag, jsonFlag,
+			expectedVersionFlag, agentFlag, JSONFlag,
 		},
-		Before: noArgs,
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &skeletonRatifyOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.agentOf(c), Store: inv.store,
+			opts := &skeletonRatifyOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
 				ExpectedStoreVersion: c.Int64("expected-store-version"), Blocks: c.StringSlice("block")}
-			return runWith(c.Context, opts, runF, runSkeletonRatify)
+			return RunWith(c.Context, opts, runF, runSkeletonRatify)
 		},
 	}
 }
@@ -441,7 +441,7 @@ func runSkeletonRatify(ctx context.Context, opts *skeletonRatifyOptions) error {
 		if ids := opts.Blocks; len(ids) > 0 {
 			what = strings.Join(ids, ", ")
 		}
-		origin, err = opts.IO.gesture(s.Repo, gates.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
+		origin, err = opts.IO.Gesture(s.Repo, gates.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
 		if err != nil {
 			return err
 		}
@@ -450,7 +450,7 @@ func runSkeletonRatify(ctx context.Context, opts *skeletonRatifyOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s\n", res.Subject)
 		fmt.Fprintf(w, "ratified %s; the skeleton is %s\n", strings.Join(res.Ratified, ", "), res.SkeletonState)
 		return nil

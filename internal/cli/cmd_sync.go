@@ -22,7 +22,7 @@ type syncOptions struct {
 	Repair string // a ref to replace on the remote with this clone's history
 }
 
-func newSyncCmd(inv *invocation, runF func(context.Context, *syncOptions) error) *cli.Command {
+func newSyncCmd(inv *Invocation, runF func(context.Context, *syncOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "sync",
 		Usage:     "share refs/m1nd/ with a git remote: fetch, fast-forward, push, park what lost a race",
@@ -52,23 +52,23 @@ the laws; every honest clone then refuses that ref. --repair REF replaces it on
 the remote with this clone's history: a push with a lease on the value just
 fetched, refused when the remote's history keeps the laws (sync takes or parks
 it), when this clone's does not, and for refs/m1nd/keys.`,
-		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "repair", Usage: "replace the remote's `REF`, whose history breaks the laws, with this clone's"}},
+		Flags: []cli.Flag{JSONFlag, &cli.StringFlag{Name: "repair", Usage: "replace the remote's `REF`, whose history breaks the laws, with this clone's"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usagef("too many arguments: want at most one REMOTE")
+				return Usagef("too many arguments: want at most one REMOTE")
 			}
 			remote := c.Args().First()
 			if remote == "" {
 				remote = "origin"
 			}
 			if !gitsync.ValidRemote(remote) {
-				return usagef("%q is not a remote name (git remote -v lists them)", remote)
+				return Usagef("%q is not a remote name (git remote -v lists them)", remote)
 			}
 			if ref := c.String("repair"); ref != "" && !gitsync.ValidRepairRef(ref) {
-				return usagef("--repair %s: name one ref under refs/m1nd/ (not a parked conflict), as sync lists it", gates.Echo(ref))
+				return Usagef("--repair %s: name one ref under refs/m1nd/ (not a parked conflict), as sync lists it", gates.Echo(ref))
 			}
-			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Remote: remote, Repair: c.String("repair")}
-			return runWith(c.Context, opts, runF, runSync)
+			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Remote: remote, Repair: c.String("repair")}
+			return RunWith(c.Context, opts, runF, runSync)
 		},
 	}
 }
@@ -86,7 +86,7 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		if err != nil {
 			return err
 		}
-		return opts.IO.reply(opts.JSON, fixed, func(w io.Writer) error {
+		return opts.IO.Reply(opts.JSON, fixed, func(w io.Writer) error {
 			fmt.Fprintf(w, "repaired %s on %s: %s replaced by this clone's %s\n", fixed.Ref, remote, fixed.Was[:12], fixed.Now[:12])
 			return nil
 		})
@@ -95,7 +95,7 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 	if err != nil {
 		return err
 	}
-	err = opts.IO.reply(opts.JSON, rep, func(w io.Writer) error {
+	err = opts.IO.Reply(opts.JSON, rep, func(w io.Writer) error {
 		fmt.Fprintf(w, "sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
 			gates.Count(len(rep.FastForwarded), "ref"), gates.Count(len(rep.Created), "ref"), gates.Count(len(rep.Pushed), "ref"))
 		if len(rep.Folded) > 0 || len(rep.RemoteFolded) > 0 {

@@ -28,7 +28,7 @@ func colorOn(mode, noColor, term string, tty bool) (bool, error) {
 	case colorAuto, "":
 		return tty && noColor == "" && term != "dumb", nil
 	}
-	return false, usagef("--color %q: want auto, always or never", mode)
+	return false, Usagef("--color %q: want auto, always or never", mode)
 }
 
 // liftColor moves every --color flag (--color=WHEN or --color WHEN) to

@@ -86,7 +86,7 @@ type completionOptions struct {
 
 // newCompletionCmd parses completion; a test's runF sees the options
 // instead of running it.
-func newCompletionCmd(inv *invocation, runF func(context.Context, *completionOptions) error) *cli.Command {
+func newCompletionCmd(inv *Invocation, runF func(context.Context, *completionOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script for bash, zsh or fish",
@@ -100,14 +100,14 @@ startup file:
    source <(m1nd completion zsh)      # ~/.zshrc, after compinit
    m1nd completion fish | source      # ~/.config/fish/config.fish`,
 		Action: func(c *cli.Context) error {
-			shell, err := oneArg(c, "shell (bash, zsh or fish)")
+			shell, err := OneArg(c, "shell (bash, zsh or fish)")
 			if err != nil {
 				return err
 			}
 			if completionScript(shell) == "" {
-				return usagef("no completion for shell %q: use bash, zsh or fish", shell)
+				return Usagef("no completion for shell %q: use bash, zsh or fish", shell)
 			}
-			return runWith(c.Context, &completionOptions{IO: inv.io, Shell: shell}, runF, runCompletion)
+			return RunWith(c.Context, &completionOptions{IO: inv.io, Shell: shell}, runF, runCompletion)
 		},
 	}
 }
@@ -130,7 +130,7 @@ func completing(args []string) bool {
 // Other arguments are the shell's to complete (files), so it offers no
 // word of its own, not even the help subcommand urfave/cli gives every
 // command.
-func completeLeaf(inv *invocation, cmd *cli.Command) cli.BashCompleteFunc {
+func completeLeaf(inv *Invocation, cmd *cli.Command) cli.BashCompleteFunc {
 	complete := cli.DefaultCompleteWithFlags(cmd)
 	ids := inv.idsFor(cmd.ArgsUsage)
 	return func(c *cli.Context) {
@@ -154,7 +154,7 @@ func completeLeaf(inv *invocation, cmd *cli.Command) cli.BashCompleteFunc {
 
 // idsFor lists the ids an argument usage's first word names, nil when it
 // names none.
-func (inv *invocation) idsFor(argsUsage string) func(context.Context) ([]string, error) {
+func (inv *Invocation) idsFor(argsUsage string) func(context.Context) ([]string, error) {
 	first, _, _ := strings.Cut(argsUsage, " ")
 	switch first {
 	case "MISSION_ID":
@@ -172,9 +172,9 @@ func (inv *invocation) idsFor(argsUsage string) func(context.Context) ([]string,
 }
 
 // refIDs lists the ids of kind.
-func (inv *invocation) refIDs(k refKind) func(context.Context) ([]string, error) {
+func (inv *Invocation) refIDs(k refKind) func(context.Context) ([]string, error) {
 	return func(context.Context) ([]string, error) {
-		repo, err := inv.openRepo()
+		repo, err := inv.OpenRepo()
 		if err != nil {
 			return nil, err
 		}

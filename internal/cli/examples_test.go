@@ -12,8 +12,8 @@ import (
 // shows at least one example line ("   m1nd …") that runs that verb, and
 // every verb listed in examples exists.
 func TestEveryVerbHasAnExample(t *testing.T) {
-	inv := &invocation{io: &IOStreams{}}
-	app := newApp(inv, allCommands(inv))
+	inv := &Invocation{io: &IOStreams{}}
+	app := newApp(inv, allCommands(inv, wholeCLI(inv)))
 	exampleLine := regexp.MustCompile(`(?m)^   m1nd (.*)$`)
 	seen := map[string]bool{}
 	var walk func(parent string, cmds []*cli.Command)

@@ -31,32 +31,32 @@ const (
 	FullName  = "m1nd-full"
 )
 
-// installCommand installs both binaries, the way the README does.
-const installCommand = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/..."
+// InstallCommand installs both binaries, the way the README does.
+const InstallCommand = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs ./cmd/..."
 
 // hotVerbs are the verbs the small m1nd runs itself: what an agent's host
 // or git runs per event (a hook, a post, the mail). Each makes its group
 // holding only itself, exactly as Main's table has it: a call builds the
 // one verb it runs.
 var hotVerbs = []hotVerb{
-	{[2]string{"hook", session.HostClaude}, func(inv *invocation) *cli.Command {
+	{[2]string{"hook", session.HostClaude}, func(inv *Invocation) *cli.Command {
 		return hookGroup(inv, newHookRunCmd(inv, session.HostClaude, nil))
 	}},
-	{[2]string{"hook", session.HostCodex}, func(inv *invocation) *cli.Command {
+	{[2]string{"hook", session.HostCodex}, func(inv *Invocation) *cli.Command {
 		return hookGroup(inv, newHookRunCmd(inv, session.HostCodex, nil))
 	}},
-	{[2]string{"hooks", "run"}, func(inv *invocation) *cli.Command { return gitHooksGroup(inv, newHooksRunCmd(inv, nil)) }},
-	{[2]string{"mission", "post"}, func(inv *invocation) *cli.Command { return missionGroup(inv, newMissionPostCmd(inv, nil)) }},
-	{[2]string{"mission", "next"}, func(inv *invocation) *cli.Command { return missionGroup(inv, newMissionNextCmd(inv, nil)) }},
-	{[2]string{"mail", "send"}, func(inv *invocation) *cli.Command { return mailGroup(inv, newMailSendCmd(inv, nil)) }},
-	{[2]string{"mail", "inbox"}, func(inv *invocation) *cli.Command { return mailGroup(inv, newMailInboxCmd(inv, nil)) }},
+	{[2]string{"hooks", "run"}, func(inv *Invocation) *cli.Command { return gitHooksGroup(inv, newHooksRunCmd(inv, nil)) }},
+	{[2]string{"mission", "post"}, func(inv *Invocation) *cli.Command { return missionGroup(inv, newMissionPostCmd(inv, nil)) }},
+	{[2]string{"mission", "next"}, func(inv *Invocation) *cli.Command { return missionGroup(inv, newMissionNextCmd(inv, nil)) }},
+	{[2]string{"mail", "send"}, func(inv *Invocation) *cli.Command { return mailGroup(inv, newMailSendCmd(inv, nil)) }},
+	{[2]string{"mail", "inbox"}, func(inv *Invocation) *cli.Command { return mailGroup(inv, newMailInboxCmd(inv, nil)) }},
 }
 
 // hotVerb is one verb of the small m1nd: its path and how its group is
 // made.
 type hotVerb struct {
 	path [2]string
-	make func(inv *invocation) *cli.Command
+	make func(inv *Invocation) *cli.Command
 }
 
 // Front is the small m1nd: a hot verb runs here, anything else (another
@@ -68,7 +68,7 @@ func Front(ctx context.Context, args []string, io *IOStreams) int {
 	if i < 0 {
 		return handOver(args, io)
 	}
-	inv := &invocation{io: io}
+	inv := &Invocation{io: io}
 	return inv.run(ctx, args, newApp(inv, []*cli.Command{hotVerbs[i].make(inv)}))
 }
 
@@ -123,7 +123,7 @@ func handOver(args []string, io *IOStreams) int {
 }
 
 // errNoFull says where m1nd-full was looked for.
-var errNoFull = errors.New(FullName + " is neither beside this m1nd nor on PATH; " + installCommand + " installs both")
+var errNoFull = errors.New(FullName + " is neither beside this m1nd nor on PATH; " + InstallCommand + " installs both")
 
 // fullCommand is how to run m1nd-full with args: the one beside this
 // binary (an install puts both in one folder), else, for a go run build in
@@ -134,11 +134,11 @@ func fullCommand(args []string) (path string, argv []string, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	self = resolved(self)
+	self = Resolved(self)
 	if full, ok := beside(self, FullName); ok {
 		return full, append([]string{full}, args[1:]...), nil
 	}
-	if goRunBuild(self) && inSourceFolder(".") {
+	if GoRunBuild(self) && InSourceFolder(".") {
 		if gobin, err := exec.LookPath("go"); err == nil {
 			return gobin, append([]string{"go", "run", "./cmd/" + FullName}, args[1:]...), nil
 		}
@@ -151,14 +151,14 @@ func fullCommand(args []string) (path string, argv []string, err error) {
 	return "", nil, errNoFull
 }
 
-// goRunBuild reports whether the binary at path is one go run or go test
+// GoRunBuild reports whether the binary at path is one go run or go test
 // built, in a temporary folder that goes when it exits.
-func goRunBuild(path string) bool {
+func GoRunBuild(path string) bool {
 	return strings.Contains(path, string(filepath.Separator)+"go-build")
 }
 
-// inSourceFolder reports whether dir is the root of m1nd's module.
-func inSourceFolder(dir string) bool {
+// InSourceFolder reports whether dir is the root of m1nd's module.
+func InSourceFolder(dir string) bool {
 	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	return err == nil && strings.HasPrefix(string(mod), "module github.com/m1nd/m1nd\n")
 }
@@ -171,15 +171,15 @@ func beside(self, name string) (string, bool) {
 	return path, err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// thisM1nd is the m1nd a hook or a hint should name for this binary: the
+// ThisM1nd is the m1nd a hook or a hint should name for this binary: the
 // small m1nd beside it when this is m1nd-full (it hands on what it does
 // not run), else this binary.
-func thisM1nd() (string, error) {
+func ThisM1nd() (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	self = resolved(self)
+	self = Resolved(self)
 	if filepath.Base(self) == FullName {
 		if front, ok := beside(self, FrontName); ok {
 			return front, nil
@@ -221,4 +221,12 @@ func signalContext() (context.Context, context.CancelFunc) {
 		stop()
 	}()
 	return ctx, stop
+}
+
+// Resolved is path with symbolic links resolved, when it can be.
+func Resolved(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
 }

@@ -51,7 +51,7 @@ func TestHotPicksOnlyTheSmallM1ndsVerbs(t *testing.T) {
 // TestHotVerbsAreMainsVerbs: each verb the small m1nd runs is built as
 // Main builds it (name, flags, usage), so it parses and answers alike.
 func TestHotVerbsAreMainsVerbs(t *testing.T) {
-	inv := &invocation{io: &IOStreams{}}
+	inv := &Invocation{io: &IOStreams{}}
 	find := func(cmds []*cli.Command, path [2]string) *cli.Command {
 		for _, group := range cmds {
 			if group.Name == path[0] {
@@ -64,7 +64,7 @@ func TestHotVerbsAreMainsVerbs(t *testing.T) {
 		}
 		return nil
 	}
-	full := allCommands(inv)
+	full := allCommands(inv, wholeCLI(inv))
 	for _, v := range hotVerbs {
 		path := v.path
 		f, m := find([]*cli.Command{v.make(inv)}, path), find(full, path)
@@ -134,7 +134,7 @@ func TestFrontHandsOverToFull(t *testing.T) {
 	if code, _, errOut := run(alone, "mission", "post", "/nonexistent"); code == exitInternal || strings.Contains(errOut, FullName) {
 		t.Fatalf("a hot verb without m1nd-full: exit %d, stderr %q", code, errOut)
 	}
-	if code, _, errOut := run(alone, "status"); code != exitInternal || !strings.Contains(errOut, installCommand) {
+	if code, _, errOut := run(alone, "status"); code != exitInternal || !strings.Contains(errOut, InstallCommand) {
 		t.Fatalf("status without m1nd-full: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -15,7 +15,7 @@ func m1ndTTY(t *testing.T, dir, in string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), append([]string{"m1nd", "-C", dir}, args...),
-		&IOStreams{In: strings.NewReader(in), Out: &out, Err: &errb, Interactive: func() bool { return true }}, nil)
+		&IOStreams{In: strings.NewReader(in), Out: &out, Err: &errb, Interactive: func() bool { return true }}, wholeCLI)
 	return result{code: code, out: out.String(), err: errb.String()}
 }
 

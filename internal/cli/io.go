@@ -73,17 +73,17 @@ func (s *IOStreams) setColor(mode, noColor, termName string) error {
 	return nil
 }
 
-// now reads the streams' clock: the one place the CLI asks the time.
-func (s *IOStreams) now() time.Time {
+// Time reads the streams' clock: the one place the CLI asks the time.
+func (s *IOStreams) Time() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
 	return time.Now()
 }
 
-// reply writes a verb's answer on stdout: v as one line of JSON when asJSON,
+// Reply writes a verb's answer on stdout: v as one line of JSON when asJSON,
 // else the human text that text writes. Every verb answers through it.
-func (s *IOStreams) reply(asJSON bool, v any, text func(w io.Writer) error) error {
+func (s *IOStreams) Reply(asJSON bool, v any, text func(w io.Writer) error) error {
 	if asJSON {
 		return s.printJSON(v)
 	}
@@ -108,15 +108,15 @@ func (s *IOStreams) interactive() bool {
 	return s.Interactive != nil && s.Interactive()
 }
 
-// gesture asks the operator to type want (the what it names: "mission
+// Gesture asks the operator to type want (the what it names: "mission
 // id", "block id", …) at the terminal and returns the human-gesture origin
 // when they did, "" when not interactive. It is the CLI's half of a human
-// gesture and never asks when not interactive: the law that refuses an
+// Gesture and never asks when not interactive: the law that refuses an
 // empty origin is the other half. Text that is not want is refused
 // human_gesture_required at once, saying what was typed and what was
 // asked. A brain with a registered passkey is refused before anything is
 // asked: its gestures are signed in the tray.
-func (s *IOStreams) gesture(repo *gitstore.Repo, name, prompt, what, want string) (string, error) {
+func (s *IOStreams) Gesture(repo *gitstore.Repo, name, prompt, what, want string) (string, error) {
 	if err := brain.TerminalGesture(repo, name); err != nil {
 		return "", err
 	}

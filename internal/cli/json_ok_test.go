@@ -208,7 +208,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 	for _, v := range verbs {
 		listed[v.path] = true
 	}
-	for _, path := range jsonVerbs(allCommands(&invocation{io: &IOStreams{}}), "") {
+	for _, path := range jsonVerbs(wholeCommands(), "") {
 		if !listed[path] {
 			t.Errorf("m1nd %s takes --json: list it in this test", path)
 		}

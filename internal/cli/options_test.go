@@ -11,17 +11,15 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/runs"
-	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
 )
 
 // parse runs the verb that newCmd builds on args, as Main would, with a
 // runF that only keeps the options: flag parsing without running the verb.
-func parse[O any](t *testing.T, newCmd func(*invocation, func(context.Context, *O) error) *cli.Command, args ...string) (*O, error) {
+func parse[O any](t *testing.T, newCmd func(*Invocation, func(context.Context, *O) error) *cli.Command, args ...string) (*O, error) {
 	t.Helper()
-	inv := &invocation{io: &IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}}
+	inv := &Invocation{io: &IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}}
 	var got *O
 	cmd := newCmd(inv, func(_ context.Context, o *O) error { got = o; return nil })
 	app := &cli.App{Name: "m1nd", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard,
@@ -32,7 +30,7 @@ func parse[O any](t *testing.T, newCmd func(*invocation, func(context.Context, *
 		t.Fatalf("%s %v: runF was not called", cmd.Name, args)
 	}
 	if got != nil && reflect.ValueOf(got).Elem().FieldByName("IO").Interface() != inv.io {
-		t.Fatalf("%s %v: the options do not carry the invocation's streams", cmd.Name, args)
+		t.Fatalf("%s %v: the options do not carry the Invocation's streams", cmd.Name, args)
 	}
 	return got, err
 }
@@ -58,7 +56,7 @@ type parseCase[O any] struct {
 	usage string // when set, a usage error containing this
 }
 
-func checkParse[O any](t *testing.T, newCmd func(*invocation, func(context.Context, *O) error) *cli.Command, cases []parseCase[O]) {
+func checkParse[O any](t *testing.T, newCmd func(*Invocation, func(context.Context, *O) error) *cli.Command, cases []parseCase[O]) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -174,10 +172,6 @@ func TestParseRepoVerbs(t *testing.T) {
 		{args: []string{"--json"}, want: verifyOptions{JSON: true}},
 		{args: []string{"x"}, usage: "unexpected argument"},
 	})
-	checkParse(t, newStatusCmd, []parseCase[statusOptions]{
-		{args: []string{}, want: statusOptions{}},
-		{args: []string{"x"}, usage: "unexpected argument"},
-	})
 	checkParse(t, newInitCmd, []parseCase[initOptions]{
 		{args: []string{"--json"}, want: initOptions{JSON: true}},
 		{args: []string{"x"}, usage: "unexpected argument"},
@@ -225,10 +219,10 @@ func TestParseFollowupAndAtlas(t *testing.T) {
 		{args: []string{"--kind", "decision", "the text"}, want: atlasPublishOptions{Kind: "decision", Text: "the text"}},
 		{args: []string{"the text"}, usage: "missing --kind"},
 	})
-	amend := func(inv *invocation, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
+	amend := func(inv *Invocation, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
 		return newAtlasAmendCmd(inv, false, runF)
 	}
-	resolve := func(inv *invocation, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
+	resolve := func(inv *Invocation, runF func(context.Context, *atlasAmendOptions) error) *cli.Command {
 		return newAtlasAmendCmd(inv, true, runF)
 	}
 	checkParse(t, amend, []parseCase[atlasAmendOptions]{
@@ -245,24 +239,6 @@ func TestParseFollowupAndAtlas(t *testing.T) {
 		{args: []string{}, usage: "missing document id"},
 	})
 	checkParse(t, newAtlasListCmd, []parseCase[atlasListOptions]{{args: []string{"--json"}, want: atlasListOptions{JSON: true}}})
-}
-
-func TestParseHookInstall(t *testing.T) {
-	install := func(inv *invocation, runF func(context.Context, *hookInstallOptions) error) *cli.Command {
-		return hookInstallCommand(inv, true, runF)
-	}
-	uninstall := func(inv *invocation, runF func(context.Context, *hookInstallOptions) error) *cli.Command {
-		return hookInstallCommand(inv, false, runF)
-	}
-	checkParse(t, install, []parseCase[hookInstallOptions]{
-		{args: []string{"claude"}, want: hookInstallOptions{Install: true, Host: "claude"}},
-		{args: []string{"codex", "--user", "--allow-auto-compact", "--json"}, want: hookInstallOptions{JSON: true, Install: true, Host: "codex", User: true, AllowAutoCompact: true}},
-		{args: []string{"vim"}, usage: `unknown host "vim"`},
-		{args: []string{}, usage: "missing host"},
-	})
-	checkParse(t, uninstall, []parseCase[hookInstallOptions]{
-		{args: []string{"claude", "--user"}, want: hookInstallOptions{Host: "claude", User: true}},
-	})
 }
 
 func TestParseBlocksAndBrain(t *testing.T) {
@@ -284,10 +260,10 @@ func TestParseBlocksAndBrain(t *testing.T) {
 }
 
 func TestParseGitHooks(t *testing.T) {
-	install := func(inv *invocation, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
+	install := func(inv *Invocation, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
 		return newHooksInstallCmd(inv, true, runF)
 	}
-	uninstall := func(inv *invocation, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
+	uninstall := func(inv *Invocation, runF func(context.Context, *hooksInstallOptions) error) *cli.Command {
 		return newHooksInstallCmd(inv, false, runF)
 	}
 	checkParse(t, install, []parseCase[hooksInstallOptions]{
@@ -309,10 +285,10 @@ func TestParseGitHooks(t *testing.T) {
 }
 
 func TestParseHookRun(t *testing.T) {
-	claude := func(inv *invocation, runF func(context.Context, *hookRunOptions) error) *cli.Command {
+	claude := func(inv *Invocation, runF func(context.Context, *hookRunOptions) error) *cli.Command {
 		return newHookRunCmd(inv, session.HostClaude, runF)
 	}
-	codex := func(inv *invocation, runF func(context.Context, *hookRunOptions) error) *cli.Command {
+	codex := func(inv *Invocation, runF func(context.Context, *hookRunOptions) error) *cli.Command {
 		return newHookRunCmd(inv, session.HostCodex, runF)
 	}
 	checkParse(t, claude, []parseCase[hookRunOptions]{
@@ -413,7 +389,7 @@ func TestParseMissionReads(t *testing.T) {
 }
 
 func TestParseSkeleton(t *testing.T) {
-	for _, newCmd := range []func(*invocation, func(context.Context, *storeWriteOptions) error) *cli.Command{newSkeletonScanCmd, newSkeletonReconcileCmd} {
+	for _, newCmd := range []func(*Invocation, func(context.Context, *storeWriteOptions) error) *cli.Command{newSkeletonScanCmd, newSkeletonReconcileCmd} {
 		checkParse(t, newCmd, []parseCase[storeWriteOptions]{
 			{args: []string{}, want: storeWriteOptions{ExpectedStoreVersion: -1}},
 			{args: []string{"--expected-store-version", "4", "--agent", "a2", "--json"}, want: storeWriteOptions{JSON: true, ExpectedStoreVersion: 4}},
@@ -430,50 +406,6 @@ func TestParseSkeleton(t *testing.T) {
 		{args: []string{"--block", "sb_a", "--block", "sb_b", "--expected-store-version", "2", "--json"},
 			want: skeletonRatifyOptions{JSON: true, ExpectedStoreVersion: 2, Blocks: []string{"sb_a", "sb_b"}}},
 		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
-	})
-}
-
-func TestParseRunnerdSpawnAndWorktrees(t *testing.T) {
-	checkParse(t, newRunnerdCmd, []parseCase[runnerdOptions]{
-		{args: []string{}, want: runnerdOptions{Addr: runnerd.DefaultAddr, Announce: runnerd.AnnounceInterval, QueueInterval: runnerd.QueueInterval}},
-		{args: []string{"--config", "r.toml", "--addr", "127.0.0.1:0", "--owner-url", "http://127.0.0.1:9/", "--announce-interval", "1s", "--queue-interval", "0"},
-			want: runnerdOptions{Config: "r.toml", Addr: "127.0.0.1:0", OwnerURL: "http://127.0.0.1:9/", Announce: time.Second}},
-		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
-		{args: []string{"--queue-interval", "often"}, usage: "invalid value"},
-	})
-	checkParse(t, newSpawnCmd, []parseCase[spawnOptions]{
-		{args: []string{"--runner", "build-1", "--block", "sb_x"}, want: spawnOptions{Runner: "build-1", Block: "sb_x"}},
-		{args: []string{"--runner", "build-1", "--block", "sb_x", "--packet", "p.md", "--ask", "faster", "--owner-url", "http://h/", "--json"},
-			want: spawnOptions{JSON: true, Runner: "build-1", Block: "sb_x", Packet: "p.md", Ask: "faster", OwnerURL: "http://h/"}},
-		{args: []string{"--block", "sb_x"}, usage: "spawn needs --runner ID and --block ID"},
-		{args: []string{"--runner", "build-1"}, usage: "spawn needs --runner ID and --block ID"},
-		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
-	})
-	checkParse(t, newWorktreesCmd, []parseCase[worktreesOptions]{
-		{args: []string{}, want: worktreesOptions{}},
-		{args: []string{"--json"}, want: worktreesOptions{JSON: true}},
-		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
-	})
-	checkParse(t, newWorktreesPruneCmd, []parseCase[worktreesOptions]{
-		{args: []string{}, want: worktreesOptions{}},
-		{args: []string{"--json"}, want: worktreesOptions{JSON: true}},
-		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
-	})
-}
-
-func TestParseServeAndDemo(t *testing.T) {
-	checkParse(t, newServeCmd, []parseCase[serveOptions]{
-		{args: []string{}, want: serveOptions{Addr: owner.DefaultAddr}},
-		{args: []string{"--addr", "127.0.0.1:0", "--read-only", "--open"}, want: serveOptions{Addr: "127.0.0.1:0", ReadOnly: true, Open: true}},
-		{args: []string{"stray"}, usage: `unexpected argument "stray"`},
-	})
-	checkParse(t, newDemoCmd, []parseCase[demoOptions]{
-		{args: []string{}, want: demoOptions{Addr: owner.DefaultAddr}},
-		{args: []string{"d"}, want: demoOptions{Dir: "d", Addr: owner.DefaultAddr}},
-		{args: []string{"--dir", "d", "--addr", "127.0.0.1:0", "--no-serve", "--open", "--json"},
-			want: demoOptions{JSON: true, Dir: "d", Addr: "127.0.0.1:0", AddrSet: true, NoServe: true, Open: true}},
-		{args: []string{"--dir", "d", "e"}, usage: "name the folder once"},
-		{args: []string{"d", "e"}, usage: "name the folder once"},
 	})
 }
 

@@ -18,11 +18,11 @@ import (
 func resolveID(what, typed string, ids []string) (string, error) {
 	switch matches := gates.Abbreviated(typed, ids); len(matches) {
 	case 0:
-		return "", usagef("no %s starts with %q", what, typed)
+		return "", Usagef("no %s starts with %q", what, typed)
 	case 1:
 		return matches[0], nil
 	default:
-		return "", usagef("%s", gates.AmbiguousLesson(what, typed, matches))
+		return "", Usagef("%s", gates.AmbiguousLesson(what, typed, matches))
 	}
 }
 
@@ -70,14 +70,14 @@ func (k refKind) mayStart(typed string) bool {
 // resolve is the one id of kind that typed starts (with its tag or
 // without), typed itself when it is whole; ok is false when typed cannot
 // start one.
-func (inv *invocation) resolve(k refKind, typed string) (id string, ok bool, err error) {
+func (inv *Invocation) resolve(k refKind, typed string) (id string, ok bool, err error) {
 	if k.valid(typed) {
 		return typed, true, nil
 	}
 	if !k.mayStart(typed) {
 		return typed, false, nil
 	}
-	repo, err := inv.openRepo()
+	repo, err := inv.OpenRepo()
 	if err != nil {
 		return "", true, err
 	}
@@ -94,14 +94,14 @@ func (inv *invocation) resolve(k refKind, typed string) (id string, ok bool, err
 
 // missionArg reads a mission id argument: a whole id, or a unique prefix
 // of a live mission's (msn_89d7, or 89d7).
-func (inv *invocation) missionArg(c *cli.Context) (string, error) {
-	typed, err := oneArg(c, "mission id")
+func (inv *Invocation) missionArg(c *cli.Context) (string, error) {
+	typed, err := OneArg(c, "mission id")
 	if err != nil {
 		return "", err
 	}
 	id, ok, err := inv.resolve(missionKind, typed)
 	if !ok {
-		return "", usagef("%q is not a mission id (msn_ followed by 12 lowercase hex digits, or a unique start of one)", typed)
+		return "", Usagef("%q is not a mission id (msn_ followed by 12 lowercase hex digits, or a unique start of one)", typed)
 	}
 	return id, err
 }
@@ -109,8 +109,8 @@ func (inv *invocation) missionArg(c *cli.Context) (string, error) {
 // docArg reads a shared document's id: whole, or a unique prefix of a
 // published one's (atl_5c2e, or 5c2e); anything else is passed on whole,
 // for the verb to refuse with its lesson.
-func (inv *invocation) docArg(c *cli.Context) (string, error) {
-	typed, err := oneArg(c, "document id")
+func (inv *Invocation) docArg(c *cli.Context) (string, error) {
+	typed, err := OneArg(c, "document id")
 	if err != nil {
 		return "", err
 	}
@@ -120,8 +120,8 @@ func (inv *invocation) docArg(c *cli.Context) (string, error) {
 
 // letterIDs lists every mail letter's id, for completion (mail show
 // takes a start of one itself: ops.ShowLetter).
-func (inv *invocation) letterIDs(ctx context.Context) ([]string, error) {
-	flows, err := inv.flows()
+func (inv *Invocation) letterIDs(ctx context.Context) ([]string, error) {
+	flows, err := inv.Flows()
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (inv *invocation) letterIDs(ctx context.Context) ([]string, error) {
 
 // memoryIDs lists every memory's id, or every follow-up's, for
 // completion (the Book takes a start of one itself).
-func (inv *invocation) memoryIDs(followups bool) func(context.Context) ([]string, error) {
+func (inv *Invocation) memoryIDs(followups bool) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		book, err := inv.book()
 		if err != nil {

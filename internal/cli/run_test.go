@@ -25,7 +25,7 @@ func streams(in string, tty bool) (s *IOStreams, out, errb *bytes.Buffer) {
 }
 
 // at opens run funcs' dependencies on the real repository at dir, as Main would.
-func at(dir string, s *IOStreams) *invocation { return &invocation{io: s, dir: dir} }
+func at(dir string, s *IOStreams) *Invocation { return &Invocation{io: s, dir: dir} }
 
 func agentIs(id string) func() (string, error) { return func() (string, error) { return id, nil } }
 
@@ -50,44 +50,22 @@ func wantRefusal(t *testing.T, err error, code gates.Code) {
 
 var testCtx = context.Background()
 
-func TestRunInitAndStatus(t *testing.T) {
+func TestRunInit(t *testing.T) {
 	r := newRepo(t)
 	s, out, _ := streams("", false)
 	inv := at(r.Dir, s)
-	if err := runInit(testCtx, &initOptions{IO: s, Flows: inv.flows, Hook: guardFolder("m1nd")}); err != nil {
+	if err := runInit(testCtx, &initOptions{IO: s, Flows: inv.Flows, Hook: guardFolder("m1nd")}); err != nil {
 		t.Fatal(err)
 	}
 	contains(t, out.String(), "brain proj\nruntime dir ", "created ")
 	out.Reset()
-	if err := runInit(testCtx, &initOptions{IO: s, JSON: true, Flows: inv.flows, Hook: guardFolder("m1nd")}); err != nil {
+	if err := runInit(testCtx, &initOptions{IO: s, JSON: true, Flows: inv.Flows, Hook: guardFolder("m1nd")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := decode(t, out); got["ok"] != true || got["brain"] != "proj" || len(got["created"].([]any)) != 0 {
 		t.Fatalf("init again: %v", got)
 	}
 
-	out.Reset()
-	if err := runStatus(testCtx, &statusOptions{IO: s, Flows: inv.flows}); err != nil {
-		t.Fatal(err)
-	}
-	if want := "brain    proj\nstore    none yet (m1nd skeleton scan creates it)\nmissions 0\n"; out.String() != want {
-		t.Fatalf("status:\n%s\nwant:\n%s", out, want)
-	}
-	out.Reset()
-	if err := runStatus(testCtx, &statusOptions{IO: s, JSON: true, Flows: inv.flows}); err != nil {
-		t.Fatal(err)
-	}
-	if got := decode(t, out); got["store_version"] != float64(0) || got["missions"] != float64(0) {
-		t.Fatalf("status --json: %v", got)
-	}
-
-	// Outside a repository the dependency fails and the run says so.
-	s2, _, _ := streams("", false)
-	err := runStatus(testCtx, &statusOptions{IO: s2, Flows: at(filepath.Join(t.TempDir(), "nowhere"), s2).flows})
-	var u *usageError
-	if !errors.As(err, &u) {
-		t.Fatalf("status outside a repository: %v", err)
-	}
 }
 
 func TestRunVerifyAndSync(t *testing.T) {
@@ -95,12 +73,12 @@ func TestRunVerifyAndSync(t *testing.T) {
 	must(t, dir, "", "hooks", "uninstall") // the hook would run an m1nd from PATH
 	s, out, errb := streams("", false)
 	inv := at(dir, s)
-	if err := runVerify(testCtx, &verifyOptions{IO: s, Repo: inv.openRepo}); err != nil {
+	if err := runVerify(testCtx, &verifyOptions{IO: s, Repo: inv.OpenRepo}); err != nil {
 		t.Fatal(err)
 	}
 	contains(t, out.String(), "2 refs checked, 0 faults\n") // the store and the brain's registration
 	out.Reset()
-	if err := runVerify(testCtx, &verifyOptions{IO: s, JSON: true, Repo: inv.openRepo}); err != nil {
+	if err := runVerify(testCtx, &verifyOptions{IO: s, JSON: true, Repo: inv.OpenRepo}); err != nil {
 		t.Fatal(err)
 	}
 	if got := decode(t, out); got["ok"] != true || len(got["faults"].([]any)) != 0 {
@@ -114,14 +92,14 @@ func TestRunVerifyAndSync(t *testing.T) {
 	gitOut(t, dir, "remote", "add", "origin", bare)
 	must(t, dir, "", "mission", "new", "--block", block)
 	out.Reset()
-	if err := runSync(testCtx, &syncOptions{IO: s, JSON: true, Repo: inv.openRepo, Remote: "origin"}); err != nil {
+	if err := runSync(testCtx, &syncOptions{IO: s, JSON: true, Repo: inv.OpenRepo, Remote: "origin"}); err != nil {
 		t.Fatalf("sync: %v\n%s", err, errb)
 	}
 	if got := decode(t, out); got["ok"] != true || len(got["pushed"].([]any)) != 3 { // the store, the registration, the mission
 		t.Fatalf("sync --json: %v", got)
 	}
 	out.Reset()
-	if err := runSync(testCtx, &syncOptions{IO: s, Repo: inv.openRepo, Remote: "origin"}); err != nil {
+	if err := runSync(testCtx, &syncOptions{IO: s, Repo: inv.OpenRepo, Remote: "origin"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "sync with origin: 3 unchanged, 0 refs fast-forwarded, 0 refs created, 0 refs pushed\n"; out.String() != want {
@@ -134,7 +112,7 @@ func TestRunMissionFlow(t *testing.T) {
 	s, out, _ := streams("", false)
 	inv := at(dir, s)
 	newOpts := func() *missionNewOptions {
-		return &missionNewOptions{IO: s, Agent: agentIs("a1"), Flows: inv.flows, Block: block, Seat: "hand", Capability: "hand-runner"}
+		return &missionNewOptions{IO: s, Agent: agentIs("a1"), Flows: inv.Flows, Block: block, Seat: "hand", Capability: "hand-runner"}
 	}
 	if err := runMissionNew(testCtx, newOpts()); err != nil {
 		t.Fatal(err)
@@ -165,7 +143,7 @@ func TestRunMissionFlow(t *testing.T) {
 
 	// next | post, through the run funcs.
 	out.Reset()
-	if err := runMissionNext(testCtx, &missionNextOptions{IO: s, Flows: inv.flows, MissionID: id, Phase: "executing"}); err != nil {
+	if err := runMissionNext(testCtx, &missionNextOptions{IO: s, Flows: inv.Flows, MissionID: id, Phase: "executing"}); err != nil {
 		t.Fatal(err)
 	}
 	letter := out.String()
@@ -173,7 +151,7 @@ func TestRunMissionFlow(t *testing.T) {
 		t.Fatalf("next: %v", got)
 	}
 	s3, out3, _ := streams(letter, false)
-	post := &missionPostOptions{IO: s3, Agent: agentIs("a1"), Missions: inv.missions}
+	post := &missionPostOptions{IO: s3, Agent: agentIs("a1"), Missions: inv.Missions}
 	if err := runMissionPost(testCtx, post); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +163,7 @@ func TestRunMissionFlow(t *testing.T) {
 
 	// Archive: no terminal, a wrong answer, then the right one (which the
 	// law judges: an executing mission is not archived).
-	archive := &missionArchiveOptions{IO: s, Agent: agentIs("a1"), Missions: inv.missions, MissionID: id}
+	archive := &missionArchiveOptions{IO: s, Agent: agentIs("a1"), Missions: inv.Missions, MissionID: id}
 	wantRefusal(t, runMissionArchive(testCtx, archive), gates.HumanGestureRequired)
 	tty, ttyOut, _ := streams("no\n", true)
 	archive.IO = tty
@@ -203,7 +181,7 @@ func TestRunSkeletonEditAndReceiptImport(t *testing.T) {
 	rename := `[{"op":"rename","block_id":"` + block + `","name":"Core","purpose":"the core package"}]`
 	s, out, _ := streams(rename, false)
 	inv := at(dir, s)
-	edit := &skeletonEditOptions{IO: s, Agent: agentIs("a1"), Store: inv.store, ExpectedStoreVersion: 1, Seat: "owner", Ops: "-"}
+	edit := &skeletonEditOptions{IO: s, Agent: agentIs("a1"), Store: inv.Store, ExpectedStoreVersion: 1, Seat: "owner", Ops: "-"}
 	if err := runSkeletonEdit(testCtx, edit); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +207,7 @@ func TestRunSkeletonEditAndReceiptImport(t *testing.T) {
 	if err := os.WriteFile(receipt, []byte(rc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	imp := &receiptImportOptions{IO: s, Agent: agentIs("a1"), Store: inv.store, ExpectedStoreVersion: 2, Block: block, Receipt: receipt}
+	imp := &receiptImportOptions{IO: s, Agent: agentIs("a1"), Store: inv.Store, ExpectedStoreVersion: 2, Block: block, Receipt: receipt}
 	wantRefusal(t, runReceiptImport(testCtx, imp), gates.HumanGestureRequired)
 	tty, ttyOut, _ := streams(block+"\n", true)
 	imp.IO, imp.JSON = tty, true
@@ -251,7 +229,7 @@ func TestRunMailAndMemory(t *testing.T) {
 	r := newRepo(t)
 	s, out, _ := streams("", false)
 	inv := at(r.Dir, s)
-	send := &mailSendOptions{IO: s, Agent: agentIs("a1"), Flows: inv.flows, To: "a2", Class: "note", What: "hello"}
+	send := &mailSendOptions{IO: s, Agent: agentIs("a1"), Flows: inv.Flows, To: "a2", Class: "note", What: "hello"}
 	if err := runMailSend(testCtx, send); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +257,7 @@ func TestRunMailAndMemory(t *testing.T) {
 	}
 
 	out.Reset()
-	add := &memoryAddOptions{IO: s, Agent: agentIs("a1"), Flows: inv.flows, Text: "tests run in-process", Sort: "learned", About: []string{"sb_x"}}
+	add := &memoryAddOptions{IO: s, Agent: agentIs("a1"), Flows: inv.Flows, Text: "tests run in-process", Sort: "learned", About: []string{"sb_x"}}
 	if err := runMemoryAdd(testCtx, add); err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,11 @@ func unknownCommand(cmds []*cli.Command, name string) error {
 	}
 	switch len(s) {
 	case 0:
-		return usagef("unknown command %q", name)
+		return Usagef("unknown command %q", name)
 	case 1:
-		return usagef("unknown command %q; did you mean %q?", name, s[0])
+		return Usagef("unknown command %q; did you mean %q?", name, s[0])
 	default:
-		return usagef("unknown command %q; did you mean one of %s?", name, strings.Join(s, ", "))
+		return Usagef("unknown command %q; did you mean one of %s?", name, strings.Join(s, ", "))
 	}
 }
 
@@ -125,7 +125,7 @@ func flagNotDefined(msg string) string {
 func flagUsage(flags []cli.Flag, err error) error {
 	typed := flagNotDefined(err.Error())
 	if typed == "" {
-		return usagef("%v", err)
+		return Usagef("%v", err)
 	}
 	var names []string
 	for _, f := range flags {
@@ -137,11 +137,11 @@ func flagUsage(flags []cli.Flag, err error) error {
 	}
 	switch len(out) {
 	case 0:
-		return usagef("unknown flag %s", dashed(typed))
+		return Usagef("unknown flag %s", dashed(typed))
 	case 1:
-		return usagef("unknown flag %s; did you mean %s?", dashed(typed), out[0])
+		return Usagef("unknown flag %s; did you mean %s?", dashed(typed), out[0])
 	default:
-		return usagef("unknown flag %s; did you mean one of %s?", dashed(typed), strings.Join(out, ", "))
+		return Usagef("unknown flag %s; did you mean one of %s?", dashed(typed), strings.Join(out, ", "))
 	}
 }
 

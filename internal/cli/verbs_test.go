@@ -45,7 +45,7 @@ func m1nd(t *testing.T, dir, in string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	full := append([]string{"m1nd", "-C", dir}, args...)
-	code := Main(context.Background(), full, &IOStreams{In: strings.NewReader(in), Out: &out, Err: &errb, Interactive: func() bool { return false }}, nil)
+	code := Main(context.Background(), full, &IOStreams{In: strings.NewReader(in), Out: &out, Err: &errb, Interactive: func() bool { return false }}, wholeCLI)
 	return result{code: code, out: out.String(), err: errb.String()}
 }
 

@@ -18,8 +18,8 @@ type buildVersion struct {
 	Modified bool   `json:"modified,omitempty"`
 }
 
-// readVersion reads the running binary's build info.
-func readVersion() buildVersion {
+// ReadVersion reads the running binary's build info.
+func ReadVersion() buildVersion {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = nil
@@ -27,7 +27,7 @@ func readVersion() buildVersion {
 	return versionOf(version, bi)
 }
 
-// versionOf is readVersion over a given -ldflags version and build info.
+// versionOf is ReadVersion over a given -ldflags version and build info.
 func versionOf(ldflags string, bi *debug.BuildInfo) buildVersion {
 	v := buildVersion{Version: ldflags}
 	if bi == nil {
@@ -75,7 +75,7 @@ type versionOptions struct {
 
 // newVersionCmd parses version; a test's runF sees the options instead of
 // running it.
-func newVersionCmd(inv *invocation, runF func(context.Context, *versionOptions) error) *cli.Command {
+func newVersionCmd(inv *Invocation, runF func(context.Context, *versionOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print m1nd's version and the commit it was built from",
@@ -84,18 +84,18 @@ VCS commit go build stamped into the binary, "modified" when the checkout
 had uncommitted changes. A build without VCS info (go build
 -buildvcs=false, go test) says "commit unknown". m1nd --version prints the
 same line.`,
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &versionOptions{IO: inv.io, JSON: c.Bool("json")}, runF, runVersion)
+			return RunWith(c.Context, &versionOptions{IO: inv.io, JSON: c.Bool("json")}, runF, runVersion)
 		},
 	}
 }
 
 // runVersion prints the line --version prints, after "m1nd version".
 func runVersion(_ context.Context, opts *versionOptions) error {
-	v := readVersion()
-	return opts.IO.reply(opts.JSON, v, func(w io.Writer) error {
+	v := ReadVersion()
+	return opts.IO.Reply(opts.JSON, v, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "m1nd version %s\n", v)
 		return err
 	})

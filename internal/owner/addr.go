@@ -1,7 +1,6 @@
 package owner
 
 import (
-	"context"
 	"net"
 
 	"github.com/m1nd/m1nd/internal/serve"
@@ -13,16 +12,6 @@ const DefaultAddr = "127.0.0.1:7420"
 // Listen binds addr for an owner, refusing anything but a loopback
 // address: the owner answers only this machine.
 func Listen(addr string) (net.Listener, error) { return serve.Listen(addr, "the owner") }
-
-// Server is the owner itself, the tray: what m1nd serve runs on its
-// listener (tray.Server; internal/serving makes it for the CLI).
-type Server interface {
-	// OfferRegistration opens the one-time registration of the brain's
-	// first passkey and returns its code, "" when the brain has a key.
-	OfferRegistration() (code string, err error)
-	// Serve answers on ln until ctx ends.
-	Serve(ctx context.Context, ln net.Listener) error
-}
 
 // URL is the tray's address for an owner bound to host:port. It names
 // localhost (browsers refuse an IP address as a passkey's site) unless the

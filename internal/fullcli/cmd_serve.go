@@ -1,4 +1,4 @@
-package cli
+package fullcli
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"syscall"
 
+	mcli "github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/tray"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gitstore"
@@ -17,9 +20,8 @@ import (
 
 // serveOptions is what serve runs on.
 type serveOptions struct {
-	IO       *IOStreams
+	IO       *mcli.IOStreams
 	Brain    func() (*gitstore.Repo, string, error)
-	Servers  Servers // nil in a build that does not serve
 	Addr     string
 	ReadOnly bool
 	Open     bool // open the tray in the default browser
@@ -27,7 +29,7 @@ type serveOptions struct {
 
 // newServeCmd parses serve; a test's runF sees the options instead of
 // starting the owner.
-func newServeCmd(inv *invocation, runF func(context.Context, *serveOptions) error) *cli.Command {
+func newServeCmd(inv *mcli.Invocation, runF func(context.Context, *serveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the owner: the loopback API and the tray, the web view where a human lands work",
@@ -53,10 +55,10 @@ restarted owner by itself).`,
 			&cli.BoolFlag{Name: "read-only", Usage: "refuse every write"},
 			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
 		},
-		Before: noArgs,
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &serveOptions{IO: inv.io, Brain: inv.openBrain, Servers: inv.servers, Addr: c.String("addr"), ReadOnly: c.Bool("read-only"), Open: c.Bool("open")}
-			return runWith(c.Context, opts, runF, runServe)
+			opts := &serveOptions{IO: inv.IO(), Brain: inv.OpenBrain, Addr: c.String("addr"), ReadOnly: c.Bool("read-only"), Open: c.Bool("open")}
+			return mcli.RunWith(c.Context, opts, runF, runServe)
 		},
 	}
 }
@@ -64,9 +66,6 @@ restarted owner by itself).`,
 // runServe listens on the loopback address and runs the owner there,
 // unless another owner already runs for this repository.
 func runServe(ctx context.Context, opts *serveOptions) error {
-	if opts.Servers == nil {
-		return noServers("serve")
-	}
 	repo, name, err := opts.Brain()
 	if err != nil {
 		return err
@@ -78,12 +77,12 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	}
 	ln, err := owner.Listen(opts.Addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return usagef("%s", portTaken(ctx, opts.Addr))
+		return mcli.Usagef("%s", portTaken(ctx, opts.Addr))
 	}
 	if err != nil {
-		return usagef("%v", err)
+		return mcli.Usagef("%v", err)
 	}
-	return runOwner(ctx, opts.IO, opts.Servers, repo, name, ln, opts.ReadOnly, opts.Open)
+	return runOwner(ctx, opts.IO, repo, name, ln, opts.ReadOnly, opts.Open)
 }
 
 // portTaken says who holds addr — the owner of which brain, when it is
@@ -97,7 +96,7 @@ func portTaken(ctx context.Context, addr string) string {
 }
 
 // runOwner runs the owner on ln until ctx ends (Ctrl-C).
-func runOwner(ctx context.Context, streams *IOStreams, servers Servers, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
+func runOwner(ctx context.Context, streams *mcli.IOStreams, repo *gitstore.Repo, brainName string, ln net.Listener, readOnly, open bool) error {
 	// The tray's URL names localhost where it can: browsers refuse an IP
 	// address as the WebAuthn relying party, and the passkeys live there.
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -117,8 +116,9 @@ func runOwner(ctx context.Context, streams *IOStreams, servers Servers, repo *gi
 	if readOnly {
 		mode = " (read-only)"
 	}
-	tray := servers.Owner(repo, brainName, readOnly, loadPins(streams, repo))
-	code, err := tray.OfferRegistration()
+	srv := tray.New(repo, brainName, readOnly)
+	srv.Pins = loadPins(streams, repo)
+	code, err := srv.OfferRegistration()
 	if err != nil {
 		ln.Close()
 		return err
@@ -132,12 +132,12 @@ func runOwner(ctx context.Context, streams *IOStreams, servers Servers, repo *gi
 			fmt.Fprintf(streams.Err, "m1nd: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
-	return tray.Serve(ctx, ln)
+	return srv.Serve(ctx, ln)
 }
 
 // secondOwner refuses to start an owner while another runs for the same
 // repository: both would answer, runnerd would announce to one of them,
 // and the first to stop would take the other's record with it.
 func secondOwner(e *owner.ErrRunning) error {
-	return usagef("%v: use that one, or stop it (Ctrl-C in its terminal, or kill -INT %d) and start m1nd serve again", e, e.Record.PID)
+	return mcli.Usagef("%v: use that one, or stop it (Ctrl-C in its terminal, or kill -INT %d) and start m1nd serve again", e, e.Record.PID)
 }

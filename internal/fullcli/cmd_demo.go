@@ -1,4 +1,4 @@
-package cli
+package fullcli
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	mcli "github.com/m1nd/m1nd/internal/cli"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +21,7 @@ import (
 
 // demoOptions is what demo runs on.
 type demoOptions struct {
-	IO    *IOStreams
+	IO    *mcli.IOStreams
 	JSON  bool
 	Flows func() (*ops.Brain, error)
 	Brain func() (*gitstore.Repo, string, error)
@@ -27,8 +29,7 @@ type demoOptions struct {
 	// built: Flows and Brain open that brain, not the folder m1nd was
 	// started in.
 	Chdir   func(dir string)
-	Servers Servers // serves the tray; nil in a build that does not serve
-	Dir     string  // "" for a new folder under the system temp dir
+	Dir     string // "" for a new folder under the system temp dir
 	Addr    string
 	AddrSet bool // --addr was given: a busy address is refused, never swapped for a free one
 	NoServe bool
@@ -37,7 +38,7 @@ type demoOptions struct {
 
 // newDemoCmd parses demo; a test's runF sees the options instead of
 // building a brain.
-func newDemoCmd(inv *invocation, runF func(context.Context, *demoOptions) error) *cli.Command {
+func newDemoCmd(inv *mcli.Invocation, runF func(context.Context, *demoOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "demo",
 		Usage:     "build a demo brain and open its tray: the main command to try m1nd",
@@ -55,19 +56,19 @@ Nothing outside DIR is touched.`,
 			&cli.StringFlag{Name: "addr", Value: owner.DefaultAddr, Usage: "serve the tray on loopback `HOST:PORT` (a busy default falls back to a free port)"},
 			&cli.BoolFlag{Name: "no-serve", Usage: "build the demo brain and stop"},
 			&cli.BoolFlag{Name: "open", Usage: "open the tray in the default browser"},
-			jsonFlag,
+			mcli.JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 || (c.NArg() == 1 && c.String("dir") != "") {
-				return usagef("name the folder once: --dir DIR or DIR")
+				return mcli.Usagef("name the folder once: --dir DIR or DIR")
 			}
 			dir := c.String("dir")
 			if dir == "" {
 				dir = c.Args().First()
 			}
-			opts := &demoOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows, Brain: inv.openBrain, Chdir: inv.chdir, Servers: inv.servers,
+			opts := &demoOptions{IO: inv.IO(), JSON: c.Bool("json"), Flows: inv.Flows, Brain: inv.OpenBrain, Chdir: inv.Chdir,
 				Dir: dir, Addr: c.String("addr"), AddrSet: c.IsSet("addr"), NoServe: c.Bool("no-serve"), Open: c.Bool("open")}
-			return runWith(c.Context, opts, runF, runDemo)
+			return mcli.RunWith(c.Context, opts, runF, runDemo)
 		},
 	}
 }
@@ -75,9 +76,6 @@ Nothing outside DIR is touched.`,
 // runDemo builds the demo brain, says what it holds and, unless told
 // not to, serves its tray.
 func runDemo(ctx context.Context, opts *demoOptions) error {
-	if !opts.NoServe && opts.Servers == nil {
-		return noServers("demo")
-	}
 	dir, scratch, err := demoFolder(opts.Dir)
 	if err != nil {
 		return err
@@ -91,7 +89,7 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 			}
 		}()
 	}
-	res, err := demo.Build(ctx, dir, opts.IO.now())
+	res, err := demo.Build(ctx, dir, opts.IO.Time())
 	if err != nil {
 		return err
 	}
@@ -111,9 +109,9 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		ln, err = owner.Listen("127.0.0.1:0") // the default port is taken (another owner?): any free port
 	}
 	if err != nil {
-		return usagef("%v", err)
+		return mcli.Usagef("%v", err)
 	}
-	return runOwner(ctx, opts.IO, opts.Servers, repo, name, ln, false, opts.Open)
+	return runOwner(ctx, opts.IO, repo, name, ln, false, opts.Open)
 }
 
 // demoFolder is the absolute folder the demo brain goes in: dir, else a
@@ -132,7 +130,7 @@ func demoFolder(dir string) (abs, scratch string, err error) {
 
 // sayDemo tells what was built: the brain's status and what to try next.
 func sayDemo(ctx context.Context, opts *demoOptions, res *demo.Result) error {
-	return opts.IO.reply(opts.JSON, res, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "demo brain %q built in %s\n\n", res.Brain, res.Dir)
 		if err := runStatus(ctx, &statusOptions{IO: opts.IO, Flows: opts.Flows}); err != nil {
 			return err
@@ -154,11 +152,11 @@ func sayDemo(ctx context.Context, opts *demoOptions, res *demo.Result) error {
 // go run from the module it was started in; note says why when it is not
 // plain m1nd.
 func runningM1nd(dir string) (cmd, note string) {
-	self, err := thisM1nd()
+	self, err := mcli.ThisM1nd()
 	if err != nil {
 		return "m1nd", ""
 	}
-	onPath, _ := exec.LookPath(FrontName)
+	onPath, _ := exec.LookPath(mcli.FrontName)
 	cwd, _ := os.Getwd()
 	return m1ndCommand(self, onPath, cwd, dir)
 }
@@ -166,13 +164,13 @@ func runningM1nd(dir string) (cmd, note string) {
 // m1ndCommand is runningM1nd for a given binary, m1nd on PATH ("" when
 // none) and working directory.
 func m1ndCommand(self, onPath, cwd, dir string) (cmd, note string) {
-	self = resolved(self)
-	if onPath != "" && resolved(onPath) == self {
+	self = mcli.Resolved(self)
+	if onPath != "" && mcli.Resolved(onPath) == self {
 		return "m1nd", ""
 	}
-	install := installCommand + " puts m1nd on your PATH (the static, fast build the README installs)"
-	if goRunBuild(self) {
-		if inSourceFolder(cwd) {
+	install := mcli.InstallCommand + " puts m1nd on your PATH (the static, fast build the README installs)"
+	if mcli.GoRunBuild(self) {
+		if mcli.InSourceFolder(cwd) {
 			return fmt.Sprintf("go -C %s run ./cmd/m1nd -C %s", shellQuote(cwd), shellQuote(dir)),
 				"m1nd is not installed: " + install
 		}
@@ -182,14 +180,6 @@ func m1ndCommand(self, onPath, cwd, dir string) (cmd, note string) {
 		return shellQuote(self), "this m1nd is not on your PATH"
 	}
 	return shellQuote(self), "the m1nd on your PATH, " + onPath + ", is another build"
-}
-
-// resolved is path with symbolic links resolved, when it can be.
-func resolved(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p
-	}
-	return path
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

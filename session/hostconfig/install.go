@@ -1,4 +1,4 @@
-package session
+package hostconfig
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/session"
 )
 
 // hostEvents is the events m1nd hooks into for host. Both get
@@ -20,53 +21,12 @@ import (
 // next prompt after a compaction).
 func hostEvents(host string) []string {
 	switch host {
-	case HostClaude:
-		return []string{EventSessionStart, EventPostToolUse, EventPostToolBatch, EventUserPromptSubmit, EventStop, EventPreCompact}
-	case HostCodex:
-		return []string{EventSessionStart, EventPostToolUse, EventUserPromptSubmit, EventStop, EventPreCompact, EventPostCompact}
+	case session.HostClaude:
+		return []string{session.EventSessionStart, session.EventPostToolUse, session.EventPostToolBatch, session.EventUserPromptSubmit, session.EventStop, session.EventPreCompact}
+	case session.HostCodex:
+		return []string{session.EventSessionStart, session.EventPostToolUse, session.EventUserPromptSubmit, session.EventStop, session.EventPreCompact, session.EventPostCompact}
 	}
 	return nil
-}
-
-// BlockFlag is the hook flag that blocks automatic compaction; installed
-// PreCompact entries carry it unless asked not to.
-const BlockFlag = "--block-auto-compact"
-
-// SettingsPath is the settings file for host: in the project at root, or
-// the user's own with user set ($CLAUDE_CONFIG_DIR/settings.json, else
-// ~/.claude/settings.json; $CODEX_HOME/hooks.json, else
-// ~/.codex/hooks.json).
-func SettingsPath(host, root string, user bool) (string, error) {
-	var dir, file, env string
-	switch host {
-	case HostClaude:
-		dir, file, env = ".claude", "settings.json", "CLAUDE_CONFIG_DIR"
-	case HostCodex:
-		dir, file, env = ".codex", "hooks.json", "CODEX_HOME"
-	default:
-		return "", fmt.Errorf("unknown host %q: want claude or codex", host)
-	}
-	if !user {
-		return filepath.Join(root, dir, file), nil
-	}
-	if own := os.Getenv(env); own != "" {
-		return filepath.Join(own, file), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, dir, file), nil
-}
-
-// CodexConfigPath is Codex's user config: $CODEX_HOME/config.toml, else
-// ~/.codex/config.toml. Trust lives there and only there.
-func CodexConfigPath() string {
-	if own := os.Getenv("CODEX_HOME"); own != "" {
-		return filepath.Join(own, "config.toml")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".codex", "config.toml")
 }
 
 // CodexTrustHint says how to make Codex run the hooks just installed
@@ -77,7 +37,7 @@ func CodexTrustHint(root string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Codex runs these hooks only once they are trusted (codex exec skips untrusted ones silently):\n")
 	if root != "" {
-		fmt.Fprintf(&b, "  - trust the project, in %s:\n      [projects.%q]\n      trust_level = \"trusted\"\n", CodexConfigPath(), root)
+		fmt.Fprintf(&b, "  - trust the project, in %s:\n      [projects.%q]\n      trust_level = \"trusted\"\n", session.CodexConfigPath(), root)
 	}
 	b.WriteString("  - trust each hook: start codex here once and approve m1nd's hooks when it asks (it records\n" +
 		"    [hooks.state.\"<hooks.json>:<event>:<group>:<index>\"] trusted_hash = \"sha256:…\" in that file);\n" +
@@ -101,8 +61,8 @@ func Install(path, host, command string, blockAutoCompact bool) (changed bool, e
 		changed := false
 		for _, event := range hostEvents(host) {
 			cmd := fmt.Sprintf("%s hook %s %s", command, host, event)
-			if event == EventPreCompact && blockAutoCompact {
-				cmd += " " + BlockFlag
+			if event == session.EventPreCompact && blockAutoCompact {
+				cmd += " " + session.BlockFlag
 			}
 			groups, ok := hooks[event].([]any)
 			if hooks[event] != nil && !ok {
@@ -116,7 +76,7 @@ func Install(path, host, command string, blockAutoCompact bool) (changed bool, e
 				continue
 			}
 			group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": hookTimeout}}}
-			if event == EventPostToolUse {
+			if event == session.EventPostToolUse {
 				group["matcher"] = "*"
 			}
 			hooks[event] = append(groups, group)

@@ -1,4 +1,4 @@
-package cli
+package fullcli
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	mcli "github.com/m1nd/m1nd/internal/cli"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,7 +19,7 @@ import (
 	"github.com/m1nd/m1nd/runnerd"
 )
 
-func runnersCommand(inv *invocation) *cli.Command {
+func runnersCommand(inv *mcli.Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "runners",
 		Usage: "the build runners' pins: what a human approved, and approving them",
@@ -36,7 +38,7 @@ while the brain has no passkey, m1nd runners approve does at a terminal.`,
 
 // runnersOptions is what runners show and runners approve run on.
 type runnersOptions struct {
-	IO    *IOStreams
+	IO    *mcli.IOStreams
 	JSON  bool
 	Flows func() (*ops.Brain, error)
 }
@@ -51,14 +53,14 @@ type runnersView struct {
 
 // newRunnersShowCmd parses runners show; a test's runF sees the options
 // instead of running it.
-func newRunnersShowCmd(inv *invocation, runF func(context.Context, *runnersOptions) error) *cli.Command {
+func newRunnersShowCmd(inv *mcli.Invocation, runF func(context.Context, *runnersOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:   "show",
 		Usage:  "list the build runners of runners.toml: approved, changed or new",
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{mcli.JSONFlag},
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &runnersOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}, runF, runRunnersShow)
+			return mcli.RunWith(c.Context, &runnersOptions{IO: inv.IO(), JSON: c.Bool("json"), Flows: inv.Flows}, runF, runRunnersShow)
 		},
 	}
 }
@@ -68,7 +70,7 @@ func newRunnersShowCmd(inv *invocation, runF func(context.Context, *runnersOptio
 func runnerPins(b *ops.Brain) (*runnerd.Config, *brain.PinSet, string, error) {
 	cfg, err := runnerd.LoadConfig(filepath.Join(b.Repo.RuntimeDir(), runnerd.ConfigFile))
 	if err != nil {
-		return nil, nil, "", usagef("%v", err)
+		return nil, nil, "", mcli.Usagef("%v", err)
 	}
 	approved, err := brain.ApprovedPins(b.Repo)
 	if err != nil {
@@ -94,7 +96,7 @@ func runRunnersShow(ctx context.Context, opts *runnersOptions) error {
 	if approved != nil {
 		v.ApprovedVersion = approved.Version
 	}
-	return opts.IO.reply(opts.JSON, v, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, v, func(w io.Writer) error {
 		fmt.Fprintf(w, "runnerd key %s (signs what its gates test)\n", v.Fingerprint)
 		if v.ApprovedVersion == 0 {
 			fmt.Fprintln(w, "approved pins: none yet")
@@ -119,7 +121,7 @@ func runRunnersShow(ctx context.Context, opts *runnersOptions) error {
 
 // newRunnersApproveCmd parses runners approve; a test's runF sees the
 // options instead of running it.
-func newRunnersApproveCmd(inv *invocation, runF func(context.Context, *runnersOptions) error) *cli.Command {
+func newRunnersApproveCmd(inv *mcli.Invocation, runF func(context.Context, *runnersOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "approve",
 		Usage: "approve the build runners' pins and runnerd's key (a human gesture, asked at a terminal)",
@@ -127,10 +129,10 @@ func newRunnersApproveCmd(inv *invocation, runF func(context.Context, *runnersOp
 runnerd key, as the next version of refs/m1nd/pins: a human gesture, asked at
 an interactive terminal (type the runner ids to confirm) while the brain has
 no passkey. Once it has one, approve them in the tray, signed by it.`,
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{mcli.JSONFlag},
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			return runWith(c.Context, &runnersOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}, runF, runRunnersApprove)
+			return mcli.RunWith(c.Context, &runnersOptions{IO: inv.IO(), JSON: c.Bool("json"), Flows: inv.Flows}, runF, runRunnersApprove)
 		},
 	}
 }
@@ -154,7 +156,7 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 	if len(approvals) == 0 {
 		return gates.Refusef(gates.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
 	}
-	prepared, set, err := brain.PreparePins(ctx, b.Repo, approvals, opts.IO.now())
+	prepared, set, err := brain.PreparePins(ctx, b.Repo, approvals, opts.IO.Time())
 	if err != nil {
 		return err
 	}
@@ -163,7 +165,7 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 		ids[i] = r.ID
 	}
 	prompt := fmt.Sprintf("Approve runner pins v%d?\n  %s", set.Version, strings.Join(binds, "\n  "))
-	origin, err := opts.IO.gesture(b.Repo, gates.GesturePins, prompt, "runner ids", strings.Join(ids, ","))
+	origin, err := opts.IO.Gesture(b.Repo, gates.GesturePins, prompt, "runner ids", strings.Join(ids, ","))
 	if err != nil {
 		return err
 	}
@@ -172,7 +174,7 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 		return err
 	}
 	reply := map[string]any{"pins_version": set.Version, "approved": ids, "commit": h.String(), "key": key}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "approved runner pins v%d: %s, signed by runnerd key %s\n", set.Version, strings.Join(ids, ", "), gates.RunnerKeyFingerprint(key))
 		return nil
 	})

@@ -1,4 +1,4 @@
-package session
+package hostconfig
 
 import (
 	"encoding/json"
@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/m1nd/m1nd/session"
 )
 
 func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
-	for _, host := range []string{HostClaude, HostCodex} {
+	for _, host := range []string{session.HostClaude, session.HostCodex} {
 		t.Run(host, func(t *testing.T) {
 			root := t.TempDir()
-			path, err := SettingsPath(host, root, false)
+			path, err := session.SettingsPath(host, root, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +70,7 @@ func TestInstallMergesIdempotentlyAndUninstallReverses(t *testing.T) {
 func TestInstallLeavesBrokenSettingsAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
 	os.WriteFile(path, []byte("{not json"), 0o644)
-	if _, err := Install(path, HostClaude, "m1nd", true); err == nil {
+	if _, err := Install(path, session.HostClaude, "m1nd", true); err == nil {
 		t.Fatal("installed into a file that is not JSON")
 	}
 	if data, _ := os.ReadFile(path); string(data) != "{not json" {
@@ -76,45 +78,19 @@ func TestInstallLeavesBrokenSettingsAlone(t *testing.T) {
 	}
 	odd := filepath.Join(t.TempDir(), "settings.json")
 	os.WriteFile(odd, []byte(`{"hooks":{"Stop":"my-own-stop-script"}}`), 0o644)
-	if _, err := Install(odd, HostClaude, "m1nd", true); err == nil {
+	if _, err := Install(odd, session.HostClaude, "m1nd", true); err == nil {
 		t.Fatal("installed over an event that is not a list")
 	}
 	if data, _ := os.ReadFile(odd); string(data) != `{"hooks":{"Stop":"my-own-stop-script"}}` {
 		t.Fatalf("the file was changed: %s", data)
 	}
 	fresh := filepath.Join(t.TempDir(), ".claude", "settings.json")
-	if changed, err := Install(fresh, HostClaude, "m1nd", true); err != nil || !changed {
+	if changed, err := Install(fresh, session.HostClaude, "m1nd", true); err != nil || !changed {
 		t.Fatalf("install into a missing file: %v %v", changed, err)
 	}
 }
-
-func TestSettingsPathHonoursTheHostsOwnFolders(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	for _, tt := range []struct {
-		host, env, value, want string
-	}{
-		{HostClaude, "CLAUDE_CONFIG_DIR", "", filepath.Join(home, ".claude", "settings.json")},
-		{HostClaude, "CLAUDE_CONFIG_DIR", "/cfg/claude", "/cfg/claude/settings.json"},
-		{HostCodex, "CODEX_HOME", "", filepath.Join(home, ".codex", "hooks.json")},
-		{HostCodex, "CODEX_HOME", "/cfg/codex", "/cfg/codex/hooks.json"},
-	} {
-		t.Setenv(tt.env, tt.value)
-		if got, err := SettingsPath(tt.host, "/repo", true); err != nil || got != tt.want {
-			t.Errorf("%s with %s=%q: %q, %v; want %q", tt.host, tt.env, tt.value, got, err, tt.want)
-		}
-		if got, _ := SettingsPath(tt.host, "/repo", false); !strings.HasPrefix(got, "/repo/.") {
-			t.Errorf("project settings moved with %s: %q", tt.env, got)
-		}
-	}
-	t.Setenv("CODEX_HOME", "/cfg/codex")
-	if got := CodexConfigPath(); got != "/cfg/codex/config.toml" {
-		t.Errorf("CodexConfigPath = %q", got)
-	}
-}
-
 func TestInstallBlocksAutoCompactionUnlessAsked(t *testing.T) {
-	for _, host := range []string{HostClaude, HostCodex} {
+	for _, host := range []string{session.HostClaude, session.HostCodex} {
 		path := filepath.Join(t.TempDir(), "hooks.json")
 		preCompact := func() string {
 			data, _ := os.ReadFile(path)
@@ -124,10 +100,10 @@ func TestInstallBlocksAutoCompactionUnlessAsked(t *testing.T) {
 				} `json:"hooks"`
 			}
 			json.Unmarshal(data, &got)
-			if len(got.Hooks[EventUserPromptSubmit]) != 1 {
+			if len(got.Hooks[session.EventUserPromptSubmit]) != 1 {
 				t.Errorf("%s: UserPromptSubmit not installed once:\n%s", host, data)
 			}
-			return got.Hooks[EventPreCompact][0].Hooks[0].Command
+			return got.Hooks[session.EventPreCompact][0].Hooks[0].Command
 		}
 		for _, step := range []struct {
 			block, changed bool

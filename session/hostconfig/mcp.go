@@ -1,12 +1,10 @@
-package session
+package hostconfig
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,28 +12,17 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/session"
 )
 
 // MCPServerName is the name m1nd's MCP server is registered under, in
 // both hosts' configuration: Claude Code then names its tools
 // mcp__m1nd__<tool>.
 const MCPServerName = "m1nd"
-
-// MCPServer is the MCP server m1nd registers, for one agent of one brain
-// (mcpserver.Server; internal/serving makes it for the CLI).
-type MCPServer interface {
-	// Serve speaks MCP on in and out until the client goes or ctx ends.
-	Serve(ctx context.Context, in io.Reader, out io.Writer) error
-}
-
-// MCPPoll is how often the MCP server m1nd registers looks for new letters
-// to announce to its client, unless told otherwise.
-const MCPPoll = 2 * time.Second
 
 // MCPConfigPath is where host looks for MCP servers: in the project at
 // root (Claude Code's .mcp.json, Codex's .codex/config.toml), or the
@@ -44,7 +31,7 @@ const MCPPoll = 2 * time.Second
 // ~/.codex/config.toml).
 func MCPConfigPath(host, root string, user bool) (string, error) {
 	switch host {
-	case HostClaude:
+	case session.HostClaude:
 		if !user {
 			return filepath.Join(root, ".mcp.json"), nil
 		}
@@ -56,11 +43,11 @@ func MCPConfigPath(host, root string, user bool) (string, error) {
 			return "", err
 		}
 		return filepath.Join(home, ".claude.json"), nil
-	case HostCodex:
+	case session.HostCodex:
 		if !user {
 			return filepath.Join(root, ".codex", "config.toml"), nil
 		}
-		return CodexConfigPath(), nil
+		return session.CodexConfigPath(), nil
 	}
 	return "", fmt.Errorf("unknown host %q: want claude or codex", host)
 }
@@ -69,7 +56,7 @@ func MCPConfigPath(host, root string, user bool) (string, error) {
 // the configuration file at path, leaving every other server and setting
 // as it was; an entry already registered the same way changes nothing.
 func InstallMCP(path, host, command string) (changed bool, err error) {
-	if host == HostCodex {
+	if host == session.HostCodex {
 		return editCodexConfig(path, command, true)
 	}
 	return editMCPJSON(path, func(servers map[string]any) bool {
@@ -85,7 +72,7 @@ func InstallMCP(path, host, command string) (changed bool, err error) {
 // UninstallMCP removes m1nd's MCP server for host from the file at path;
 // a server named m1nd that does not run m1nd mcp is not ours and stays.
 func UninstallMCP(path, host string) (changed bool, err error) {
-	if host == HostCodex {
+	if host == session.HostCodex {
 		return editCodexConfig(path, "", false)
 	}
 	return editMCPJSON(path, func(servers map[string]any) bool {

@@ -1,4 +1,4 @@
-package cli
+package fullcli
 
 import (
 	"context"
@@ -6,24 +6,24 @@ import (
 	"io"
 	"time"
 
+	mcli "github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/mcpserver"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/session"
 )
 
 // mcpOptions is what mcp runs on.
 type mcpOptions struct {
-	IO    *IOStreams
+	IO    *mcli.IOStreams
 	Agent func() (string, error)
 	Flows func() (*ops.Brain, error)
 	Poll  time.Duration
-	// Servers makes the MCP server; nil in a build that does not serve.
-	Servers Servers
 }
 
-func newMCPCmd(inv *invocation, runF func(context.Context, *mcpOptions) error) *cli.Command {
+func newMCPCmd(inv *mcli.Invocation, runF func(context.Context, *mcpOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "serve the Model Context Protocol on stdio: m1nd's tools for an agent's session",
@@ -48,12 +48,12 @@ message, and an update of the resource m1nd://inbox), looked for every
 once.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Usage: "act as agent `ID` (default: $M1ND_AGENT, git config m1nd.agent; never owner)"},
-			&cli.DurationFlag{Name: "poll", Value: session.MCPPoll, Usage: "look for new letters to announce every `D`"},
+			&cli.DurationFlag{Name: "poll", Value: mcpserver.DefaultPoll, Usage: "look for new letters to announce every `D`"},
 		},
-		Before: noArgs,
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &mcpOptions{IO: inv.io, Agent: inv.writerOf(c), Flows: inv.flows, Poll: c.Duration("poll"), Servers: inv.servers}
-			return runWith(c.Context, opts, runF, runMCP)
+			opts := &mcpOptions{IO: inv.IO(), Agent: inv.WriterOf(c), Flows: inv.Flows, Poll: c.Duration("poll")}
+			return mcli.RunWith(c.Context, opts, runF, runMCP)
 		},
 	}
 }
@@ -63,19 +63,16 @@ func runMCP(ctx context.Context, opts *mcpOptions) error {
 	if _, err := opts.Agent(); err != nil {
 		// No agent here is how it was started, not a letter it refused.
 		if r, ok := gates.AsRefusal(err); ok && r.Code == gates.InvalidLetter && r.Field == "agent" {
-			return usagef("m1nd mcp acts as an agent, and none is set here: pass --agent ID, or set M1ND_AGENT or git config m1nd.agent (it never acts as %s, the human)", gates.HumanName)
+			return mcli.Usagef("m1nd mcp acts as an agent, and none is set here: pass --agent ID, or set M1ND_AGENT or git config m1nd.agent (it never acts as %s, the human)", gates.HumanName)
 		}
 		return err
 	}
-	flows, agent, err := openAs(opts.Agent, opts.Flows)
+	flows, agent, err := mcli.OpenAs(opts.Agent, opts.Flows)
 	if err != nil {
 		return err
 	}
-	if opts.Servers == nil {
-		return noServers("mcp")
-	}
-	srv := opts.Servers.MCP(flows, agent, opts.IO.Now, opts.Poll, readVersion().String())
-	err = srv.Serve(ctx, opts.IO.In, opts.IO.Out)
+	srv := &mcpserver.Server{Flows: flows, Agent: agent, Now: opts.IO.Now, Poll: opts.Poll, Version: mcli.ReadVersion().String()}
+	err = srv.Run(ctx, mcpserver.Stdio(opts.IO.In, opts.IO.Out))
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil // the client went away, or the process was asked to stop
 	}

@@ -1,4 +1,4 @@
-package cli
+package fullcli
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	mcli "github.com/m1nd/m1nd/internal/cli"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,14 +22,14 @@ import (
 
 // sessionsOptions is what sessions runs on.
 type sessionsOptions struct {
-	IO    *IOStreams
+	IO    *mcli.IOStreams
 	JSON  bool
 	All   bool
 	Repo  func() (*gitstore.Repo, error)
 	Flows func() (*ops.Brain, error) // what waits for each agent
 }
 
-func newSessionsCmd(inv *invocation, runF func(context.Context, *sessionsOptions) error) *cli.Command {
+func newSessionsCmd(inv *mcli.Invocation, runF func(context.Context, *sessionsOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "sessions",
 		Usage: "list the live Claude Code and Codex sessions the hooks recorded",
@@ -56,13 +58,13 @@ list shows, from the keeper's journal, each pinned agent's kept session
 its backoff, a tempo turn, the rotation), the items it gave up on and the
 last thing to fix (a session that ran none of m1nd's hooks).`,
 		Flags: []cli.Flag{
-			jsonFlag,
+			mcli.JSONFlag,
 			&cli.BoolFlag{Name: "all", Usage: "include the dead sessions not swept yet"},
 		},
-		Before: noArgs,
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &sessionsOptions{IO: inv.io, JSON: c.Bool("json"), All: c.Bool("all"), Repo: inv.openRepo, Flows: inv.flows}
-			return runWith(c.Context, opts, runF, runSessions)
+			opts := &sessionsOptions{IO: inv.IO(), JSON: c.Bool("json"), All: c.Bool("all"), Repo: inv.OpenRepo, Flows: inv.Flows}
+			return mcli.RunWith(c.Context, opts, runF, runSessions)
 		},
 	}
 }
@@ -116,7 +118,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	if err != nil {
 		return err
 	}
-	now := opts.IO.now()
+	now := opts.IO.Time()
 	views, err := session.Views(ctx, repo.RuntimeDir(), opts.Flows, now, opts.All)
 	if err != nil {
 		return err
@@ -131,7 +133,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	if rec, live := runs.ReadRunnerd(repo.RuntimeDir()); live {
 		reply.Runnerd = &rec
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		defer printUndeliverable(w, reply.Undeliverable)
 		defer printKeeper(w, keeper, reply.KeeperProblem)
 		if rec := reply.Runnerd; rec != nil {
@@ -159,7 +161,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 					cache = shortDuration(left)
 				}
 			}
-			fmt.Fprintf(w, "%-16s %-6s %-8s %-4s %-8d %-5s %-16s %-5s %-6s %-17s %-36s %s\n", clipText(v.Agent, 16), v.Client, v.State, live, v.PID,
+			fmt.Fprintf(w, "%-16s %-6s %-8s %-4s %-8d %-5s %-16s %-5s %-6s %-17s %-36s %s\n", mcli.ClipText(v.Agent, 16), v.Client, v.State, live, v.PID,
 				ago(now, v.LastEventAt), v.LastEvent, fill, cache, v.Refresh.Action, v.SessionID, v.Worktree)
 		}
 		return nil
@@ -181,7 +183,7 @@ func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent, problem string) {
 		if id == "" {
 			id = "-"
 		}
-		fmt.Fprintf(w, "  %-16s %-6s %-6s %-8s %-36s next: %s\n", clipText(a.Agent, 16), a.Client, a.Mode, a.State, id, a.Next)
+		fmt.Fprintf(w, "  %-16s %-6s %-6s %-8s %-36s next: %s\n", mcli.ClipText(a.Agent, 16), a.Client, a.Mode, a.State, id, a.Next)
 		if a.Spent != nil {
 			fmt.Fprintf(w, "  spent (the client's report): %s\n", a.Spent)
 		}

@@ -1,4 +1,4 @@
-package session
+package hostconfig
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/session"
 )
 
 // Registration is one place a host was told to run m1nd: its hooks or its
@@ -37,12 +38,12 @@ const settingsCap = 16 << 20
 // never a refusal.
 func Registrations(root string) []Registration {
 	var out []Registration
-	for _, host := range []string{HostClaude, HostCodex} {
+	for _, host := range []string{session.HostClaude, session.HostCodex} {
 		for _, user := range []bool{false, true} {
 			if !user && root == "" {
 				continue
 			}
-			if path, err := SettingsPath(host, root, user); err == nil {
+			if path, err := session.SettingsPath(host, root, user); err == nil {
 				if cmd := hookCommandIn(path, host); cmd != "" {
 					out = append(out, Registration{Path: path, Host: host, Kind: KindHooks, Command: cmd})
 				}
@@ -114,7 +115,7 @@ func mcpCommandIn(path, host string) string {
 		return ""
 	}
 	var cur map[string]any
-	if host == HostCodex {
+	if host == session.HostCodex {
 		if cur, err = codexServer(path, data); err != nil || cur == nil {
 			return ""
 		}

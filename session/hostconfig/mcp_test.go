@@ -1,4 +1,4 @@
-package session_test
+package hostconfig_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/session/hostconfig"
 )
 
 // mcpRoundTrip installs twice and uninstalls twice, checking that the
@@ -22,7 +23,7 @@ func mcpRoundTrip(t *testing.T, host, path, before string, installed func(string
 		}
 	}
 	for i, want := range []bool{true, false} {
-		changed, err := session.InstallMCP(path, host, "/opt/bin/m1nd")
+		changed, err := hostconfig.InstallMCP(path, host, "/opt/bin/m1nd")
 		if err != nil || changed != want {
 			t.Fatalf("install #%d: changed %v, %v; want %v", i+1, changed, err, want)
 		}
@@ -36,7 +37,7 @@ func mcpRoundTrip(t *testing.T, host, path, before string, installed func(string
 		t.Errorf("mode %v, want 0600 kept", fi.Mode().Perm())
 	}
 	for i, want := range []bool{true, false} {
-		changed, err := session.UninstallMCP(path, host)
+		changed, err := hostconfig.UninstallMCP(path, host)
 		if err != nil || changed != want {
 			t.Fatalf("uninstall #%d: changed %v, %v; want %v", i+1, changed, err, want)
 		}
@@ -78,12 +79,12 @@ func TestMCPInstallClaude(t *testing.T) {
 	// A server named m1nd that is not m1nd mcp is not removed.
 	path := filepath.Join(t.TempDir(), ".mcp.json")
 	os.WriteFile(path, []byte(`{"mcpServers":{"m1nd":{"command":"python3","args":["mine.py"]}}}`), 0o644)
-	if changed, err := session.UninstallMCP(path, session.HostClaude); err != nil || changed {
+	if changed, err := hostconfig.UninstallMCP(path, session.HostClaude); err != nil || changed {
 		t.Errorf("uninstalled a foreign m1nd server: %v %v", changed, err)
 	}
 	// Not JSON: left alone.
 	os.WriteFile(path, []byte("nope"), 0o644)
-	if _, err := session.InstallMCP(path, session.HostClaude, "m1nd"); err == nil || !strings.Contains(err.Error(), "leaves it alone") {
+	if _, err := hostconfig.InstallMCP(path, session.HostClaude, "m1nd"); err == nil || !strings.Contains(err.Error(), "leaves it alone") {
 		t.Errorf("installed into a file that is not JSON: %v", err)
 	}
 }
@@ -114,7 +115,7 @@ trust_level = "trusted"
 	// subtable with it, and the tables around it stay.
 	mid := "a = 1\n\n[mcp_servers.m1nd]\ncommand = \"/old/m1nd\"\nargs = [\"mcp\"]\n\n[mcp_servers.m1nd.env]\nX = \"1\"\n\n[tui]\nx = 2\n"
 	os.WriteFile(path, []byte(mid), 0o600)
-	if changed, err := session.InstallMCP(path, session.HostCodex, "/opt/bin/m1nd"); err != nil || !changed {
+	if changed, err := hostconfig.InstallMCP(path, session.HostCodex, "/opt/bin/m1nd"); err != nil || !changed {
 		t.Fatalf("install over an old path: %v %v", changed, err)
 	}
 	got, _ := os.ReadFile(path)
@@ -123,11 +124,11 @@ trust_level = "trusted"
 	}
 	// Defined inline: left alone.
 	os.WriteFile(path, []byte("mcp_servers = { m1nd = { command = \"m1nd\", args = [\"mcp\"] } }\n"), 0o600)
-	if _, err := session.UninstallMCP(path, session.HostCodex); err == nil || !strings.Contains(err.Error(), "leaves it alone") {
+	if _, err := hostconfig.UninstallMCP(path, session.HostCodex); err == nil || !strings.Contains(err.Error(), "leaves it alone") {
 		t.Errorf("uninstall of an inline table: %v", err)
 	}
 	os.WriteFile(path, []byte("[oops\n"), 0o600)
-	if _, err := session.InstallMCP(path, session.HostCodex, "m1nd"); err == nil || !strings.Contains(err.Error(), "not TOML") {
+	if _, err := hostconfig.InstallMCP(path, session.HostCodex, "m1nd"); err == nil || !strings.Contains(err.Error(), "not TOML") {
 		t.Errorf("install into a file that is not TOML: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package fullcli
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	mcli "github.com/m1nd/m1nd/internal/cli"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,7 +30,7 @@ import (
 
 // runnerdOptions is what runnerd runs on.
 type runnerdOptions struct {
-	IO            *IOStreams
+	IO            *mcli.IOStreams
 	Brain         func() (*gitstore.Repo, string, error)
 	Config        string // "" for .git/m1nd/runners.toml
 	Addr          string
@@ -39,7 +41,7 @@ type runnerdOptions struct {
 
 // newRunnerdCmd parses runnerd; a test's runF sees the options instead of
 // starting the daemon.
-func newRunnerdCmd(inv *invocation, runF func(context.Context, *runnerdOptions) error) *cli.Command {
+func newRunnerdCmd(inv *mcli.Invocation, runF func(context.Context, *runnerdOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "runnerd",
 		Usage: "run the runner daemon: pinned runners, a sibling worktree per mission, the gate",
@@ -77,11 +79,11 @@ A conflict or a failing gate is recorded for the tray and m1nd mission show.`,
 			&cli.DurationFlag{Name: "announce-interval", Value: runnerd.AnnounceInterval, Usage: "how often to announce to the owner"},
 			&cli.DurationFlag{Name: "queue-interval", Value: runnerd.QueueInterval, Usage: "how often the landing queue looks at the missions that wait (0: no queue)"},
 		},
-		Before: noArgs,
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &runnerdOptions{IO: inv.io, Brain: inv.openBrain, Config: c.String("config"), Addr: c.String("addr"), OwnerURL: c.String("owner-url"),
+			opts := &runnerdOptions{IO: inv.IO(), Brain: inv.OpenBrain, Config: c.String("config"), Addr: c.String("addr"), OwnerURL: c.String("owner-url"),
 				Announce: c.Duration("announce-interval"), QueueInterval: c.Duration("queue-interval")}
-			return runWith(c.Context, opts, runF, runRunnerd)
+			return mcli.RunWith(c.Context, opts, runF, runRunnerd)
 		},
 	}
 }
@@ -100,18 +102,18 @@ func runRunnerd(ctx context.Context, opts *runnerdOptions) error {
 	}
 	cfg, err := runnerd.LoadConfig(path)
 	if err != nil {
-		return usagef("%v", err)
+		return mcli.Usagef("%v", err)
 	}
 	secret, err := secret.LoadSecret(secret.SecretPath(repo))
 	if errors.Is(err, fs.ErrNotExist) {
-		return usagef("runnerd secret: %v (m1nd init creates it)", err)
+		return mcli.Usagef("runnerd secret: %v (m1nd init creates it)", err)
 	}
 	if err != nil {
-		return usagef("runnerd secret: %v", err)
+		return mcli.Usagef("runnerd secret: %v", err)
 	}
 	ln, err := runnerd.Listen(opts.Addr)
 	if err != nil {
-		return usagef("%v", err)
+		return mcli.Usagef("%v", err)
 	}
 	logger := log.New(opts.IO.Err, "m1nd runnerd: ", log.LstdFlags)
 	var ids []string
@@ -144,7 +146,7 @@ func orNoneText(s string) string {
 // and the shared secret. A missing secret leaves runners unable to talk to
 // this owner, which says so. The owner reads runners.toml again when it
 // changes (owner.Pins.File).
-func loadPins(streams *IOStreams, repo *gitstore.Repo) owner.Pins {
+func loadPins(streams *mcli.IOStreams, repo *gitstore.Repo) owner.Pins {
 	file := filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
 	pins := owner.Pins{Capabilities: map[string]string{}, File: file, Load: pinnedIn}
 	caps, err := pinnedIn(file)
@@ -178,7 +180,7 @@ func pinnedIn(file string) (map[string]string, error) {
 
 // spawnOptions is what spawn runs on.
 type spawnOptions struct {
-	IO       *IOStreams
+	IO       *mcli.IOStreams
 	JSON     bool
 	Repo     func() (*gitstore.Repo, error)
 	Store    func() (*brain.Store, error)
@@ -191,7 +193,7 @@ type spawnOptions struct {
 
 // newSpawnCmd parses spawn; a test's runF sees the options instead of
 // running it.
-func newSpawnCmd(inv *invocation, runF func(context.Context, *spawnOptions) error) *cli.Command {
+func newSpawnCmd(inv *mcli.Invocation, runF func(context.Context, *spawnOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "spawn",
 		Usage: "hand a mission to a pinned build-runner (through the owner)",
@@ -204,16 +206,16 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			&cli.StringFlag{Name: "packet", Usage: "mission packet markdown `FILE`"},
 			&cli.StringFlag{Name: "ask", Usage: "what should change, for a composed packet"},
 			&cli.StringFlag{Name: "owner-url", Usage: "the owner's `URL` (default: found in .git/m1nd/serve.json)"},
-			jsonFlag,
+			mcli.JSONFlag,
 		},
-		Before: noArgs,
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
 			if c.String("runner") == "" || c.String("block") == "" {
-				return usagef("spawn needs --runner ID and --block ID")
+				return mcli.Usagef("spawn needs --runner ID and --block ID")
 			}
-			opts := &spawnOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.openRepo, Store: inv.store, Runner: c.String("runner"),
+			opts := &spawnOptions{IO: inv.IO(), JSON: c.Bool("json"), Repo: inv.OpenRepo, Store: inv.Store, Runner: c.String("runner"),
 				Block: c.String("block"), Packet: c.String("packet"), Ask: c.String("ask"), OwnerURL: c.String("owner-url")}
-			return runWith(c.Context, opts, runF, runSpawn)
+			return mcli.RunWith(c.Context, opts, runF, runSpawn)
 		},
 	}
 }
@@ -227,11 +229,11 @@ func runSpawn(ctx context.Context, opts *spawnOptions) error {
 	}
 	owner, ok := owner.ClientFor(repo.RuntimeDir(), opts.OwnerURL)
 	if !ok {
-		return usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
+		return mcli.Usagef("no owner is running for this brain: start m1nd serve (or give --owner-url)")
 	}
 	packet := ""
 	if path := opts.Packet; path != "" {
-		b, err := readPacket(path, opts.IO.In)
+		b, err := mcli.ReadPacket(path, opts.IO.In)
 		if err != nil {
 			return err
 		}
@@ -241,7 +243,7 @@ func runSpawn(ctx context.Context, opts *spawnOptions) error {
 		if err != nil {
 			return err
 		}
-		if packet, err = s.Packet(opts.Block, opts.Ask, opts.IO.now()); err != nil {
+		if packet, err = s.Packet(opts.Block, opts.Ask, opts.IO.Time()); err != nil {
 			return err
 		}
 	}
@@ -253,7 +255,7 @@ func runSpawn(ctx context.Context, opts *spawnOptions) error {
 		data, _ := json.Marshal(reply)
 		return fmt.Errorf("the owner answered without accepting: %s", data)
 	}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "runner %s accepted mission %s; watch it with m1nd mission log %s\n", reply.RunnerID, reply.MissionID, reply.MissionID)
 		return nil
 	})
@@ -261,7 +263,7 @@ func runSpawn(ctx context.Context, opts *spawnOptions) error {
 
 // worktreesOptions is what worktrees and worktrees prune run on.
 type worktreesOptions struct {
-	IO       *IOStreams
+	IO       *mcli.IOStreams
 	JSON     bool
 	Missions func() (*chain.Missions, error)
 }
@@ -269,16 +271,16 @@ type worktreesOptions struct {
 // newWorktreesCmd parses worktrees; a test's runF sees the options instead
 // of running it. Its arguments are checked in the Action, not in Before,
 // which a group runs before it looks for its subcommand.
-func newWorktreesCmd(inv *invocation, runF func(context.Context, *worktreesOptions) error) *cli.Command {
+func newWorktreesCmd(inv *mcli.Invocation, runF func(context.Context, *worktreesOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "worktrees",
 		Usage: "list mission worktrees with phase and disk use; prune the clean ones",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{mcli.JSONFlag},
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
+			if err := mcli.NoArgs(c); err != nil {
 				return err
 			}
-			return runWith(c.Context, &worktreesOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.missions}, runF, runWorktrees)
+			return mcli.RunWith(c.Context, &worktreesOptions{IO: inv.IO(), JSON: c.Bool("json"), Missions: inv.Missions}, runF, runWorktrees)
 		},
 		Subcommands: []*cli.Command{newWorktreesPruneCmd(inv, nil)},
 	}
@@ -294,7 +296,7 @@ func runWorktrees(ctx context.Context, opts *worktreesOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, map[string]any{"worktrees": wts}, func(out io.Writer) error {
+	return opts.IO.Reply(opts.JSON, map[string]any{"worktrees": wts}, func(out io.Writer) error {
 		if len(wts) == 0 {
 			fmt.Fprintf(out, "no mission worktrees\n")
 		}
@@ -314,7 +316,7 @@ func runWorktrees(ctx context.Context, opts *worktreesOptions) error {
 
 // newWorktreesPruneCmd parses worktrees prune; a test's runF sees the
 // options instead of running it.
-func newWorktreesPruneCmd(inv *invocation, runF func(context.Context, *worktreesOptions) error) *cli.Command {
+func newWorktreesPruneCmd(inv *mcli.Invocation, runF func(context.Context, *worktreesOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "prune",
 		Usage: "remove the mission worktrees with nothing to lose; delete ended missions' merged branches",
@@ -325,12 +327,12 @@ when the mission's target holds every commit of it and no worktree has it
 checked out. Unmerged work is never deleted: such a branch is listed as
 kept, with why. --json replies {ok, removed, branches_deleted,
 branches_kept: [{mission_id, branch, why}]}.`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{mcli.JSONFlag},
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
+			if err := mcli.NoArgs(c); err != nil {
 				return err
 			}
-			return runWith(c.Context, &worktreesOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.missions}, runF, runWorktreesPrune)
+			return mcli.RunWith(c.Context, &worktreesOptions{IO: inv.IO(), JSON: c.Bool("json"), Missions: inv.Missions}, runF, runWorktreesPrune)
 		},
 	}
 }
@@ -346,12 +348,12 @@ func runWorktreesPrune(ctx context.Context, opts *worktreesOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.IO.reply(opts.JSON, pruned, func(w io.Writer) error {
+	return opts.IO.Reply(opts.JSON, pruned, func(w io.Writer) error {
 		fmt.Fprintf(w, "removed %s\n", gates.Count(len(pruned.Removed), "worktree"))
-		printIDs(w, "  %s\n", pruned.Removed)
+		mcli.PrintIDs(w, "  %s\n", pruned.Removed)
 		if len(pruned.Deleted) > 0 {
 			fmt.Fprintf(w, "deleted %s of ended missions, merged into their targets\n", gates.Count(len(pruned.Deleted), "branch"))
-			printIDs(w, "  %s\n", pruned.Deleted)
+			mcli.PrintIDs(w, "  %s\n", pruned.Deleted)
 		}
 		for _, k := range pruned.Kept {
 			fmt.Fprintf(w, "kept %s (%s): %s\n", k.Branch, k.MissionID, k.Why)

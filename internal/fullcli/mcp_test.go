@@ -1,4 +1,4 @@
-package serving_test
+package fullcli_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/internal/fullcli"
 	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/serving"
 	"github.com/m1nd/m1nd/mcpserver"
 )
 
@@ -22,8 +22,8 @@ import (
 func run(t *testing.T, dir string, args ...string) map[string]any {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cli.Main(context.Background(), append([]string{"m1nd", "-C", dir}, args...),
-		&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Interactive: func() bool { return false }}, serving.Servers{})
+	code := fullcli.Main(context.Background(), append([]string{"m1nd", "-C", dir}, args...),
+		&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Interactive: func() bool { return false }})
 	if code != 0 {
 		t.Fatalf("m1nd %v: exit %d\nstdout: %s\nstderr: %s", args, code, out.String(), errb.String())
 	}
@@ -62,14 +62,14 @@ func TestMCPOverStdio(t *testing.T) {
 	var errb strings.Builder
 	done := make(chan int, 1)
 	go func() {
-		code := cli.Main(context.Background(), []string{"m1nd", "-C", dir, "mcp"},
-			&cli.IOStreams{In: inR, Out: outW, Err: &errb, Interactive: func() bool { return false }}, serving.Servers{})
+		code := fullcli.Main(context.Background(), []string{"m1nd", "-C", dir, "mcp"},
+			&cli.IOStreams{In: inR, Out: outW, Err: &errb, Interactive: func() bool { return false }})
 		outW.Close()
 		done <- code
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "m1nd-serving-tests", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "m1nd-fullcli-tests", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		inW.Close()

@@ -1,10 +1,13 @@
-package cli
+package fullcli
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"strings"
+
+	mcli "github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/session/hostconfig"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,17 +16,16 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitsync"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/session"
 )
 
 // statusOptions is what status runs on.
 type statusOptions struct {
-	IO    *IOStreams
+	IO    *mcli.IOStreams
 	JSON  bool
 	Flows func() (*ops.Brain, error)
 }
 
-func newStatusCmd(inv *invocation, runF func(context.Context, *statusOptions) error) *cli.Command {
+func newStatusCmd(inv *mcli.Invocation, runF func(context.Context, *statusOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show the brain, its store version, mission heads per phase and the landing bell",
@@ -32,11 +34,11 @@ green and waits for a human to land its receipt, and of those the ones ready
 to land now (their gate tested exactly what the landing puts on the target;
 m1nd mission show says where each other one stands). In --json it appears as
 "landing_bell":{"merge_wait":N,"ready":R} only when N > 0.`,
-		Flags:  []cli.Flag{jsonFlag},
-		Before: noArgs,
+		Flags:  []cli.Flag{mcli.JSONFlag},
+		Before: mcli.NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &statusOptions{IO: inv.io, JSON: c.Bool("json"), Flows: inv.flows}
-			return runWith(c.Context, opts, runF, runStatus)
+			opts := &statusOptions{IO: inv.IO(), JSON: c.Bool("json"), Flows: inv.Flows}
+			return mcli.RunWith(c.Context, opts, runF, runStatus)
 		},
 	}
 }
@@ -47,7 +49,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := flows.Status(ctx, opts.IO.now())
+	st, err := flows.Status(ctx, opts.IO.Time())
 	if err != nil {
 		return err
 	}
@@ -55,8 +57,8 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	reply := statusReply{Status: st, SyncHeld: held, Registrations: session.Registrations(flows.Repo.WorkTree())}
-	return opts.IO.reply(opts.JSON, reply, func(w io.Writer) error {
+	reply := statusReply{Status: st, SyncHeld: held, Registrations: hostconfig.Registrations(flows.Repo.WorkTree())}
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain    %s\n", reply.Brain)
 		if !reply.HasStore() {
 			fmt.Fprintf(w, "store    none yet (m1nd skeleton scan creates it)\n")
@@ -103,18 +105,18 @@ type statusReply struct {
 	SyncHeld []gitsync.HeldRef `json:"sync_held,omitempty"`
 	// Registrations are the hosts' hooks and MCP servers that run m1nd
 	// (this project's and the user's), each with the m1nd it finds.
-	Registrations []session.Registration `json:"registrations,omitempty"`
+	Registrations []hostconfig.Registration `json:"registrations,omitempty"`
 }
 
 // printUnfound names every registration whose m1nd cannot be found: each
 // of its hook calls fails, and the agent's session runs without m1nd.
-func printUnfound(w io.Writer, regs []session.Registration) {
+func printUnfound(w io.Writer, regs []hostconfig.Registration) {
 	for _, r := range regs {
 		if r.Found != "" {
 			continue
 		}
 		what := "hooks run"
-		if r.Kind == session.KindMCP {
+		if r.Kind == hostconfig.KindMCP {
 			what = "MCP server runs"
 		}
 		where := "which is not there"

@@ -1,9 +1,11 @@
-package session
+package hostconfig
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/m1nd/m1nd/session"
 )
 
 func TestRegistrationsFindTheM1ndTheyName(t *testing.T) {
@@ -35,8 +37,8 @@ func TestRegistrationsFindTheM1ndTheyName(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(root, "tools", "m1nd"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for _, host := range []string{HostClaude, HostCodex} {
-				path, _ := SettingsPath(host, root, false)
+			for _, host := range []string{session.HostClaude, session.HostCodex} {
+				path, _ := session.SettingsPath(host, root, false)
 				if _, err := Install(path, host, tc.command, true); err != nil {
 					t.Fatal(err)
 				}
