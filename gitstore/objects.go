@@ -280,6 +280,11 @@ func (r *Repo) loosePath(h Hash) string {
 	return filepath.Join(r.commonDir, "objects", hex[:2], hex[2:])
 }
 
+// looseBufs are the buffered readers loose objects are read through: a
+// call reads a handful of objects, and each new 4 KB buffer is a fresh
+// page to fault in.
+var looseBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
 var zlibPool sync.Pool
 
 // zlibWriters are the loose-object compressors, reused across writes.
@@ -339,7 +344,9 @@ func (r *Repo) readLoose(h Hash) (ObjectType, []byte, error) {
 		return "", nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 4096)
+	br := looseBufs.Get().(*bufio.Reader)
+	br.Reset(f)
+	defer looseBufs.Put(br)
 	var zr io.ReadCloser
 	if pooled, ok := zlibPool.Get().(io.ReadCloser); ok {
 		if err := pooled.(zlib.Resetter).Reset(br, nil); err != nil {
