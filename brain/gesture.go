@@ -93,6 +93,9 @@ func (k *KeysAt) CheckCommit(doc *chain.Judged, gesture string, change []byte) e
 	if err != nil || ok {
 		return err
 	}
+	if at, lacking := k.lacksAnchor(keys.BeforeFirstKey, doc); lacking {
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "the first passkey keeps the terminal's confirmations up to %s at %.12s, a commit this clone does not hold, so it cannot tell whether this %s came before the key: take the history first (m1nd sync), then look again", doc.Ref, at, gesture)
+	}
 	return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain has a registered passkey, so %s is made in the tray and signed by it: a terminal's confirmation made after the first key does not count", gesture)
 }
 
@@ -118,7 +121,26 @@ func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Judged, gesture string, cha
 	if err != nil || ok {
 		return err
 	}
+	if at, lacking := k.lacksAnchor(removed.Anchors, doc); lacking {
+		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d, which keeps what it signed up to %s at %.12s; this clone does not hold that commit, so it cannot tell whether this one came before the removal: take the history first (m1nd sync), then look again", gates.Echo(removed.Label), removed.RemovedIn, doc.Ref, at)
+	}
 	return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d: a removed key proves nothing made after its removal", gates.Echo(removed.Label), removed.RemovedIn)
+}
+
+// lacksAnchor reports whether anchors name doc's ref at a commit this
+// side does not hold: then "made after" cannot be told from "not fetched
+// yet", and a refusal must say which.
+func (k *KeysAt) lacksAnchor(anchors Anchors, doc *chain.Judged) (string, bool) {
+	at, ok := anchors[doc.Ref]
+	if !ok {
+		return "", false
+	}
+	h, err := gitstore.ParseHash(at)
+	if err != nil {
+		return "", false
+	}
+	_, err = k.Objects.ReadCommit(h)
+	return at, err != nil
 }
 
 // anchored reports whether doc's commit is at or below its ref's anchor

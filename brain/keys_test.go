@@ -9,6 +9,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/gittest"
 )
 
 // TestKeysFollow: a key set after the first adds 1 to version, keeps at
@@ -101,5 +102,57 @@ func TestKeysFollow(t *testing.T) {
 	}
 	if ErrLastKey.Lesson != "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)" {
 		t.Fatalf("the last key's lesson: %q", ErrLastKey.Lesson)
+	}
+}
+
+// TestRemovedKeyLessonSaysWhatIsKnown: a proof by a removed key over a
+// commit the removal does not anchor is refused saying it was made after
+// the removal, but when this side does not hold the commit the removal
+// anchors, it says so: it cannot tell "after" from "not fetched yet".
+func TestRemovedKeyLessonSaysWhatIsKnown(t *testing.T) {
+	g := gittest.Init(t, "shop")
+	g.CommitFiles("one", map[string]string{"a": "1\n"})
+	first := strings.TrimSpace(g.Git("rev-parse", "HEAD"))
+	g.CommitFiles("two", map[string]string{"a": "2\n"})
+	second := strings.TrimSpace(g.Git("rev-parse", "HEAD"))
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	removed, kept := gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
+	ref := chain.MissionRefPrefix + "msn_0123456789ab"
+	gesture, change := gates.GestureArchive, []byte("the archived letter")
+	proof := removed.Assert(gates.GestureChallenge(gesture, change), nil)
+	judge := func(anchor, commit string) error {
+		t.Helper()
+		set := &KeySet{Schema: KeysSchema, Version: 3, Keys: []Passkey{{CredentialID: kept.ID, PublicKey: kept.Key.PKIX, AddedAt: "2026-12-01T00:00:00Z"}},
+			Removed: []RemovedKey{{Passkey: Passkey{CredentialID: removed.ID, PublicKey: removed.Key.PKIX, AddedAt: "2026-11-30T00:00:00Z"}, RemovedIn: 3, Anchors: Anchors{ref: anchor}}}}
+		blob, err := repo.WriteBlob(set.Canonical())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := repo.WriteTree([]gitstore.TreeEntry{{Name: KeysFile, Mode: gitstore.ModeFile, Hash: blob}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := gitstore.Signature{Name: "m1nd", Email: "m1nd@localhost"}
+		head, err := repo.WriteCommit(&gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "keys v3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := gitstore.ParseHash(commit)
+		doc := &chain.Judged{Doc: chain.Doc{Ref: ref, Commit: h, Meta: &gitstore.Commit{Message: chain.GestureMessage(gates.OriginHumanPasskey, proof)}}}
+		return (&KeysAt{Objects: repo, Head: head}).CheckCommit(doc, gesture, change)
+	}
+	if err := judge(second, first); err != nil {
+		t.Fatalf("a proof below the removal's anchor: %v", err)
+	}
+	if err := judge(first, second); err == nil || !strings.Contains(err.Error(), "a removed key proves nothing made after its removal") {
+		t.Fatalf("a proof above the anchor: %v", err)
+	}
+	missing := strings.Repeat("ab", 20)
+	if err := judge(missing, first); err == nil || !strings.Contains(err.Error(), "this clone does not hold that commit, so it cannot tell whether this one came before the removal") || strings.Contains(err.Error(), "made after") {
+		t.Fatalf("a proof judged where the anchor is not held: %v", err)
 	}
 }

@@ -230,3 +230,22 @@ func OnChain(objs gitstore.Objects, head, h gitstore.Hash) (bool, error) {
 	}
 	return false, nil
 }
+
+// Final reports whether the mission letter of commit h is final: landed
+// or archived, which nothing follows (CheckTransition) and no history may
+// drop (a sync refuses a remote chain that forks below one).
+func Final(objs gitstore.Objects, h gitstore.Hash) (bool, error) {
+	c, err := objs.ReadCommit(h)
+	if err != nil {
+		return false, err
+	}
+	body, err := objs.ReadFileInTree(c.Tree, LetterFile)
+	if err != nil {
+		return false, err
+	}
+	facts, err := readHeadFacts(body)
+	if err != nil {
+		return false, fmt.Errorf("letter of %s: %w", h, err)
+	}
+	return facts.Phase == PhaseLanded || facts.Phase == PhaseArchived, nil
+}

@@ -164,10 +164,19 @@ func (m *Missions) PrepareArchive(missionID, agent string, now time.Time) (*Prep
 	}, nil
 }
 
-// PhaseCounts counts heads per phase.
+// BrokenPhase is what PhaseCounts counts a head under when its history
+// breaks the laws: never the phase it claims.
+const BrokenPhase = "broken"
+
+// PhaseCounts counts heads per phase; a head marked with a Fault counts
+// under BrokenPhase.
 func PhaseCounts(heads []*Head) map[string]int {
 	out := map[string]int{}
 	for _, h := range heads {
+		if h.Fault != nil {
+			out[BrokenPhase]++
+			continue
+		}
 		out[h.Phase]++
 	}
 	return out

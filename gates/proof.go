@@ -150,6 +150,23 @@ func ProofOrigin(p *Proof) (string, error) {
 	return cd.Origin, nil
 }
 
+// ProofChallenge is the challenge a proof's client data says it signs;
+// VerifyProof checks it against the one expected.
+func ProofChallenge(p *Proof) ([]byte, error) {
+	data, err := b64.DecodeString(p.ClientDataJSON)
+	var cd struct {
+		Challenge string `json:"challenge"`
+	}
+	if err != nil || json.Unmarshal(data, &cd) != nil {
+		return nil, badProof("the client data does not decode")
+	}
+	c, err := b64.DecodeString(strings.TrimRight(cd.Challenge, "="))
+	if err != nil {
+		return nil, badProof("the client data's challenge is not base64url")
+	}
+	return c, nil
+}
+
 // trayOrigin reports whether origin is a tray's: http://localhost, any port.
 func trayOrigin(origin string) bool {
 	rest, ok := strings.CutPrefix(origin, "http://"+RelyingParty)

@@ -8,9 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
 )
@@ -520,12 +523,18 @@ type PushPolicy struct {
 	// Protect names the branches a push may move only to a tree the gate
 	// of a landed mission passed on (hooks install --bare --protect NAME).
 	Protect []string
+	// TrustKeys are the fingerprints (brain.ParseFingerprint's form) of the
+	// first keys the remote takes a first key set from (hooks install
+	// --bare --trust-key FP): the team's, never the first pusher's. With
+	// none, the remote takes no first key set at all.
+	TrustKeys []string
 }
 
 // The pre-receive's flags for a policy (`m1nd hooks run pre-receive`).
 const (
 	requirePasskeyFlag = "--require-passkey"
 	protectFlag        = "--protect"
+	trustKeyFlag       = "--trust-key"
 )
 
 // HookArgs are the flags the pre-receive script calls `m1nd hooks run
@@ -538,7 +547,36 @@ func (p PushPolicy) HookArgs() []string {
 	for _, b := range p.Protect {
 		args = append(args, protectFlag, b)
 	}
+	for _, fp := range p.TrustKeys {
+		args = append(args, trustKeyFlag, strings.ReplaceAll(fp, " ", ""))
+	}
 	return args
+}
+
+// FirstKeys judges a push that creates refs/m1nd/keys on a remote: its
+// first key set is taken only when its key is one the admin trusts
+// (TrustKeys), so an agent that pushes a key set of its own first squats
+// nothing. nil when u is not such a creation, or its first key is
+// trusted.
+func (p PushPolicy) FirstKeys(objs gitstore.Objects, u laws.Update) *laws.RefFault {
+	if u.Ref != brain.KeysRef || !u.Old.IsZero() || u.New.IsZero() {
+		return nil
+	}
+	first, err := brain.FirstKey(objs, u.New)
+	if err != nil {
+		return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(gates.InvalidLetter), Lesson: err.Error()}
+	}
+	fp := first.Fingerprint()
+	if slices.Contains(p.TrustKeys, fp) {
+		return nil
+	}
+	lesson := fmt.Sprintf("this remote takes its first key set only from a key its admin trusts, and this one's first key (%s) is not one: ", first.Named())
+	if len(p.TrustKeys) == 0 {
+		lesson += "it trusts none yet; its admin runs m1nd hooks install --bare --trust-key 'FINGERPRINT' there, with the team's first key (the tray and m1nd brain keys show it)"
+	} else {
+		lesson += "it trusts " + strings.Join(p.TrustKeys, ", ") + "; the team's first key set is pushed by the clone that registered that key"
+	}
+	return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(gates.HumanGestureRequired), Lesson: lesson}
 }
 
 // Keeps reports whether a pushed ref is the pre-receive's business under
@@ -583,10 +621,12 @@ func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.Re
 	judge.RequirePasskey = policy.RequirePasskey
 	var faults []*laws.RefFault
 	for _, u := range updates {
-		var f *laws.RefFault
-		if branch := policy.protected(u.Ref); branch != "" {
+		f := policy.FirstKeys(objs, u)
+		switch branch := policy.protected(u.Ref); {
+		case f != nil:
+		case branch != "":
 			f = judge.CheckProtected(objs, u, branch)
-		} else {
+		default:
 			f = judge.Check(objs, u)
 		}
 		if f != nil {

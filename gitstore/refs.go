@@ -449,7 +449,7 @@ func (r *Repo) looseRefNames(prefix string) ([]string, []OddRef, error) {
 			// should be is never read (it could block, or point anywhere):
 			// it is named, for verify to report.
 			if t := e.Type(); !t.IsRegular() {
-				odd = append(odd, OddRef{Name: child, Kind: kindOf(t)})
+				odd = append(odd, OddRef{Name: child, Kind: KindOf(t)})
 				continue
 			}
 			names = append(names, child)

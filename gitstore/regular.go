@@ -49,7 +49,7 @@ func regularOnly(f *os.File, path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &NotRegularError{Path: path, Kind: kindOf(fi.Mode())}
+		return nil, &NotRegularError{Path: path, Kind: KindOf(fi.Mode())}
 	}
 	return f, nil
 }
@@ -131,8 +131,13 @@ func ReadRuntime(path string, limit int64) ([]byte, error) {
 	return readAtMost(f, path, limit)
 }
 
-func kindOf(m fs.FileMode) string {
+// KindOf names what a file of mode m is, as m1nd's lessons say it: "named
+// pipe (FIFO)", "socket", "device", "folder", "symbolic link", "regular
+// file" or "special file".
+func KindOf(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "regular file"
 	case m&fs.ModeNamedPipe != 0:
 		return "named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:

@@ -124,7 +124,8 @@ func ValidRepairRef(ref string) bool {
 	return strings.HasPrefix(ref, Prefix) && !strings.HasPrefix(ref, ConflictsPrefix) && gitstore.ValidRefName(ref)
 }
 
-// Repair replaces remote's ref, whose history breaks the laws, with this
+// Repair replaces remote's ref, whose history breaks the laws or rewrites
+// this clone's (rewriteOf: a new root, a dropped final letter), with this
 // clone's, which keeps them: a push with a lease on the value just
 // fetched, so a remote that moved meanwhile is refused, never
 // overwritten. It is refused when the remote's history keeps the laws
@@ -165,8 +166,16 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 	if err != nil {
 		return nil, err
 	}
-	if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f == nil {
-		return nil, gates.Refusef(gates.InvalidTransition, "ref", "%s on %s keeps the laws: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
+	fork, lAfter, err := forkPoint(repo, l, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	rewrite, err := rewriteOf(repo, remote, ref, fork, lAfter, r)
+	if err != nil {
+		return nil, err
+	}
+	if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f == nil && rewrite == nil {
+		return nil, gates.Refusef(gates.InvalidTransition, "ref", "%s on %s keeps the laws and extends or races this clone's: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
 	}
 	if f := judge.Check(repo, laws.Update{New: l, Ref: ref}); f != nil {
 		return nil, gates.Refusef(gates.Code(f.Code), "ref", "this clone's %s breaks the laws too, so it cannot replace the remote's: %s", ref, f.Lesson)

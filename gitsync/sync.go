@@ -87,8 +87,30 @@ func ValidRemote(name string) bool {
 	return gitstore.ValidRefName(TrackingPrefix(name) + "x")
 }
 
+// Options are how one sync runs.
+type Options struct {
+	// Progress takes the progress lines (nil: none).
+	Progress io.Writer
+	// Trust is the first-key fingerprint (brain.ParseFingerprint's form)
+	// a remote's key set is taken from when this clone holds none (sync
+	// --trust): the person checked it with the key's owner.
+	Trust string
+	// Ask, when set, shows a person at a terminal the remote's key set
+	// this clone would take, and returns whether they trust it. Without
+	// Trust or a yes, the keys are held, never taken in silence.
+	Ask func(KeysOffer) (bool, error)
+}
+
+// KeysOffer is a remote's key set, offered to a clone that holds none:
+// its first key, whose fingerprint names the chain, and its keys now.
+type KeysOffer struct {
+	Remote string          `json:"remote"`
+	First  brain.Passkey   `json:"first"`
+	Keys   []brain.Passkey `json:"keys"`
+}
+
 // Sync runs one sync of repo's refs/m1nd/ with remote, writing progress
-// lines to progress. Local refs move only by compare-and-swap; the push is
+// lines to opts.Progress. Local refs move only by compare-and-swap; the push is
 // atomic and carries only creations and fast-forwards of what was
 // fetched, never forced, so git checks each ref against the remote's value
 // (a compare-and-swap per ref, see push.go); nothing accepted locally is
@@ -98,13 +120,13 @@ func ValidRemote(name string) bool {
 // steady sync fetches nothing), settle each ref (the keys, the store and
 // the archive first, since every other ref is judged against them), judge
 // and push what this clone has that the remote lacks, and report.
-func Sync(ctx context.Context, repo *gitstore.Repo, remote string, progress io.Writer) (*Report, error) {
+func Sync(ctx context.Context, repo *gitstore.Repo, remote string, opts Options) (*Report, error) {
 	if !ValidRemote(remote) {
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
-	s := &run{ctx: ctx, repo: repo, remote: remote, dir: repo.RemoteDir(), tracking: TrackingPrefix(remote), began: time.Now(),
+	s := &run{ctx: ctx, repo: repo, remote: remote, dir: repo.RemoteDir(), tracking: TrackingPrefix(remote), began: time.Now(), opts: opts,
 		rep: &Report{OK: true, Remote: remote, FastForwarded: []string{}, Created: []string{}, Pushed: []string{}, Conflicts: []Conflict{},
-			RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, Folded: []string{}, RemoteFolded: []string{}, progress: progress}}
+			RefusedRemote: []*laws.RefFault{}, RefusedLocal: []*laws.RefFault{}, Folded: []string{}, RemoteFolded: []string{}, progress: opts.Progress}}
 	steady, err := s.fetch()
 	if err != nil || steady {
 		return s.repOrNil(err), err
@@ -137,6 +159,7 @@ type run struct {
 	dir      string // where git's transport commands run
 	tracking string
 	rep      *Report
+	opts     Options
 
 	// began and localStamp are when this sync read the local refs and what
 	// their folder looked like then: the record of a clean sync keeps them.
@@ -324,6 +347,8 @@ func (s *run) settleRef(ref string) error {
 	switch {
 	case hasL && !hasR:
 		s.push = append(s.push, ref)
+	case hasR && !hasL && ref == brain.KeysRef:
+		return s.takeKeys(r)
 	case hasR && !hasL:
 		return s.take(ref, r)
 	case l == r:
@@ -353,6 +378,36 @@ func (s *run) take(ref string, r gitstore.Hash) error {
 	return nil
 }
 
+// takeKeys takes the remote's key set into a clone that holds none, once
+// a person trusts it: by its first key's fingerprint, given (Trust) or
+// confirmed at a terminal (Ask), as ssh asks for a host's key. Everything
+// the keys prove is judged against them, so a key set taken in silence
+// would let whoever pushed the first one (an agent) sign as the human
+// here. Without trust it is held, and what leans on it with it.
+func (s *run) takeKeys(r gitstore.Hash) error {
+	first, err := brain.FirstKey(s.repo, r)
+	if err != nil {
+		s.refuseRemote(brain.KeysRef, &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.InvalidLetter), Lesson: err.Error()})
+		return nil
+	}
+	fp := first.Fingerprint()
+	trusted := s.opts.Trust == fp
+	if !trusted && s.opts.Trust == "" && s.opts.Ask != nil {
+		set, err := brain.ReadKeys(s.repo, r)
+		if err != nil {
+			return err
+		}
+		if trusted, err = s.opts.Ask(KeysOffer{Remote: s.remote, First: first, Keys: set.Keys}); err != nil {
+			return err
+		}
+	}
+	if !trusted {
+		s.refuseRemote(brain.KeysRef, keysNotTrusted(s.remote, r, first, s.opts.Trust))
+		return nil
+	}
+	return s.take(brain.KeysRef, r)
+}
+
 // reconcile settles a ref both sides hold at different commits: push when
 // the remote is behind, fast-forward when this clone is, and on a fork
 // take the remote's chain if it keeps the laws and park this clone's.
@@ -372,6 +427,12 @@ func (s *run) reconcile(ref string, l, r gitstore.Hash) error {
 		// ordinary race.
 		s.refuseRemote(ref, keysNotExtended(s.remote, r))
 		return nil
+	}
+	if f, err := rewriteOf(s.repo, s.remote, ref, fork, lAfter, r); err != nil || f != nil {
+		if f != nil {
+			s.refuseRemote(ref, f)
+		}
+		return err
 	}
 	// Judged from the fork on: what came before is this side's own,
 	// already judged.
@@ -636,11 +697,57 @@ func track(ctx context.Context, repo *gitstore.Repo, tracking string, pushed []s
 	return nil
 }
 
+// keysNotTrusted is the refusal of a remote key set this clone was not
+// told to trust: trusted (sync --trust) names another first key, or none.
+func keysNotTrusted(remote string, r gitstore.Hash, first brain.Passkey, trusted string) *laws.RefFault {
+	fp := first.Fingerprint()
+	lesson := fmt.Sprintf("%s's passkeys are not trusted here yet: their first key is %s; compare it with that key's owner (their tray shows it), then run m1nd sync --trust '%s' (at a terminal, m1nd sync asks); until then nothing they prove is taken", remote, first.Named(), fp)
+	if trusted != "" {
+		lesson = fmt.Sprintf("%s's passkeys begin with the key %s, not %s, the one you trusted: not taken (an agent may have pushed its own key set first); ask the team which key is theirs", remote, first.Named(), trusted)
+	}
+	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.HumanGestureRequired), Lesson: lesson}
+}
+
 // keysNotExtended is the refusal of a remote key set that does not extend
 // the one this clone holds.
 func keysNotExtended(remote string, r gitstore.Hash) *laws.RefFault {
 	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.HumanGestureRequired),
 		Lesson: fmt.Sprintf("%s's passkeys do not extend the ones this clone trusts (someone registered or changed keys there without a key this clone holds): this clone keeps its own and takes nothing that leans on %s's; compare the keys with whoever runs it, and have the remote's admin restore refs/m1nd/keys", remote, remote)}
+}
+
+// rewriteOf is the refusal of r, the remote's value of ref, when it
+// rewrites this clone's chain rather than racing it: a chain that shares
+// no commit with it (a new history pushed by force: for refs/m1nd/brain,
+// another brain's identity, whose registration root never changes), or
+// one that forks below a landed or archived letter of this clone's
+// (letters nothing follows and no history may drop). A hookless remote
+// takes such a push; a sync never adopts it as a race. fork and lAfter
+// are forkPoint's answer for this clone's value and r; nil for an
+// extension or an honest fork.
+func rewriteOf(repo *gitstore.Repo, remote, ref string, fork gitstore.Hash, lAfter []gitstore.Hash, r gitstore.Hash) (*laws.RefFault, error) {
+	repair := fmt.Sprintf("this clone keeps its own and takes nothing of it; m1nd sync --repair %s puts this clone's back on %s", ref, remote)
+	if fork.IsZero() {
+		what := "a new history pushed over it by force"
+		if ref == brain.RegistrationRef {
+			what = "another brain's registration pushed over it by force: a brain's registration root is its identity and never changes"
+		}
+		return &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.BrokenHistory),
+			Lesson: fmt.Sprintf("%s's %s shares no commit with this clone's (%s): a rewrite, not a race; %s", remote, ref, what, repair)}, nil
+	}
+	if !strings.HasPrefix(ref, chain.MissionRefPrefix) {
+		return nil, nil
+	}
+	for _, h := range lAfter {
+		final, err := chain.Final(repo, h)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if final {
+			return &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.BrokenHistory),
+				Lesson: fmt.Sprintf("%s's %s drops this clone's final letter at %s (landed and archived letters are never replaced): a rewrite, not a race; %s", remote, ref, h.String()[:12], repair)}, nil
+		}
+	}
+	return nil, nil
 }
 
 // forkPoint finds where two first-parent chains meet: the newest commit of

@@ -3,7 +3,6 @@ package gitsync
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +52,7 @@ func twoClones(t *testing.T) (*clone, *clone) {
 
 func (c *clone) sync(t *testing.T) *Report {
 	t.Helper()
-	rep, err := Sync(context.Background(), c.repo, "origin", io.Discard)
+	rep, err := Sync(context.Background(), c.repo, "origin", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +137,7 @@ func TestConcurrentSyncsStayConsistent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				Sync(context.Background(), c.repo, "origin", io.Discard) // a lost push is retried next round
+				Sync(context.Background(), c.repo, "origin", Options{}) // a lost push is retried next round
 			}()
 		}
 		wg.Wait()
@@ -262,7 +261,7 @@ func TestSyncPushesInBatches(t *testing.T) {
 		}
 	}
 	var progress strings.Builder
-	rep, err := Sync(context.Background(), a.repo, "origin", &progress)
+	rep, err := Sync(context.Background(), a.repo, "origin", Options{Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +384,7 @@ func TestSteadySyncFetchesNothing(t *testing.T) {
 	syncSays := func(c *clone) string {
 		t.Helper()
 		var progress strings.Builder
-		rep, err := Sync(ctx, c.repo, "origin", &progress)
+		rep, err := Sync(ctx, c.repo, "origin", Options{Progress: &progress})
 		if err != nil || !rep.OK {
 			t.Fatalf("sync: %+v, %v", rep, err)
 		}
@@ -418,7 +417,7 @@ func TestSteadySyncReadsNothingUntilARefMoves(t *testing.T) {
 	syncSays := func(c *clone) (*Report, string) {
 		t.Helper()
 		var progress strings.Builder
-		rep, err := Sync(ctx, c.repo, "origin", &progress)
+		rep, err := Sync(ctx, c.repo, "origin", Options{Progress: &progress})
 		if err != nil || !rep.OK {
 			t.Fatalf("sync: %+v, %v", rep, err)
 		}
@@ -528,7 +527,7 @@ func TestSyncHalvesABatchCutShort(t *testing.T) {
 		}
 	}
 	var progress strings.Builder
-	rep, err := Sync(context.Background(), a.repo, "origin", &progress)
+	rep, err := Sync(context.Background(), a.repo, "origin", Options{Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
@@ -123,8 +124,8 @@ func recordAgents(repo *gitstore.Repo, file string) ([]string, error) {
 		}
 	}
 	entries, err := os.ReadDir(filepath.Join(repo.RuntimeDir(), AgentsFolder))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return nil, err // not a folder: CheckRecords reports it
 	}
 	for _, e := range entries {
 		if _, err := os.Lstat(filepath.Join(repo.RuntimeDir(), AgentsFolder, e.Name(), file)); err == nil {
@@ -272,6 +273,10 @@ type RecordFault struct {
 // never a failure of the check.
 func CheckRecords(repo *gitstore.Repo) ([]RecordFault, error) {
 	var faults []RecordFault
+	agents := filepath.Join(repo.RuntimeDir(), AgentsFolder)
+	if fi, err := os.Lstat(agents); err == nil && !fi.IsDir() {
+		faults = append(faults, RecordFault{Path: agents, Lesson: fmt.Sprintf("a %s where the agents' records folder should be: m1nd never reads it; remove it (m1nd makes the folder again)", gitstore.KindOf(fi.Mode()))})
+	}
 	rc := &refChains{repo: repo}
 	cursors, err := recordAgents(repo, cursorFile)
 	if err != nil {
@@ -281,7 +286,7 @@ func CheckRecords(repo *gitstore.Repo) ([]RecordFault, error) {
 		path, _, _ := agentFile(repo, cursorFile, agent)
 		cur, err := readCursor(repo, agent)
 		if err != nil {
-			faults = append(faults, RecordFault{Path: path, Lesson: recordLesson(err)})
+			faults = append(faults, recordFault(path, err))
 			continue
 		}
 		refs := make([]string, 0, len(cur.Refs))
@@ -307,7 +312,7 @@ func CheckRecords(repo *gitstore.Repo) ([]RecordFault, error) {
 		path, _, _ := agentFile(repo, inflightFile, agent)
 		in := &inflight{}
 		if err := readAgentJSON(repo, inflightFile, agent, "letters in flight", "remove the file", in); err != nil {
-			faults = append(faults, RecordFault{Path: path, Lesson: recordLesson(err)})
+			faults = append(faults, recordFault(path, err))
 			continue
 		}
 		dropped, err := in.verify(repo, agent)
@@ -349,4 +354,14 @@ func recordLesson(err error) string {
 		return fmt.Sprintf("a %s, not a regular file: m1nd never reads it; remove it", nr.Kind)
 	}
 	return err.Error()
+}
+
+// recordFault is the fault of a record that does not read, at path, or
+// at the file the error names (the release-before's copy it fell back to).
+func recordFault(path string, err error) RecordFault {
+	var nr *gitstore.NotRegularError
+	if errors.As(err, &nr) {
+		path = nr.Path
+	}
+	return RecordFault{Path: path, Lesson: recordLesson(err)}
 }

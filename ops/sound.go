@@ -77,12 +77,24 @@ func (b *Brain) Heads(ctx context.Context, phase string, decode bool) (*chain.He
 	return view, nil
 }
 
-// markHeads sets the fault of each head whose chain breaks the laws.
+// markHeads sets the fault of each head whose chain breaks the laws. A
+// head read from the archive (Folded) is only as sound as the archive
+// that folds it: a forged fold (a merge_wait mission listed as finished)
+// marks every head it folds, never "folded, finished" over it.
 func (b *Brain) markHeads(heads []*chain.Head) error {
-	refs := make([]string, len(heads))
-	commits := make([]gitstore.Hash, len(heads))
+	refs := make([]string, len(heads), len(heads)+1)
+	commits := make([]gitstore.Hash, len(heads), len(heads)+1)
+	folded := false
 	for i, h := range heads {
 		refs[i], commits[i] = chain.MissionRefPrefix+h.MissionID, h.Commit
+		folded = folded || h.Folded
+	}
+	if folded {
+		archive, _, err := b.Repo.ReadRef(chain.ArchiveRef)
+		if err != nil {
+			return err
+		}
+		refs, commits = append(refs, chain.ArchiveRef), append(commits, archive)
 	}
 	v := b.Verdicts()
 	faults, err := v.Judge(refs, commits)
@@ -90,9 +102,18 @@ func (b *Brain) markHeads(heads []*chain.Head) error {
 		return fmt.Errorf("judge the mission heads: %w", err)
 	}
 	v.Save()
-	for i, f := range faults {
-		if f != nil {
+	var archiveFault *chain.HeadFault
+	if folded {
+		if f := faults[len(heads)]; f != nil {
+			archiveFault = &chain.HeadFault{Commit: f.Commit, Refused: f.Code, Lesson: "the archive that folds it breaks the laws: " + f.Lesson}
+		}
+	}
+	for i, f := range faults[:len(heads)] {
+		switch {
+		case f != nil:
 			heads[i].Fault = &chain.HeadFault{Commit: f.Commit, Refused: f.Code, Lesson: f.Lesson}
+		case heads[i].Folded && archiveFault != nil:
+			heads[i].Fault = archiveFault
 		}
 	}
 	return nil

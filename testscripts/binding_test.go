@@ -122,7 +122,7 @@ func (r *bindRig) twoKeys() (old, kept *gatestest.Authenticator) {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
-	old, kept = gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
+	old, kept = teamKey(), gatestest.New(t, "ed25519") // old is the remote's trusted first key
 	passkey := func(a *gatestest.Authenticator, label string) brain.Passkey {
 		return brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: label, AddedAt: chain.Timestamp(r.now)}
 	}
@@ -168,10 +168,11 @@ func (r *bindRig) secondClone() *gittest.Repo {
 	return g
 }
 
-// syncIn runs m1nd sync --json in dir and decodes its report.
-func (r *bindRig) syncIn(dir string) (*gitsync.Report, string) {
+// syncIn runs m1nd sync --json in dir and decodes its report; more are
+// sync's flags (a first sync's --trust).
+func (r *bindRig) syncIn(dir string, more ...string) (*gitsync.Report, string) {
 	r.t.Helper()
-	out, _ := r.m1nd(dir, "sync", "--json")
+	out, _ := r.m1nd(dir, append([]string{"sync", "--json"}, more...)...)
 	rep := &gitsync.Report{}
 	start := strings.Index(out, "{")
 	if start < 0 || json.Unmarshal([]byte(out[start:strings.LastIndex(out, "}")+1]), rep) != nil {
@@ -350,7 +351,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	// archive after when the remote holds it (written there past its hook).
 	gittest.Open(t, r.remote).Git("-c", "core.hooksPath=/dev/null", "fetch", "-q", r.g.Dir, after+":"+after)
 	clone := r.secondClone()
-	rep, raw = r.syncIn(clone.Dir)
+	rep, raw = r.syncIn(clone.Dir, "--trust", teamKeyFingerprint())
 	if f := faultOf(rep.RefusedRemote, after); f == nil || !strings.Contains(f.Lesson, "removed in key set v3") {
 		t.Fatalf("a first sync took the archive by the removed key:\n%s", raw)
 	}
@@ -360,15 +361,15 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 }
 
 // TestKeysAreNeverReplacedBySync: an agent registers its own first key on
-// a fresh guarded remote (a creation, which the remote takes: whoever
-// writes the first key set is trusted there). The human's clone holds its
-// own keys: its sync refuses the remote's key set, reports it, never
+// a fresh remote that runs no m1nd hook (a guarded one takes a first key
+// set only from the key its admin trusts: binding_keys_sync.txtar). The
+// human's clone holds its own keys: its sync refuses the remote's key set, reports it, never
 // adopts it and parks nothing; the human's keys stand, and a landing the
 // agent signed with its key is refused by the human's sync; verify is
 // clean on the human's side.
 func TestKeysAreNeverReplacedBySync(t *testing.T) {
 	ctx := context.Background()
-	r := newBindRig(t)
+	r := hooklessRig(t)
 	human, agent := gatestest.New(t, "es256"), gatestest.New(t, "es256")
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: human.ID, PublicKey: human.Key.PKIX, Label: "human", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
@@ -481,6 +482,13 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 	if json.Unmarshal([]byte(out), &st) != nil || len(st.Broken) != 1 || st.Broken[0].Ref != ref || st.Broken[0].Code != string(gates.LandedLaw) {
 		t.Fatalf("status does not list the forged landing as broken:\n%s", out)
 	}
+	// It is counted as broken, never among the landed it claims to be.
+	if st.Phases[chain.BrokenPhase] != 1 || st.Phases[chain.PhaseLanded] != 0 {
+		t.Fatalf("status counts the forged landing under %v", st.Phases)
+	}
+	if out, _ := r.m1nd(r.g.Dir, "status"); !strings.Contains(out, "\n  broken           1 (below: BROKEN)\n") || strings.Contains(out, "  landed ") {
+		t.Fatalf("status text counts the forged landing:\n%s", out)
+	}
 
 	// A second mission at merge_wait on the forged one's block; then the
 	// store gets a receipt no human imported, past the hook.
@@ -592,11 +600,11 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 	if out, err := archiveBy(gates.OriginHumanTTY); err == nil || !strings.Contains(out, "takes human gestures signed by a passkey only") {
 		t.Fatalf("a --require-passkey remote took a terminal archive: %v\n%s", err, out)
 	}
-	if out, err := r.m1nd(r.remote, "hooks", "install", "--bare"); err != nil {
+	if out, err := r.m1nd(r.remote, "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint()); err != nil {
 		t.Fatalf("hooks install --bare: %v\n%s", err, out)
 	}
-	// A key on the remote: no terminal archive after it.
-	key := gatestest.New(t, "es256")
+	// A key on the remote (the one it trusts): no terminal archive after it.
+	key := teamKey()
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "laptop", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +656,7 @@ func TestFoldedMissionKeepsItsKeyAnchor(t *testing.T) {
 		t.Fatalf("sync:\n%s", raw)
 	}
 	clone := r.secondClone()
-	if rep, raw := r.syncIn(clone.Dir); !rep.OK {
+	if rep, raw := r.syncIn(clone.Dir, "--trust", teamKeyFingerprint()); !rep.OK {
 		t.Fatalf("a fresh clone's first sync:\n%s", raw)
 	}
 	if out, err := r.m1nd(clone.Dir, "mission", "show", id); err != nil || !strings.Contains(out, "folded") {

@@ -139,6 +139,9 @@ func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Origin", url)
 	}
+	if cookie := ts.Getenv(sessionCookieEnv); cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
 	status, reply, err := do(req)
 	if err != nil {
 		ts.Fatalf("owner %s %s: %v", method, path, err)
@@ -155,6 +158,11 @@ func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// sessionCookieEnv holds, in a script's environment, the session cookie
+// `passkey NAME login` got from its owner; owner requests carry it, as
+// the human's page does.
+const sessionCookieEnv = "M1ND_TEST_SESSION_COOKIE"
 
 // do sends req and reads the whole reply.
 func do(req *http.Request) (int, []byte, error) {
@@ -677,19 +685,22 @@ func cmdSpawnWithin(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdPasskey implements `passkey NAME register|id|enrolment` and `passkey
-// NAME sign OPTIONS-FILE`: a software passkey named NAME (the same key in
+// cmdPasskey implements `passkey NAME register|id|fingerprint|enrolment|login` and
+// `passkey NAME sign OPTIONS-FILE`: a software passkey named NAME (the same key in
 // every command of a scenario, gatestest.Named). register writes it as the
 // brain's first key set in the repository at the current directory, as
 // the tray's registration does (brain.RegisterFirstKey); id prints its
-// credential id; enrolment prints the enrolment request a teammate's tray
-// makes for it (POST /api/passkey/enrolment). sign reads a gesture's
+// credential id; fingerprint its fingerprint (what a remote's admin
+// trusts: hooks install --bare --trust-key); enrolment prints the enrolment request a teammate's tray
+// makes for it (POST /api/passkey/enrolment); login logs in to the
+// running owner with it, as the page does, and keeps the session's cookie
+// for the script's later owner requests. sign reads a gesture's
 // options (the owner's reply to /api/gesture/options, a file or stdout)
 // and prints the commit body a browser sends: the gesture's id and the
 // passkey's assertion over its challenge, made on the running owner's
 // page.
 func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: passkey NAME register|id|enrolment | passkey NAME sign OPTIONS-FILE"
+	const usage = "usage: passkey NAME register|id|fingerprint|enrolment|login | passkey NAME sign OPTIONS-FILE"
 	if neg || len(args) < 2 || (args[1] == "sign") != (len(args) == 3) || len(args) > 3 {
 		ts.Fatalf(usage)
 	}
@@ -707,12 +718,18 @@ func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
 	case "id":
 		fmt.Fprintln(ts.Stdout(), a.ID)
 		return
+	case "fingerprint":
+		fmt.Fprintln(ts.Stdout(), key.Fingerprint())
+		return
 	case "enrolment":
 		data, _ := json.Marshal(struct {
 			Schema string `json:"schema"`
 			brain.Passkey
 		}{tray.EnrolmentSchema, key})
 		fmt.Fprintln(ts.Stdout(), base64.RawURLEncoding.EncodeToString(data))
+		return
+	case "login":
+		passkeyLogin(ts, a)
 		return
 	case "sign":
 	default:
@@ -736,6 +753,48 @@ func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
 	body, _ := json.Marshal(map[string]any{"gesture_id": opts.GestureID, "credential": map[string]any{"id": p.CredentialID, "type": "public-key",
 		"response": map[string]any{"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}}})
 	ts.Stdout().Write(append(body, '\n'))
+}
+
+// passkeyLogin logs in to the script's owner with a: the session's
+// options, a's assertion over their challenge made on the owner's page,
+// the login; the cookie it sets goes to sessionCookieEnv.
+func passkeyLogin(ts *testscript.TestScript, a *gatestest.Authenticator) {
+	url, err := ownerURL(ts)
+	ts.Check(err)
+	a.Origin = strings.TrimSuffix(strings.Replace(url, "127.0.0.1", "localhost", 1), "/")
+	post := func(path string, body []byte) *http.Response {
+		req, err := http.NewRequest("POST", url+path, strings.NewReader(string(body)))
+		ts.Check(err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", url)
+		resp, err := httpClient.Do(req)
+		ts.Check(err)
+		return resp
+	}
+	resp := post("/api/session/options", []byte("{}"))
+	var opts struct {
+		PublicKey struct {
+			Challenge string `json:"challenge"`
+		} `json:"publicKey"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&opts)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		ts.Fatalf("passkey login: options: status %d, %v", resp.StatusCode, err)
+	}
+	challenge, err := base64.RawURLEncoding.DecodeString(opts.PublicKey.Challenge)
+	ts.Check(err)
+	p := a.Assert(challenge, nil)
+	body, _ := json.Marshal(map[string]any{"credential": map[string]any{"id": p.CredentialID, "type": "public-key",
+		"response": map[string]any{"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}}})
+	resp = post("/api/session/login", body)
+	reply, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(resp.Cookies()) == 0 {
+		ts.Fatalf("passkey login: status %d: %s", resp.StatusCode, reply)
+	}
+	c := resp.Cookies()[0]
+	ts.Setenv(sessionCookieEnv, c.Name+"="+c.Value)
 }
 
 // cmdCanonical implements `canonical FILE`: the canonical bytes of the

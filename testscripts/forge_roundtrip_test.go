@@ -131,13 +131,16 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 	terminalRef, terminal := archivable("terminal")
 	signedRef, signed := archivable("signed")
 	_, other := archivable("other")
-	key, spare := gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
+	key, spare := teamKey(), gatestest.New(t, "ed25519")
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "human", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
 	if rep, raw := r.syncIn(r.g.Dir); !rep.OK {
 		t.Fatalf("sync before the forgeries:\n%s", raw)
 	}
+	// bob takes the brain's keys once he checked the first one's
+	// fingerprint with alice: never in silence.
+	as(b.Dir, "bob", "sync", "--trust", teamKeyFingerprint())
 	addKey, err := brain.PrepareAddKey(r.repo, brain.Passkey{CredentialID: spare.ID, PublicKey: spare.Key.PKIX, Label: "agent's", AddedAt: chain.Timestamp(r.now)}, r.now)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/internal/gittest"
 )
 
@@ -107,6 +109,15 @@ func startDaemon(t *testing.T, port int, logPath string, name string, args ...st
 	}
 }
 
+// teamKey is the first passkey of the team whose guarded remotes these
+// tests make: each trusts it for the first key set (hooks install --bare
+// --trust-key), as a team's admin sets it, so a test that pushes a first
+// key set to one registers this key first.
+func teamKey() *gatestest.Authenticator { return gatestest.Named("the team's first key") }
+
+// teamKeyFingerprint is teamKey's fingerprint, as brain keys shows it.
+func teamKeyFingerprint() string { return brain.Passkey{PublicKey: teamKey().Key.PKIX}.Fingerprint() }
+
 // bareRepo makes a bare repository at dir, with m1nd's hook when guarded.
 func bareRepo(t *testing.T, dir string, guarded bool) {
 	t.Helper()
@@ -114,7 +125,7 @@ func bareRepo(t *testing.T, dir string, guarded bool) {
 		t.Fatalf("git init --bare: %v\n%s", err, out)
 	}
 	if guarded {
-		if out, err := exec.Command(m1ndBin(t), "-C", dir, "hooks", "install", "--bare").CombinedOutput(); err != nil {
+		if out, err := exec.Command(m1ndBin(t), "-C", dir, "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint()).CombinedOutput(); err != nil {
 			t.Fatalf("hooks install --bare: %v\n%s", err, out)
 		}
 	}
@@ -285,7 +296,7 @@ func gitoliteForge(t *testing.T) *forge {
 	// writes, naming the server's m1nd.
 	scratch := filepath.Join(base, "scratch.git")
 	bareRepo(t, scratch, false)
-	script, err := exec.Command(m1nd, "-C", scratch, "hooks", "install", "--bare", "--print").Output()
+	script, err := exec.Command(m1nd, "-C", scratch, "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint(), "--print").Output()
 	if err != nil {
 		t.Fatalf("hooks install --bare --print: %v", err)
 	}
@@ -553,7 +564,7 @@ LEVEL = warn
 		}
 		// hooks install --bare refuses a Gitea repository and says to use
 		// the API; --print gives the script to set through it.
-		script, err := exec.Command(m1ndBin(t), "-C", f.dir(name), "hooks", "install", "--bare", "--print").Output()
+		script, err := exec.Command(m1ndBin(t), "-C", f.dir(name), "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint(), "--print").Output()
 		if err != nil {
 			t.Fatalf("hooks install --bare --print: %v", err)
 		}

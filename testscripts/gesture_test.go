@@ -26,7 +26,7 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 		Ops: []byte(`[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]`)}); err != nil {
 		t.Fatal(err)
 	}
-	key := gatestest.New(t, "es256")
+	key := teamKey() // the first key the remote trusts
 	// Registered as the tray does: what terminals confirmed before (the
 	// runner pins the brain approved) stays anchored.
 	if _, err := brain.RegisterFirstKey(ctx, repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: now.Format(time.RFC3339)}, now); err != nil {

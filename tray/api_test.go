@@ -3,10 +3,12 @@ package tray
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/owner"
@@ -32,6 +35,8 @@ type fixture struct {
 	http *httptest.Server
 	host string
 	ids  map[string]string // a gesture's challenge (base64url) → the id options handed out with it
+	// client keeps the page's cookies: its session, once it logged in.
+	client *http.Client
 	// runner is runner b1, approved at a terminal before any passkey: it
 	// signs the merge_waits the fixture posts, as runnerd does.
 	runner *pinstest.Runner
@@ -60,7 +65,8 @@ func newFixture(t testing.TB, readOnly bool) *fixture {
 	t.Cleanup(hs.Close)
 	u, _ := url.Parse(hs.URL)
 	srv.SetPort(u.Port())
-	return &fixture{t: t, g: g, srv: srv, http: hs, host: u.Host, runner: pinstest.Approve(t, repo, "b1", fixtureGate)}
+	jar, _ := cookiejar.New(nil)
+	return &fixture{t: t, g: g, srv: srv, http: hs, host: u.Host, runner: pinstest.Approve(t, repo, "b1", fixtureGate), client: &http.Client{Jar: jar}}
 }
 
 // do sends a request and decodes the JSON reply.
@@ -80,7 +86,7 @@ func (f *fixture) do(method, path, body string, header map[string]string) (int, 
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -256,7 +262,7 @@ func TestEventsTellTheQueue(t *testing.T) {
 	f := newFixture(t, false)
 	h := f.srv.events
 	h.interval = 5 * time.Millisecond
-	ch, _ := h.subscribe()
+	ch, _ := h.subscribe("", MaxStreams)
 	defer h.unsubscribe(ch)
 	heard := func(what string) {
 		t.Helper()
@@ -289,8 +295,8 @@ func TestEventsWatchOnlyWhileSubscribed(t *testing.T) {
 	if running() {
 		t.Fatal("the watcher runs with nobody listening")
 	}
-	a, _ := h.subscribe()
-	b, _ := h.subscribe()
+	a, _ := h.subscribe("", MaxStreams)
+	b, _ := h.subscribe("", MaxStreams)
 	f.g.Git("update-ref", "refs/m1nd/missions/msn_00000000cafe", f.g.Git("rev-parse", "HEAD"))
 	for _, ch := range []chan []string{a, b} {
 		select {
@@ -319,7 +325,7 @@ func TestEventStreamsAreCapped(t *testing.T) {
 	h := f.srv.events
 	var held []chan []string
 	for range MaxStreams {
-		ch, ok := h.subscribe()
+		ch, ok := h.subscribe("", MaxStreams)
 		if !ok {
 			t.Fatalf("stream %d refused under the cap", len(held)+1)
 		}
@@ -333,8 +339,138 @@ func TestEventStreamsAreCapped(t *testing.T) {
 		t.Fatalf("stream %d: %d %s", MaxStreams+1, rec.Code, rec.Body)
 	}
 	h.unsubscribe(held[0])
-	if _, ok := h.subscribe(); !ok {
+	if _, ok := h.subscribe("", MaxStreams); !ok {
 		t.Fatal("a freed stream is not served again")
+	}
+}
+
+// TestStreamsAndGesturesAreTheHumansOnceKeyed: once the brain has a key,
+// a process without the authenticator can neither ask for a gesture nor
+// take the human's live view: its streams share a few slots, it gets no
+// gesture options, and the human, logged in with the passkey, still has
+// both after the flood.
+func TestStreamsAndGesturesAreTheHumansOnceKeyed(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.registerKey("es256")
+	f.logout() // the agent: no cookie
+	mw, _ := f.mergeWait()
+	archive := fmt.Sprintf(`{"gesture":"archive","mission_id":%q}`, mw.MissionID)
+	if status, out := f.do("POST", "/api/gesture/options", archive, nil); status != http.StatusForbidden || out["field"] != "session" {
+		t.Fatalf("options without a session: %d %v", status, out)
+	}
+	if status, out := f.do("GET", "/api/session", "", nil); status != 200 || out["needed"] != true || out["logged_in"] != false {
+		t.Fatalf("the agent's session: %d %v", status, out)
+	}
+	// A flood of streams without a session fills their own slots only.
+	stream := func(cookie string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/api/events", nil)
+		req.Host = "localhost:" + f.srv.port
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		done := make(chan struct{})
+		go func() { f.srv.Handler().ServeHTTP(rec, req.WithContext(ctx)); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return rec
+	}
+	for range anonStreams {
+		stream("")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.srv.events.mu.Lock()
+		n := len(f.srv.events.subs)
+		f.srv.events.mu.Unlock()
+		if n == anonStreams || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/api/events", nil)
+	req.Host = "localhost:" + f.srv.port
+	f.srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "log in with the brain's passkey") {
+		t.Fatalf("a stream past the slots without a session: %d %s", rec.Code, rec.Body)
+	}
+	// The human logs in: a gesture's options, and a stream of their own.
+	f.login(a)
+	if status, out, _ := f.gestureOptions(archive); status != 200 {
+		t.Fatalf("the human's options after the flood: %d %v", status, out)
+	}
+	u, _ := url.Parse(f.http.URL)
+	var cookie string
+	for _, c := range f.client.Jar.Cookies(u) {
+		cookie = c.Name + "=" + c.Value
+	}
+	if !strings.HasPrefix(cookie, "m1nd_session_"+f.srv.port+"=") {
+		t.Fatalf("the session's cookie: %q", cookie)
+	}
+	stream(cookie)
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		f.srv.events.mu.Lock()
+		n := len(f.srv.events.subs)
+		f.srv.events.mu.Unlock()
+		if n == anonStreams+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the human's stream was not served: %d streams", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLoginHoldsOnlyForThisTraysFreshChallenge: a login is an assertion
+// by a registered key over a challenge this tray made, on its own page,
+// once; the cookie is HttpOnly, SameSite=Strict and named for this tray.
+func TestLoginHoldsOnlyForThisTraysFreshChallenge(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.registerKey("es256")
+	f.logout()
+	stranger := gatestest.New(t, "es256")
+	stranger.Origin = a.Origin
+	if status, out := f.tryLogin(stranger, nil); status == 200 || !strings.Contains(fmt.Sprint(out["lesson"]), "not one of this brain's") {
+		t.Fatalf("an unregistered key logged in: %d %v", status, out)
+	}
+	if status, out := f.tryLogin(a, func(cd map[string]any, ad []byte) []byte { cd["origin"] = "http://localhost:1"; return ad }); status == 200 {
+		t.Fatalf("a login made on another page: %d %v", status, out)
+	}
+	if status, out := f.tryLogin(a, func(cd map[string]any, ad []byte) []byte { cd["challenge"] = "AAAA"; return ad }); status == 200 {
+		t.Fatalf("a login over a challenge the tray did not make: %d %v", status, out)
+	}
+	if status, out := f.tryLogin(a, func(_ map[string]any, ad []byte) []byte { ad[32] &^= 0x01; return ad }); status == 200 {
+		t.Fatalf("a login with no user present: %d %v", status, out)
+	}
+	// A good login, and its assertion sent again: one session.
+	status, opts := f.do("POST", "/api/session/options", "{}", nil)
+	if status != 200 {
+		t.Fatal(opts)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(opts["publicKey"].(map[string]any)["challenge"].(string))
+	p := a.Assert(raw, nil)
+	body, _ := json.Marshal(map[string]any{"credential": map[string]any{"id": p.CredentialID, "response": map[string]any{
+		"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}}})
+	req, _ := http.NewRequest("POST", f.http.URL+"/api/session/login", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var set *http.Cookie
+	for _, c := range resp.Cookies() {
+		set = c
+	}
+	if resp.StatusCode != 200 || set == nil || set.Name != "m1nd_session_"+f.srv.port || !set.HttpOnly || set.SameSite != http.SameSiteStrictMode || set.MaxAge != int(SessionTTL/time.Second) {
+		t.Fatalf("login: %d, cookie %+v", resp.StatusCode, set)
+	}
+	if status, out := f.do("POST", "/api/session/login", string(body), nil); status == 200 {
+		t.Fatalf("the same assertion logged in twice: %v", out)
 	}
 }
 

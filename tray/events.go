@@ -34,8 +34,8 @@ type hub struct {
 	queue func() (gitstore.FolderStamp, error)
 
 	mu   sync.Mutex
-	subs map[chan []string]bool
-	stop context.CancelFunc // the running watcher's, while subs is not empty
+	subs map[chan []string]string // the slot group each stream counts in (subscribe)
+	stop context.CancelFunc       // the running watcher's, while subs is not empty
 
 	// closed ends every stream: the server is shutting down, and a stream
 	// would otherwise hold the stop for as long as its tab stays open.
@@ -44,7 +44,7 @@ type hub struct {
 }
 
 func newHub(repo *gitstore.Repo, interval time.Duration, queue func() (gitstore.FolderStamp, error)) *hub {
-	return &hub{repo: repo, interval: interval, queue: queue, subs: map[chan []string]bool{}, closed: make(chan struct{})}
+	return &hub{repo: repo, interval: interval, queue: queue, subs: map[chan []string]string{}, closed: make(chan struct{})}
 }
 
 // close ends every stream, now and to come (the browser reconnects to the
@@ -74,17 +74,25 @@ func (h *hub) queueStamp() string {
 // connection and a goroutine, and a page needs one.
 const MaxStreams = 64
 
-// subscribe returns a channel of moved refs, or false when MaxStreams are
-// already served. The first subscriber starts the watcher from a listing
-// taken before subscribe returns, so whatever moves afterwards is seen.
-func (h *hub) subscribe() (chan []string, bool) {
+// subscribe returns a channel of moved refs for a stream of group (a
+// session, or the streams without one), or false when the group holds
+// limit streams already or MaxStreams are served. The first subscriber
+// starts the watcher from a listing taken before subscribe returns, so
+// whatever moves afterwards is seen.
+func (h *hub) subscribe(group string, limit int) (chan []string, bool) {
 	ch := make(chan []string, 16)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.subs) >= MaxStreams {
+	in := 0
+	for _, g := range h.subs {
+		if g == group {
+			in++
+		}
+	}
+	if len(h.subs) >= MaxStreams || in >= limit {
 		return nil, false
 	}
-	h.subs[ch] = true
+	h.subs[ch] = group
 	if h.stop == nil {
 		var ctx context.Context
 		ctx, h.stop = context.WithCancel(context.Background())
@@ -207,6 +215,24 @@ func (h *hub) broadcast(moved []string) {
 	}
 }
 
+// streamSlot is the group a stream counts in and the group's limit, with
+// what a full one says. Before the brain's first key every stream shares
+// MaxStreams, as the tray always did; from then on the human's session
+// holds streams of its own, and the streams without one (another local
+// process; a page not logged in, which reads and polls instead) share a
+// few, so no flood of them takes the human's live view.
+func (s *Server) streamSlot(r *http.Request) (group string, limit int, why string) {
+	full := fmt.Sprintf("this owner already serves %d event streams; close a tray tab and reload", MaxStreams)
+	keys, keyed, err := s.keyed()
+	if err != nil || !keyed {
+		return "", MaxStreams, full
+	}
+	if l := s.live(r, keys); l != nil {
+		return "session " + l.id, sessionStreams, fmt.Sprintf("this session holds %d event streams already (or the owner serves %d); close a tray tab and reload", sessionStreams, MaxStreams)
+	}
+	return "", anonStreams, fmt.Sprintf("%d event streams without a session are served already; log in with the brain's passkey for a live view of your own", anonStreams)
+}
+
 // getEvents streams server-sent events: one `refs` event, `data:
 // {"refs":[…]}`, per change of refs/m1nd/; a `queue` event when what the
 // landing queue's view leans on moved (a branch, a finding of runnerd's
@@ -217,10 +243,11 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, serve.Fail(http.StatusInternalServerError, "internal", "streaming is not supported here"))
 		return
 	}
-	ch, ok := s.events.subscribe()
+	group, limit, why := s.streamSlot(r)
+	ch, ok := s.events.subscribe(group, limit)
 	if !ok {
 		w.Header().Set("Retry-After", "30")
-		serve.WriteErr(w, serve.Fail(http.StatusServiceUnavailable, "too_many_streams", fmt.Sprintf("this owner already serves %d event streams; close a tray tab and reload", MaxStreams)))
+		serve.WriteErr(w, serve.Fail(http.StatusServiceUnavailable, "too_many_streams", why))
 		return
 	}
 	defer s.events.unsubscribe(ch)

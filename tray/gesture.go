@@ -101,18 +101,22 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	if keys == nil || len(keys.Keys) == 0 {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
 	}
+	session, err := s.sessionOf(r)
+	if err != nil {
+		return nil, err
+	}
 	var req gestureRequest
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	if err := s.gestures.room(gestureSubject(req), s.now()); err != nil {
+	if err := s.gestures.room(session, gestureSubject(req), s.now()); err != nil {
 		return nil, err
 	}
 	p, subject, done, err := s.prepareGesture(r.Context(), req)
 	if err != nil || done != nil {
 		return done, err
 	}
-	id, err := s.gestures.put(subject, p, s.now())
+	id, err := s.gestures.put(session, subject, p, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -317,24 +321,33 @@ func (s *Server) storeReply(req gestureRequest, h gitstore.Hash) (any, error) {
 }
 
 // gestureCommit is POST /api/gesture/commit: the id options handed out,
-// and the browser's assertion over its challenge. The credential's other
-// fields are declared so the browser's whole PublicKeyCredential JSON
-// decodes strictly; only the assertion is read.
+// and the browser's assertion over its challenge.
 type gestureCommit struct {
-	GestureID  string `json:"gesture_id"`
-	Credential struct {
-		ID       string `json:"id"`
-		Response struct {
-			AuthenticatorData string `json:"authenticatorData"`
-			ClientDataJSON    string `json:"clientDataJSON"`
-			Signature         string `json:"signature"`
-			UserHandle        string `json:"userHandle,omitempty"`
-		} `json:"response"`
-		Type                    string          `json:"type,omitempty"`
-		RawID                   string          `json:"rawId,omitempty"`
-		AuthenticatorAttachment string          `json:"authenticatorAttachment,omitempty"`
-		ClientExtensionResults  json.RawMessage `json:"clientExtensionResults,omitempty"`
-	} `json:"credential"`
+	GestureID  string    `json:"gesture_id"`
+	Credential assertion `json:"credential"`
+}
+
+// assertion is the browser's PublicKeyCredential answer to
+// navigator.credentials.get, as JSON. Its other fields are declared so it
+// decodes strictly; only the assertion is read.
+type assertion struct {
+	ID       string `json:"id"`
+	Response struct {
+		AuthenticatorData string `json:"authenticatorData"`
+		ClientDataJSON    string `json:"clientDataJSON"`
+		Signature         string `json:"signature"`
+		UserHandle        string `json:"userHandle,omitempty"`
+	} `json:"response"`
+	Type                    string          `json:"type,omitempty"`
+	RawID                   string          `json:"rawId,omitempty"`
+	AuthenticatorAttachment string          `json:"authenticatorAttachment,omitempty"`
+	ClientExtensionResults  json.RawMessage `json:"clientExtensionResults,omitempty"`
+}
+
+// proof is the assertion as the laws read one.
+func (a *assertion) proof() *gates.Proof {
+	return &gates.Proof{CredentialID: a.ID, AuthenticatorData: a.Response.AuthenticatorData,
+		ClientDataJSON: a.Response.ClientDataJSON, Signature: a.Response.Signature}
 }
 
 // postGestureCommit writes a prepared gesture with its proof: the proof
@@ -346,16 +359,15 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	p, ok := s.gestures.take(req.GestureID, s.now())
+	session, err := s.sessionOf(r)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := s.gestures.take(session, req.GestureID, s.now())
 	if !ok {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "gesture_id", "this gesture was not prepared here, expired or was used: ask for it again")
+		return nil, gates.Refusef(gates.HumanGestureRequired, "gesture_id", "this gesture was not prepared here for this session, expired or was used: ask for it again")
 	}
-	proof := &gates.Proof{
-		CredentialID:      req.Credential.ID,
-		AuthenticatorData: req.Credential.Response.AuthenticatorData,
-		ClientDataJSON:    req.Credential.Response.ClientDataJSON,
-		Signature:         req.Credential.Response.Signature,
-	}
+	proof := req.Credential.proof()
 	// The laws accept a proof from a tray on any localhost port; this tray
 	// takes only one made on its own page, so no other local page can ask
 	// the human's authenticator for a change this tray prepared.

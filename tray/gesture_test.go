@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,41 @@ func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
 	if _, err := brain.RegisterFirstKey(context.Background(), f.srv.Repo, brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}, testNow); err != nil {
 		f.t.Fatal(err)
 	}
+	f.login(a)
 	return a
+}
+
+// login logs the fixture's page in with a, as the page does: options,
+// an assertion over their challenge, the login that sets the cookie.
+func (f *fixture) login(a *gatestest.Authenticator) {
+	f.t.Helper()
+	if status, out := f.tryLogin(a, nil); status != 200 || out["logged_in"] != true {
+		f.t.Fatalf("login: %d %v", status, out)
+	}
+}
+
+// tryLogin is login's two requests, tweak changing the assertion as
+// gatestest.Assert's does; it returns the login's answer.
+func (f *fixture) tryLogin(a *gatestest.Authenticator, tweak func(map[string]any, []byte) []byte) (int, map[string]any) {
+	f.t.Helper()
+	status, opts := f.do("POST", "/api/session/options", "{}", nil)
+	if status != 200 {
+		return status, opts
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(opts["publicKey"].(map[string]any)["challenge"].(string))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	p := a.Assert(raw, tweak)
+	body, _ := json.Marshal(map[string]any{"credential": map[string]any{"id": p.CredentialID, "type": "public-key", "response": map[string]any{
+		"authenticatorData": p.AuthenticatorData, "clientDataJSON": p.ClientDataJSON, "signature": p.Signature}}})
+	return f.do("POST", "/api/session/login", string(body), nil)
+}
+
+// logout forgets the page's cookies: what another local process sends.
+func (f *fixture) logout() {
+	jar, _ := cookiejar.New(nil)
+	f.client.Jar = jar
 }
 
 // options asks for a gesture's challenge.

@@ -202,6 +202,13 @@ func TestKeyGestures(t *testing.T) {
 		if status != 200 || out["keys_version"] != tt.version || out["removed"] != tt.remove {
 			t.Fatalf("%s: %d %v", tt.label, status, out)
 		}
+		if tt.remove == a.ID {
+			// The page's session was a's: it ended with a's key.
+			if status, out, _ := f.gestureOptions(removeKey(c.ID)); status != 403 || out["field"] != "session" {
+				t.Fatalf("a session of a removed key: %d %v", status, out)
+			}
+			f.login(b)
+		}
 		set, _ := f.keySet()
 		if float64(set.Version) != tt.version || strings.Join(credentialIDs(set), ",") != tt.left {
 			t.Fatalf("%s: keys %+v", tt.label, set)

@@ -32,14 +32,12 @@ import (
 // brain, or removing one, is itself a proven gesture (gesture "keys",
 // keys.go): signed by a key the brain already holds.
 
-// registration is the owner's one-time code, guarded by mu, and the
-// challenges it handed out.
+// registration is the owner's one-time code, guarded by mu.
 type registration struct {
-	mu         sync.Mutex
-	code       string // canonical (upper case, no dash); "" when none was offered
-	used       bool   // consumed by a registration that wrote the key set
-	busy       bool   // a registration holding the code is under way
-	challenges pending[struct{}]
+	mu   sync.Mutex
+	code string // canonical (upper case, no dash); "" when none was offered
+	used bool   // consumed by a registration that wrote the key set
+	busy bool   // a registration holding the code is under way
 }
 
 var codeEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
@@ -122,8 +120,9 @@ var credParams = []protocol.CredentialParameter{
 }
 
 // postPasskeyOptions answers the PublicKeyCredentialCreationOptions the
-// page hands to navigator.credentials.create: a fresh challenge, kept here
-// for ChallengeTTL and answerable once. On a brain with keys the new
+// page hands to navigator.credentials.create: a fresh challenge, good for
+// challengeTTL and kept nowhere (sessions.challenge), so a flood of
+// options crowds out no one's. On a brain with keys the new
 // credential is added by the signed gesture "keys" (keys.go). No
 // credential is excluded: an authenticator may hold a second passkey of
 // the brain (the owner's choice); the gesture refuses only a credential
@@ -135,15 +134,13 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 			return nil, err
 		}
 	}
-	challenge, err := protocol.CreateChallenge()
+	raw, err := s.logins.challenge("create", s.port, s.now())
 	if err != nil {
 		return nil, err
 	}
+	challenge := protocol.URLEncodedBase64(raw)
 	handle := make([]byte, 16)
 	if _, err := rand.Read(handle); err != nil {
-		return nil, err
-	}
-	if err := s.reg.challenges.putAt(challenge.String(), "registration", struct{}{}, s.now()); err != nil {
 		return nil, err
 	}
 	name := "m1nd " + s.Name()
@@ -265,8 +262,8 @@ func (s *Server) verifyCreation(label string, credential json.RawMessage) (brain
 		return none, gates.Refusef(gates.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", gates.Clip(webauthnError(err)))
 	}
 	challenge := parsed.Response.CollectedClientData.Challenge
-	if _, fresh := s.reg.challenges.take(challenge, s.now()); !fresh {
-		return none, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired or was used: ask for new options and try again")
+	if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(challenge, "=")); err != nil || !s.logins.fresh("create", s.port, raw, s.now()) {
+		return none, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired: ask for new options and try again")
 	}
 	origin := "http://" + gates.RelyingParty + ":" + s.port
 	if _, err := parsed.Verify(challenge, gates.RelyingParty, []string{origin}, nil, nil, protocol.TopOriginImplicitVerificationMode,

@@ -35,7 +35,8 @@ type Server struct {
 	runners  registry
 	pins     pinState
 	reg      registration             // the one-time code that registers the first passkey
-	gestures pending[*pendingGesture] // prepared gestures waiting for their passkey signature
+	logins   *sessions                // the human's sessions, and the challenges to log in or make a passkey
+	gestures pending[*pendingGesture] // prepared gestures waiting for their passkey signature, per session
 	heads    headsMemo                // the encoded mission heads reply, while the refs stay still
 }
 
@@ -47,6 +48,7 @@ func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 		ReadOnly: readOnly,
 		events:   newHub(repo, 250*time.Millisecond, b.QueueStamp),
 		runners:  registry{seen: map[string]runnerSeen{}},
+		logins:   newSessions(),
 	}
 }
 
@@ -91,6 +93,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/passkey/options", s.write(s.postPasskeyOptions))
 	mux.HandleFunc("POST /api/passkey/register", s.write(s.postPasskeyRegister))
 	mux.HandleFunc("POST /api/passkey/enrolment", s.write(s.postEnrolment))
+	mux.HandleFunc("GET /api/session", s.getSession)
+	mux.HandleFunc("POST /api/session/options", s.login(s.postLoginOptions))
+	mux.HandleFunc("POST /api/session/login", s.login(s.postLogin))
+	mux.HandleFunc("POST /api/session/logout", s.login(s.postLogout))
 	mux.HandleFunc("GET /api/runner_pins", s.getRunnerPins)
 	mux.HandleFunc("GET /api/keeper", s.getKeeper)
 	mux.HandleFunc("POST "+wire.PathMissionSpawn, s.write(s.postSpawn))
@@ -120,6 +126,18 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 // Origin, a capped body, and the read-only switch; h's answer is written
 // as JSON, its error as serve.WriteErr answers it.
 func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.HandlerFunc {
+	return s.post(true, func(_ http.ResponseWriter, r *http.Request, body []byte) (any, error) { return h(r, body) })
+}
+
+// login wraps a session endpoint as write does, but a read-only owner
+// takes it too: its page logs in for the live stream.
+func (s *Server) login(h func(w http.ResponseWriter, r *http.Request, body []byte) (any, error)) http.HandlerFunc {
+	return s.post(false, h)
+}
+
+// post is write and login: writes is whether the read-only switch
+// refuses it; h may set headers of its own (a session's cookie).
+func (s *Server) post(writes bool, h func(w http.ResponseWriter, r *http.Request, body []byte) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
 			serve.WriteErr(w, serve.Fail(http.StatusForbidden, "bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
@@ -129,7 +147,7 @@ func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.H
 			serve.WriteErr(w, serve.Fail(http.StatusUnsupportedMediaType, "bad_content_type", "writes are JSON: send Content-Type: application/json"))
 			return
 		}
-		if s.ReadOnly {
+		if writes && s.ReadOnly {
 			serve.WriteRefusal(w, gates.Refuse(gates.ReadOnlyOwner, ""))
 			return
 		}
@@ -138,7 +156,7 @@ func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.H
 			serve.WriteErr(w, serve.Fail(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
 			return
 		}
-		out, err := h(r, body)
+		out, err := h(w, r, body)
 		if err != nil {
 			serve.WriteErr(w, err)
 			return

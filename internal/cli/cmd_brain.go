@@ -28,6 +28,7 @@ folder, fixed once it has missions (every letter carries it in brain_ref).`,
 		Subcommands: []*cli.Command{
 			newBrainShowCmd(inv, nil),
 			newBrainRenameCmd(inv, nil),
+			newBrainKeysCmd(inv, nil),
 		},
 	}
 }
@@ -51,6 +52,91 @@ func newBrainShowCmd(inv *Invocation, runF func(context.Context, *brainShowOptio
 			return RunWith(c.Context, &brainShowOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo}, runF, runBrainShow)
 		},
 	}
+}
+
+// brainKeysOptions is what brain keys runs on.
+type brainKeysOptions struct {
+	IO   *IOStreams
+	JSON bool
+	Repo func() (*gitstore.Repo, error)
+}
+
+// newBrainKeysCmd parses brain keys; a test's runF sees the options
+// instead of running it.
+func newBrainKeysCmd(inv *Invocation, runF func(context.Context, *brainKeysOptions) error) *cli.Command {
+	return &cli.Command{
+		Name:  "keys",
+		Usage: "list the brain's passkeys and the fingerprint of its first key",
+		Description: `The passkeys in refs/m1nd/keys (registered and changed in the tray) with
+their fingerprints. The first key's fingerprint names the whole set, since
+each later key was signed in by one before it: it is what a remote's admin
+trusts (m1nd hooks install --bare --trust-key FINGERPRINT) and what a
+newcomer's first sync asks for (m1nd sync --trust FINGERPRINT).`,
+		Flags:  []cli.Flag{JSONFlag},
+		Before: NoArgs,
+		Action: func(c *cli.Context) error {
+			return RunWith(c.Context, &brainKeysOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo}, runF, runBrainKeys)
+		},
+	}
+}
+
+// keyView is one passkey as brain keys lists it.
+type keyView struct {
+	Label        string `json:"label"`
+	Fingerprint  string `json:"fingerprint"`
+	CredentialID string `json:"credential_id"`
+	AddedAt      string `json:"added_at"`
+}
+
+// brainKeysReply is what brain keys answers: no first key when the brain
+// has no passkey yet.
+type brainKeysReply struct {
+	First   *keyView  `json:"first,omitempty"`
+	Keys    []keyView `json:"keys"`
+	Version int64     `json:"version,omitempty"`
+}
+
+func viewKey(p brain.Passkey) keyView {
+	return keyView{Label: p.Label, Fingerprint: p.Fingerprint(), CredentialID: p.CredentialID, AddedAt: p.AddedAt}
+}
+
+// runBrainKeys lists the brain's passkeys, its first key first.
+func runBrainKeys(_ context.Context, opts *brainKeysOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
+	reply := brainKeysReply{Keys: []keyView{}}
+	head, ok, err := repo.ReadRef(brain.KeysRef)
+	if err != nil {
+		return err
+	}
+	if ok {
+		first, err := brain.FirstKey(repo, head)
+		if err != nil {
+			return err
+		}
+		set, err := brain.ReadKeys(repo, head)
+		if err != nil {
+			return err
+		}
+		fv := viewKey(first)
+		reply.First, reply.Version = &fv, set.Version
+		for _, k := range set.Keys {
+			reply.Keys = append(reply.Keys, viewKey(k))
+		}
+	}
+	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
+		if reply.First == nil {
+			fmt.Fprintf(w, "no passkey yet: register the first in the tray (m1nd serve prints its one-time code)\n")
+			return nil
+		}
+		fmt.Fprintf(w, "first key  %s  %s (names the set: hooks install --bare --trust-key, sync --trust)\n", reply.First.Fingerprint, gates.Echo(reply.First.Label))
+		for _, k := range reply.Keys {
+			fmt.Fprintf(w, "key        %s  %s, added %s\n", k.Fingerprint, gates.Echo(k.Label), k.AddedAt)
+		}
+		return nil
+	})
 }
 
 // brainRenameOptions is what brain rename runs on.

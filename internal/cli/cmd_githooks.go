@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
@@ -43,7 +45,12 @@ same laws as a pre-receive hook, judging every pushed commit as new; with
 --require-passkey it also refuses every terminal gesture, before the brain's
 first key too (a team's setting), and with --protect main (repeatable) it
 refuses any push that moves main to a tree no landed mission's gate passed
-on — push the brain (m1nd sync) before the branch; it installs no per-ref
+on — push the brain (m1nd sync) before the branch. A remote takes its first
+key set (refs/m1nd/keys) only from the team's first key, named by its
+fingerprint with --trust-key 'abcd 0123 4567 89ef' (repeatable; the tray
+and 'm1nd brain keys' show it): without it, no first key set at all, so an
+agent that pushes its own first squats nothing; a remote that already holds
+another first key is refused the option. It installs no per-ref
 hook there (the server's gc keeps git's speed), and running it again takes
 out the one an earlier m1nd put beside it. An existing pre-receive is kept
 (in hooks/m1nd-chained/) and runs first, under its own name.`,
@@ -71,6 +78,7 @@ type hooksInstallOptions struct {
 	Bare           bool
 	RequirePasskey bool
 	Protect        []string
+	TrustKeys      []string // first-key fingerprints, as typed
 	Print          bool
 }
 
@@ -84,6 +92,7 @@ func newHooksInstallCmd(inv *Invocation, install bool, runF func(context.Context
 			&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
 			&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
 			&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
+			&cli.StringSliceFlag{Name: "trust-key", Usage: "with --bare: take a first key set only from the first key with this `FINGERPRINT` (the team's; repeatable)"},
 			&cli.BoolFlag{Name: "print", Usage: "with --bare: print the pre-receive script instead of installing it (for a forge that holds hooks itself: Gitea's git hooks)"},
 			JSONFlag,
 		},
@@ -94,7 +103,7 @@ func newHooksInstallCmd(inv *Invocation, install bool, runF func(context.Context
 	}
 	cmd.Action = func(c *cli.Context) error {
 		opts := &hooksInstallOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Install: install, Bare: c.Bool("bare"),
-			RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect"), Print: c.Bool("print")}
+			RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect"), TrustKeys: c.StringSlice("trust-key"), Print: c.Bool("print")}
 		return RunWith(c.Context, opts, runF, runHooksInstall)
 	}
 	return cmd
@@ -121,7 +130,19 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 	if len(protect) > 0 && !opts.Bare {
 		return Usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
 	}
-	policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect}
+	trust, err := trustedKeys(opts.TrustKeys)
+	if err != nil {
+		return err
+	}
+	if len(trust) > 0 && !opts.Bare {
+		return Usagef("--trust-key is the policy of a remote's pre-receive: use it with --bare")
+	}
+	policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect, TrustKeys: trust}
+	if install && opts.Bare && !opts.Print {
+		if err := keepsItsKeys(repo, policy); err != nil {
+			return err
+		}
+	}
 	args := map[string][]string{githook.GitHookPreReceive: policy.HookArgs()}
 	if opts.Print {
 		if !opts.Bare || !install {
@@ -194,6 +215,41 @@ func setHooks(ctx context.Context, repo *gitstore.Repo, dir string, opts *hooksI
 	return changed, err
 }
 
+// trustedKeys reads the fingerprints given to --trust-key.
+func trustedKeys(typed []string) ([]string, error) {
+	var out []string
+	for _, t := range typed {
+		fp, err := brain.ParseFingerprint(t)
+		if err != nil {
+			return nil, Usagef("--trust-key: %v", err)
+		}
+		if !slices.Contains(out, fp) {
+			out = append(out, fp)
+		}
+	}
+	return out, nil
+}
+
+// keepsItsKeys refuses to install, on a remote that holds a key set
+// already, a trust its first key is not in: the remote would keep a key
+// set its admin does not trust (an agent's, pushed first), and refuse
+// every push of the team's.
+func keepsItsKeys(repo *gitstore.Repo, policy githook.PushPolicy) error {
+	head, ok, err := repo.ReadRef(brain.KeysRef)
+	if err != nil || !ok || len(policy.TrustKeys) == 0 {
+		return err
+	}
+	first, err := brain.FirstKey(repo, head)
+	if err != nil {
+		return err
+	}
+	if fp := first.Fingerprint(); !slices.Contains(policy.TrustKeys, fp) {
+		return Usagef("this remote holds a key set already, whose first key is %s, not one of --trust-key's: if it is not the team's (an agent pushed it first), remove it here with git update-ref -d %s, then install again; if it is, trust %s",
+			first.Named(), brain.KeysRef, fp)
+	}
+	return nil
+}
+
 // protectedBranches checks the branch names given to --protect: each a
 // branch name git accepts, never one of runnerd's work branches.
 func protectedBranches(names []string) ([]string, error) {
@@ -214,6 +270,7 @@ type hooksRunOptions struct {
 	State          string
 	RequirePasskey bool
 	Protect        []string
+	TrustKeys      []string
 }
 
 // newHooksRunCmd parses hooks run; a test's runF sees the options instead
@@ -222,10 +279,11 @@ func newHooksRunCmd(inv *Invocation, runF func(context.Context, *hooksRunOptions
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a git hook (git calls this; you do not)",
-		ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey] [--protect BRANCH]...",
+		ArgsUsage: "reference-transaction STATE | pre-receive [--require-passkey] [--protect BRANCH]... [--trust-key FINGERPRINT]...",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"},
 			&cli.StringSliceFlag{Name: "protect", Usage: "pre-receive: `BRANCH` moves only to gated trees"},
+			&cli.StringSliceFlag{Name: "trust-key", Usage: "pre-receive: a first key set only from the first key with this `FINGERPRINT`"},
 		},
 		Action: func(c *cli.Context) error {
 			hook := c.Args().First()
@@ -233,7 +291,7 @@ func newHooksRunCmd(inv *Invocation, runF func(context.Context, *hooksRunOptions
 				return Usagef("unknown git hook %q: want reference-transaction or pre-receive", hook)
 			}
 			opts := &hooksRunOptions{IO: inv.io, Repo: inv.OpenRepo, Hook: hook, State: c.Args().Get(1),
-				RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect")}
+				RequirePasskey: c.Bool("require-passkey"), Protect: c.StringSlice("protect"), TrustKeys: c.StringSlice("trust-key")}
 			return RunWith(c.Context, opts, runF, runGitHook)
 		},
 	}
@@ -271,7 +329,11 @@ func runGitHook(_ context.Context, opts *hooksRunOptions) error {
 		if err != nil {
 			return err
 		}
-		policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect}
+		trust, err := trustedKeys(opts.TrustKeys)
+		if err != nil {
+			return err
+		}
+		policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect, TrustKeys: trust}
 		if updates, err = githook.ParseRefUpdates(bytes.NewReader(input), policy.Keeps); err != nil {
 			return err
 		}

@@ -293,8 +293,11 @@ func runMissionShow(ctx context.Context, opts *missionShowOptions) error {
 		if f := shown.Fault; f != nil {
 			fmt.Fprintf(w, "BROKEN      its history breaks the laws at %.12s: %s: %s — nothing proceeds on it (m1nd verify)\n", f.Commit, f.Refused, f.Lesson)
 		}
-		if shown.Folded {
+		switch {
+		case shown.Folded && shown.Fault == nil:
 			fmt.Fprintf(w, "folded      into %s: finished, it has no live ref\n", chain.ArchiveRef)
+		case shown.Folded:
+			fmt.Fprintf(w, "folded      into %s, which is not to be trusted for it (BROKEN, above)\n", chain.ArchiveRef)
 		}
 		if shown.View.Title != "" {
 			fmt.Fprintf(w, "ask         %s\n", shown.View.Title)

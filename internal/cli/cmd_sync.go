@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
@@ -20,6 +22,7 @@ type syncOptions struct {
 	Repo   func() (*gitstore.Repo, error)
 	Remote string
 	Repair string // a ref to replace on the remote with this clone's history
+	Trust  string // the first-key fingerprint to take a remote's key set from, as typed
 }
 
 func newSyncCmd(inv *Invocation, runF func(context.Context, *syncOptions) error) *cli.Command {
@@ -40,6 +43,12 @@ breaks them (written past the hook) is "not pushed". A key set on the remote
 that does not extend this clone's is refused and reported, never adopted. Put
 the laws on the remote too: 'm1nd hooks install --bare' in the bare repository.
 
+A clone that holds no passkey yet never takes a remote's in silence, as ssh
+never takes a host key: at a terminal sync shows the remote's keys (the
+first one's fingerprint names them all) and asks; elsewhere it holds them
+until --trust 'abcd 0123 4567 89ef' names that first key. Compare it with the
+key's owner first: their tray shows it.
+
 Pushes go in batches of at most 500 refs, with a progress line for each on
 stderr: a forge runs its hook once per pushed ref, and one request for
 thousands outlives a proxy's timeout. A batch the server or a proxy cuts short
@@ -52,7 +61,9 @@ the laws; every honest clone then refuses that ref. --repair REF replaces it on
 the remote with this clone's history: a push with a lease on the value just
 fetched, refused when the remote's history keeps the laws (sync takes or parks
 it), when this clone's does not, and for refs/m1nd/keys.`,
-		Flags: []cli.Flag{JSONFlag, &cli.StringFlag{Name: "repair", Usage: "replace the remote's `REF`, whose history breaks the laws, with this clone's"}},
+		Flags: []cli.Flag{JSONFlag,
+			&cli.StringFlag{Name: "repair", Usage: "replace the remote's `REF`, whose history breaks the laws or rewrites this clone's, with this clone's"},
+			&cli.StringFlag{Name: "trust", Usage: "take the remote's passkeys when their first key has this `FINGERPRINT` (this clone holds none yet)"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return Usagef("too many arguments: want at most one REMOTE")
@@ -67,7 +78,7 @@ it), when this clone's does not, and for refs/m1nd/keys.`,
 			if ref := c.String("repair"); ref != "" && !gitsync.ValidRepairRef(ref) {
 				return Usagef("--repair %s: name one ref under refs/m1nd/ (not a parked conflict), as sync lists it", gates.Echo(ref))
 			}
-			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Remote: remote, Repair: c.String("repair")}
+			opts := &syncOptions{IO: inv.io, JSON: c.Bool("json"), Repo: inv.OpenRepo, Remote: remote, Repair: c.String("repair"), Trust: c.String("trust")}
 			return RunWith(c.Context, opts, runF, runSync)
 		},
 	}
@@ -91,7 +102,16 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 			return nil
 		})
 	}
-	rep, err := gitsync.Sync(ctx, repo, remote, opts.IO.Err)
+	run := gitsync.Options{Progress: opts.IO.Err}
+	if opts.Trust != "" {
+		if run.Trust, err = brain.ParseFingerprint(opts.Trust); err != nil {
+			return Usagef("--trust: %v", err)
+		}
+	}
+	if opts.IO.interactive() && !opts.JSON {
+		run.Ask = opts.IO.askTrust
+	}
+	rep, err := gitsync.Sync(ctx, repo, remote, run)
 	if err != nil {
 		return err
 	}
@@ -132,4 +152,21 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		return exitStatus(exitRefused)
 	}
 	return nil
+}
+
+// askTrust shows the person at the terminal a remote's passkeys, which
+// this clone would take as its own (everything they sign is then a human
+// gesture here), and asks for the first key's fingerprint as its owner
+// reads it to them: typed whole, not a y.
+func (s *IOStreams) askTrust(offer gitsync.KeysOffer) (bool, error) {
+	fp := offer.First.Fingerprint()
+	fmt.Fprintf(s.Err, "%s holds this brain's passkeys, and this clone holds none yet:\n", offer.Remote)
+	fmt.Fprintf(s.Err, "  first key  %s  %s, added %s (it names the whole set: each later key was signed in by one before it)\n", fp, gates.Echo(offer.First.Label), offer.First.AddedAt)
+	for _, k := range offer.Keys {
+		fmt.Fprintf(s.Err, "  key now    %s  %s\n", k.Fingerprint(), gates.Echo(k.Label))
+	}
+	fmt.Fprintf(s.Err, "Whatever these keys sign counts as a human's gesture here. Type the first key's fingerprint as its owner reads it\nto you from their tray to trust them, or press Enter to hold them: ")
+	line, _ := bufio.NewReader(s.In).ReadString('\n')
+	typed, err := brain.ParseFingerprint(line)
+	return err == nil && typed == fp, nil
 }

@@ -179,6 +179,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"demo", func() []string { return []string{"--no-serve", filepath.Join(t.TempDir(), "demo")} }},
 		{"version", nil},
 		{"brain show", nil},
+		{"brain keys", nil},
 		{"brain rename", func() []string { return []string{"other"} }}, // refused: the brain has missions
 		{"hook install", func() []string { return []string{"claude"} }},
 		{"hook uninstall", func() []string { return []string{"claude"} }},

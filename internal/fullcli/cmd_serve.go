@@ -40,8 +40,12 @@ gestures POST /api/gesture/options and /api/gesture/commit, signed by the
 brain's passkey; GET /api/passkeys, POST /api/passkey/options and
 /api/passkey/register for the first key, with the one-time code printed
 here (later keys are added and removed by the gesture "keys", signed by a
-registered passkey; the last one stays); and GET /api/events, a stream of the refs/m1nd refs that moved — also
-when plain git moved them). The tray is http://localhost:PORT (a passkey
+registered passkey; the last one stays); GET /api/session and POST
+/api/session/options, /api/session/login, /api/session/logout, the human's
+passkey login (once the brain has a key, gestures and the stream are that
+session's: an hour, an HttpOnly SameSite=Strict cookie for this tray); and
+GET /api/events, a stream of the refs/m1nd refs that moved — also when
+plain git moved them). The tray is http://localhost:PORT (a passkey
 needs a site name); it listens on loopback only, requests must name it, and
 writes must be JSON from the tray's own page. --read-only refuses every
 write (read_only_owner). The address and pid are recorded in

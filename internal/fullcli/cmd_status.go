@@ -77,6 +77,9 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 				fmt.Fprintf(w, "  %-16s %d\n", phase, n)
 			}
 		}
+		if n := reply.Phases[chain.BrokenPhase]; n > 0 {
+			fmt.Fprintf(w, "  %-16s %d (below: BROKEN)\n", chain.BrokenPhase, n)
+		}
 		if reply.LandingBell != nil {
 			bell := reply.LandingBell
 			claimed := ""
@@ -132,7 +135,11 @@ func printHeld(w io.Writer, held []gitsync.HeldRef) {
 	for _, h := range held {
 		switch h.Side {
 		case "remote":
-			fmt.Fprintf(w, "held     %s: %s's history breaks the laws, not taken and not pushed over (%s: %s); m1nd sync --repair %s replaces it with this clone's\n", h.Ref, h.Remote, h.Code, h.Lesson, h.Ref)
+			repair := fmt.Sprintf("; m1nd sync --repair %s replaces it with this clone's", h.Ref)
+			if h.Ref == brain.KeysRef {
+				repair = "" // a remote's keys are never replaced by a push
+			}
+			fmt.Fprintf(w, "held     %s: %s's is not taken, and not pushed over (%s: %s)%s\n", h.Ref, h.Remote, h.Code, h.Lesson, repair)
 		default:
 			fmt.Fprintf(w, "held     %s: this clone's history breaks the laws, not pushed to %s (%s: %s)\n", h.Ref, h.Remote, h.Code, h.Lesson)
 		}

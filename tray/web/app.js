@@ -39,7 +39,7 @@ const NO_PASSKEY_WHY = 'register a passkey to land here — or land from a termi
 const STAGNANT_CONFIRM = 'hides from the tray; the letter itself stays on the mailbox — a contract transition is future work.';
 const FOLD_LINES = 200; // a file's diff longer than this starts folded
 
-const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, storeBroken: null, policy: null, brain: '', passkeys: null, pins: null, justRegistered: '' };
+const state = { heads: [], blocks: [], storeVersion: 0, skeleton: null, storeBroken: null, policy: null, brain: '', passkeys: null, pins: null, justRegistered: '', session: null };
 // Mission views fetched for failed cards, by mission id, each with the head
 // letter it was read at: a head that moves is read again.
 const views = new Map();
@@ -161,8 +161,10 @@ function confirmDialog(title, text, okLabel, binds) {
 // ---- loading -------------------------------------------------------------
 
 async function refresh() {
-  const [heads, blocks, policy, passkeys, pins, keeper] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys'), getJSON('/api/runner_pins'), getJSON('/api/keeper')]);
+  const [heads, blocks, policy, passkeys, pins, keeper, session] = await Promise.all([getJSON('/api/mailbox?kind=mission'), getJSON('/api/system_blocks'), getJSON('/api/policy'), getJSON('/api/passkeys'), getJSON('/api/runner_pins'), getJSON('/api/keeper'), getJSON('/api/session')]);
   state.keeper = keeper.ok ? keeper.keeper : [];
+  state.session = session.ok ? session : null;
+  renderSession();
   state.policy = policy;
   state.passkeys = passkeys.ok ? passkeys : null;
   state.pins = pins.ok ? pins : null;
@@ -647,32 +649,21 @@ function fileDiff(chunk, f) {
 // assertion and writes. It returns the gesture's reply or a refusal; a
 // confirm or a prompt the user cancelled returns { ok: false, cancelled: true }.
 async function signedGesture(body, title, text, okLabel) {
-  const opts = await postJSON('/api/gesture/options', body);
+  let opts = await postJSON('/api/gesture/options', body);
+  if (!opts.ok && opts.field === 'session') {
+    // The brain has a key and this page no session yet: one passkey
+    // touch logs in, then the gesture is asked for again.
+    const in_ = await login();
+    if (!in_.ok) return in_;
+    opts = await postJSON('/api/gesture/options', body);
+  }
   // A landing cut short after its import is finished by its options alone:
   // the store already holds the import signed for this very mission.
   if (!opts.ok || opts.done) return opts;
   if (!(await confirmDialog(title, text, okLabel, opts.binds))) return { ok: false, cancelled: true, declined: true };
-  if (!window.PublicKeyCredential || !navigator.credentials) {
-    return { ok: false, lesson: `this browser signs no gestures here: open http://localhost:${location.port}/` };
-  }
-  const publicKey = Object.assign({}, opts.publicKey, {
-    challenge: fromB64url(opts.publicKey.challenge),
-    allowCredentials: (opts.publicKey.allowCredentials || []).map((c) => Object.assign({}, c, { id: fromB64url(c.id) })),
-  });
-  let a;
-  try {
-    a = await navigator.credentials.get({ publicKey });
-  } catch (e) {
-    // NotAllowedError is what a browser says for a prompt cancelled or
-    // timed out, and says nothing more on purpose.
-    if (e && (e.name === 'NotAllowedError' || e.name === 'AbortError')) return { ok: false, cancelled: true };
-    return { ok: false, lesson: `the passkey made no signature: ${e.message || e}` };
-  }
-  if (!a) return { ok: false, cancelled: true };
-  const r = a.response;
-  return postJSON('/api/gesture/commit', { gesture_id: opts.gesture_id, credential: { id: toB64url(a.rawId), response: {
-    authenticatorData: toB64url(r.authenticatorData), clientDataJSON: toB64url(r.clientDataJSON), signature: toB64url(r.signature),
-  } } });
+  const a = await assertion(opts);
+  if (!a.ok) return a;
+  return postJSON('/api/gesture/commit', { gesture_id: opts.gesture_id, credential: a.credential });
 }
 
 const CANCELLED = 'not signed: the passkey prompt was cancelled — nothing changed';
@@ -855,6 +846,82 @@ async function compose() {
     say(`opened ${out.mission.mission_id}; posted to ${to}'s inbox — delivery is not execution`);
     await refresh();
   }
+}
+
+// ---- the human's session ---------------------------------------------------
+
+// Once the brain has a passkey, the page logs in with it (one touch): the
+// owner then takes gestures and gives a live event stream only to this
+// session, so no other process on the machine can ask for the human's
+// gestures or use up the page's stream. Without a session the page reads
+// and polls.
+function renderSession() {
+  const s = state.session;
+  const needed = !!(s && s.needed);
+  $('#session-line').hidden = !needed;
+  $('#login').hidden = !needed || s.logged_in;
+  $('#session-note').textContent = !needed ? '' : s.logged_in
+    ? `logged in with your passkey until ${new Date(s.expires_at).toLocaleTimeString()}`
+    : 'read-only until you log in: gestures and the live view need your passkey';
+  liveOrPoll();
+}
+
+// assertion asks the browser's authenticator to sign the options' challenge.
+async function assertion(opts) {
+  if (!window.PublicKeyCredential || !navigator.credentials) {
+    return { ok: false, lesson: `this browser signs nothing here: open http://localhost:${location.port}/` };
+  }
+  const publicKey = Object.assign({}, opts.publicKey, {
+    challenge: fromB64url(opts.publicKey.challenge),
+    allowCredentials: (opts.publicKey.allowCredentials || []).map((c) => Object.assign({}, c, { id: fromB64url(c.id) })),
+  });
+  let a;
+  try {
+    a = await navigator.credentials.get({ publicKey });
+  } catch (e) {
+    // NotAllowedError is what a browser says for a prompt cancelled or
+    // timed out, and says nothing more on purpose.
+    if (e && (e.name === 'NotAllowedError' || e.name === 'AbortError')) return { ok: false, cancelled: true };
+    return { ok: false, lesson: `the passkey made no signature: ${e.message || e}` };
+  }
+  if (!a) return { ok: false, cancelled: true };
+  const r = a.response;
+  return { ok: true, credential: { id: toB64url(a.rawId), response: {
+    authenticatorData: toB64url(r.authenticatorData), clientDataJSON: toB64url(r.clientDataJSON), signature: toB64url(r.signature),
+  } } };
+}
+
+async function login() {
+  const opts = await postJSON('/api/session/options', {});
+  if (!opts.ok) return opts;
+  const a = await assertion(opts);
+  if (!a.ok) return a;
+  const out = await postJSON('/api/session/login', { credential: a.credential });
+  if (out.ok) {
+    state.session = out;
+    renderSession();
+    say('logged in with your passkey');
+  }
+  return out;
+}
+
+// liveOrPoll keeps the page current: the owner's event stream where the
+// page may have one (no key yet, or logged in), else a look every 10 s.
+let events = null;
+let poll = null;
+function liveOrPoll() {
+  const s = state.session;
+  const live = !s || !s.needed || s.logged_in;
+  if (live && !events) {
+    if (poll) { clearInterval(poll); poll = null; }
+    events = new EventSource('/api/events');
+    events.addEventListener('refs', () => refresh());
+    events.addEventListener('queue', () => refresh()); // a branch moved, or runnerd's queue found something
+  } else if (!live && !poll) {
+    if (events) { events.close(); events = null; }
+    poll = setInterval(() => refresh(), 10000);
+  }
+  document.body.dataset.live = String(live);
 }
 
 // ---- passkeys ------------------------------------------------------------
@@ -1084,11 +1151,12 @@ async function start() {
   $('#enrol-make').addEventListener('click', requestEnrolment);
   $('#enrol-go').addEventListener('click', enrolTeammate);
   $('#pins-go').addEventListener('click', approvePins);
-  await refresh();
+  $('#login').addEventListener('click', async () => {
+    const out = await login();
+    if (!out.ok && !out.cancelled) say(refusal(out), true);
+  });
+  await refresh(); // opens the live stream, or polls until the page logs in
   document.body.dataset.ready = 'true';
-  const events = new EventSource('/api/events');
-  events.addEventListener('refs', () => refresh());
-  events.addEventListener('queue', () => refresh()); // a branch moved, or runnerd's queue found something
   setInterval(() => { renderTray(); tickTimes(); }, 30000); // "3 min ago" moves on
 }
 
