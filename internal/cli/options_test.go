@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/internal/clitest"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/internal/runs"
@@ -35,19 +37,6 @@ func parse[O any](t *testing.T, newCmd func(*Invocation, func(context.Context, *
 	return got, err
 }
 
-// plain is o without its streams and dependency funcs, for comparing the
-// parsed flags alone.
-func plain[O any](o *O) O {
-	v := *o
-	rv := reflect.ValueOf(&v).Elem()
-	for i := range rv.NumField() {
-		if f := rv.Field(i); f.Kind() == reflect.Func || f.Type() == reflect.TypeOf((*IOStreams)(nil)) {
-			f.SetZero()
-		}
-	}
-	return v
-}
-
 // parseCase is one command line and the options it should parse into, or
 // the usage error it should give (without running).
 type parseCase[O any] struct {
@@ -67,14 +56,14 @@ func checkParse[O any](t *testing.T, newCmd func(*Invocation, func(context.Conte
 					t.Fatalf("error %v, want a usage error containing %q", err, tc.usage)
 				}
 				if got != nil {
-					t.Fatalf("runF ran on a usage error: %+v", plain(got))
+					t.Fatalf("runF ran on a usage error: %+v", clitest.Plain(got))
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p := plain(got); !reflect.DeepEqual(p, tc.want) {
+			if p := clitest.Plain(got); !reflect.DeepEqual(p, tc.want) {
 				t.Fatalf("options\n got %+v\nwant %+v", p, tc.want)
 			}
 		})

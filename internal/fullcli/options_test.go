@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/m1nd/m1nd/internal/clitest"
+
 	"github.com/urfave/cli/v2"
 
 	mcli "github.com/m1nd/m1nd/internal/cli"
@@ -39,19 +41,6 @@ func parse[O any](t *testing.T, newCmd func(*mcli.Invocation, func(context.Conte
 	return got, code, errb.String()
 }
 
-// plain is o without its streams and dependency funcs, for comparing the
-// parsed flags alone.
-func plain[O any](o *O) O {
-	v := *o
-	rv := reflect.ValueOf(&v).Elem()
-	for i := range rv.NumField() {
-		if f := rv.Field(i); f.Kind() == reflect.Func || f.Type() == reflect.TypeOf((*mcli.IOStreams)(nil)) {
-			f.SetZero()
-		}
-	}
-	return v
-}
-
 // parseCase is one command line and the options it should parse into, or
 // the usage error it should give (exit 2, without running).
 type parseCase[O any] struct {
@@ -70,14 +59,14 @@ func checkParse[O any](t *testing.T, newCmd func(*mcli.Invocation, func(context.
 					t.Fatalf("exit %d, stderr %q; want a usage error (2) containing %q", code, stderr, tc.usage)
 				}
 				if got != nil {
-					t.Fatalf("runF ran on a usage error: %+v", plain(got))
+					t.Fatalf("runF ran on a usage error: %+v", clitest.Plain(got))
 				}
 				return
 			}
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if p := plain(got); !reflect.DeepEqual(p, tc.want) {
+			if p := clitest.Plain(got); !reflect.DeepEqual(p, tc.want) {
 				t.Fatalf("options\n got %+v\nwant %+v", p, tc.want)
 			}
 		})
