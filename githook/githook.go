@@ -524,9 +524,9 @@ type PushPolicy struct {
 	// of a landed mission passed on (hooks install --bare --protect NAME).
 	Protect []string
 	// TrustKeys are the fingerprints (brain.ParseFingerprint's form) of the
-	// first keys the remote takes a first key set from (hooks install
-	// --bare --trust-key FP): the team's, never the first pusher's. With
-	// none, the remote takes no first key set at all.
+	// first key sets the remote takes (hooks install --bare --trust-key
+	// FP): the team's, never the first pusher's. With none, the remote
+	// takes no first key set at all.
 	TrustKeys []string
 }
 
@@ -554,15 +554,15 @@ func (p PushPolicy) HookArgs() []string {
 }
 
 // FirstKeys judges a push that creates refs/m1nd/keys on a remote: its
-// first key set is taken only when its key is one the admin trusts
-// (TrustKeys), so an agent that pushes a key set of its own first squats
-// nothing. nil when u is not such a creation, or its first key is
-// trusted.
+// first key set is taken only when it is one the admin trusts (TrustKeys,
+// by the set's fingerprint), so an agent that pushes a key set of its own
+// first squats nothing. nil when u is not such a creation, or its first
+// set is trusted.
 func (p PushPolicy) FirstKeys(objs gitstore.Objects, u laws.Update) *laws.RefFault {
 	if u.Ref != brain.KeysRef || !u.Old.IsZero() || u.New.IsZero() {
 		return nil
 	}
-	first, err := brain.FirstKey(objs, u.New)
+	first, err := brain.FirstSet(objs, u.New)
 	if err != nil {
 		return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(gates.InvalidLetter), Lesson: err.Error()}
 	}
@@ -570,11 +570,11 @@ func (p PushPolicy) FirstKeys(objs gitstore.Objects, u laws.Update) *laws.RefFau
 	if slices.Contains(p.TrustKeys, fp) {
 		return nil
 	}
-	lesson := fmt.Sprintf("this remote takes its first key set only from a key its admin trusts, and this one's first key (%s) is not one: ", first.Named())
+	lesson := fmt.Sprintf("this remote takes only the first key set its admin trusts, and this one (%s) is not it: ", first.Named())
 	if len(p.TrustKeys) == 0 {
-		lesson += "it trusts none yet; its admin runs m1nd hooks install --bare --trust-key 'FINGERPRINT' there, with the team's first key (the tray and m1nd brain keys show it)"
+		lesson += "it trusts none yet; its admin runs m1nd hooks install --bare --trust-key 'FINGERPRINT' there, with the team's key set fingerprint (m1nd brain keys shows it in the clone that registered the first key)"
 	} else {
-		lesson += "it trusts " + strings.Join(p.TrustKeys, ", ") + "; the team's first key set is pushed by the clone that registered that key"
+		lesson += "it trusts " + strings.Join(p.TrustKeys, ", ") + "; the team's first key set is pushed by the clone that registered it"
 	}
 	return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(gates.HumanGestureRequired), Lesson: lesson}
 }

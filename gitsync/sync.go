@@ -91,9 +91,9 @@ func ValidRemote(name string) bool {
 type Options struct {
 	// Progress takes the progress lines (nil: none).
 	Progress io.Writer
-	// Trust is the first-key fingerprint (brain.ParseFingerprint's form)
-	// a remote's key set is taken from when this clone holds none (sync
-	// --trust): the person checked it with the key's owner.
+	// Trust is the fingerprint (brain.ParseFingerprint's form) of the
+	// first key set a remote's keys are taken from when this clone holds
+	// none (sync --trust): the person checked it with its owner.
 	Trust string
 	// Ask, when set, shows a person at a terminal the remote's key set
 	// this clone would take, and returns whether they trust it. Without
@@ -102,10 +102,10 @@ type Options struct {
 }
 
 // KeysOffer is a remote's key set, offered to a clone that holds none:
-// its first key, whose fingerprint names the chain, and its keys now.
+// its first set, whose fingerprint names the chain, and its keys now.
 type KeysOffer struct {
 	Remote string          `json:"remote"`
-	First  brain.Passkey   `json:"first"`
+	First  *brain.KeySet   `json:"first"`
 	Keys   []brain.Passkey `json:"keys"`
 }
 
@@ -379,13 +379,13 @@ func (s *run) take(ref string, r gitstore.Hash) error {
 }
 
 // takeKeys takes the remote's key set into a clone that holds none, once
-// a person trusts it: by its first key's fingerprint, given (Trust) or
+// a person trusts it: by its first set's fingerprint, given (Trust) or
 // confirmed at a terminal (Ask), as ssh asks for a host's key. Everything
 // the keys prove is judged against them, so a key set taken in silence
 // would let whoever pushed the first one (an agent) sign as the human
 // here. Without trust it is held, and what leans on it with it.
 func (s *run) takeKeys(r gitstore.Hash) error {
-	first, err := brain.FirstKey(s.repo, r)
+	first, err := brain.FirstSet(s.repo, r)
 	if err != nil {
 		s.refuseRemote(brain.KeysRef, &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.InvalidLetter), Lesson: err.Error()})
 		return nil
@@ -699,11 +699,11 @@ func track(ctx context.Context, repo *gitstore.Repo, tracking string, pushed []s
 
 // keysNotTrusted is the refusal of a remote key set this clone was not
 // told to trust: trusted (sync --trust) names another first key, or none.
-func keysNotTrusted(remote string, r gitstore.Hash, first brain.Passkey, trusted string) *laws.RefFault {
+func keysNotTrusted(remote string, r gitstore.Hash, first *brain.KeySet, trusted string) *laws.RefFault {
 	fp := first.Fingerprint()
-	lesson := fmt.Sprintf("%s's passkeys are not trusted here yet: their first key is %s; compare it with that key's owner (their tray shows it), then run m1nd sync --trust '%s' (at a terminal, m1nd sync asks); until then nothing they prove is taken", remote, first.Named(), fp)
+	lesson := fmt.Sprintf("%s's passkeys are not trusted here yet: their first key set has %s; compare it with whoever registered it (m1nd brain keys shows it), then run m1nd sync --trust '%s' (at a terminal, m1nd sync asks); until then nothing they prove is taken", remote, first.Named(), fp)
 	if trusted != "" {
-		lesson = fmt.Sprintf("%s's passkeys begin with the key %s, not %s, the one you trusted: not taken (an agent may have pushed its own key set first); ask the team which key is theirs", remote, first.Named(), trusted)
+		lesson = fmt.Sprintf("%s's passkeys begin with a key set of %s, not %s, the one you trusted: not taken (an agent may have pushed its own key set first); ask the team which is theirs", remote, first.Named(), trusted)
 	}
 	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.HumanGestureRequired), Lesson: lesson}
 }

@@ -136,6 +136,7 @@ func (r *bindRig) twoKeys() (old, kept *gatestest.Authenticator) {
 	if _, err := add.Commit(ctx, old.Assert(add.Prepared.Challenge(), nil)); err != nil {
 		t.Fatalf("adding the second key: %v", err)
 	}
+	trustKeySet(t, r.remote, keySetFingerprint(t, r.repo)) // the remote's admin trusts it
 	return old, kept
 }
 
@@ -351,7 +352,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	// archive after when the remote holds it (written there past its hook).
 	gittest.Open(t, r.remote).Git("-c", "core.hooksPath=/dev/null", "fetch", "-q", r.g.Dir, after+":"+after)
 	clone := r.secondClone()
-	rep, raw = r.syncIn(clone.Dir, "--trust", teamKeyFingerprint())
+	rep, raw = r.syncIn(clone.Dir, "--trust", keySetFingerprint(t, r.repo))
 	if f := faultOf(rep.RefusedRemote, after); f == nil || !strings.Contains(f.Lesson, "removed in key set v3") {
 		t.Fatalf("a first sync took the archive by the removed key:\n%s", raw)
 	}
@@ -600,14 +601,12 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 	if out, err := archiveBy(gates.OriginHumanTTY); err == nil || !strings.Contains(out, "takes human gestures signed by a passkey only") {
 		t.Fatalf("a --require-passkey remote took a terminal archive: %v\n%s", err, out)
 	}
-	if out, err := r.m1nd(r.remote, "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint()); err != nil {
-		t.Fatalf("hooks install --bare: %v\n%s", err, out)
-	}
-	// A key on the remote (the one it trusts): no terminal archive after it.
+	// A key on the remote (the set it trusts): no terminal archive after it.
 	key := teamKey()
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "laptop", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
+	trustKeySet(t, r.remote, keySetFingerprint(t, r.repo))
 	r.g.Git("push", "-q", "origin", brain.KeysRef+":"+brain.KeysRef)
 	if out, err := archiveBy(gates.OriginHumanTTY); err == nil || !strings.Contains(out, "made after the first key does not count") {
 		t.Fatalf("a remote holding a key took a terminal archive: %v\n%s", err, out)
@@ -656,7 +655,7 @@ func TestFoldedMissionKeepsItsKeyAnchor(t *testing.T) {
 		t.Fatalf("sync:\n%s", raw)
 	}
 	clone := r.secondClone()
-	if rep, raw := r.syncIn(clone.Dir, "--trust", teamKeyFingerprint()); !rep.OK {
+	if rep, raw := r.syncIn(clone.Dir, "--trust", keySetFingerprint(t, r.repo)); !rep.OK {
 		t.Fatalf("a fresh clone's first sync:\n%s", raw)
 	}
 	if out, err := r.m1nd(clone.Dir, "mission", "show", id); err != nil || !strings.Contains(out, "folded") {

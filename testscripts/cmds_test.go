@@ -685,13 +685,12 @@ func cmdSpawnWithin(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdPasskey implements `passkey NAME register|id|fingerprint|enrolment|login` and
+// cmdPasskey implements `passkey NAME register|id|enrolment|login` and
 // `passkey NAME sign OPTIONS-FILE`: a software passkey named NAME (the same key in
 // every command of a scenario, gatestest.Named). register writes it as the
 // brain's first key set in the repository at the current directory, as
 // the tray's registration does (brain.RegisterFirstKey); id prints its
-// credential id; fingerprint its fingerprint (what a remote's admin
-// trusts: hooks install --bare --trust-key); enrolment prints the enrolment request a teammate's tray
+// credential id; enrolment prints the enrolment request a teammate's tray
 // makes for it (POST /api/passkey/enrolment); login logs in to the
 // running owner with it, as the page does, and keeps the session's cookie
 // for the script's later owner requests. sign reads a gesture's
@@ -700,7 +699,7 @@ func cmdSpawnWithin(ts *testscript.TestScript, neg bool, args []string) {
 // passkey's assertion over its challenge, made on the running owner's
 // page.
 func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: passkey NAME register|id|fingerprint|enrolment|login | passkey NAME sign OPTIONS-FILE"
+	const usage = "usage: passkey NAME register|id|enrolment|login | passkey NAME sign OPTIONS-FILE"
 	if neg || len(args) < 2 || (args[1] == "sign") != (len(args) == 3) || len(args) > 3 {
 		ts.Fatalf(usage)
 	}
@@ -717,9 +716,6 @@ func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	case "id":
 		fmt.Fprintln(ts.Stdout(), a.ID)
-		return
-	case "fingerprint":
-		fmt.Fprintln(ts.Stdout(), key.Fingerprint())
 		return
 	case "enrolment":
 		data, _ := json.Marshal(struct {

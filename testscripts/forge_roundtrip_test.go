@@ -135,12 +135,15 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "human", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
+	// The admin trusts the key set alice registered, by its fingerprint.
+	fp := keySetFingerprint(t, r.repo)
+	f.trust(t, "shop", fp)
 	if rep, raw := r.syncIn(r.g.Dir); !rep.OK {
 		t.Fatalf("sync before the forgeries:\n%s", raw)
 	}
-	// bob takes the brain's keys once he checked the first one's
-	// fingerprint with alice: never in silence.
-	as(b.Dir, "bob", "sync", "--trust", teamKeyFingerprint())
+	// bob takes the brain's keys once he checked their fingerprint with
+	// alice: never in silence.
+	as(b.Dir, "bob", "sync", "--trust", fp)
 	addKey, err := brain.PrepareAddKey(r.repo, brain.Passkey{CredentialID: spare.ID, PublicKey: spare.Key.PKIX, Label: "agent's", AddedAt: chain.Timestamp(r.now)}, r.now)
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gates/gatestest"
+	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 )
 
@@ -43,6 +44,10 @@ type forge struct {
 	config [][2]string
 	// create makes bare repository name, with m1nd's hook when guarded.
 	create func(t *testing.T, name string, guarded bool)
+	// trust has guarded repository name take the first key set whose
+	// fingerprint is fp (hooks install --bare --trust-key), as its admin
+	// does once the first person registered their passkey.
+	trust func(t *testing.T, name, fp string)
 }
 
 // needTools skips the test when a server binary is missing, or fails it
@@ -109,14 +114,32 @@ func startDaemon(t *testing.T, port int, logPath string, name string, args ...st
 	}
 }
 
-// teamKey is the first passkey of the team whose guarded remotes these
-// tests make: each trusts it for the first key set (hooks install --bare
-// --trust-key), as a team's admin sets it, so a test that pushes a first
-// key set to one registers this key first.
+// teamKey is the first passkey of the team whose remotes these tests make.
 func teamKey() *gatestest.Authenticator { return gatestest.Named("the team's first key") }
 
-// teamKeyFingerprint is teamKey's fingerprint, as brain keys shows it.
-func teamKeyFingerprint() string { return brain.Passkey{PublicKey: teamKey().Key.PKIX}.Fingerprint() }
+// keySetFingerprint is the fingerprint of repo's first key set, as brain
+// keys shows it: what a remote's admin trusts and a newcomer's sync names.
+func keySetFingerprint(t testing.TB, repo *gitstore.Repo) string {
+	t.Helper()
+	head, ok, err := repo.ReadRef(brain.KeysRef)
+	if err != nil || !ok {
+		t.Fatalf("no key set to name: %v", err)
+	}
+	first, err := brain.FirstSet(repo, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first.Fingerprint()
+}
+
+// trustKeySet has the guarded bare repository at dir take the first key
+// set with fingerprint fp (hooks install --bare --trust-key).
+func trustKeySet(t testing.TB, dir, fp string) {
+	t.Helper()
+	if out, err := exec.Command(m1ndBin(t), "-C", dir, "hooks", "install", "--bare", "--trust-key", fp).CombinedOutput(); err != nil {
+		t.Fatalf("hooks install --bare --trust-key: %v\n%s", err, out)
+	}
+}
 
 // bareRepo makes a bare repository at dir, with m1nd's hook when guarded.
 func bareRepo(t *testing.T, dir string, guarded bool) {
@@ -125,7 +148,7 @@ func bareRepo(t *testing.T, dir string, guarded bool) {
 		t.Fatalf("git init --bare: %v\n%s", err, out)
 	}
 	if guarded {
-		if out, err := exec.Command(m1ndBin(t), "-C", dir, "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint()).CombinedOutput(); err != nil {
+		if out, err := exec.Command(m1ndBin(t), "-C", dir, "hooks", "install", "--bare").CombinedOutput(); err != nil {
 			t.Fatalf("hooks install --bare: %v\n%s", err, out)
 		}
 	}
@@ -137,6 +160,7 @@ func fileForge(t *testing.T) *forge {
 	f := &forge{name: "bare", dir: func(name string) string { return filepath.Join(root, name+".git") }}
 	f.url = f.dir
 	f.create = func(t *testing.T, name string, guarded bool) { bareRepo(t, f.dir(name), guarded) }
+	f.trust = func(t *testing.T, name, fp string) { trustKeySet(t, f.dir(name), fp) }
 	return f
 }
 
@@ -215,6 +239,7 @@ http {
 	f := &forge{name: "http", dir: func(name string) string { return filepath.Join(root, name+".git") }}
 	f.url = func(name string) string { return fmt.Sprintf("http://alice:s3cret@127.0.0.1:%d/%s.git", port, name) }
 	f.create = func(t *testing.T, name string, guarded bool) { bareRepo(t, f.dir(name), guarded) }
+	f.trust = func(t *testing.T, name, fp string) { trustKeySet(t, f.dir(name), fp) }
 	// Basic auth holds: without credentials nginx answers 401.
 	bareRepo(t, f.dir("private"), false)
 	anon := exec.Command("git", "ls-remote", fmt.Sprintf("http://127.0.0.1:%d/private.git", port))
@@ -296,16 +321,19 @@ func gitoliteForge(t *testing.T) *forge {
 	// writes, naming the server's m1nd.
 	scratch := filepath.Join(base, "scratch.git")
 	bareRepo(t, scratch, false)
-	script, err := exec.Command(m1nd, "-C", scratch, "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint(), "--print").Output()
-	if err != nil {
-		t.Fatalf("hooks install --bare --print: %v", err)
+	linkHook := func(t *testing.T, more ...string) {
+		script, err := exec.Command(m1nd, append([]string{"-C", scratch, "hooks", "install", "--bare", "--print"}, more...)...).Output()
+		if err != nil {
+			t.Fatalf("hooks install --bare --print: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "local", "hooks", "repo-specific", "m1nd"), script, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := chownTree(home, uid, gid); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(home, "local", "hooks", "repo-specific", "m1nd"), script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := chownTree(home, uid, gid); err != nil {
-		t.Fatal(err)
-	}
+	linkHook(t)
 	asGit := func(script string) {
 		t.Helper()
 		cmd := exec.Command("su", "-s", "/bin/sh", "-c", script, gitoliteUser)
@@ -351,6 +379,9 @@ PermitRootLogin no
 		url:    func(name string) string { return fmt.Sprintf("ssh://%s@127.0.0.1:%d/%s", gitoliteUser, port, name) },
 		config: [][2]string{{"core.sshCommand", sshCommand}},
 	}
+	// The hook is one script for every repository that opts in: a trust is
+	// the script linked in again with it.
+	f.trust = func(t *testing.T, _, fp string) { linkHook(t, "--trust-key", fp) }
 	admin := gittest.Open(t, filepath.Join(client, "gitolite-admin"))
 	gittest.Open(t, client).Git("-c", "core.sshCommand="+sshCommand, "clone", "-q", f.url("gitolite-admin"), admin.Dir)
 	admin.Git("config", "core.sshCommand", sshCommand)
@@ -556,6 +587,14 @@ LEVEL = warn
 		}
 		f.config = [][2]string{{"core.sshCommand", fmt.Sprintf("ssh -i %s -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR", key)}}
 	}
+	f.trust = func(t *testing.T, name, fp string) {
+		script, err := exec.Command(m1ndBin(t), "-C", f.dir(name), "hooks", "install", "--bare", "--trust-key", fp, "--print").Output()
+		if err != nil {
+			t.Fatalf("hooks install --bare --trust-key --print: %v", err)
+		}
+		body, _ := json.Marshal(map[string]string{"content": string(script)})
+		api("PATCH", "/repos/alice/"+name+"/hooks/git/pre-receive", string(body))
+	}
 	f.create = func(t *testing.T, name string, guarded bool) {
 		t.Helper()
 		api("POST", "/user/repos", fmt.Sprintf(`{"name":%q}`, name))
@@ -564,7 +603,7 @@ LEVEL = warn
 		}
 		// hooks install --bare refuses a Gitea repository and says to use
 		// the API; --print gives the script to set through it.
-		script, err := exec.Command(m1ndBin(t), "-C", f.dir(name), "hooks", "install", "--bare", "--trust-key", teamKeyFingerprint(), "--print").Output()
+		script, err := exec.Command(m1ndBin(t), "-C", f.dir(name), "hooks", "install", "--bare", "--print").Output()
 		if err != nil {
 			t.Fatalf("hooks install --bare --print: %v", err)
 		}

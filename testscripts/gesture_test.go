@@ -32,6 +32,7 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	if _, err := brain.RegisterFirstKey(ctx, repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: now.Format(time.RFC3339)}, now); err != nil {
 		t.Fatal(err)
 	}
+	trustKeySet(t, b.remote, keySetFingerprint(t, repo)) // the remote's admin trusts it
 	g.Git("push", "-q", "--atomic", "origin", brain.KeysRef+":"+brain.KeysRef, brain.StoreRef+":"+brain.StoreRef)
 	v2 := g.Git("rev-parse", brain.StoreRef)
 

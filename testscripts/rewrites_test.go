@@ -157,3 +157,36 @@ func TestForkBelowALandedLetterIsARewrite(t *testing.T) {
 		t.Fatalf("the sync after the repair:\n%s", out)
 	}
 }
+
+// TestCopiedKeySquatsNothing: an agent pushes first a key set that holds
+// the team's own public key, with before_first_key anchors of its own (so
+// that its terminal gestures would stand as made before the first key). A
+// remote trusting the team's set by its fingerprint refuses it: the
+// fingerprint is the set's, not the key's.
+func TestCopiedKeySquatsNothing(t *testing.T) {
+	ctx := context.Background()
+	r := newBindRig(t)
+	key := teamKey()
+	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "alice", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
+		t.Fatal(err)
+	}
+	fp := keySetFingerprint(t, r.repo)
+	trustKeySet(t, r.remote, fp)
+
+	evil := gittest.Init(t, "shop")
+	evil.CommitFiles("files", map[string]string{"README.md": "x\n"})
+	anchor := strings.TrimSpace(evil.Git("rev-parse", "HEAD"))
+	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1,
+		Keys:           []brain.Passkey{{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "alice", AddedAt: chain.Timestamp(r.now)}},
+		BeforeFirstKey: brain.Anchors{brain.StoreRef: anchor}}
+	blob := evil.GitStdin(string(set.Canonical()), "hash-object", "-w", "--stdin")
+	tree := evil.GitStdin("100644 blob "+blob+"\t"+brain.KeysFile+"\n", "mktree")
+	squat := strings.TrimSpace(evil.Git("commit-tree", tree, "-m", "keys v1: register alice"))
+	out, err := evil.TryGit("push", r.remote, squat+":"+brain.KeysRef)
+	if err == nil || !strings.Contains(out, "this remote takes only the first key set its admin trusts") || !strings.Contains(out, "it trusts "+fp) {
+		t.Fatalf("the remote took a set that copies the team's key: %v\n%s", err, out)
+	}
+	if out, err := r.m1nd(r.g.Dir, "sync"); err != nil {
+		t.Fatalf("the team's own first set after the squat: %v\n%s", err, out)
+	}
+}

@@ -97,6 +97,8 @@ func TestNewcomersSyncAsksForTheFirstKey(t *testing.T) {
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "alice", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
+	fp := keySetFingerprint(t, r.repo)
+	trustKeySet(t, r.remote, fp)
 	if out, err := r.m1nd(r.g.Dir, "sync"); err != nil {
 		t.Fatalf("the first person's sync: %v\n%s", err, out)
 	}
@@ -105,11 +107,10 @@ func TestNewcomersSyncAsksForTheFirstKey(t *testing.T) {
 	if out, err := r.m1nd(dir, "init"); err != nil {
 		t.Fatalf("m1nd init: %v\n%s", err, out)
 	}
-	fp := teamKeyFingerprint()
 	newcomer := gittest.Open(t, dir)
 	for _, typed := range []string{"", "abcd abcd abcd abcd"} {
 		out, err := atPTY(t, dir, typed, "sync")
-		if exitCode(err) != 3 || !strings.Contains(out, "first key  "+fp+"  alice") || !strings.Contains(out, "origin's passkeys are not trusted here yet") {
+		if exitCode(err) != 3 || !strings.Contains(out, "key set    "+fp+"  its first") || !strings.Contains(out, "with alice (") || !strings.Contains(out, "origin's passkeys are not trusted here yet") {
 			t.Fatalf("answered %q: exit %d\n%s", typed, exitCode(err), out)
 		}
 		if got := newcomer.Git("for-each-ref", brain.KeysRef); got != "" {

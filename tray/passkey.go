@@ -79,6 +79,9 @@ var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this b
 type passkeysReply struct {
 	Registered bool          `json:"registered"`
 	Keys       []passkeyView `json:"keys"`
+	// SetFingerprint is the first key set's: it names the brain's keys to
+	// a remote's admin (--trust-key) and a newcomer (sync --trust).
+	SetFingerprint string `json:"set_fingerprint,omitempty"`
 	// Registration says whether this owner takes a one-time code now.
 	Registration bool `json:"registration"`
 }
@@ -105,6 +108,11 @@ func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply.Registered = len(reply.Keys) > 0
+	if head, ok, err := s.Repo.ReadRef(brain.KeysRef); err == nil && ok {
+		if first, err := brain.FirstSet(s.Repo, head); err == nil {
+			reply.SetFingerprint = first.Fingerprint()
+		}
+	}
 	s.reg.mu.Lock()
 	reply.Registration = !reply.Registered && s.reg.code != "" && !s.reg.used && !s.ReadOnly
 	s.reg.mu.Unlock()

@@ -66,12 +66,12 @@ type brainKeysOptions struct {
 func newBrainKeysCmd(inv *Invocation, runF func(context.Context, *brainKeysOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "keys",
-		Usage: "list the brain's passkeys and the fingerprint of its first key",
+		Usage: "list the brain's passkeys, and the fingerprint that names them",
 		Description: `The passkeys in refs/m1nd/keys (registered and changed in the tray) with
-their fingerprints. The first key's fingerprint names the whole set, since
-each later key was signed in by one before it: it is what a remote's admin
-trusts (m1nd hooks install --bare --trust-key FINGERPRINT) and what a
-newcomer's first sync asks for (m1nd sync --trust FINGERPRINT).`,
+their fingerprints, and the fingerprint of the brain's first key set, which
+names them all (each later key was signed in by one before it): it is what
+a remote's admin trusts (m1nd hooks install --bare --trust-key FINGERPRINT)
+and what a newcomer's first sync asks for (m1nd sync --trust FINGERPRINT).`,
 		Flags:  []cli.Flag{JSONFlag},
 		Before: NoArgs,
 		Action: func(c *cli.Context) error {
@@ -88,12 +88,13 @@ type keyView struct {
 	AddedAt      string `json:"added_at"`
 }
 
-// brainKeysReply is what brain keys answers: no first key when the brain
-// has no passkey yet.
+// brainKeysReply is what brain keys answers: no fingerprint and no first
+// key when the brain has no passkey yet.
 type brainKeysReply struct {
-	First   *keyView  `json:"first,omitempty"`
-	Keys    []keyView `json:"keys"`
-	Version int64     `json:"version,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"` // the first key set's: what --trust-key and --trust name
+	First       *keyView  `json:"first,omitempty"`       // the first set's key
+	Keys        []keyView `json:"keys"`
+	Version     int64     `json:"version,omitempty"`
 }
 
 func viewKey(p brain.Passkey) keyView {
@@ -112,10 +113,12 @@ func runBrainKeys(_ context.Context, opts *brainKeysOptions) error {
 		return err
 	}
 	if ok {
-		first, err := brain.FirstKey(repo, head)
+		firstSet, err := brain.FirstSet(repo, head)
 		if err != nil {
 			return err
 		}
+		first := firstSet.Keys[0]
+		reply.Fingerprint = firstSet.Fingerprint()
 		set, err := brain.ReadKeys(repo, head)
 		if err != nil {
 			return err
@@ -131,7 +134,8 @@ func runBrainKeys(_ context.Context, opts *brainKeysOptions) error {
 			fmt.Fprintf(w, "no passkey yet: register the first in the tray (m1nd serve prints its one-time code)\n")
 			return nil
 		}
-		fmt.Fprintf(w, "first key  %s  %s (names the set: hooks install --bare --trust-key, sync --trust)\n", reply.First.Fingerprint, gates.Echo(reply.First.Label))
+		fmt.Fprintf(w, "key set    %s  names the brain's keys: hooks install --bare --trust-key, sync --trust\n", reply.Fingerprint)
+		fmt.Fprintf(w, "first key  %s  %s\n", reply.First.Fingerprint, gates.Echo(reply.First.Label))
 		for _, k := range reply.Keys {
 			fmt.Fprintf(w, "key        %s  %s, added %s\n", k.Fingerprint, gates.Echo(k.Label), k.AddedAt)
 		}

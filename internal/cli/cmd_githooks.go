@@ -46,11 +46,11 @@ same laws as a pre-receive hook, judging every pushed commit as new; with
 first key too (a team's setting), and with --protect main (repeatable) it
 refuses any push that moves main to a tree no landed mission's gate passed
 on — push the brain (m1nd sync) before the branch. A remote takes its first
-key set (refs/m1nd/keys) only from the team's first key, named by its
-fingerprint with --trust-key 'abcd 0123 4567 89ef' (repeatable; the tray
-and 'm1nd brain keys' show it): without it, no first key set at all, so an
-agent that pushes its own first squats nothing; a remote that already holds
-another first key is refused the option. It installs no per-ref
+key set (refs/m1nd/keys) only when it is the team's, named by its
+fingerprint with --trust-key 'abcd 0123 4567 89ef' (repeatable; 'm1nd brain
+keys' shows it): without it, no first key set at all, so an agent that
+pushes its own first squats nothing; a remote that already holds another
+first key set is refused the option. It installs no per-ref
 hook there (the server's gc keeps git's speed), and running it again takes
 out the one an earlier m1nd put beside it. An existing pre-receive is kept
 (in hooks/m1nd-chained/) and runs first, under its own name.`,
@@ -92,7 +92,7 @@ func newHooksInstallCmd(inv *Invocation, install bool, runF func(context.Context
 			&cli.BoolFlag{Name: "bare", Usage: "install the pre-receive hook (for a bare remote)"},
 			&cli.BoolFlag{Name: "require-passkey", Usage: "with --bare: refuse every terminal gesture, before the brain's first passkey too (a team's remote)"},
 			&cli.StringSliceFlag{Name: "protect", Usage: "with --bare: refuse a push that moves `BRANCH` to a tree no landed mission gated (repeatable)"},
-			&cli.StringSliceFlag{Name: "trust-key", Usage: "with --bare: take a first key set only from the first key with this `FINGERPRINT` (the team's; repeatable)"},
+			&cli.StringSliceFlag{Name: "trust-key", Usage: "with --bare: take only the first key set with this `FINGERPRINT` (the team's, from m1nd brain keys; repeatable)"},
 			&cli.BoolFlag{Name: "print", Usage: "with --bare: print the pre-receive script instead of installing it (for a forge that holds hooks itself: Gitea's git hooks)"},
 			JSONFlag,
 		},
@@ -231,7 +231,7 @@ func trustedKeys(typed []string) ([]string, error) {
 }
 
 // keepsItsKeys refuses to install, on a remote that holds a key set
-// already, a trust its first key is not in: the remote would keep a key
+// already, a trust its first set is not in: the remote would keep a key
 // set its admin does not trust (an agent's, pushed first), and refuse
 // every push of the team's.
 func keepsItsKeys(repo *gitstore.Repo, policy githook.PushPolicy) error {
@@ -239,12 +239,12 @@ func keepsItsKeys(repo *gitstore.Repo, policy githook.PushPolicy) error {
 	if err != nil || !ok || len(policy.TrustKeys) == 0 {
 		return err
 	}
-	first, err := brain.FirstKey(repo, head)
+	first, err := brain.FirstSet(repo, head)
 	if err != nil {
 		return err
 	}
 	if fp := first.Fingerprint(); !slices.Contains(policy.TrustKeys, fp) {
-		return Usagef("this remote holds a key set already, whose first key is %s, not one of --trust-key's: if it is not the team's (an agent pushed it first), remove it here with git update-ref -d %s, then install again; if it is, trust %s",
+		return Usagef("this remote holds a key set already, whose first set (%s) is not one of --trust-key's: if it is not the team's (an agent pushed it first), remove it here with git update-ref -d %s, then install again; if it is, trust %s",
 			first.Named(), brain.KeysRef, fp)
 	}
 	return nil
@@ -283,7 +283,7 @@ func newHooksRunCmd(inv *Invocation, runF func(context.Context, *hooksRunOptions
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "require-passkey", Usage: "pre-receive: refuse every terminal gesture"},
 			&cli.StringSliceFlag{Name: "protect", Usage: "pre-receive: `BRANCH` moves only to gated trees"},
-			&cli.StringSliceFlag{Name: "trust-key", Usage: "pre-receive: a first key set only from the first key with this `FINGERPRINT`"},
+			&cli.StringSliceFlag{Name: "trust-key", Usage: "pre-receive: only the first key set with this `FINGERPRINT`"},
 		},
 		Action: func(c *cli.Context) error {
 			hook := c.Args().First()

@@ -22,7 +22,7 @@ type syncOptions struct {
 	Repo   func() (*gitstore.Repo, error)
 	Remote string
 	Repair string // a ref to replace on the remote with this clone's history
-	Trust  string // the first-key fingerprint to take a remote's key set from, as typed
+	Trust  string // the first key set's fingerprint to take a remote's keys from, as typed
 }
 
 func newSyncCmd(inv *Invocation, runF func(context.Context, *syncOptions) error) *cli.Command {
@@ -45,9 +45,9 @@ the laws on the remote too: 'm1nd hooks install --bare' in the bare repository.
 
 A clone that holds no passkey yet never takes a remote's in silence, as ssh
 never takes a host key: at a terminal sync shows the remote's keys (the
-first one's fingerprint names them all) and asks; elsewhere it holds them
-until --trust 'abcd 0123 4567 89ef' names that first key. Compare it with the
-key's owner first: their tray shows it.
+fingerprint of their first key set names them all) and asks; elsewhere it
+holds them until --trust 'abcd 0123 4567 89ef' names that set. Compare it with
+whoever registered the first key first: 'm1nd brain keys' shows it.
 
 Pushes go in batches of at most 500 refs, with a progress line for each on
 stderr: a forge runs its hook once per pushed ref, and one request for
@@ -63,7 +63,7 @@ fetched, refused when the remote's history keeps the laws (sync takes or parks
 it), when this clone's does not, and for refs/m1nd/keys.`,
 		Flags: []cli.Flag{JSONFlag,
 			&cli.StringFlag{Name: "repair", Usage: "replace the remote's `REF`, whose history breaks the laws or rewrites this clone's, with this clone's"},
-			&cli.StringFlag{Name: "trust", Usage: "take the remote's passkeys when their first key has this `FINGERPRINT` (this clone holds none yet)"}},
+			&cli.StringFlag{Name: "trust", Usage: "take the remote's passkeys when their first key set has this `FINGERPRINT` (this clone holds none yet)"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return Usagef("too many arguments: want at most one REMOTE")
@@ -156,16 +156,16 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 
 // askTrust shows the person at the terminal a remote's passkeys, which
 // this clone would take as its own (everything they sign is then a human
-// gesture here), and asks for the first key's fingerprint as its owner
-// reads it to them: typed whole, not a y.
+// gesture here), and asks for the first key set's fingerprint as whoever
+// registered it reads it to them: typed whole, not a y.
 func (s *IOStreams) askTrust(offer gitsync.KeysOffer) (bool, error) {
 	fp := offer.First.Fingerprint()
 	fmt.Fprintf(s.Err, "%s holds this brain's passkeys, and this clone holds none yet:\n", offer.Remote)
-	fmt.Fprintf(s.Err, "  first key  %s  %s, added %s (it names the whole set: each later key was signed in by one before it)\n", fp, gates.Echo(offer.First.Label), offer.First.AddedAt)
+	fmt.Fprintf(s.Err, "  key set    %s  its first (each later key was signed in by one before it), with %s\n", fp, offer.First.Keys[0].Named())
 	for _, k := range offer.Keys {
-		fmt.Fprintf(s.Err, "  key now    %s  %s\n", k.Fingerprint(), gates.Echo(k.Label))
+		fmt.Fprintf(s.Err, "  key now    %s\n", k.Named())
 	}
-	fmt.Fprintf(s.Err, "Whatever these keys sign counts as a human's gesture here. Type the first key's fingerprint as its owner reads it\nto you from their tray to trust them, or press Enter to hold them: ")
+	fmt.Fprintf(s.Err, "Whatever these keys sign counts as a human's gesture here. Type the key set's fingerprint as whoever registered\nthe first key reads it to you (m1nd brain keys) to trust them, or press Enter to hold them: ")
 	line, _ := bufio.NewReader(s.In).ReadString('\n')
 	typed, err := brain.ParseFingerprint(line)
 	return err == nil && typed == fp, nil

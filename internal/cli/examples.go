@@ -18,7 +18,7 @@ var examples = []verbExamples{
 	{"mission show", []string{"m1nd mission show msn_0123456789ab", "m1nd mission show msn_0123456789ab --json"}},
 	{"brain show", []string{"m1nd brain show", "m1nd brain show --json"}},
 	{"brain rename", []string{"m1nd brain rename shop"}},
-	{"brain keys", []string{"m1nd brain keys", "m1nd brain keys --json | jq -r .first.fingerprint"}},
+	{"brain keys", []string{"m1nd brain keys", "m1nd brain keys --json | jq -r .fingerprint"}},
 	{"mission log", []string{"m1nd mission log msn_0123456789ab"}},
 	{"mission gate", []string{"m1nd mission gate msn_0123456789ab", "m1nd mission gate --regate msn_0123456789ab"}},
 	{"mission output", []string{"m1nd mission output msn_0123456789ab"}},

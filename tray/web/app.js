@@ -948,6 +948,7 @@ function renderPasskeys() {
   const line = $('#passkey-line');
   line.hidden = keys.length === 0;
   line.textContent = keys.length ? (keys.length > 1 ? 'passkeys: ' : 'passkey: ') + keys.map((k) => k.label).join(', ') : '';
+  line.title = p && p.set_fingerprint ? `key set ${p.set_fingerprint}: what a remote's admin trusts (hooks install --bare --trust-key) and a teammate's first sync names (m1nd sync --trust)` : '';
   renderKeys();
   const panel = $('#passkey');
   if (state.justRegistered) {
