@@ -373,16 +373,14 @@ func (o *trayOwner) wantRemoteTakesIt() {
 	o.t.Helper()
 	remote := filepath.Join(o.t.TempDir(), "remote.git")
 	o.gitOut("init", "-q", "--bare", remote)
-	// Its admin trusts the brain's first key, as brain keys shows it.
+	// Its admin trusts the brain's key set, as brain keys names it.
 	var keys struct {
-		First struct {
-			Fingerprint string `json:"fingerprint"`
-		} `json:"first"`
+		Fingerprint string `json:"fingerprint"`
 	}
-	if err := json.Unmarshal([]byte(o.m1nd("brain", "keys", "--json")), &keys); err != nil || keys.First.Fingerprint == "" {
+	if err := json.Unmarshal([]byte(o.m1nd("brain", "keys", "--json")), &keys); err != nil || keys.Fingerprint == "" {
 		o.t.Fatalf("brain keys: %v", err)
 	}
-	cmd := exec.Command(m1ndBin(o.t), "-C", remote, "hooks", "install", "--bare", "--trust-key", keys.First.Fingerprint)
+	cmd := exec.Command(m1ndBin(o.t), "-C", remote, "hooks", "install", "--bare", "--trust-key", keys.Fingerprint)
 	cmd.Env = o.env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		o.t.Fatalf("hooks install --bare: %v\n%s", err, out)
