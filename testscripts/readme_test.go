@@ -3,7 +3,6 @@
 package testscripts
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +18,6 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/runnerd"
 )
 
@@ -521,71 +518,26 @@ func (r *readmeRun) expect(c readmeCmd, out string) {
 // the terminal showed.
 func (r *readmeRun) atTerminal(c readmeCmd, text string) string {
 	t := r.t
-	master, tty, err := pty.Open()
-	if err != nil {
-		t.Fatalf("pty: %v", err)
-	}
-	defer master.Close()
 	// The shell waits a moment before it exits: the terminal closes with
 	// it, and bytes the kernel has not yet passed to the reader would be
 	// lost.
 	cmd := exec.Command("sh", "-c", text+"\nrc=$?; sleep 0.1; exit $rc")
 	cmd.Dir, cmd.Env = r.repo, r.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	var (
-		mu     sync.Mutex
-		screen bytes.Buffer
-	)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	prompt := regexp.MustCompile(`Type (\S+) to confirm`)
-	answered := 0
-	deadline := time.After(2 * time.Minute)
-	for {
-		select {
-		case err := <-done:
-			<-read
-			out := strings.ReplaceAll(screen.String(), "\r\n", "\n")
-			if err != nil {
-				t.Fatalf("%s:%d: %s at a terminal: %v\n%s", c.file, c.line, bare(text), err, indent(out))
-			}
-			if answered == 0 {
-				t.Fatalf("%s:%d: %s never asked at the terminal; it showed:\n%s", c.file, c.line, bare(text), indent(out))
-			}
-			return out
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("%s:%d: %s at a terminal: still running after 2m; it showed:\n%s", c.file, c.line, bare(text), indent(screen.String()))
-		case <-time.After(20 * time.Millisecond):
+	out, answered, err := atPTY(t, cmd, 2*time.Minute, func(screen string) []string {
+		var typed []string
+		for _, ask := range prompt.FindAllStringSubmatch(screen, -1) {
+			typed = append(typed, ask[1])
 		}
-		mu.Lock()
-		asks := prompt.FindAllStringSubmatch(screen.String(), -1)
-		mu.Unlock()
-		for ; answered < len(asks); answered++ {
-			if _, err := master.Write([]byte(asks[answered][1] + "\n")); err != nil {
-				t.Fatalf("type at the terminal: %v", err)
-			}
-		}
+		return typed
+	})
+	if err != nil {
+		t.Fatalf("%s:%d: %s at a terminal: %v\n%s", c.file, c.line, bare(text), err, indent(out))
 	}
+	if answered == 0 {
+		t.Fatalf("%s:%d: %s never asked at the terminal; it showed:\n%s", c.file, c.line, bare(text), indent(out))
+	}
+	return out
 }
 
 // background starts a daemon the README starts with &, stopped (its whole

@@ -6,88 +6,37 @@ package testscripts
 // 3, nothing taken); the fingerprint its owner reads out takes them.
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/pty"
 )
 
-// atPTY runs m1nd args in dir at a pseudo-terminal, types answer once it
-// asks (its prompt ends "press Enter to hold them: "), and returns what
-// the terminal showed and how m1nd exited.
-func atPTY(t *testing.T, dir string, answer string, args ...string) (string, error) {
+// syncAtPTY runs m1nd sync in dir at a pseudo-terminal and types answer
+// once it asks (its prompt ends "press Enter to hold them: "); it returns
+// what the terminal showed and how m1nd exited.
+func syncAtPTY(t *testing.T, dir, answer string) (string, error) {
 	t.Helper()
-	master, tty, err := pty.Open()
-	if err != nil {
-		t.Fatalf("pty: %v", err)
-	}
-	defer master.Close()
 	// The shell waits a moment before it exits, so the last bytes reach
 	// the reader before the terminal closes.
-	cmd := exec.Command("sh", append([]string{"-c", `"$0" "$@"; rc=$?; sleep 0.1; exit $rc`, m1ndBin(t)}, args...)...)
+	cmd := exec.Command("sh", "-c", `"$0" sync; rc=$?; sleep 0.1; exit $rc`, m1ndBin(t))
 	cmd.Dir, cmd.Env = dir, gittest.Env(t)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	out, asked, err := atPTY(t, cmd, time.Minute, func(screen string) []string {
+		if strings.Contains(screen, "press Enter to hold them: ") {
+			return []string{answer}
+		}
+		return nil
+	})
+	if asked == 0 {
+		t.Fatalf("m1nd sync never asked at the terminal; it showed:\n%s", out)
 	}
-	tty.Close()
-	var (
-		mu     sync.Mutex
-		screen bytes.Buffer
-	)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	asked := false
-	deadline := time.After(time.Minute)
-	for {
-		select {
-		case err := <-done:
-			<-read
-			out := strings.ReplaceAll(screen.String(), "\r\n", "\n")
-			if !asked {
-				t.Fatalf("m1nd %s never asked at the terminal; it showed:\n%s", strings.Join(args, " "), out)
-			}
-			return out, err
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("m1nd %s at a terminal: still running after a minute; it showed:\n%s", strings.Join(args, " "), screen.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		mu.Lock()
-		asks := strings.Contains(screen.String(), "press Enter to hold them: ")
-		mu.Unlock()
-		if asks && !asked {
-			asked = true
-			if _, err := master.Write([]byte(answer + "\n")); err != nil {
-				t.Fatalf("type at the terminal: %v", err)
-			}
-		}
-	}
+	return out, err
 }
 
 func TestNewcomersSyncAsksForTheFirstKey(t *testing.T) {
@@ -109,7 +58,7 @@ func TestNewcomersSyncAsksForTheFirstKey(t *testing.T) {
 	}
 	newcomer := gittest.Open(t, dir)
 	for _, typed := range []string{"", "abcd abcd abcd abcd"} {
-		out, err := atPTY(t, dir, typed, "sync")
+		out, err := syncAtPTY(t, dir, typed)
 		if exitCode(err) != 3 || !strings.Contains(out, "key set    "+fp+"  its first") || !strings.Contains(out, "with alice (") || !strings.Contains(out, "origin's passkeys are not trusted here yet") {
 			t.Fatalf("answered %q: exit %d\n%s", typed, exitCode(err), out)
 		}
@@ -117,7 +66,7 @@ func TestNewcomersSyncAsksForTheFirstKey(t *testing.T) {
 			t.Fatalf("answered %q, the keys were taken: %s", typed, got)
 		}
 	}
-	out, err := atPTY(t, dir, strings.ToUpper(strings.ReplaceAll(fp, " ", "")), "sync")
+	out, err := syncAtPTY(t, dir, strings.ToUpper(strings.ReplaceAll(fp, " ", "")))
 	if err != nil {
 		t.Fatalf("answered the fingerprint: %v\n%s", err, out)
 	}
