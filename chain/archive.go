@@ -89,7 +89,7 @@ func DecodeFold(body []byte) (*Fold, error) {
 		if _, err := gitstore.ParseHash(m.Head); err != nil {
 			return nil, gates.Refusef(gates.InvalidLetter, "folded", "mission %s: head %q is not a commit id", m.MissionID, m.Head)
 		}
-		if m.Phase != PhaseLanded && m.Phase != PhaseArchived {
+		if !Finished(m.Phase) {
 			return nil, gates.Refusef(gates.InvalidTransition, "folded", "mission %s is %s: only a finished mission (landed or archived) folds", m.MissionID, m.Phase)
 		}
 	}
@@ -247,5 +247,5 @@ func Final(objs gitstore.Objects, h gitstore.Hash) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("letter of %s: %w", h, err)
 	}
-	return facts.Phase == PhaseLanded || facts.Phase == PhaseArchived, nil
+	return Finished(facts.Phase), nil
 }

@@ -261,7 +261,7 @@ func CheckExtends(l, head *Letter, headID string) error {
 // nil: the mission has no letters). The git hooks apply it to raw writes
 // too.
 func CheckTransition(l, head *Letter) error {
-	if head != nil && (head.Phase == PhaseLanded || head.Phase == PhaseArchived) {
+	if head != nil && Finished(head.Phase) {
 		return gates.Refusef(gates.InvalidTransition, "phase", "%s is %s: landed and archived are terminal, nothing follows them (open a new mission for more work)", l.MissionID, head.Phase)
 	}
 	if l.Phase != PhaseArchived || (head != nil && head.Phase == PhaseMergeWait) {

@@ -14,6 +14,10 @@ var (
 	Decisions    = []string{"APPROVE", "CHANGE", "REJECT"}
 )
 
+// Finished reports whether phase ends a mission: landed or archived,
+// which nothing follows, which fold, and which no history may drop.
+func Finished(phase string) bool { return phase == PhaseLanded || phase == PhaseArchived }
+
 // Phase names used by the laws.
 const (
 	PhaseJudging   = "judging"

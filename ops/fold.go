@@ -142,7 +142,7 @@ func (b *Brain) foldable(refs []gitstore.Ref, index map[string]chain.Folded, cut
 // finishedBefore reports whether the head letter is landed or archived,
 // and was written before cutoff.
 func (f *foldFacts) finishedBefore(cutoff time.Time) bool {
-	if f.Phase != chain.PhaseLanded && f.Phase != chain.PhaseArchived {
+	if !chain.Finished(f.Phase) {
 		return false
 	}
 	at, err := time.Parse(time.RFC3339, f.UpdatedAt)
