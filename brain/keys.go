@@ -2,9 +2,7 @@ package brain
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -91,11 +89,7 @@ func (k *KeySet) RemovedKey(credentialID string) (*RemovedKey, bool) {
 
 // Fingerprint is how a person compares a passkey across machines: the
 // first 16 hex digits of the sha256 of its public key, in groups of four.
-func (p Passkey) Fingerprint() string {
-	sum := sha256.Sum256([]byte(p.PublicKey))
-	h := hex.EncodeToString(sum[:8])
-	return h[0:4] + " " + h[4:8] + " " + h[8:12] + " " + h[12:16]
-}
+func (p Passkey) Fingerprint() string { return keyFingerprint([]byte(p.PublicKey)) }
 
 // KeysKind is the passkey ref. The first key set holds one key, registered
 // in the tray with the one-time code `m1nd serve` prints (the laws cannot

@@ -46,11 +46,17 @@ func FirstSet(objs gitstore.Objects, head gitstore.Hash) (*KeySet, error) {
 // first 16 hex digits of the sha256 of its canonical bytes, in groups of
 // four. Of a brain's first set, it names the brain's keys (brain keys,
 // hooks install --bare --trust-key, sync --trust).
-func (k *KeySet) Fingerprint() string {
-	sum := sha256.Sum256(k.Canonical())
-	h := hex.EncodeToString(sum[:8])
-	return h[0:4] + " " + h[4:8] + " " + h[8:12] + " " + h[12:16]
+func (k *KeySet) Fingerprint() string { return keyFingerprint(k.Canonical()) }
+
+// keyFingerprint is how m1nd shows a key or a key set to a person: the first
+// 16 hex digits of the sha256 of data, in groups of four.
+func keyFingerprint(data []byte) string {
+	sum := sha256.Sum256(data)
+	return grouped(hex.EncodeToString(sum[:8]))
 }
+
+// grouped is 16 hex digits in groups of four, as fingerprints are shown.
+func grouped(h string) string { return h[0:4] + " " + h[4:8] + " " + h[8:12] + " " + h[12:16] }
 
 // Named is how a lesson names the first set: its fingerprint and its key.
 func (k *KeySet) Named() string {
@@ -74,5 +80,5 @@ func ParseFingerprint(s string) (string, error) {
 	if len(h) != 16 || strings.Trim(h, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("%q is not a key set fingerprint: 16 hex digits, as m1nd brain keys shows them (abcd 0123 4567 89ef)", s)
 	}
-	return h[0:4] + " " + h[4:8] + " " + h[8:12] + " " + h[12:16], nil
+	return grouped(h), nil
 }
