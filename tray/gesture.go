@@ -101,7 +101,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	if keys == nil || len(keys.Keys) == 0 {
 		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
 	}
-	session, err := s.sessionOf(r)
+	session, err := s.sessionOf(r, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,11 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	session, err := s.sessionOf(r)
+	keys, err := s.Store.Keys()
+	if err != nil {
+		return nil, err
+	}
+	session, err := s.sessionOf(r, keys)
 	if err != nil {
 		return nil, err
 	}
