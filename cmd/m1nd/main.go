@@ -6,4 +6,4 @@ package main
 
 import "github.com/m1nd/m1nd/internal/cli"
 
-func main() { cli.Process(cli.Front) }
+func main() { cli.ProcessFront() }

@@ -190,23 +190,40 @@ func ThisM1nd() (string, error) {
 
 // Process runs main as the process: the collector paced for short calls,
 // the first SIGINT or SIGTERM cancelling main's context, and main's exit
-// status the process's.
+// status the process's. m1nd-full runs this way.
 func Process(main func(ctx context.Context, args []string, io *IOStreams) int) {
-	// Most calls live a few milliseconds and read everything once, so the
-	// collector's default pace (a cycle each time the heap doubles from
-	// 4 MB) is pure cost: heads over 100k missions ran a dozen cycles.
-	// A call collects when its heap grows fivefold, and hard under a
-	// soft 1 GiB ceiling; GOGC and GOMEMLIMIT, when set, win.
+	paceCollector()
+	ctx, stop := signalContext()
+	code := main(ctx, os.Args, SystemIO())
+	stop()
+	os.Exit(code)
+}
+
+// ProcessFront runs the small m1nd as the process. It watches no signal:
+// a hot verb lives milliseconds and never waits, so a signal ends it as
+// it ends a git command, and every write it makes is a compare-and-swap
+// under a lock stamped with its pid that the next writer clears
+// (gitstore), so a kill at any point leaves every ref valid. Watching
+// would start two threads, a twentieth of a hot verb's time; a verb it
+// hands on is m1nd-full's, which watches.
+func ProcessFront() {
+	paceCollector()
+	os.Exit(Front(context.Background(), os.Args, SystemIO()))
+}
+
+// paceCollector paces the collector for a short call. Most calls live a
+// few milliseconds and read everything once, so the collector's default
+// pace (a cycle each time the heap doubles from 4 MB) is pure cost: heads
+// over 100k missions ran a dozen cycles. A call collects when its heap
+// grows fivefold, and hard under a soft 1 GiB ceiling; GOGC and
+// GOMEMLIMIT, when set, win.
+func paceCollector() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(1 << 30)
 	}
-	ctx, stop := signalContext()
-	code := main(ctx, os.Args, SystemIO())
-	stop()
-	os.Exit(code)
 }
 
 // signalContext is cancelled by the first SIGINT or SIGTERM: servers stop
