@@ -258,11 +258,21 @@ func CheckExtends(l, head *Letter, headID string) error {
 // CheckTransition is post step 7, the board's transition rules: landed
 // and archived are terminal, nothing follows them (seed §1h: un-archive is
 // out of v1); an archived letter only supersedes a merge_wait head (head
-// nil: the mission has no letters). The git hooks apply it to raw writes
-// too.
+// nil: the mission has no letters); work (judging, executing, gate)
+// returns to a mission waiting in merge_wait only through a review letter
+// that requests changes (verdict CHANGE), the record of why it returns
+// (DESIGN §10). The git hooks apply it to raw writes too.
 func CheckTransition(l, head *Letter) error {
 	if head != nil && Finished(head.Phase) {
 		return gates.Refusef(gates.InvalidTransition, "phase", "%s is %s: landed and archived are terminal, nothing follows them (open a new mission for more work)", l.MissionID, head.Phase)
+	}
+	if head != nil && returnsToWork(l.Phase) {
+		switch {
+		case head.Phase == PhaseMergeWait:
+			return gates.Refusef(gates.InvalidTransition, "phase", "%s waits to land: work returns to it only after a review that requests changes (m1nd mission review %s --request-changes)", l.MissionID, l.MissionID)
+		case head.Phase == PhaseReview && !RequestsChanges(head):
+			return gates.Refusef(gates.InvalidTransition, "phase", "the review at the head of %s requests no changes: work returns to a mission only after a review whose verdict is CHANGE", l.MissionID)
+		}
 	}
 	if l.Phase != PhaseArchived || (head != nil && head.Phase == PhaseMergeWait) {
 		return nil
@@ -272,6 +282,12 @@ func CheckTransition(l, head *Letter) error {
 		from = "a " + head.Phase + " head"
 	}
 	return gates.Refusef(gates.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
+}
+
+// returnsToWork reports a phase of work on the mission: judging it,
+// executing it, gating it.
+func returnsToWork(phase string) bool {
+	return phase == PhaseJudging || phase == PhaseExecuting || phase == PhaseGate
 }
 
 // CheckLanded is the landed law beyond the letter itself: a landed letter

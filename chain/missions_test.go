@@ -449,3 +449,40 @@ func TestHeadsAppendJSONIsEncodingJSON(t *testing.T) {
 		t.Fatalf("heads: %d, last %s", len(view.Missions), view.Missions[3].Head)
 	}
 }
+
+func TestCheckTransitionReturnsToWork(t *testing.T) {
+	letter := func(phase, decision string) *chain.Letter {
+		l := &chain.Letter{MissionID: "msn_0123456789ab", Phase: phase}
+		if decision != "" {
+			l.Verdict = &chain.Verdict{Decision: decision}
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		head, headDecision, next string
+		refused                  bool
+	}{
+		{chain.PhaseMergeWait, "APPROVE", chain.PhaseExecuting, true},
+		{chain.PhaseMergeWait, "APPROVE", chain.PhaseGate, true},
+		{chain.PhaseMergeWait, "APPROVE", chain.PhaseJudging, true},
+		{chain.PhaseMergeWait, "APPROVE", chain.PhaseReview, false},
+		{chain.PhaseMergeWait, "APPROVE", chain.PhaseMergeWait, false},
+		{chain.PhaseMergeWait, "APPROVE", chain.PhaseFailed, false},
+		{chain.PhaseReview, chain.DecisionChange, chain.PhaseExecuting, false},
+		{chain.PhaseReview, chain.DecisionChange, chain.PhaseJudging, false},
+		{chain.PhaseReview, "APPROVE", chain.PhaseExecuting, true},
+		{chain.PhaseReview, "", chain.PhaseExecuting, true},
+		{chain.PhaseReview, "REJECT", chain.PhaseGate, true},
+		{chain.PhaseReview, "APPROVE", chain.PhaseMergeWait, false},
+		{chain.PhaseFailed, "REJECT", chain.PhaseExecuting, false},
+		{chain.PhaseJudging, "", chain.PhaseExecuting, false},
+		{chain.PhaseLanded, "", chain.PhaseReview, true},
+		{chain.PhaseLanded, "", chain.PhaseExecuting, true},
+	} {
+		err := chain.CheckTransition(letter(tc.next, ""), letter(tc.head, tc.headDecision))
+		r, isRefusal := gates.AsRefusal(err)
+		if tc.refused != (err != nil) || (err != nil && (!isRefusal || r.Code != gates.InvalidTransition)) {
+			t.Errorf("%s (%s) → %s: got %v, refused want %v", tc.head, tc.headDecision, tc.next, err, tc.refused)
+		}
+	}
+}

@@ -14,6 +14,15 @@ var (
 	Decisions    = []string{"APPROVE", "CHANGE", "REJECT"}
 )
 
+// DecisionChange is the verdict of a review that requests changes: the
+// one letter after which work returns to a mission that waits to land.
+const DecisionChange = "CHANGE"
+
+// RequestsChanges reports a review letter whose verdict is CHANGE.
+func RequestsChanges(l *Letter) bool {
+	return l.Phase == PhaseReview && l.Verdict != nil && l.Verdict.Decision == DecisionChange
+}
+
 // Finished reports whether phase ends a mission: landed or archived,
 // which nothing follows, which fold, and which no history may drop.
 func Finished(phase string) bool { return phase == PhaseLanded || phase == PhaseArchived }
@@ -23,6 +32,7 @@ const (
 	PhaseJudging   = "judging"
 	PhaseExecuting = "executing"
 	PhaseGate      = "gate"
+	PhaseReview    = "review"
 	PhaseMergeWait = "merge_wait"
 	PhaseLanded    = "landed"
 	PhaseFailed    = "failed"

@@ -141,6 +141,66 @@ func (b *Mailbox) All(ctx context.Context) ([]Stored, error) {
 	return out, nil
 }
 
+// Between returns the letters writer wrote to recipient (one ref),
+// oldest first; none when there are none. Letters that do not decode are
+// skipped.
+func (b *Mailbox) Between(ctx context.Context, recipient, writer string) ([]Stored, error) {
+	ref, err := Ref(recipient, writer)
+	if err != nil {
+		return nil, err
+	}
+	head, ok, err := b.Repo.ReadRef(ref)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return b.onRef(ctx, ref, head)
+}
+
+// To returns every letter written to recipient by name (not those to
+// all), oldest first by ts: its refs only, not the whole mailbox.
+func (b *Mailbox) To(ctx context.Context, recipient string) ([]Stored, error) {
+	prefix, err := Ref(recipient, recipient)
+	if err != nil {
+		return nil, err
+	}
+	prefix = prefix[:strings.LastIndexByte(prefix, '/')+1]
+	refs, err := b.Repo.ListRefs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stored
+	for _, r := range refs {
+		if _, _, ok := parseRef(r.Name); !ok {
+			continue
+		}
+		got, err := b.onRef(ctx, r.Name, r.Hash)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	sortStored(out)
+	return out, nil
+}
+
+// onRef reads the letters of one mail ref at head, oldest first.
+func (b *Mailbox) onRef(ctx context.Context, ref string, head gitstore.Hash) ([]Stored, error) {
+	docs, err := letters(b.Repo, ref, head)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", ref, err)
+	}
+	out := make([]Stored, 0, len(docs))
+	for _, d := range docs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if l, err := Decode(d.Body); err == nil {
+			out = append(out, Stored{ID: d.ID, Letter: l, Ref: ref, Commit: d.Commit})
+		}
+	}
+	return out, nil
+}
+
 func sortStored(s []Stored) {
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].Letter.TS != s[j].Letter.TS {

@@ -45,6 +45,9 @@ type MissionView struct {
 	Agent     *RunOutput              `json:"agent,omitempty"`
 	Work      *WorkView               `json:"work,omitempty"`
 	Candidate *chain.ReceiptCandidate `json:"receipt_candidate,omitempty"`
+	// Reviews is the review thread: each review its agent was sent, with
+	// the agent's answers and the commit that addressed it, oldest first.
+	Reviews []ReviewView `json:"reviews,omitempty"`
 }
 
 // Moment is one letter of the timeline.
@@ -215,6 +218,9 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 	}
 	if v.Work, err = b.work(ctx, missionID, side); err != nil {
 		return nil, err
+	}
+	if v.Reviews, err = b.Reviews(ctx, log); err != nil {
+		return nil, fmt.Errorf("mission %s: reviews: %w", missionID, err)
 	}
 	return v, nil
 }

@@ -72,6 +72,7 @@ type Daemon struct {
 	port     string
 	running  sync.WaitGroup
 	locks    sync.Map // runner id → *sync.Mutex: one mission at a time per runner
+	rounds   sync.Map // mission id → true while a round a review started runs
 
 	trustMu      sync.Mutex
 	ownerRefused bool // an owner answered a wrong echo: no more announces to it

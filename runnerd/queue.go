@@ -92,6 +92,7 @@ type waiting struct {
 // returns the mission it re-gated ("" for none).
 func (d *Daemon) queueOnce(ctx context.Context) string {
 	d.writeRecord()
+	d.reviewOnce(ctx)
 	if d.proveOnce(ctx) {
 		return ""
 	}

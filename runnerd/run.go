@@ -37,18 +37,30 @@ func worktreePath(mainWorktree, missionID string) string {
 // run carries one mission from executing to merge_wait or failed. Every
 // path ends in a letter: never silence.
 func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, packetMarkdown string) {
-	fail := func(gist string, gate *chain.Gate) { d.fail(ctx, runner, missionID, gist, gate) }
 	side, why := d.addWorktree(ctx, runner, missionID)
 	if why != "" {
-		fail(why, nil)
+		d.fail(ctx, runner, missionID, why, nil)
 		return
 	}
-	// From here on the worktree exists: a failure says what became of it.
-	failTidy := func(gist string, gate *chain.Gate) { fail(gist+d.tidy(ctx, side), gate) }
 	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) { l.SetPhase(chain.PhaseExecuting) }); err != nil {
 		d.Logf("mission %s: could not post executing: %v", missionID, err)
 		return
 	}
+	// The mission view shows the ask: a copy stays beside the side record.
+	if err := gitstore.WriteFileAtomic(runs.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
+		d.Logf("mission %s: packet copy: %v", missionID, err)
+	}
+	d.round(ctx, runner, side, blockID, packetMarkdown, side.Base)
+}
+
+// round runs the agent on packet in the mission's worktree (its executing
+// letter posted), gates what it committed since the commit since, and
+// posts merge_wait or failed: the first round of a mission, and each
+// round a review that requested changes starts (rerun).
+func (d *Daemon) round(ctx context.Context, runner *Runner, side *runs.Side, blockID, packetMarkdown, since string) {
+	missionID := side.MissionID
+	// From here on the worktree exists: a failure says what became of it.
+	failTidy := func(gist string, gate *chain.Gate) { d.fail(ctx, runner, missionID, gist+d.tidy(ctx, side), gate) }
 	packet, err := d.placePacket(missionID, side.Worktree, packetMarkdown)
 	if err != nil {
 		d.Logf("mission %s: %v", missionID, err)
@@ -68,7 +80,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 		return
 	}
 	// The gate binds a commit: what it tests is one commit on the branch.
-	work, why := d.settleWork(ctx, runner, side.Worktree, side.Branch, side.Base)
+	work, why := d.settleWork(ctx, runner, side.Worktree, side.Branch, since, since != side.Base)
 	if why != "" {
 		failTidy(why, nil)
 		return
@@ -101,7 +113,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 	if err != nil {
 		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)
 		if refusal, ok := gates.AsRefusal(err); ok && refusal.Code == gates.UnpinnedRunner {
-			fail("the gate passed, but runner "+runner.ID+"'s pin is no longer the approved one, so runnerd signs nothing: approve it again and spawn anew", gateLine)
+			d.fail(ctx, runner, missionID, "the gate passed, but runner "+runner.ID+"'s pin is no longer the approved one, so runnerd signs nothing: approve it again and spawn anew", gateLine)
 		}
 	}
 }
@@ -142,18 +154,14 @@ func (d *Daemon) addWorktree(ctx context.Context, runner *Runner, missionID stri
 	return side, ""
 }
 
-// placePacket writes the mission's packet into its worktree, kept out of
-// `git status`, and returns its path. Only the packet in the worktree is
-// needed to run: the other steps say in the log when they fail.
+// placePacket writes a round's packet into the mission's worktree, kept
+// out of `git status`, and returns its path. Only the packet in the
+// worktree is needed to run: a failed exclusion says so in the log.
 func (d *Daemon) placePacket(missionID, wt, packetMarkdown string) (string, error) {
 	if err := excludePacket(d.Repo.CommonDir()); err != nil {
 		d.Logf("mission %s: info/exclude: %v", missionID, err)
 	}
 	packet := filepath.Join(wt, packetFile)
-	// The mission view shows the ask: a copy stays beside the side record.
-	if err := gitstore.WriteFileAtomic(runs.SidePacket(d.Repo.RuntimeDir(), missionID), []byte(packetMarkdown), 0o600); err != nil {
-		d.Logf("mission %s: packet copy: %v", missionID, err)
-	}
 	return packet, os.WriteFile(packet, []byte(packetMarkdown), 0o644)
 }
 

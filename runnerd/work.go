@@ -32,8 +32,9 @@ type settled struct {
 // settleWork makes the agent's work one commit on the mission's branch,
 // or says why there is none: the worktree is on m1nd/<id>, what is left
 // uncommitted (tracked or untracked, .gitignore honoured) is committed as
-// the agent, and the tip is not the base.
-func (d *Daemon) settleWork(ctx context.Context, runner *Runner, wt, branch, base string) (*settled, string) {
+// the agent, and the tip is not since — the base, or after a review the
+// commit the last gate tested (answering says which).
+func (d *Daemon) settleWork(ctx context.Context, runner *Runner, wt, branch, since string, answering bool) (*settled, string) {
 	if head, err := gitOutput(ctx, wt, "symbolic-ref", "-q", "HEAD"); err != nil || head != "refs/heads/"+branch {
 		return nil, "the agent left its worktree off " + branch + ": the gate tests that branch's commit"
 	}
@@ -67,7 +68,10 @@ func (d *Daemon) settleWork(ctx context.Context, runner *Runner, wt, branch, bas
 	if s.commit, err = gitOutput(ctx, wt, "rev-parse", "HEAD"); err != nil {
 		return nil, "the branch's tip could not be read (runnerd's log says why)"
 	}
-	if s.commit == base {
+	switch {
+	case s.commit == since && answering:
+		return nil, "the agent committed nothing in answer to the review: there is no new work for the gate to test"
+	case s.commit == since:
 		return nil, "the agent committed nothing: there is no work for the gate to test"
 	}
 	if s.tree, err = gitOutput(ctx, wt, "rev-parse", "HEAD^{tree}"); err != nil {

@@ -50,6 +50,7 @@ func missionCommand(inv *Invocation) *cli.Command {
 		newMissionDiffCmd(inv, nil),
 		newMissionHeadsCmd(inv, nil),
 		newMissionNextCmd(inv, nil),
+		newMissionReviewCmd(inv, nil),
 		newMissionArchiveCmd(inv, nil),
 		newMissionFoldCmd(inv, nil),
 	)
@@ -327,6 +328,7 @@ func printView(w io.Writer, v *ops.MissionView) {
 		}
 		fmt.Fprintf(w, "  #%-3d %-10s %s  %-16s %s\n", m.Seq, m.Phase, m.At, m.Agent, verdict)
 	}
+	printReviews(w, v.Reviews)
 	if g := v.Gate; g != nil && g.ExitStatus != nil && *g.ExitStatus != 0 && g.Output != "" {
 		fmt.Fprintf(w, "\ngate output (last lines; m1nd mission gate %s prints it all)\n", v.MissionID)
 		for _, l := range lastLines(g.Output, 8) {
@@ -356,6 +358,55 @@ func printView(w io.Writer, v *ops.MissionView) {
 			fmt.Fprintf(w, "  %s +%d -%d\n", f.Path, f.Added, f.Deleted)
 		}
 		fmt.Fprintf(w, "  (m1nd mission diff %s prints the diff)\n", v.MissionID)
+	}
+}
+
+// reviewLines is how many lines of a review's body and of an answer
+// mission show prints (--json carries them whole).
+const reviewLines = 6
+
+// printReviews prints a mission's review thread: each review with its
+// comments by file and line, the agent's answers, and the commit that
+// addressed it.
+func printReviews(w io.Writer, reviews []ops.ReviewView) {
+	if len(reviews) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nreviews\n")
+	for _, r := range reviews {
+		recorded := ""
+		if r.Recorded != "" {
+			recorded = ", recorded as " + r.Recorded
+		}
+		fmt.Fprintf(w, "  round %d · %s by %s, %s (letter %s%s)\n", r.Round, r.State(), r.By, r.At, r.MailID, recorded)
+		printIndented(w, "    ", r.Body)
+		for _, c := range r.Comments {
+			fmt.Fprintf(w, "    %s:%d (at %.12s)\n", c.Path, c.Line, c.Commit)
+			printIndented(w, "      ", c.Text)
+		}
+		for _, a := range r.Answers {
+			fmt.Fprintf(w, "    answer from the agent, %s (letter %s)\n", a.At, a.ID)
+			printIndented(w, "      ", a.What)
+		}
+		if r.AddressedBy != "" {
+			fmt.Fprintf(w, "    addressed by %.12s, gated as round %d\n", r.AddressedBy, r.Round+1)
+		}
+	}
+}
+
+// printIndented prints text's first reviewLines lines under indent, and
+// how many more there are.
+func printIndented(w io.Writer, indent, text string) {
+	if text == "" {
+		return
+	}
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		if i == reviewLines {
+			fmt.Fprintf(w, "%s… %s more (--json has them)\n", indent, gates.Count(len(lines)-i, "line"))
+			return
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, line)
 	}
 }
 
