@@ -350,9 +350,13 @@ const WorkBranchPrefix = "m1nd/"
 func WorkBranch(missionID string) string { return WorkBranchPrefix + missionID }
 
 // workRange is the mission's work: its branch's tip and the base it
-// started from (recorded at spawn, else where the branch leaves HEAD). ok
-// is false when the repository has no work branch for the mission.
+// started from (recorded at spawn, else where the branch leaves HEAD); a
+// landed mission's is the work as it landed (landedRange). ok is false
+// when the repository has no work branch for the mission.
 func (b *Brain) workRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
+	if base, tip, ok, err = b.landedRange(ctx, missionID, side); ok || err != nil {
+		return base, tip, ok, err
+	}
 	h, ok, err := b.Repo.ReadRef("refs/heads/" + WorkBranch(missionID))
 	if err != nil || !ok {
 		return "", "", false, err
@@ -374,6 +378,40 @@ func (b *Brain) workRange(ctx context.Context, missionID string, side *runs.Side
 		return "", "", false, fmt.Errorf("mission %s: the base of %s: %w", missionID, WorkBranch(missionID), err)
 	}
 	return base, h.String(), true, nil
+}
+
+// landedRange is a landed mission's work as it landed, read from the
+// target's history, so it outlives the branch (worktrees prune deletes
+// it): the commit its gate tested, from where the work last met the
+// target — the target merged into it by a re-gate (the newest such merge's
+// second parent), else the commit its worktree started from. ok is false
+// for a mission that is not landed, or whose start this machine does not
+// know (no runner here worked on it).
+func (b *Brain) landedRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
+	if side == nil || side.Base == "" {
+		return "", "", false, nil
+	}
+	head, found, err := b.Missions.HeadOf(missionID)
+	if err != nil || !found || head.Letter.Phase != chain.PhaseLanded || head.Letter.ReceiptCandidate == nil {
+		return "", "", false, err
+	}
+	tested, _ := head.Letter.ReceiptCandidate.Evidence.Tested()
+	if tested == "" {
+		return "", "", false, nil
+	}
+	// Each line: a commit of the work, newest first, then its parents.
+	out, err := b.gitOut(ctx, "rev-list", "--first-parent", "--parents", tested, "^"+side.Base)
+	if err != nil {
+		return "", "", false, fmt.Errorf("mission %s: the landed work: %w", missionID, err)
+	}
+	base = side.Base
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 3 {
+			base = f[2]
+			break
+		}
+	}
+	return base, tested, true, nil
 }
 
 // ErrNoWork means the repository has no work branch for the mission.
