@@ -165,11 +165,20 @@ func writeList(w *strings.Builder, items []string, max int) {
 // askHeading is the heading of the ask in a mission packet.
 const askHeading = "## What should change?"
 
-// AskLine is the first line of the ask in a mission packet (what a card
-// and a merge commit are titled by): the first line of text under "What
-// should change?", else the packet's first line of text that is no
-// heading; "" for none. It is one line of plain text, at most 120 bytes.
-func AskLine(packet []byte) string {
+// AskLine is the first line of the ask in a mission packet (what a merge
+// commit is titled by), at most 120 bytes: Ask cut for a subject line.
+func AskLine(packet []byte) string { return Ask(packet, 120) }
+
+// TitleBytes caps a mission's title (Ask) where the human reads it: a
+// card, the mission view. The page wraps it; a first line longer than
+// this is no title.
+const TitleBytes = 1000
+
+// Ask is the first line of the ask in a mission packet (what a card is
+// titled by): the first line of text under "What should change?", else
+// the packet's first line of text that is no heading; "" for none. It is
+// one line of plain text, at most max bytes.
+func Ask(packet []byte, max int) string {
 	lines := strings.Split(string(packet), "\n")
 	pick := func(from int) string {
 		for _, l := range lines[from:] {
@@ -180,7 +189,7 @@ func AskLine(packet []byte) string {
 			if strings.HasPrefix(l, "#") {
 				return ""
 			}
-			return gates.CutBytes(gates.Clip(strings.Join(strings.Fields(l), " ")), 120)
+			return gates.CutBytes(gates.Visible(strings.Join(strings.Fields(l), " ")), max)
 		}
 		return ""
 	}

@@ -41,12 +41,7 @@ func HasControl(s string) bool {
 // (control characters, bidirectional and invisible ones) become "?" and anything past 60 characters
 // is cut, on a rune boundary.
 func Clip(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if isUnsafeRune(r) {
-			return '?'
-		}
-		return r
-	}, s)
+	s = Visible(s)
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:57]) + "..."
 	}
@@ -62,6 +57,19 @@ func CutBytes(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Visible is s with every rune that reads other than it shows (control
+// characters, bidirectional overrides, zero-width and tag characters:
+// isUnsafeRune) made a '?', and nothing cut: text of any length that is
+// safe to show.
+func Visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if isUnsafeRune(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // Echo returns an id or path for a lesson when it is plain — letters,

@@ -81,7 +81,7 @@ func (b *Brain) title(path string, e fs.DirEntry) string {
 	if err != nil {
 		return ""
 	}
-	title := brain.AskLine(packet)
+	title := brain.Ask(packet, brain.TitleBytes)
 	b.titles.mu.Lock()
 	if b.titles.known == nil || len(b.titles.known) > 4096 {
 		b.titles.known = map[string]titleSeen{}

@@ -190,7 +190,7 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 	if ran {
 		if packet, err := readHead(runs.SidePacket(runtime, missionID), packetCap); err == nil {
 			v.Packet = strings.ToValidUTF8(string(packet), "\uFFFD")
-			v.Title = brain.AskLine(packet)
+			v.Title = brain.Ask(packet, brain.TitleBytes)
 		}
 		if out, cut, err := b.runOutput(missionID, side, runs.LogAgent, AgentOutputCap); err == nil {
 			v.Agent = &RunOutput{Output: out, Truncated: cut}

@@ -13,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/review"
 )
 
 // decodeRequest parses a write's JSON body strictly into v: one object, no
@@ -258,6 +259,36 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 		reply.Note = "posted to the agent's inbox — delivery is not execution"
 	}
 	return reply, nil
+}
+
+// reviewRequest is a review made in the mission view (ops.Review).
+type reviewRequest struct {
+	Decision string           `json:"decision"`
+	Body     string           `json:"body"`
+	Comments []review.Comment `json:"comments"`
+	// AgentID is who writes it; absent: ops.ReviewerName, for a review is
+	// no gesture and the page claims no human's word.
+	AgentID string `json:"agent_id"`
+}
+
+// postReview sends a review of a mission's work to its agent and, when
+// it requests changes, records it on the mission (ops.Review).
+func (s *Server) postReview(r *http.Request, body []byte) (any, error) {
+	var req reviewRequest
+	if err := decodeRequest(body, &req); err != nil {
+		return nil, err
+	}
+	agent := ops.ReviewerName
+	if req.AgentID != "" {
+		if !gates.ValidAgentID(req.AgentID) {
+			return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who writes the review (%s), or absent for %s", gates.AgentIDRule, ops.ReviewerName)
+		}
+		agent = req.AgentID
+	}
+	return s.Review(r.Context(), ops.ReviewRequest{
+		MissionID: r.PathValue("id"), Decision: req.Decision, Body: req.Body, Comments: req.Comments,
+		Agent: agent, Now: s.now(),
+	})
 }
 
 type candidateEditRequest struct {

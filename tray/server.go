@@ -83,6 +83,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/events", s.getEvents)
 	mux.HandleFunc("POST /api/mission_post", s.write(s.postMission))
 	mux.HandleFunc("POST /api/mission_new", s.write(s.postMissionNew))
+	mux.HandleFunc("POST /api/missions/{id}/review", s.write(s.postReview))
 	mux.HandleFunc("POST /api/gesture/options", s.write(s.postGestureOptions))
 	mux.HandleFunc("POST /api/gesture/commit", s.write(s.postGestureCommit))
 	mux.HandleFunc("POST /api/prove", s.write(s.postProve))

@@ -61,6 +61,70 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// inline renders Markdown's inline code spans (`x`), strong (**x**) and
+// emphasis (*x*) as elements, the rest as text: what titles, asks and
+// lessons write is shown as it reads, never as its backticks, and nothing
+// in it becomes markup of the page (no HTML is parsed).
+function inline(text) {
+  const out = [];
+  const re = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*/g;
+  let at = 0;
+  for (const m of String(text || '').matchAll(re)) {
+    if (m.index > at) out.push(text.slice(at, m.index));
+    out.push(m[1] !== undefined ? el('code', { text: m[1] }) : m[2] !== undefined ? el('strong', { text: m[2] }) : el('em', { text: m[3] }));
+    at = m.index + m[0].length;
+  }
+  if (at < String(text || '').length) out.push(String(text).slice(at));
+  return out;
+}
+
+// md renders a Markdown document as elements: headings, fenced and
+// indented code, lists, paragraphs, and inline() within them. It builds
+// the DOM itself (no HTML is parsed), so text from an agent cannot become
+// markup.
+function md(text) {
+  const root = el('div', { class: 'md' });
+  const lines = String(text || '').replace(/\r\n/g, '\n').split('\n');
+  let para = [], list = null;
+  const flush = () => {
+    if (para.length) root.append(el('p', {}, ...inline(para.join(' '))));
+    para = [];
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const fence = line.match(/^\s*(```|~~~)/);
+    if (fence) {
+      flush(); list = null;
+      const code = [];
+      for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) code.push(lines[i]);
+      root.append(el('pre', { class: 'md-code', text: code.join('\n') }));
+      continue;
+    }
+    if (/^( {4}|\t)/.test(line) && !para.length && !list) {
+      const code = [];
+      for (; i < lines.length && (/^( {4}|\t)/.test(lines[i]) || (lines[i] === '' && /^( {4}|\t)/.test(lines[i + 1] || ''))); i++) code.push(lines[i].replace(/^( {4}|\t)/, ''));
+      i--;
+      root.append(el('pre', { class: 'md-code', text: code.join('\n') }));
+      continue;
+    }
+    const h = line.match(/^(#{1,6})\s+(.*)$/);
+    if (h) { flush(); list = null; root.append(el('h' + Math.min(6, h[1].length + 3), { class: 'md-h' }, ...inline(h[2]))); continue; }
+    const item = line.match(/^\s*[-*+]\s+(.*)$/) || line.match(/^\s*\d+[.)]\s+(.*)$/);
+    if (item) {
+      flush();
+      if (!list) { list = el(/^\s*\d/.test(line) ? 'ol' : 'ul', {}); root.append(list); }
+      list.append(el('li', {}, ...inline(item[1])));
+      continue;
+    }
+    if (line.trim() === '') { flush(); list = null; continue; }
+    if (list && /^\s{2,}\S/.test(line)) { list.lastChild.append(' ', ...inline(line.trim())); continue; }
+    list = null;
+    para.push(line.trim());
+  }
+  flush();
+  return root;
+}
+
 async function getJSON(path) {
   const res = await fetch(path, { headers: { Accept: 'application/json' } });
   return res.json();
@@ -148,9 +212,9 @@ function confirmDialog(title, text, okLabel, binds) {
   return new Promise((resolve) => {
     const d = $('#confirm');
     $('#confirm-title').textContent = title;
-    $('#confirm-text').textContent = text;
+    $('#confirm-text').replaceChildren(...inline(text));
     $('#confirm-binds').hidden = !(binds && binds.length);
-    $('#confirm-binds-list').replaceChildren(...(binds || []).map((b) => el('li', { text: b })));
+    $('#confirm-binds-list').replaceChildren(...(binds || []).map((b) => el('li', {}, ...inline(b))));
     $('#confirm-ok').textContent = okLabel || 'confirm';
     d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
     d.returnValue = '';
@@ -261,6 +325,7 @@ function renderBlocks() {
       list.append(el('li', { 'data-phase': l.phase },
         el('button', { type: 'button', class: 'link mission-link', 'data-mission': m.mission_id, title: 'open the mission', onclick: () => openMission(m.mission_id) },
           icon(l.phase), ` ${phaseLabel(l.phase)}`),
+        titleOf(m) ? el('span', { class: 'mission-title' }, ' · ', ...inline(titleOf(m))) : null,
         el('span', { class: 'muted' }, ` · ${m.mission_id} · `, timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now))));
     }
     box.append(el('article', { class: 'block', id: 'block-' + b.block_id, 'data-colour': b.colour, tabindex: '0' },
@@ -356,7 +421,7 @@ function card(m, now) {
   });
   // Titled by the ask's first line, so two missions on one block differ;
   // the block is named under it.
-  if (titleOf(m)) c.append(el('h3', { class: 'card-title', text: titleOf(m) }));
+  if (titleOf(m)) c.append(el('h3', { class: 'card-title' }, ...inline(titleOf(m))));
   c.append(el('div', {},
     el('button', { type: 'button', class: 'link block-link', text: block ? block.name : l.block_id, onclick: () => showBlock(l.block_id) }),
     el('span', { class: 'muted', text: ` · ${m.mission_id}` })));
@@ -365,9 +430,15 @@ function card(m, now) {
     el('span', { class: 'muted' }, ' · ', timeTag(terminal ? 'ended' : 'started', terminal ? l.updated_at : l.started_at, now), ` · #${l.mission_seq}`)));
   const proof = l.phase === 'merge_wait' ? proofOf(m) : null;
   const claimed = isClaim(proof);
-  if (l.verdict && l.verdict.gist) c.append(el('div', { class: 'gist', text: claimed ? `${proof.agent} says: ${l.verdict.decision}: ${l.verdict.gist}` : `${l.verdict.decision}: ${l.verdict.gist}` }));
-  if (l.gate) {
-    const exit = l.gate.exit_status === undefined ? '' : ` · exit ${l.gate.exit_status}`;
+  // One true thing per card: a mission that waits but is not ready (it
+  // conflicts with the target, is re-gated, its gate failed on the merge)
+  // says that, in its queue line, and not the green its letter claims.
+  const q = l.phase === 'merge_wait' ? queueOf(m) : null;
+  const blocked = !!q && !['ready', 'claimed', 'proving'].includes(q.state);
+  if (l.verdict && l.verdict.gist && !blocked) c.append(el('div', { class: 'gist', text: claimed ? `${proof.agent} says: ${l.verdict.decision}: ${l.verdict.gist}` : `${l.verdict.decision}: ${l.verdict.gist}` }));
+  if (l.gate && !blocked) {
+    const failedGate = l.gate.exit_status !== undefined && l.gate.exit_status !== 0;
+    const exit = l.gate.exit_status === undefined ? ' · never finished' : failedGate ? ` · failed, exit ${l.gate.exit_status}` : ` · exit ${l.gate.exit_status}`;
     c.append(el('div', { class: 'gate', text: `${claimed ? 'claimed: ' : ''}${l.gate.command}${exit}` }));
   }
   const actions = el('div', { class: 'actions' });
@@ -380,8 +451,7 @@ function card(m, now) {
     return c;
   }
   if (l.phase === 'merge_wait') {
-    if (proof) c.append(el('div', { class: claimed ? 'why proof' : 'muted proof', 'data-proof': proof.standing, text: `${proof.says} — ${claimed ? 'not landable as it is' : 'receipt not landed'}` }));
-    const q = queueOf(m);
+    if (proof && !blocked) c.append(el('div', { class: claimed ? 'why proof' : 'muted proof', 'data-proof': proof.standing, text: `${proof.says} — ${claimed ? 'not landable as it is' : 'receipt not landed'}` }));
     if (q) c.append(queueLine(q));
     const why = gestureWhy();
     if (l.receipt_candidate && canWrite() && canProve(q)) {
@@ -512,7 +582,7 @@ function missionSections(out) {
   const block = blockById(v.block_id);
   const terminal = TERMINAL.includes(l.phase);
   const parts = [];
-  $('#mission-title').textContent = `${v.title || (block ? block.name : v.block_id)} · ${out.mission_id}`;
+  $('#mission-title').replaceChildren(...inline(v.title || (block ? block.name : v.block_id)), ` · ${out.mission_id}`);
   parts.push(el('p', { class: 'mv-summary' }, phaseTag(l.phase), ' · block ',
     el('button', { type: 'button', class: 'link', text: block ? block.name : v.block_id, onclick: () => { $('#mission').close(); showBlock(v.block_id); } }),
     el('span', { class: 'muted', text: ` (${v.block_id})` }), ' · ',
@@ -548,14 +618,16 @@ function missionSections(out) {
   parts.push(section('mv-timeline', 'Timeline', timeline));
 
   parts.push(section('mv-ask', 'The ask', v.packet
-    ? el('pre', { class: 'scroll packet', text: v.packet })
+    ? el('div', { class: 'scroll packet' }, md(v.packet))
     : el('p', { class: 'note', text: v.packet_ref ? `the packet is not kept on this machine; its ref is ${v.packet_ref}` : 'this mission was opened with no packet' })));
 
   if (v.gate) {
     const g = v.gate, proof = out.proof;
-    const exit = el('span', { class: 'muted', text: g.exit_status === undefined ? ' · still running' : ` · exit ${g.exit_status}` });
+    const failedGate = g.exit_status !== undefined && g.exit_status !== 0;
+    const exit = el('span', { class: 'muted', text: g.exit_status === undefined ? (l.phase === 'gate' ? ' · still running' : ' · never finished') : ` · exit ${g.exit_status}` });
     const gate = [];
-    if (!proof) gate.push(el('p', {}, 'the gate ', el('code', { text: g.command }), exit));
+    if (failedGate) gate.push(el('p', { class: 'why gate-failed' }, 'the gate ', el('code', { text: g.command }), ` failed: exit ${g.exit_status}`));
+    else if (!proof) gate.push(el('p', {}, 'the gate ', el('code', { text: g.command }), exit));
     else if (proof.standing === 'proven') gate.push(el('p', {}, `${proof.says}: its approved gate `, el('code', { text: g.command }), exit, ' ran on exactly the tree that lands'));
     else gate.push(el('p', { class: 'why proof', 'data-proof': proof.standing }, `${proof.says}: the gate `, el('code', { text: g.command }), exit, ` is ${proof.agent}'s word, and no runner you approved ran it`));
     if (g.output) {
@@ -579,11 +651,18 @@ function missionSections(out) {
       : el('p', { class: 'note', text: 'the agent printed nothing' })));
   }
 
-  parts.push(section('mv-work', 'Work', ...workParts(v.work, out.mission_id, now)));
+  const thread = reviewsSection(v, now);
+  if (thread) parts.push(thread);
+  // The work can be reviewed while it waits to land, or failed (a retry).
+  const changed = [];
+  const reviewable = !out.fault && canWrite() && (l.phase === 'merge_wait' || l.phase === 'failed');
+  const rv = reviewable && v.work ? reviewer(out.mission_id, () => changed.forEach((f) => f())) : null;
+  parts.push(section('mv-work', 'Work', ...workParts(v.work, out.mission_id, now, rv)));
+  if (reviewable) parts.push(reviewSection(out, changed));
   return parts;
 }
 
-function workParts(w, id, now) {
+function workParts(w, id, now, rv) {
   if (!w) return [el('p', { class: 'note', text: `no branch m1nd/${id} in this repository: the mission was carried by hand or elsewhere, and its letters are all there is` })];
   const parts = [el('p', {}, el('code', { text: w.branch }), ' → ',
     w.target ? el('code', { text: w.target }) : el('span', { class: 'muted', text: 'no target recorded (m1nd land --into BRANCH)' }),
@@ -598,7 +677,7 @@ function workParts(w, id, now) {
   parts.push(el('p', { class: 'totals', text: `${w.files.length} file${w.files.length === 1 ? '' : 's'} changed · +${w.added} −${w.deleted}` }));
   const chunks = splitDiff(w.diff);
   const files = el('div', { class: 'files' });
-  chunks.forEach((chunk, i) => files.append(fileDiff(chunk, chunks.length === w.files.length ? w.files[i] : null)));
+  chunks.forEach((chunk, i) => files.append(fileDiff(chunk, chunks.length === w.files.length ? w.files[i] : null, rv)));
   parts.push(files);
   if (w.truncated) parts.push(el('p', { class: 'note', text: `the diff is cut at 512 KiB; m1nd mission diff ${id} prints the whole` }));
   return parts;
@@ -616,8 +695,10 @@ function splitDiff(diff) {
 }
 
 // fileDiff is one file's diff, folded when it is long: its lines are drawn
-// only once it is opened.
-function fileDiff(chunk, f) {
+// only once it is opened, each with its line numbers (old, new). While the
+// work can be reviewed (rv), a new line's number is a button that opens a
+// comment on that line.
+function fileDiff(chunk, f, rv) {
   const path = f ? f.path : (chunk.header.match(/ b\/(.*)$/) || [null, chunk.header.slice(11)])[1];
   const counts = !f ? '' : f.added < 0 ? ' binary' : ` +${f.added} −${f.deleted}`;
   const long = chunk.lines.length > FOLD_LINES;
@@ -627,16 +708,139 @@ function fileDiff(chunk, f) {
   const draw = () => {
     if (d.querySelector('pre')) return;
     const pre = el('pre', { class: 'diff' });
+    let oldN = 0, newN = 0, inHunk = false;
     for (const line of chunk.lines) {
-      const cls = /^(diff --git |index |--- |\+\+\+ |new file|deleted file|similarity|rename |old mode|new mode|Binary )/.test(line) ? 'meta'
-        : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : '';
-      pre.append(cls ? el('span', { class: cls, text: line + '\n' }) : line + '\n');
+      const hunk = line.match(/^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/);
+      const meta = !inHunk && /^(diff --git |index |--- |\+\+\+ |new file|deleted file|similarity|rename |old mode|new mode|Binary )/.test(line);
+      let cls = '', o = '', n = '';
+      if (hunk) { oldN = +hunk[1]; newN = +hunk[2]; inHunk = true; cls = 'hunk'; }
+      else if (meta) cls = 'meta';
+      else if (line.startsWith('+')) { cls = 'add'; n = newN++; }
+      else if (line.startsWith('-')) { cls = 'del'; o = oldN++; }
+      else if (line.startsWith('\\')) cls = 'meta';
+      else if (inHunk) { o = oldN++; n = newN++; }
+      const at = n === '' ? el('span', { class: 'ln' }) : rv
+        ? el('button', { type: 'button', class: 'ln comment-at', 'data-line': n, title: `comment on ${path}:${n}`, 'aria-label': `comment on ${path} line ${n}`, text: String(n), onclick: (e) => { e.preventDefault(); rv.open(path, n, row); } })
+        : el('span', { class: 'ln', text: String(n) });
+      const row = el('span', { class: 'dl' + (cls ? ' ' + cls : ''), 'data-new': n === '' ? undefined : n },
+        el('span', { class: 'ln', text: String(o) }), at, el('span', { class: 'code', text: line + '\n' }));
+      pre.append(row);
+      if (rv && n !== '') rv.marks(path, n, row);
     }
     d.append(pre);
   };
   if (long) d.addEventListener('toggle', () => { if (d.open) draw(); });
   else { d.open = true; draw(); }
   return d;
+}
+
+// ---- review -------------------------------------------------------------
+
+// drafts are the reviews being written, by mission id: the comments on
+// lines and the body, kept while the view is drawn again.
+const drafts = new Map();
+const REVIEW_STATES = { CHANGE: 'changes requested', APPROVE: 'approved', COMMENT: 'comments' };
+
+function draftOf(id) {
+  if (!drafts.has(id)) drafts.set(id, { comments: [], body: '' });
+  return drafts.get(id);
+}
+
+// reviewer is what the diff of a reviewable mission calls to open a
+// comment on a line and to show the comments written on it so far.
+function reviewer(id, onChange) {
+  const d = draftOf(id);
+  const mark = (c, row) => {
+    const box = el('div', { class: 'comment-draft', 'data-path': c.path, 'data-line': c.line },
+      el('strong', { text: 'your comment' }), el('span', { class: 'muted', text: ` on line ${c.line}` }), el('div', { class: 'comment-text', text: c.text }),
+      el('button', { type: 'button', class: 'link remove-comment', text: 'remove', onclick: () => { d.comments.splice(d.comments.indexOf(c), 1); box.remove(); onChange(); } }));
+    row.after(box);
+  };
+  return {
+    open(path, line, row) {
+      const next = row.nextElementSibling;
+      if (next && next.classList.contains('comment-box')) { next.querySelector('textarea').focus(); return; }
+      const text = el('textarea', { rows: 3, class: 'comment-input', 'aria-label': `comment on ${path} line ${line}`, placeholder: `what should change at ${path}:${line}?` });
+      const box = el('div', { class: 'comment-box' }, text,
+        el('div', { class: 'actions' },
+          el('button', { type: 'button', class: 'primary add-comment', text: 'add comment', onclick: () => {
+            if (!text.value.trim()) { text.focus(); return; }
+            const c = { path, line, text: text.value.trim() };
+            d.comments.push(c);
+            box.remove();
+            mark(c, row);
+            onChange();
+          } }),
+          el('button', { type: 'button', class: 'link', text: 'cancel', onclick: () => box.remove() })));
+      row.after(box);
+      text.focus();
+    },
+    marks(path, line, row) {
+      for (const c of d.comments) if (c.path === path && c.line === line) mark(c, row);
+    },
+  };
+}
+
+// reviewSection is where the human reviews the work: the comments written
+// on lines so far, a body, and what to do with them. On a failed mission
+// it offers the retry.
+function reviewSection(out, changed) {
+  const id = out.mission_id, l = out.head, d = draftOf(id);
+  const agent = (out.view.timeline[out.view.timeline.length - 1] || {}).agent || 'its agent';
+  const list = el('ul', { class: 'review-comments' });
+  const count = el('p', { class: 'muted review-count' });
+  const redraw = () => {
+    list.replaceChildren(...d.comments.map((c) => el('li', {}, el('code', { text: `${c.path}:${c.line}` }), ' ', c.text)));
+    count.textContent = d.comments.length ? `${d.comments.length} comment${d.comments.length === 1 ? '' : 's'} on lines` : 'no comments on lines yet: click a line number in the diff';
+  };
+  changed.push(redraw);
+  redraw();
+  const body = el('textarea', { id: 'review-body', rows: 3, 'aria-label': 'the review, on the whole work', placeholder: l.phase === 'failed' ? 'what to do differently (empty: the gate\'s failing output)' : 'on the whole work' });
+  body.value = d.body;
+  body.addEventListener('input', () => { d.body = body.value; });
+  const send = async (decision) => {
+    const res = await postJSON(`/api/missions/${encodeURIComponent(id)}/review`, { decision, body: d.body, comments: d.comments.map(({ path, line, text }) => ({ path, line, text })) });
+    if (res.ok) {
+      drafts.delete(id);
+      const words = `review of ${id} sent to ${res.to}: ${REVIEW_STATES[res.review.decision]}` + (res.letter ? ` — the agent works again; its fix is gated as round ${res.review.round + 1}` : '');
+      say(words);
+      openMission(id, { text: words });
+      refresh();
+    } else {
+      openMission(id, { text: refusal(res), error: true });
+    }
+  };
+  const buttons = l.phase === 'failed'
+    ? [el('button', { type: 'button', class: 'primary review-change retry', text: 'retry', title: 'request changes: runnerd runs the agent again on its branch, with this review (or the gate\'s output) in its packet', onclick: () => send('CHANGE') })]
+    : [el('button', { type: 'button', class: 'review-comment', text: 'comment', title: 'send the comments to the agent; the mission keeps waiting', onclick: () => send('COMMENT') }),
+      el('button', { type: 'button', class: 'primary review-change', text: 'request changes', title: 'runnerd runs the agent again on its branch with this review, and gates its fix', onclick: () => send('CHANGE') }),
+      el('button', { type: 'button', class: 'review-approve', text: 'approve', title: 'tell the agent the work is good (landing stays yours)', onclick: () => send('APPROVE') })];
+  return section('mv-review', 'Review',
+    el('p', { class: 'note', text: `the review goes to ${agent} as one letter: it hears it at its next tool call, or the keeper wakes it` }),
+    count, list, body, el('div', { class: 'actions' }, ...buttons));
+}
+
+// reviewsSection is the thread: each review, its comments by file and
+// line, the agent's answers, and the commit that addressed it.
+function reviewsSection(v, now) {
+  if (!v.reviews || !v.reviews.length) return null;
+  const list = el('ol', { class: 'reviews' });
+  for (const r of v.reviews) {
+    const li = el('li', { class: 'review', 'data-round': r.round, 'data-decision': r.decision },
+      el('p', { class: 'review-head' }, el('strong', { text: `Round ${r.round} · ${REVIEW_STATES[r.decision] || r.decision}` }),
+        el('span', { class: 'muted' }, ` · by ${r.by} · `, timeTag('', r.at, now), r.recorded ? ` · recorded as letter ${r.recorded}` : '')));
+    if (r.body) li.append(md(r.body));
+    if (r.comments && r.comments.length) {
+      li.append(el('ul', { class: 'review-thread-comments' }, ...r.comments.map((c) => el('li', { 'data-path': c.path, 'data-line': c.line },
+        el('code', { text: `${c.path}:${c.line}` }), el('span', { class: 'muted', text: ` at ${c.commit.slice(0, 12)}` }), el('div', { class: 'comment-text' }, md(c.text))))));
+    }
+    for (const a of r.answers || []) {
+      li.append(el('div', { class: 'answer' }, el('span', { class: 'muted' }, 'the agent answered · ', timeTag('', a.at, now)), md(a.what)));
+    }
+    if (r.addressed_by) li.append(el('p', { class: 'addressed' }, 'addressed by ', el('code', { text: r.addressed_by.slice(0, 12), title: r.addressed_by }), `, gated as round ${r.round + 1}`));
+    list.append(li);
+  }
+  return section('mv-reviews', 'Reviews', list);
 }
 
 // ---- the human gestures --------------------------------------------------
