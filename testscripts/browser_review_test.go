@@ -74,6 +74,10 @@ git commit -qam 'agent work'
 		t.Fatalf("the diff offers comments on %v", lines)
 	}
 	first, last := lines[0], lines[len(lines)-1]
+	// Each line numbered; Go coloured by the embedded highlighter.
+	if !eval[bool](t, ctx, `(() => { const k = document.querySelector('`+diff+` .dl .code .hljs-keyword'); return !!k && k.textContent === 'return' && document.querySelector('`+diff+` .dl.add .ln:nth-child(2)').textContent === '`+last+`' })()`) {
+		t.Error("the diff has no line numbers or no highlighting")
+	}
 	comment := func(line, text string) {
 		t.Helper()
 		click(t, ctx, diff+` button.comment-at[data-line="`+line+`"]`)

@@ -705,6 +705,7 @@ function fileDiff(chunk, f, rv) {
   const d = el('details', { class: 'file-diff', 'data-path': path },
     el('summary', {}, el('code', { text: path }), el('span', { class: 'counts', text: counts }),
       long ? el('span', { class: 'muted', text: ` · ${chunk.lines.length} lines, folded` }) : null));
+  const lang = languageOf(path);
   const draw = () => {
     if (d.querySelector('pre')) return;
     const pre = el('pre', { class: 'diff' });
@@ -722,8 +723,11 @@ function fileDiff(chunk, f, rv) {
       const at = n === '' ? el('span', { class: 'ln' }) : rv
         ? el('button', { type: 'button', class: 'ln comment-at', 'data-line': n, title: `comment on ${path}:${n}`, 'aria-label': `comment on ${path} line ${n}`, text: String(n), onclick: (e) => { e.preventDefault(); rv.open(path, n, row); } })
         : el('span', { class: 'ln', text: String(n) });
+      const code = (o !== '' || n !== '') && lang
+        ? el('span', { class: 'code' }, line.slice(0, 1), ...highlighted(line.slice(1), lang), '\n')
+        : el('span', { class: 'code', text: line + '\n' });
       const row = el('span', { class: 'dl' + (cls ? ' ' + cls : ''), 'data-new': n === '' ? undefined : n },
-        el('span', { class: 'ln', text: String(o) }), at, el('span', { class: 'code', text: line + '\n' }));
+        el('span', { class: 'ln', text: String(o) }), at, code);
       pre.append(row);
       if (rv && n !== '') rv.marks(path, n, row);
     }
@@ -732,6 +736,34 @@ function fileDiff(chunk, f, rv) {
   if (long) d.addEventListener('toggle', () => { if (d.open) draw(); });
   else { d.open = true; draw(); }
   return d;
+}
+
+// languageOf is the highlight.js language of a file, by its extension
+// (highlight.js knows the usual ones as aliases); '' when none, or when
+// the highlighter did not load.
+function languageOf(path) {
+  const hl = window.hljs;
+  const ext = (path.match(/\.([A-Za-z0-9]+)$/) || [])[1];
+  if (!hl || !ext) return '';
+  return hl.getLanguage(ext.toLowerCase()) ? ext.toLowerCase() : '';
+}
+
+// highlighted is one line of code as highlight.js colours it, rebuilt as
+// elements: only its <span class="hljs-…"> and their text are kept, so
+// nothing else it could emit becomes markup of the page.
+function highlighted(code, lang) {
+  let html;
+  try { html = window.hljs.highlight(code, { language: lang, ignoreIllegals: true }).value; } catch (e) { return [code]; }
+  const t = document.createElement('template');
+  t.innerHTML = html;
+  const copy = (node) => {
+    if (node.nodeType === Node.TEXT_NODE) return document.createTextNode(node.textContent);
+    const cls = node.nodeName === 'SPAN' ? (node.getAttribute('class') || '').split(/\s+/).filter((c) => /^hljs-[\w-]+$/.test(c)).join(' ') : '';
+    const out = cls ? el('span', { class: cls }) : document.createDocumentFragment();
+    for (const c of node.childNodes) out.append(copy(c));
+    return out;
+  };
+  return [...t.content.childNodes].map(copy);
 }
 
 // ---- review -------------------------------------------------------------
