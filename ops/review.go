@@ -106,6 +106,9 @@ func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 		return nil, err
 	}
 	to := head.Agent
+	if !gates.ValidAgentID(to) {
+		return nil, gates.Refusef(gates.InvalidLetter, "mission_id", "the letter reviewed names no agent (its commit was written by plain git, as %s): the review would reach no one", gates.Echo(to))
+	}
 	if to == req.Agent {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent", "a review goes to the mission's agent, %s, and that is who writes this one: review as someone else (--agent)", to)
 	}
@@ -280,7 +283,7 @@ func (b *Brain) Reviews(ctx context.Context, log []chain.Entry) ([]ReviewView, e
 	for _, e := range log {
 		if chain.RequestsChanges(e.Decoded) && e.Decoded.PacketRef != nil {
 			recorded[*e.Decoded.PacketRef] = e.LetterID
-		} else if e.Agent != "" {
+		} else if gates.ValidAgentID(e.Agent) {
 			agents[e.Agent] = true
 		}
 	}
@@ -322,7 +325,7 @@ func (b *Brain) answers(ctx context.Context, v *ReviewView, log []chain.Entry, u
 			agent = e.Agent
 		}
 	}
-	if agent != "" && agent != v.By {
+	if gates.ValidAgentID(agent) && gates.ValidAgentID(v.By) && agent != v.By {
 		sent, err := b.Box.Between(ctx, v.By, agent)
 		if err != nil {
 			return err
@@ -370,7 +373,7 @@ func (b *Brain) ReviewText(ctx context.Context, missionID, agent string) (text s
 		return "", nil, false, err
 	}
 	head := log[len(log)-1]
-	if !chain.RequestsChanges(head.Decoded) || head.Decoded.PacketRef == nil {
+	if !chain.RequestsChanges(head.Decoded) || head.Decoded.PacketRef == nil || !gates.ValidAgentID(head.Agent) || !gates.ValidAgentID(agent) {
 		return "", nil, false, nil
 	}
 	sent, err := b.Box.Between(ctx, agent, head.Agent)
