@@ -27,6 +27,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/review"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -250,7 +251,7 @@ func checkMission(id string) error {
 
 // Tool names, in the order tools/list gives them.
 var ToolNames = []string{
-	"mission_heads", "mission_show", "mission_log", "mission_next", "mission_post",
+	"mission_heads", "mission_show", "mission_log", "mission_next", "mission_post", "mission_review",
 	"mail_send", "mail_inbox", "mail_show",
 	"memory_add", "memory_recall", "memory_resolve",
 	"followup_open", "followup_resolve", "followup_list",
@@ -277,6 +278,13 @@ type postIn struct {
 
 var postSchema = json.RawMessage(`{"type":"object","required":["letter"],"additionalProperties":false,"properties":{"letter":{"type":"object",` +
 	`"description":"one m1nd-mission-letter-v0 document: best the letter mission_next returned, edited (phase, verdict {decision APPROVE|CHANGE|REJECT, gist}, gate {command, exit_status, artifact_hash}, receipt_candidate). mission_seq must be the head's + 1 and prev_letter_id the head's letter id, else stale_head."}}}`)
+
+type reviewIn struct {
+	MissionID string           `json:"mission_id" jsonschema:"the mission id: msn_ followed by 12 lowercase hex digits"`
+	Decision  string           `json:"decision" jsonschema:"CHANGE (request changes: the agent works again and its fix is gated again), APPROVE (lands nothing) or COMMENT"`
+	Body      string           `json:"body,omitempty" jsonschema:"the review on the whole work (Markdown)"`
+	Comments  []review.Comment `json:"comments,omitempty" jsonschema:"comments on lines of the diff: {path, line, text}; commit defaults to the one the gate tested"`
+}
 
 type mailSendIn struct {
 	To       string   `json:"to" jsonschema:"the recipient agent id, or all"`
@@ -437,6 +445,13 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 				return result(nil, gates.Refusef(gates.InvalidLetter, "", "the letter is larger than %d bytes; a letter is a small JSON document", maxLetterBytes))
 			}
 			return result(s.Flows.Missions.Post(ctx, chain.PostRequest{Body: in.Letter, Agent: s.Agent}))
+		})
+	mcp.AddTool(srv, tool("mission_review", "Review a mission's work, as you: a mission waiting in merge_wait, or a failed one to retry it. Its agent gets one letter holding the body and every comment with its anchor; CHANGE also records a review letter, after which the agent works again and its fix is gated as the next round. Replies {ok, id, review, to, mail, letter?}. Same as `m1nd mission review --json`.", false),
+		func(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (*mcp.CallToolResult, any, error) {
+			if err := checkMission(in.MissionID); err != nil {
+				return usage("%v", err)
+			}
+			return result(s.Flows.Review(ctx, ops.ReviewRequest{MissionID: in.MissionID, Decision: in.Decision, Body: in.Body, Comments: in.Comments, Agent: s.Agent, Now: s.now()}))
 		})
 }
 

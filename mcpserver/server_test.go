@@ -409,3 +409,45 @@ func TestToolResultsNoteNewLetters(t *testing.T) {
 		t.Fatalf("note %q, want only %s", note, fifth)
 	}
 }
+
+// An agent reviews another's work through MCP: alice gets the letter, the
+// chain records the request for changes; bob may not review his own.
+func TestMissionReviewThroughMCP(t *testing.T) {
+	_, flows, cs, _ := connect(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	waiting := func(agent string) string {
+		t.Helper()
+		opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: agent, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := flows.Missions.Current(opened.MissionID)
+		mw := chain.Next(head.Letter, head.HeadLetterID, now)
+		mw.Phase = chain.PhaseMergeWait
+		exit := int64(0)
+		mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
+		if _, err := flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: agent}); err != nil {
+			t.Fatal(err)
+		}
+		return opened.MissionID
+	}
+	hers := waiting("alice")
+	out, isErr := call(t, cs, "mission_review", map[string]any{"mission_id": hers, "decision": "CHANGE", "body": "name the error"})
+	r := decode(t, out)
+	if isErr || r["to"] != "alice" || r["letter"] == nil {
+		t.Fatalf("mission_review: error %v, %s", isErr, out)
+	}
+	sent, err := flows.Box.Between(ctx, "alice", "bob")
+	if err != nil || len(sent) != 1 || !strings.Contains(sent[0].Letter.What, "# Review of "+hers+": changes requested") {
+		t.Fatalf("alice's letter: %v %+v", err, sent)
+	}
+	if head, _ := flows.Missions.Current(hers); !chain.RequestsChanges(head.Letter) {
+		t.Fatalf("the head after the review: %s", head.Letter.Phase)
+	}
+	his := waiting("bob")
+	refused, isErr := call(t, cs, "mission_review", map[string]any{"mission_id": his, "decision": "APPROVE"})
+	if r := decode(t, refused); !isErr || r["refused"] != "invalid_letter" || r["field"] != "agent" {
+		t.Fatalf("bob reviewing his own: error %v, %s", isErr, refused)
+	}
+}

@@ -1345,11 +1345,11 @@ function renderPins() {
     el('span', { class: r.state === 'approved' ? 'muted' : 'why', text: words[r.state] }))));
   const pending = p.runners.some((r) => r.state !== 'approved');
   $('#pins-go').hidden = !(pending && canWrite() && !gestureWhy());
-  $('#pins-note').textContent = p.problem ? `runners.toml does not load: ${p.problem}` : '';
+  $('#pins-note').replaceChildren(...(p.problem ? inline(`runners.toml does not load: ${p.problem}`) : []));
   const c = $('#pins-containment');
   c.hidden = !p.containment;
   c.className = p.contained ? 'note' : 'why';
-  c.textContent = p.containment ? `runnerd: ${p.containment}` : '';
+  c.replaceChildren(...(p.containment ? inline(`runnerd: ${p.containment}`) : []));
 }
 
 async function approvePins() {
