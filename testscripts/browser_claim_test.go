@@ -11,7 +11,6 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/runs"
 )
@@ -74,9 +73,7 @@ func (o *trayOwner) claim(line string) string {
 // nothing written.
 func TestBrowserClaimedGateIsProvenBeforeItLands(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
-	o.m1nd("init")
+	o := demoBrain(t, true)
 	pins := fmt.Sprintf("[[runner]]\nid = \"build-1\"\ncapability = \"build-runner\"\ncommand = [\"true\", \"{packet_file}\"]\ngate_command = \"! grep -q panic core/ledger.go && echo proved\"\nworkspace_allowlist = [%q]\n", filepath.Dir(o.dir))
 	if err := os.WriteFile(filepath.Join(o.dir, ".git", "m1nd", "runners.toml"), []byte(pins), 0o600); err != nil {
 		t.Fatal(err)
@@ -87,11 +84,7 @@ func TestBrowserClaimedGateIsProvenBeforeItLands(t *testing.T) {
 	open(t, ctx, o.url)
 	o.withPasskey(ctx)
 	// The human approves build-1's pin and runnerd's key, signed.
-	until(t, ctx, "the runner pin to wait for approval", `!document.querySelector('#pins-go').hidden`)
-	click(t, ctx, `#pins-go`)
-	until(t, ctx, "the approval's confirm", `document.querySelector('#confirm').open`)
-	click(t, ctx, `#confirm-ok`)
-	until(t, ctx, "the pin approved", `document.querySelector('#pins-go').hidden && document.querySelectorAll('#pins-list li[data-state="approved"]').length === 1`)
+	approvePins(t, ctx, 1)
 	until(t, ctx, "runnerd to say it contains what it spawns, and to sign build-1's gate", `fetch('/api/runner_pins').then(r => r.json()).then(p => !!p.containment)`)
 	waitRunnerdProves(t, o.dir, "build-1")
 	mainBefore := strings.TrimSpace(o.gitOut("rev-parse", "main"))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/longtest"
 )
 
@@ -22,9 +21,7 @@ import (
 // rounds and the comments.
 func TestBrowserReviewLoop(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
-	o.m1nd("init")
+	o := demoBrain(t, true)
 	agent := filepath.Join(t.TempDir(), "agent.sh")
 	script := `#!/bin/sh
 test -f "$1" || exit 9
@@ -51,11 +48,7 @@ git commit -qam 'agent work'
 	ctx := browser(t)
 	open(t, ctx, o.url)
 	o.withPasskey(ctx)
-	until(t, ctx, "the runner pin to wait for approval", `!document.querySelector('#pins-go').hidden`)
-	click(t, ctx, `#pins-go`)
-	until(t, ctx, "the approval's confirm", `document.querySelector('#confirm').open`)
-	click(t, ctx, `#confirm-ok`)
-	until(t, ctx, "the pin approved", `document.querySelectorAll('#pins-list li[data-state="approved"]').length === 1`)
+	approvePins(t, ctx, 1)
 
 	said := o.m1nd("spawn", "--runner", "build-1", "--block", "sb_demo_brain_core", "--ask", "mark the ledger as spawned")
 	id := regexp.MustCompile(`msn_[0-9a-f]{12}`).FindString(said)

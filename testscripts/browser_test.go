@@ -68,10 +68,32 @@ type trayOwner struct {
 // demoOwner builds a demo brain with the real binary and serves it.
 func demoOwner(t *testing.T, readOnly bool) *trayOwner {
 	t.Helper()
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	o := demoBrain(t, false)
 	o.url = o.serve(readOnlyFlag(readOnly)...)
 	return o
+}
+
+// demoBrain builds a demo brain with the real binary, its runtime folder
+// made (m1nd init) when runtime: served by the test when it is ready.
+func demoBrain(t *testing.T, runtime bool) *trayOwner {
+	t.Helper()
+	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
+	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	if runtime {
+		o.m1nd("init")
+	}
+	return o
+}
+
+// approvePins has the human approve the runner pins that wait in the tray
+// (n of them), one gesture signed by the page's passkey.
+func approvePins(t *testing.T, ctx context.Context, n int) {
+	t.Helper()
+	until(t, ctx, "the runner pins to wait for approval", `!document.querySelector('#pins-go').hidden`)
+	click(t, ctx, `#pins-go`)
+	until(t, ctx, "the approval's confirm", `document.querySelector('#confirm').open`)
+	click(t, ctx, `#confirm-ok`)
+	until(t, ctx, "the pins approved", fmt.Sprintf(`document.querySelector('#pins-go').hidden && document.querySelectorAll('#pins-list li[data-state="approved"]').length === %d`, n))
 }
 
 func readOnlyFlag(on bool) []string {
@@ -681,9 +703,7 @@ func TestBrowserComposeDirect(t *testing.T) {
 // main.
 func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
-	o.m1nd("init")
+	o := demoBrain(t, true)
 	agent := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(agent, []byte("#!/bin/sh\ntest -f \"$1\" || exit 9\necho '// spawned' >> core/ledger.go\ngit commit -qam 'agent work'\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -781,7 +801,8 @@ func TestBrowserSpawnWalksToMergeWaitAndLands(t *testing.T) {
 			t.Errorf("the timeline lacks %q: %s", phase, view["timeline"])
 		}
 	}
-	if !strings.Contains(view["ask"], "# Mission packet — ") {
+	// The ask is Markdown, shown rendered: its heading without the "#".
+	if !strings.Contains(view["ask"], "Mission packet — ") || strings.Contains(view["ask"], "# Mission") || eval[int](t, ctx, `document.querySelectorAll('#mission .mv-ask .md h4, #mission .mv-ask .md h5').length`) < 2 {
 		t.Errorf("the ask shows %q", view["ask"])
 	}
 	if !strings.Contains(view["gate"], "grep -q spawned core/ledger.go && echo proved") || !strings.Contains(view["gate"], "exit 0") || !strings.Contains(view["gate"], "proved") {
@@ -971,8 +992,7 @@ func (o *trayOwner) withPasskeyOnly(ctx context.Context) {
 // code refused the second time.
 func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	o := demoBrain(t, false)
 	o.url = o.serve()
 	code := o.registrationCode()
 	ctx := browser(t)
@@ -1305,9 +1325,7 @@ func TestBrowserLookAlikeLandingUnderAnAgentsHammering(t *testing.T) {
 // tree its gate passed on.
 func TestBrowserShowsTheLandingQueue(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
-	o.m1nd("init")
+	o := demoBrain(t, true)
 	agent := filepath.Join(t.TempDir(), "agent.sh")
 	script := `#!/bin/sh
 case "$(cat "$1")" in
@@ -1336,11 +1354,7 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 	until(t, ctx, "spawn to be offered", `fetch('/api/policy').then(r => r.json()).then(p => p.modes.spawn.available)`)
 	open(t, ctx, o.url)
 	o.withPasskey(ctx)
-	until(t, ctx, "the runner pin to wait for approval", `!document.querySelector('#pins-go').hidden`)
-	click(t, ctx, `#pins-go`)
-	until(t, ctx, "the approval's confirm", `document.querySelector('#confirm').open`)
-	click(t, ctx, `#confirm-ok`)
-	until(t, ctx, "the pin approved", `document.querySelector('#pins-go').hidden`)
+	approvePins(t, ctx, 1)
 
 	asks := []string{"add a note to core", "write the shared file in core", "use the ledger in core"}
 	ids := make([]string, len(asks))
@@ -1430,8 +1444,7 @@ git add -A && git commit -qm "agent: $M1ND_MISSION"
 // banner at the top of the page; with nothing to say it shows nothing.
 func TestBrowserShowsTheKeepersNotices(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
-	o := &trayOwner{t: t, dir: filepath.Join(t.TempDir(), "demo-brain"), env: gittest.Env(t)}
-	o.m1nd("demo", "--no-serve", "--dir", o.dir)
+	o := demoBrain(t, false)
 	runtime := filepath.Join(o.dir, ".git", "m1nd")
 	cfg := filepath.Join(runtime, runnerd.ConfigFile)
 	pins, _ := os.ReadFile(cfg)
