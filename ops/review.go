@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -355,11 +357,9 @@ func (b *Brain) answers(ctx context.Context, v *ReviewView, log []chain.Entry, u
 
 // sortReviews orders reviews by when they were sent, then mail id.
 func sortReviews(v []ReviewView) {
-	for i := 1; i < len(v); i++ {
-		for j := i; j > 0 && (v[j].At < v[j-1].At || (v[j].At == v[j-1].At && v[j].MailID < v[j-1].MailID)); j-- {
-			v[j], v[j-1] = v[j-1], v[j]
-		}
-	}
+	slices.SortFunc(v, func(a, b ReviewView) int {
+		return cmp.Or(strings.Compare(a.At, b.At), strings.Compare(a.MailID, b.MailID))
+	})
 }
 
 // ReviewText is the text of the review that the head of a mission records
