@@ -138,6 +138,14 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 		{"mission output", func() []string { return []string{mid} }},
 		{"mission diff", func() []string { return []string{mid} }},
 		{"mission heads", nil},
+		{"mission review", func() []string {
+			// A mission a1 says waits to land: its own merge_wait, a claim.
+			wid := val(must(t, dir, "", "mission", "new", "--agent", "a1", "--block", "sb_proj_core", "--json"), "id")
+			next := strings.Replace(string(must(t, dir, "", "mission", "next", wid, "--phase", "merge_wait").out), `"phase":"merge_wait",`,
+				`"phase":"merge_wait","gate":{"command":"go test","exit_status":0,"artifact_hash":"sha256:`+strings.Repeat("ab", 32)+`"},`, 1)
+			must(t, dir, next, "mission", "post", "--agent", "a1")
+			return []string{wid, "--agent", "a2", "--body", "why this way?"}
+		}},
 		{"mission archive", func() []string { return []string{mid} }}, // refused: no terminal
 		{"mission fold", nil},
 		{"land", func() []string { return []string{mid} }},
@@ -196,7 +204,7 @@ func TestEveryJSONReplyStartsWithOK(t *testing.T) {
 	// every entry names one.
 	named := map[string]string{
 		"mission new": ".", "mission show": ".", "mission log": ".", "mission gate": ".",
-		"mission output": ".", "mission diff": ".", "mission heads": "missions",
+		"mission output": ".", "mission diff": ".", "mission heads": "missions", "mission review": ".",
 		"skeleton show": "blocks", "blocks": "blocks",
 		"mail send": ".", "mail inbox": "letters", "mail show": ".",
 		"memory add": ".", "memory recall": "memories", "memory resolve": ".",
