@@ -716,9 +716,10 @@ func (v *HeadsView) AppendJSON(b []byte) []byte {
 }
 
 // Heads returns every mission's head with its letter decoded, ordered by
-// mission id, optionally only those in one phase.
-func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) {
-	view, err := m.HeadsRaw(ctx, phase)
+// mission id, optionally only those in the phases given ("" or none: every
+// phase).
+func (m *Missions) Heads(ctx context.Context, phases ...string) (*HeadsView, error) {
+	view, err := m.HeadsRaw(ctx, phases...)
 	if err != nil {
 		return nil, err
 	}
@@ -735,11 +736,11 @@ func (m *Missions) Heads(ctx context.Context, phase string) (*HeadsView, error) 
 }
 
 // HeadsRaw returns every mission's head, ordered by mission id, optionally
-// only those in one phase, without decoding the letters a warm cache holds
-// (their Letter is nil): the view for a reply that sends the letters as
-// they are, and for counts by phase. Heads are read in parallel: a brain
-// may hold thousands of missions.
-func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, error) {
+// only those in the phases given ("" or none: every phase), without
+// decoding the letters a warm cache holds (their Letter is nil): the view
+// for a reply that sends the letters as they are, and for counts by phase.
+// Heads are read in parallel: a brain may hold thousands of missions.
+func (m *Missions) HeadsRaw(ctx context.Context, phases ...string) (*HeadsView, error) {
 	refs, err := listMissions(m.Repo)
 	if err != nil {
 		return nil, err
@@ -776,8 +777,8 @@ func (m *Missions) HeadsRaw(ctx context.Context, phase string) (*HeadsView, erro
 		return nil, err
 	}
 	view := &HeadsView{ServedBrain: m.Brain, Missions: heads}
-	if phase != "" {
-		view.Missions = slices.DeleteFunc(slices.Clone(heads), func(h *Head) bool { return h.Phase != phase })
+	if phases = slices.DeleteFunc(slices.Clone(phases), func(p string) bool { return p == "" }); len(phases) > 0 {
+		view.Missions = slices.DeleteFunc(slices.Clone(heads), func(h *Head) bool { return !slices.Contains(phases, h.Phase) })
 	}
 	if len(misses) > 0 || len(cache.entries) != len(heads) {
 		cache.store(heads)

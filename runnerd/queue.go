@@ -92,19 +92,23 @@ type waiting struct {
 // returns the mission it re-gated ("" for none).
 func (d *Daemon) queueOnce(ctx context.Context) string {
 	d.writeRecord()
-	d.reviewOnce(ctx)
-	if d.proveOnce(ctx) {
-		return ""
-	}
-	view, err := d.missions.Heads(ctx, chain.PhaseMergeWait)
+	// One read of the heads serves the reviews and the queue.
+	view, err := d.missions.Heads(ctx, chain.PhaseMergeWait, chain.PhaseReview)
 	if err != nil {
 		if ctx.Err() == nil { // a daemon asked to stop has nothing to report
 			d.Logf("queue: read the heads: %v", err)
 		}
 		return ""
 	}
+	d.reviewOnce(view.Missions)
+	if d.proveOnce(ctx) {
+		return ""
+	}
 	var queue []waiting
 	for _, h := range view.Missions {
+		if h.Phase != chain.PhaseMergeWait {
+			continue
+		}
 		side, ok, err := runs.ReadSide(d.Repo.RuntimeDir(), h.MissionID)
 		if err != nil || !ok || side.Target == "" || h.Letter.ReceiptCandidate == nil || h.Letter.RunnerID == nil {
 			continue

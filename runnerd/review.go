@@ -31,17 +31,11 @@ const MaxRounds = 20
 // packetReviewRule separates the ask from the review in a round's packet.
 const packetReviewRule = "\n\n---\n\n"
 
-// reviewOnce starts a round for every mission that waits on a review
-// that requests changes and that a runner of this runnerd worked on here.
-func (d *Daemon) reviewOnce(ctx context.Context) {
-	view, err := d.missions.Heads(ctx, chain.PhaseReview)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Logf("review: read the heads: %v", err)
-		}
-		return
-	}
-	for _, h := range view.Missions {
+// reviewOnce starts a round for every mission among heads that waits on a
+// review that requests changes and that a runner of this runnerd worked
+// on here.
+func (d *Daemon) reviewOnce(heads []*chain.Head) {
+	for _, h := range heads {
 		l := h.Letter
 		if h.Fault != nil || l.RunnerID == nil || !chain.RequestsChanges(l) {
 			continue
