@@ -16,7 +16,7 @@ import (
 // KeysRef is the ref whose commits are the brain's registered passkeys:
 // the public half of what proves a human gesture. Each commit holds the
 // whole set in keys.json.
-const KeysRef = "refs/m1nd/keys"
+const KeysRef = chain.RefRoot + "keys"
 
 // KeysFile is the one file in a keys commit's tree.
 const KeysFile = "keys.json"
@@ -194,7 +194,7 @@ func checkPasskey(p Passkey, seen map[string]bool) error {
 // check refuses anchors that do not name an m1nd ref and a commit.
 func (a Anchors) check() error {
 	for ref, commit := range a {
-		if _, err := gitstore.ParseHash(commit); err != nil || !strings.HasPrefix(ref, "refs/m1nd/") || !gitstore.ValidRefName(ref) {
+		if _, err := gitstore.ParseHash(commit); err != nil || !strings.HasPrefix(ref, chain.RefRoot) || !gitstore.ValidRefName(ref) {
 			return invalidKeys("an anchor names an m1nd ref and the commit (40 hex) it stood at")
 		}
 	}

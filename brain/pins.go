@@ -22,7 +22,7 @@ import (
 // is not.
 
 // PinsRef is the ref whose commits are the approved runner pins.
-const PinsRef = "refs/m1nd/pins"
+const PinsRef = chain.RefRoot + "pins"
 
 // PinsFile is the one file in a pins commit's tree.
 const PinsFile = "pins.json"

@@ -21,7 +21,7 @@ import (
 // gesture.
 
 // RegistrationRef is the ref whose commits register the brain's name.
-const RegistrationRef = "refs/m1nd/brain"
+const RegistrationRef = chain.RefRoot + "brain"
 
 // RegistrationFile is the one file in a registration commit's tree.
 const RegistrationFile = "brain.json"

@@ -16,7 +16,7 @@ import (
 )
 
 // StoreRef is the ref whose commits are the brain store's snapshots.
-const StoreRef = "refs/m1nd/store"
+const StoreRef = chain.RefRoot + "store"
 
 // StoreFile is the store document at the root of every store commit's
 // tree; each block is a file under blocks/ beside it.

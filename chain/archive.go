@@ -27,7 +27,7 @@ import (
 // that: the archive folds the ref at the value deleted.
 
 // ArchiveRef is the archive's one ref.
-const ArchiveRef = "refs/m1nd/archive"
+const ArchiveRef = RefRoot + "archive"
 
 // ArchiveFile is the one file of a fold commit.
 const ArchiveFile = "archive.json"

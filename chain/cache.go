@@ -55,7 +55,7 @@ const docIndexDir = "docs-v1"
 // A file that cannot be read is rebuilt, one that cannot be written is
 // skipped: the index only spares walking the whole chain on every read.
 func (c Chain) Docs(head gitstore.Hash) ([]Doc, error) {
-	path := filepath.Join(c.Repo.RuntimeDir(), "cache", docIndexDir, filepath.FromSlash(strings.TrimPrefix(c.Ref, "refs/m1nd/")))
+	path := filepath.Join(c.Repo.RuntimeDir(), "cache", docIndexDir, filepath.FromSlash(strings.TrimPrefix(c.Ref, RefRoot)))
 	cached, docs := loadDocIndex(path, c.Ref)
 	if cached == head {
 		return docs, nil

@@ -10,7 +10,7 @@ import (
 )
 
 // MissionRefPrefix is where mission chains live.
-const MissionRefPrefix = "refs/m1nd/missions/"
+const MissionRefPrefix = RefRoot + "missions/"
 
 // The id checks are written out rather than as regular expressions:
 // compiling patterns at start-up costs a visible share of a CLI call.

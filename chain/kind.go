@@ -131,7 +131,7 @@ var registry struct {
 // every test finds at start-up.
 func Register(k *Kind) {
 	switch {
-	case k.Name == "" || !strings.HasPrefix(k.Prefix, "refs/m1nd/"):
+	case k.Name == "" || !strings.HasPrefix(k.Prefix, RefRoot):
 		panic(fmt.Sprintf("chain.Register: kind %q: want a name and a prefix under refs/m1nd/", k.Name))
 	case !k.Single && !strings.HasSuffix(k.Prefix, "/"):
 		panic(fmt.Sprintf("chain.Register: kind %q: a prefix of many refs ends in /", k.Name))
@@ -202,4 +202,4 @@ func (k *Kind) ReadDocument(objs gitstore.Objects, c *gitstore.Commit) (body []b
 // (refs/m1nd/conflicts/<the ref under refs/m1nd/>/<its head, 12 hex>): no
 // kind of its own, never pushed, listed by status and verify until the
 // owner re-posts what it holds and deletes it.
-const ConflictsPrefix = "refs/m1nd/conflicts/"
+const ConflictsPrefix = RefRoot + "conflicts/"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
@@ -354,7 +355,7 @@ func SetGitHooks(dir string, names []string, install bool, command string, args 
 // ParseUpdates reads "<old> <new> <ref>" lines (the reference-transaction
 // and pre-receive input) for refs under refs/m1nd/.
 func ParseUpdates(r io.Reader) ([]laws.Update, error) {
-	return ParseRefUpdates(r, func(ref string) bool { return strings.HasPrefix(ref, "refs/m1nd/") })
+	return ParseRefUpdates(r, func(ref string) bool { return strings.HasPrefix(ref, chain.RefRoot) })
 }
 
 // ParseRefUpdates reads "<old> <new> <ref>" lines for the refs keep says
@@ -582,7 +583,7 @@ func (p PushPolicy) FirstKeys(objs gitstore.Objects, u laws.Update) *laws.RefFau
 // Keeps reports whether a pushed ref is the pre-receive's business under
 // this policy: an m1nd ref, or a protected branch.
 func (p PushPolicy) Keeps(ref string) bool {
-	return strings.HasPrefix(ref, "refs/m1nd/") || p.protected(ref) != ""
+	return strings.HasPrefix(ref, chain.RefRoot) || p.protected(ref) != ""
 }
 
 // protected is the protected branch ref names, "" for none.

@@ -18,7 +18,7 @@ import (
 )
 
 // Prefix is what sync carries.
-const Prefix = "refs/m1nd/"
+const Prefix = chain.RefRoot
 
 // ConflictsPrefix is where local history that lost a race is kept. It is
 // never pushed.

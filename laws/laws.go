@@ -344,7 +344,7 @@ func asFault(u Update, h gitstore.Hash, err error) *RefFault {
 // would have checked each update. It returns the faults found and how many
 // refs it checked.
 func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) {
-	refs, odd, err := repo.ListRefsAndSymbolic("refs/m1nd/")
+	refs, odd, err := repo.ListRefsAndSymbolic(chain.RefRoot)
 	if err != nil {
 		return nil, 0, err
 	}

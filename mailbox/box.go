@@ -13,7 +13,7 @@ import (
 )
 
 // RefPrefix is where every mail ref lives.
-const RefPrefix = "refs/m1nd/mail/"
+const RefPrefix = chain.RefRoot + "mail/"
 
 // Ref names the ref a writer's letters to a recipient are appended to.
 func Ref(recipient, writer string) (string, error) {

@@ -20,7 +20,7 @@ import (
 )
 
 // AtlasPrefix is where shared documents live, one ref each.
-const AtlasPrefix = "refs/m1nd/atlas/"
+const AtlasPrefix = chain.RefRoot + "atlas/"
 
 // AtlasFile is the one file in an atlas commit's tree.
 const AtlasFile = "doc.json"

@@ -14,7 +14,7 @@ import (
 )
 
 // RefPrefix is where every agent's memory ref lives.
-const RefPrefix = "refs/m1nd/memory/"
+const RefPrefix = chain.RefRoot + "memory/"
 
 // File is the one file in a memory commit's tree.
 const File = "memory.json"

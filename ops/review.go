@@ -82,6 +82,45 @@ func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 		return nil, err
 	}
 	head := log[len(log)-1]
+	r, err := b.newReview(log, req)
+	if err != nil {
+		return nil, err
+	}
+	text := r.Render()
+	mail, err := b.reviewMail(head.Agent, r, text, req)
+	if err != nil {
+		return nil, err
+	}
+	var next *chain.Letter
+	if r.Decision == review.Change {
+		if next, err = reviewLetter(head.Decoded, head.LetterID, r, text, req.Now); err != nil {
+			return nil, err
+		}
+	}
+	out := &Reviewed{ID: req.MissionID, Review: r, To: mail.To}
+	if out.Mail, err = b.sendOnce(ctx, mail); err != nil {
+		return nil, fmt.Errorf("review %s: %w", req.MissionID, err)
+	}
+	if next == nil {
+		return out, nil
+	}
+	out.Letter, err = b.Missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: req.Agent})
+	if refusal, ok := gates.AsRefusal(err); ok {
+		return out, gates.Refusef(refusal.Code, refusal.Field, "%s (the review reached %s as letter %s, but is not recorded on the mission; once it is settled, review again: the same review is not sent twice)", refusal.Lesson, mail.To, out.Mail.ID)
+	}
+	if err != nil {
+		return out, fmt.Errorf("review %s: delivered to %s as letter %s, but not recorded on the mission: %w", req.MissionID, mail.To, out.Mail.ID, err)
+	}
+	return out, nil
+}
+
+// newReview is the review req makes of the mission whose letters are log:
+// refused unless the head waits in merge_wait (or failed, for a review
+// that is no approval), its round, the commit reviewed (which a comment
+// without one was read at), its text tidied, a retry's body the gate's
+// failing output when the reviewer said nothing, and the review's laws.
+func (b *Brain) newReview(log []chain.Entry, req ReviewRequest) (*review.Review, error) {
+	head := log[len(log)-1]
 	l := head.Decoded
 	switch {
 	case l.Phase == chain.PhaseMergeWait:
@@ -104,48 +143,27 @@ func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 	if r.Decision == review.Change && l.Phase == chain.PhaseFailed && r.Body == "" && len(r.Comments) == 0 {
 		r.Body = b.failedBody(req.MissionID, l)
 	}
-	if err := r.Validate(); err != nil {
-		return nil, err
+	return r, r.Validate()
+}
+
+// reviewMail is the letter that carries review r (its text) from the
+// reviewer to agent, the one that wrote the letter reviewed, checked as
+// sending it would check it.
+func (b *Brain) reviewMail(agent string, r *review.Review, text string, req ReviewRequest) (*mailbox.Letter, error) {
+	if !gates.ValidAgentID(agent) {
+		return nil, gates.Refusef(gates.InvalidLetter, "mission_id", "the letter reviewed names no agent (its commit was written by plain git, as %s): the review would reach no one", gates.Echo(agent))
 	}
-	to := head.Agent
-	if !gates.ValidAgentID(to) {
-		return nil, gates.Refusef(gates.InvalidLetter, "mission_id", "the letter reviewed names no agent (its commit was written by plain git, as %s): the review would reach no one", gates.Echo(to))
+	if agent == req.Agent {
+		return nil, gates.Refusef(gates.InvalidLetter, "agent", "a review goes to the mission's agent, %s, and that is who writes this one: review as someone else (--agent)", agent)
 	}
-	if to == req.Agent {
-		return nil, gates.Refusef(gates.InvalidLetter, "agent", "a review goes to the mission's agent, %s, and that is who writes this one: review as someone else (--agent)", to)
-	}
-	text := r.Render()
 	mail := &mailbox.Letter{
-		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassAsk, Brain: b.Name(), Tool: "m1nd",
+		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: agent, Class: mailbox.ClassAsk, Brain: b.Name(), Tool: "m1nd",
 		What: text, Expected: expectedOf(r),
 	}
 	if r.Decision == review.Approve && len(r.Comments) == 0 && r.Body == "" {
 		mail.Class = mailbox.ClassNote
 	}
-	if err := mailbox.Validate(mail); err != nil {
-		return nil, err
-	}
-	var next *chain.Letter
-	if r.Decision == review.Change {
-		if next, err = reviewLetter(l, head.LetterID, r, text, req.Now); err != nil {
-			return nil, err
-		}
-	}
-	out := &Reviewed{ID: req.MissionID, Review: r, To: to}
-	if out.Mail, err = b.sendOnce(ctx, mail); err != nil {
-		return nil, fmt.Errorf("review %s: %w", req.MissionID, err)
-	}
-	if next == nil {
-		return out, nil
-	}
-	out.Letter, err = b.Missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: req.Agent})
-	if refusal, ok := gates.AsRefusal(err); ok {
-		return out, gates.Refusef(refusal.Code, refusal.Field, "%s (the review reached %s as letter %s, but is not recorded on the mission; once it is settled, review again: the same review is not sent twice)", refusal.Lesson, to, out.Mail.ID)
-	}
-	if err != nil {
-		return out, fmt.Errorf("review %s: delivered to %s as letter %s, but not recorded on the mission: %w", req.MissionID, to, out.Mail.ID, err)
-	}
-	return out, nil
+	return mail, mailbox.Validate(mail)
 }
 
 // reviewLetter is the review letter that records a review requesting

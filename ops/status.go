@@ -53,7 +53,7 @@ func ParkedConflicts(repo *gitstore.Repo) ([]Parked, error) {
 		if i := strings.LastIndexByte(rest, '/'); i > 0 {
 			rest = rest[:i]
 		}
-		of := "refs/m1nd/" + rest
+		of := chain.RefRoot + rest
 		what := "re-post its letters"
 		if id, ok := strings.CutPrefix(of, chain.MissionRefPrefix); ok {
 			what = fmt.Sprintf("re-post its letters on the new head (m1nd mission next %s)", id)

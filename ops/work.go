@@ -199,21 +199,8 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 		}
 	}
 	if gate != nil {
-		v.Gate = &GateView{Command: gate.Command, ExitStatus: gate.ExitStatus}
-		if v.Candidate != nil && v.Candidate.Emitter != nil {
-			for _, ref := range v.Candidate.Evidence.EvidenceRefs {
-				if pin, ok := strings.CutPrefix(ref, "pin:"); ok {
-					v.Gate.Pin = ref
-					approved, err := brain.ApprovedPins(b.Repo)
-					if err != nil {
-						return nil, fmt.Errorf("mission %s: %w", missionID, err)
-					}
-					v.Gate.PinApproved = approved.Approved(v.Candidate.Emitter.ID, pin)
-				}
-			}
-		}
-		if out, cut, err := b.gateOutput(missionID, side, GateOutputCap); err == nil {
-			v.Gate.Output, v.Gate.Truncated, v.Gate.Kept = out, cut, true
+		if v.Gate, err = b.gateView(missionID, gate, v.Candidate, side); err != nil {
+			return nil, err
 		}
 	}
 	if v.Work, err = b.work(ctx, missionID, side); err != nil {
@@ -223,6 +210,29 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 		return nil, fmt.Errorf("mission %s: reviews: %w", missionID, err)
 	}
 	return v, nil
+}
+
+// gateView is the gate a mission's letters last name, with the pin that
+// proved it (from the candidate's evidence) and whether a passkey approved
+// that pin, and its output when this machine keeps it.
+func (b *Brain) gateView(missionID string, gate *chain.Gate, cand *chain.ReceiptCandidate, side *runs.Side) (*GateView, error) {
+	g := &GateView{Command: gate.Command, ExitStatus: gate.ExitStatus}
+	if cand != nil && cand.Emitter != nil {
+		for _, ref := range cand.Evidence.EvidenceRefs {
+			if pin, ok := strings.CutPrefix(ref, "pin:"); ok {
+				g.Pin = ref
+				approved, err := brain.ApprovedPins(b.Repo)
+				if err != nil {
+					return nil, fmt.Errorf("mission %s: %w", missionID, err)
+				}
+				g.PinApproved = approved.Approved(cand.Emitter.ID, pin)
+			}
+		}
+	}
+	if out, cut, err := b.gateOutput(missionID, side, GateOutputCap); err == nil {
+		g.Output, g.Truncated, g.Kept = out, cut, true
+	}
+	return g, nil
 }
 
 // ErrNoRunLog means this machine holds no such log of the mission: no

@@ -149,6 +149,9 @@ type SessionView interface {
 	// event at or after since: a woken session that never did ran none of
 	// m1nd's hooks.
 	RegisteredSince(agent string, since time.Time) (bool, error)
+	// Sweep removes the records a day dead, and the files that are no
+	// record: the keeper's tick keeps the folder small.
+	Sweep(now time.Time) (int, error)
 }
 
 // maxWakes bounds the wakes for one item that is still waiting after each:
@@ -272,6 +275,11 @@ func (d *Daemon) keeperLoop(ctx context.Context, interval time.Duration) {
 
 // tick wakes every pinned agent that has new work and no live session.
 func (k *keeper) tick(ctx context.Context) {
+	if k.d.Sessions != nil {
+		if _, err := k.d.Sessions.Sweep(k.d.Now()); err != nil {
+			k.d.Logf("keeper: sweep the session records: %v", err)
+		}
+	}
 	for _, pin := range k.d.config().Keepers {
 		if ctx.Err() != nil {
 			return

@@ -35,7 +35,8 @@ func (f *fakeSessions) Live(string) (bool, error) { return f.live, nil }
 func (f *fakeSessions) Last(string, string) (string, string, bool, error) {
 	return f.id, f.script, f.id != "", nil
 }
-func (f *fakeSessions) Running(id string) bool { return f.running[id] }
+func (f *fakeSessions) Running(id string) bool       { return f.running[id] }
+func (f *fakeSessions) Sweep(time.Time) (int, error) { return 0, nil }
 func (f *fakeSessions) RegisteredSince(string, time.Time) (bool, error) {
 	if f.silent {
 		return false, nil

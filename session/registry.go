@@ -171,59 +171,88 @@ type Listed struct {
 	Live bool `json:"live"`
 }
 
-// List reads every record, checks each one's process, and sweeps dead
-// records (and unreadable files) whose last event is older than
-// SweepAfter. With all unset, only live sessions are returned. Newest
-// event first.
+// List reads every record and checks each one's process; it changes
+// nothing. A dead record whose last event is older than SweepAfter is
+// left out, as Sweep would remove it. With all unset, only live sessions
+// are returned. Newest event first.
 func (r *Registry) List(now time.Time, all bool) ([]Listed, error) {
-	entries, err := os.ReadDir(r.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var out []Listed
-	for _, e := range entries {
-		name := e.Name()
-		id, ok := strings.CutSuffix(name, ".json")
-		path := filepath.Join(r.Dir, name)
-		if !ok || !e.Type().IsRegular() || !ValidSessionID(id) {
-			// A temp file a crashed write left, or a stranger: swept when old.
-			if fi, err := e.Info(); err == nil && e.Type().IsRegular() && now.Sub(fi.ModTime()) > SweepAfter {
-				os.Remove(path)
-			}
-			continue
-		}
-		data, err := gitstore.ReadRuntime(path, 1<<20)
-		if err != nil {
-			continue
-		}
-		rec, err := DecodeRecord(data)
-		if err != nil || rec.SessionID != id {
-			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > SweepAfter {
-				os.Remove(path)
-			}
-			continue
-		}
-		live := Alive(rec.Proc)
-		if !live {
-			if at, _ := time.Parse(time.RFC3339, rec.LastEventAt); now.Sub(at) > SweepAfter {
-				os.Remove(path)
-				continue
-			}
-		}
+	err := r.walk(now, func(rec *Record, live bool) {
 		if live || all {
 			out = append(out, Listed{Record: *rec, Live: live})
 		}
-	}
+	}, nil)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].LastEventAt != out[j].LastEventAt {
 			return out[i].LastEventAt > out[j].LastEventAt
 		}
 		return out[i].SessionID < out[j].SessionID
 	})
-	return out, nil
+	return out, err
+}
+
+// Sweep removes what the folder keeps for no one: dead records whose last
+// event is older than SweepAfter, and files that are no record (a temp
+// file a crashed write left, a stranger, one that does not decode) and
+// were not touched for as long. It returns how many it removed.
+func (r *Registry) Sweep(now time.Time) (int, error) {
+	n := 0
+	err := r.walk(now, nil, func(path string) {
+		if os.Remove(path) == nil {
+			n++
+		}
+	})
+	return n, err
+}
+
+// walk reads the folder: each readable record that is live, or dead but
+// not yet due a sweep, goes to keep (with its liveness); each file due a
+// sweep goes to stale. Either may be nil.
+func (r *Registry) walk(now time.Time, keep func(rec *Record, live bool), stale func(path string)) error {
+	entries, err := os.ReadDir(r.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		path := filepath.Join(r.Dir, e.Name())
+		rec, live, due := entryOf(e, path, now)
+		switch {
+		case due && stale != nil:
+			stale(path)
+		case rec != nil && !due && keep != nil:
+			keep(rec, live)
+		}
+	}
+	return nil
+}
+
+// entryOf reads one file of the folder: its record (nil when it holds
+// none, or none that can be read now), whether the record's process is
+// alive, and whether the file is due a sweep — a record a day dead, or a
+// file that is no record (a temp file a crashed write left, a stranger,
+// one that does not decode) untouched for as long.
+func entryOf(e fs.DirEntry, path string, now time.Time) (rec *Record, live, due bool) {
+	old := func() bool {
+		fi, err := e.Info()
+		return err == nil && now.Sub(fi.ModTime()) > SweepAfter
+	}
+	id, ok := strings.CutSuffix(e.Name(), ".json")
+	if !ok || !e.Type().IsRegular() || !ValidSessionID(id) {
+		return nil, false, e.Type().IsRegular() && old()
+	}
+	data, err := gitstore.ReadRuntime(path, 1<<20)
+	if err != nil {
+		return nil, false, false
+	}
+	if rec, err = DecodeRecord(data); err != nil || rec.SessionID != id {
+		return nil, false, old()
+	}
+	live = Alive(rec.Proc)
+	at, _ := time.Parse(time.RFC3339, rec.LastEventAt)
+	return rec, live, !live && now.Sub(at) > SweepAfter
 }
 
 // Running reports whether session id's client runs now: its record names

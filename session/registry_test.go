@@ -196,6 +196,13 @@ func TestRegistryRecordsAndChecksLiveness(t *testing.T) {
 	if len(listed) != 1 || listed[0].SessionID != "sess-2" || !listed[0].Live {
 		t.Fatalf("after a day: %+v", listed)
 	}
+	// Listing removes nothing; Sweep removes what is due.
+	if _, err := os.Stat(filepath.Join(reg.Dir, "sess-1.json")); err != nil {
+		t.Fatalf("List removed a record: %v", err)
+	}
+	if n, err := reg.Sweep(now.Add(25 * time.Hour)); err != nil || n != 2 {
+		t.Fatalf("Sweep removed %d (%v), want sess-1.json and junk.json", n, err)
+	}
 	for _, gone := range []string{"sess-1.json", "junk.json"} {
 		if _, err := os.Stat(filepath.Join(reg.Dir, gone)); !os.IsNotExist(err) {
 			t.Errorf("%s not swept: %v", gone, err)

@@ -21,7 +21,12 @@ type View struct {
 // its agent (ops.Brain.Waiting) and the decider's reading. flows is opened
 // only when a session is listed.
 func Views(ctx context.Context, runtimeDir string, flows func() (*ops.Brain, error), now time.Time, all bool) ([]View, error) {
-	listed, err := NewRegistry(runtimeDir).List(now, all)
+	reg := NewRegistry(runtimeDir)
+	// Listing is where a human looks: what is a day dead goes first.
+	if _, err := reg.Sweep(now); err != nil {
+		return nil, err
+	}
+	listed, err := reg.List(now, all)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/serve"
 )
 
 // refPrefix is what the owner watches: every m1nd ref.
-const refPrefix = "refs/m1nd/"
+const refPrefix = chain.RefRoot
 
 // hub watches refs/m1nd/ and tells every subscriber which refs moved,
 // whoever moved them (m1nd, another process, plain git). It stamps the

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/m1nd/m1nd/internal/cli"
@@ -17,6 +18,10 @@ func main() {
 	// and becomes the command.
 	if code, ok := contain.Main(os.Args); ok {
 		os.Exit(code)
+	}
+	if err := cli.CheckFrontBuild(); err != nil {
+		fmt.Fprintln(os.Stderr, "m1nd: "+err.Error())
+		os.Exit(2)
 	}
 	cli.Process(fullcli.Main)
 }

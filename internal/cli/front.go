@@ -116,10 +116,30 @@ func handOver(args []string, io *IOStreams) int {
 		fmt.Fprintf(io.Err, "m1nd: %s is %s's: building it (go run ./cmd/%s; the first build takes a minute or two)…\n", verb, FullName, FullName)
 	}
 	if err == nil {
-		err = syscall.Exec(path, argv, os.Environ())
+		err = syscall.Exec(path, argv, append(os.Environ(), FrontBuildEnv+"="+ReadVersion().String()))
 	}
 	fmt.Fprintf(io.Err, "m1nd: %s is run by %s, which the small m1nd hands it to: %v\n", verb, FullName, err)
 	return exitInternal
+}
+
+// FrontBuildEnv carries the small m1nd's build (ReadVersion) to the
+// m1nd-full it hands a verb to: the two answer as one CLI only when they
+// are one build.
+const FrontBuildEnv = "M1ND_FRONT_BUILD"
+
+// CheckFrontBuild is m1nd-full's first step: a verb the small m1nd
+// handed over is refused when the two binaries are not one build (one was
+// installed again without the other), since they would answer as two
+// different CLIs. It takes the variable out of the environment, so what
+// m1nd-full starts does not inherit it. Two builds of one modified
+// checkout carry the same commit and pass.
+func CheckFrontBuild() error {
+	front, handed := os.LookupEnv(FrontBuildEnv)
+	os.Unsetenv(FrontBuildEnv)
+	if own := ReadVersion().String(); handed && front != own {
+		return fmt.Errorf("%s is %s, and the m1nd that handed it this verb is %s: the two are one CLI, installed together (%s)", FullName, own, front, InstallCommand)
+	}
+	return nil
 }
 
 // errNoFull says where m1nd-full was looked for.

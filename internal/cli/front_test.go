@@ -125,6 +125,13 @@ func TestFrontHandsOverToFull(t *testing.T) {
 	if code, out, _ := run(front, "version", "--json"); code != 0 || !strings.HasPrefix(out, `{"ok":true`) {
 		t.Fatalf("version --json: exit %d\n%s", code, out)
 	}
+	// An m1nd-full of another build than the m1nd that hands it a verb
+	// refuses to answer for it, saying to install both.
+	other := exec.Command(filepath.Join(bin, FullName), "version")
+	other.Env = append(os.Environ(), FrontBuildEnv+"=v0.0.1 (commit 000000000000)")
+	if out, err := other.CombinedOutput(); exitCode(err) != exitUsage || !strings.Contains(string(out), "installed together ("+InstallCommand+")") {
+		t.Fatalf("m1nd-full handed a verb by another build: %v\n%s", err, out)
+	}
 	// The small m1nd alone: a hot verb still runs, the rest says how to
 	// install both.
 	alone := filepath.Join(t.TempDir(), FrontName)
@@ -137,4 +144,12 @@ func TestFrontHandsOverToFull(t *testing.T) {
 	if code, _, errOut := run(alone, "status"); code != exitInternal || !strings.Contains(errOut, InstallCommand) {
 		t.Fatalf("status without m1nd-full: exit %d, stderr %q", code, errOut)
 	}
+}
+
+// exitCode is a finished command's exit status (0 for none).
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return 0
 }
