@@ -444,7 +444,7 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 			if len(in.Letter) > maxLetterBytes {
 				return result(nil, gates.Refusef(gates.InvalidLetter, "", "the letter is larger than %d bytes; a letter is a small JSON document", maxLetterBytes))
 			}
-			return result(s.Flows.Missions.Post(ctx, chain.PostRequest{Body: in.Letter, Agent: s.Agent}))
+			return result(s.Flows.PostLetter(ctx, in.Letter, s.Agent))
 		})
 	mcp.AddTool(srv, tool("mission_review", "Review a mission's work, as you: a mission waiting in merge_wait, or a failed one to retry it. Its agent gets one letter holding the body and every comment with its anchor; CHANGE also records a review letter, after which the agent works again and its fix is gated as the next round. Replies {ok, id, review, to, mail, letter?}. Same as `m1nd mission review --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (*mcp.CallToolResult, any, error) {

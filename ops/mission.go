@@ -100,6 +100,13 @@ func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 	return out, nil
 }
 
+// PostLetter posts one letter a writer composed (DESIGN §4's post, every
+// law in chain.Missions.Post): the one road of a letter from a front end —
+// the CLI's mission post, the tray's and MCP's mission_post.
+func (b *Brain) PostLetter(ctx context.Context, body []byte, agent string) (*chain.PostResult, error) {
+	return b.Missions.Post(ctx, chain.PostRequest{Body: body, Agent: agent})
+}
+
 // checkNamed refuses the first mission of a clone that has a remote but
 // has not learned the brain's registered name from it: its letters would
 // carry this clone's own name (its folder's), and from then on the clones

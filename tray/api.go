@@ -202,7 +202,7 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 	if !gates.ValidAgentID(req.AgentID) {
 		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: "+gates.AgentIDRule)
 	}
-	return s.Missions.Post(r.Context(), chain.PostRequest{Body: req.Letter, Agent: req.AgentID})
+	return s.PostLetter(r.Context(), req.Letter, req.AgentID)
 }
 
 // missionNewRequest is POST /api/mission_new: what `m1nd mission new`

@@ -147,10 +147,10 @@ func runMissionNew(ctx context.Context, opts *missionNewOptions) error {
 
 // missionPostOptions is what mission post runs on.
 type missionPostOptions struct {
-	IO       *IOStreams
-	Agent    func() (string, error)
-	Missions func() (*chain.Missions, error)
-	Letter   string // a FILE, or "" or - for stdin
+	IO     *IOStreams
+	Agent  func() (string, error)
+	Flows  func() (*ops.Brain, error)
+	Letter string // a FILE, or "" or - for stdin
 }
 
 func newMissionPostCmd(inv *Invocation, runF func(context.Context, *missionPostOptions) error) *cli.Command {
@@ -169,7 +169,7 @@ An archived letter is a human gesture: use 'm1nd mission archive'.`,
 			if c.NArg() > 1 {
 				return Usagef("too many arguments: want one FILE (or - for stdin)")
 			}
-			opts := &missionPostOptions{IO: inv.io, Agent: inv.AgentOf(c), Missions: inv.Missions, Letter: c.Args().First()}
+			opts := &missionPostOptions{IO: inv.io, Agent: inv.AgentOf(c), Flows: inv.Flows, Letter: c.Args().First()}
 			return RunWith(c.Context, opts, runF, runMissionPost)
 		},
 	}
@@ -185,11 +185,11 @@ func runMissionPost(ctx context.Context, opts *missionPostOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := opts.Missions()
+	b, err := opts.Flows()
 	if err != nil {
 		return err
 	}
-	res, err := m.Post(ctx, chain.PostRequest{Body: body, Agent: agent})
+	res, err := b.PostLetter(ctx, body, agent)
 	if err != nil {
 		return err
 	}

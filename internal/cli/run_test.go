@@ -151,7 +151,7 @@ func TestRunMissionFlow(t *testing.T) {
 		t.Fatalf("next: %v", got)
 	}
 	s3, out3, _ := streams(letter, false)
-	post := &missionPostOptions{IO: s3, Agent: agentIs("a1"), Missions: inv.Missions}
+	post := &missionPostOptions{IO: s3, Agent: agentIs("a1"), Flows: inv.Flows}
 	if err := runMissionPost(testCtx, post); err != nil {
 		t.Fatal(err)
 	}
