@@ -77,18 +77,8 @@ func Front(ctx context.Context, args []string, io *IOStreams) int {
 // m1nd-full, which answers everything: a flag before the verb other than
 // -C, and any word that asks for help or completion, go there.
 func hot(args []string) int {
-	rest := args[min(1, len(args)):]
-	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
-		switch flag := strings.TrimLeft(rest[0], "-"); {
-		case flag == "C" && len(rest) > 1:
-			rest = rest[2:]
-		case strings.HasPrefix(flag, "C="):
-			rest = rest[1:]
-		default:
-			return -1
-		}
-	}
-	if len(rest) < 2 {
+	rest, ok := afterDir(args)
+	if !ok || len(rest) < 2 {
 		return -1
 	}
 	i := slices.IndexFunc(hotVerbs, func(v hotVerb) bool { return v.path == [2]string{rest[0], rest[1]} })
@@ -104,12 +94,29 @@ func hot(args []string) int {
 	return i
 }
 
+// afterDir is args past the program name and a leading -C DIR (or
+// -C=DIR); ok is false when another flag comes before the verb.
+func afterDir(args []string) (rest []string, ok bool) {
+	rest = args[min(1, len(args)):]
+	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+		switch flag := strings.TrimLeft(rest[0], "-"); {
+		case flag == "C" && len(rest) > 1:
+			rest = rest[2:]
+		case strings.HasPrefix(flag, "C="):
+			rest = rest[1:]
+		default:
+			return rest, false
+		}
+	}
+	return rest, true
+}
+
 // handOver execs m1nd-full with args; it returns only when it cannot.
 func handOver(args []string, io *IOStreams) int {
 	path, argv, err := fullCommand(args)
 	verb := "this"
-	if len(args) > 1 {
-		verb = strings.Join(args[1:min(3, len(args))], " ")
+	if rest, _ := afterDir(args); len(rest) > 0 {
+		verb = strings.Join(rest[:min(2, len(rest))], " ")
 	}
 	if err == nil && argv[0] == "go" {
 		// go run compiles before it runs, silently: say what the wait is.

@@ -144,6 +144,10 @@ func TestFrontHandsOverToFull(t *testing.T) {
 	if code, _, errOut := run(alone, "status"); code != exitInternal || !strings.Contains(errOut, InstallCommand) {
 		t.Fatalf("status without m1nd-full: exit %d, stderr %q", code, errOut)
 	}
+	// It names the verb, not the folder -C gave.
+	if _, _, errOut := run(alone, "-C", t.TempDir(), "mission", "show", "x"); !strings.HasPrefix(errOut, "m1nd: mission show is run by "+FullName) {
+		t.Fatalf("a handed verb after -C: stderr %q", errOut)
+	}
 }
 
 // exitCode is a finished command's exit status (0 for none).
