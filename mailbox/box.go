@@ -17,6 +17,20 @@ const RefPrefix = chain.RefRoot + "mail/"
 
 // Ref names the ref a writer's letters to a recipient are appended to.
 func Ref(recipient, writer string) (string, error) {
+	folder, err := recipientFolder(recipient)
+	if err != nil {
+		return "", err
+	}
+	from, err := chain.AgentRefName(writer)
+	if err != nil {
+		return "", fmt.Errorf("writer: %w", err)
+	}
+	return folder + from, nil
+}
+
+// recipientFolder is where the refs of every writer's letters to
+// recipient live.
+func recipientFolder(recipient string) (string, error) {
 	to := recipient
 	if recipient != ToAll {
 		var err error
@@ -24,11 +38,7 @@ func Ref(recipient, writer string) (string, error) {
 			return "", fmt.Errorf("recipient: %w", err)
 		}
 	}
-	from, err := chain.AgentRefName(writer)
-	if err != nil {
-		return "", fmt.Errorf("writer: %w", err)
-	}
-	return RefPrefix + to + "/" + from, nil
+	return RefPrefix + to + "/", nil
 }
 
 // parseRef splits a mail ref into recipient and writer ids; ok is false
@@ -159,12 +169,11 @@ func (b *Mailbox) Between(ctx context.Context, recipient, writer string) ([]Stor
 // To returns every letter written to recipient by name (not those to
 // all), oldest first by ts: its refs only, not the whole mailbox.
 func (b *Mailbox) To(ctx context.Context, recipient string) ([]Stored, error) {
-	prefix, err := Ref(recipient, recipient)
+	folder, err := recipientFolder(recipient)
 	if err != nil {
 		return nil, err
 	}
-	prefix = prefix[:strings.LastIndexByte(prefix, '/')+1]
-	refs, err := b.Repo.ListRefs(prefix)
+	refs, err := b.Repo.ListRefs(folder)
 	if err != nil {
 		return nil, err
 	}
