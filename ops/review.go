@@ -203,7 +203,7 @@ func (b *Brain) reviewedCommit(l *chain.Letter) string {
 			return tested
 		}
 	}
-	if tip, ok, err := b.Repo.ReadRef("refs/heads/" + WorkBranch(l.MissionID)); err == nil && ok {
+	if tip, ok, err := b.WorkTip(l.MissionID); err == nil && ok {
 		return tip.String()
 	}
 	return ""
@@ -224,14 +224,14 @@ func (b *Brain) failedBody(missionID string, l *chain.Letter) string {
 	}
 	var body strings.Builder
 	body.WriteString(why + " The gate's output, its last lines:\n")
-	for _, line := range lastLinesOf(out, reviewGateLines) {
+	for _, line := range LastLines(out, reviewGateLines) {
 		body.WriteString("\n    " + strings.ReplaceAll(line, "\t", "    "))
 	}
 	return body.String()
 }
 
-// lastLinesOf is the last n lines of text.
-func lastLinesOf(text string, n int) []string {
+// LastLines is the last n lines of text (a run's output, a gate's).
+func LastLines(text string, n int) []string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	return lines[max(0, len(lines)-n):]
 }
@@ -380,17 +380,13 @@ func sortReviews(v []ReviewView) {
 	})
 }
 
-// ReviewText is the text of the review that the head of a mission records
+// ReviewText is the text of the review a mission's head letter records
 // (a review letter that requests changes), as its agent was sent it: the
 // mail letter from the review letter's writer to agent whose sha256 is the
-// letter's packet_ref. ok is false when the head records no such review,
-// or this clone holds no such letter.
-func (b *Brain) ReviewText(ctx context.Context, missionID, agent string) (text string, r *review.Review, ok bool, err error) {
-	log, err := b.Missions.Log(ctx, missionID)
-	if err != nil {
-		return "", nil, false, err
-	}
-	head := log[len(log)-1]
+// letter's packet_ref. ok is false when head records no such review, or
+// this clone holds no such letter.
+func (b *Brain) ReviewText(ctx context.Context, head chain.Entry, agent string) (text string, r *review.Review, ok bool, err error) {
+	missionID := head.Decoded.MissionID
 	if !chain.RequestsChanges(head.Decoded) || head.Decoded.PacketRef == nil || !gates.ValidAgentID(head.Agent) || !gates.ValidAgentID(agent) {
 		return "", nil, false, nil
 	}

@@ -62,7 +62,8 @@ func TestReviewRequestsChanges(t *testing.T) {
 	if err != nil || len(sent) != 1 || sent[0].Letter.Class != "ask" || sent[0].Letter.What != res.Review.Render() {
 		t.Fatalf("mail: %v %+v", err, sent)
 	}
-	text, r, ok, err := s.flows.ReviewText(ctx, id, "agent-b1")
+	log, _ := s.flows.Missions.Log(ctx, id)
+	text, r, ok, err := s.flows.ReviewText(ctx, log[len(log)-1], "agent-b1")
 	if err != nil || !ok || text != res.Review.Render() || r.Comments[0].Commit != commit {
 		t.Fatalf("ReviewText: %v %v %q", err, ok, text)
 	}
@@ -72,7 +73,6 @@ func TestReviewRequestsChanges(t *testing.T) {
 		t.Fatalf("review of a review: %v", err)
 	}
 	// The thread: the review, recorded, no answer yet.
-	log, _ := s.flows.Missions.Log(ctx, id)
 	thread, err := s.flows.Reviews(ctx, log)
 	if err != nil || len(thread) != 1 || thread[0].Recorded != res.Letter.LetterID || thread[0].By != "reviewer" || len(thread[0].Answers) != 0 {
 		t.Fatalf("thread: %v %+v", err, thread)

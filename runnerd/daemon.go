@@ -229,15 +229,22 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, err)
 		return
 	}
+	d.runFor(runner, func() { d.run(d.life, runner, id, block, req.PacketMarkdown) })
+	serve.WriteJSON(w, http.StatusOK, wire.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
+}
+
+// runFor runs work in the background for runner, one at a time per
+// runner (a mission's first round, a round a review started), counted in
+// d.running so that a stopping daemon waits for it.
+func (d *Daemon) runFor(runner *Runner, work func()) {
 	d.running.Add(1)
 	go func() {
 		defer d.running.Done()
 		lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
 		lock.(*sync.Mutex).Lock()
 		defer lock.(*sync.Mutex).Unlock()
-		d.run(d.life, runner, id, block, req.PacketMarkdown)
+		work()
 	}()
-	serve.WriteJSON(w, http.StatusOK, wire.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
 }
 
 // open posts the seq-1 judging letter of a new mission, or checks that

@@ -382,11 +382,17 @@ func (d *Daemon) mergeCommit(ctx context.Context, runner *Runner, w waiting, tre
 // askOf is the first line of a mission's ask (its packet's "What should
 // change?"), "" when none is kept here.
 func askOf(runtimeDir, missionID string) string {
-	data, err := gitstore.ReadRuntime(runs.SidePacket(runtimeDir, missionID), 64<<20)
+	data, err := keptPacket(runtimeDir, missionID)
 	if err != nil {
 		return ""
 	}
 	return brain.AskLine(data)
+}
+
+// keptPacket is a mission's first packet, its ask, as runnerd keeps it
+// beside the side record.
+func keptPacket(runtimeDir, missionID string) ([]byte, error) {
+	return gitstore.ReadRuntime(runs.SidePacket(runtimeDir, missionID), 1<<20)
 }
 
 // removeWorktree removes a re-gate's worktree and what it left, whatever

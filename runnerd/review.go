@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/githook"
-	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 )
 
@@ -51,15 +49,11 @@ func (d *Daemon) reviewOnce(heads []*chain.Head) {
 		if _, busy := d.rounds.LoadOrStore(h.MissionID, true); busy {
 			continue
 		}
-		d.running.Add(1)
-		go func(id, block string) {
-			defer d.running.Done()
+		id, block := h.MissionID, l.BlockID
+		d.runFor(runner, func() {
 			defer d.rounds.Delete(id)
-			lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
-			lock.(*sync.Mutex).Lock()
-			defer lock.(*sync.Mutex).Unlock()
 			d.rerun(d.life, runner, side, block)
-		}(h.MissionID, l.BlockID)
+		})
 	}
 }
 
@@ -74,7 +68,7 @@ func (d *Daemon) rerun(ctx context.Context, runner *Runner, side *runs.Side, blo
 	if err != nil || len(log) == 0 || !chain.RequestsChanges(log[len(log)-1].Decoded) {
 		return
 	}
-	text, r, ok, err := d.flows.ReviewText(ctx, missionID, d.agent(runner))
+	text, r, ok, err := d.flows.ReviewText(ctx, log[len(log)-1], d.agent(runner))
 	switch {
 	case err != nil:
 		d.Logf("mission %s: read the review: %v", missionID, err)
@@ -132,10 +126,10 @@ func (d *Daemon) reopenWorktree(ctx context.Context, side *runs.Side) string {
 	return ""
 }
 
-// packetOf is the mission's first packet, its ask, as runnerd keeps it
-// beside the side record.
+// packetOf is the mission's first packet, its ask, as a round's packet
+// begins with it.
 func packetOf(runtimeDir, missionID string) string {
-	data, err := gitstore.ReadRuntime(runs.SidePacket(runtimeDir, missionID), 1<<20)
+	data, err := keptPacket(runtimeDir, missionID)
 	if err != nil {
 		return "(the mission's ask is not kept on this machine: m1nd mission show " + missionID + ")"
 	}

@@ -331,13 +331,13 @@ func printView(w io.Writer, v *ops.MissionView) {
 	printReviews(w, v.Reviews)
 	if g := v.Gate; g != nil && g.ExitStatus != nil && *g.ExitStatus != 0 && g.Output != "" {
 		fmt.Fprintf(w, "\ngate output (last lines; m1nd mission gate %s prints it all)\n", v.MissionID)
-		for _, l := range lastLines(g.Output, 8) {
+		for _, l := range ops.LastLines(g.Output, 8) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
 	if a := v.Agent; a != nil && a.Output != "" {
 		fmt.Fprintf(w, "\nagent output (last lines; m1nd mission output %s prints it all)\n", v.MissionID)
-		for _, l := range lastLines(a.Output, 8) {
+		for _, l := range ops.LastLines(a.Output, 8) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
@@ -408,15 +408,6 @@ func printIndented(w io.Writer, indent, text string) {
 		}
 		fmt.Fprintf(w, "%s%s\n", indent, line)
 	}
-}
-
-// lastLines is the last n lines of text.
-func lastLines(text string, n int) []string {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
 }
 
 // printLetter prints a head letter; proof is what its gate stands on (a
