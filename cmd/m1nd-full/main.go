@@ -21,7 +21,7 @@ func main() {
 	}
 	if err := cli.CheckFrontBuild(); err != nil {
 		fmt.Fprintln(os.Stderr, "m1nd: "+err.Error())
-		os.Exit(2)
+		os.Exit(1) // not the caller's usage: the install is one binary short of one build
 	}
 	cli.Process(fullcli.Main)
 }

@@ -90,7 +90,8 @@ $M1ND_AGENT or git config m1nd.agent, and as "reviewer" when none is set.
 	}
 }
 
-// reviewBody is the body --body or --body-file gives ("" for none).
+// reviewBody is the body --body or --body-file gives ("" for none); the
+// review's own law (review.MaxBody, invalid_letter) judges its length.
 func reviewBody(c *cli.Context, stdin io.Reader) (string, error) {
 	path := c.String("body-file")
 	switch {
@@ -99,14 +100,8 @@ func reviewBody(c *cli.Context, stdin io.Reader) (string, error) {
 	case path == "":
 		return c.String("body"), nil
 	}
-	data, err := readDocument(path, stdin, "review body", fmt.Errorf("the review body is longer than %d bytes", review.MaxBody))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > review.MaxBody {
-		return "", Usagef("the review body is longer than %d bytes", review.MaxBody)
-	}
-	return string(data), nil
+	data, err := readDocument(path, stdin, "review body", gates.Refusef(gates.InvalidLetter, "body", "the review body is longer than %d bytes", review.MaxBody))
+	return string(data), err
 }
 
 // ParseComment reads a comment as --comment gives it: FILE:LINE=TEXT. The

@@ -142,8 +142,11 @@ const FrontBuildEnv = "M1ND_FRONT_BUILD"
 // checkout carry the same commit and pass.
 func CheckFrontBuild() error {
 	front, handed := os.LookupEnv(FrontBuildEnv)
+	if !handed {
+		return nil
+	}
 	os.Unsetenv(FrontBuildEnv)
-	if own := ReadVersion().String(); handed && front != own {
+	if own := ReadVersion().String(); front != own {
 		return fmt.Errorf("%s is %s, and the m1nd that handed it this verb is %s: the two are one CLI, installed together (%s)", FullName, own, front, InstallCommand)
 	}
 	return nil

@@ -129,7 +129,7 @@ func TestFrontHandsOverToFull(t *testing.T) {
 	// refuses to answer for it, saying to install both.
 	other := exec.Command(filepath.Join(bin, FullName), "version")
 	other.Env = append(os.Environ(), FrontBuildEnv+"=v0.0.1 (commit 000000000000)")
-	if out, err := other.CombinedOutput(); exitCode(err) != exitUsage || !strings.Contains(string(out), "installed together ("+InstallCommand+")") {
+	if out, err := other.CombinedOutput(); exitCode(err) != exitInternal || !strings.Contains(string(out), "installed together ("+InstallCommand+")") {
 		t.Fatalf("m1nd-full handed a verb by another build: %v\n%s", err, out)
 	}
 	// The small m1nd alone: a hot verb still runs, the rest says how to
