@@ -61,17 +61,17 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-// inline renders Markdown's inline code spans (`x`), strong (**x**) and
-// emphasis (*x*) as elements, the rest as text: what titles, asks and
-// lessons write is shown as it reads, never as its backticks, and nothing
-// in it becomes markup of the page (no HTML is parsed).
+// inline renders Markdown's inline code spans (`x`) and strong (**x**) as
+// elements, the rest as text: what titles, asks and lessons write is shown
+// as it reads, never as its backticks, and nothing in it becomes markup of
+// the page (no HTML is parsed). A single * stays a star: asks name globs.
 function inline(text) {
   const out = [];
-  const re = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*/g;
+  const re = /`([^`]+)`|\*\*([^*]+)\*\*/g;
   let at = 0;
   for (const m of String(text || '').matchAll(re)) {
     if (m.index > at) out.push(text.slice(at, m.index));
-    out.push(m[1] !== undefined ? el('code', { text: m[1] }) : m[2] !== undefined ? el('strong', { text: m[2] }) : el('em', { text: m[3] }));
+    out.push(m[1] !== undefined ? el('code', { text: m[1] }) : el('strong', { text: m[2] }));
     at = m.index + m[0].length;
   }
   if (at < String(text || '').length) out.push(String(text).slice(at));
