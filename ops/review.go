@@ -70,6 +70,11 @@ const (
 // letter never names text its agent was not sent. The same review sent
 // again is not sent twice.
 func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error) {
+	if req.Agent == gates.HumanName {
+		// Every surface asks here: a request field naming the human would
+		// make an agent's review read as the human's word (DESIGN §7).
+		return nil, gates.Refusef(gates.InvalidLetter, "agent", "a review is written under an agent's name, never %q, the human's, which anyone could claim: a review is no gesture (write as your agent, or as %s)", gates.HumanName, ReviewerName)
+	}
 	ref, err := chain.MissionRef(req.MissionID)
 	if err != nil {
 		return nil, gates.Refusef(gates.InvalidLetter, "mission_id", "%s is not a mission id", gates.Echo(req.MissionID))

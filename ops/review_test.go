@@ -96,6 +96,7 @@ func TestReviewRefuses(t *testing.T) {
 		{"approve a failure", ops.ReviewRequest{MissionID: failed, Decision: review.Approve}, gates.InvalidTransition, "mission_id"},
 		{"says nothing", ops.ReviewRequest{MissionID: waiting, Decision: review.CommentOnly}, gates.InvalidLetter, "body"},
 		{"its own agent", ops.ReviewRequest{MissionID: waiting, Decision: review.Change, Body: "x", Agent: "agent-b1"}, gates.InvalidLetter, "agent"},
+		{"the human's name", ops.ReviewRequest{MissionID: waiting, Decision: review.Change, Body: "x", Agent: gates.HumanName}, gates.InvalidLetter, "agent"},
 		{"a comment without a commit", ops.ReviewRequest{MissionID: failed, Decision: review.Change, Comments: []review.Comment{{Path: "a", Line: 1, Text: "x"}}}, gates.InvalidLetter, "comments[0].commit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

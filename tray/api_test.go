@@ -139,6 +139,7 @@ func TestEveryStatusAndRefusal(t *testing.T) {
 		{"archive without the gesture", "POST", "/api/mission_post", post(func() *chain.Letter { l := judging("msn_0000000000cc"); l.Phase = "archived"; return l }(), ""), nil, 403, "human_gesture_required"},
 		{"unknown request field", "POST", "/api/mission_post", `{"agent_id":"owner","letter":{},"extra":1}`, nil, 422, "invalid_letter"},
 		{"bad agent", "POST", "/api/mission_post", `{"agent_id":"Owner!","letter":{}}`, nil, 422, "invalid_letter"},
+		{"a review claiming the human's name", "POST", "/api/missions/msn_0123456789ab/review", `{"decision":"CHANGE","body":"x","agent_id":"owner"}`, nil, 422, "invalid_letter"},
 		{"a gesture with no passkey registered", "POST", "/api/gesture/options", `{"gesture":"receipt_import","expected_store_version":1,"block_id":"sb_shop_core","receipt":{}}`, nil, 403, "human_gesture_required"},
 		{"a gesture that is not JSON, no passkey: the gate speaks first", "POST", "/api/gesture/options", `{"garbage`, nil, 403, "human_gesture_required"},
 		{"a signature for no gesture", "POST", "/api/gesture/commit", `{"gesture_id":"AAAA","credential":{}}`, nil, 403, "human_gesture_required"},

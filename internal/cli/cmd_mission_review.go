@@ -126,15 +126,15 @@ func ParseComment(s string) (review.Comment, error) {
 	return review.Comment{}, Usagef("--comment %q: want FILE:LINE=TEXT (a line number from 1), such as hello.go:3='use a constant'", gates.Clip(s))
 }
 
-// reviewerOf is who writes a review: the agent, else "reviewer", a name
-// that claims no human's word (a review is no gesture).
+// reviewerOf is who writes a review: the agent, else (none set)
+// "reviewer", a name that claims no human's word (a review is no
+// gesture). An agent named owner is passed on, for ops to refuse.
 func (inv *Invocation) reviewerOf(c *cli.Context) func() (string, error) {
 	return func() (string, error) {
-		id, err := inv.agent(c)
-		if err == nil && id == gates.HumanName {
+		if ambient, _ := inv.ambientAgent(); c.String("agent") == "" && ambient == "" {
 			return ops.ReviewerName, nil
 		}
-		return id, err
+		return inv.agent(c)
 	}
 }
 
