@@ -85,7 +85,7 @@ func (p *PinsAt) load() (map[int64]*PinSet, *PinSet, error) {
 
 // CheckGateProof judges the gate of merge_wait letter l, whose commit is
 // doc (chain.GateProofs).
-func (p *PinsAt) CheckGateProof(doc *chain.Judged, l *chain.Letter) error {
+func (p *PinsAt) CheckGateProof(doc *chain.Doc, l *chain.Letter) error {
 	message := ""
 	if doc.Meta != nil {
 		message = doc.Meta.Message
@@ -144,7 +144,7 @@ func (p *PinsAt) CheckGateProof(doc *chain.Judged, l *chain.Letter) error {
 // CheckLandedGate judges the gate a landed letter lands (chain.GateProofs):
 // mw's, signed by its runner; a claim or an unsigned runner's merge_wait
 // only for a landing anchored before runners signed.
-func (p *PinsAt) CheckLandedGate(mw *chain.Judged, l *chain.Letter, landed *chain.Judged) error {
+func (p *PinsAt) CheckLandedGate(mw *chain.Doc, l *chain.Letter, landed *chain.Doc) error {
 	agent, _ := chain.AgentOf(mw.Meta.Message)
 	runner, err := chain.NamedRunner(l, agent)
 	if err != nil {
@@ -189,7 +189,7 @@ func (s *Store) PinsNow() (*PinsAt, error) {
 
 // CheckGateProof judges a merge_wait's gate against the runner pins as
 // they stand now (chain.GateProofs, see PinsAt).
-func (s *Store) CheckGateProof(doc *chain.Judged, l *chain.Letter) error {
+func (s *Store) CheckGateProof(doc *chain.Doc, l *chain.Letter) error {
 	p, err := s.PinsNow()
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (s *Store) CheckGateProof(doc *chain.Judged, l *chain.Letter) error {
 
 // CheckLandedGate judges the gate a landed letter lands against the runner
 // pins as they stand now (chain.GateProofs, see PinsAt).
-func (s *Store) CheckLandedGate(mw *chain.Judged, l *chain.Letter, landed *chain.Judged) error {
+func (s *Store) CheckLandedGate(mw *chain.Doc, l *chain.Letter, landed *chain.Doc) error {
 	p, err := s.PinsNow()
 	if err != nil {
 		return err
@@ -218,7 +218,7 @@ type anchorReach struct {
 // anchored reports whether doc's commit is the anchor of its ref in
 // anchors or one of the anchor's first-parent ancestors. A commit being
 // written (zero) is anchored nowhere.
-func (r *anchorReach) anchored(objs gitstore.Objects, anchors Anchors, doc *chain.Judged) (bool, error) {
+func (r *anchorReach) anchored(objs gitstore.Objects, anchors Anchors, doc *chain.Doc) (bool, error) {
 	at, ok := anchors[doc.Ref]
 	if !ok || doc.Commit.IsZero() {
 		return false, nil

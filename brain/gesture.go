@@ -63,7 +63,7 @@ func (k *KeysAt) Keys() (*KeySet, error) {
 
 // CheckCommit judges one gesture commit (chain.Gestures): doc's message
 // carries the origin and proof, over change.
-func (k *KeysAt) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
+func (k *KeysAt) CheckCommit(doc *chain.Doc, gesture string, change []byte) error {
 	keys, err := k.Keys()
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func (k *KeysAt) CheckCommit(doc *chain.Judged, gesture string, change []byte) e
 	return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain has a registered passkey, so %s is made in the tray and signed by it: a terminal's confirmation made after the first key does not count", gesture)
 }
 
-func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Judged, gesture string, change []byte, origin string, proof *gates.Proof) error {
+func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Doc, gesture string, change []byte, origin string, proof *gates.Proof) error {
 	switch {
 	case origin != gates.OriginHumanPasskey || proof == nil:
 		return gates.Refusef(gates.HumanGestureRequired, "proof", "a passkey's proof rides with M1nd-Origin: %s, and only with it", gates.OriginHumanPasskey)
@@ -130,7 +130,7 @@ func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Judged, gesture string, cha
 // lacksAnchor reports whether anchors name doc's ref at a commit this
 // side does not hold: then "made after" cannot be told from "not fetched
 // yet", and a refusal must say which.
-func (k *KeysAt) lacksAnchor(anchors Anchors, doc *chain.Judged) (string, bool) {
+func (k *KeysAt) lacksAnchor(anchors Anchors, doc *chain.Doc) (string, bool) {
 	at, ok := anchors[doc.Ref]
 	if !ok {
 		return "", false
@@ -145,7 +145,7 @@ func (k *KeysAt) lacksAnchor(anchors Anchors, doc *chain.Judged) (string, bool) 
 
 // anchored reports whether doc's commit is at or below its ref's anchor
 // in anchors.
-func (k *KeysAt) anchored(anchors Anchors, doc *chain.Judged) (bool, error) {
+func (k *KeysAt) anchored(anchors Anchors, doc *chain.Doc) (bool, error) {
 	return k.reach.anchored(k.Objects, anchors, doc)
 }
 
@@ -159,8 +159,8 @@ func TerminalGesture(repo *gitstore.Repo, gesture string) error {
 
 // GestureDoc is a gesture commit about to be written on ref, as the judge
 // reads it: its origin and proof trailers, no commit yet.
-func GestureDoc(ref, origin string, proof *gates.Proof) *chain.Judged {
-	return &chain.Judged{Doc: chain.Doc{Ref: ref, Meta: &gitstore.Commit{Message: chain.GestureMessage(origin, proof)}}}
+func GestureDoc(ref, origin string, proof *gates.Proof) *chain.Doc {
+	return &chain.Doc{Ref: ref, Meta: &gitstore.Commit{Message: chain.GestureMessage(origin, proof)}}
 }
 
 // Keys reads the brain's registered passkeys now; nil when none.
@@ -184,7 +184,7 @@ func (s *Store) Judge() (*KeysAt, error) {
 
 // CheckCommit checks a gesture about to be written against the brain's
 // passkeys now (chain.Gestures, see KeysAt).
-func (s *Store) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
+func (s *Store) CheckCommit(doc *chain.Doc, gesture string, change []byte) error {
 	judge, err := s.Judge()
 	if err != nil {
 		return err

@@ -98,14 +98,13 @@ func (p Passkey) Fingerprint() string { return keyFingerprint([]byte(p.PublicKey
 // gesture: its commit carries a proof by a key of the set before it, over
 // the new set; it changes the keys and nothing else, keeps every removed
 // key on record, and holds at least one key.
-var KeysKind = &chain.Kind{
+var KeysKind = chain.Define(chain.Spec[*KeySet, KeysCommit]{
 	Name:   "keys",
 	Prefix: KeysRef,
 	Single: true,
 	File:   KeysFile,
-	Decode: func(body []byte) (any, error) { return DecodeKeySet(body) },
-	Describe: func(doc any) (string, []chain.Trailer) {
-		k := doc.(KeysCommit)
+	Decode: DecodeKeySet,
+	Describe: func(k KeysCommit) (string, []chain.Trailer) {
 		subject := fmt.Sprintf("keys v%d: %s %s", k.Set.Version, k.Verb, k.Label)
 		if k.Verb == KeysRegister {
 			return subject, []chain.Trailer{{Key: "M1nd-Registered-Via", Value: "one-time code"}}
@@ -114,9 +113,7 @@ var KeysKind = &chain.Kind{
 	},
 	Follows: keysFollow,
 	Race:    chain.RaceStale,
-}
-
-func init() { chain.Register(KeysKind) }
+})
 
 // KeysCommit is what names a keys commit (KeysKind's Commit.Doc): the set
 // it writes and what it does to which key.
@@ -203,15 +200,15 @@ func (a Anchors) check() error {
 
 // keysFollow: versions count up from 1; the first set registers one key;
 // every later set is KeysFollow.
-func keysFollow(prev, next *chain.Judged, _ chain.Env) error {
-	k := next.Value.(*KeySet)
+func keysFollow(prev, next *chain.Decoded[*KeySet], _ chain.Env) error {
+	k := next.Value
 	if prev == nil {
 		if k.Version != 1 || len(k.Keys) != 1 || len(k.Removed) != 0 {
 			return invalidKeys("the first key set is version 1 with the one key its registration proved")
 		}
 		return nil
 	}
-	return KeysFollow(prev.Value.(*KeySet), k, next.Body, next.Meta.Message)
+	return KeysFollow(prev.Value, k, next.Body, next.Meta.Message)
 }
 
 // ErrLastKey refuses a key set after the first that holds no key: with

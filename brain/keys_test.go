@@ -142,7 +142,7 @@ func TestRemovedKeyLessonSaysWhatIsKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 		h, _ := gitstore.ParseHash(commit)
-		doc := &chain.Judged{Doc: chain.Doc{Ref: ref, Commit: h, Meta: &gitstore.Commit{Message: chain.GestureMessage(gates.OriginHumanPasskey, proof)}}}
+		doc := &chain.Doc{Ref: ref, Commit: h, Meta: &gitstore.Commit{Message: chain.GestureMessage(gates.OriginHumanPasskey, proof)}}
 		return (&KeysAt{Objects: repo, Head: head}).CheckCommit(doc, gesture, change)
 	}
 	if err := judge(second, first); err != nil {

@@ -18,17 +18,15 @@ import (
 // StoreKind is the brain store: the one ref refs/m1nd/store, whose
 // commits hold a tree (store.json and blocks/), each adding exactly 1 to
 // store_version. A moved store is the writer's store_version_conflict.
-var StoreKind = &chain.Kind{
+var StoreKind = chain.Define(chain.Spec[*Snapshot, StoreCommit]{
 	Name:       "store",
 	Prefix:     StoreRef,
 	Single:     true,
 	ReadCommit: readStoreCommit,
-	Describe:   func(doc any) (string, []chain.Trailer) { c := doc.(StoreCommit); return c.Subject(), c.trailers() },
+	Describe:   func(c StoreCommit) (string, []chain.Trailer) { return c.Subject(), c.trailers() },
 	Follows:    storeFollows,
 	Race:       chain.RaceStale,
-}
-
-func init() { chain.Register(StoreKind) }
+})
 
 // StoreCommit is what names a store commit (StoreKind's Commit.Doc): the
 // version it writes, the one operation it is, and its writer's words.
@@ -61,7 +59,7 @@ func (c StoreCommit) trailers() []chain.Trailer {
 // store.json is a snapshot of this schema, and every blocks/<id>.json is
 // a valid block of that id whose receipts decode. Junk here would break
 // every clone that synced it, so the laws refuse it (schema_mismatch).
-func readStoreCommit(objs gitstore.Objects, c *gitstore.Commit) (any, error) {
+func readStoreCommit(objs gitstore.Objects, c *gitstore.Commit) (*Snapshot, error) {
 	snap, err := decodeStoreTree(objs, c.Tree)
 	if err != nil {
 		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "a store commit holds %s of %s: %v", StoreFile, StoreSchema, err)
@@ -166,12 +164,12 @@ func decodeStrict[T any](body []byte) (*T, error) {
 // records this version and a human origin, a block that became ratified is
 // named by this version's ratification, made by a human, and the commit
 // carries that origin's trailer.
-func storeFollows(prev, next *chain.Judged, env chain.Env) error {
+func storeFollows(prev, next *chain.Decoded[*Snapshot], env chain.Env) error {
 	var p *Snapshot // nil for the first commit
 	if prev != nil {
-		p = prev.Value.(*Snapshot)
+		p = prev.Value
 	}
-	snap := next.Value.(*Snapshot)
+	snap := next.Value
 	if err := checkStoreMove(p, snap, next.Meta.Message); err != nil {
 		return err
 	}
@@ -195,7 +193,7 @@ func storeFollows(prev, next *chain.Judged, env chain.Env) error {
 	if lands != nil {
 		change = LandChange(lands, parent, next.Meta.Tree)
 	}
-	return env.Gestures.CheckCommit(next, gesture, change)
+	return env.Gestures.CheckCommit(&next.Doc, gesture, change)
 }
 
 // checkStoreMove holds the move from prev (nil for the first commit) to

@@ -130,14 +130,13 @@ func (p *PinSet) signs() bool {
 
 // PinsKind is the approved runner pins: one ref, each commit the whole
 // set, each a human gesture (pins) over its canonical bytes.
-var PinsKind = &chain.Kind{
+var PinsKind = chain.Define(chain.Spec[*PinSet, *PinSet]{
 	Name:   "pins",
 	Prefix: PinsRef,
 	Single: true,
 	File:   PinsFile,
-	Decode: func(body []byte) (any, error) { return DecodePinSet(body) },
-	Describe: func(doc any) (string, []chain.Trailer) {
-		p := doc.(*PinSet)
+	Decode: DecodePinSet,
+	Describe: func(p *PinSet) (string, []chain.Trailer) {
 		ids := make([]string, len(p.Runners))
 		for i, r := range p.Runners {
 			ids[i] = r.ID
@@ -146,9 +145,7 @@ var PinsKind = &chain.Kind{
 	},
 	Follows: pinsFollow,
 	Race:    chain.RaceStale,
-}
-
-func init() { chain.Register(PinsKind) }
+})
 
 // DecodePinSet reads a stored pin set: its canonical bytes, this schema,
 // each runner id once, each pin a sha256, each key a runner key, each
@@ -193,11 +190,11 @@ func DecodePinSet(body []byte) (*PinSet, error) {
 
 // pinsFollow: versions count up from 1, every set is a human gesture over
 // its own bytes, and the keys' record only grows (PinsFollow).
-func pinsFollow(prev, next *chain.Judged, env chain.Env) error {
-	p := next.Value.(*PinSet)
+func pinsFollow(prev, next *chain.Decoded[*PinSet], env chain.Env) error {
+	p := next.Value
 	var before *PinSet
 	if prev != nil {
-		before = prev.Value.(*PinSet)
+		before = prev.Value
 	}
 	if err := PinsFollow(before, p); err != nil {
 		return err
@@ -208,7 +205,7 @@ func pinsFollow(prev, next *chain.Judged, env chain.Env) error {
 	if env.Gestures == nil {
 		return nil
 	}
-	return env.Gestures.CheckCommit(next, gates.GesturePins, next.Body)
+	return env.Gestures.CheckCommit(&next.Doc, gates.GesturePins, next.Body)
 }
 
 // PinsFollow is the law of a pin set after before (nil: the first): its

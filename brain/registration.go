@@ -43,14 +43,13 @@ func (g *Registration) Canonical() []byte { return chain.CanonicalJSON(g) }
 
 // RegistrationKind is the brain's registration: one ref, its first commit
 // the name, each later one a rename, which is a human gesture.
-var RegistrationKind = &chain.Kind{
+var RegistrationKind = chain.Define(chain.Spec[*Registration, *Registration]{
 	Name:   "brain",
 	Prefix: RegistrationRef,
 	Single: true,
 	File:   RegistrationFile,
-	Decode: func(body []byte) (any, error) { return DecodeRegistration(body) },
-	Describe: func(doc any) (string, []chain.Trailer) {
-		g := doc.(*Registration)
+	Decode: DecodeRegistration,
+	Describe: func(g *Registration) (string, []chain.Trailer) {
 		if len(g.Names) < 2 {
 			return "brain: register " + g.Name, nil
 		}
@@ -58,9 +57,7 @@ var RegistrationKind = &chain.Kind{
 	},
 	Follows: registrationFollows,
 	Race:    chain.RaceStale,
-}
-
-func init() { chain.Register(RegistrationKind) }
+})
 
 // DecodeRegistration reads a stored registration: its canonical bytes,
 // this schema, names that can name a brain, the last one its name.
@@ -87,15 +84,15 @@ func DecodeRegistration(body []byte) (*Registration, error) {
 // each later one adds 1, keeps every earlier name and adds a new one, and
 // is a human gesture (the name every letter carries is the human's to
 // change).
-func registrationFollows(prev, next *chain.Judged, env chain.Env) error {
-	g := next.Value.(*Registration)
+func registrationFollows(prev, next *chain.Decoded[*Registration], env chain.Env) error {
+	g := next.Value
 	if prev == nil {
 		if g.Version != 1 || len(g.Names) != 1 {
 			return gates.Refusef(gates.InvalidLetter, "version", "a brain's first registration is version 1, with its one name")
 		}
 		return nil
 	}
-	p := prev.Value.(*Registration)
+	p := prev.Value
 	if g.Version != p.Version+1 || len(g.Names) != len(p.Names)+1 || !slices.Equal(g.Names[:len(p.Names)], p.Names) || slices.Contains(p.Names, g.Name) {
 		return gates.Refusef(gates.InvalidLetter, "names", "a rename adds 1 to version and a new name after every earlier one, which stay")
 	}
@@ -105,7 +102,7 @@ func registrationFollows(prev, next *chain.Judged, env chain.Env) error {
 	if env.Gestures == nil {
 		return nil
 	}
-	return env.Gestures.CheckCommit(next, gates.GestureRename, next.Body)
+	return env.Gestures.CheckCommit(&next.Doc, gates.GestureRename, next.Body)
 }
 
 // PrepareRename prepares the rename of a registered brain to name, to be

@@ -250,7 +250,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	if err != nil {
 		return nil, nil, fmt.Errorf("store v%d: %s: %w", next.StoreVersion, subject, err)
 	}
-	meta := commitMeta(next.StoreVersion, m, subject)
+	meta, named := commitMeta(next.StoreVersion, m, subject)
 	var commit gitstore.Hash
 	if m.gesture == "" {
 		commit, err = chain.Chain{Repo: s.Repo, Kind: StoreKind, Ref: StoreRef}.AppendTree(ctx, parent, tree, meta)
@@ -273,7 +273,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	}
 	next.Commit = commit
 	return next, &MutationResult{StoreVersion: next.StoreVersion, Changed: true,
-		Subject: meta.Doc.(StoreCommit).Subject(), Commit: commit.String()}, nil
+		Subject: named.Subject(), Commit: commit.String()}, nil
 }
 
 func conflict(expected, actual int64) error {
@@ -371,9 +371,10 @@ func (s *Store) writeTree(snap *Snapshot) (gitstore.Hash, error) {
 	return s.Repo.WriteTree(root)
 }
 
-// commitMeta is what names a store commit; a gesture's origin and proof
+// commitMeta is what names a store commit, and the name itself (its Doc);
+// a gesture's origin and proof
 // are added by its Prepared commit, any other origin here.
-func commitMeta(version int64, m mutation, subject string) chain.Commit {
+func commitMeta(version int64, m mutation, subject string) (chain.Commit, StoreCommit) {
 	named := StoreCommit{Version: version, Op: m.op, Seat: m.seat, What: subject}
 	if m.lands != nil {
 		named.Mission = m.lands.MissionID
@@ -382,5 +383,5 @@ func commitMeta(version int64, m mutation, subject string) chain.Commit {
 	if m.origin != "" && m.gesture == "" {
 		meta.Origin = m.origin
 	}
-	return meta
+	return meta, named
 }

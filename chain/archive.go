@@ -99,28 +99,25 @@ func DecodeFold(body []byte) (*Fold, error) {
 // ArchiveKind is the archive's chain. Its commits are the one kind whose
 // commits have more than one parent: the previous fold first, then the
 // heads of the missions folded.
-var ArchiveKind = &Kind{
+var ArchiveKind = Define(Spec[*Fold, *Fold]{
 	Name:        "archive",
 	Prefix:      ArchiveRef,
 	Single:      true,
 	File:        ArchiveFile,
-	Decode:      func(body []byte) (any, error) { return DecodeFold(body) },
+	Decode:      DecodeFold,
 	Describe:    describeFold,
 	Follows:     foldFollows,
 	Race:        RaceStale,
 	KeepParents: true,
-}
+})
 
 // describeFold names a fold by its number and how many missions it folds.
-func describeFold(doc any) (string, []Trailer) {
-	f := doc.(*Fold)
+func describeFold(f *Fold) (string, []Trailer) {
 	if f.Fold == 0 {
 		return "archive fold 0: the archive opens", nil
 	}
 	return fmt.Sprintf("archive fold %d: %s", f.Fold, gates.Count(len(f.Folded), "finished mission")), nil
 }
-
-func init() { Register(ArchiveKind) }
 
 // foldFollows: the archive opens with fold 0, a root commit that folds
 // nothing, so that every later fold's first parent is the fold before it;
@@ -128,11 +125,11 @@ func init() { Register(ArchiveKind) }
 // heads they list, in their order. That every folded chain keeps the mission laws,
 // ends at its head's letter as listed and was not folded before is judged
 // by the laws, which read objects (laws.Check).
-func foldFollows(prev, next *Judged, _ Env) error {
-	f := next.Value.(*Fold)
+func foldFollows(prev, next *Decoded[*Fold], _ Env) error {
+	f := next.Value
 	want := int64(0)
 	if prev != nil {
-		want = prev.Value.(*Fold).Fold + 1
+		want = prev.Value.Fold + 1
 	}
 	if f.Fold != want {
 		return gates.Refusef(gates.StaleHead, "fold", "this is fold %d; it says %d", want, f.Fold)

@@ -94,7 +94,7 @@ type Commit struct {
 // blank line, the kind's trailers, the origin and proof of a gesture, and
 // the AgentTrailer. It is the one place an m1nd commit message is spelled.
 func (k *Kind) Message(meta Commit) string {
-	subject, trailers := k.Describe(meta.Doc)
+	subject, trailers := k.describe(meta.Doc)
 	return message(subject, trailers, meta)
 }
 

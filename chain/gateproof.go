@@ -19,13 +19,13 @@ import (
 // attestation by the key approved for that runner; one that names none is
 // a claim and passes.
 type GateProofs interface {
-	CheckGateProof(doc *Judged, l *Letter) error
+	CheckGateProof(doc *Doc, l *Letter) error
 	// CheckLandedGate judges the gate a landed letter (its commit landed)
 	// lands: merge_wait letter l of commit mw, whose candidate names the
 	// tree the target moves to. Only a gate its runner signed lands; a
 	// claim, or a runner's merge_wait from before runners signed, stands
 	// only for a landing made before then (anchored).
-	CheckLandedGate(mw *Judged, l *Letter, landed *Judged) error
+	CheckLandedGate(mw *Doc, l *Letter, landed *Doc) error
 }
 
 // NamedRunner is the runner a merge_wait letter says proved its gate: its
@@ -96,7 +96,7 @@ func AttestationOf(message string) (a gates.Attestation, ok bool, err error) {
 // checkGateProof is the mission law of a merge_wait letter's gate: one
 // that names a runner stands on that runner's signature (env.Gates judges
 // it); one that names none is a claim.
-func checkGateProof(next *Judged, l *Letter, env Env) error {
+func checkGateProof(next *Doc, l *Letter, env Env) error {
 	agent, _ := AgentOf(next.Meta.Message)
 	runner, err := NamedRunner(l, agent)
 	if err != nil || runner == "" {
@@ -112,7 +112,7 @@ func checkGateProof(next *Judged, l *Letter, env Env) error {
 // that moves a target to a tree (the merge_wait's candidate names one)
 // lands only a gate an approved runner proved; a claim never lands as
 // one (landing it first has runnerd run the approved gate).
-func checkLandedProven(prev, next *Judged, head *Letter, env Env) error {
+func checkLandedProven(prev, next *Doc, head *Letter, env Env) error {
 	if head.ReceiptCandidate == nil {
 		return nil
 	}

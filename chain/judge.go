@@ -29,7 +29,7 @@ func (k *Kind) JudgeNext(objs gitstore.Objects, ref string, prev *Judged, h gits
 	if err != nil {
 		return next, err
 	}
-	return next, k.Follows(prev, next, env)
+	return next, k.follows(prev, next, env)
 }
 
 // ReadParent reads the document of c's parent, the one a new commit c

@@ -2,9 +2,9 @@ package chain
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/m1nd/m1nd/gitstore"
 )
@@ -27,8 +27,10 @@ const (
 // Kind declares one kind of m1nd ref to the engine: where its refs live,
 // what its commits hold, and how a new document must follow the one
 // before it. The engine appends, reads and indexes any kind alike, and the
-// laws (package laws) judge raw writes of every registered kind with the
-// same walk; a kind's package registers it at init with Register.
+// laws (package laws) judge raw writes of every kind in the list they are
+// given with the same walk. A kind is made once, as a package value, by
+// Define from its typed Spec; its fields say where it lives and what it
+// allows, and are read-only.
 type Kind struct {
 	// Name names the kind in lessons and listings: "mission", "mail".
 	Name string
@@ -39,24 +41,10 @@ type Kind struct {
 	// ValidName reports whether the part of a ref's name after Prefix names
 	// a chain of this kind (nil: any). A ref that fails it is a fault.
 	ValidName func(rest string) bool
-
-	// File is the one file in each commit's tree, which holds the document's
-	// canonical bytes; Decode reads and validates it. A kind whose commits
-	// hold a tree of files leaves File empty and reads with ReadCommit.
-	File       string
-	Decode     func(body []byte) (any, error)
-	ReadCommit func(objs gitstore.Objects, c *gitstore.Commit) (any, error)
-
-	// Describe names a commit of this kind: its subject, what `git log`
-	// shows, and the kind's own trailers (never the origin, proof or agent,
-	// which the engine writes), from the Doc its writer handed (Commit.Doc).
-	Describe func(doc any) (subject string, trailers []Trailer)
-
-	// Follows judges a new document against the one before it (prev is nil
-	// for a chain's first document) and returns a refusal when it breaks
-	// the kind's laws. next.Meta is the new commit.
-	Follows func(prev, next *Judged, env Env) error
-
+	// File is the one file in each commit's tree, which holds the
+	// document's canonical bytes; empty for a kind whose commits hold a tree
+	// of files (Spec.ReadCommit).
+	File string
 	// Deletable: a ref of this kind may be deleted (a reader prunes its
 	// mail); every other kind's history only grows.
 	Deletable bool
@@ -66,7 +54,118 @@ type Kind struct {
 	// (its first parent), which it keeps reachable (the archive: a fold
 	// keeps the chains it folds). Every other kind's commits have one.
 	KeepParents bool
+
+	// The Spec's typed hooks, each adapted once by Define to the values
+	// the engine hands round (Judged, Commit.Doc).
+	read     func(objs gitstore.Objects, c *gitstore.Commit) (body []byte, value any, err error)
+	describe func(doc any) (subject string, trailers []Trailer)
+	follows  func(prev, next *Judged, env Env) error
 }
+
+// Spec is a kind as its package writes it, with typed hooks: D is the
+// document its commits decode to (a *Letter, a *Snapshot), N what a writer
+// hands the engine to name a commit by (Commit.Doc: the document itself,
+// or the kind's account of the change).
+type Spec[D, N any] struct {
+	Name        string
+	Prefix      string
+	Single      bool
+	ValidName   func(rest string) bool
+	File        string
+	Deletable   bool
+	Race        RacePolicy
+	KeepParents bool
+
+	// Decode reads and validates the one file's bytes (with File); a kind
+	// whose commits hold a tree of files reads the commit with ReadCommit
+	// instead.
+	Decode     func(body []byte) (D, error)
+	ReadCommit func(objs gitstore.Objects, c *gitstore.Commit) (D, error)
+
+	// Describe names a commit of this kind: its subject, what `git log`
+	// shows, and the kind's own trailers (never the origin, proof or agent,
+	// which the engine writes), from the Doc its writer handed.
+	Describe func(doc N) (subject string, trailers []Trailer)
+
+	// Follows judges a new document against the one before it (prev is nil
+	// for a chain's first document) and returns a refusal when it breaks
+	// the kind's laws. next.Meta is the new commit. Nil: any document
+	// follows any.
+	Follows func(prev, next *Decoded[D], env Env) error
+}
+
+// Define makes the kind s declares. It panics on a declaration the engine
+// cannot use (no name, a prefix outside refs/m1nd/, no way to read or name
+// a commit): a programming error, found as the package holding the kind
+// starts, by every test of it.
+func Define[D, N any](s Spec[D, N]) *Kind {
+	switch {
+	case s.Name == "" || !strings.HasPrefix(s.Prefix, RefRoot):
+		panic(fmt.Sprintf("chain.Define: kind %q: want a name and a prefix under refs/m1nd/", s.Name))
+	case !s.Single && !strings.HasSuffix(s.Prefix, "/"):
+		panic(fmt.Sprintf("chain.Define: kind %q: a prefix of many refs ends in /", s.Name))
+	case s.Describe == nil:
+		panic(fmt.Sprintf("chain.Define: kind %q: want Describe, which names its commits", s.Name))
+	case (s.File == "") == (s.ReadCommit == nil) || (s.File != "") != (s.Decode != nil):
+		panic(fmt.Sprintf("chain.Define: kind %q: want File with Decode, or ReadCommit", s.Name))
+	}
+	k := &Kind{Name: s.Name, Prefix: s.Prefix, Single: s.Single, ValidName: s.ValidName, File: s.File,
+		Deletable: s.Deletable, Race: s.Race, KeepParents: s.KeepParents}
+	k.read = func(objs gitstore.Objects, c *gitstore.Commit) ([]byte, any, error) {
+		var body []byte
+		var value D
+		var err error
+		if s.ReadCommit != nil {
+			value, err = s.ReadCommit(objs, c)
+		} else if body, err = k.readFile(objs, c); err == nil {
+			value, err = s.Decode(body)
+		}
+		if err != nil {
+			return body, nil, err // nothing decoded: no typed nil to mistake for a value
+		}
+		return body, value, nil
+	}
+	k.describe = func(doc any) (string, []Trailer) {
+		n, ok := doc.(N)
+		if !ok && doc != nil {
+			panic(fmt.Sprintf("chain: a %s commit is named by a %T, not a %T", s.Name, doc, n))
+		}
+		return s.Describe(n)
+	}
+	k.follows = func(prev, next *Judged, env Env) error {
+		if s.Follows == nil {
+			return nil
+		}
+		p, err := typed[D](k, prev)
+		if err != nil {
+			return err
+		}
+		n, err := typed[D](k, next)
+		if err != nil {
+			return err
+		}
+		return s.Follows(p, n, env)
+	}
+	return k
+}
+
+// typed is j as its kind decoded it (nil stays nil). Only the kind's own
+// reading makes a Judged, so a value of another type is the engine's bug,
+// said as an error rather than a panic in a git hook.
+func typed[D any](k *Kind, j *Judged) (*Decoded[D], error) {
+	if j == nil {
+		return nil, nil
+	}
+	v, ok := j.Value.(D)
+	if !ok {
+		return nil, fmt.Errorf("a %s document decoded to %T, not %T", k.Name, j.Value, v)
+	}
+	return &Decoded[D]{Doc: j.Doc, Value: v}, nil
+}
+
+// Follows judges next against prev (nil for a chain's first document) by
+// the kind's laws, as the kind's Spec.Follows does.
+func (k *Kind) Follows(prev, next *Judged, env Env) error { return k.follows(prev, next, env) }
 
 // Env is what the machine judging a commit knows beyond the objects.
 type Env struct {
@@ -97,7 +196,7 @@ type Env struct {
 // the keys that were removed since. A doc whose Commit is zero is a commit
 // about to be written. The brain store implements it.
 type Gestures interface {
-	CheckCommit(doc *Judged, gesture string, change []byte) error
+	CheckCommit(doc *Doc, gesture string, change []byte) error
 }
 
 // Decoded is a document with the value its kind decoded from it: how the
@@ -118,44 +217,29 @@ func (k *Kind) Owns(ref string) bool {
 	return strings.HasPrefix(ref, k.Prefix) && len(ref) > len(k.Prefix)
 }
 
-// registry holds the kinds: written only by Register, while packages
-// initialise (like image.RegisterFormat), and read-only after.
-var registry struct {
-	sync.RWMutex
-	kinds []*Kind
-}
+// Kinds is the list of kinds one judge knows: the laws judge a ref by
+// the kind in it that owns it, and leave a ref no kind owns to its
+// caller. Made by NewKinds, which orders it by prefix.
+type Kinds []*Kind
 
-// Register declares a kind of ref. It panics on a declaration the engine
-// cannot use (no name, a prefix outside refs/m1nd/, one that overlaps a
-// registered kind's, no way to read a commit): a programming error that
-// every test finds at start-up.
-func Register(k *Kind) {
-	switch {
-	case k.Name == "" || !strings.HasPrefix(k.Prefix, RefRoot):
-		panic(fmt.Sprintf("chain.Register: kind %q: want a name and a prefix under refs/m1nd/", k.Name))
-	case !k.Single && !strings.HasSuffix(k.Prefix, "/"):
-		panic(fmt.Sprintf("chain.Register: kind %q: a prefix of many refs ends in /", k.Name))
-	case k.Describe == nil:
-		panic(fmt.Sprintf("chain.Register: kind %q: want Describe, which names its commits", k.Name))
-	case (k.File == "") == (k.ReadCommit == nil) || (k.File != "") != (k.Decode != nil):
-		panic(fmt.Sprintf("chain.Register: kind %q: want File with Decode, or ReadCommit", k.Name))
-	}
-	registry.Lock()
-	defer registry.Unlock()
-	for _, o := range registry.kinds {
-		if o.Name == k.Name || strings.HasPrefix(o.Prefix, k.Prefix) || strings.HasPrefix(k.Prefix, o.Prefix) {
-			panic(fmt.Sprintf("chain.Register: kind %q overlaps kind %q", k.Name, o.Name))
+// NewKinds lists ks for a judge. A kind whose name or refs another's
+// overlap is refused: the laws could not say which of them judges a ref.
+func NewKinds(ks ...*Kind) (Kinds, error) {
+	list := slices.Clone(ks)
+	sort.Slice(list, func(i, j int) bool { return list[i].Prefix < list[j].Prefix })
+	for i, k := range list {
+		for _, o := range list[:i] {
+			if o.Name == k.Name || strings.HasPrefix(o.Prefix, k.Prefix) || strings.HasPrefix(k.Prefix, o.Prefix) {
+				return nil, fmt.Errorf("kind %q overlaps kind %q", k.Name, o.Name)
+			}
 		}
 	}
-	registry.kinds = append(registry.kinds, k)
-	sort.Slice(registry.kinds, func(i, j int) bool { return registry.kinds[i].Prefix < registry.kinds[j].Prefix })
+	return list, nil
 }
 
-// KindOf returns the registered kind of ref, if any.
-func KindOf(ref string) (*Kind, bool) {
-	registry.RLock()
-	defer registry.RUnlock()
-	for _, k := range registry.kinds {
+// Of returns the kind in s that owns ref, if any.
+func (s Kinds) Of(ref string) (*Kind, bool) {
+	for _, k := range s {
 		if k.Owns(ref) {
 			return k, true
 		}
@@ -163,39 +247,29 @@ func KindOf(ref string) (*Kind, bool) {
 	return nil, false
 }
 
-// Kinds returns the registered kinds, ordered by prefix.
-func Kinds() []*Kind {
-	registry.RLock()
-	defer registry.RUnlock()
-	return append([]*Kind(nil), registry.kinds...)
-}
-
 // ReadDocument reads and decodes the document of commit c: the kind's one
 // file, which must stand alone in the tree as a plain file, or the kind's
 // own reading of the tree.
 func (k *Kind) ReadDocument(objs gitstore.Objects, c *gitstore.Commit) (body []byte, value any, err error) {
-	if k.ReadCommit != nil {
-		value, err = k.ReadCommit(objs, c)
-		return nil, value, err
-	}
+	return k.read(objs, c)
+}
+
+// readFile reads the kind's one file of commit c.
+func (k *Kind) readFile(objs gitstore.Objects, c *gitstore.Commit) ([]byte, error) {
 	entries, err := objs.TreeEntries(c.Tree)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, e := range entries {
 		if e.Name != k.File || (e.Mode != gitstore.ModeFile && e.Mode != gitstore.ModeExecutable) {
 			continue
 		}
 		if len(entries) > 1 {
-			return nil, nil, fmt.Errorf("the tree holds %d entries, not %s alone", len(entries), k.File)
+			return nil, fmt.Errorf("the tree holds %d entries, not %s alone", len(entries), k.File)
 		}
-		if body, err = objs.ReadBlob(e.Hash); err != nil {
-			return nil, nil, err
-		}
-		value, err = k.Decode(body)
-		return body, value, err
+		return objs.ReadBlob(e.Hash)
 	}
-	return nil, nil, gitstore.ErrNoSuchFile
+	return nil, gitstore.ErrNoSuchFile
 }
 
 // ConflictsPrefix is where `m1nd sync` parks local history that lost a race

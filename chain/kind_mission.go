@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/gitstore"
 )
 
 // MissionKind is the mission chain: refs/m1nd/missions/<mission_id>, one
 // letter per commit in letter.json, each extending the head it names.
-var MissionKind = &Kind{
+var MissionKind = Define(Spec[*Letter, NamedLetter]{
 	Name:      "mission",
 	Prefix:    MissionRefPrefix,
 	ValidName: ValidMissionID,
@@ -20,12 +21,11 @@ var MissionKind = &Kind{
 	Describe:  describeLetter,
 	Follows:   letterFollows,
 	Race:      RaceStale,
-}
+})
 
 // describeLetter makes `git log` on a mission ref read well: a subject
 // naming the mission, seq, phase and block, and the letter's id.
-func describeLetter(doc any) (string, []Trailer) {
-	n := doc.(NamedLetter)
+func describeLetter(n NamedLetter) (string, []Trailer) {
 	l := n.Letter
 	return fmt.Sprintf("%s #%d %s %s", l.MissionID, l.MissionSeq, l.Phase, l.BlockID), []Trailer{{"M1nd-Letter", n.ID}}
 }
@@ -38,11 +38,21 @@ type NamedLetter struct {
 	ID     string // LetterID of the letter's canonical bytes
 }
 
-func init() { Register(MissionKind) }
+// ReadLetter reads the letter of mission commit c as the laws read every
+// stored letter (MissionKind's one file, decoded strictly), with its
+// bytes.
+func ReadLetter(objs gitstore.Objects, c *gitstore.Commit) ([]byte, *Letter, error) {
+	body, err := MissionKind.readFile(objs, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := decodeStoredLetter(body)
+	return body, l, err
+}
 
 // decodeStoredLetter reads a letter as the laws read a raw commit: it
 // decodes strictly, validates, and is its own canonical bytes.
-func decodeStoredLetter(body []byte) (any, error) {
+func decodeStoredLetter(body []byte) (*Letter, error) {
 	if l, ok := decodeCanonicalLetter(body); ok {
 		if err := Validate(l); err != nil {
 			return nil, err
@@ -68,7 +78,7 @@ func decodeCanonicalLetter(body []byte) (*Letter, bool) {
 }
 
 // decodeStoredLetterStrictly reads a stored letter key by key.
-func decodeStoredLetterStrictly(body []byte) (any, error) {
+func decodeStoredLetterStrictly(body []byte) (*Letter, error) {
 	l, err := DecodeLetter(body)
 	if err == nil {
 		err = Validate(l)
@@ -89,15 +99,15 @@ func decodeStoredLetterStrictly(body []byte) (any, error) {
 // gate tested a commit of the mission's own work (where this repository
 // has the branch), and an archive is a human gesture over a merge_wait
 // head.
-func letterFollows(prev, next *Judged, env Env) error {
-	l := next.Value.(*Letter)
+func letterFollows(prev, next *Decoded[*Letter], env Env) error {
+	l := next.Value
 	if id := strings.TrimPrefix(next.Ref, MissionRefPrefix); l.MissionID != id {
 		return gates.Refusef(gates.InvalidLetter, "mission_id", "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
 	}
 	var head *Letter
 	headID := ""
 	if prev != nil {
-		head, headID = prev.Value.(*Letter), prev.ID
+		head, headID = prev.Value, prev.ID
 	}
 	if err := CheckExtends(l, head, headID); err != nil {
 		return err
@@ -109,12 +119,12 @@ func letterFollows(prev, next *Judged, env Env) error {
 		return err
 	}
 	if l.Phase == PhaseLanded {
-		if err := checkLandedProven(prev, next, head, env); err != nil {
+		if err := checkLandedProven(&prev.Doc, &next.Doc, head, env); err != nil {
 			return err
 		}
 	}
 	if l.Phase == PhaseMergeWait {
-		if err := checkGateProof(next, l, env); err != nil {
+		if err := checkGateProof(&next.Doc, l, env); err != nil {
 			return err
 		}
 	}
@@ -126,7 +136,7 @@ func letterFollows(prev, next *Judged, env Env) error {
 			return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
 		}
 		if env.Gestures != nil {
-			return env.Gestures.CheckCommit(next, gates.GestureArchive, next.Body)
+			return env.Gestures.CheckCommit(&next.Doc, gates.GestureArchive, next.Body)
 		}
 	}
 	return nil

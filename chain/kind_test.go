@@ -19,63 +19,66 @@ type toyNote struct {
 	Text string `json:"text,omitempty"`
 }
 
-var toyKind = &chain.Kind{
+var toyKind = chain.Define(chain.Spec[*toyNote, *toyNote]{
 	Name:   "toy",
 	Prefix: "refs/m1nd/toy/",
 	File:   "toy.json",
-	Decode: func(body []byte) (any, error) {
+	Decode: func(body []byte) (*toyNote, error) {
 		var n toyNote
 		if err := json.Unmarshal(body, &n); err != nil {
 			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
 		}
 		return &n, nil
 	},
-	Describe: func(doc any) (string, []chain.Trailer) {
-		n, _ := doc.(*toyNote)
+	Describe: func(n *toyNote) (string, []chain.Trailer) {
 		if n == nil {
 			return "toy", nil
 		}
 		return fmt.Sprintf("toy %d", n.N), []chain.Trailer{{Key: "M1nd-Toy", Value: strconv.Itoa(n.N)}}
 	},
-	Follows: func(prev, next *chain.Judged, _ chain.Env) error { return nil },
-	Race:    chain.RaceRetry,
-}
+	Race: chain.RaceRetry,
+})
 
-func init() { chain.Register(toyKind) }
-
-func TestKindOf(t *testing.T) {
+func TestKindsOf(t *testing.T) {
+	kinds, err := chain.NewKinds(chain.MissionKind, toyKind, chain.ArchiveKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds[0] != chain.ArchiveKind || kinds[1] != chain.MissionKind || kinds[2] != toyKind {
+		t.Errorf("NewKinds kept %s, %s, %s; want them by prefix", kinds[0].Name, kinds[1].Name, kinds[2].Name)
+	}
 	for ref, want := range map[string]string{
 		"refs/m1nd/toy/a":                         "toy",
 		"refs/m1nd/missions/msn_0123456789ab":     "mission",
+		"refs/m1nd/archive":                       "archive",
+		"refs/m1nd/archive/x":                     "",
 		"refs/m1nd/toy/":                          "",
 		"refs/m1nd/toys/a":                        "",
 		"refs/heads/main":                         "",
 		"refs/m1nd/conflicts/missions/msn_0/abcd": "",
 	} {
-		k, ok := chain.KindOf(ref)
+		k, ok := kinds.Of(ref)
 		got := ""
 		if ok {
 			got = k.Name
 		}
 		if got != want {
-			t.Errorf("KindOf(%q) = %q, want %q", ref, got, want)
+			t.Errorf("Of(%q) = %q, want %q", ref, got, want)
 		}
 	}
 }
 
-// TestRegisterRefusesWhatTheEngineCannotUse: a kind with no name, a prefix
-// outside refs/m1nd/ or overlapping another kind's, or no way to read a
-// commit panics at registration.
-func TestRegisterRefusesWhatTheEngineCannotUse(t *testing.T) {
-	decode := func([]byte) (any, error) { return nil, nil }
-	describe := func(any) (string, []chain.Trailer) { return "x", nil }
-	for label, k := range map[string]*chain.Kind{
+// TestDefineRefusesWhatTheEngineCannotUse: a kind with no name, a prefix
+// outside refs/m1nd/, or no way to read or name a commit panics as it is
+// defined; a list of kinds whose names or refs overlap is refused.
+func TestDefineRefusesWhatTheEngineCannotUse(t *testing.T) {
+	decode := func([]byte) (*toyNote, error) { return nil, nil }
+	describe := func(*toyNote) (string, []chain.Trailer) { return "x", nil }
+	type spec = chain.Spec[*toyNote, *toyNote]
+	for label, s := range map[string]spec{
 		"no name":          {Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
 		"outside":          {Name: "x", Prefix: "refs/heads/", File: "x.json", Decode: decode, Describe: describe},
 		"no slash":         {Name: "x", Prefix: "refs/m1nd/x", File: "x.json", Decode: decode, Describe: describe},
-		"same prefix":      {Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json", Decode: decode, Describe: describe},
-		"inside another":   {Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json", Decode: decode, Describe: describe},
-		"same name":        {Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
 		"no reader":        {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json", Describe: describe},
 		"file and no file": {Name: "x", Prefix: "refs/m1nd/x/", Decode: decode, Describe: describe},
 		"no describe":      {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
@@ -83,11 +86,20 @@ func TestRegisterRefusesWhatTheEngineCannotUse(t *testing.T) {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("%s: registered", label)
+					t.Errorf("%s: defined", label)
 				}
 			}()
-			chain.Register(k)
+			chain.Define(s)
 		}()
+	}
+	for label, s := range map[string]spec{
+		"same prefix":    {Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json", Decode: decode, Describe: describe},
+		"inside another": {Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json", Decode: decode, Describe: describe},
+		"same name":      {Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
+	} {
+		if _, err := chain.NewKinds(toyKind, chain.Define(s)); err == nil {
+			t.Errorf("%s: listed beside the toy kind", label)
+		}
 	}
 }
 

@@ -195,7 +195,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	when, _ := time.Parse(time.RFC3339, l.UpdatedAt)
 	meta := letterCommit(l, id, req, when)
 	next := &Judged{Doc: Doc{Ref: ref, Meta: &gitstore.Commit{Message: MissionKind.Message(meta)}, Body: canonical, ID: id}, Value: l}
-	if err := MissionKind.Follows(prev, next, m.env()); err != nil {
+	if err := MissionKind.follows(prev, next, m.env()); err != nil {
 		return nil, err
 	}
 	commit, err := c.Append(ctx, head.Commit, canonical, meta)
@@ -225,7 +225,7 @@ func (m *Missions) env() Env {
 // checked.
 type terminalOnly struct{}
 
-func (terminalOnly) CheckCommit(doc *Judged, gesture string, change []byte) error {
+func (terminalOnly) CheckCommit(doc *Doc, gesture string, change []byte) error {
 	if OriginOf(doc.Meta.Message) != gates.OriginHumanTTY {
 		return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: %s at a terminal", gesture)
 	}

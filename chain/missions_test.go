@@ -237,7 +237,7 @@ func (r *refuseBlocks) CheckLanding(chain.LandingClaim) error {
 }
 
 // CheckCommit lets every origin through: these tests are about blocks.
-func (r *refuseBlocks) CheckCommit(*chain.Judged, string, []byte) error { return nil }
+func (r *refuseBlocks) CheckCommit(*chain.Doc, string, []byte) error { return nil }
 
 func TestBlockGuardHookAndSynthetic(t *testing.T) {
 	m, _ := newMissions(t, "brain")

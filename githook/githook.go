@@ -387,7 +387,8 @@ func ParseRefUpdates(r io.Reader, keep func(ref string) bool) ([]laws.Update, er
 }
 
 // CheckTransaction is the reference-transaction hook in its prepared
-// state: every m1nd ref the transaction moves must keep its chain's laws.
+// state: every m1nd ref the transaction moves must keep its chain's laws,
+// judged by kinds (nil: laws.Shipped).
 //
 // git reports the old value as zero when the writer gave none (`git
 // update-ref REF NEW`), so a zero old value is read from the repository.
@@ -397,7 +398,7 @@ func ParseRefUpdates(r io.Reader, keep func(ref string) bool) ([]laws.Update, er
 //
 // packed-refs is read at most once per transaction: parsing it is O(refs),
 // and a transaction may move thousands of refs.
-func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFault, error) {
+func CheckTransaction(repo *gitstore.Repo, updates []laws.Update, kinds chain.Kinds) ([]*laws.RefFault, error) {
 	refs := &txRefs{repo: repo}
 	// The store and the keys are read through git's own ref order; one that
 	// cannot be read fails the transaction rather than reading as none (no
@@ -409,6 +410,7 @@ func CheckTransaction(repo *gitstore.Repo, updates []laws.Update) ([]*laws.RefFa
 	if err != nil {
 		return nil, err
 	}
+	judge.Kinds = kinds
 	// pack-refs writes packed-refs in a transaction of its own, each line
 	// stating no old value and the value it read. While packed-refs.lock is
 	// held, a line whose ref has a loose file of another value moves
@@ -529,6 +531,8 @@ type PushPolicy struct {
 	// FP): the team's, never the first pusher's. With none, the remote
 	// takes no first key set at all.
 	TrustKeys []string
+	// Kinds are the kinds judged (nil: laws.Shipped).
+	Kinds chain.Kinds
 }
 
 // The pre-receive's flags for a policy (`m1nd hooks run pre-receive`).
@@ -619,7 +623,7 @@ func CheckPush(dir string, updates []laws.Update, policy PushPolicy) ([]*laws.Re
 	if err != nil {
 		return nil, err
 	}
-	judge.RequirePasskey = policy.RequirePasskey
+	judge.RequirePasskey, judge.Kinds = policy.RequirePasskey, policy.Kinds
 	var faults []*laws.RefFault
 	for _, u := range updates {
 		f := policy.FirstKeys(objs, u)

@@ -53,11 +53,11 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	// value, as when pack-refs is about to delete it.
 	r.g.Git("pack-refs", "--all", "--no-prune")
 	noise := []laws.Update{{Old: a.Commit, Ref: refA}, {Old: b.Commit, Ref: refB}}
-	if faults, _ := CheckTransaction(r.repo, noise); len(faults) != 0 {
+	if faults, _ := CheckTransaction(r.repo, noise, nil); len(faults) != 0 {
 		t.Fatalf("pack-refs noise refused: %v", faults)
 	}
 	// A deletion without the old value is never pack-refs at work.
-	if faults, _ := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
+	if faults, _ := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}, nil); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion without an old value: %v", faults)
 	}
 	// Once the loose copy is gone, the same deletion is another pack-refs
@@ -67,13 +67,13 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	if err := os.Remove(filepath.Join(r.repo.CommonDir(), filepath.FromSlash(refA))); err != nil {
 		t.Fatal(err)
 	}
-	if faults, _ := CheckTransaction(r.repo, noise); len(faults) != 0 {
+	if faults, _ := CheckTransaction(r.repo, noise, nil); len(faults) != 0 {
 		t.Fatalf("a second prune of a packed ref: %v", faults)
 	}
 	packed, _ := os.ReadFile(filepath.Join(r.repo.CommonDir(), "packed-refs"))
 	lock := filepath.Join(r.repo.CommonDir(), "packed-refs.lock")
 	os.WriteFile(lock, packed, 0o644) // a pack-refs writing packed-refs: refA stays
-	if faults, _ := CheckTransaction(r.repo, noise); len(faults) != 0 {
+	if faults, _ := CheckTransaction(r.repo, noise, nil); len(faults) != 0 {
 		t.Fatalf("a prune while pack-refs rewrites packed-refs: %v", faults)
 	}
 	var without []string
@@ -83,7 +83,7 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 		}
 	}
 	os.WriteFile(lock, []byte(strings.Join(without, "\n")), 0o644) // git update-ref -d refA at prepare
-	faults, _ := CheckTransaction(r.repo, noise)
+	faults, _ := CheckTransaction(r.repo, noise, nil)
 	if len(faults) != 1 || faults[0].Ref != refA || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a deletion of a packed-only ref: %v", faults)
 	}
@@ -91,7 +91,7 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	// A writer that gives no old value: the ref's value is read from
 	// packed-refs, so moving it back to its parent is a rewrite.
 	first, _ := r.repo.ReadCommit(a.Commit)
-	faults, _ = CheckTransaction(r.repo, []laws.Update{{New: first.Parents[0], Ref: refA}})
+	faults, _ = CheckTransaction(r.repo, []laws.Update{{New: first.Parents[0], Ref: refA}}, nil)
 	if len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
 		t.Fatalf("a rewrite of a packed-only ref without an old value: %v", faults)
 	}

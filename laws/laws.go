@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 )
 
 // Objects reads what the ref laws look at: a gitstore.Repo (m1nd verify)
@@ -86,6 +87,10 @@ type Laws struct {
 	// none): a runner's merge_wait stands on a signature by the key they
 	// approve for it (brain.PinsAt).
 	PinsHead gitstore.Hash
+	// Kinds are the kinds judged: a ref none of them owns is none of the
+	// laws' business. Nil: Shipped, the kinds m1nd ships; a test judges
+	// its own list.
+	Kinds chain.Kinds
 
 	mu       sync.Mutex
 	folded   map[string]chain.Folded // the archive at archived, read once
@@ -95,6 +100,25 @@ type Laws struct {
 	landings *brain.StoreAt                          // the store for every landing, walked once
 	gated    map[string]map[string][]brain.Landing   // store head and protected branch → its gated trees, read once
 	head     func(ref string) (gitstore.Hash, error) // the heads SetHeads was given: any ref as the update leaves it
+}
+
+// Shipped is every kind m1nd ships, the list the laws judge by wherever
+// m1nd runs (the CLI, its hooks, a remote's pre-receive, sync, verify):
+// a kind is judged because it is named here, never because the binary
+// happens to link its package.
+func Shipped() chain.Kinds {
+	return chain.Kinds{ // by prefix, as NewKinds orders them (TestShippedKinds)
+		chain.ArchiveKind, memory.AtlasKind, brain.RegistrationKind, brain.KeysKind, mailbox.Kind,
+		memory.Kind, chain.MissionKind, brain.PinsKind, brain.StoreKind,
+	}
+}
+
+// kinds is the list the laws judge by.
+func (laws *Laws) kinds() chain.Kinds {
+	if laws.Kinds == nil {
+		return Shipped()
+	}
+	return laws.Kinds
 }
 
 // HeadRefs are the refs the laws judge others against: the store (a
@@ -217,9 +241,9 @@ func (laws *Laws) gateJudge(objs Objects) *brain.PinsAt {
 }
 
 // Check applies the laws to one update (see CheckUpdate). A ref of no
-// registered kind (conflicts, tracking refs) is none of the laws' business.
+// kind judged (conflicts, tracking refs) is none of the laws' business.
 func (laws *Laws) Check(objs Objects, u Update) *RefFault {
-	kind, ok := chain.KindOf(u.Ref)
+	kind, ok := laws.kinds().Of(u.Ref)
 	if !ok || (u.Old == u.New && !u.New.IsZero()) {
 		return nil
 	}
@@ -341,9 +365,9 @@ func asFault(u Update, h gitstore.Hash, err error) *RefFault {
 }
 
 // Verify checks every chain under refs/m1nd/ from its root, as the hooks
-// would have checked each update. It returns the faults found and how many
-// refs it checked.
-func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) {
+// would have checked each update, judging kinds (nil: Shipped). It
+// returns the faults found and how many refs it checked.
+func Verify(ctx context.Context, repo *gitstore.Repo, kinds chain.Kinds) ([]*RefFault, int, error) {
 	refs, odd, err := repo.ListRefsAndSymbolic(chain.RefRoot)
 	if err != nil {
 		return nil, 0, err
@@ -361,6 +385,8 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 	if err != nil {
 		return nil, 0, err
 	}
+	laws.Kinds = kinds
+	judged := laws.kinds()
 	if _, err := laws.Keys(repo); err != nil {
 		return nil, 0, err // read once, before the judges run side by side
 	}
@@ -370,7 +396,7 @@ func Verify(ctx context.Context, repo *gitstore.Repo) ([]*RefFault, int, error) 
 	ours := make([]bool, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
 		r := refs[i]
-		kind, ok := chain.KindOf(r.Name)
+		kind, ok := judged.Of(r.Name)
 		if !ok || ctx.Err() != nil {
 			return
 		}
@@ -530,12 +556,11 @@ func (laws *Laws) provenGate(objs Objects, l brain.Landing) error {
 		if err != nil {
 			return err
 		}
-		doc, err := chain.MissionKind.ReadJudged(objs, ref, h, c)
+		body, letter, err := chain.ReadLetter(objs, c)
 		if err != nil {
 			return err
 		}
-		if doc.ID == l.LetterID {
-			letter := doc.Value.(*chain.Letter)
+		if chain.DocID(body) == l.LetterID {
 			agent, _ := chain.AgentOf(c.Message)
 			if runner, err := chain.NamedRunner(letter, agent); err != nil || runner == "" {
 				return gates.Refusef(gates.UnprovenGate, "gate", "%s's merge_wait %s is %s's claim", l.MissionID, l.LetterID, agent)
@@ -543,7 +568,7 @@ func (laws *Laws) provenGate(objs Objects, l brain.Landing) error {
 			if _, signed, err := chain.AttestationOf(c.Message); err != nil || !signed {
 				return gates.Refusef(gates.UnprovenGate, "gate", "%s's merge_wait %s carries no runner's signature", l.MissionID, l.LetterID)
 			}
-			return laws.gateJudge(objs).CheckGateProof(doc, letter)
+			return laws.gateJudge(objs).CheckGateProof(&chain.Doc{Ref: ref, Commit: h, Meta: c, Body: body, ID: l.LetterID}, letter)
 		}
 		if len(c.Parents) == 0 {
 			break
@@ -631,11 +656,10 @@ func (laws *Laws) checkFoldedChain(objs Objects, m chain.Folded) *RefFault {
 	if err != nil {
 		return fault(u, head, gates.InvalidLetter, "its head commit cannot be read: %v", err)
 	}
-	_, value, err := chain.MissionKind.ReadDocument(objs, c)
+	_, l, err := chain.ReadLetter(objs, c)
 	if err != nil {
 		return asFault(u, head, err)
 	}
-	l := value.(*chain.Letter)
 	if l.MissionID != m.MissionID || l.Phase != m.Phase || l.BlockID != m.BlockID || l.UpdatedAt != m.UpdatedAt {
 		return fault(u, head, gates.InvalidLetter, "its head letter is mission %s, %s on %s at %s; the fold says %s, %s on %s at %s", l.MissionID, l.Phase, l.BlockID, l.UpdatedAt, m.MissionID, m.Phase, m.BlockID, m.UpdatedAt)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -319,19 +320,19 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 func TestVerifyFindsACorruptedChain(t *testing.T) {
 	r := newChainRig(t)
 	head, ref := r.mergeWait()
-	if faults, checked, err := Verify(context.Background(), r.repo); err != nil || len(faults) != 0 || checked != 1 {
+	if faults, checked, err := Verify(context.Background(), r.repo, nil); err != nil || len(faults) != 0 || checked != 1 {
 		t.Fatalf("clean brain: %v %d %v", faults, checked, err)
 	}
 	bad := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 	bad.MissionSeq = 9
 	r.g.Git("update-ref", ref, r.commit(head.Commit, chain.LetterFile, bad.Canonical(), "forged\n").String()) // no hook here
-	faults, _, err := Verify(context.Background(), r.repo)
+	faults, _, err := Verify(context.Background(), r.repo, nil)
 	if err != nil || len(faults) != 1 || faults[0].Ref != ref || faults[0].Code != string(gates.StaleHead) {
 		t.Fatalf("faults %v %v", faults, err)
 	}
 	// A symbolic ref (git writes one without any hook) is a fault, not a crash.
 	r.g.Git("symbolic-ref", "refs/m1nd/missions/msn_00000000dead", "refs/heads/main")
-	faults, checked, err := Verify(context.Background(), r.repo)
+	faults, checked, err := Verify(context.Background(), r.repo, nil)
 	if err != nil || len(faults) != 2 || checked != 2 || faults[0].Ref != "refs/m1nd/missions/msn_00000000dead" {
 		t.Fatalf("with a symbolic ref: %v %d %v", faults, checked, err)
 	}
@@ -347,7 +348,7 @@ func TestVerifyChecksPublisherProofs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if faults, _, _ := Verify(context.Background(), r.repo); len(faults) != 0 {
+	if faults, _, _ := Verify(context.Background(), r.repo, nil); len(faults) != 0 {
 		t.Fatalf("a proven document: %v", faults)
 	}
 	ref := memory.DocRef(d.DocID)
@@ -355,7 +356,7 @@ func TestVerifyChecksPublisherProofs(t *testing.T) {
 	forged := strings.Replace(string(mustRead(t, r.repo, head)), `"version":1`, `"version":2`, 1)
 	forged = strings.Replace(forged, "ship it", "ship nothing", 1)
 	r.g.Git("update-ref", ref, r.commit(head, memory.AtlasFile, []byte(forged), "forged\n").String())
-	faults, _, _ := Verify(context.Background(), r.repo)
+	faults, _, _ := Verify(context.Background(), r.repo, nil)
 	if len(faults) != 1 || faults[0].Code != string(gates.BadPublisherProof) {
 		t.Fatalf("a forged version: %v", faults)
 	}
@@ -377,11 +378,11 @@ type toyNote struct {
 	Text string `json:"text"`
 }
 
-var toyKind = &chain.Kind{
+var toyKind = chain.Define(chain.Spec[*toyNote, any]{
 	Name:   "toy",
 	Prefix: "refs/m1nd/lawtoy/",
 	File:   "toy.json",
-	Decode: func(body []byte) (any, error) {
+	Decode: func(body []byte) (*toyNote, error) {
 		var n toyNote
 		if err := json.Unmarshal(body, &n); err != nil {
 			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
@@ -392,29 +393,32 @@ var toyKind = &chain.Kind{
 		return &n, nil
 	},
 	Describe: func(any) (string, []chain.Trailer) { return "toy", nil },
-	Follows: func(prev, next *chain.Judged, _ chain.Env) error {
-		n := next.Value.(*toyNote)
+	Follows: func(prev, next *chain.Decoded[*toyNote], _ chain.Env) error {
+		n := next.Value
 		if n.Text == "follow-boom" {
 			return errors.New("boom")
 		}
 		want := int64(1)
 		if prev != nil {
-			want = prev.Value.(*toyNote).N + 1
+			want = prev.Value.N + 1
 		}
 		if n.N != want {
 			return gates.Refusef(gates.StaleHead, "n", "toy notes count up by one: want %d", want)
 		}
 		return nil
 	},
-}
+})
 
-func init() { chain.Register(toyKind) }
-
-// TestToyKindIsJudged: a kind registered outside the laws is judged by
-// CheckUpdate and Verify like the kinds m1nd ships; a decoder or follow
-// rule error that is not a refusal is an invalid_letter fault naming it.
+// TestToyKindIsJudged: a kind defined outside the laws, in the list they
+// are given, is judged by Check and Verify like the kinds m1nd ships; a
+// decoder or follow rule error that is not a refusal is an invalid_letter
+// fault naming it. Left out of the list, it is none of their business.
 func TestToyKindIsJudged(t *testing.T) {
 	r := newChainRig(t)
+	kinds, err := chain.NewKinds(append(Shipped(), toyKind)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	note := func(parent gitstore.Hash, n int64, text string) gitstore.Hash {
 		body, _ := json.Marshal(toyNote{N: n, Text: text})
 		return r.commit(parent, "toy.json", body, "toy\n")
@@ -437,19 +441,45 @@ func TestToyKindIsJudged(t *testing.T) {
 		{"a deletion", Update{Old: two, Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidTransition, ""},
 		{"a rewrite", Update{Old: two, New: one, Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidTransition, ""},
 	} {
-		f := CheckUpdate(r.repo, tt.u, nil)
+		f := (&Laws{Strict: true, Kinds: kinds}).Check(r.repo, tt.u)
 		switch {
 		case tt.code == "" && f != nil:
 			t.Errorf("%s: refused %v", tt.label, f)
 		case tt.code != "" && (f == nil || f.Code != string(tt.code) || tt.lesson != "" && f.Lesson != tt.lesson):
 			t.Errorf("%s: got %v, want %s %q", tt.label, f, tt.code, tt.lesson)
 		}
+		if f := CheckUpdate(r.repo, tt.u, nil); f != nil {
+			t.Errorf("%s: the shipped laws judged a kind they do not list: %v", tt.label, f)
+		}
 	}
 	r.g.Git("update-ref", "refs/m1nd/lawtoy/good", two.String())
 	r.g.Git("update-ref", "refs/m1nd/lawtoy/bad", note(one, 5, "fifth").String())
-	faults, checked, err := Verify(context.Background(), r.repo)
+	faults, checked, err := Verify(context.Background(), r.repo, kinds)
 	if err != nil || checked != 2 || len(faults) != 1 || faults[0].Ref != "refs/m1nd/lawtoy/bad" || faults[0].Code != string(gates.StaleHead) {
 		t.Fatalf("verify: %d checked, %v %v", checked, faults, err)
+	}
+	if faults, checked, err := Verify(context.Background(), r.repo, nil); err != nil || checked != 0 || len(faults) != 0 {
+		t.Fatalf("verify of the shipped kinds: %d checked, %v %v", checked, faults, err)
+	}
+}
+
+// TestShippedKinds: the shipped list names every kind m1nd defines once,
+// none overlapping another, in the order NewKinds keeps.
+func TestShippedKinds(t *testing.T) {
+	got, err := chain.NewKinds(Shipped()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i, k := range got {
+		names = append(names, k.Name)
+		if k != Shipped()[i] {
+			t.Errorf("Shipped()[%d] is %s; by prefix it is %s", i, Shipped()[i].Name, k.Name)
+		}
+	}
+	want := []string{"archive", "atlas", "brain", "keys", "mail", "memory", "mission", "pins", "store"}
+	if !slices.Equal(names, want) {
+		t.Errorf("shipped kinds %v, want %v", names, want)
 	}
 }
 

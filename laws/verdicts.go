@@ -320,7 +320,7 @@ type leaningGestures struct {
 	leant
 }
 
-func (l *leaningGestures) CheckCommit(doc *chain.Judged, gesture string, change []byte) error {
+func (l *leaningGestures) CheckCommit(doc *chain.Doc, gesture string, change []byte) error {
 	l.mark()
 	return l.Gestures.CheckCommit(doc, gesture, change)
 }
@@ -331,12 +331,12 @@ type leaningGates struct {
 	leant
 }
 
-func (l *leaningGates) CheckGateProof(doc *chain.Judged, letter *chain.Letter) error {
+func (l *leaningGates) CheckGateProof(doc *chain.Doc, letter *chain.Letter) error {
 	l.mark()
 	return l.GateProofs.CheckGateProof(doc, letter)
 }
 
-func (l *leaningGates) CheckLandedGate(mw *chain.Judged, letter *chain.Letter, landed *chain.Judged) error {
+func (l *leaningGates) CheckLandedGate(mw *chain.Doc, letter *chain.Letter, landed *chain.Doc) error {
 	l.mark()
 	return l.GateProofs.CheckLandedGate(mw, letter, landed)
 }

@@ -10,7 +10,7 @@ import (
 // Kind is mail: refs/m1nd/mail/<recipient>/<writer>, one letter per commit
 // in mail.json. Each writer has its own ref, so letters stand alone and a
 // lost race is appended again; a recipient may prune its mail.
-var Kind = &chain.Kind{
+var Kind = chain.Define(chain.Spec[*Letter, *Letter]{
 	Name:   "mail",
 	Prefix: RefPrefix,
 	ValidName: func(rest string) bool {
@@ -23,18 +23,15 @@ var Kind = &chain.Kind{
 	Follows:   follows,
 	Deletable: true,
 	Race:      chain.RaceRetry,
-}
-
-func init() { chain.Register(Kind) }
+})
 
 // describe names a letter's commit by its id, class and addressee.
-func describe(doc any) (string, []chain.Trailer) {
-	l := doc.(*Letter)
+func describe(l *Letter) (string, []chain.Trailer) {
 	id := l.ID()
 	return fmt.Sprintf("mail %s %s to %s", id, l.Class, l.To), []chain.Trailer{{Key: "M1nd-Letter", Value: id}}
 }
 
-func decodeStored(body []byte) (any, error) {
+func decodeStored(body []byte) (*Letter, error) {
 	l, err := Decode(body)
 	if err == nil {
 		err = Validate(l)
@@ -46,8 +43,8 @@ func decodeStored(body []byte) (any, error) {
 }
 
 // follows: a letter stands alone, on the ref of its recipient and writer.
-func follows(_, next *chain.Judged, _ chain.Env) error {
-	l := next.Value.(*Letter)
+func follows(_, next *chain.Decoded[*Letter], _ chain.Env) error {
+	l := next.Value
 	if want, err := Ref(l.To, l.Agent); err != nil || want != next.Ref {
 		return gates.Refusef(gates.InvalidLetter, "to", "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
 	}

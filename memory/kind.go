@@ -10,11 +10,11 @@ import (
 // Kind is an agent's memory: refs/m1nd/memory/<agent>, one event per
 // commit in memory.json. Events name no head, so a lost race is appended
 // again.
-var Kind = &chain.Kind{
+var Kind = chain.Define(chain.Spec[*Event, *Event]{
 	Name:   "memory",
 	Prefix: RefPrefix,
 	File:   File,
-	Decode: func(body []byte) (any, error) {
+	Decode: func(body []byte) (*Event, error) {
 		e, err := Decode(body)
 		if err == nil {
 			err = Validate(e)
@@ -25,38 +25,32 @@ var Kind = &chain.Kind{
 		return e, nil
 	},
 	Describe: describeEvent,
-	Follows: func(_, next *chain.Judged, _ chain.Env) error {
-		e := next.Value.(*Event)
+	Follows: func(_, next *chain.Decoded[*Event], _ chain.Env) error {
+		e := next.Value
 		if want, err := Ref(e.Agent); err != nil || want != next.Ref {
 			return gates.Refusef(gates.InvalidLetter, "agent", "a memory of %s belongs on %s", e.Agent, want)
 		}
 		return nil
 	},
 	Race: chain.RaceRetry,
-}
+})
 
 // AtlasKind is a shared document: refs/m1nd/atlas/<doc_id>, one version
 // per commit in doc.json, each by the same publisher and proven by their
 // key wherever the key is present.
-var AtlasKind = &chain.Kind{
+var AtlasKind = chain.Define(chain.Spec[*Doc, *Doc]{
 	Name:      "atlas",
 	Prefix:    AtlasPrefix,
 	ValidName: ValidDocID,
 	File:      AtlasFile,
-	Decode:    func(body []byte) (any, error) { return DecodeDoc(body) },
+	Decode:    DecodeDoc,
 	Describe:  describeDoc,
 	Follows:   atlasFollows,
 	Race:      chain.RaceStale,
-}
-
-func init() {
-	chain.Register(Kind)
-	chain.Register(AtlasKind)
-}
+})
 
 // describeEvent names a memory's commit by its id, kind and sort.
-func describeEvent(doc any) (string, []chain.Trailer) {
-	e := doc.(*Event)
+func describeEvent(e *Event) (string, []chain.Trailer) {
 	id := chain.DocID(e.Canonical())
 	subject := fmt.Sprintf("memory %s %s", id, e.Kind)
 	if e.Sort != "" {
@@ -66,22 +60,21 @@ func describeEvent(doc any) (string, []chain.Trailer) {
 }
 
 // describeDoc names an atlas version by its doc, version, kind and state.
-func describeDoc(doc any) (string, []chain.Trailer) {
-	d := doc.(*Doc)
+func describeDoc(d *Doc) (string, []chain.Trailer) {
 	return fmt.Sprintf("atlas %s v%d %s %s", d.DocID, d.Version, d.Kind, d.State), nil
 }
 
 // atlasFollows: a version sits on its document's ref, adds 1 to the one
 // before, keeps its publisher, and carries a proof that verifies with the
 // publisher's key when this machine has it.
-func atlasFollows(prev, next *chain.Judged, env chain.Env) error {
-	d := next.Value.(*Doc)
+func atlasFollows(prev, next *chain.Decoded[*Doc], env chain.Env) error {
+	d := next.Value
 	if DocRef(d.DocID) != next.Ref {
 		return gates.Refusef(gates.InvalidLetter, "doc_id", "%s does not hold this ref's document", AtlasFile)
 	}
 	want := int64(1)
 	if prev != nil {
-		p := prev.Value.(*Doc)
+		p := prev.Value
 		if p.Publisher != d.Publisher {
 			return gates.Refusef(gates.NotPublisher, "publisher", "%s was published by %s; a version by %s is refused", d.DocID, p.Publisher, gates.Echo(d.Publisher))
 		}

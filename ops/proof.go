@@ -75,7 +75,7 @@ func (b *Brain) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 		w.Standing = GateUnsigned
 		w.Says = fmt.Sprintf("runner %s's word from before runners signed their gates: not proven", runner)
 	default:
-		doc := &chain.Judged{Doc: chain.Doc{Ref: chain.MissionRefPrefix + missionID, Commit: h, Meta: c, Body: body}, Value: l}
+		doc := &chain.Doc{Ref: chain.MissionRefPrefix + missionID, Commit: h, Meta: c, Body: body}
 		if err := b.Store.CheckGateProof(doc, l); err != nil {
 			w.Standing, w.Says = GateBroken, "BROKEN: "+gates.OneLine(err.Error())
 			return w, nil

@@ -75,7 +75,7 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 	if f := faultOf(ops.New(lb.b.Repo, "shop")); f != nil {
 		t.Fatalf("the landing, backed now, is still marked %+v", f)
 	}
-	if faults, _, err := laws.Verify(ctx, lb.b.Repo); err != nil || len(faults) != 0 {
+	if faults, _, err := laws.Verify(ctx, lb.b.Repo, nil); err != nil || len(faults) != 0 {
 		t.Fatalf("verify: %v %v", faults, err)
 	}
 }

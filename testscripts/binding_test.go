@@ -325,7 +325,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 		t.Fatalf("the local hook took an archive by the removed key: %v\n%s", err, out)
 	}
 	r.g.Git("-c", "core.hooksPath=/dev/null", "update-ref", after, forged, head)
-	faults, _, err := laws.Verify(ctx, r.repo)
+	faults, _, err := laws.Verify(ctx, r.repo, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func TestGitHousekeepingDuringPosts(t *testing.T) {
 	if out, err := git("fsck", "--strict", "--no-dangling"); err != nil {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
-	if faults, _, err := laws.Verify(ctx, repo); err != nil || len(faults) > 0 {
+	if faults, _, err := laws.Verify(ctx, repo, nil); err != nil || len(faults) > 0 {
 		t.Fatalf("verify: %v %v", faults, err)
 	}
 	t.Logf("%d letters on %d chains and %d mail letters while git ran pack-refs %d times and gc --auto %d times: every git command exited 0",

@@ -58,6 +58,12 @@ const testNowEnv = "M1ND_TEST_NOW"
 // script set one.
 func m1ndMain(main func(context.Context, []string, *cli.IOStreams) int) int {
 	streams := cli.SystemIO()
+	kinds, err := testKinds()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "m1nd (test binary): %v\n", err)
+		return 2
+	}
+	streams.Kinds = kinds
 	if v := os.Getenv(testNowEnv); v != "" {
 		now, err := time.Parse(time.RFC3339, v)
 		if err != nil {

@@ -10,43 +10,49 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/laws"
 )
 
-// e2eToy is the document of a kind m1nd does not ship. It is registered in
-// this test binary, which is also the m1nd that testscript puts on PATH, so
-// the git hook and m1nd verify started as processes know it the way they
-// know missions: declared to chain, and nothing else changed.
+// e2eToy is the document of a kind m1nd does not ship. This test binary,
+// which is also the m1nd that testscript puts on PATH, hands the CLI the
+// shipped kinds and this one (testKinds), so the git hook and m1nd verify
+// started as processes judge it the way they judge missions: defined once,
+// listed, and nothing else changed.
 type e2eToy struct {
 	N int64 `json:"n"`
 }
 
-var e2eToyKind = &chain.Kind{
+var e2eToyKind = chain.Define(chain.Spec[*e2eToy, *e2eToy]{
 	Name:   "e2etoy",
 	Prefix: "refs/m1nd/e2etoy/",
 	File:   "toy.json",
-	Decode: func(body []byte) (any, error) {
+	Decode: func(body []byte) (*e2eToy, error) {
 		var n e2eToy
 		if err := json.Unmarshal(body, &n); err != nil {
 			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy count")
 		}
 		return &n, nil
 	},
-	Describe: func(doc any) (string, []chain.Trailer) { return fmt.Sprintf("toy %d", doc.(*e2eToy).N), nil },
-	Follows: func(prev, next *chain.Judged, _ chain.Env) error {
+	Describe: func(n *e2eToy) (string, []chain.Trailer) { return fmt.Sprintf("toy %d", n.N), nil },
+	Follows: func(prev, next *chain.Decoded[*e2eToy], _ chain.Env) error {
 		want := int64(1)
 		if prev != nil {
-			want = prev.Value.(*e2eToy).N + 1
+			want = prev.Value.N + 1
 		}
-		if got := next.Value.(*e2eToy).N; got != want {
+		if got := next.Value.N; got != want {
 			return gates.Refusef(gates.StaleHead, "n", "a toy count goes up by one: this one says %d, want %d", got, want)
 		}
 		return nil
 	},
+})
+
+// testKinds are the kinds every m1nd this binary runs judges by: the
+// shipped ones and the toy.
+func testKinds() (chain.Kinds, error) {
+	return chain.NewKinds(append(laws.Shipped(), e2eToyKind)...)
 }
 
-func init() { chain.Register(e2eToyKind) }
-
-// TestToyKindThroughGitHookAndVerify: with only the registration above,
+// TestToyKindThroughGitHookAndVerify: with only the kind above, listed,
 // the reference-transaction hook that m1nd init installs refuses a raw git
 // write that breaks the toy kind's law, and m1nd verify finds one written
 // past the hook.

@@ -227,7 +227,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	if status != 200 || out["phase"] != "archived" {
 		t.Fatalf("signed archive: %d %v", status, out)
 	}
-	if faults, _, err := laws.Verify(ctx, f.srv.Repo); err != nil || len(faults) != 0 {
+	if faults, _, err := laws.Verify(ctx, f.srv.Repo, nil); err != nil || len(faults) != 0 {
 		t.Fatalf("verify after the tray's gestures: %v %v", faults, err)
 	}
 }

@@ -316,7 +316,7 @@ func runGitHook(_ context.Context, opts *hooksRunOptions) error {
 		if err != nil {
 			return err
 		}
-		if faults, err = githook.CheckTransaction(repo, updates); err != nil {
+		if faults, err = githook.CheckTransaction(repo, updates, opts.IO.Kinds); err != nil {
 			return err
 		}
 	default: // pre-receive: the Action let no other hook through
@@ -333,7 +333,7 @@ func runGitHook(_ context.Context, opts *hooksRunOptions) error {
 		if err != nil {
 			return err
 		}
-		policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect, TrustKeys: trust}
+		policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect, TrustKeys: trust, Kinds: opts.IO.Kinds}
 		if updates, err = githook.ParseRefUpdates(bytes.NewReader(input), policy.Keeps); err != nil {
 			return err
 		}
@@ -380,7 +380,7 @@ func runVerify(ctx context.Context, opts *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	faults, checked, err := laws.Verify(ctx, repo)
+	faults, checked, err := laws.Verify(ctx, repo, opts.IO.Kinds)
 	if err != nil {
 		return err
 	}

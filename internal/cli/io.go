@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 )
@@ -41,6 +42,11 @@ type IOStreams struct {
 	// code that calls Main, such as the testscripts, so a production
 	// binary can never be talked into backdating a letter.
 	Now func() time.Time
+
+	// Kinds are the kinds the laws judge by, in the git hooks and verify;
+	// nil is laws.Shipped, every kind m1nd ships. Like Now, only code that
+	// calls Main sets it (a test's own kind beside m1nd's).
+	Kinds chain.Kinds
 }
 
 // SystemIO is the process's own stdin, stdout and stderr.
