@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // The announce loop's timings: without an owner that takes its announce,
@@ -28,7 +29,7 @@ const (
 )
 
 // config is the runners runnerd serves now.
-func (d *Daemon) config() *Config {
+func (d *Daemon) config() *runners.Config {
 	if c := d.cfg.Load(); c != nil {
 		return c
 	}
@@ -88,7 +89,7 @@ func (d *Daemon) ownerRecord() string {
 }
 
 // pinsFile is the runners.toml the owner reads its pins from.
-func (d *Daemon) pinsFile() string { return filepath.Join(d.Repo.RuntimeDir(), ConfigFile) }
+func (d *Daemon) pinsFile() string { return filepath.Join(d.Repo.RuntimeDir(), runners.ConfigFile) }
 
 // stamp says whether a file changed: its size and mtime ("" for no file
 // to watch).
@@ -112,7 +113,7 @@ func (d *Daemon) reloadConfig() bool {
 		return false
 	}
 	d.cfgStamp = now
-	cfg, err := LoadConfig(d.ConfigFile)
+	cfg, err := runners.LoadConfig(d.ConfigFile)
 	if err != nil {
 		d.Logf("%v; runnerd keeps the runners it had until the file loads", err)
 		return false
@@ -124,7 +125,7 @@ func (d *Daemon) reloadConfig() bool {
 }
 
 // runnerList names the runners as "build-1 (build-runner), …".
-func runnerList(c *Config) string {
+func runnerList(c *runners.Config) string {
 	var ids []string
 	for _, r := range c.Runners {
 		ids = append(ids, r.ID+" ("+r.Capability+")")

@@ -17,6 +17,7 @@ import (
 	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // fakeOwner answers announces like the owner: it echoes the challenge,
@@ -160,7 +161,7 @@ func TestAnnounceFindsAnOwnerThatStartsOrRestarts(t *testing.T) {
 func TestAnnounceRereadsRunnersToml(t *testing.T) {
 	r := newRig(t, `true`, `true`, 30)
 	logs := &logBook{}
-	file := filepath.Join(r.d.Repo.RuntimeDir(), ConfigFile)
+	file := filepath.Join(r.d.Repo.RuntimeDir(), runners.ConfigFile)
 	pin := func(ids ...string) {
 		var b strings.Builder
 		for _, id := range ids {
@@ -171,7 +172,7 @@ func TestAnnounceRereadsRunnersToml(t *testing.T) {
 		}
 	}
 	pin("build-1")
-	cfg, err := LoadConfig(file)
+	cfg, err := runners.LoadConfig(file)
 	if err != nil {
 		t.Fatal(err)
 	}

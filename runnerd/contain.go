@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/internal/contain"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // The agents runnerd spawns, and their gates, run contained (DESIGN §10,
@@ -72,7 +73,7 @@ type jail struct {
 // dir, PATH and the runner's own grants. Nothing it is granted reaches
 // the private folder; the repository's config, hooks and runtime folder
 // are never written.
-func (d *Daemon) missionJail(ctx context.Context, runner *Runner, wt, agent string) (*jail, error) {
+func (d *Daemon) missionJail(ctx context.Context, runner *runners.Runner, wt, agent string) (*jail, error) {
 	common, runtime := d.Repo.CommonDir(), d.Repo.RuntimeDir()
 	admin, err := gitstore.WorktreeAdminDir(common, wt)
 	if err != nil {
@@ -118,7 +119,7 @@ func (d *Daemon) missionJail(ctx context.Context, runner *Runner, wt, agent stri
 
 // callJail is the jail of a naming or curation call in the main worktree:
 // it reads, and writes nothing but a temporary folder.
-func (d *Daemon) callJail(runner *Runner, dir string) (*jail, error) {
+func (d *Daemon) callJail(runner *runners.Runner, dir string) (*jail, error) {
 	tmp, err := os.MkdirTemp(filepath.Dir(secret.PrivateDir(d.Repo)), "call-*.tmp")
 	if err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func (d *Daemon) callJail(runner *Runner, dir string) (*jail, error) {
 // commandFiles are the files runner's pinned command names — the program
 // and each absolute path among its arguments (a script it runs) — which
 // the human approved with the pin: the contained command reads them.
-func commandFiles(runner *Runner) []string {
+func commandFiles(runner *runners.Runner) []string {
 	var out []string
 	if len(runner.Command) > 0 {
 		if p, err := exec.LookPath(runner.Command[0]); err == nil {
@@ -272,7 +273,7 @@ func (d *Daemon) runIn(ctx context.Context, j *jail, dir string, env []string, l
 
 // jailFor is the jail of runner's commands in wt (nil when containment
 // is off), and a function that removes its temporary folder.
-func (d *Daemon) jailFor(ctx context.Context, runner *Runner, wt string) (*jail, func(), error) {
+func (d *Daemon) jailFor(ctx context.Context, runner *runners.Runner, wt string) (*jail, func(), error) {
 	if !d.Contain.On() {
 		return nil, func() {}, nil
 	}

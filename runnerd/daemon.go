@@ -24,6 +24,7 @@ import (
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // DefaultAddr is where runnerd listens unless told otherwise.
@@ -39,7 +40,7 @@ const AnnounceInterval = 30 * time.Second
 type Daemon struct {
 	Repo   *gitstore.Repo
 	Brain  string
-	Config *Config
+	Config *runners.Config
 	// ConfigFile, when set, is the file Config came from: runnerd reads it
 	// again when it changes, so a runner pinned while runnerd runs is
 	// served (and announced) within a second, no restart.
@@ -77,11 +78,11 @@ type Daemon struct {
 	trustMu      sync.Mutex
 	ownerRefused bool // an owner answered a wrong echo: no more announces to it
 
-	cfg        atomic.Pointer[Config] // the runners now, when ConfigFile was read again
-	cfgStamp   string                 // ConfigFile's size and mtime when last read
-	pinsStamp  string                 // the runtime dir's runners.toml (the owner's pins), likewise
-	ownerState string                 // what the last announce found, as the log last said it
-	record     *runs.RunnerdRecord    // what runnerd.json says of this runnerd, as last written
+	cfg        atomic.Pointer[runners.Config] // the runners now, when ConfigFile was read again
+	cfgStamp   string                         // ConfigFile's size and mtime when last read
+	pinsStamp  string                         // the runtime dir's runners.toml (the owner's pins), likewise
+	ownerState string                         // what the last announce found, as the log last said it
+	record     *runs.RunnerdRecord            // what runnerd.json says of this runnerd, as last written
 
 	// life ends when the daemon stops: running agents and gates are killed
 	// with their process groups, and their missions end in a letter.
@@ -110,7 +111,7 @@ func (d *Daemon) init() {
 	}
 }
 
-func (d *Daemon) agent(r *Runner) string { return chain.RunnerAgent(r.ID) }
+func (d *Daemon) agent(r *runners.Runner) string { return chain.RunnerAgent(r.ID) }
 
 // Serve recovers missions a previous runnerd left mid-run, then answers on
 // ln and announces itself to the owner until ctx ends. Missions running at
@@ -205,9 +206,9 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runner := d.config().Runner(req.RunnerID)
-	if runner == nil || runner.Capability != capBuild {
+	if runner == nil || runner.Capability != runners.CapBuild {
 		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
-		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), ConfigFile))
+		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), runners.ConfigFile))
 		return
 	}
 	if _, err := d.approval(runner); err != nil {
@@ -236,7 +237,7 @@ func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 // runFor runs work in the background for runner, one at a time per
 // runner (a mission's first round, a round a review started), counted in
 // d.running so that a stopping daemon waits for it.
-func (d *Daemon) runFor(runner *Runner, work func()) {
+func (d *Daemon) runFor(runner *runners.Runner, work func()) {
 	d.running.Add(1)
 	go func() {
 		defer d.running.Done()
@@ -250,7 +251,7 @@ func (d *Daemon) runFor(runner *Runner, work func()) {
 // open posts the seq-1 judging letter of a new mission, or checks that
 // the named one waits at judging on the request's block, and returns the
 // mission's id and block: a run works on the block its letters name.
-func (d *Daemon) open(ctx context.Context, runner *Runner, req wire.RunRequest) (id, block string, err error) {
+func (d *Daemon) open(ctx context.Context, runner *runners.Runner, req wire.RunRequest) (id, block string, err error) {
 	if req.MissionID != "" {
 		head, err := d.missions.Current(req.MissionID)
 		if err != nil {
@@ -265,7 +266,7 @@ func (d *Daemon) open(ctx context.Context, runner *Runner, req wire.RunRequest) 
 		}
 		return l.MissionID, l.BlockID, nil
 	}
-	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: capBuild, RunnerID: runner.ID,
+	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: runners.CapBuild, RunnerID: runner.ID,
 		Packet: []byte(req.PacketMarkdown), Agent: d.agent(runner), Now: d.Now()})
 	if err != nil {
 		return "", "", err

@@ -17,6 +17,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -30,111 +31,11 @@ import (
 // as they would for a session a human started. The keeper never speaks
 // for the agent and never acknowledges a letter.
 
-// Placeholders in a keeper's start and resume commands.
-const (
-	wakePlaceholder    = "{wake}"
-	sessionPlaceholder = "{session_id}"
-	agentPlaceholder   = "{agent}"
-)
-
 // Keeper defaults.
 const (
-	KeeperInterval       = 2 * time.Second // how often the keeper looks for waiting work
-	DefaultWakeTimeout   = 1800            // seconds a woken session may run
-	DefaultKeeperBackoff = 30              // seconds before the first retry of a failed wake; doubling
-	maxKeeperBackoff     = time.Hour
+	KeeperInterval   = 2 * time.Second // how often the keeper looks for waiting work
+	maxKeeperBackoff = time.Hour
 )
-
-// KeeperPin is one [[keeper]] table of runners.toml: an agent whose
-// sessions runnerd keeps alive, and how to start and resume its client.
-type KeeperPin struct {
-	Agent       string   `toml:"agent"`
-	Client      string   `toml:"client"` // claude or codex
-	Start       []string `toml:"start"`  // {wake} is the wake message
-	Resume      []string `toml:"resume"` // {wake}, {session_id}; optional
-	Worktree    string   `toml:"worktree"`
-	TimeoutSecs int      `toml:"timeout_secs"` // DefaultWakeTimeout when 0
-	BackoffSecs int      `toml:"backoff_secs"` // DefaultKeeperBackoff when 0
-	// Stream is a long-lived session instead of one process per wake: the
-	// client reads turns on stdin (Claude Code: -p --input-format
-	// stream-json --output-format stream-json --verbose; Codex: codex
-	// app-server) and the keeper writes each wake into it as a turn.
-	Stream []string `toml:"stream"`
-	// Floor is how many sessions the keeper keeps live for the agent with
-	// nothing waiting (0 or 1; needs stream): a kept session answers its
-	// next letter without a start.
-	Floor int `toml:"floor"`
-	// TempoSecs is a scheduled wake of a kept session idle that long, a
-	// turn the agent may answer with nothing (0: none; needs stream).
-	TempoSecs int `toml:"tempo_secs"`
-	// CacheMarginSecs is taken off the cache life the transcript shows to
-	// give a session's idle deadline (0: the decider's 60 s). A kept
-	// session with floor 0 ends idle at that deadline.
-	CacheMarginSecs int `toml:"cache_margin_secs"`
-}
-
-// policy is the refresh decider's policy for pin's sessions.
-func (k *KeeperPin) policy() session.Policy {
-	p := session.DefaultPolicy()
-	if k.CacheMarginSecs > 0 {
-		p.CacheMargin = time.Duration(k.CacheMarginSecs) * time.Second
-	}
-	return p
-}
-
-// checkKeeper refuses a pin the keeper could not act on.
-func checkKeeper(k *KeeperPin, fail func(field, format string, args ...any) error) error {
-	for _, c := range keeperChecks(k) {
-		if c.bad {
-			return fail(c.field, c.format, c.args...)
-		}
-	}
-	if k.TimeoutSecs == 0 {
-		k.TimeoutSecs = DefaultWakeTimeout
-	}
-	if k.BackoffSecs == 0 {
-		k.BackoffSecs = DefaultKeeperBackoff
-	}
-	return nil
-}
-
-// keeperCheck is one rule a pin must keep: bad when the pin breaks it,
-// and what fail is told then.
-type keeperCheck struct {
-	bad    bool
-	field  string
-	format string
-	args   []any
-}
-
-// keeperChecks are a pin's rules in the order a refusal names them: the
-// first one broken is the one the operator reads.
-func keeperChecks(k *KeeperPin) []keeperCheck {
-	return []keeperCheck{
-		{!gates.ValidAgentID(k.Agent), "agent", "%q is not an agent id (%s)", []any{k.Agent, gates.AgentIDRule}},
-		{k.Client != session.HostClaude && k.Client != session.HostCodex, "client", "%q: want claude or codex", []any{k.Client}},
-		{len(k.Start) == 0 && len(k.Stream) == 0, "start", "the command that starts a session is required (or stream, for a long-lived one)", nil},
-		{len(k.Start) > 0 && !mentions(k.Start, wakePlaceholder), "start", "must pass %s, the wake message, to the client", []any{wakePlaceholder}},
-		{len(k.Resume) > 0 && (!mentions(k.Resume, sessionPlaceholder) || !mentions(k.Resume, wakePlaceholder)), "resume", "must pass both %s and %s", []any{sessionPlaceholder, wakePlaceholder}},
-		{k.Worktree != "" && !filepath.IsAbs(k.Worktree), "worktree", "must be an absolute path", nil},
-		{k.TimeoutSecs < 0, "timeout_secs", "must be positive", nil},
-		{k.BackoffSecs < 0, "backoff_secs", "must be positive", nil},
-		{len(k.Stream) > 0 && mentions(k.Stream, wakePlaceholder), "stream", "takes no %s: the keeper writes each wake into the session as a turn", []any{wakePlaceholder}},
-		{k.Floor < 0 || k.Floor > 1, "floor", "is 0 or 1: one agent's sessions share its letters, so the keeper keeps at most one", nil},
-		{k.Floor > 0 && len(k.Stream) == 0, "floor", "needs stream: a session started with start ends at its first answer", nil},
-		{k.TempoSecs < 0 || (k.TempoSecs > 0 && len(k.Stream) == 0), "tempo_secs", "is a positive number of seconds, and needs stream", nil},
-		{k.CacheMarginSecs < 0 || k.CacheMarginSecs >= 300, "cache_margin_secs", "is a number of seconds below 300, the shortest cache life", nil},
-	}
-}
-
-func mentions(argv []string, placeholder string) bool {
-	for _, a := range argv {
-		if strings.Contains(a, placeholder) {
-			return true
-		}
-	}
-	return false
-}
 
 // SessionView is what the keeper reads of an agent's sessions: the
 // session registry the hooks keep, liveness checked.
@@ -159,36 +60,6 @@ type SessionView interface {
 // log, the tray and m1nd sessions.
 const maxWakes = 4
 
-// Wake is one line of the keeper's journal.
-type Wake struct {
-	At        time.Time         `json:"at"`
-	Agent     string            `json:"agent"`
-	Event     string            `json:"event"` // woke, exited, failed, gave_up; a kept session's turn, tempo, flush, retry, turn_ended, turn_failed, flushed, flush_failed, ended
-	How       string            `json:"how,omitempty"`
-	SessionID string            `json:"session_id,omitempty"`
-	Items     []string          `json:"items,omitempty"` // letter:<id>, followup:<id>
-	Decision  *session.Decision `json:"decision,omitempty"`
-	Exit      int               `json:"exit,omitempty"`
-	Error     string            `json:"error,omitempty"`
-	Log       string            `json:"log,omitempty"`
-	// Waiting is what the wake was for that still waits once the session
-	// ended (woken again, after a backoff when nothing moved); Again the
-	// letters its unanswered turn gave back for delivery.
-	Waiting []string `json:"waiting,omitempty"`
-	Again   []string `json:"again,omitempty"`
-	// Next is when the keeper may wake the agent again, after a backoff.
-	Next *time.Time `json:"next,omitempty"`
-	// Note says what went wrong that the operator can fix: a woken
-	// session that ran none of m1nd's hooks, the items given up.
-	Note string `json:"note,omitempty"`
-	// Usage is what a kept session's ended turn cost, as its client
-	// reported it.
-	Usage *Usage `json:"usage,omitempty"`
-	// NoResume marks a kept session's end after which it is never resumed
-	// (a refresh ended it, or its resume failed).
-	NoResume bool `json:"no_resume,omitempty"`
-}
-
 // keeper is the keeper's state: what was woken for, failures and backoff,
 // the wakes in flight.
 type keeper struct {
@@ -209,21 +80,16 @@ type keeper struct {
 
 func (d *Daemon) keeperDir() string { return filepath.Join(d.Repo.RuntimeDir(), "keeper") }
 
-// JournalPath is the keeper's journal in a repository's runtime dir.
-func JournalPath(runtimeDir string) string {
-	return filepath.Join(runtimeDir, "keeper", "journal.jsonl")
-}
-
 // newKeeper reads the journal back, so a restarted runnerd does not wake
 // anyone twice for the same letter.
 func newKeeper(d *Daemon) *keeper {
 	k := &keeper{d: d, woken: map[string]bool{}, wakes: map[string]int{}, given: map[string]bool{}, fails: map[string]int{}, next: map[string]time.Time{}, running: map[string]bool{}, unresumable: map[string]string{}}
-	data, err := gitstore.ReadRuntime(JournalPath(d.Repo.RuntimeDir()), 64<<20)
+	data, err := gitstore.ReadRuntime(runners.JournalPath(d.Repo.RuntimeDir()), 64<<20)
 	if err != nil {
 		return k
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		var w Wake
+		var w runners.Wake
 		if json.Unmarshal([]byte(line), &w) != nil {
 			continue
 		}
@@ -290,7 +156,7 @@ func (k *keeper) tick(ctx context.Context) {
 	}
 }
 
-func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
+func (k *keeper) consider(ctx context.Context, pin *runners.KeeperPin) error {
 	now := k.d.Now()
 	k.mu.Lock()
 	busy := k.running[pin.Agent] || now.Before(k.next[pin.Agent])
@@ -316,8 +182,8 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 		}
 	}
 	if len(pin.Stream) > 0 {
-		open := Wake{At: now, Agent: pin.Agent, Event: "woke", How: "stream", Items: fresh}
-		var first *Wake
+		open := runners.Wake{At: now, Agent: pin.Agent, Event: "woke", How: "stream", Items: fresh}
+		var first *runners.Wake
 		if len(fresh) > 0 {
 			first = &open
 		}
@@ -338,16 +204,16 @@ func (k *keeper) consider(ctx context.Context, pin *KeeperPin) error {
 	argv, how, sessionID, decision := k.command(pin, len(named), now)
 	wake := wakeMessage(pin.Agent, named)
 	for i, a := range argv {
-		a = strings.ReplaceAll(a, wakePlaceholder, wake)
-		a = strings.ReplaceAll(a, sessionPlaceholder, sessionID)
-		argv[i] = strings.ReplaceAll(a, agentPlaceholder, pin.Agent)
+		a = strings.ReplaceAll(a, runners.WakePlaceholder, wake)
+		a = strings.ReplaceAll(a, runners.SessionPlaceholder, sessionID)
+		argv[i] = strings.ReplaceAll(a, runners.AgentPlaceholder, pin.Agent)
 	}
-	return k.spawn(ctx, pin, argv, Wake{At: now, Agent: pin.Agent, Event: "woke", How: how, SessionID: sessionID, Items: fresh, Decision: decision})
+	return k.spawn(ctx, pin, argv, runners.Wake{At: now, Agent: pin.Agent, Event: "woke", How: how, SessionID: sessionID, Items: fresh, Decision: decision})
 }
 
 // command picks start or resume: resume when the pin can and the agent's
 // last session is resumable.
-func (k *keeper) command(pin *KeeperPin, waiting int, now time.Time) (argv []string, how, sessionID string, decision *session.Decision) {
+func (k *keeper) command(pin *runners.KeeperPin, waiting int, now time.Time) (argv []string, how, sessionID string, decision *session.Decision) {
 	if len(pin.Resume) == 0 {
 		return append([]string(nil), pin.Start...), "start", "", nil
 	}
@@ -363,7 +229,7 @@ func (k *keeper) command(pin *KeeperPin, waiting int, now time.Time) (argv []str
 // ended by a refresh (its successor starts from memory), and the refresh
 // decider, reading its transcript, finds the resume warm or no larger
 // than a rebuild. Otherwise no id, and the decision when one was made.
-func (k *keeper) resumable(pin *KeeperPin, waiting int, now time.Time) (string, *session.Decision) {
+func (k *keeper) resumable(pin *runners.KeeperPin, waiting int, now time.Time) (string, *session.Decision) {
 	id, d := k.lastDecision(pin, session.State{Waiting: waiting, Floor: pin.Floor, Now: now}, func(id string) bool {
 		k.mu.Lock()
 		never := k.unresumable[pin.Agent] == id
@@ -380,7 +246,7 @@ func (k *keeper) resumable(pin *KeeperPin, waiting int, now time.Time) (string, 
 // agent's last session as its own transcript measures it, with that
 // session's id: none when there is no such session, skip says to leave
 // it, or its transcript cannot be read (a fresh session, then).
-func (k *keeper) lastDecision(pin *KeeperPin, st session.State, skip func(id string) bool) (string, *session.Decision) {
+func (k *keeper) lastDecision(pin *runners.KeeperPin, st session.State, skip func(id string) bool) (string, *session.Decision) {
 	if k.d.Sessions == nil {
 		return "", nil
 	}
@@ -393,7 +259,7 @@ func (k *keeper) lastDecision(pin *KeeperPin, st session.State, skip func(id str
 		return "", nil
 	}
 	st.Measure = m
-	d := session.Decide(st, pin.policy())
+	d := session.Decide(st, pin.Policy())
 	return id, &d
 }
 
@@ -421,7 +287,7 @@ func wakeMessage(agent string, items []string) string {
 // when it exits. A wake that fails (the client cannot start, or exits
 // non-zero) is no wake: its items wait again, after a backoff that
 // doubles with each failure in a row.
-func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wake) error {
+func (k *keeper) spawn(ctx context.Context, pin *runners.KeeperPin, argv []string, w runners.Wake) error {
 	dir := pin.Worktree
 	if dir == "" {
 		dir = k.d.Repo.WorkTree()
@@ -494,8 +360,8 @@ func (k *keeper) spawn(ctx context.Context, pin *KeeperPin, argv []string, w Wak
 // in a row. An item outliving maxWakes wakes is given up, journaled and
 // logged. A woken session that answered no hook at all is named, with
 // how to fix it.
-func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, err error) {
-	end := Wake{At: k.d.Now(), Agent: pin.Agent, Event: "exited", How: w.How, SessionID: w.SessionID, Exit: code, Log: w.Log}
+func (k *keeper) ended(ctx context.Context, pin *runners.KeeperPin, w runners.Wake, code int, err error) {
+	end := runners.Wake{At: k.d.Now(), Agent: pin.Agent, Event: "exited", How: w.How, SessionID: w.SessionID, Exit: code, Log: w.Log}
 	if err != nil {
 		end.Event, end.Error, end.Items = "failed", gates.OneLine(err.Error()), w.Items
 	}
@@ -516,7 +382,7 @@ func (k *keeper) ended(ctx context.Context, pin *KeeperPin, w Wake, code int, er
 
 // registered reports whether a session of pin's agent answered a hook
 // since its wake at; when none did, end gets the note saying how to fix it.
-func (k *keeper) registered(pin *KeeperPin, at time.Time, end *Wake) bool {
+func (k *keeper) registered(pin *runners.KeeperPin, at time.Time, end *runners.Wake) bool {
 	if k.d.Sessions == nil {
 		return true
 	}
@@ -531,7 +397,7 @@ func (k *keeper) registered(pin *KeeperPin, at time.Time, end *Wake) bool {
 // giveBack releases the letters in flight in turns that will not answer
 // (their session does not run, by alive), for the next turn to take
 // again, and names them in end.
-func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string) bool, end *Wake) {
+func (k *keeper) giveBack(ctx context.Context, pin *runners.KeeperPin, alive func(string) bool, end *runners.Wake) {
 	again, undeliverable, err := k.d.flows.Box.Release(ctx, pin.Agent, alive)
 	if err != nil {
 		k.d.Logf("keeper %s: give back the letters of the ended turn: %v", pin.Agent, err)
@@ -544,7 +410,7 @@ func (k *keeper) giveBack(ctx context.Context, pin *KeeperPin, alive func(string
 
 // undeliverable gives up waking pin's agent for letters the mailbox gave
 // up as undeliverable, each with its reason.
-func (k *keeper) undeliverable(pin *KeeperPin, letters []mailbox.InFlight) {
+func (k *keeper) undeliverable(pin *runners.KeeperPin, letters []mailbox.InFlight) {
 	for _, f := range letters {
 		why := fmt.Sprintf("undeliverable: %s; it stays unread (m1nd mail inbox --agent %s)", f.Reason, pin.Agent)
 		k.giveUp(pin, []string{"letter:" + f.ID}, k.d.Now(), why)
@@ -553,7 +419,7 @@ func (k *keeper) undeliverable(pin *KeeperPin, letters []mailbox.InFlight) {
 
 // giveUp stops waking pin's agent for items (those not given up before),
 // journals gave_up and logs it, saying why.
-func (k *keeper) giveUp(pin *KeeperPin, items []string, at time.Time, why string) {
+func (k *keeper) giveUp(pin *runners.KeeperPin, items []string, at time.Time, why string) {
 	var fresh []string
 	k.mu.Lock()
 	for _, it := range items {
@@ -567,7 +433,7 @@ func (k *keeper) giveUp(pin *KeeperPin, items []string, at time.Time, why string
 		return
 	}
 	note := fmt.Sprintf("gave up waking %s for %s: %s", pin.Agent, strings.Join(fresh, ", "), why)
-	k.journal(Wake{At: at, Agent: pin.Agent, Event: "gave_up", Items: fresh, Note: note})
+	k.journal(runners.Wake{At: at, Agent: pin.Agent, Event: "gave_up", Items: fresh, Note: note})
 	k.d.Logf("keeper %s: %s", pin.Agent, note)
 }
 
@@ -576,7 +442,7 @@ func (k *keeper) giveUp(pin *KeeperPin, items []string, at time.Time, why string
 // something, else (and after a failure) after a backoff that doubles
 // with each such wake in a row; an item outliving maxWakes wakes is given
 // up, journaled and logged.
-func (k *keeper) settle(ctx context.Context, pin *KeeperPin, items []string, end *Wake, failed bool) {
+func (k *keeper) settle(ctx context.Context, pin *runners.KeeperPin, items []string, end *runners.Wake, failed bool) {
 	waiting := map[string]bool{}
 	if its, err := k.d.flows.WaitingItems(ctx, pin.Agent); err == nil {
 		for _, it := range its {
@@ -624,9 +490,9 @@ func unregisteredNote(client string) string {
 }
 
 // journal appends one line; a journal that cannot be written is logged.
-func (k *keeper) journal(w Wake) {
+func (k *keeper) journal(w runners.Wake) {
 	line, _ := json.Marshal(w)
-	path := JournalPath(k.d.Repo.RuntimeDir())
+	path := runners.JournalPath(k.d.Repo.RuntimeDir())
 	f, err := gitstore.OpenRuntimeWrite(path, os.O_APPEND, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -80,11 +81,11 @@ func newKeeperRig(t *testing.T) *keeperRig {
 	client := filepath.Join(dir, "client.sh")
 	os.WriteFile(filepath.Join(dir, "exit"), []byte("0"), 0o644)
 	os.WriteFile(client, []byte(fmt.Sprintf("#!/bin/sh\necho \"$M1ND_AGENT|$*\" >>%s\nexit $(cat %s)\n", r.calls, filepath.Join(dir, "exit"))), 0o755)
-	pin := &KeeperPin{Agent: "bob", Client: session.HostClaude, Start: []string{client, "start", "{wake}"}, Resume: []string{client, "resume", "{session_id}", "{wake}"}}
-	if err := checkKeeper(pin, func(field, format string, args ...any) error { return fmt.Errorf(field+": "+format, args...) }); err != nil {
+	pin := &runners.KeeperPin{Agent: "bob", Client: session.HostClaude, Start: []string{client, "start", "{wake}"}, Resume: []string{client, "resume", "{session_id}", "{wake}"}}
+	if err := pin.Check(func(field, format string, args ...any) error { return fmt.Errorf(field+": "+format, args...) }); err != nil {
 		t.Fatal(err)
 	}
-	r.d = &Daemon{Repo: repo, Brain: "shop", Config: &Config{Keepers: []*KeeperPin{pin}}, Sessions: r.regs, Now: func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.clock }}
+	r.d = &Daemon{Repo: repo, Brain: "shop", Config: &runners.Config{Keepers: []*runners.KeeperPin{pin}}, Sessions: r.regs, Now: func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.clock }}
 	r.d.init()
 	r.k = newKeeper(r.d)
 	r.box = mailbox.New(repo, "shop")
@@ -113,11 +114,11 @@ func (r *keeperRig) tick() []string {
 	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
-func (r *keeperRig) journal() []Wake {
-	data, _ := os.ReadFile(JournalPath(r.d.Repo.RuntimeDir()))
-	var out []Wake
+func (r *keeperRig) journal() []runners.Wake {
+	data, _ := os.ReadFile(runners.JournalPath(r.d.Repo.RuntimeDir()))
+	var out []runners.Wake
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var w Wake
+		var w runners.Wake
 		if json.Unmarshal([]byte(line), &w) == nil {
 			out = append(out, w)
 		}
@@ -302,7 +303,7 @@ func TestKeeperWakesAgainWhileTheLettersWait(t *testing.T) {
 		if calls := r.tick(); calls != nil {
 			t.Fatalf("woken past %d failed turns: %v", mailbox.MaxAttempts, calls)
 		}
-		var gave []Wake
+		var gave []runners.Wake
 		for _, w := range r.journal() {
 			if w.Event == "gave_up" {
 				gave = append(gave, w)
@@ -388,28 +389,28 @@ func TestKeeperResumesAWarmSession(t *testing.T) {
 
 func TestCheckKeeper(t *testing.T) {
 	for _, tc := range []struct {
-		pin   KeeperPin
+		pin   runners.KeeperPin
 		field string
 	}{
-		{KeeperPin{Agent: "Bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}}, "agent"},
-		{KeeperPin{Agent: "bob", Client: "gemini", Start: []string{"x", "{wake}"}}, "client"},
-		{KeeperPin{Agent: "bob", Client: "codex"}, "start"},
-		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "exec"}}, "start"},
-		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Resume: []string{"codex", "resume", "{wake}"}}, "resume"},
-		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Worktree: "rel/path"}, "worktree"},
-		{KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, BackoffSecs: -1}, "backoff_secs"},
-		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Resume: []string{"claude", "-p", "{wake}", "--resume", "{session_id}"}}, ""},
-		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude", "-p", "--input-format", "stream-json"}, Floor: 1, TempoSecs: 600}, ""},
-		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude", "-p", "{wake}"}}, "stream"},
-		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, Floor: 2}, "floor"},
-		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Floor: 1}, "floor"},
-		{KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, TempoSecs: 60}, "tempo_secs"},
-		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: 290}, ""},
-		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: 300}, "cache_margin_secs"},
-		{KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: -1}, "cache_margin_secs"},
+		{runners.KeeperPin{Agent: "Bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}}, "agent"},
+		{runners.KeeperPin{Agent: "bob", Client: "gemini", Start: []string{"x", "{wake}"}}, "client"},
+		{runners.KeeperPin{Agent: "bob", Client: "codex"}, "start"},
+		{runners.KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "exec"}}, "start"},
+		{runners.KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Resume: []string{"codex", "resume", "{wake}"}}, "resume"},
+		{runners.KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, Worktree: "rel/path"}, "worktree"},
+		{runners.KeeperPin{Agent: "bob", Client: "codex", Start: []string{"codex", "{wake}"}, BackoffSecs: -1}, "backoff_secs"},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Resume: []string{"claude", "-p", "{wake}", "--resume", "{session_id}"}}, ""},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude", "-p", "--input-format", "stream-json"}, Floor: 1, TempoSecs: 600}, ""},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude", "-p", "{wake}"}}, "stream"},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, Floor: 2}, "floor"},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, Floor: 1}, "floor"},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Start: []string{"claude", "-p", "{wake}"}, TempoSecs: 60}, "tempo_secs"},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: 290}, ""},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: 300}, "cache_margin_secs"},
+		{runners.KeeperPin{Agent: "bob", Client: "claude", Stream: []string{"claude"}, CacheMarginSecs: -1}, "cache_margin_secs"},
 	} {
 		var got string
-		err := checkKeeper(&tc.pin, func(field, format string, args ...any) error { got = field; return fmt.Errorf(format, args...) })
+		err := tc.pin.Check(func(field, format string, args ...any) error { got = field; return fmt.Errorf(format, args...) })
 		if got != tc.field || (tc.field == "") != (err == nil) {
 			t.Errorf("%+v: field %q (%v), want %q", tc.pin, got, err, tc.field)
 		}

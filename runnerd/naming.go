@@ -13,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // namingParallel is how many naming runs go at once.
@@ -21,7 +22,7 @@ const namingParallel = 4
 // maxNamingBlocks bounds one naming request.
 const maxNamingBlocks = 200
 
-func (d *Daemon) pick(id, capability string) *Runner {
+func (d *Daemon) pick(id, capability string) *runners.Runner {
 	for _, r := range d.config().Runners {
 		if r.Capability == capability && (id == "" || r.ID == id) {
 			return r
@@ -36,9 +37,9 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
 		return
 	}
-	runner := d.pick(req.RunnerID, capNaming)
+	runner := d.pick(req.RunnerID, runners.CapNaming)
 	if runner == nil {
-		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", ConfigFile))
+		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", runners.ConfigFile))
 		return
 	}
 	results := make([]wire.NameResult, len(req.Blocks))
@@ -60,7 +61,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 // nameOne runs the naming runner with the packet on stdin; its last
 // non-empty stdout line must be {"name","purpose"}, and both pass the o5
 // sanitizer or the block stays unnamed.
-func (d *Daemon) nameOne(ctx context.Context, runner *Runner, b wire.NamingBlock) wire.NameResult {
+func (d *Daemon) nameOne(ctx context.Context, runner *runners.Runner, b wire.NamingBlock) wire.NameResult {
 	res := wire.NameResult{BlockID: b.BlockID}
 	out, err := d.runStdin(ctx, runner, b.Packet, runner.NamingTimeout())
 	if err != nil {
@@ -97,9 +98,9 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, packet}"))
 		return
 	}
-	runner := d.pick(req.RunnerID, capHand)
+	runner := d.pick(req.RunnerID, runners.CapHand)
 	if runner == nil {
-		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", ConfigFile))
+		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", runners.ConfigFile))
 		return
 	}
 	out, err := d.runStdin(r.Context(), runner, req.Packet, runner.CurationTimeout())
@@ -123,7 +124,7 @@ func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 // runStdin runs runner's command in the main worktree, contained (it
 // reads, and writes nothing of the repository), with input on stdin in
 // its own process group, and returns stdout.
-func (d *Daemon) runStdin(ctx context.Context, runner *Runner, input string, limit time.Duration) (string, error) {
+func (d *Daemon) runStdin(ctx context.Context, runner *runners.Runner, input string, limit time.Duration) (string, error) {
 	dir := d.Repo.MainWorkTree()
 	var j *jail
 	if d.Contain.On() {

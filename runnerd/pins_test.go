@@ -13,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // TestTheGateIsTheHumans: a build runner runs only as a human approved its
@@ -56,7 +57,7 @@ func TestTheGateIsTheHumans(t *testing.T) {
 		t.Fatalf("an approved pin: %d %v", status, out)
 	}
 	head, _ := r.d.missions.Current(out["mission_id"].(string))
-	if head.Letter.Phase != chain.PhaseMergeWait || head.Letter.ReceiptCandidate.Evidence.EvidenceRefs[1] != PinRef(build) {
+	if head.Letter.Phase != chain.PhaseMergeWait || head.Letter.ReceiptCandidate.Evidence.EvidenceRefs[1] != runners.PinRef(build) {
 		t.Fatalf("the approved run: %s, evidence %v", head.Letter.Phase, head.Letter.ReceiptCandidate.Evidence.EvidenceRefs)
 	}
 	c, _ := r.d.Repo.ReadCommit(head.Commit)
@@ -79,7 +80,7 @@ func TestTheGateIsTheHumans(t *testing.T) {
 	// An agent rewrites the gate: the pin is no longer the approved one.
 	rewritten := *build
 	rewritten.GateCommand = "false || true"
-	r.d.cfg.Store(&Config{Runners: []*Runner{&rewritten}})
+	r.d.cfg.Store(&runners.Config{Runners: []*runners.Runner{&rewritten}})
 	logged = nil
 	refused("the gate rewritten", "pinned otherwise than a human approved")
 

@@ -11,6 +11,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // A claim proven (DESIGN §10): an agent may post its own merge_wait,
@@ -26,7 +27,7 @@ import (
 // sign now, for a landing of a claim to know; it writes only on change.
 func (d *Daemon) writeRecord() {
 	var provers []string
-	for _, r := range BuildRunners(d.config()) {
+	for _, r := range runners.BuildRunners(d.config()) {
 		if approved, err := d.approval(r); err == nil && approved != nil {
 			provers = append(provers, r.ID)
 		}
@@ -140,7 +141,7 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 	}
 	err = d.advance(ctx, runner, id, func(l *chain.Letter) {
 		l.SetPhase(chain.PhaseMergeWait)
-		l.Capability = capBuild
+		l.Capability = runners.CapBuild
 		l.Gate = gateLine
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: fmt.Sprintf("runner %s's approved gate passed on exactly the tree %s claimed (%.12s)", runner.ID, claimant, p.Tree)}
 		l.ReceiptCandidate = d.candidate(runner, id, l.BlockID, gateLine, started, ended, gate.log, work)

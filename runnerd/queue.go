@@ -17,6 +17,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // The landing queue (DESIGN §10): a mission waits in merge_wait with the
@@ -207,10 +208,10 @@ func (d *Daemon) regate(ctx context.Context, w waiting) {
 // heads the queue read when it began.
 type regating struct {
 	w              waiting
-	main           string  // the main worktree, where git runs
-	branch, target string  // the heads of the mission's branch and target
-	runner         *Runner // the mission's runner: it re-gates it
-	gated          string  // the commit the re-gate tests
+	main           string          // the main worktree, where git runs
+	branch, target string          // the heads of the mission's branch and target
+	runner         *runners.Runner // the mission's runner: it re-gates it
+	gated          string          // the commit the re-gate tests
 }
 
 // queueFound records in the mission's side record what the queue found of
@@ -228,7 +229,7 @@ func (d *Daemon) queueFound(r *regating, q *runs.QueueState) {
 // regateRunner is the runner that re-gates r: the one that ran the
 // mission, pinned here as a build runner and approved. nil when there is
 // none, recorded as no_runner with why.
-func (d *Daemon) regateRunner(r *regating) *Runner {
+func (d *Daemon) regateRunner(r *regating) *runners.Runner {
 	letter := r.w.head.Letter
 	runner := d.config().Runner(*letter.RunnerID)
 	if runner == nil || !runner.ProvesWork() {
@@ -351,7 +352,7 @@ func (d *Daemon) readyAgain(ctx context.Context, r *regating, gate result, work 
 // mergeCommit writes the merge of the target (at target) into the work
 // branch (at branch) as tree, by the mission's runner, and moves the
 // branch to it by compare-and-swap (in its worktree, when one is kept).
-func (d *Daemon) mergeCommit(ctx context.Context, runner *Runner, w waiting, tree, branch, target string) (string, error) {
+func (d *Daemon) mergeCommit(ctx context.Context, runner *runners.Runner, w waiting, tree, branch, target string) (string, error) {
 	id, side := w.head.MissionID, w.side
 	sig, err := chain.Signature(d.agent(runner), d.Now())
 	if err != nil {

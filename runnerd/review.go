@@ -9,6 +9,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // A review goes back to the agent (DESIGN §10): a review letter that
@@ -39,7 +40,7 @@ func (d *Daemon) reviewOnce(heads []*chain.Head) {
 			continue
 		}
 		runner := d.config().Runner(*l.RunnerID)
-		if runner == nil || runner.Capability != capBuild {
+		if runner == nil || runner.Capability != runners.CapBuild {
 			continue
 		}
 		side, ok, err := runs.ReadSide(d.Repo.RuntimeDir(), h.MissionID)
@@ -60,7 +61,7 @@ func (d *Daemon) reviewOnce(heads []*chain.Head) {
 // rerun runs the round a review started: the review as the agent was sent
 // it, the worktree back on the branch, the executing letter, then the
 // round (run.go). Every path ends in a letter.
-func (d *Daemon) rerun(ctx context.Context, runner *Runner, side *runs.Side, blockID string) {
+func (d *Daemon) rerun(ctx context.Context, runner *runners.Runner, side *runs.Side, blockID string) {
 	missionID := side.MissionID
 	// Another round may have moved the head meanwhile: only a head that
 	// still requests changes starts one.

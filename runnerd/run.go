@@ -23,6 +23,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // packetFile is the packet's name inside a mission worktree.
@@ -36,7 +37,7 @@ func worktreePath(mainWorktree, missionID string) string {
 
 // run carries one mission from executing to merge_wait or failed. Every
 // path ends in a letter: never silence.
-func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, packetMarkdown string) {
+func (d *Daemon) run(ctx context.Context, runner *runners.Runner, missionID, blockID, packetMarkdown string) {
 	side, why := d.addWorktree(ctx, runner, missionID)
 	if why != "" {
 		d.fail(ctx, runner, missionID, why, nil)
@@ -57,7 +58,7 @@ func (d *Daemon) run(ctx context.Context, runner *Runner, missionID, blockID, pa
 // letter posted), gates what it committed since the commit since, and
 // posts merge_wait or failed: the first round of a mission, and each
 // round a review that requested changes starts (rerun).
-func (d *Daemon) round(ctx context.Context, runner *Runner, side *runs.Side, blockID, packetMarkdown, since string) {
+func (d *Daemon) round(ctx context.Context, runner *runners.Runner, side *runs.Side, blockID, packetMarkdown, since string) {
 	missionID := side.MissionID
 	// From here on the worktree exists: a failure says what became of it.
 	failTidy := func(gist string, gate *chain.Gate) { d.fail(ctx, runner, missionID, gist+d.tidy(ctx, side), gate) }
@@ -121,7 +122,7 @@ func (d *Daemon) round(ctx context.Context, runner *Runner, side *runs.Side, blo
 // addWorktree makes a mission's worktree, on a new work branch at the main
 // worktree's HEAD, and the side record that names them. It says why not
 // ("" when made): the mission fails with that, and nothing is left to tidy.
-func (d *Daemon) addWorktree(ctx context.Context, runner *Runner, missionID string) (*runs.Side, string) {
+func (d *Daemon) addWorktree(ctx context.Context, runner *runners.Runner, missionID string) (*runs.Side, string) {
 	main := d.Repo.MainWorkTree()
 	if main == "" {
 		return nil, "no workspace: the brain is a bare repository"
@@ -167,7 +168,7 @@ func (d *Daemon) placePacket(missionID, wt, packetMarkdown string) (string, erro
 
 // missionEnv is what a mission's commands run with: the host's
 // environment, and the agent, mission and block they run for.
-func (d *Daemon) missionEnv(runner *Runner, missionID, blockID string) []string {
+func (d *Daemon) missionEnv(runner *runners.Runner, missionID, blockID string) []string {
 	return append(os.Environ(), "M1ND_AGENT="+d.agent(runner), "M1ND_MISSION="+missionID, "M1ND_BLOCK="+blockID)
 }
 
@@ -175,7 +176,7 @@ func (d *Daemon) missionEnv(runner *Runner, missionID, blockID string) []string 
 // the mission's worktree, and says why the run failed ("" when the agent
 // exited 0). While the agent runs its process group is in the side
 // record, so a runnerd killed meanwhile can stop it when it restarts.
-func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, j *jail, env []string, packet string) string {
+func (d *Daemon) runAgent(ctx context.Context, runner *runners.Runner, side *runs.Side, j *jail, env []string, packet string) string {
 	rt, wt := d.Repo.RuntimeDir(), side.Worktree
 	if runner.SetupCommand != "" {
 		res := d.runIn(ctx, j, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogSetup), nil, false, nil, "sh", "-c", runner.SetupCommand)
@@ -185,7 +186,7 @@ func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, 
 	}
 	argv := make([]string, len(runner.Command))
 	for i, a := range runner.Command {
-		argv[i] = strings.ReplaceAll(a, packetPlaceholder, packet)
+		argv[i] = strings.ReplaceAll(a, runners.PacketPlaceholder, packet)
 	}
 	agent := d.runIn(ctx, j, wt, env, runner.Timeout(), runs.SideLog(rt, side.MissionID, runs.LogAgent), nil, false, func(pid int) {
 		side.AgentPGID = pid
@@ -209,7 +210,7 @@ func (d *Daemon) runAgent(ctx context.Context, runner *Runner, side *runs.Side, 
 // gateOutcome is the gate line a letter carries for a gate that ended as
 // res, and why the gate failed ("" when it passed). A gate that did not
 // run to its end has no exit status: its line names none.
-func gateOutcome(runner *Runner, res result) (*chain.Gate, string) {
+func gateOutcome(runner *runners.Runner, res result) (*chain.Gate, string) {
 	sum := sha256.Sum256(res.log)
 	artifact := "sha256:" + hex.EncodeToString(sum[:])
 	noExit := &chain.Gate{Command: runner.GateCommand, ArtifactHash: artifact} // the gate never exited on its own
@@ -232,7 +233,7 @@ func gateOutcome(runner *Runner, res result) (*chain.Gate, string) {
 // candidate is the complete receipt candidate of a green gate, scoped from
 // a fresh store snapshot, naming the runner's pin and the commit and tree
 // the gate tested.
-func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte, work *settled) *gates.Receipt {
+func (d *Daemon) candidate(runner *runners.Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte, work *settled) *gates.Receipt {
 	boundary, contract := int64(1), int64(1)
 	if snap, ok, err := d.store.Snapshot(); err == nil && ok {
 		if b := snap.Block(blockID); b != nil {
@@ -243,7 +244,7 @@ func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.G
 		BlockID: blockID, Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: runner.ID},
 		Scope: gates.Scope{BlockID: blockID, BoundaryVersion: boundary, ContractVersion: contract},
 		Evidence: gates.Evidence{
-			ArtifactHash: g.ArtifactHash, EvidenceRefs: append([]string{"gate://" + missionID, PinRef(runner)}, work.testedRefs()...),
+			ArtifactHash: g.ArtifactHash, EvidenceRefs: append([]string{"gate://" + missionID, runners.PinRef(runner)}, work.testedRefs()...),
 			Command: g.Command, Cwd: ".", ExitStatus: g.ExitStatus,
 			StartedAt: started.Format(gates.WindowLayout), EndedAt: ended.Format(gates.WindowLayout),
 			Excerpt: excerpt(log, 12),
@@ -253,7 +254,7 @@ func (d *Daemon) candidate(runner *Runner, missionID, blockID string, g *chain.G
 
 // fail ends a mission in its failed letter: REJECT saying why, and the
 // gate line when the gate ran.
-func (d *Daemon) fail(ctx context.Context, runner *Runner, missionID, gist string, gate *chain.Gate) {
+func (d *Daemon) fail(ctx context.Context, runner *runners.Runner, missionID, gist string, gate *chain.Gate) {
 	if err := d.advance(ctx, runner, missionID, func(l *chain.Letter) {
 		l.SetPhase(chain.PhaseFailed)
 		l.Gate = gate
@@ -266,7 +267,7 @@ func (d *Daemon) fail(ctx context.Context, runner *Runner, missionID, gist strin
 // advance posts the next letter of a mission: its head moved one step on
 // and changed by edit. A head that moved under the run (someone else
 // posted) is the run's stale_head: it stops, never retries silently.
-func (d *Daemon) advance(ctx context.Context, runner *Runner, missionID string, edit func(l *chain.Letter)) error {
+func (d *Daemon) advance(ctx context.Context, runner *runners.Runner, missionID string, edit func(l *chain.Letter)) error {
 	// A stopping daemon still writes the letter that ends the mission.
 	ctx, cancel := lingering(ctx, 10*time.Second)
 	defer cancel()

@@ -24,6 +24,7 @@ import (
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/runners"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -66,11 +67,11 @@ func newRigUnapproved(t *testing.T, agent, gate string, timeout int) *rig {
 	os.WriteFile(script, []byte("#!/bin/sh\n"+agent+"\n"), 0o755)
 	namer := filepath.Join(scripts, "namer.sh")
 	os.WriteFile(namer, []byte("#!/bin/sh\ncat >/dev/null\necho thinking\necho \"$NAME_ANSWER\"\n"), 0o755)
-	cfg := &Config{Runners: []*Runner{
-		{ID: "build-1", Capability: capBuild, Command: []string{script, packetPlaceholder}, GateCommand: gate,
+	cfg := &runners.Config{Runners: []*runners.Runner{
+		{ID: "build-1", Capability: runners.CapBuild, Command: []string{script, runners.PacketPlaceholder}, GateCommand: gate,
 			WorkspaceAllowlist: []string{filepath.Dir(g.Dir)}, TimeoutSecs: timeout},
-		{ID: "namer", Capability: capNaming, Command: []string{namer}, NamingTimeoutSecs: 5},
-		{ID: "elsewhere", Capability: capBuild, Command: []string{script, packetPlaceholder}, GateCommand: "true",
+		{ID: "namer", Capability: runners.CapNaming, Command: []string{namer}, NamingTimeoutSecs: 5},
+		{ID: "elsewhere", Capability: runners.CapBuild, Command: []string{script, runners.PacketPlaceholder}, GateCommand: "true",
 			WorkspaceAllowlist: []string{scripts}, TimeoutSecs: timeout},
 	}}
 	d := &Daemon{Repo: repo, Brain: "shop", Config: cfg, Secret: testSecret}
@@ -93,7 +94,7 @@ func (r *rig) publicKey() string {
 func (r *rig) approve(origin string, key *gatestest.Authenticator) {
 	r.t.Helper()
 	ctx := context.Background()
-	approvals, _ := Approvals(r.d.config(), r.publicKey())
+	approvals, _ := runners.Approvals(r.d.config(), r.publicKey())
 	p, _, err := brain.PreparePins(ctx, r.d.Repo, approvals, time.Now().UTC().Truncate(time.Second))
 	if err != nil {
 		r.t.Fatal(err)
@@ -228,7 +229,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 			t.Setenv("PIDFILE", pidfile)
 			r := newRig(t, tt.agent, tt.gate, tt.timeout)
 			if tt.label == "agent cannot run" {
-				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), packetPlaceholder}
+				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), runners.PacketPlaceholder}
 				r.approve(gates.OriginHumanTTY, nil) // the human approves the new pin
 			}
 			head := r.spawn()

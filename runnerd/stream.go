@@ -16,6 +16,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -34,9 +35,6 @@ const (
 	streamPoll = 250 * time.Millisecond // how often a kept session looks for waiting work
 	flushWait  = 2 * time.Minute        // the most a flush turn is waited for
 	endGrace   = 5 * time.Second        // after closing stdin, and again after SIGTERM
-	// maxRotateLead bounds how long before timeout_secs an idle session is
-	// rotated: a quarter of timeout_secs, at most this.
-	maxRotateLead = 5 * time.Minute
 )
 
 // protocol is one client's streaming protocol on the session's stdin and
@@ -56,11 +54,11 @@ type protocol interface {
 
 // streamEvent is what one line of a client's stdout says.
 type streamEvent struct {
-	session string // the session (thread) id, when the line names it
-	ended   bool   // a turn ended
-	failed  bool   // ... with an error
-	detail  string // the error, or the result's first words
-	usage   *Usage // what the ended turn cost, when the client said
+	session string         // the session (thread) id, when the line names it
+	ended   bool           // a turn ended
+	failed  bool           // ... with an error
+	detail  string         // the error, or the result's first words
+	usage   *runners.Usage // what the ended turn cost, when the client said
 }
 
 // protocolFor is client's protocol, resuming session resume when it is
@@ -114,7 +112,7 @@ func (claudeWire) read(line []byte, _ io.Writer) streamEvent {
 		ev.ended, ev.failed = true, m.IsError || m.Subtype != "success"
 		ev.detail = gates.CutBytes(gates.OneLine(m.Result), 200)
 		if len(m.Since) > 0 {
-			u := &Usage{CostUSD: new(float64)}
+			u := &runners.Usage{CostUSD: new(float64)}
 			for _, mu := range m.Since {
 				u.Input += mu.Input
 				u.Output += mu.Output
@@ -141,7 +139,7 @@ type codexWire struct {
 	queued []string // turns written before the thread started
 	// total is the thread's usage as its last thread/tokenUsage/updated
 	// said; counted what the turns before this one cost.
-	total, counted Usage
+	total, counted runners.Usage
 }
 
 func (c *codexWire) request(w io.Writer, method string, params any) error {
@@ -219,14 +217,14 @@ func (c *codexWire) read(line []byte, w io.Writer) streamEvent {
 		_ = writeLine(w, map[string]any{"id": m.ID, "result": map[string]string{"decision": "decline"}})
 	case m.Method == "thread/tokenUsage/updated" && m.Params.TokenUsage.Total != nil:
 		t := m.Params.TokenUsage.Total
-		c.total = Usage{Input: t.Input - t.Cached, CacheRead: t.Cached, CacheWrite: t.CacheWrite, Output: t.Output}
+		c.total = runners.Usage{Input: t.Input - t.Cached, CacheRead: t.Cached, CacheWrite: t.CacheWrite, Output: t.Output}
 	case m.Method == "turn/completed":
 		ev := streamEvent{session: c.thread, ended: true, failed: m.Params.Turn.Status != "completed"}
 		if e := m.Params.Turn.Error; e != nil {
 			ev.detail = gates.CutBytes(gates.OneLine(e.Message), 200)
 		}
 		if c.total != c.counted {
-			ev.usage = &Usage{Input: c.total.Input - c.counted.Input, CacheRead: c.total.CacheRead - c.counted.CacheRead,
+			ev.usage = &runners.Usage{Input: c.total.Input - c.counted.Input, CacheRead: c.total.CacheRead - c.counted.CacheRead,
 				CacheWrite: c.total.CacheWrite - c.counted.CacheWrite, Output: c.total.Output - c.counted.Output}
 			c.counted = c.total
 		}
@@ -255,7 +253,7 @@ func writeLine(w io.Writer, v any) error {
 
 // stream is one long-lived session the keeper owns.
 type stream struct {
-	pin     *KeeperPin
+	pin     *runners.KeeperPin
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	proto   protocol
@@ -265,13 +263,13 @@ type stream struct {
 	exited  chan struct{} // closed once the process was waited for
 	waitErr error
 
-	session string // the client's session id, once it named one
-	busy    bool   // a turn runs
-	turn    Wake   // the running turn's journal line
+	session string       // the client's session id, once it named one
+	busy    bool         // a turn runs
+	turn    runners.Wake // the running turn's journal line
 	lastEnd time.Time
 	turns   int
 	// spent is what the session's turns cost so far, as the client said.
-	spent Usage
+	spent runners.Usage
 	// retry is the letters a failed turn left in the session's context,
 	// unanswered: the next turn points at them instead of carrying them
 	// again (mailbox Failed).
@@ -296,7 +294,7 @@ type stream struct {
 
 // openStream starts pin's streaming client in dir, resuming session
 // resume when it is not "".
-func (k *keeper) openStream(pin *KeeperPin, dir, resume string, now time.Time) (*stream, error) {
+func (k *keeper) openStream(pin *runners.KeeperPin, dir, resume string, now time.Time) (*stream, error) {
 	if err := os.MkdirAll(k.d.keeperDir(), 0o700); err != nil {
 		return nil, err
 	}
@@ -308,7 +306,7 @@ func (k *keeper) openStream(pin *KeeperPin, dir, resume string, now time.Time) (
 	proto := protocolFor(pin.Client, resume)
 	argv := make([]string, len(pin.Stream))
 	for i, a := range pin.Stream {
-		argv[i] = strings.ReplaceAll(a, agentPlaceholder, pin.Agent)
+		argv[i] = strings.ReplaceAll(a, runners.AgentPlaceholder, pin.Agent)
 	}
 	argv = proto.argv(argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -386,14 +384,7 @@ func terminate(ctx context.Context, pgid int, exited <-chan struct{}, grace time
 
 // rotateAt is when an idle kept session is refreshed ahead of its
 // timeout_secs (seed §1.5: flush ahead of the cap).
-func rotateAt(s *stream) time.Time { return rotation(s.pin, s.started) }
-
-// rotation is when pin's kept session started at started is refreshed:
-// a quarter of timeout_secs before it, at most maxRotateLead before.
-func rotation(pin *KeeperPin, started time.Time) time.Time {
-	limit := time.Duration(pin.TimeoutSecs) * time.Second
-	return started.Add(limit - min(limit/4, maxRotateLead))
-}
+func rotateAt(s *stream) time.Time { return s.pin.Rotation(s.started) }
 
 // Messages the keeper writes into a kept session.
 func floorMessage(agent string) string {
@@ -408,7 +399,7 @@ func tempoMessage(agent string, idle time.Duration) string {
 // ends: it writes a turn for each wake, keeps it idle under the floor,
 // wakes it on the tempo, and refreshes it when asked. first is the first
 // turn's wake (its items), or nil for a floor session.
-func (k *keeper) runStream(ctx context.Context, pin *KeeperPin, start Wake, first *Wake) {
+func (k *keeper) runStream(ctx context.Context, pin *runners.KeeperPin, start runners.Wake, first *runners.Wake) {
 	defer func() {
 		k.mu.Lock()
 		k.running[pin.Agent] = false
@@ -476,14 +467,14 @@ func itemsOrFloor(items []string) string {
 
 // writeTurn writes one turn into s and journals it as event.
 func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items []string, text string, d *session.Decision, note string) {
-	w := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: event, How: "stream", SessionID: s.session, Items: items, Decision: d, Note: note}
+	w := runners.Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: event, How: "stream", SessionID: s.session, Items: items, Decision: d, Note: note}
 	k.mu.Lock()
 	for _, it := range items {
 		k.woken[it] = true
 	}
 	k.mu.Unlock()
 	if s.spent.Turns > 0 {
-		text += "\n\n" + s.spent.account()
+		text += "\n\n" + s.spent.Account()
 	}
 	if err := s.proto.turn(s.stdin, text); err != nil {
 		w.Error = gates.OneLine(err.Error())
@@ -500,8 +491,8 @@ func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items [
 func (k *keeper) turnEnded(ctx context.Context, s *stream, ev streamEvent) {
 	s.busy, s.lastEnd, s.idleUntil = false, k.d.Now(), time.Time{}
 	s.turns++
-	end := Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail, Usage: ev.usage}
-	s.spent.add(ev.usage)
+	end := runners.Wake{At: s.lastEnd, Agent: s.pin.Agent, Event: "turn_ended", How: "stream", SessionID: s.session, Note: ev.detail, Usage: ev.usage}
+	s.spent.Add(ev.usage)
 	if ev.failed {
 		end.Event, end.Exit = "turn_failed", 1
 		// A turn that failed answers nothing. The client keeps its prompt
@@ -685,7 +676,7 @@ func (k *keeper) streamExited(ctx context.Context, s *stream) {
 
 func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 	<-s.exited
-	end := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: max(gitstore.ExitCode(s.waitErr), 0), Log: s.log.Name(), Note: why, Decision: s.ending}
+	end := runners.Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "ended", How: "stream", SessionID: s.session, Exit: max(gitstore.ExitCode(s.waitErr), 0), Log: s.log.Name(), Note: why, Decision: s.ending}
 	if s.flushAsked != "" { // an ask no hook carried is not the next session's
 		if err := session.ClearFlush(k.d.Repo.RuntimeDir(), s.pin.Agent); err != nil {
 			k.d.Logf("keeper %s: take back the flush ask: %v", s.pin.Agent, err)
@@ -697,7 +688,7 @@ func (k *keeper) streamEnded(ctx context.Context, s *stream, why string) {
 		items = s.turn.Items
 		end.Items = items
 	}
-	var hooks Wake
+	var hooks runners.Wake
 	if s.turns == 0 && !k.registered(s.pin, s.started, &hooks) {
 		failed, end.Note = true, why+"; "+hooks.Note
 	}

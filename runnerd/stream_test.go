@@ -11,6 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -35,14 +36,14 @@ func TestHelperDeliver(t *testing.T) {
 // streamRig pins bob to a scripted streaming client: it names its
 // session, and for each turn it reads, appends the turn to a file, runs
 // the hooks' stand-in (delivering bob's letters) and ends the turn.
-func streamRig(t *testing.T, floor, tempo, timeout int) (*keeperRig, *KeeperPin, string) {
+func streamRig(t *testing.T, floor, tempo, timeout int) (*keeperRig, *runners.KeeperPin, string) {
 	return streamRigWith(t, floor, tempo, timeout, "")
 }
 
 // streamRigWith is streamRig with more for the client to do in each turn
 // (a shell snippet run after the hooks' stand-in). The client writes its
 // arguments to the file args beside turns.
-func streamRigWith(t *testing.T, floor, tempo, timeout int, more string) (*keeperRig, *KeeperPin, string) {
+func streamRigWith(t *testing.T, floor, tempo, timeout int, more string) (*keeperRig, *runners.KeeperPin, string) {
 	r := newKeeperRig(t)
 	dir := t.TempDir()
 	turns := filepath.Join(dir, "turns")
@@ -61,17 +62,17 @@ echo "$$ stdin closed" >>%s
 	if err := os.WriteFile(client, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pin := &KeeperPin{Agent: "bob", Client: session.HostClaude, Stream: []string{client}, Floor: floor, TempoSecs: tempo, TimeoutSecs: timeout}
-	if err := checkKeeper(pin, func(field, format string, args ...any) error { return fmt.Errorf(field+": "+format, args...) }); err != nil {
+	pin := &runners.KeeperPin{Agent: "bob", Client: session.HostClaude, Stream: []string{client}, Floor: floor, TempoSecs: tempo, TimeoutSecs: timeout}
+	if err := pin.Check(func(field, format string, args ...any) error { return fmt.Errorf(field+": "+format, args...) }); err != nil {
 		t.Fatal(err)
 	}
-	r.d.Config.Keepers = []*KeeperPin{pin}
+	r.d.Config.Keepers = []*runners.KeeperPin{pin}
 	r.regs.running["s1"] = true
 	return r, pin, turns
 }
 
 // awaitEvent waits for the journal to hold n lines of event.
-func (r *keeperRig) awaitEvent(event string, n int) []Wake {
+func (r *keeperRig) awaitEvent(event string, n int) []runners.Wake {
 	r.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -89,7 +90,7 @@ func (r *keeperRig) awaitEvent(event string, n int) []Wake {
 // tickUntil ticks the keeper as runnerd's loop would until the journal
 // has n event lines: a session's end is journaled a moment before the
 // keeper counts it as stopped, and a tick in between rightly waits.
-func (r *keeperRig) tickUntil(ctx context.Context, event string, n int) []Wake {
+func (r *keeperRig) tickUntil(ctx context.Context, event string, n int) []runners.Wake {
 	r.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -104,8 +105,8 @@ func (r *keeperRig) tickUntil(ctx context.Context, event string, n int) []Wake {
 	}
 }
 
-func eventsOf(j []Wake, event string) []Wake {
-	var got []Wake
+func eventsOf(j []runners.Wake, event string) []runners.Wake {
+	var got []runners.Wake
 	for _, w := range j {
 		if w.Event == event {
 			got = append(got, w)
@@ -210,7 +211,7 @@ func TestStreamWithoutAFloorEndsIdle(t *testing.T) {
 	}
 }
 
-func countEvent(j []Wake, event string) int {
+func countEvent(j []runners.Wake, event string) int {
 	n := 0
 	for _, w := range j {
 		if w.Event == event {
@@ -374,7 +375,7 @@ func TestStreamResumesWarmAndNeverARefreshedOne(t *testing.T) {
 		t.Fatalf("the client was started with %q", args)
 	}
 	// A refreshed session, as the journal of an earlier runnerd says.
-	r.k.journal(Wake{At: r.clock, Agent: "bob", Event: "ended", How: "stream", SessionID: "s0", Note: refreshedNote + "rotation", NoResume: true})
+	r.k.journal(runners.Wake{At: r.clock, Agent: "bob", Event: "ended", How: "stream", SessionID: "s0", Note: refreshedNote + "rotation", NoResume: true})
 	k := newKeeper(r.d)
 	if id, d := k.resumable(pin, 1, r.clock); id != "" || d != nil {
 		t.Fatalf("a refreshed session is resumed: %q %+v", id, d)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -52,7 +53,7 @@ func (k *keeper) idleOver(s *stream, now time.Time) bool {
 	}
 	d := k.measure(s, session.State{Live: true, Now: now})
 	if d == nil || d.Inputs.Last.IsZero() { // no request with a time measured
-		deadline := s.lastEnd.Add(session.ShortCacheTTL*time.Second - s.pin.policy().CacheMargin)
+		deadline := s.lastEnd.Add(session.ShortCacheTTL*time.Second - s.pin.Policy().CacheMargin)
 		if now.Before(deadline) {
 			s.idleUntil = deadline
 			return false
@@ -72,7 +73,7 @@ func (k *keeper) idleOver(s *stream, now time.Time) bool {
 func idleEndNote(s *stream, now time.Time) string {
 	if d := s.ending; d != nil {
 		return fmt.Sprintf("idle end: nothing waits, floor is 0, and the cache went cold at %s (the last request at %s, its cache %d s, less %s)",
-			d.CacheDeadline.UTC().Format(time.TimeOnly), d.Inputs.Last.UTC().Format(time.TimeOnly), d.Inputs.CacheTTL, s.pin.policy().CacheMargin)
+			d.CacheDeadline.UTC().Format(time.TimeOnly), d.Inputs.Last.UTC().Format(time.TimeOnly), d.Inputs.CacheTTL, s.pin.Policy().CacheMargin)
 	}
 	return fmt.Sprintf("idle end: nothing waits, floor is 0, and %s passed since the last turn (no request measured: a 5-minute cache assumed)", now.Sub(s.lastEnd).Round(time.Second))
 }
@@ -103,7 +104,7 @@ func (k *keeper) inputsChanged(ctx context.Context, s *stream) []string {
 // nothing saved. It is asked once per session.
 func (k *keeper) askFlush(s *stream, why string) {
 	s.askedFlush = true
-	w := Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "flush_asked", How: "stream", SessionID: s.session, Note: why}
+	w := runners.Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "flush_asked", How: "stream", SessionID: s.session, Note: why}
 	if err := session.AskFlush(k.d.Repo.RuntimeDir(), s.pin.Agent, why); err != nil {
 		w.Error = gates.OneLine(err.Error())
 	} else {

@@ -8,6 +8,7 @@ import (
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // The gate binds a commit (DESIGN §10): runnerd gates committed work only,
@@ -34,7 +35,7 @@ type settled struct {
 // uncommitted (tracked or untracked, .gitignore honoured) is committed as
 // the agent, and the tip is not since — the base, or after a review the
 // commit the last gate tested (answering says which).
-func (d *Daemon) settleWork(ctx context.Context, runner *Runner, wt, branch, since string, answering bool) (*settled, string) {
+func (d *Daemon) settleWork(ctx context.Context, runner *runners.Runner, wt, branch, since string, answering bool) (*settled, string) {
 	if head, err := gitOutput(ctx, wt, "symbolic-ref", "-q", "HEAD"); err != nil || head != "refs/heads/"+branch {
 		return nil, "the agent left its worktree off " + branch + ": the gate tests that branch's commit"
 	}

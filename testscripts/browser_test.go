@@ -30,7 +30,7 @@ import (
 	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -1446,7 +1446,7 @@ func TestBrowserShowsTheKeepersNotices(t *testing.T) {
 	longtest.Need(t, "the tray in a real browser")
 	o := demoBrain(t, false)
 	runtime := filepath.Join(o.dir, ".git", "m1nd")
-	cfg := filepath.Join(runtime, runnerd.ConfigFile)
+	cfg := filepath.Join(runtime, runners.ConfigFile)
 	pins, _ := os.ReadFile(cfg)
 	pins = append(pins, "\n[[keeper]]\nagent = \"bob\"\nclient = \"codex\"\nstart = [\"codex\", \"exec\", \"{wake}\"]\n"...)
 	if err := os.WriteFile(cfg, pins, 0o600); err != nil {
@@ -1465,7 +1465,7 @@ func TestBrowserShowsTheKeepersNotices(t *testing.T) {
 {"at":"2026-12-01T12:00:09Z","agent":"bob","event":"exited","waiting":["letter:aaaaaaaaaaaa"],"note":"the woken session ran none of m1nd's hooks, so no letter reached it: Codex runs only trusted hooks"}
 {"at":"2026-12-01T12:00:09Z","agent":"bob","event":"gave_up","items":["letter:aaaaaaaaaaaa"],"note":"gave up waking bob for letter:aaaaaaaaaaaa"}
 `
-	if err := os.WriteFile(runnerd.JournalPath(runtime), []byte(journal), 0o600); err != nil {
+	if err := os.WriteFile(runners.JournalPath(runtime), []byte(journal), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	open(t, ctx, o.url)

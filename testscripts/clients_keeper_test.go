@@ -15,6 +15,7 @@ import (
 	"github.com/m1nd/m1nd/internal/fakemodel"
 	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -76,7 +77,7 @@ func (r *clientRepo) runnerd(pins string, env []string) *syncBuffer {
 func (r *clientRepo) writePins(pins string) {
 	r.t.Helper()
 	r.m1nd("init")
-	if err := os.WriteFile(filepath.Join(r.Dir, ".git", "m1nd", runnerd.ConfigFile), []byte(pins), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(r.Dir, ".git", "m1nd", runners.ConfigFile), []byte(pins), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -112,11 +113,11 @@ func (r *clientRepo) startRunnerd(env []string) (log *syncBuffer, stop func()) {
 }
 
 // journal is the keeper's journal so far.
-func (r *clientRepo) journal() []runnerd.Wake {
-	data, _ := os.ReadFile(runnerd.JournalPath(filepath.Join(r.Dir, ".git", "m1nd")))
-	var out []runnerd.Wake
+func (r *clientRepo) journal() []runners.Wake {
+	data, _ := os.ReadFile(runners.JournalPath(filepath.Join(r.Dir, ".git", "m1nd")))
+	var out []runners.Wake
 	for _, line := range strings.Split(string(data), "\n") {
-		var w runnerd.Wake
+		var w runners.Wake
 		if json.Unmarshal([]byte(line), &w) == nil {
 			out = append(out, w)
 		}
@@ -125,7 +126,7 @@ func (r *clientRepo) journal() []runnerd.Wake {
 }
 
 // awaitJournal waits until the journal holds n lines.
-func (r *clientRepo) awaitJournal(n int, log *syncBuffer) []runnerd.Wake {
+func (r *clientRepo) awaitJournal(n int, log *syncBuffer) []runners.Wake {
 	r.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -455,11 +456,11 @@ func TestCodexKeeperDeliversABacklog(t *testing.T) {
 }
 
 // awaitEvent waits up to a minute for n journal lines of event.
-func (r *clientRepo) awaitEvent(event string, n int, log *syncBuffer, srv *fakemodel.Server) []runnerd.Wake {
+func (r *clientRepo) awaitEvent(event string, n int, log *syncBuffer, srv *fakemodel.Server) []runners.Wake {
 	r.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		var got []runnerd.Wake
+		var got []runners.Wake
 		for _, w := range r.journal() {
 			if w.Event == event {
 				got = append(got, w)
@@ -547,7 +548,7 @@ func TestClaudeKeeperKeepsAStreamingSession(t *testing.T) {
 // cost as the client reported it (with a price when priced), the second
 // turn m1nd wrote (the first request holding the second letter, f2) ends
 // with the account of the first, and m1nd sessions sums both.
-func (r *clientRepo) wantSpent(srv *fakemodel.Server, ended []runnerd.Wake, f2 int, priced bool) {
+func (r *clientRepo) wantSpent(srv *fakemodel.Server, ended []runners.Wake, f2 int, priced bool) {
 	r.t.Helper()
 	for i, e := range ended[:2] {
 		if e.Usage == nil || e.Usage.Input+e.Usage.CacheRead+e.Usage.CacheWrite == 0 || e.Usage.Output == 0 || (e.Usage.CostUSD != nil) != priced {
@@ -560,7 +561,7 @@ func (r *clientRepo) wantSpent(srv *fakemodel.Server, ended []runnerd.Wake, f2 i
 		}
 	}
 	var sessions struct {
-		Keeper []runnerd.KeeperAgent `json:"keeper"`
+		Keeper []runners.KeeperAgent `json:"keeper"`
 	}
 	if err := json.Unmarshal([]byte(r.m1nd("sessions", "--json")), &sessions); err != nil {
 		r.t.Fatal(err)

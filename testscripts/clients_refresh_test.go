@@ -11,7 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/internal/fakemodel"
 	"github.com/m1nd/m1nd/internal/longtest"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -205,7 +205,7 @@ func setupMidTurn(t *testing.T, setup func(t *testing.T) (*clientRepo, *fakemode
 	// The journal's path is only known with the repository: the replies
 	// are pushed once it is.
 	r, srv, c := setup(t)
-	journal := runnerd.JournalPath(filepath.Join(r.Dir, ".git", "m1nd"))
+	journal := runners.JournalPath(filepath.Join(r.Dir, ".git", "m1nd"))
 	srv.Push(
 		c.shell(fmt.Sprintf("until grep -q flush_asked %s; do sleep 0.2; done; echo asked", journal)),
 		c.shell("m1nd memory add --sort learned '"+memo+"'"),

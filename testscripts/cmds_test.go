@@ -44,7 +44,7 @@ import (
 	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -819,7 +819,7 @@ func cmdApprovePins(ts *testscript.TestScript, neg bool, args []string) {
 	repo, err := gitstore.Open(ts.MkAbs("."))
 	ts.Check(err)
 	defer repo.Close()
-	files := []string{filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)}
+	files := []string{filepath.Join(repo.RuntimeDir(), runners.ConfigFile)}
 	if len(args) > 0 {
 		files = files[:0]
 		for _, a := range args {
@@ -830,9 +830,9 @@ func cmdApprovePins(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	var approvals []brain.ApprovedRunner
 	for _, file := range files {
-		cfg, err := runnerd.LoadConfig(file)
+		cfg, err := runners.LoadConfig(file)
 		ts.Check(err)
-		more, _ := runnerd.Approvals(cfg, key)
+		more, _ := runners.Approvals(cfg, key)
 		approvals = append(approvals, more...)
 	}
 	if len(approvals) == 0 {

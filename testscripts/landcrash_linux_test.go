@@ -28,7 +28,7 @@ import (
 	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/secret"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // TestKillNineWhileLanding kills `m1nd land` with SIGKILL at random moments
@@ -246,7 +246,7 @@ func (c *landCrash) gateSigner() *pinstest.Runner {
 	if c.signer != nil {
 		return c.signer
 	}
-	cfg, err := runnerd.LoadConfig(filepath.Join(c.repo.RuntimeDir(), runnerd.ConfigFile))
+	cfg, err := runners.LoadConfig(filepath.Join(c.repo.RuntimeDir(), runners.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}

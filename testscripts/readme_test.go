@@ -18,7 +18,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // TestReadmeRunsAsWritten runs the README (issue 16): every command of its
@@ -368,7 +368,7 @@ func checkKeeperExample(t *testing.T, b readmeBlock) {
 	if err := os.WriteFile(path, []byte(strings.Join(b.lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := runnerd.LoadConfig(path)
+	cfg, err := runners.LoadConfig(path)
 	if err != nil || len(cfg.Keepers) == 0 {
 		t.Fatalf("%s:%d: the keeper example does not load: %v", b.file, b.line, err)
 	}

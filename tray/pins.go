@@ -11,7 +11,7 @@ import (
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/internal/serve"
-	"github.com/m1nd/m1nd/runnerd"
+	"github.com/m1nd/m1nd/runners"
 )
 
 // The gate that proves work is the human's: once the brain has a passkey,
@@ -24,7 +24,7 @@ type runnerPinsReply struct {
 	// build runners, whose gates it signs with the approved key.
 	Required        bool                `json:"required"`
 	ApprovedVersion int64               `json:"approved_version"`
-	Runners         []runnerd.PinStatus `json:"runners"`
+	Runners         []runners.PinStatus `json:"runners"`
 	Problem         string              `json:"problem,omitempty"` // runners.toml does not load
 	// Containment says how the running runnerd contains the agents and
 	// gates it spawns ("" while none runs); Contained whether it does.
@@ -33,11 +33,11 @@ type runnerPinsReply struct {
 }
 
 // runnersFile reads runners.toml now (an empty configuration with none).
-func (s *Server) runnersFile() (*runnerd.Config, error) {
+func (s *Server) runnersFile() (*runners.Config, error) {
 	if s.Pins.File == "" {
-		return &runnerd.Config{}, nil
+		return &runners.Config{}, nil
 	}
-	return runnerd.LoadConfig(s.Pins.File)
+	return runners.LoadConfig(s.Pins.File)
 }
 
 // getRunnerPins is GET /api/runner_pins.
@@ -47,20 +47,20 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 		serve.WriteErr(w, err)
 		return
 	}
-	reply := runnerPinsReply{Required: true, Runners: []runnerd.PinStatus{}}
+	reply := runnerPinsReply{Required: true, Runners: []runners.PinStatus{}}
 	if approved != nil {
 		reply.ApprovedVersion = approved.Version
 	}
 	cfg, err := s.runnersFile()
 	if err != nil {
 		reply.Problem = gates.OneLine(err.Error())
-		cfg = &runnerd.Config{}
+		cfg = &runners.Config{}
 	}
 	key, err := secret.RunnerPublicKey(s.Repo)
 	if err != nil && reply.Problem == "" {
 		reply.Problem = "runnerd's signing key: " + gates.OneLine(err.Error())
 	}
-	reply.Runners = runnerd.PinStatuses(cfg, approved, key)
+	reply.Runners = runners.PinStatuses(cfg, approved, key)
 	if rec, live := runs.ReadRunnerd(s.Repo.RuntimeDir()); live {
 		reply.Containment, reply.Contained = rec.Containment, rec.Contained
 	}
@@ -82,7 +82,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runnerd's signing key: %w", err)
 	}
-	approvals, binds := runnerd.Approvals(cfg, key)
+	approvals, binds := runners.Approvals(cfg, key)
 	if len(approvals) == 0 {
 		return nil, gates.Refusef(gates.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
 	}
@@ -106,18 +106,18 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 // keeperReply is GET /api/keeper: what runnerd's keeper holds for each
 // pinned agent, from its journal, with what an operator must fix.
 type keeperReply struct {
-	Keeper []runnerd.KeeperAgent `json:"keeper"`
+	Keeper []runners.KeeperAgent `json:"keeper"`
 }
 
 // getKeeper is GET /api/keeper.
 func (s *Server) getKeeper(w http.ResponseWriter, r *http.Request) {
-	agents, err := runnerd.KeeperAgents(s.Repo.RuntimeDir(), s.now())
+	agents, err := runners.KeeperAgents(s.Repo.RuntimeDir(), s.now())
 	if err != nil {
 		serve.WriteErr(w, err)
 		return
 	}
 	if agents == nil {
-		agents = []runnerd.KeeperAgent{}
+		agents = []runners.KeeperAgent{}
 	}
 	serve.WriteJSON(w, http.StatusOK, keeperReply{Keeper: agents})
 }

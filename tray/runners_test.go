@@ -145,7 +145,7 @@ func TestPinsReloadWhenTheFileChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A stand-in for runnerd.LoadConfig: one "id capability" a line.
+	// A stand-in for runners.LoadConfig: one "id capability" a line.
 	load := func(path string) (map[string]string, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	mcli "github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/runners"
 
 	"github.com/urfave/cli/v2"
 
@@ -98,9 +99,9 @@ func runRunnerd(ctx context.Context, opts *runnerdOptions) error {
 	}
 	path := opts.Config
 	if path == "" {
-		path = filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
+		path = filepath.Join(repo.RuntimeDir(), runners.ConfigFile)
 	}
-	cfg, err := runnerd.LoadConfig(path)
+	cfg, err := runners.LoadConfig(path)
 	if err != nil {
 		return mcli.Usagef("%v", err)
 	}
@@ -147,7 +148,7 @@ func orNoneText(s string) string {
 // this owner, which says so. The owner reads runners.toml again when it
 // changes (owner.Pins.File).
 func loadPins(streams *mcli.IOStreams, repo *gitstore.Repo) owner.Pins {
-	file := filepath.Join(repo.RuntimeDir(), runnerd.ConfigFile)
+	file := filepath.Join(repo.RuntimeDir(), runners.ConfigFile)
 	pins := owner.Pins{Capabilities: map[string]string{}, File: file, Load: pinnedIn}
 	caps, err := pinnedIn(file)
 	if err != nil {
@@ -167,7 +168,7 @@ func loadPins(streams *mcli.IOStreams, repo *gitstore.Repo) owner.Pins {
 
 // pinnedIn is the runner id → capability pinned in the runners file.
 func pinnedIn(file string) (map[string]string, error) {
-	cfg, err := runnerd.LoadConfig(file)
+	cfg, err := runners.LoadConfig(file)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	mcli "github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/runners"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,7 +17,6 @@ import (
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/runnerd"
 )
 
 func runnersCommand(inv *mcli.Invocation) *cli.Command {
@@ -48,7 +48,7 @@ type runnersView struct {
 	ApprovedVersion int64               `json:"approved_version"`
 	Key             string              `json:"key"`
 	Fingerprint     string              `json:"fingerprint"`
-	Runners         []runnerd.PinStatus `json:"runners"`
+	Runners         []runners.PinStatus `json:"runners"`
 }
 
 // newRunnersShowCmd parses runners show; a test's runF sees the options
@@ -67,8 +67,8 @@ func newRunnersShowCmd(inv *mcli.Invocation, runF func(context.Context, *runners
 
 // runnerPins reads runners.toml, the approved pins and this machine's
 // runnerd key.
-func runnerPins(b *ops.Brain) (*runnerd.Config, *brain.PinSet, string, error) {
-	cfg, err := runnerd.LoadConfig(filepath.Join(b.Repo.RuntimeDir(), runnerd.ConfigFile))
+func runnerPins(b *ops.Brain) (*runners.Config, *brain.PinSet, string, error) {
+	cfg, err := runners.LoadConfig(filepath.Join(b.Repo.RuntimeDir(), runners.ConfigFile))
 	if err != nil {
 		return nil, nil, "", mcli.Usagef("%v", err)
 	}
@@ -92,7 +92,7 @@ func runRunnersShow(ctx context.Context, opts *runnersOptions) error {
 	if err != nil {
 		return err
 	}
-	v := runnersView{Key: key, Fingerprint: gates.RunnerKeyFingerprint(key), Runners: runnerd.PinStatuses(cfg, approved, key)}
+	v := runnersView{Key: key, Fingerprint: gates.RunnerKeyFingerprint(key), Runners: runners.PinStatuses(cfg, approved, key)}
 	if approved != nil {
 		v.ApprovedVersion = approved.Version
 	}
@@ -152,7 +152,7 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 	if err != nil {
 		return err
 	}
-	approvals, binds := runnerd.Approvals(cfg, key)
+	approvals, binds := runners.Approvals(cfg, key)
 	if len(approvals) == 0 {
 		return gates.Refusef(gates.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
 	}

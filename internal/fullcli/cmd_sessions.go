@@ -8,6 +8,7 @@ import (
 	"time"
 
 	mcli "github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/runners"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,7 +17,6 @@ import (
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
-	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -74,7 +74,7 @@ type sessionsReply struct {
 	Sessions []session.View `json:"sessions"`
 	// Keeper is what runnerd's keeper holds for each pinned agent, read
 	// from its journal.
-	Keeper []runnerd.KeeperAgent `json:"keeper,omitempty"`
+	Keeper []runners.KeeperAgent `json:"keeper,omitempty"`
 	// KeeperProblem is why the keeper's pins could not be read.
 	KeeperProblem string `json:"keeper_problem,omitempty"`
 	// Runnerd is how the running runnerd contains what it spawns; absent
@@ -125,7 +125,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 	}
 	// A runners.toml runnerd would refuse is no reason to hide the
 	// sessions: the list says what is wrong with it instead.
-	keeper, err := runnerd.KeeperAgents(repo.RuntimeDir(), now)
+	keeper, err := runners.KeeperAgents(repo.RuntimeDir(), now)
 	reply := sessionsReply{Sessions: views, Keeper: keeper, Undeliverable: undeliverable(opts.Flows)}
 	if err != nil {
 		reply.KeeperProblem = gates.OneLine(err.Error())
@@ -170,7 +170,7 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 
 // printKeeper prints what the keeper holds for each pinned agent, and
 // what it does next.
-func printKeeper(w io.Writer, keeper []runnerd.KeeperAgent, problem string) {
+func printKeeper(w io.Writer, keeper []runners.KeeperAgent, problem string) {
 	if problem != "" {
 		fmt.Fprintf(w, "\nkeeper: %s\n", problem)
 	}

@@ -1,4 +1,4 @@
-package runnerd
+package runners
 
 import (
 	"os"
@@ -46,7 +46,7 @@ func TestKeeperAgents(t *testing.T) {
 	}
 }
 
-// KeeperAgents reads the pins from the runtime folder's runners.toml and
+// KeeperAgents reads the pins from the runtime folder's toml and
 // the journal beside it; an agent without a pin is not listed.
 func TestKeeperAgentsReadsTheRuntimeFolder(t *testing.T) {
 	g := gittest.Init(t, "shop")

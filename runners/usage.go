@@ -1,4 +1,4 @@
-package runnerd
+package runners
 
 import (
 	"fmt"
@@ -21,8 +21,8 @@ type Usage struct {
 	CostUSD    *float64 `json:"cost_usd,omitempty"`
 }
 
-// add counts u into s, as one more turn.
-func (s *Usage) add(u *Usage) {
+// Add counts u into s, as one more turn.
+func (s *Usage) Add(u *Usage) {
 	if u == nil {
 		return
 	}
@@ -54,9 +54,9 @@ func (s Usage) String() string {
 	return b.String()
 }
 
-// account is the line a turn m1nd writes into a kept session ends with:
+// Account is the line a turn m1nd writes into a kept session ends with:
 // what the session has spent so far.
-func (s Usage) account() string {
+func (s Usage) Account() string {
 	return "m1nd: this session so far, as your client reports it: " + s.String() + "."
 }
 

@@ -1,4 +1,4 @@
-package runnerd
+package runners
 
 import (
 	"crypto/sha256"
@@ -23,13 +23,13 @@ const ConfigFile = "runners.toml"
 
 // The capabilities a runner may be pinned to.
 const (
-	capBuild  = "build-runner"
-	capNaming = "naming-runner"
-	capHand   = "hand-runner"
+	CapBuild  = "build-runner"
+	CapNaming = "naming-runner"
+	CapHand   = "hand-runner"
 )
 
-// packetPlaceholder is replaced in a runner's command by the packet's path.
-const packetPlaceholder = "{packet_file}"
+// PacketPlaceholder is replaced in a runner's command by the packet's path.
+const PacketPlaceholder = "{packet_file}"
 
 // maxConfig bounds runners.toml: a pin file, not a data file.
 const maxConfig = 1 << 20
@@ -144,7 +144,7 @@ func LoadConfig(path string) (*Config, error) {
 	keeping := map[string]bool{}
 	for i, k := range c.Keepers {
 		fail := entryFail(path, "[[keeper]]", i, "agent", k.Agent)
-		if err := checkKeeper(k, fail); err != nil {
+		if err := k.Check(fail); err != nil {
 			return nil, err
 		}
 		if keeping[k.Agent] {
@@ -198,7 +198,7 @@ func checkRunner(r *Runner, fail func(field, format string, args ...any) error) 
 		return fail("id", "want "+gates.IDRule)
 	}
 	switch r.Capability {
-	case capBuild, capNaming, capHand:
+	case CapBuild, CapNaming, CapHand:
 	case "loop-runner", "review-runner":
 		return fail("capability", "%s is not a runnerd capability yet (build-runner, naming-runner or hand-runner)", r.Capability)
 	default:
@@ -214,15 +214,15 @@ func checkRunner(r *Runner, fail func(field, format string, args ...any) error) 
 			}
 		}
 	}
-	if r.Capability != capBuild {
+	if r.Capability != CapBuild {
 		return nil
 	}
 	hasPacket := false
 	for _, a := range r.Command {
-		hasPacket = hasPacket || strings.Contains(a, packetPlaceholder)
+		hasPacket = hasPacket || strings.Contains(a, PacketPlaceholder)
 	}
 	if !hasPacket {
-		return fail("command", "a build runner's command must contain %s, where the packet's path goes", packetPlaceholder)
+		return fail("command", "a build runner's command must contain %s, where the packet's path goes", PacketPlaceholder)
 	}
 	if strings.TrimSpace(r.GateCommand) == "" {
 		return fail("gate_command", "a build runner needs the gate that proves its work, e.g. gate_command = \"go test ./...\"")
@@ -284,4 +284,4 @@ func (r *Runner) Approval(key string) brain.ApprovedRunner {
 
 // ProvesWork reports whether the runner's gate puts missions in
 // merge_wait: its pin is the human's to approve.
-func (r *Runner) ProvesWork() bool { return r.Capability == capBuild }
+func (r *Runner) ProvesWork() bool { return r.Capability == CapBuild }

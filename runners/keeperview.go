@@ -1,4 +1,4 @@
-package runnerd
+package runners
 
 import (
 	"encoding/json"
@@ -92,7 +92,7 @@ func (a *KeeperAgent) replay(lines []Wake) (started, lastEnd time.Time) {
 				if a.Spent == nil {
 					a.Spent = &Usage{}
 				}
-				a.Spent.add(w.Usage)
+				a.Spent.Add(w.Usage)
 			}
 		case "exited", "failed", "ended":
 			a.State, a.SessionID, a.Since = "none", "", &at
@@ -133,7 +133,7 @@ func keeperNext(pin *KeeperPin, a *KeeperAgent, started, lastEnd, now time.Time)
 	case a.State == "flushing":
 		return "waits for the turn it asked to flush to end, then ends the session (timeout_secs at " + started.Add(limit).UTC().Format(time.TimeOnly) + ")"
 	case a.State == "idle":
-		rotate := rotation(pin, started)
+		rotate := pin.Rotation(started)
 		next := "writes the next letter in as a turn"
 		if pin.TempoSecs > 0 {
 			next += fmt.Sprintf("; a tempo turn at %s", lastEnd.Add(time.Duration(pin.TempoSecs)*time.Second).UTC().Format(time.TimeOnly))

@@ -1,4 +1,4 @@
-package runnerd
+package runners
 
 import (
 	"os"
@@ -43,7 +43,7 @@ func TestLoadConfig(t *testing.T) {
 		{"duplicate id", goodRunner + goodRunner, `[[runner]] #2 (id "build-1"), field id: the id "build-1" is pinned twice`},
 		{"unknown key", goodRunner + "colour = \"red\"\n", "[[runner]], field colour: unknown key"},
 		{"negative timeout", goodRunner + "timeout_secs = -1\n", "field timeout_secs"},
-		{"not toml", "[[runner]\n", "runners.toml: "},
+		{"not toml", "[[runner]\n", "toml: "},
 		{"a keeper", goodRunner + goodKeeper, ""},
 		{"a keeper without the wake", strings.Replace(goodKeeper, `start = ["claude", "-p", "{wake}"]`, `start = ["claude", "-p"]`, 1), `[[keeper]] #1 (agent "bob"), field start: must pass {wake}`},
 		{"a keeper's unknown key", goodKeeper + "beat = 5\n", "[[keeper]], field beat: unknown key"},
