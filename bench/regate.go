@@ -15,7 +15,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/pty"
+	"github.com/m1nd/m1nd/testkit/pty"
 )
 
 // regateGate is the gate of the regate row: a fifth of a second of work,

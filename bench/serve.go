@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/owner"
+	"github.com/m1nd/m1nd/internal/trayclient"
 )
 
 // benchServe starts the real `m1nd serve` on loopback over a brain of n
@@ -100,26 +100,26 @@ func startDaemon(bin, dir string, args ...string) (stop func(), exited <-chan er
 
 // startOwner starts `m1nd serve` on loopback in dir and returns its
 // record (address and pid: its serve.json) once it answers.
-func startOwner(bin, dir string) (rec owner.Record, stop func(), err error) {
+func startOwner(bin, dir string) (rec trayclient.Record, stop func(), err error) {
 	stop, exited, err := startDaemon(bin, dir, "serve", "--addr", "127.0.0.1:0")
 	if err != nil {
-		return owner.Record{}, nil, err
+		return trayclient.Record{}, nil, err
 	}
 	runtime := filepath.Join(dir, ".git", "m1nd")
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if rec, ok := owner.ReadRecord(runtime); ok && rec.Addr != "" {
+		if rec, ok := trayclient.ReadRecord(runtime); ok && rec.Addr != "" {
 			if _, err := http.Get("http://" + rec.Addr + "/api/policy"); err == nil {
 				return rec, stop, nil
 			}
 		}
 		select {
 		case err := <-exited:
-			return owner.Record{}, nil, fmt.Errorf("m1nd serve exited: %v", err)
+			return trayclient.Record{}, nil, fmt.Errorf("m1nd serve exited: %v", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return owner.Record{}, nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", owner.RecordFile)
+			return trayclient.Record{}, nil, fmt.Errorf("m1nd serve wrote no %s in 10 s", trayclient.RecordFile)
 		}
 	}
 }

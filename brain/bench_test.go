@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // benchStore is a scanned store of n blocks.
@@ -39,7 +39,7 @@ func BenchmarkImportReceipt(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.ImportReceipt(context.Background(), importReq(int64(i+1), "sb_bench_part007", string(receipt), gates.OriginHumanTTY)); err != nil {
+		if _, err := s.ImportReceipt(context.Background(), importReq(int64(i+1), "sb_bench_part007", string(receipt), rules.OriginHumanTTY)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func BenchmarkSnapshot(b *testing.B) {
 // BenchmarkCheckLetterBlock: what the block guard adds to a mission post.
 func BenchmarkCheckLetterBlock(b *testing.B) {
 	s := benchStore(b, 50)
-	candidate := &gates.Receipt{BlockID: "sb_bench_part042", Scope: gates.Scope{BoundaryVersion: 1, ContractVersion: 1}}
+	candidate := &rules.Receipt{BlockID: "sb_bench_part042", Scope: rules.Scope{BoundaryVersion: 1, ContractVersion: 1}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Colour is what the evidence says about a block.
@@ -36,10 +36,10 @@ type Paint struct {
 // the block's boundary and contract, not expired, not failing) →
 // evidence-backed; else needs-evidence.
 func (b *Block) Colour(now time.Time) Paint {
-	newest := map[string]*gates.Receipt{}
+	newest := map[string]*rules.Receipt{}
 	var order []string
 	for _, stored := range b.Receipts {
-		var r gates.Receipt
+		var r rules.Receipt
 		if json.Unmarshal(stored.Receipt, &r) != nil {
 			continue
 		}
@@ -76,18 +76,18 @@ func (b *Block) Colour(now time.Time) Paint {
 	return Paint{EvidenceBacked, fmt.Sprintf("%s proved at boundary v%d", strings.Join(b.ReceiptContract.Required, ", "), b.BoundaryVersion)}
 }
 
-func failing(r *gates.Receipt) bool {
+func failing(r *rules.Receipt) bool {
 	return r.Evidence.ExitStatus != nil && *r.Evidence.ExitStatus != 0
 }
 
-// expired reads validity.expires_on as gates.ExpiresAt does (the import
+// expired reads validity.expires_on as rules.ExpiresAt does (the import
 // refuses any other spelling). A value that still does not parse, in a
 // store written by other means, makes the receipt count as expired:
 // evidence that cannot say when it ends is not fresh.
-func expired(r *gates.Receipt, now time.Time) bool {
+func expired(r *rules.Receipt, now time.Time) bool {
 	if r.Validity == nil || r.Validity.ExpiresOn == "" {
 		return false
 	}
-	at, err := gates.ExpiresAt(r.Validity.ExpiresOn)
+	at, err := rules.ExpiresAt(r.Validity.ExpiresOn)
 	return err != nil || !now.Before(at)
 }

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The candidate_edit ops.
@@ -90,11 +90,11 @@ type SplitBy struct {
 // ops[i]); rejectBatch refuses it as a whole: the file, or the result of
 // all its ops. Nothing is applied either way.
 func rejectAt(i int, format string, args ...any) error {
-	return gates.Refusef(gates.CandidateEditRejected, fmt.Sprintf("ops[%d]", i), "candidate_edit rejected at op %d: %s; nothing was applied", i, fmt.Sprintf(format, args...))
+	return rules.Refusef(rules.CandidateEditRejected, fmt.Sprintf("ops[%d]", i), "candidate_edit rejected at op %d: %s; nothing was applied", i, fmt.Sprintf(format, args...))
 }
 
 func rejectBatch(format string, args ...any) error {
-	return gates.Refusef(gates.CandidateEditRejected, "ops", "candidate_edit rejected: %s; nothing was applied", fmt.Sprintf(format, args...))
+	return rules.Refusef(rules.CandidateEditRejected, "ops", "candidate_edit rejected: %s; nothing was applied", fmt.Sprintf(format, args...))
 }
 
 // DecodeOps parses an ops file: a JSON array of objects, each tagged by
@@ -135,7 +135,7 @@ func decodeOp(r json.RawMessage) (Op, error) {
 	}
 	spec, ok := specOf(kind)
 	if !ok {
-		return Op{}, fmt.Errorf("unknown op %q (want rename, merge, split, move_member, resolve_seam or assign_unmapped)", gates.Echo(kind))
+		return Op{}, fmt.Errorf("unknown op %q (want rename, merge, split, move_member, resolve_seam or assign_unmapped)", rules.Echo(kind))
 	}
 	allowed := map[string]bool{"op": true}
 	for _, f := range append(append([]string(nil), spec.required...), spec.optional...) {
@@ -143,7 +143,7 @@ func decodeOp(r json.RawMessage) (Op, error) {
 	}
 	for f := range fields {
 		if !allowed[f] {
-			return Op{}, fmt.Errorf("%s takes no field %q", kind, gates.Echo(f))
+			return Op{}, fmt.Errorf("%s takes no field %q", kind, rules.Echo(f))
 		}
 	}
 	for _, f := range spec.required {
@@ -199,7 +199,7 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 		op: StoreOpEdit, seat: req.Seat, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, now: req.at(),
 		apply: func(next *Snapshot) (string, error) {
 			if next.Skeleton.State == StateRatified {
-				return "", gates.Refusef(gates.SkeletonNotCandidate, "", "skeleton %s is ratified; candidate_edit changes a candidate skeleton only", next.Skeleton.SkeletonID)
+				return "", rules.Refusef(rules.SkeletonNotCandidate, "", "skeleton %s is ratified; candidate_edit changes a candidate skeleton only", next.Skeleton.SkeletonID)
 			}
 			ops, err := DecodeOps(req.Ops)
 			if err != nil {
@@ -216,7 +216,7 @@ func (s *Store) Edit(ctx context.Context, req EditRequest) (*EditResult, error) 
 			res.Applied = len(ops)
 			res.Blocks, res.Removed = e.changed(), e.removed
 			next.Skeleton.Version++
-			return fmt.Sprintf("candidate_edit %s (%s)", gates.Count(len(ops), "op"), req.Seat), nil
+			return fmt.Sprintf("candidate_edit %s (%s)", rules.Count(len(ops), "op"), req.Seat), nil
 		},
 	})
 	if err != nil {
@@ -274,7 +274,7 @@ func (e *editor) apply(op Op) error {
 func (e *editor) block(id string) (*Block, error) {
 	b := e.snap.Block(id)
 	if b == nil {
-		return nil, fmt.Errorf("no block %s", gates.Echo(id))
+		return nil, fmt.Errorf("no block %s", rules.Echo(id))
 	}
 	if b.State == StateRatified {
 		return nil, fmt.Errorf("block %s is ratified", id)
@@ -290,12 +290,12 @@ func (e *editor) rename(op Op) error {
 	if e.seat == SeatRunner {
 		// o5: a runner's text is LLM output and must read as plain prose.
 		if op.Name != nil {
-			if err := gates.SanitizeName(*op.Name); err != nil {
+			if err := rules.SanitizeName(*op.Name); err != nil {
 				return err
 			}
 		}
 		if op.Purpose != nil {
-			if err := gates.SanitizePurpose(*op.Purpose); err != nil {
+			if err := rules.SanitizePurpose(*op.Purpose); err != nil {
 				return err
 			}
 		}
@@ -431,7 +431,7 @@ func checkSplitGroups(groups [][]string) error {
 		}
 		for _, p := range globs {
 			if problem := memberPatternProblem(p); problem != "" {
-				return fmt.Errorf("split path %q: %s", gates.Echo(p), problem)
+				return fmt.Errorf("split path %q: %s", rules.Echo(p), problem)
 			}
 		}
 	}
@@ -451,12 +451,12 @@ func (e *editor) checkSplitCover(parent *Block, groups [][]string) error {
 				continue
 			}
 			if in >= 0 {
-				return fmt.Errorf("the split groups are not disjoint: %s is in groups %d and %d", gates.Echo(f), in+1, g+1)
+				return fmt.Errorf("the split groups are not disjoint: %s is in groups %d and %d", rules.Echo(f), in+1, g+1)
 			}
 			in = g
 		}
 		if in < 0 {
-			return fmt.Errorf("the split groups do not cover every member: %s is in none", gates.Echo(f))
+			return fmt.Errorf("the split groups do not cover every member: %s is in none", rules.Echo(f))
 		}
 		hits[in]++
 	}
@@ -474,7 +474,7 @@ func (e *editor) checkSplitCover(parent *Block, groups [][]string) error {
 func (e *editor) splitChild(parent *Block, g int, globs []string) (*Block, error) {
 	id := fmt.Sprintf("%s_split%d", parent.BlockID, g+1)
 	if !ValidBlockID(id) || e.snap.Block(id) != nil {
-		return nil, fmt.Errorf("cannot name the new block %s: the id is taken or too long", gates.Echo(id))
+		return nil, fmt.Errorf("cannot name the new block %s: the id is taken or too long", rules.Echo(id))
 	}
 	child := &Block{
 		BlockID: id, Name: fmt.Sprintf("%s part %d", parent.Name, g+1), Purpose: parent.Purpose,
@@ -484,7 +484,7 @@ func (e *editor) splitChild(parent *Block, g int, globs []string) (*Block, error
 		CandidateMeta:   CandidateMeta{NamedBy: NamedByHeuristic, NeedsOwnerNaming: true},
 	}
 	if e.seat == SeatRunner {
-		if err := gates.SanitizeName(child.Name); err != nil {
+		if err := rules.SanitizeName(child.Name); err != nil {
 			return nil, fmt.Errorf("the new block %s would carry %s's name, which is not plain prose (%v): rename %s first", id, parent.BlockID, err, parent.BlockID)
 		}
 	}
@@ -526,7 +526,7 @@ func (e *editor) moveMember(op Op) error {
 		return errors.New("from and to are the same block")
 	}
 	if problem := memberPatternProblem(op.Path); problem != "" {
-		return fmt.Errorf("path %q: %s", gates.Echo(op.Path), problem)
+		return fmt.Errorf("path %q: %s", rules.Echo(op.Path), problem)
 	}
 	if i := from.entry(op.Path); i >= 0 && from.Membership[i].Role != RoleExcluded {
 		m := from.Membership[i]
@@ -538,7 +538,7 @@ func (e *editor) moveMember(op Op) error {
 		from.Membership = appendMember(removeEntry(from.Membership, op.Path), Member{Path: op.Path, Role: RoleExcluded})
 		to.Membership = appendMember(removeEntry(to.Membership, op.Path), Member{Path: op.Path, Role: RolePrimary})
 	} else {
-		return fmt.Errorf("%s is not a member of %s", gates.Echo(op.Path), from.BlockID)
+		return fmt.Errorf("%s is not a member of %s", rules.Echo(op.Path), from.BlockID)
 	}
 	e.touched[from.BlockID], e.touched[to.BlockID] = true, true
 	return nil
@@ -547,7 +547,7 @@ func (e *editor) moveMember(op Op) error {
 func (e *editor) resolveSeam(op Op) error {
 	owners := ownership(e.snap.Blocks, e.files).Owners[op.Path]
 	if len(owners) < 2 {
-		return fmt.Errorf("%s is not a seam: it belongs to %s", gates.Echo(op.Path), gates.Count(len(owners), "block"))
+		return fmt.Errorf("%s is not a seam: it belongs to %s", rules.Echo(op.Path), rules.Count(len(owners), "block"))
 	}
 	blocks := make([]*Block, len(owners))
 	for i, id := range owners {
@@ -564,7 +564,7 @@ func (e *editor) resolveSeam(op Op) error {
 		}
 	case isPrimary:
 		if !contains(owners, primary) {
-			return fmt.Errorf("primary %s is not one of the blocks holding %s", gates.Echo(primary), gates.Echo(op.Path))
+			return fmt.Errorf("primary %s is not one of the blocks holding %s", rules.Echo(primary), rules.Echo(op.Path))
 		}
 		for _, b := range blocks {
 			role := RoleExcluded
@@ -588,7 +588,7 @@ func (e *editor) assignUnmapped(op Op) error {
 		return err
 	}
 	if problem := memberPatternProblem(op.Path); problem != "" {
-		return fmt.Errorf("path %q: %s", gates.Echo(op.Path), problem)
+		return fmt.Errorf("path %q: %s", rules.Echo(op.Path), problem)
 	}
 	own := ownership(e.snap.Blocks, e.files)
 	matched := 0
@@ -597,12 +597,12 @@ func (e *editor) assignUnmapped(op Op) error {
 			continue
 		}
 		if owners := own.Owners[f]; len(owners) > 0 {
-			return fmt.Errorf("%s is not unmapped: %s holds it", gates.Echo(f), owners[0])
+			return fmt.Errorf("%s is not unmapped: %s holds it", rules.Echo(f), owners[0])
 		}
 		matched++
 	}
 	if matched == 0 {
-		return fmt.Errorf("no file at HEAD matches %s", gates.Echo(op.Path))
+		return fmt.Errorf("no file at HEAD matches %s", rules.Echo(op.Path))
 	}
 	b.Membership = appendMember(b.Membership, Member{Path: op.Path, Role: RolePrimary})
 	e.touched[b.BlockID] = true
@@ -622,13 +622,13 @@ func (e *editor) finalChecks(contestedBefore map[string]bool) error {
 	for _, b := range e.snap.Blocks {
 		for _, s := range b.Sockets {
 			if e.snap.Block(s.To) == nil {
-				return final("block %s would keep a socket to %s, which does not exist", b.BlockID, gates.Echo(s.To))
+				return final("block %s would keep a socket to %s, which does not exist", b.BlockID, rules.Echo(s.To))
 			}
 		}
 	}
 	for _, f := range ownership(e.snap.Blocks, e.files).Contested {
 		if !contestedBefore[f] {
-			return final("%s would belong to several blocks that do not share it (resolve_seam decides)", gates.Echo(f))
+			return final("%s would belong to several blocks that do not share it (resolve_seam decides)", rules.Echo(f))
 		}
 	}
 	// A changed membership is a new boundary, with this HEAD its baseline.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 func edit(t *testing.T, s *Store, seat, ops string) (*EditResult, error) {
@@ -107,7 +107,7 @@ func TestEditOps(t *testing.T) {
 			ops := tt.ops
 			if ops == "ratified" {
 				mustEdit(t, s, "owner", `[{"op":"rename","block_id":"sb_shop_github","name":"CI"}]`)
-				if _, err := s.Ratify(context.Background(), RatifyRequest{WriteRequest: write(2), BlockIDs: []string{"sb_shop_github"}, Origin: gates.OriginHumanTTY}); err != nil {
+				if _, err := s.Ratify(context.Background(), RatifyRequest{WriteRequest: write(2), BlockIDs: []string{"sb_shop_github"}, Origin: rules.OriginHumanTTY}); err != nil {
 					t.Fatal(err)
 				}
 				ops = `[{"op":"merge","into":"sb_shop_core","block_ids":["sb_shop_github"]}]`
@@ -115,7 +115,7 @@ func TestEditOps(t *testing.T) {
 			before := g.Git("rev-parse", StoreRef)
 			res, err := edit(t, s, tt.seat, ops)
 			if tt.reject != "" {
-				r := wantRefusal(t, err, gates.CandidateEditRejected, "*")
+				r := wantRefusal(t, err, rules.CandidateEditRejected, "*")
 				if !strings.Contains(r.Lesson, tt.reject) || !strings.HasPrefix(r.Lesson, "candidate_edit rejected") {
 					t.Fatalf("lesson %q, want %q", r.Lesson, tt.reject)
 				}
@@ -150,7 +150,7 @@ func TestHostileRenameInLastOpLeavesTheStoreUnchanged(t *testing.T) {
 	]`
 	before := g.Git("rev-parse", StoreRef)
 	_, err := edit(t, s, SeatRunner, batch)
-	r := wantRefusal(t, err, gates.CandidateEditRejected, "ops[2]")
+	r := wantRefusal(t, err, rules.CandidateEditRejected, "ops[2]")
 	if r.Lesson != "candidate_edit rejected at op 2: name: path separator; nothing was applied" {
 		t.Fatalf("lesson %q", r.Lesson)
 	}
@@ -182,7 +182,7 @@ func TestSeamsAndUnmappedPaths(t *testing.T) {
 	mustEdit(t, s, SeatOwner, `[{"op":"assign_unmapped","path":"NOTES.md","block_id":"sb_shop_root"}]`)
 	// A path some block holds is not unmapped.
 	_, err = edit(t, s, SeatOwner, `[{"op":"assign_unmapped","path":"core/ledger.go","block_id":"sb_shop_cmd"}]`)
-	wantRefusal(t, err, gates.CandidateEditRejected, "ops[0]")
+	wantRefusal(t, err, rules.CandidateEditRejected, "ops[0]")
 	// A seam that predates the batch (here written directly) is the
 	// owner's to resolve.
 	sn := snap(t, s)
@@ -207,7 +207,7 @@ func TestSeamsAndUnmappedPaths(t *testing.T) {
 		t.Fatalf("after primary: owners %v", lay.Owners["core/ledger.go"])
 	}
 	_, err = edit(t, s, SeatOwner, `[{"op":"resolve_seam","path":"core/ledger.go","resolution":"primary:sb_shop_cmd"}]`)
-	wantRefusal(t, err, gates.CandidateEditRejected, "ops[0]")
+	wantRefusal(t, err, rules.CandidateEditRejected, "ops[0]")
 }
 
 func TestMergeRewritesSocketsAndDanglingSocketsAreRefused(t *testing.T) {
@@ -243,7 +243,7 @@ func TestRejectionsDoNotEchoHostileFields(t *testing.T) {
 		`[{"op":"merge","into":"sb_shop_core","block_ids":["javascript:alert(1)"]}]`,
 	} {
 		_, err := edit(t, s, SeatRunner, ops)
-		r := wantRefusal(t, err, gates.CandidateEditRejected, "*")
+		r := wantRefusal(t, err, rules.CandidateEditRejected, "*")
 		for _, bad := range []string{"http", "<", "\u202e", "javascript", "script"} {
 			if strings.Contains(r.Lesson, bad) {
 				t.Errorf("lesson %q echoes %q", r.Lesson, bad)

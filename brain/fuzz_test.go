@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // FuzzDecodeOps: the ops decoder never panics, refuses only with
@@ -25,8 +25,8 @@ func FuzzDecodeOps(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ops, err := DecodeOps(data)
 		if err != nil {
-			r, ok := gates.AsRefusal(err)
-			if !ok || r.Code != gates.CandidateEditRejected || !strings.HasPrefix(r.Lesson, "candidate_edit rejected") {
+			r, ok := rules.AsRefusal(err)
+			if !ok || r.Code != rules.CandidateEditRejected || !strings.HasPrefix(r.Lesson, "candidate_edit rejected") {
 				t.Fatalf("refusal %v", err)
 			}
 			return
@@ -73,7 +73,7 @@ func FuzzDecodeKeySet(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		k, err := DecodeKeySet([]byte(body))
 		if err != nil {
-			if _, ok := gates.AsRefusal(err); !ok {
+			if _, ok := rules.AsRefusal(err); !ok {
 				t.Fatalf("%q: not a refusal: %v", body, err)
 			}
 			return
@@ -105,7 +105,7 @@ func FuzzDecodePinSet(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		p, err := DecodePinSet([]byte(body))
 		if err != nil {
-			if _, ok := gates.AsRefusal(err); !ok {
+			if _, ok := rules.AsRefusal(err); !ok {
 				t.Fatalf("%q: not a refusal: %v", body, err)
 			}
 			return
@@ -134,7 +134,7 @@ func FuzzLandingCheck(f *testing.F) {
 		l := &Landing{MissionID: mission, LetterID: letter, Target: target, BranchHead: branch, TargetHead: head, Tree: tree}
 		err := l.Check()
 		if err != nil {
-			if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.LandedLaw {
+			if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.LandedLaw {
 				t.Fatalf("%+v: %v", l, err)
 			}
 			return

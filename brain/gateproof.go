@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A runner's merge_wait stands on its signature (DESIGN §10): PinsAt is
@@ -107,28 +107,28 @@ func (p *PinsAt) CheckGateProof(doc *chain.Doc, l *chain.Letter) error {
 		if ok, err := p.reach.anchored(p.Objects, head.beforeKeys(), doc); err != nil || ok {
 			return err
 		}
-		return gates.Refusef(gates.UnprovenGate, "gate", "this merge_wait names runner %s but carries no signature of it: only runnerd posts a runner's merge_wait, signed with its key; an agent's own merge_wait names no runner (no runner_id, no runnerd emitter, not written as runnerd:…) and is shown as a claim", gates.Echo(runner))
+		return rules.Refusef(rules.UnprovenGate, "gate", "this merge_wait names runner %s but carries no signature of it: only runnerd posts a runner's merge_wait, signed with its key; an agent's own merge_wait names no runner (no runner_id, no runnerd emitter, not written as runnerd:…) and is shown as a claim", rules.Echo(runner))
 	}
 	set := versions[att.Pins]
 	if set == nil {
-		return gates.Refusef(gates.UnprovenGate, "gate", "runner %s signed under runner pins v%d, which this brain does not hold (sync, then look again)", gates.Echo(runner), att.Pins)
+		return rules.Refusef(rules.UnprovenGate, "gate", "runner %s signed under runner pins v%d, which this brain does not hold (sync, then look again)", rules.Echo(runner), att.Pins)
 	}
 	approved := set.Runner(runner)
 	switch {
 	case approved == nil:
-		return gates.Refusef(gates.UnprovenGate, "gate", "runner pins v%d approve no runner %s: its signature proves nothing", att.Pins, gates.Echo(runner))
+		return rules.Refusef(rules.UnprovenGate, "gate", "runner pins v%d approve no runner %s: its signature proves nothing", att.Pins, rules.Echo(runner))
 	case approved.Key != att.Key:
-		return gates.Refusef(gates.UnprovenGate, "gate", "the key that signed (%s) is not the one runner pins v%d approved for runner %s: an unapproved key proves nothing", gates.RunnerKeyFingerprint(att.Key), att.Pins, gates.Echo(runner))
+		return rules.Refusef(rules.UnprovenGate, "gate", "the key that signed (%s) is not the one runner pins v%d approved for runner %s: an unapproved key proves nothing", rules.RunnerKeyFingerprint(att.Key), att.Pins, rules.Echo(runner))
 	case l.ReceiptCandidate == nil || approved.Pin != l.ReceiptCandidate.Evidence.PinOf():
-		return gates.Refusef(gates.UnprovenGate, "gate", "the pin this merge_wait names is not the one runner pins v%d approved for runner %s", att.Pins, gates.Echo(runner))
+		return rules.Refusef(rules.UnprovenGate, "gate", "the pin this merge_wait names is not the one runner pins v%d approved for runner %s", att.Pins, rules.Echo(runner))
 	case l.Gate == nil || approved.GateCommand != l.Gate.Command:
-		return gates.Refusef(gates.UnprovenGate, "gate", "the gate command this merge_wait names is not runner %s's approved gate", gates.Echo(runner))
+		return rules.Refusef(rules.UnprovenGate, "gate", "the gate command this merge_wait names is not runner %s's approved gate", rules.Echo(runner))
 	}
 	st, err := chain.GateStatementOf(l, doc.Body, runner, att.Pins)
 	if err != nil {
 		return err
 	}
-	if err := gates.VerifyGate(att, st); err != nil {
+	if err := rules.VerifyGate(att, st); err != nil {
 		return err
 	}
 	if retired := head.RetiredKey(runner, att.Key); retired != nil {
@@ -136,7 +136,7 @@ func (p *PinsAt) CheckGateProof(doc *chain.Doc, l *chain.Letter) error {
 		if err != nil || ok {
 			return err
 		}
-		return gates.Refusef(gates.UnprovenGate, "gate", "runner %s's key %s was retired in runner pins v%d: a retired key proves nothing made after its retirement", gates.Echo(runner), gates.RunnerKeyFingerprint(att.Key), retired.RetiredIn)
+		return rules.Refusef(rules.UnprovenGate, "gate", "runner %s's key %s was retired in runner pins v%d: a retired key proves nothing made after its retirement", rules.Echo(runner), rules.RunnerKeyFingerprint(att.Key), retired.RetiredIn)
 	}
 	return nil
 }
@@ -165,9 +165,9 @@ func (p *PinsAt) CheckLandedGate(mw *chain.Doc, l *chain.Letter, landed *chain.D
 		return err
 	}
 	if runner == "" {
-		return gates.Refusef(gates.UnprovenGate, "phase", "%s", chain.ClaimLesson(agent))
+		return rules.Refusef(rules.UnprovenGate, "phase", "%s", chain.ClaimLesson(agent))
 	}
-	return gates.Refusef(gates.UnprovenGate, "phase", "runner %s's merge_wait carries no signature (it was gated before runners signed): land it with m1nd land or the tray, which first has runnerd run the approved gate on exactly its tree", gates.Echo(runner))
+	return rules.Refusef(rules.UnprovenGate, "phase", "runner %s's merge_wait carries no signature (it was gated before runners signed): land it with m1nd land or the tray, which first has runnerd run the approved gate on exactly its tree", rules.Echo(runner))
 }
 
 // beforeKeys is the set's BeforeKeys, nil for no set.

@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // StoreChange is what a store gesture's proof binds: the commit it builds
@@ -76,16 +76,16 @@ func (k *KeysAt) CheckCommit(doc *chain.Doc, gesture string, change []byte) erro
 	if err != nil {
 		return err
 	}
-	if proof != nil || origin == gates.OriginHumanPasskey {
+	if proof != nil || origin == rules.OriginHumanPasskey {
 		return k.checkProof(keys, doc, gesture, change, origin, proof)
 	}
 	switch {
-	case !gates.IsHumanOrigin(origin):
-		return gates.Refusef(gates.HumanGestureRequired, gates.GestureField(gesture), "%s is a human gesture: confirm it at a terminal, or sign it in the tray with a registered passkey", gesture)
-	case origin == gates.OriginHumanUI && k.Strict:
-		return gates.Refusef(gates.HumanGestureRequired, "origin", "M1nd-Origin: %s was the tray's unsigned claim of before passkeys: no new commit carries it; sign %s in the tray", gates.OriginHumanUI, gesture)
+	case !rules.IsHumanOrigin(origin):
+		return rules.Refusef(rules.HumanGestureRequired, rules.GestureField(gesture), "%s is a human gesture: confirm it at a terminal, or sign it in the tray with a registered passkey", gesture)
+	case origin == rules.OriginHumanUI && k.Strict:
+		return rules.Refusef(rules.HumanGestureRequired, "origin", "M1nd-Origin: %s was the tray's unsigned claim of before passkeys: no new commit carries it; sign %s in the tray", rules.OriginHumanUI, gesture)
 	case k.RequirePasskey:
-		return gates.Refusef(gates.HumanGestureRequired, "origin", "this remote takes human gestures signed by a passkey only (hooks install --bare --require-passkey): a terminal's confirmation of %s does not count here", gesture)
+		return rules.Refusef(rules.HumanGestureRequired, "origin", "this remote takes human gestures signed by a passkey only (hooks install --bare --require-passkey): a terminal's confirmation of %s does not count here", gesture)
 	case keys == nil:
 		return nil
 	}
@@ -94,27 +94,27 @@ func (k *KeysAt) CheckCommit(doc *chain.Doc, gesture string, change []byte) erro
 		return err
 	}
 	if at, lacking := k.lacksAnchor(keys.BeforeFirstKey, doc); lacking {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "the first passkey keeps the terminal's confirmations up to %s at %.12s, a commit this clone does not hold, so it cannot tell whether this %s came before the key: take the history first (m1nd sync), then look again", doc.Ref, at, gesture)
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "the first passkey keeps the terminal's confirmations up to %s at %.12s, a commit this clone does not hold, so it cannot tell whether this %s came before the key: take the history first (m1nd sync), then look again", doc.Ref, at, gesture)
 	}
-	return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain has a registered passkey, so %s is made in the tray and signed by it: a terminal's confirmation made after the first key does not count", gesture)
+	return rules.Refusef(rules.HumanGestureRequired, "proof", "this brain has a registered passkey, so %s is made in the tray and signed by it: a terminal's confirmation made after the first key does not count", gesture)
 }
 
-func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Doc, gesture string, change []byte, origin string, proof *gates.Proof) error {
+func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Doc, gesture string, change []byte, origin string, proof *rules.Proof) error {
 	switch {
-	case origin != gates.OriginHumanPasskey || proof == nil:
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "a passkey's proof rides with M1nd-Origin: %s, and only with it", gates.OriginHumanPasskey)
+	case origin != rules.OriginHumanPasskey || proof == nil:
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "a passkey's proof rides with M1nd-Origin: %s, and only with it", rules.OriginHumanPasskey)
 	case keys == nil:
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "a passkey proof, but this brain has no registered passkey: register one in the tray first")
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "a passkey proof, but this brain has no registered passkey: register one in the tray first")
 	}
-	challenge := gates.GestureChallenge(gesture, change)
+	challenge := rules.GestureChallenge(gesture, change)
 	if key, held := keys.Key(proof.CredentialID); held {
-		return gates.VerifyProof(proof, key, challenge)
+		return rules.VerifyProof(proof, key, challenge)
 	}
 	removed, ok := keys.RemovedKey(proof.CredentialID)
 	if !ok {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this brain has not registered")
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "the proof was made by a passkey this brain has not registered")
 	}
-	if err := gates.VerifyProof(proof, gates.PublicKey{CredentialID: removed.CredentialID, PKIX: removed.PublicKey}, challenge); err != nil {
+	if err := rules.VerifyProof(proof, rules.PublicKey{CredentialID: removed.CredentialID, PKIX: removed.PublicKey}, challenge); err != nil {
 		return err
 	}
 	ok, err := k.anchored(removed.Anchors, doc)
@@ -122,9 +122,9 @@ func (k *KeysAt) checkProof(keys *KeySet, doc *chain.Doc, gesture string, change
 		return err
 	}
 	if at, lacking := k.lacksAnchor(removed.Anchors, doc); lacking {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d, which keeps what it signed up to %s at %.12s; this clone does not hold that commit, so it cannot tell whether this one came before the removal: take the history first (m1nd sync), then look again", gates.Echo(removed.Label), removed.RemovedIn, doc.Ref, at)
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d, which keeps what it signed up to %s at %.12s; this clone does not hold that commit, so it cannot tell whether this one came before the removal: take the history first (m1nd sync), then look again", rules.Echo(removed.Label), removed.RemovedIn, doc.Ref, at)
 	}
-	return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d: a removed key proves nothing made after its removal", gates.Echo(removed.Label), removed.RemovedIn)
+	return rules.Refusef(rules.HumanGestureRequired, "proof", "the proof was made by passkey %s, removed in key set v%d: a removed key proves nothing made after its removal", rules.Echo(removed.Label), removed.RemovedIn)
 }
 
 // lacksAnchor reports whether anchors name doc's ref at a commit this
@@ -154,12 +154,12 @@ func (k *KeysAt) anchored(anchors Anchors, doc *chain.Doc) (bool, error) {
 // would meet: the CLI checks it before it asks, so nobody types a
 // confirmation that cannot count.
 func TerminalGesture(repo *gitstore.Repo, gesture string) error {
-	return (&Store{Repo: repo}).CheckCommit(GestureDoc("", gates.OriginHumanTTY, nil), gesture, nil)
+	return (&Store{Repo: repo}).CheckCommit(GestureDoc("", rules.OriginHumanTTY, nil), gesture, nil)
 }
 
 // GestureDoc is a gesture commit about to be written on ref, as the judge
 // reads it: its origin and proof trailers, no commit yet.
-func GestureDoc(ref, origin string, proof *gates.Proof) *chain.Doc {
+func GestureDoc(ref, origin string, proof *rules.Proof) *chain.Doc {
 	return &chain.Doc{Ref: ref, Meta: &gitstore.Commit{Message: chain.GestureMessage(origin, proof)}}
 }
 
@@ -208,7 +208,7 @@ func (s *Store) Env() (chain.Env, error) {
 
 // commitGesture writes a prepared gesture with its origin and proof,
 // judged by the laws as the brain stands now.
-func (s *Store) commitGesture(ctx context.Context, p *chain.Prepared, origin string, proof *gates.Proof) (gitstore.Hash, error) {
+func (s *Store) commitGesture(ctx context.Context, p *chain.Prepared, origin string, proof *rules.Proof) (gitstore.Hash, error) {
 	env, err := s.Env()
 	if err != nil {
 		return gitstore.ZeroHash, err

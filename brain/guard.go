@@ -3,8 +3,8 @@ package brain
 import (
 	"errors"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // CheckLetterBlock is post step 3 for mission letters (chain.BlockGuard):
@@ -13,7 +13,7 @@ import (
 // receipt candidate must name a block at the boundary and contract it
 // claims. A brain with no store accepts. It reads only store.json and the
 // named block files, never the whole store.
-func (s *Store) CheckLetterBlock(blockID string, candidate *gates.Receipt) error {
+func (s *Store) CheckLetterBlock(blockID string, candidate *rules.Receipt) error {
 	head, ok, err := s.Repo.ReadRef(StoreRef)
 	if err != nil || !ok {
 		return err
@@ -31,14 +31,14 @@ func (s *Store) CheckLetterBlock(blockID string, candidate *gates.Receipt) error
 	}
 	if b == nil || candidate.BlockID != blockID { // else the block just read
 		if b, err = s.lookup(c.Tree, candidate.BlockID, false); err != nil {
-			if r, ok := gates.AsRefusal(err); ok {
+			if r, ok := rules.AsRefusal(err); ok {
 				r.Field = "receipt_candidate.block_id"
 			}
 			return err
 		}
 	}
 	if err := checkScope(b, candidate); err != nil {
-		if r, ok := gates.AsRefusal(err); ok {
+		if r, ok := rules.AsRefusal(err); ok {
 			r.Field = "receipt_candidate." + r.Field
 		}
 		return err
@@ -50,7 +50,7 @@ func (s *Store) CheckLetterBlock(blockID string, candidate *gates.Receipt) error
 // skeleton's own id is accepted too (and nil returned).
 func (s *Store) lookup(tree gitstore.Hash, id string, skeletonOK bool) (*Block, error) {
 	unknown := func() error {
-		return gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s; use an id from `m1nd blocks`, the skeleton id, or mark a probe synthetic", gates.Echo(id))
+		return rules.Refusef(rules.UnknownBlock, "block_id", "this brain has no block %s; use an id from `m1nd blocks`, the skeleton id, or mark a probe synthetic", rules.Echo(id))
 	}
 	if ValidBlockID(id) {
 		body, err := s.Repo.ReadFileInTree(tree, blocksDir+"/"+id+".json")

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 func TestLetterBlockGuard(t *testing.T) {
@@ -16,24 +16,24 @@ func TestLetterBlockGuard(t *testing.T) {
 		t.Fatalf("no store: %v", err)
 	}
 	mustScan(t, s)
-	candidate := func(block string, boundary int64) *gates.Receipt {
-		return &gates.Receipt{BlockID: block, Type: "test", Scope: gates.Scope{BoundaryVersion: boundary, ContractVersion: 1}}
+	candidate := func(block string, boundary int64) *rules.Receipt {
+		return &rules.Receipt{BlockID: block, Type: "test", Scope: rules.Scope{BoundaryVersion: boundary, ContractVersion: 1}}
 	}
 	for _, tt := range []struct {
 		label     string
 		block     string
-		candidate *gates.Receipt
-		code      gates.Code
+		candidate *rules.Receipt
+		code      rules.Code
 		field     string
 	}{
 		{"a block", "sb_shop_core", nil, "", ""},
 		{"the skeleton anchors", "sk_shop_candidate", nil, "", ""},
-		{"another skeleton", "sk_other_candidate", nil, gates.UnknownBlock, "block_id"},
-		{"an unknown block", "sb_shop_nope", nil, gates.UnknownBlock, "block_id"},
-		{"not an id at all", "../../etc/passwd", nil, gates.UnknownBlock, "block_id"},
+		{"another skeleton", "sk_other_candidate", nil, rules.UnknownBlock, "block_id"},
+		{"an unknown block", "sb_shop_nope", nil, rules.UnknownBlock, "block_id"},
+		{"not an id at all", "../../etc/passwd", nil, rules.UnknownBlock, "block_id"},
 		{"a current candidate", "sb_shop_core", candidate("sb_shop_core", 1), "", ""},
-		{"a candidate at another boundary", "sb_shop_core", candidate("sb_shop_core", 2), gates.StaleScope, "receipt_candidate.scope.boundary_version"},
-		{"a candidate for an unknown block", "sb_shop_core", candidate("sb_shop_zzz", 1), gates.UnknownBlock, "receipt_candidate.block_id"},
+		{"a candidate at another boundary", "sb_shop_core", candidate("sb_shop_core", 2), rules.StaleScope, "receipt_candidate.scope.boundary_version"},
+		{"a candidate for an unknown block", "sb_shop_core", candidate("sb_shop_zzz", 1), rules.UnknownBlock, "receipt_candidate.block_id"},
 	} {
 		err := s.CheckLetterBlock(tt.block, tt.candidate)
 		if tt.code == "" {
@@ -42,7 +42,7 @@ func TestLetterBlockGuard(t *testing.T) {
 			}
 			continue
 		}
-		if r, ok := gates.AsRefusal(err); !ok || r.Code != tt.code || r.Field != tt.field {
+		if r, ok := rules.AsRefusal(err); !ok || r.Code != tt.code || r.Field != tt.field {
 			t.Errorf("%s: got %v, want %s on %s", tt.label, err, tt.code, tt.field)
 		}
 	}
@@ -64,7 +64,7 @@ func TestMissionPostUsesTheStoreGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := post("sb_shop_gone", false)
-	if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.UnknownBlock || !strings.Contains(r.Lesson, "sb_shop_gone") {
+	if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.UnknownBlock || !strings.Contains(r.Lesson, "sb_shop_gone") {
 		t.Fatalf("unknown block: %v", err)
 	}
 	if err := post("sb_shop_gone", true); err != nil {

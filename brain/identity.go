@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // DisplayName is the brain's name as letters carry it in brain_ref.
@@ -37,7 +37,7 @@ func DisplayName(repo *gitstore.Repo) (string, error) {
 		return "", fmt.Errorf("the brain's registration: %w", err)
 	} else if ok {
 		if fromConfig && configured != name {
-			return "", gates.Refusef(gates.BrainMismatch, "brain",
+			return "", rules.Refusef(rules.BrainMismatch, "brain",
 				"this brain is registered as %q (refs/m1nd/brain); git config m1nd.brain says %q: set it back (git config m1nd.brain %s) or unset it", name, configured, name)
 		}
 		return name, nil
@@ -47,7 +47,7 @@ func DisplayName(repo *gitstore.Repo) (string, error) {
 		return configured, err
 	}
 	if fromConfig && configured != fixed {
-		return "", gates.Refusef(gates.BrainMismatch, "brain",
+		return "", rules.Refusef(rules.BrainMismatch, "brain",
 			"this brain is %q: its letters carry that name, which is fixed once missions exist; git config m1nd.brain says %q: set it back (git config m1nd.brain %s) or unset it", fixed, configured, fixed)
 	}
 	return fixed, nil
@@ -139,7 +139,7 @@ func registeredName(repo *gitstore.Repo) (string, bool, error) {
 }
 
 func checkName(name string) error {
-	if problem := gates.DisplayNameProblem(name); problem != "" {
+	if problem := rules.DisplayNameProblem(name); problem != "" {
 		return fmt.Errorf("%q cannot name a brain: %s", name, problem)
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 func TestDisplayName(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The brain's passkeys change in three ways, each written here once and
@@ -29,7 +29,7 @@ type KeyChange struct {
 
 // ErrKeyRaced is the refusal of a key change whose set moved while it was
 // being signed: nothing was written.
-var ErrKeyRaced = &gates.Refusal{Code: gates.StaleHead, Lesson: "the brain's passkeys changed while this change was being made: look again and make it again"}
+var ErrKeyRaced = &rules.Refusal{Code: rules.StaleHead, Lesson: "the brain's passkeys changed while this change was being made: look again and make it again"}
 
 // RegisterFirstKey writes the brain's first key set: key alone, and the
 // anchors of what terminals confirmed before it (the gestures that keep
@@ -44,8 +44,8 @@ func RegisterFirstKey(ctx context.Context, repo *gitstore.Repo, key Passkey, now
 	if !head.IsZero() {
 		return nil, ErrKeyRaced
 	}
-	anchors, err := AnchorsNow(ctx, repo, func(origin string, proof *gates.Proof) bool {
-		return proof == nil && gates.IsHumanOrigin(origin)
+	anchors, err := AnchorsNow(ctx, repo, func(origin string, proof *rules.Proof) bool {
+		return proof == nil && rules.IsHumanOrigin(origin)
 	})
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func RegisterFirstKey(ctx context.Context, repo *gitstore.Repo, key Passkey, now
 	}
 	c := chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}
 	_, err = c.Append(ctx, gitstore.ZeroHash, set.Canonical(), chain.Commit{
-		Agent: gates.HumanName, When: now.UTC(), Doc: KeysCommit{Set: set, Verb: KeysRegister, Label: key.Label},
+		Agent: rules.HumanName, When: now.UTC(), Doc: KeysCommit{Set: set, Verb: KeysRegister, Label: key.Label},
 	})
 	if errors.Is(err, chain.ErrLostRace) {
 		return nil, ErrKeyRaced
@@ -79,7 +79,7 @@ func currentKeys(repo *gitstore.Repo) (gitstore.Hash, *KeySet, error) {
 		return gitstore.ZeroHash, nil, err
 	}
 	if before == nil || len(before.Keys) == 0 {
-		return gitstore.ZeroHash, nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code): a key change is signed by a key the brain holds")
+		return gitstore.ZeroHash, nil, rules.Refusef(rules.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code): a key change is signed by a key the brain holds")
 	}
 	return head, before, nil
 }
@@ -94,7 +94,7 @@ func PrepareAddKey(repo *gitstore.Repo, key Passkey, now time.Time) (*KeyChange,
 	_, held := before.Key(key.CredentialID)
 	_, removed := before.RemovedKey(key.CredentialID)
 	if held || removed {
-		return nil, gates.Refusef(gates.InvalidLetter, "credential", "this passkey is registered already, or was removed (a removed key never comes back): add one made by another authenticator")
+		return nil, rules.Refusef(rules.InvalidLetter, "credential", "this passkey is registered already, or was removed (a removed key never comes back): add one made by another authenticator")
 	}
 	next := before.clone()
 	next.Version++
@@ -123,12 +123,12 @@ func PrepareRemoveKey(ctx context.Context, repo *gitstore.Repo, credentialID str
 		next.Keys = append(next.Keys, p)
 	}
 	if gone == nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "remove", "remove names a credential id this brain does not hold")
+		return nil, rules.Refusef(rules.InvalidLetter, "remove", "remove names a credential id this brain does not hold")
 	}
 	if len(next.Keys) == 0 {
 		return nil, ErrLastKey
 	}
-	anchors, err := AnchorsNow(ctx, repo, func(_ string, proof *gates.Proof) bool {
+	anchors, err := AnchorsNow(ctx, repo, func(_ string, proof *rules.Proof) bool {
 		return proof != nil && proof.CredentialID == credentialID
 	})
 	if err != nil {
@@ -156,8 +156,8 @@ func prepareKeys(repo *gitstore.Repo, head gitstore.Hash, before, next *KeySet, 
 		verb = KeysRemove
 	}
 	p := &chain.Prepared{
-		Chain: chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}, Parent: head, Tree: tree, Gesture: gates.GestureKeys, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: KeysCommit{Set: next, Verb: verb, Label: label}},
+		Chain: chain.Chain{Repo: repo, Kind: KeysKind, Ref: KeysRef}, Parent: head, Tree: tree, Gesture: rules.GestureKeys, Change: body,
+		Meta: chain.Commit{Agent: rules.HumanName, When: now.UTC(), Doc: KeysCommit{Set: next, Verb: verb, Label: label}},
 	}
 	return &KeyChange{Before: before, Next: next, Prepared: p, Credential: id, Label: label, Removing: removing}, nil
 }
@@ -165,8 +165,8 @@ func prepareKeys(repo *gitstore.Repo, head gitstore.Hash, before, next *KeySet, 
 // Commit writes the key change with the passkey's proof, once the law that
 // judges every keys commit holds (KeysFollow: a key of the set before,
 // over exactly the set written). A set that moved meanwhile is ErrKeyRaced.
-func (c *KeyChange) Commit(ctx context.Context, proof *gates.Proof) (gitstore.Hash, error) {
-	h, err := c.Prepared.Commit(ctx, gates.OriginHumanPasskey, proof, chain.Env{})
+func (c *KeyChange) Commit(ctx context.Context, proof *rules.Proof) (gitstore.Hash, error) {
+	h, err := c.Prepared.Commit(ctx, rules.OriginHumanPasskey, proof, chain.Env{})
 	if errors.Is(err, chain.ErrLostRace) {
 		return gitstore.ZeroHash, ErrKeyRaced
 	}
@@ -186,7 +186,7 @@ func (k *KeySet) clone() *KeySet {
 // archived head (archived is terminal, so an archive is a head) was made
 // in a way by accepts. What a key change records, so the laws tell what came before it
 // without a clock.
-func AnchorsNow(ctx context.Context, repo *gitstore.Repo, by func(origin string, proof *gates.Proof) bool) (Anchors, error) {
+func AnchorsNow(ctx context.Context, repo *gitstore.Repo, by func(origin string, proof *rules.Proof) bool) (Anchors, error) {
 	anchors := Anchors{}
 	for _, ref := range []string{StoreRef, PinsRef} {
 		h, ok, err := repo.ReadRef(ref)

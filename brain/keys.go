@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // KeysRef is the ref whose commits are the brain's registered passkeys:
@@ -68,13 +68,13 @@ type Anchors map[string]string
 func (k *KeySet) Canonical() []byte { return chain.CanonicalJSON(k) }
 
 // Key returns the registered key of a credential.
-func (k *KeySet) Key(credentialID string) (gates.PublicKey, bool) {
+func (k *KeySet) Key(credentialID string) (rules.PublicKey, bool) {
 	for _, p := range k.Keys {
 		if p.CredentialID == credentialID {
-			return gates.PublicKey{CredentialID: p.CredentialID, PKIX: p.PublicKey}, true
+			return rules.PublicKey{CredentialID: p.CredentialID, PKIX: p.PublicKey}, true
 		}
 	}
-	return gates.PublicKey{}, false
+	return rules.PublicKey{}, false
 }
 
 // RemovedKey returns the record of a credential the set no longer holds.
@@ -140,7 +140,7 @@ func DecodeKeySet(body []byte) (*KeySet, error) {
 		return nil, err
 	}
 	if k.Schema != KeysSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "%s is not %q", KeysFile, KeysSchema)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "%s is not %q", KeysFile, KeysSchema)
 	}
 	seen := map[string]bool{}
 	for _, p := range k.Keys {
@@ -166,7 +166,7 @@ func DecodeKeySet(body []byte) (*KeySet, error) {
 }
 
 func invalidKeys(format string, args ...any) error {
-	return gates.Refusef(gates.InvalidLetter, "keys", format, args...)
+	return rules.Refusef(rules.InvalidLetter, "keys", format, args...)
 }
 
 func checkPasskey(p Passkey, seen map[string]bool) error {
@@ -179,10 +179,10 @@ func checkPasskey(p Passkey, seen map[string]bool) error {
 	if err != nil {
 		return invalidKeys("a key's public_key is base64url PKIX")
 	}
-	if _, err := gates.ParsePublicKey(der); err != nil {
+	if _, err := rules.ParsePublicKey(der); err != nil {
 		return invalidKeys("a key's public_key is not a public key m1nd can verify with")
 	}
-	if _, err := time.Parse(time.RFC3339, p.AddedAt); err != nil || gates.HasUnsafeText(p.Label) || len(p.Label) > 100 {
+	if _, err := time.Parse(time.RFC3339, p.AddedAt); err != nil || rules.HasUnsafeText(p.Label) || len(p.Label) > 100 {
 		return invalidKeys("a key has added_at (RFC 3339) and a short plain label")
 	}
 	return nil
@@ -213,7 +213,7 @@ func keysFollow(prev, next *chain.Decoded[*KeySet], _ chain.Env) error {
 
 // ErrLastKey refuses a key set after the first that holds no key: with
 // none, a terminal's word would count again.
-var ErrLastKey = &gates.Refusal{Code: gates.InvalidTransition, Field: "keys", Lesson: "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)"}
+var ErrLastKey = &rules.Refusal{Code: rules.InvalidTransition, Field: "keys", Lesson: "a brain that had a passkey keeps one: add the new passkey before removing the old (with none, the terminal would silently land work again)"}
 
 // KeysFollow is the law of a key set after the first, whose commit message
 // is message and canonical bytes body: its version adds 1; it keeps the
@@ -224,7 +224,7 @@ var ErrLastKey = &gates.Refusal{Code: gates.InvalidTransition, Field: "keys", Le
 // it, and the tray checks a change with it before writing.
 func KeysFollow(before, next *KeySet, body []byte, message string) error {
 	if next.Version != before.Version+1 {
-		return gates.Refusef(gates.InvalidLetter, "version", "each key set adds 1 to version: this one says %d, want %d", next.Version, before.Version+1)
+		return rules.Refusef(rules.InvalidLetter, "version", "each key set adds 1 to version: this one says %d, want %d", next.Version, before.Version+1)
 	}
 	if !bytes.Equal(chain.CanonicalJSON(next.BeforeFirstKey), chain.CanonicalJSON(before.BeforeFirstKey)) {
 		return invalidKeys("before_first_key is written with the first key and never changes")
@@ -256,25 +256,25 @@ func KeysFollow(before, next *KeySet, body []byte, message string) error {
 	if len(next.Keys) == 0 {
 		return ErrLastKey
 	}
-	return checkProofBy(before, message, gates.GestureKeys, body)
+	return checkProofBy(before, message, rules.GestureKeys, body)
 }
 
 // checkProofBy checks that a commit message carries a proof, by a key of
 // keys, of gesture over change.
 func checkProofBy(keys *KeySet, message, gesture string, change []byte) error {
-	value, ok := chain.TrailerValue(message, gates.ProofTrailer)
+	value, ok := chain.TrailerValue(message, rules.ProofTrailer)
 	if !ok {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "this change is a human gesture: its commit carries %s, a passkey's assertion over it", gates.ProofTrailer)
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "this change is a human gesture: its commit carries %s, a passkey's assertion over it", rules.ProofTrailer)
 	}
-	p, err := gates.DecodeProof(value)
+	p, err := rules.DecodeProof(value)
 	if err != nil {
 		return err
 	}
 	key, ok := keys.Key(p.CredentialID)
 	if !ok {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "the proof was made by a passkey this key set does not hold")
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "the proof was made by a passkey this key set does not hold")
 	}
-	return gates.VerifyProof(p, key, gates.GestureChallenge(gesture, change))
+	return rules.VerifyProof(p, key, rules.GestureChallenge(gesture, change))
 }
 
 // ReadKeys reads the key set at the keys ref's head through objs; nil when

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestKeysFollow: a key set after the first adds 1 to version, keeps at
@@ -18,11 +18,11 @@ import (
 // of the set before it over its own bytes: the law the tray checks before
 // writing and the laws judge with.
 func TestKeysFollow(t *testing.T) {
-	alice, bob, carol := gatestest.New(t, "es256"), gatestest.New(t, "ed25519"), gatestest.New(t, "es256")
-	passkey := func(a *gatestest.Authenticator) Passkey {
+	alice, bob, carol := rulestest.New(t, "es256"), rulestest.New(t, "ed25519"), rulestest.New(t, "es256")
+	passkey := func(a *rulestest.Authenticator) Passkey {
 		return Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"}
 	}
-	set := func(version int64, keys ...*gatestest.Authenticator) *KeySet {
+	set := func(version int64, keys ...*rulestest.Authenticator) *KeySet {
 		k := &KeySet{Schema: KeysSchema, Version: version, Keys: []Passkey{}}
 		for _, a := range keys {
 			k.Keys = append(k.Keys, passkey(a))
@@ -30,7 +30,7 @@ func TestKeysFollow(t *testing.T) {
 		return k
 	}
 	// without is before less gone, on record as removed at before's next version.
-	without := func(before *KeySet, gone *gatestest.Authenticator) *KeySet {
+	without := func(before *KeySet, gone *rulestest.Authenticator) *KeySet {
 		next := set(before.Version + 1)
 		next.Removed = append(next.Removed, before.Removed...)
 		next.BeforeFirstKey = before.BeforeFirstKey
@@ -43,9 +43,9 @@ func TestKeysFollow(t *testing.T) {
 		}
 		return next
 	}
-	proven := func(by *gatestest.Authenticator, over *KeySet) string {
-		p := by.Assert(gates.GestureChallenge(gates.GestureKeys, over.Canonical()), nil)
-		return "keys\n\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+	proven := func(by *rulestest.Authenticator, over *KeySet) string {
+		p := by.Assert(rules.GestureChallenge(rules.GestureKeys, over.Canonical()), nil)
+		return "keys\n\n" + rules.ProofTrailer + ": " + rules.EncodeProof(p) + "\n"
 	}
 	one, two := set(1, alice), set(2, alice, bob)
 	dropped := set(3, bob) // alice gone, not on record
@@ -65,23 +65,23 @@ func TestKeysFollow(t *testing.T) {
 		before  *KeySet
 		next    *KeySet
 		message string
-		code    gates.Code // "" = allowed
+		code    rules.Code // "" = allowed
 	}{
 		{"a key added, proven", one, two, proven(alice, two), ""},
 		{"a key removed, proven by the key removed", two, without(two, alice), proven(alice, without(two, alice)), ""},
 		{"a key removed, proven by the key kept", two, without(two, alice), proven(bob, without(two, alice)), ""},
 		{"a key added after one was removed", noBob, withCarol, proven(alice, withCarol), ""},
-		{"a removed key added back", noBob, back, proven(alice, back), gates.InvalidLetter},
-		{"a key removed off the record", two, dropped, proven(alice, dropped), gates.InvalidLetter},
-		{"the first key's anchors changed", oneAnchored, two, proven(alice, two), gates.InvalidLetter},
+		{"a removed key added back", noBob, back, proven(alice, back), rules.InvalidLetter},
+		{"a key removed off the record", two, dropped, proven(alice, dropped), rules.InvalidLetter},
+		{"the first key's anchors changed", oneAnchored, two, proven(alice, two), rules.InvalidLetter},
 		{"the first key's anchors kept", oneAnchored, twoAnchored, proven(alice, twoAnchored), ""},
-		{"the last key removed, proven", one, without(one, alice), proven(alice, without(one, alice)), gates.InvalidTransition},
-		{"every key removed, proven", two, without(without(two, alice), bob), proven(alice, without(without(two, alice), bob)), gates.InvalidLetter},
-		{"the last key removed, no proof", one, without(one, alice), "keys\n", gates.InvalidTransition},
-		{"a key added, no proof", one, two, "keys\n", gates.HumanGestureRequired},
-		{"a key added, proven by the key it adds", one, two, proven(bob, two), gates.HumanGestureRequired},
-		{"a proof over another set", one, two, proven(alice, set(2, bob)), gates.HumanGestureRequired},
-		{"a version skipped", one, set(3, alice, bob), proven(alice, set(3, alice, bob)), gates.InvalidLetter},
+		{"the last key removed, proven", one, without(one, alice), proven(alice, without(one, alice)), rules.InvalidTransition},
+		{"every key removed, proven", two, without(without(two, alice), bob), proven(alice, without(without(two, alice), bob)), rules.InvalidLetter},
+		{"the last key removed, no proof", one, without(one, alice), "keys\n", rules.InvalidTransition},
+		{"a key added, no proof", one, two, "keys\n", rules.HumanGestureRequired},
+		{"a key added, proven by the key it adds", one, two, proven(bob, two), rules.HumanGestureRequired},
+		{"a proof over another set", one, two, proven(alice, set(2, bob)), rules.HumanGestureRequired},
+		{"a version skipped", one, set(3, alice, bob), proven(alice, set(3, alice, bob)), rules.InvalidLetter},
 	} {
 		body := tt.next.Canonical()
 		for name, err := range map[string]error{
@@ -91,7 +91,7 @@ func TestKeysFollow(t *testing.T) {
 				&chain.Judged{Doc: chain.Doc{Ref: KeysRef, Body: body, Meta: &gitstore.Commit{Message: tt.message}}, Value: tt.next},
 				chain.Env{}),
 		} {
-			var r *gates.Refusal
+			var r *rules.Refusal
 			switch {
 			case tt.code == "" && err != nil:
 				t.Errorf("%s: %s refused %v", tt.label, name, err)
@@ -120,10 +120,10 @@ func TestRemovedKeyLessonSaysWhatIsKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer repo.Close()
-	removed, kept := gatestest.New(t, "es256"), gatestest.New(t, "ed25519")
+	removed, kept := rulestest.New(t, "es256"), rulestest.New(t, "ed25519")
 	ref := chain.MissionRefPrefix + "msn_0123456789ab"
-	gesture, change := gates.GestureArchive, []byte("the archived letter")
-	proof := removed.Assert(gates.GestureChallenge(gesture, change), nil)
+	gesture, change := rules.GestureArchive, []byte("the archived letter")
+	proof := removed.Assert(rules.GestureChallenge(gesture, change), nil)
 	judge := func(anchor, commit string) error {
 		t.Helper()
 		set := &KeySet{Schema: KeysSchema, Version: 3, Keys: []Passkey{{CredentialID: kept.ID, PublicKey: kept.Key.PKIX, AddedAt: "2026-12-01T00:00:00Z"}},
@@ -142,7 +142,7 @@ func TestRemovedKeyLessonSaysWhatIsKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 		h, _ := gitstore.ParseHash(commit)
-		doc := &chain.Doc{Ref: ref, Commit: h, Meta: &gitstore.Commit{Message: chain.GestureMessage(gates.OriginHumanPasskey, proof)}}
+		doc := &chain.Doc{Ref: ref, Commit: h, Meta: &gitstore.Commit{Message: chain.GestureMessage(rules.OriginHumanPasskey, proof)}}
 		return (&KeysAt{Objects: repo, Head: head}).CheckCommit(doc, gesture, change)
 	}
 	if err := judge(second, first); err != nil {

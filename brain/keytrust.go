@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A brain's passkeys are trusted from their root: the first key set holds
@@ -69,7 +69,7 @@ func (p Passkey) Named() string {
 	if strings.TrimSpace(p.Label) == "" {
 		return "fingerprint " + p.Fingerprint()
 	}
-	return gates.Echo(p.Label) + " (" + p.Fingerprint() + ")"
+	return rules.Echo(p.Label) + " (" + p.Fingerprint() + ")"
 }
 
 // ParseFingerprint reads a fingerprint as a person types it (16 hex

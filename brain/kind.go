@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // StoreKind is the brain store: the one ref refs/m1nd/store, whose
@@ -62,7 +62,7 @@ func (c StoreCommit) trailers() []chain.Trailer {
 func readStoreCommit(objs gitstore.Objects, c *gitstore.Commit) (*Snapshot, error) {
 	snap, err := decodeStoreTree(objs, c.Tree)
 	if err != nil {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "a store commit holds %s of %s: %v", StoreFile, StoreSchema, err)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "a store commit holds %s of %s: %v", StoreFile, StoreSchema, err)
 	}
 	return snap, nil
 }
@@ -82,7 +82,7 @@ func decodeStoreTree(objs gitstore.Objects, tree gitstore.Hash) (*Snapshot, erro
 		return nil, gitstore.ErrNoSuchFile
 	}
 	if snap.StoreVersion < 1 || snap.Skeleton.SkeletonID == "" {
-		return nil, fmt.Errorf("store_version %d and skeleton %q: a store starts at version 1 with a skeleton", snap.StoreVersion, gates.Echo(snap.Skeleton.SkeletonID))
+		return nil, fmt.Errorf("store_version %d and skeleton %q: a store starts at version 1 with a skeleton", snap.StoreVersion, rules.Echo(snap.Skeleton.SkeletonID))
 	}
 	for _, e := range blocks {
 		b, err := decodeStoreBlock(objs, e, snap.StoreVersion)
@@ -113,7 +113,7 @@ func readStoreEntries(objs gitstore.Objects, entries []gitstore.TreeEntry) (snap
 				return nil, nil, err
 			}
 		default:
-			return nil, nil, fmt.Errorf("the tree holds %s; a store commit holds %s and %s/ only", gates.Echo(e.Name), StoreFile, blocksDir)
+			return nil, nil, fmt.Errorf("the tree holds %s; a store commit holds %s and %s/ only", rules.Echo(e.Name), StoreFile, blocksDir)
 		}
 	}
 	return snap, blocks, nil
@@ -125,7 +125,7 @@ func readStoreEntries(objs gitstore.Objects, entries []gitstore.TreeEntry) (snap
 func decodeStoreBlock(objs gitstore.Objects, e gitstore.TreeEntry, version int64) (*Block, error) {
 	id, ok := strings.CutSuffix(e.Name, ".json")
 	if !ok || !ValidBlockID(id) || e.Mode != gitstore.ModeFile {
-		return nil, fmt.Errorf("%s/%s is not a block file", blocksDir, gates.Echo(e.Name))
+		return nil, fmt.Errorf("%s/%s is not a block file", blocksDir, rules.Echo(e.Name))
 	}
 	body, err := objs.ReadBlob(e.Hash)
 	if err != nil {
@@ -206,7 +206,7 @@ func checkStoreMove(prev, next *Snapshot, message string) error {
 		want = prev.StoreVersion + 1
 	}
 	if v := next.StoreVersion; v != want {
-		return gates.Refusef(gates.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
+		return rules.Refusef(rules.StoreVersionConflict, "store_version", "each store commit adds exactly 1 to store_version: this one says %d, want %d", v, want)
 	}
 	op, seat, err := storeOpOf(message)
 	if err != nil {
@@ -243,10 +243,10 @@ func ratifyGesture(prev, next *Snapshot, origin string) (string, error) {
 			continue
 		}
 		r := next.Skeleton.Ratification
-		if r == nil || r.StoreVersion != next.StoreVersion || !gates.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
-			return "", gates.Refusef(gates.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", next.StoreVersion, b.BlockID)
+		if r == nil || r.StoreVersion != next.StoreVersion || !rules.IsHumanOrigin(r.RatifiedVia) || origin != r.RatifiedVia || !slices.Contains(r.BlockIDs, b.BlockID) {
+			return "", rules.Refusef(rules.HumanGestureRequired, "ratified_via", "store v%d ratifies %s without a human ratification: blocks are ratified only by m1nd skeleton ratify or the tray, human gestures", next.StoreVersion, b.BlockID)
 		}
-		gesture = gates.GestureRatify
+		gesture = rules.GestureRatify
 	}
 	return gesture, nil
 }
@@ -267,16 +267,16 @@ func newReceiptsGesture(prev, next *Snapshot, origin, gesture string) (string, *
 			if before[b.BlockID+" "+receiptKey(r)] {
 				continue
 			}
-			human := gates.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
-			if r.StoreVersion != next.StoreVersion || !human || gesture == gates.GestureRatify {
-				return "", nil, gates.Refusef(gates.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", next.StoreVersion, b.BlockID)
+			human := rules.IsHumanOrigin(r.ImportedVia) && origin == r.ImportedVia
+			if r.StoreVersion != next.StoreVersion || !human || gesture == rules.GestureRatify {
+				return "", nil, rules.Refusef(rules.HumanGestureRequired, "imported_via", "store v%d adds a receipt to %s that no human import made: a receipt enters the store only by receipt import, a human gesture", next.StoreVersion, b.BlockID)
 			}
-			gesture, lands = gates.GestureReceiptImport, r.Lands
+			gesture, lands = rules.GestureReceiptImport, r.Lands
 			if lands != nil {
 				if err := lands.Check(); err != nil {
 					return "", nil, err
 				}
-				gesture = gates.GestureLand
+				gesture = rules.GestureLand
 			}
 		}
 	}
@@ -301,7 +301,7 @@ func receiptsKept(prev, next *Snapshot) error {
 		}
 		for _, r := range b.Receipts {
 			if !kept[receiptKey(r)] {
-				return gates.Refusef(gates.InvalidTransition, "receipts", "store v%d drops a receipt of %s (imported in v%d): evidence is never taken back, and a failing receipt stays until a newer one passes", next.StoreVersion, b.BlockID, r.StoreVersion)
+				return rules.Refusef(rules.InvalidTransition, "receipts", "store v%d drops a receipt of %s (imported in v%d): evidence is never taken back, and a failing receipt stays until a newer one passes", next.StoreVersion, b.BlockID, r.StoreVersion)
 			}
 		}
 	}
@@ -319,10 +319,10 @@ func scopesOnlyGrow(prev, next *Snapshot) error {
 			continue
 		}
 		if b.BoundaryVersion < p.BoundaryVersion || b.ContractVersion < p.ContractVersion {
-			return gates.Refusef(gates.InvalidTransition, "boundary_version", "store v%d moves %s back to boundary v%d, contract v%d (it was at v%d, v%d): versions only grow, so a stale receipt never counts again", next.StoreVersion, b.BlockID, b.BoundaryVersion, b.ContractVersion, p.BoundaryVersion, p.ContractVersion)
+			return rules.Refusef(rules.InvalidTransition, "boundary_version", "store v%d moves %s back to boundary v%d, contract v%d (it was at v%d, v%d): versions only grow, so a stale receipt never counts again", next.StoreVersion, b.BlockID, b.BoundaryVersion, b.ContractVersion, p.BoundaryVersion, p.ContractVersion)
 		}
 		if !slices.Equal(b.ReceiptContract.Required, p.ReceiptContract.Required) {
-			return gates.Refusef(gates.InvalidTransition, "receipt_contract", "store v%d changes what %s's receipt contract requires: no verb does", next.StoreVersion, b.BlockID)
+			return rules.Refusef(rules.InvalidTransition, "receipt_contract", "store v%d changes what %s's receipt contract requires: no verb does", next.StoreVersion, b.BlockID)
 		}
 	}
 	return nil

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Landing is what the import of a landing names (DESIGN §7): the mission
@@ -31,7 +31,7 @@ type Landing struct {
 // and, when it names a target, a branch and three objects.
 func (l *Landing) Check() error {
 	bad := func(format string, args ...any) error {
-		return gates.Refusef(gates.LandedLaw, "lands", "a landing's import names "+format, args...)
+		return rules.Refusef(rules.LandedLaw, "lands", "a landing's import names "+format, args...)
 	}
 	if !chain.ValidMissionID(l.MissionID) || !chain.ValidLetterID(l.LetterID) {
 		return bad("the mission it lands and its merge_wait letter")
@@ -90,7 +90,7 @@ func NewStoreAt(objs gitstore.Objects, head gitstore.Hash) *StoreAt {
 // letter's candidate byte for byte. Anything else is refused landed_law.
 func (st StoreAt) CheckLanding(claim chain.LandingClaim) error {
 	refuse := func(format string, args ...any) error {
-		return gates.Refusef(gates.LandedLaw, "receipt.store_version", format, args...)
+		return rules.Refusef(rules.LandedLaw, "receipt.store_version", format, args...)
 	}
 	version, block := claim.StoreVersion, claim.BlockID
 	if st.Head.IsZero() {
@@ -105,7 +105,7 @@ func (st StoreAt) CheckLanding(claim chain.LandingClaim) error {
 	}
 	body, err := st.Objects.ReadFileInTree(c.Tree, blocksDir+"/"+block+".json")
 	if err != nil {
-		return refuse("store v%d has no block %s to hold the landed receipt", version, gates.Echo(block))
+		return refuse("store v%d has no block %s to hold the landed receipt", version, rules.Echo(block))
 	}
 	b, err := decodeBlock(block, body)
 	if err != nil {
@@ -203,7 +203,7 @@ func (s *Store) CheckLanding(claim chain.LandingClaim) error {
 // landsCandidate reports whether a stored receipt is a human's import of
 // the candidate whose canonical bytes are want.
 func landsCandidate(r StoredReceipt, want []byte) bool {
-	if !gates.IsHumanOrigin(r.ImportedVia) {
+	if !rules.IsHumanOrigin(r.ImportedVia) {
 		return false
 	}
 	got, _, err := DecodeReceipt(r.Receipt)
@@ -214,7 +214,7 @@ func landsCandidate(r StoredReceipt, want []byte) bool {
 // letter: the newest receipt in block, of the letter's candidate, whose
 // landing names the mission and the letter. ok is false when the store
 // holds none: another mission's import of the same candidate is never one.
-func (s *Store) LandingImport(missionID, letterID, block string, candidate *gates.Receipt) (r *StoredReceipt, ok bool, err error) {
+func (s *Store) LandingImport(missionID, letterID, block string, candidate *rules.Receipt) (r *StoredReceipt, ok bool, err error) {
 	snap, exists, err := s.Snapshot()
 	if err != nil || !exists {
 		return nil, false, err
@@ -276,7 +276,7 @@ func GatedTrees(objs gitstore.Objects, head gitstore.Hash, target string) (map[s
 				return nil, fmt.Errorf("store at %s: %w", head, err)
 			}
 			for _, r := range b.Receipts {
-				if r.Lands == nil || r.Lands.Target != target || !gates.IsHumanOrigin(r.ImportedVia) {
+				if r.Lands == nil || r.Lands.Target != target || !rules.IsHumanOrigin(r.ImportedVia) {
 					continue
 				}
 				if rc, _, err := DecodeReceipt(r.Receipt); err == nil {

@@ -8,14 +8,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // memberPatternProblem says why p cannot be a membership entry, or "": a
 // clean repo-relative path, a directory ending in "/", or a glob whose "**"
 // segments stand alone.
 func memberPatternProblem(p string) string {
-	if problem := gates.RepoRelativeProblem(p); problem != "" {
+	if problem := rules.RepoRelativeProblem(p); problem != "" {
 		return problem
 	}
 	if strings.Contains(p, `\`) {

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // StoreSchema names the store document format.
@@ -144,13 +144,13 @@ type StoredReceipt struct {
 // store's tree, so nothing else is let through.
 func ValidBlockID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "sb_")
-	return ok && gates.IsToken(rest, true, "_", 96)
+	return ok && rules.IsToken(rest, true, "_", 96)
 }
 
 // ValidSkeletonID reports whether id can name a skeleton.
 func ValidSkeletonID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "sk_")
-	return ok && gates.IsToken(rest, true, "_", 96)
+	return ok && rules.IsToken(rest, true, "_", 96)
 }
 
 // Block returns the block with id, or nil.

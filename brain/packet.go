@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Files returns, by block id, the files at HEAD each block covers,
@@ -31,11 +31,11 @@ func (s *Store) Packet(id, ask string, now time.Time) (string, error) {
 		return "", err
 	}
 	if !ok {
-		return "", gates.Refuse(gates.NoStore, "")
+		return "", rules.Refuse(rules.NoStore, "")
 	}
 	b := snap.Block(id)
 	if b == nil {
-		return "", gates.Refusef(gates.UnknownBlock, "block_id", "this brain has no block %s", gates.Echo(id))
+		return "", rules.Refusef(rules.UnknownBlock, "block_id", "this brain has no block %s", rules.Echo(id))
 	}
 	files, err := s.Files(b)
 	if err != nil {
@@ -69,7 +69,7 @@ func ComposePacket(brainName string, snap *Snapshot, b *Block, files []string, a
 	w.WriteString("## Receipts & evidence state\n\n")
 	fmt.Fprintf(&w, "- required: %s\n", orNone(strings.Join(b.ReceiptContract.Required, ", ")))
 	for _, stored := range b.Receipts {
-		var r gates.Receipt
+		var r rules.Receipt
 		if json.Unmarshal(stored.Receipt, &r) != nil {
 			continue
 		}
@@ -189,7 +189,7 @@ func Ask(packet []byte, max int) string {
 			if strings.HasPrefix(l, "#") {
 				return ""
 			}
-			return gates.CutBytes(gates.Visible(strings.Join(strings.Fields(l), " ")), max)
+			return rules.CutBytes(rules.Visible(strings.Join(strings.Fields(l), " ")), max)
 		}
 		return ""
 	}

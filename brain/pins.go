@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The gate that proves work is the human's (DESIGN §7). runners.toml sits
@@ -53,7 +53,7 @@ type PinSet struct {
 
 // ApprovedRunner is one runner pin as approved: its id, the hash of the
 // whole pin (runnerd.PinHash: command, gate, workspaces, setup, timeouts),
-// the key of the runnerd whose signature proves its gate (gates.RunnerKey;
+// the key of the runnerd whose signature proves its gate (rules.RunnerKey;
 // absent in sets approved before runners signed) and, for people reading
 // the ref, its gate and command.
 type ApprovedRunner struct {
@@ -156,27 +156,27 @@ func DecodePinSet(body []byte) (*PinSet, error) {
 		return nil, err
 	}
 	if p.Schema != PinsSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "%s is not %q", PinsFile, PinsSchema)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "%s is not %q", PinsFile, PinsSchema)
 	}
 	seen := map[string]bool{}
 	for _, r := range p.Runners {
 		hash, ok := strings.CutPrefix(r.Pin, "sha256:")
-		if !gates.ValidID(r.ID) || seen[r.ID] || !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
-			return nil, gates.Refusef(gates.InvalidLetter, "runners", "each approved runner is a runner id, once, with its pin's sha256")
+		if !rules.ValidID(r.ID) || seen[r.ID] || !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
+			return nil, rules.Refusef(rules.InvalidLetter, "runners", "each approved runner is a runner id, once, with its pin's sha256")
 		}
 		seen[r.ID] = true
-		if gates.HasUnsafeText(r.GateCommand) {
-			return nil, gates.Refusef(gates.InvalidLetter, "gate_command", "an approved gate command is one line of plain text")
+		if rules.HasUnsafeText(r.GateCommand) {
+			return nil, rules.Refusef(rules.InvalidLetter, "gate_command", "an approved gate command is one line of plain text")
 		}
 		if r.Key != "" {
-			if _, err := gates.ParseRunnerKey(r.Key); err != nil {
+			if _, err := rules.ParseRunnerKey(r.Key); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for _, r := range p.Retired {
-		if _, err := gates.ParseRunnerKey(r.Key); err != nil || !gates.ValidID(r.Runner) || r.RetiredIn < 2 || r.RetiredIn > p.Version {
-			return nil, gates.Refusef(gates.InvalidLetter, "retired", "a retired runner key names its runner, the key and the pin set version that retired it")
+		if _, err := rules.ParseRunnerKey(r.Key); err != nil || !rules.ValidID(r.Runner) || r.RetiredIn < 2 || r.RetiredIn > p.Version {
+			return nil, rules.Refusef(rules.InvalidLetter, "retired", "a retired runner key names its runner, the key and the pin set version that retired it")
 		}
 		if err := r.Anchors.check(); err != nil {
 			return nil, err
@@ -199,13 +199,13 @@ func pinsFollow(prev, next *chain.Decoded[*PinSet], env chain.Env) error {
 	if err := PinsFollow(before, p); err != nil {
 		return err
 	}
-	if !gates.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
-		return gates.Refusef(gates.HumanGestureRequired, "origin", "approving runner pins is a human gesture: the gate that proves work is the human's, signed in the tray with a passkey, or confirmed at a terminal (m1nd runners approve) while the brain has none")
+	if !rules.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
+		return rules.Refusef(rules.HumanGestureRequired, "origin", "approving runner pins is a human gesture: the gate that proves work is the human's, signed in the tray with a passkey, or confirmed at a terminal (m1nd runners approve) while the brain has none")
 	}
 	if env.Gestures == nil {
 		return nil
 	}
-	return env.Gestures.CheckCommit(&next.Doc, gates.GesturePins, next.Body)
+	return env.Gestures.CheckCommit(&next.Doc, rules.GesturePins, next.Body)
 }
 
 // PinsFollow is the law of a pin set after before (nil: the first): its
@@ -215,14 +215,14 @@ func pinsFollow(prev, next *chain.Decoded[*PinSet], env chain.Env) error {
 // signs, and never changes.
 func PinsFollow(before, next *PinSet) error {
 	bad := func(format string, args ...any) error {
-		return gates.Refusef(gates.InvalidLetter, "pins", format, args...)
+		return rules.Refusef(rules.InvalidLetter, "pins", format, args...)
 	}
 	want := int64(1)
 	if before != nil {
 		want = before.Version + 1
 	}
 	if next.Version != want {
-		return gates.Refusef(gates.InvalidLetter, "version", "each approval of the runner pins adds 1 to version: this one says %d, want %d", next.Version, want)
+		return rules.Refusef(rules.InvalidLetter, "version", "each approval of the runner pins adds 1 to version: this one says %d, want %d", next.Version, want)
 	}
 	if before == nil {
 		before = &PinSet{}
@@ -311,8 +311,8 @@ func PreparePins(ctx context.Context, repo *gitstore.Repo, runners []ApprovedRun
 		return nil, nil, err
 	}
 	p := &chain.Prepared{
-		Chain: chain.Chain{Repo: repo, Kind: PinsKind, Ref: PinsRef}, Parent: head, Tree: tree, Gesture: gates.GesturePins, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: next},
+		Chain: chain.Chain{Repo: repo, Kind: PinsKind, Ref: PinsRef}, Parent: head, Tree: tree, Gesture: rules.GesturePins, Change: body,
+		Meta: chain.Commit{Agent: rules.HumanName, When: now.UTC(), Doc: next},
 	}
 	return p, next, nil
 }
@@ -351,10 +351,10 @@ func (next *PinSet) record(ctx context.Context, repo *gitstore.Repo, prev *PinSe
 // CommitPins writes a prepared approval with its origin and proof, judged
 // by the laws as the brain stands now; a set that moved meanwhile is
 // stale_head, nothing written.
-func (s *Store) CommitPins(ctx context.Context, p *chain.Prepared, origin string, proof *gates.Proof) (gitstore.Hash, error) {
+func (s *Store) CommitPins(ctx context.Context, p *chain.Prepared, origin string, proof *rules.Proof) (gitstore.Hash, error) {
 	h, err := s.commitGesture(ctx, p, origin, proof)
 	if errors.Is(err, chain.ErrLostRace) {
-		return gitstore.ZeroHash, gates.Refusef(gates.StaleHead, "", "the approved runner pins changed while this approval was being signed: look again and approve again")
+		return gitstore.ZeroHash, rules.Refusef(rules.StaleHead, "", "the approved runner pins changed while this approval was being signed: look again and approve again")
 	}
 	return h, err
 }

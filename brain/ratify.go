@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // RatifyRequest asks to ratify blocks (all of them when BlockIDs is empty).
@@ -14,7 +14,7 @@ type RatifyRequest struct {
 	WriteRequest
 	BlockIDs []string
 	Origin   string // ratified_via: the human gesture's origin
-	Proof    *gates.Proof
+	Proof    *rules.Proof
 	DryRun   bool // prepare only: the reply's Prepared is what the passkey signs
 }
 
@@ -34,14 +34,14 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 	now := req.at()
 	res := &RatifyResult{}
 	_, mres, err := s.mutate(ctx, mutation{
-		op: StoreOpRatify, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: gates.GestureRatify, proof: req.Proof, dryRun: req.DryRun, now: now,
+		op: StoreOpRatify, expected: req.ExpectedStoreVersion, needStore: true, agent: req.Agent, origin: req.Origin, gesture: rules.GestureRatify, proof: req.Proof, dryRun: req.DryRun, now: now,
 		apply: func(next *Snapshot) (string, error) {
 			targets, err := ratifyTargets(next, req.BlockIDs)
 			if err != nil {
 				return "", err
 			}
 			if len(targets) == 0 {
-				return "", gates.Refusef(gates.SkeletonNotCandidate, "block_ids", "every block named is already ratified; nothing is left to ratify")
+				return "", rules.Refusef(rules.SkeletonNotCandidate, "block_ids", "every block named is already ratified; nothing is left to ratify")
 			}
 			var unnamed []string
 			for _, b := range targets {
@@ -50,7 +50,7 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 				}
 			}
 			if len(unnamed) > 0 {
-				return "", gates.Refusef(gates.NeedsOwnerNaming, "block_ids",
+				return "", rules.Refusef(rules.NeedsOwnerNaming, "block_ids",
 					"%s still %s a heuristic name; rename %s (m1nd skeleton edit) before ratifying",
 					listIDs(unnamed), map[bool]string{true: "carries", false: "carry"}[len(unnamed) == 1], map[bool]string{true: "it", false: "them"}[len(unnamed) == 1])
 			}
@@ -63,11 +63,11 @@ func (s *Store) Ratify(ctx context.Context, req RatifyRequest) (*RatifyResult, e
 				next.Skeleton.State = StateRatified
 			}
 			next.Skeleton.Ratification = &Ratification{
-				Ratifier: req.Agent, RatifiedVia: req.Origin, RatifiedAt: now.UTC().Format(gates.WindowLayout),
+				Ratifier: req.Agent, RatifiedVia: req.Origin, RatifiedAt: now.UTC().Format(rules.WindowLayout),
 				StoreVersion: next.StoreVersion, BlockIDs: res.Ratified,
 			}
 			res.SkeletonState = next.Skeleton.State
-			return fmt.Sprintf("ratify %s (%s)", next.Skeleton.SkeletonID, gates.Count(len(targets), "block")), nil
+			return fmt.Sprintf("ratify %s (%s)", next.Skeleton.SkeletonID, rules.Count(len(targets), "block")), nil
 		},
 	})
 	if err != nil {
@@ -93,7 +93,7 @@ func ratifyTargets(snap *Snapshot, ids []string) ([]*Block, error) {
 	for _, id := range ids {
 		b := snap.Block(id)
 		if b == nil {
-			return nil, gates.Refusef(gates.UnknownBlock, "block_ids", "this store has no block %s; nothing was ratified", gates.Echo(id))
+			return nil, rules.Refusef(rules.UnknownBlock, "block_ids", "this store has no block %s; nothing was ratified", rules.Echo(id))
 		}
 		if !seen[id] && b.State != StateRatified {
 			targets = append(targets, b)

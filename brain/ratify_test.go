@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 func ratify(s *Store, v int64, origin string, ids ...string) (*RatifyResult, error) {
@@ -16,36 +16,36 @@ func TestRatifyIsAHumanGestureAfterNaming(t *testing.T) {
 	s, g := newStore(t)
 	for _, origin := range []string{"", "runnerd", "human-touchid", "HUMAN-UI"} {
 		_, err := ratify(s, 0, origin)
-		wantRefusal(t, err, gates.HumanGestureRequired, "ratified_via")
+		wantRefusal(t, err, rules.HumanGestureRequired, "ratified_via")
 	}
-	_, err := ratify(s, 0, gates.OriginHumanTTY)
-	wantRefusal(t, err, gates.NoStore, "")
+	_, err := ratify(s, 0, rules.OriginHumanTTY)
+	wantRefusal(t, err, rules.NoStore, "")
 	mustScan(t, s)
-	_, err = ratify(s, 1, gates.OriginHumanTTY, "sb_shop_core", "sb_shop_nope")
-	wantRefusal(t, err, gates.UnknownBlock, "block_ids")
-	_, err = ratify(s, 1, gates.OriginHumanTTY)
-	r := wantRefusal(t, err, gates.NeedsOwnerNaming, "block_ids")
+	_, err = ratify(s, 1, rules.OriginHumanTTY, "sb_shop_core", "sb_shop_nope")
+	wantRefusal(t, err, rules.UnknownBlock, "block_ids")
+	_, err = ratify(s, 1, rules.OriginHumanTTY)
+	r := wantRefusal(t, err, rules.NeedsOwnerNaming, "block_ids")
 	if !strings.Contains(r.Lesson, "sb_shop_cmd, sb_shop_core, sb_shop_github, sb_shop_root") {
 		t.Fatalf("lesson %q", r.Lesson)
 	}
 	mustEdit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_core","name":"Ledger"}]`)
-	res, err := ratify(s, 2, gates.OriginHumanTTY, "sb_shop_core")
+	res, err := ratify(s, 2, rules.OriginHumanTTY, "sb_shop_core")
 	if err != nil || strings.Join(res.Ratified, ",") != "sb_shop_core" || res.SkeletonState != StateCandidate {
 		t.Fatalf("partial ratify = %+v %v", res, err)
 	}
 	mustEdit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_cmd","name":"CLI"},{"op":"rename","block_id":"sb_shop_github","name":"CI"},{"op":"rename","block_id":"sb_shop_root","name":"Root"}]`)
-	res, err = ratify(s, 4, gates.OriginHumanTTY)
+	res, err = ratify(s, 4, rules.OriginHumanTTY)
 	if err != nil || len(res.Ratified) != 3 || res.SkeletonState != StateRatified || res.StoreVersion != 5 {
 		t.Fatalf("ratify = %+v %v", res, err)
 	}
 	if msg := g.Git("log", "-1", "--format=%B", StoreRef); !strings.Contains(msg, "store v5: ratify sk_shop_candidate (3 blocks)") || !strings.Contains(msg, "M1nd-Origin: human-tty") {
 		t.Fatalf("commit message %q", msg)
 	}
-	_, err = ratify(s, 5, gates.OriginHumanTTY)
-	wantRefusal(t, err, gates.SkeletonNotCandidate, "block_ids")
+	_, err = ratify(s, 5, rules.OriginHumanTTY)
+	wantRefusal(t, err, rules.SkeletonNotCandidate, "block_ids")
 	// A ratified skeleton takes no candidate_edit...
 	_, err = edit(t, s, SeatOwner, `[{"op":"rename","block_id":"sb_shop_core","name":"x"}]`)
-	wantRefusal(t, err, gates.SkeletonNotCandidate, "")
+	wantRefusal(t, err, rules.SkeletonNotCandidate, "")
 	// ...and a scan writes only a candidate revision beside it.
 	g.CommitFiles("api", map[string]string{"api/v1.go": "package api\n"})
 	g.Git("rm", "-q", "-r", ".github")

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // ImportRequest is a receipt submitted for import into a block.
@@ -19,7 +19,7 @@ type ImportRequest struct {
 	BlockID string
 	Receipt []byte // the receipt JSON, kept exactly (compacted) as submitted
 	Origin  string // imported_via: the human gesture's origin
-	Proof   *gates.Proof
+	Proof   *rules.Proof
 	// Lands names the mission this import lands and the commits its human
 	// saw (a landing, ops.Land); nil for an import that lands no mission.
 	// It makes the gesture a landing's: its proof binds the record too.
@@ -33,9 +33,9 @@ type ImportRequest struct {
 // the mission it lands.
 func importGesture(lands *Landing) string {
 	if lands != nil {
-		return gates.GestureLand
+		return rules.GestureLand
 	}
-	return gates.GestureReceiptImport
+	return rules.GestureReceiptImport
 }
 
 // ImportResult is the reply to an accepted import.
@@ -66,7 +66,7 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 		apply: func(next *Snapshot) (string, error) {
 			b := next.Block(req.BlockID)
 			if b == nil {
-				return "", gates.Refusef(gates.UnknownBlock, "block_id", "this store has no block %s; `m1nd blocks` lists them", gates.Echo(req.BlockID))
+				return "", rules.Refusef(rules.UnknownBlock, "block_id", "this store has no block %s; `m1nd blocks` lists them", rules.Echo(req.BlockID))
 			}
 			r, compact, err := DecodeReceipt(req.Receipt)
 			if err != nil {
@@ -75,12 +75,12 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 			if err := checkScope(b, r); err != nil {
 				return "", err
 			}
-			if err := gates.CheckReceipt(r, now); err != nil {
+			if err := rules.CheckReceipt(r, now); err != nil {
 				return "", err
 			}
 			b.Receipts = append(b.Receipts, StoredReceipt{
 				Receipt: compact, StoreVersion: next.StoreVersion, ImportedBy: req.Agent,
-				ImportedVia: req.Origin, ImportedAt: now.UTC().Format(gates.WindowLayout), Lands: req.Lands,
+				ImportedVia: req.Origin, ImportedAt: now.UTC().Format(rules.WindowLayout), Lands: req.Lands,
 			})
 			res.ReceiptCount = len(b.Receipts)
 			return fmt.Sprintf("receipt_import %s %s", b.BlockID, r.Type), nil
@@ -98,18 +98,18 @@ func (s *Store) ImportReceipt(ctx context.Context, req ImportRequest) (*ImportRe
 
 // checkScope is the anti-poison law: evidence counts only for the block,
 // boundary and contract it was proved at.
-func checkScope(b *Block, r *gates.Receipt) error {
+func checkScope(b *Block, r *rules.Receipt) error {
 	for _, id := range []struct{ field, value string }{{"block_id", r.BlockID}, {"scope.block_id", r.Scope.BlockID}} {
 		if id.value != "" && id.value != b.BlockID {
-			return gates.Refusef(gates.StaleScope, id.field, "the receipt is about block %s, not %s", gates.Echo(id.value), b.BlockID)
+			return rules.Refusef(rules.StaleScope, id.field, "the receipt is about block %s, not %s", rules.Echo(id.value), b.BlockID)
 		}
 	}
 	if r.Scope.BoundaryVersion != b.BoundaryVersion {
-		return gates.Refusef(gates.StaleScope, "scope.boundary_version",
+		return rules.Refusef(rules.StaleScope, "scope.boundary_version",
 			"the receipt was proved at boundary v%d; %s is at boundary v%d now", r.Scope.BoundaryVersion, b.BlockID, b.BoundaryVersion)
 	}
 	if r.Scope.ContractVersion != b.ContractVersion {
-		return gates.Refusef(gates.StaleScope, "scope.contract_version",
+		return rules.Refusef(rules.StaleScope, "scope.contract_version",
 			"the receipt was proved at contract v%d; %s is at contract v%d now", r.Scope.ContractVersion, b.BlockID, b.ContractVersion)
 	}
 	return nil
@@ -118,19 +118,19 @@ func checkScope(b *Block, r *gates.Receipt) error {
 // DecodeReceipt parses a submitted receipt strictly (one JSON object, no
 // unknown fields) and returns it with its compact bytes, which are what
 // the store keeps. A malformed receipt is refused incomplete_evidence.
-func DecodeReceipt(data []byte) (*gates.Receipt, []byte, error) {
+func DecodeReceipt(data []byte) (*rules.Receipt, []byte, error) {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, data); err != nil {
-		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt is not valid JSON")
+		return nil, nil, rules.Refusef(rules.IncompleteEvidence, "receipt", "the receipt is not valid JSON")
 	}
 	dec := json.NewDecoder(bytes.NewReader(compact.Bytes()))
 	dec.DisallowUnknownFields()
-	r := &gates.Receipt{}
+	r := &rules.Receipt{}
 	if err := dec.Decode(r); err != nil {
-		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt is not a receipt document: %s", jsonProblem(err))
+		return nil, nil, rules.Refusef(rules.IncompleteEvidence, "receipt", "the receipt is not a receipt document: %s", jsonProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, nil, gates.Refusef(gates.IncompleteEvidence, "receipt", "the receipt must be one JSON object")
+		return nil, nil, rules.Refusef(rules.IncompleteEvidence, "receipt", "the receipt must be one JSON object")
 	}
 	return r, compact.Bytes(), nil
 }
@@ -140,10 +140,10 @@ func DecodeReceipt(data []byte) (*gates.Receipt, []byte, error) {
 func jsonProblem(err error) string {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return fmt.Sprintf("%s must be %s", gates.Echo(typeErr.Field), jsonType(typeErr.Type.String()))
+		return fmt.Sprintf("%s must be %s", rules.Echo(typeErr.Field), jsonType(typeErr.Type.String()))
 	}
 	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown field " + gates.Echo(strings.Trim(field, `"`))
+		return "unknown field " + rules.Echo(strings.Trim(field, `"`))
 	}
 	return "malformed JSON"
 }

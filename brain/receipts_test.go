@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // testReceipt is a complete test receipt for block at boundary and contract 1.
@@ -31,33 +31,33 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	// The origin is checked before anything else: even a garbage body on
 	// a brain with no store is refused for the gesture.
 	_, err := s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", ""))
-	wantRefusal(t, err, gates.HumanGestureRequired, "imported_via")
+	wantRefusal(t, err, rules.HumanGestureRequired, "imported_via")
 	_, err = s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", "runnerd"))
-	wantRefusal(t, err, gates.HumanGestureRequired, "imported_via")
-	_, err = s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", gates.OriginHumanTTY))
-	wantRefusal(t, err, gates.NoStore, "")
+	wantRefusal(t, err, rules.HumanGestureRequired, "imported_via")
+	_, err = s.ImportReceipt(ctx, importReq(0, "sb_nope", "{garbage", rules.OriginHumanTTY))
+	wantRefusal(t, err, rules.NoStore, "")
 	mustScan(t, s)
 	before := g.Git("rev-parse", StoreRef)
 	good := testReceipt("sb_shop_core", 1, 0)
 	for _, tt := range []struct {
 		label  string
 		req    ImportRequest
-		code   gates.Code
+		code   rules.Code
 		field  string
 		lesson string
 	}{
-		{"stale expected version", importReq(5, "sb_shop_core", "{garbage", gates.OriginHumanTTY), gates.StoreVersionConflict, "expected_store_version", ""},
-		{"unknown block", importReq(1, "sb_shop_nope", "{garbage", gates.OriginHumanTTY), gates.UnknownBlock, "block_id", ""},
-		{"malformed receipt", importReq(1, "sb_shop_core", "{garbage", gates.OriginHumanTTY), gates.IncompleteEvidence, "receipt", ""},
-		{"unknown field", importReq(1, "sb_shop_core", strings.Replace(good, `"type"`, `"typo":1,"type"`, 1), gates.OriginHumanTTY), gates.IncompleteEvidence, "receipt", ""},
-		{"another block's receipt", importReq(1, "sb_shop_cmd", good, gates.OriginHumanTTY), gates.StaleScope, "block_id", ""},
-		{"old boundary", importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanTTY), gates.StaleScope, "scope.boundary_version", "boundary v2"},
-		{"other contract", importReq(1, "sb_shop_core", strings.Replace(good, `"contract_version":1`, `"contract_version":3`, 1), gates.OriginHumanTTY), gates.StaleScope, "scope.contract_version", ""},
-		{"no command", importReq(1, "sb_shop_core", strings.Replace(good, `"command":"go vet ./core/... && go test ./core/... 2>&1 | tee <out>",`, "", 1), gates.OriginHumanTTY), gates.IncompleteEvidence, "evidence.command", ""},
-		{"future window", importReq(1, "sb_shop_core", strings.Replace(good, "2026-11-30T10:01:00Z", "2026-11-30T12:00:01Z", 1), gates.OriginHumanTTY), gates.IncompleteEvidence, "evidence.ended_at", ""},
+		{"stale expected version", importReq(5, "sb_shop_core", "{garbage", rules.OriginHumanTTY), rules.StoreVersionConflict, "expected_store_version", ""},
+		{"unknown block", importReq(1, "sb_shop_nope", "{garbage", rules.OriginHumanTTY), rules.UnknownBlock, "block_id", ""},
+		{"malformed receipt", importReq(1, "sb_shop_core", "{garbage", rules.OriginHumanTTY), rules.IncompleteEvidence, "receipt", ""},
+		{"unknown field", importReq(1, "sb_shop_core", strings.Replace(good, `"type"`, `"typo":1,"type"`, 1), rules.OriginHumanTTY), rules.IncompleteEvidence, "receipt", ""},
+		{"another block's receipt", importReq(1, "sb_shop_cmd", good, rules.OriginHumanTTY), rules.StaleScope, "block_id", ""},
+		{"old boundary", importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), rules.OriginHumanTTY), rules.StaleScope, "scope.boundary_version", "boundary v2"},
+		{"other contract", importReq(1, "sb_shop_core", strings.Replace(good, `"contract_version":1`, `"contract_version":3`, 1), rules.OriginHumanTTY), rules.StaleScope, "scope.contract_version", ""},
+		{"no command", importReq(1, "sb_shop_core", strings.Replace(good, `"command":"go vet ./core/... && go test ./core/... 2>&1 | tee <out>",`, "", 1), rules.OriginHumanTTY), rules.IncompleteEvidence, "evidence.command", ""},
+		{"future window", importReq(1, "sb_shop_core", strings.Replace(good, "2026-11-30T10:01:00Z", "2026-11-30T12:00:01Z", 1), rules.OriginHumanTTY), rules.IncompleteEvidence, "evidence.ended_at", ""},
 	} {
 		_, err := s.ImportReceipt(ctx, tt.req)
-		r, ok := gates.AsRefusal(err)
+		r, ok := rules.AsRefusal(err)
 		if !ok || r.Code != tt.code || r.Field != tt.field || !strings.Contains(r.Lesson, tt.lesson) {
 			t.Errorf("%s: got %v, want %s on %s", tt.label, err, tt.code, tt.field)
 		}
@@ -65,7 +65,7 @@ func TestReceiptImportChecksInOrder(t *testing.T) {
 	if after := g.Git("rev-parse", StoreRef); after != before {
 		t.Fatal("a refused import moved the store")
 	}
-	res, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", good, gates.OriginHumanTTY))
+	res, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", good, rules.OriginHumanTTY))
 	if err != nil || res.StoreVersion != 2 || res.ReceiptCount != 1 || res.BlockID != "sb_shop_core" {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
@@ -100,7 +100,7 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != NeedsEvidence || p.Why != "no test receipt yet" {
 		t.Fatalf("before any receipt: %+v", p)
 	}
-	if _, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanTTY)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(1, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), rules.OriginHumanTTY)); err != nil {
 		t.Fatal(err)
 	}
 	// A file added before any reconcile still counts against the scan's
@@ -116,9 +116,9 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 		t.Fatalf("after the bump: boundary %d, %+v", core.BoundaryVersion, p)
 	}
 	// The old receipt no longer imports; one at the new boundary does.
-	_, err = s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), gates.OriginHumanTTY))
-	wantRefusal(t, err, gates.StaleScope, "scope.boundary_version")
-	if _, err := s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), gates.OriginHumanTTY)); err != nil {
+	_, err = s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 1, 0), rules.OriginHumanTTY))
+	wantRefusal(t, err, rules.StaleScope, "scope.boundary_version")
+	if _, err := s.ImportReceipt(ctx, importReq(3, "sb_shop_core", testReceipt("sb_shop_core", 2, 0), rules.OriginHumanTTY)); err != nil {
 		t.Fatal(err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != EvidenceBacked {
@@ -129,7 +129,7 @@ func TestBoundaryBumpMakesTheReceiptStale(t *testing.T) {
 		t.Fatalf("idle reconcile = %+v %v", same, err)
 	}
 	// A failing run is evidence too: it turns the block broken.
-	if _, err := s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 2, 1), gates.OriginHumanTTY)); err != nil {
+	if _, err := s.ImportReceipt(ctx, importReq(4, "sb_shop_core", testReceipt("sb_shop_core", 2, 1), rules.OriginHumanTTY)); err != nil {
 		t.Fatal(err)
 	}
 	if p := snap(t, s).Block("sb_shop_core").Colour(testNow); p.Colour != Broken {
@@ -155,7 +155,7 @@ func TestConcurrentWritersAtOneVersionExactlyOneWins(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				defer repo.Close()
-				_, errs[w] = writer.ImportReceipt(ctx, importReq(round, "sb_shop_core", testReceipt("sb_shop_core", 1, w), gates.OriginHumanTTY))
+				_, errs[w] = writer.ImportReceipt(ctx, importReq(round, "sb_shop_core", testReceipt("sb_shop_core", 1, w), rules.OriginHumanTTY))
 			}()
 		}
 		wg.Wait()
@@ -163,7 +163,7 @@ func TestConcurrentWritersAtOneVersionExactlyOneWins(t *testing.T) {
 		for _, err := range errs {
 			if err == nil {
 				won++
-			} else if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.StoreVersionConflict {
+			} else if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.StoreVersionConflict {
 				t.Fatalf("round %d: loser got %v, want store_version_conflict", round, err)
 			}
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // One brain across clones (seed §1: "the brain's registered display
@@ -67,14 +67,14 @@ func DecodeRegistration(body []byte) (*Registration, error) {
 		return nil, err
 	}
 	if g.Schema != RegistrationSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "%s is not %q", RegistrationFile, RegistrationSchema)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "%s is not %q", RegistrationFile, RegistrationSchema)
 	}
 	if len(g.Names) == 0 || g.Names[len(g.Names)-1] != g.Name {
-		return nil, gates.Refusef(gates.InvalidLetter, "names", "a registration lists every name the brain was registered under, its name last")
+		return nil, rules.Refusef(rules.InvalidLetter, "names", "a registration lists every name the brain was registered under, its name last")
 	}
 	for _, n := range g.Names {
 		if err := checkName(n); err != nil {
-			return nil, gates.Refusef(gates.InvalidLetter, "name", "%v", err)
+			return nil, rules.Refusef(rules.InvalidLetter, "name", "%v", err)
 		}
 	}
 	return g, nil
@@ -88,21 +88,21 @@ func registrationFollows(prev, next *chain.Decoded[*Registration], env chain.Env
 	g := next.Value
 	if prev == nil {
 		if g.Version != 1 || len(g.Names) != 1 {
-			return gates.Refusef(gates.InvalidLetter, "version", "a brain's first registration is version 1, with its one name")
+			return rules.Refusef(rules.InvalidLetter, "version", "a brain's first registration is version 1, with its one name")
 		}
 		return nil
 	}
 	p := prev.Value
 	if g.Version != p.Version+1 || len(g.Names) != len(p.Names)+1 || !slices.Equal(g.Names[:len(p.Names)], p.Names) || slices.Contains(p.Names, g.Name) {
-		return gates.Refusef(gates.InvalidLetter, "names", "a rename adds 1 to version and a new name after every earlier one, which stay")
+		return rules.Refusef(rules.InvalidLetter, "names", "a rename adds 1 to version and a new name after every earlier one, which stay")
 	}
-	if !gates.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
-		return gates.Refusef(gates.HumanGestureRequired, "origin", "renaming a brain is a human gesture: every letter carries its name")
+	if !rules.IsHumanOrigin(chain.OriginOf(next.Meta.Message)) {
+		return rules.Refusef(rules.HumanGestureRequired, "origin", "renaming a brain is a human gesture: every letter carries its name")
 	}
 	if env.Gestures == nil {
 		return nil
 	}
-	return env.Gestures.CheckCommit(&next.Doc, gates.GestureRename, next.Body)
+	return env.Gestures.CheckCommit(&next.Doc, rules.GestureRename, next.Body)
 }
 
 // PrepareRename prepares the rename of a registered brain to name, to be
@@ -114,13 +114,13 @@ func PrepareRename(repo *gitstore.Repo, name string, now time.Time) (*chain.Prep
 		return nil, nil, err
 	}
 	if !ok {
-		return nil, nil, gates.Refusef(gates.InvalidTransition, "brain", "this brain has no registration to rename (m1nd init registers one)")
+		return nil, nil, rules.Refusef(rules.InvalidTransition, "brain", "this brain has no registration to rename (m1nd init registers one)")
 	}
 	if err := checkName(name); err != nil {
-		return nil, nil, gates.Refusef(gates.InvalidLetter, "name", "%v", err)
+		return nil, nil, rules.Refusef(rules.InvalidLetter, "name", "%v", err)
 	}
 	if slices.Contains(prev.Names, name) {
-		return nil, nil, gates.Refusef(gates.InvalidTransition, "name", "brain %q was already registered as %q: a rename takes a name it never had", prev.Name, name)
+		return nil, nil, rules.Refusef(rules.InvalidTransition, "name", "brain %q was already registered as %q: a rename takes a name it never had", prev.Name, name)
 	}
 	head, _, err := repo.ReadRef(RegistrationRef)
 	if err != nil {
@@ -137,18 +137,18 @@ func PrepareRename(repo *gitstore.Repo, name string, now time.Time) (*chain.Prep
 		return nil, nil, err
 	}
 	p := &chain.Prepared{
-		Chain: chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}, Parent: head, Tree: tree, Gesture: gates.GestureRename, Change: body,
-		Meta: chain.Commit{Agent: gates.HumanName, When: now.UTC(), Doc: next},
+		Chain: chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}, Parent: head, Tree: tree, Gesture: rules.GestureRename, Change: body,
+		Meta: chain.Commit{Agent: rules.HumanName, When: now.UTC(), Doc: next},
 	}
 	return p, next, nil
 }
 
 // CommitRename writes a prepared rename with its origin and proof, judged
 // by the laws; a registration that moved meanwhile is stale_head.
-func (s *Store) CommitRename(ctx context.Context, p *chain.Prepared, origin string, proof *gates.Proof) (gitstore.Hash, error) {
+func (s *Store) CommitRename(ctx context.Context, p *chain.Prepared, origin string, proof *rules.Proof) (gitstore.Hash, error) {
 	h, err := s.commitGesture(ctx, p, origin, proof)
 	if errors.Is(err, chain.ErrLostRace) {
-		return gitstore.ZeroHash, gates.Refusef(gates.StaleHead, "", "the brain's registration changed while this rename was being confirmed: look again (m1nd brain show) and rename again")
+		return gitstore.ZeroHash, rules.Refusef(rules.StaleHead, "", "the brain's registration changed while this rename was being confirmed: look again (m1nd brain show) and rename again")
 	}
 	return h, err
 }
@@ -186,7 +186,7 @@ func Register(ctx context.Context, repo *gitstore.Repo, name string) (*Registrat
 	}
 	reg := &Registration{Schema: RegistrationSchema, Version: 1, Name: name, Names: []string{name}}
 	c := chain.Chain{Repo: repo, Kind: RegistrationKind, Ref: RegistrationRef}
-	meta := chain.Commit{Agent: gates.HumanName, When: registrationDate(), Doc: reg}
+	meta := chain.Commit{Agent: rules.HumanName, When: registrationDate(), Doc: reg}
 	if _, err := c.Append(ctx, gitstore.ZeroHash, reg.Canonical(), meta); err != nil {
 		if errors.Is(err, chain.ErrLostRace) { // registered meanwhile: that one stands
 			reg, _, err := Registered(repo)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 
 	"github.com/m1nd/m1nd/gitstore"
 )
@@ -102,7 +102,7 @@ func (s *Store) Scan(ctx context.Context, req WriteRequest) (*ScanResult, error)
 			if len(next.Blocks) > len(proposed) {
 				next.Skeleton.Version++
 			}
-			return fmt.Sprintf("scan %s (%s)", next.Skeleton.SkeletonID, gates.Count(len(proposed), "new block")), nil
+			return fmt.Sprintf("scan %s (%s)", next.Skeleton.SkeletonID, rules.Count(len(proposed), "new block")), nil
 		},
 	})
 	if err != nil {
@@ -222,7 +222,7 @@ func (s *Store) Reconcile(ctx context.Context, req WriteRequest) (*ReconcileResu
 				parts = append(parts, "bumped "+listIDs(res.Bumped))
 			}
 			if len(res.Baselined) > 0 {
-				parts = append(parts, "baselined "+gates.Count(len(res.Baselined), "block"))
+				parts = append(parts, "baselined "+rules.Count(len(res.Baselined), "block"))
 			}
 			return "reconcile: " + strings.Join(parts, "; "), nil
 		},

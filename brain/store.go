@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // StoreRef is the ref whose commits are the brain store's snapshots.
@@ -172,12 +172,12 @@ type mutation struct {
 	needStore bool    // refuse no_store when there is none
 	agent     string
 	origin    string // the human gesture's origin, stamped as a trailer
-	// gesture names a human gesture (gates.Gesture…): its origin is
+	// gesture names a human gesture (rules.Gesture…): its origin is
 	// checked before anything else, and its commit is prepared and judged
 	// as a gesture's (chain.Prepared).
 	gesture string
 	lands   *Landing // a landing's import: what its proof binds besides the store change
-	proof   *gates.Proof
+	proof   *rules.Proof
 	// dryRun prepares the gesture's commit and writes its objects, but moves
 	// no ref: the result's Prepared is what a passkey signs.
 	dryRun bool
@@ -211,7 +211,7 @@ type MutationResult struct {
 // or failure writes nothing the ref can reach.
 func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationResult, error) {
 	if m.gesture != "" {
-		if err := gates.RequireHumanOrigin(m.origin, gates.GestureField(m.gesture)); err != nil {
+		if err := rules.RequireHumanOrigin(m.origin, rules.GestureField(m.gesture)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -226,7 +226,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 	if ok {
 		version = cur.StoreVersion
 	} else if m.needStore {
-		return nil, nil, gates.Refuse(gates.NoStore, "")
+		return nil, nil, rules.Refuse(rules.NoStore, "")
 	}
 	if m.expected != version {
 		return nil, nil, conflict(m.expected, version)
@@ -265,7 +265,7 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 		commit, err = s.commitGesture(ctx, p, m.origin, m.proof)
 	}
 	if errors.Is(err, chain.ErrLostRace) {
-		return nil, nil, gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
+		return nil, nil, rules.Refusef(rules.StoreVersionConflict, "expected_store_version",
 			"another writer moved the store while this change was being written; read it again and resend")
 	}
 	if err != nil {
@@ -278,18 +278,18 @@ func (s *Store) mutate(ctx context.Context, m mutation) (*Snapshot, *MutationRes
 
 func conflict(expected, actual int64) error {
 	if actual == 0 {
-		return gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
+		return rules.Refusef(rules.StoreVersionConflict, "expected_store_version",
 			"this brain has no store yet (version 0), not version %d", expected)
 	}
-	return gates.Refusef(gates.StoreVersionConflict, "expected_store_version",
+	return rules.Refusef(rules.StoreVersionConflict, "expected_store_version",
 		"the store is at version %d, not %d; read it again and resend with the new version", actual, expected)
 }
 
 // checkAuthor holds store writers to the agent id rule every other chain
 // keeps: the id becomes the commit's identity.
 func checkAuthor(agent string) error {
-	if !gates.ValidAgentID(agent) {
-		return fmt.Errorf("store write: %q is not an agent id (%s)", agent, gates.AgentIDRule)
+	if !rules.ValidAgentID(agent) {
+		return fmt.Errorf("store write: %q is not an agent id (%s)", agent, rules.AgentIDRule)
 	}
 	return nil
 }

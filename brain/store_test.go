@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -60,9 +60,9 @@ func snap(t *testing.T, s *Store) *Snapshot {
 	return sn
 }
 
-func wantRefusal(t *testing.T, err error, code gates.Code, field string) *gates.Refusal {
+func wantRefusal(t *testing.T, err error, code rules.Code, field string) *rules.Refusal {
 	t.Helper()
-	r, ok := gates.AsRefusal(err)
+	r, ok := rules.AsRefusal(err)
 	if !ok || r.Code != code || (field != "*" && r.Field != field) {
 		t.Fatalf("got %v, want refusal %s on %q", err, code, field)
 	}
@@ -119,7 +119,7 @@ func TestStoreVersionConflictAppliesNothing(t *testing.T) {
 	mustScan(t, s)
 	before := g.Git("rev-parse", StoreRef)
 	_, err := s.Reconcile(context.Background(), write(7))
-	r := wantRefusal(t, err, gates.StoreVersionConflict, "expected_store_version")
+	r := wantRefusal(t, err, rules.StoreVersionConflict, "expected_store_version")
 	if !strings.Contains(r.Lesson, "version 1, not 7") {
 		t.Fatalf("lesson %q", r.Lesson)
 	}
@@ -129,9 +129,9 @@ func TestStoreVersionConflictAppliesNothing(t *testing.T) {
 	// With no store, anything but 0 is a conflict too.
 	fresh, _ := newStore(t)
 	_, err = fresh.Scan(context.Background(), write(1))
-	wantRefusal(t, err, gates.StoreVersionConflict, "expected_store_version")
+	wantRefusal(t, err, rules.StoreVersionConflict, "expected_store_version")
 	_, err = fresh.Reconcile(context.Background(), write(0))
-	wantRefusal(t, err, gates.NoStore, "")
+	wantRefusal(t, err, rules.NoStore, "")
 }
 
 func TestReadingTheStoreDoesNotWalkHistory(t *testing.T) {

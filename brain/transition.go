@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // StoreOp names the one operation a store commit makes. The commit says
@@ -52,10 +52,10 @@ func storeOpOf(message string) (StoreOp, string, error) {
 		}
 	}
 	if !slices.Contains(storeOps, StoreOp(op)) {
-		return "", "", gates.Refusef(gates.InvalidTransition, "operation", "a store commit is one operation (%s) named in its %s trailer; this one names %s", joinOps(), StoreOpTrailer, gates.Echo(op))
+		return "", "", rules.Refusef(rules.InvalidTransition, "operation", "a store commit is one operation (%s) named in its %s trailer; this one names %s", joinOps(), StoreOpTrailer, rules.Echo(op))
 	}
 	if StoreOp(op) == StoreOpEdit && seat != SeatOwner && seat != SeatRunner {
-		return "", "", gates.Refusef(gates.InvalidTransition, "seat", "a candidate_edit commit names its seat (owner or runner) in its %s trailer", SeatTrailer)
+		return "", "", rules.Refusef(rules.InvalidTransition, "seat", "a candidate_edit commit names its seat (owner or runner) in its %s trailer", SeatTrailer)
 	}
 	return StoreOp(op), seat, nil
 }
@@ -80,7 +80,7 @@ type storeMove struct {
 // refuse is the transition's refusal: it names the version and the
 // operation, so `m1nd verify` points at the commit and says what rule broke.
 func (m storeMove) refuse(format string, args ...any) error {
-	return gates.Refusef(gates.InvalidTransition, string(m.op), "store v%d is no legal %s: %s", m.next.StoreVersion, m.op, fmt.Sprintf(format, args...))
+	return rules.Refusef(rules.InvalidTransition, string(m.op), "store v%d is no legal %s: %s", m.next.StoreVersion, m.op, fmt.Sprintf(format, args...))
 }
 
 // checkOperation holds the change to its operation's rules: what each
@@ -92,7 +92,7 @@ func (m storeMove) checkOperation() error {
 	if m.op != StoreOpScan && m.prev == nil {
 		return m.refuse("the first store commit is a scan")
 	}
-	if strings.HasPrefix(m.agent, gates.RunnerPrefix) && m.op != StoreOpEdit {
+	if strings.HasPrefix(m.agent, rules.RunnerPrefix) && m.op != StoreOpEdit {
 		return m.refuse("a runner writes to the store only by candidate_edit, in the runner's seat")
 	}
 	switch m.op {
@@ -208,7 +208,7 @@ func (m storeMove) edit() error {
 	if !sameSkeleton(m.prev, m.next, true) || m.next.Skeleton.Version != m.prev.Skeleton.Version+1 || !sameRevision(m.prev, m.next) {
 		return m.refuse("an edit moves the skeleton one version on and changes nothing else of it")
 	}
-	if strings.HasPrefix(m.agent, gates.RunnerPrefix) && m.seat != SeatRunner {
+	if strings.HasPrefix(m.agent, rules.RunnerPrefix) && m.seat != SeatRunner {
 		return m.refuse("%s is a runner, and a runner edits in the runner's seat", m.agent)
 	}
 	for _, p := range m.prev.Blocks {
@@ -234,7 +234,7 @@ func (m storeMove) edit() error {
 // name.
 func (m storeMove) editedBlock(p, b *Block) error {
 	if b.State != StateCandidate {
-		return m.refuse("it leaves %s %s; an edit's blocks are candidates", b.BlockID, gates.Echo(b.State))
+		return m.refuse("it leaves %s %s; an edit's blocks are candidates", b.BlockID, rules.Echo(b.State))
 	}
 	if p == nil && (len(b.Receipts) > 0 || b.BoundaryVersion != 1) {
 		return m.refuse("its new block %s starts at boundary version 1 without receipts", b.BlockID)
@@ -244,7 +244,7 @@ func (m storeMove) editedBlock(p, b *Block) error {
 	}
 	for _, s := range b.Sockets {
 		if m.next.Block(s.To) == nil {
-			return m.refuse("%s keeps a socket to %s, which does not exist", b.BlockID, gates.Echo(s.To))
+			return m.refuse("%s keeps a socket to %s, which does not exist", b.BlockID, rules.Echo(s.To))
 		}
 	}
 	if strings.TrimSpace(b.Name) == "" {
@@ -272,12 +272,12 @@ func (m storeMove) editedNaming(p, b *Block) error {
 	// changed, the name of a block it made (a split child carries its
 	// parent's purpose).
 	if p == nil || p.Name != b.Name {
-		if err := gates.SanitizeName(b.Name); err != nil {
+		if err := rules.SanitizeName(b.Name); err != nil {
 			return m.refuse("the runner's name for %s breaks o5 (%v)", b.BlockID, err)
 		}
 	}
 	if (p != nil && p.Purpose != b.Purpose) || (p == nil && !slices.ContainsFunc(m.prev.Blocks, func(x *Block) bool { return x.Purpose == b.Purpose })) {
-		if err := gates.SanitizePurpose(b.Purpose); err != nil {
+		if err := rules.SanitizePurpose(b.Purpose); err != nil {
 			return m.refuse("the runner's purpose for %s breaks o5 (%v)", b.BlockID, err)
 		}
 	}
@@ -300,7 +300,7 @@ func (m storeMove) ratify() error {
 	named := map[string]bool{}
 	for _, id := range r.BlockIDs {
 		if p := m.prev.Block(id); p == nil || p.State != StateCandidate {
-			return m.refuse("its ratification names %s, which was no candidate block", gates.Echo(id))
+			return m.refuse("its ratification names %s, which was no candidate block", rules.Echo(id))
 		}
 		named[id] = true
 	}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The archive: finished missions folded out of the live refs.
@@ -68,29 +68,29 @@ func DecodeFold(body []byte) (*Fold, error) {
 		return nil, err
 	}
 	if f.Schema != ArchiveSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "%s is not %q", ArchiveFile, ArchiveSchema)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "%s is not %q", ArchiveFile, ArchiveSchema)
 	}
 	if f.Fold < 0 {
-		return nil, gates.Refusef(gates.InvalidLetter, "fold", "folds are numbered from 0, the archive's opening")
+		return nil, rules.Refusef(rules.InvalidLetter, "fold", "folds are numbered from 0, the archive's opening")
 	}
 	if f.Fold == 0 && len(f.Folded) > 0 {
-		return nil, gates.Refusef(gates.InvalidLetter, "folded", "fold 0 opens the archive and folds nothing")
+		return nil, rules.Refusef(rules.InvalidLetter, "folded", "fold 0 opens the archive and folds nothing")
 	}
 	if f.Fold > 0 && (len(f.Folded) == 0 || len(f.Folded) > MaxFold) {
-		return nil, gates.Refusef(gates.InvalidLetter, "folded", "a fold folds 1 to %d missions, not %d", MaxFold, len(f.Folded))
+		return nil, rules.Refusef(rules.InvalidLetter, "folded", "a fold folds 1 to %d missions, not %d", MaxFold, len(f.Folded))
 	}
 	for i, m := range f.Folded {
 		if !ValidMissionID(m.MissionID) {
-			return nil, gates.Refusef(gates.InvalidLetter, "folded", "%q is not a mission id", m.MissionID)
+			return nil, rules.Refusef(rules.InvalidLetter, "folded", "%q is not a mission id", m.MissionID)
 		}
 		if i > 0 && f.Folded[i-1].MissionID >= m.MissionID {
-			return nil, gates.Refusef(gates.InvalidLetter, "folded", "a fold lists its missions once each, ordered by id (%s after %s)", m.MissionID, f.Folded[i-1].MissionID)
+			return nil, rules.Refusef(rules.InvalidLetter, "folded", "a fold lists its missions once each, ordered by id (%s after %s)", m.MissionID, f.Folded[i-1].MissionID)
 		}
 		if _, err := gitstore.ParseHash(m.Head); err != nil {
-			return nil, gates.Refusef(gates.InvalidLetter, "folded", "mission %s: head %q is not a commit id", m.MissionID, m.Head)
+			return nil, rules.Refusef(rules.InvalidLetter, "folded", "mission %s: head %q is not a commit id", m.MissionID, m.Head)
 		}
 		if !Finished(m.Phase) {
-			return nil, gates.Refusef(gates.InvalidTransition, "folded", "mission %s is %s: only a finished mission (landed or archived) folds", m.MissionID, m.Phase)
+			return nil, rules.Refusef(rules.InvalidTransition, "folded", "mission %s is %s: only a finished mission (landed or archived) folds", m.MissionID, m.Phase)
 		}
 	}
 	return f, nil
@@ -116,7 +116,7 @@ func describeFold(f *Fold) (string, []Trailer) {
 	if f.Fold == 0 {
 		return "archive fold 0: the archive opens", nil
 	}
-	return fmt.Sprintf("archive fold %d: %s", f.Fold, gates.Count(len(f.Folded), "finished mission")), nil
+	return fmt.Sprintf("archive fold %d: %s", f.Fold, rules.Count(len(f.Folded), "finished mission")), nil
 }
 
 // foldFollows: the archive opens with fold 0, a root commit that folds
@@ -132,11 +132,11 @@ func foldFollows(prev, next *Decoded[*Fold], _ Env) error {
 		want = prev.Value.Fold + 1
 	}
 	if f.Fold != want {
-		return gates.Refusef(gates.StaleHead, "fold", "this is fold %d; it says %d", want, f.Fold)
+		return rules.Refusef(rules.StaleHead, "fold", "this is fold %d; it says %d", want, f.Fold)
 	}
 	if prev == nil {
 		if len(next.Meta.Parents) > 0 {
-			return gates.Refusef(gates.InvalidLetter, "fold", "fold 0 opens the archive: a root commit")
+			return rules.Refusef(rules.InvalidLetter, "fold", "fold 0 opens the archive: a root commit")
 		}
 		return nil
 	}
@@ -146,7 +146,7 @@ func foldFollows(prev, next *Decoded[*Fold], _ Env) error {
 		heads[i], _ = gitstore.ParseHash(m.Head)
 	}
 	if !slices.Equal(parents, heads) {
-		return gates.Refusef(gates.InvalidLetter, "folded", "a fold commit's parents are the previous fold, then the heads it folds in its order: %d parents for %d missions", len(next.Meta.Parents), len(f.Folded))
+		return rules.Refusef(rules.InvalidLetter, "folded", "a fold commit's parents are the previous fold, then the heads it folds in its order: %d parents for %d missions", len(next.Meta.Parents), len(f.Folded))
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 const foldHead = "0123456789abcdef0123456789abcdef01234567"
@@ -22,21 +22,21 @@ func TestDecodeFold(t *testing.T) {
 	cases := []struct {
 		name string
 		body string
-		code gates.Code // "" when it decodes
+		code rules.Code // "" when it decodes
 	}{
 		{"the opening", foldJSON(0), ""},
 		{"one landed", foldJSON(1, foldEntry("msn_0123456789ab", PhaseLanded)), ""},
 		{"two, ordered", foldJSON(2, foldEntry("msn_0123456789ab", PhaseArchived), foldEntry("msn_0123456789ac", PhaseLanded)), ""},
-		{"out of order", foldJSON(2, foldEntry("msn_0123456789ac", PhaseLanded), foldEntry("msn_0123456789ab", PhaseLanded)), gates.InvalidLetter},
-		{"twice", foldJSON(2, foldEntry("msn_0123456789ab", PhaseLanded), foldEntry("msn_0123456789ab", PhaseLanded)), gates.InvalidLetter},
-		{"a judging mission", foldJSON(1, foldEntry("msn_0123456789ab", PhaseJudging)), gates.InvalidTransition},
-		{"a bad id", foldJSON(1, foldEntry("msn_XYZ", PhaseLanded)), gates.InvalidLetter},
-		{"fold 0 folding something", foldJSON(0, foldEntry("msn_0123456789ab", PhaseLanded)), gates.InvalidLetter},
-		{"fold 1 folding nothing", foldJSON(1), gates.InvalidLetter},
-		{"a negative fold", foldJSON(-1), gates.InvalidLetter},
-		{"another schema", strings.Replace(foldJSON(0), "m1nd-archive-v0", "m1nd-archive-v9", 1), gates.SchemaMismatch},
-		{"a bad head", strings.Replace(foldJSON(1, foldEntry("msn_0123456789ab", PhaseLanded)), foldHead, "HEAD", 1), gates.InvalidLetter},
-		{"not canonical", strings.Replace(foldJSON(0), `"fold":0`, `"fold": 0`, 1), gates.InvalidLetter},
+		{"out of order", foldJSON(2, foldEntry("msn_0123456789ac", PhaseLanded), foldEntry("msn_0123456789ab", PhaseLanded)), rules.InvalidLetter},
+		{"twice", foldJSON(2, foldEntry("msn_0123456789ab", PhaseLanded), foldEntry("msn_0123456789ab", PhaseLanded)), rules.InvalidLetter},
+		{"a judging mission", foldJSON(1, foldEntry("msn_0123456789ab", PhaseJudging)), rules.InvalidTransition},
+		{"a bad id", foldJSON(1, foldEntry("msn_XYZ", PhaseLanded)), rules.InvalidLetter},
+		{"fold 0 folding something", foldJSON(0, foldEntry("msn_0123456789ab", PhaseLanded)), rules.InvalidLetter},
+		{"fold 1 folding nothing", foldJSON(1), rules.InvalidLetter},
+		{"a negative fold", foldJSON(-1), rules.InvalidLetter},
+		{"another schema", strings.Replace(foldJSON(0), "m1nd-archive-v0", "m1nd-archive-v9", 1), rules.SchemaMismatch},
+		{"a bad head", strings.Replace(foldJSON(1, foldEntry("msn_0123456789ab", PhaseLanded)), foldHead, "HEAD", 1), rules.InvalidLetter},
+		{"not canonical", strings.Replace(foldJSON(0), `"fold":0`, `"fold": 0`, 1), rules.InvalidLetter},
 		{"an unknown key", strings.Replace(foldJSON(0), `"fold":0`, `"fold":0,"extra":1`, 1), ""},
 	}
 	for _, tc := range cases {
@@ -57,7 +57,7 @@ func TestDecodeFold(t *testing.T) {
 				}
 				return
 			}
-			r, ok := gates.AsRefusal(err)
+			r, ok := rules.AsRefusal(err)
 			if !ok || r.Code != tc.code {
 				t.Fatalf("DecodeFold = %v, want %s", err, tc.code)
 			}
@@ -77,7 +77,7 @@ func FuzzDecodeFold(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fold, err := DecodeFold(data)
 		if err != nil {
-			if r, ok := gates.AsRefusal(err); !ok || !gates.Known(r.Code) {
+			if r, ok := rules.AsRefusal(err); !ok || !rules.Known(r.Code) {
 				t.Fatalf("not a known refusal: %v", err)
 			}
 			return

@@ -10,7 +10,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 func benchMissions(b *testing.B) *chain.Missions {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Docs follows the ref wherever it moves: extended when it grew, rebuilt
@@ -94,7 +94,7 @@ func TestDecodeCanonical(t *testing.T) {
 			t.Errorf("%s: %v", tt.label, err)
 			continue
 		}
-		if r, isRefusal := gates.AsRefusal(err); err != nil && (!isRefusal || r.Code != gates.InvalidLetter || !strings.HasPrefix(r.Lesson, "x.json ")) {
+		if r, isRefusal := rules.AsRefusal(err); err != nil && (!isRefusal || r.Code != rules.InvalidLetter || !strings.HasPrefix(r.Lesson, "x.json ")) {
 			t.Errorf("%s: %v is not an invalid_letter refusal naming x.json", tt.label, err)
 		}
 	}

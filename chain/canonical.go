@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // CanonicalJSON is the one encoding of every document m1nd chains (letters,
@@ -32,7 +32,7 @@ func CanonicalJSON(v any) []byte {
 // document in the lesson (mail.json).
 func DecodeCanonical(data []byte, v any, file string) error {
 	if err := json.Unmarshal(data, v); err != nil {
-		return gates.Refusef(gates.InvalidLetter, "", "%s does not hold a JSON document of its kind", file)
+		return rules.Refusef(rules.InvalidLetter, "", "%s does not hold a JSON document of its kind", file)
 	}
 	return CheckCanonical(data, v, file)
 }
@@ -51,7 +51,7 @@ func DecodeAs[T any](data []byte, file string) (*T, error) {
 // are not the canonical bytes of v, its decoded form.
 func CheckCanonical(data []byte, v any, file string) error {
 	if !bytes.Equal(CanonicalJSON(v), data) {
-		return gates.Refusef(gates.InvalidLetter, "", "%s must hold the document's canonical bytes (compact JSON in key order), so its id is the sha256 of the file", file)
+		return rules.Refusef(rules.InvalidLetter, "", "%s must hold the document's canonical bytes (compact JSON in key order), so its id is the sha256 of the file", file)
 	}
 	return nil
 }

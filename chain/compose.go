@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // NewMission describes a mission to open.
@@ -98,7 +98,7 @@ func (l *Letter) SetPhase(phase string) {
 // archived letter at seq+1 that sets the receipt candidate aside (it stays
 // on the superseded letter forever). origin must be on the human allow-list.
 func (m *Missions) Archive(ctx context.Context, missionID, agent, origin string, now time.Time) (*PostResult, error) {
-	if err := gates.RequireHumanOrigin(origin, "archived_via"); err != nil {
+	if err := rules.RequireHumanOrigin(origin, "archived_via"); err != nil {
 		return nil, err
 	}
 	letter, err := m.ArchiveLetter(missionID, now)
@@ -160,7 +160,7 @@ func (m *Missions) PrepareArchive(missionID, agent string, now time.Time) (*Prep
 	when, _ := time.Parse(time.RFC3339, next.UpdatedAt)
 	return &Prepared{
 		Chain: Chain{Repo: m.Repo, Kind: MissionKind, Ref: ref}, Parent: head.Commit, Tree: tree,
-		Meta: letterCommit(next, LetterID(body), PostRequest{Agent: agent}, when), Gesture: gates.GestureArchive, Change: body,
+		Meta: letterCommit(next, LetterID(body), PostRequest{Agent: agent}, when), Gesture: rules.GestureArchive, Change: body,
 	}, nil
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Chain is one ref of a kind: its commits hold JSON documents, each
@@ -77,13 +77,13 @@ type Commit struct {
 	// trailers from: the document itself (a letter, a fold) or the kind's
 	// account of the change (a store operation, a key change).
 	Doc any
-	// Origin is the origin a human gesture's commit names (gates.OriginTrailer),
+	// Origin is the origin a human gesture's commit names (rules.OriginTrailer),
 	// and Proof its passkey's proof; empty for an agent's write.
 	Origin string
-	Proof  *gates.Proof
+	Proof  *rules.Proof
 	// Attestation is a runner's signature over the gate a merge_wait
-	// letter names (gates.AttestationTrailer); nil for every other commit.
-	Attestation *gates.Attestation
+	// letter names (rules.AttestationTrailer); nil for every other commit.
+	Attestation *rules.Attestation
 	// Keep are parents after the previous document, for a kind whose
 	// commits keep other commits reachable (Kind.KeepParents: a fold keeps
 	// the chains it folds); empty for every other kind.
@@ -101,7 +101,7 @@ func (k *Kind) Message(meta Commit) string {
 // GestureMessage is what a judge reads of a gesture's commit before there
 // is one (a terminal asking whether its gesture could count): its origin
 // and proof, named as Kind.Message names them.
-func GestureMessage(origin string, proof *gates.Proof) string {
+func GestureMessage(origin string, proof *rules.Proof) string {
 	return message("", nil, Commit{Origin: origin, Proof: proof})
 }
 
@@ -113,13 +113,13 @@ func message(subject string, trailers []Trailer, meta Commit) string {
 		fmt.Fprintf(&b, "%s: %s\n", t.Key, t.Value)
 	}
 	if meta.Origin != "" {
-		fmt.Fprintf(&b, "%s: %s\n", gates.OriginTrailer, meta.Origin)
+		fmt.Fprintf(&b, "%s: %s\n", rules.OriginTrailer, meta.Origin)
 	}
 	if meta.Proof != nil {
-		fmt.Fprintf(&b, "%s: %s\n", gates.ProofTrailer, gates.EncodeProof(meta.Proof))
+		fmt.Fprintf(&b, "%s: %s\n", rules.ProofTrailer, rules.EncodeProof(meta.Proof))
 	}
 	if meta.Attestation != nil {
-		fmt.Fprintf(&b, "%s: %s\n", gates.AttestationTrailer, meta.Attestation.Trailer())
+		fmt.Fprintf(&b, "%s: %s\n", rules.AttestationTrailer, meta.Attestation.Trailer())
 	}
 	fmt.Fprintf(&b, "%s: %s\n", AgentTrailer, meta.Agent)
 	return b.String()
@@ -131,18 +131,18 @@ func AgentOf(message string) (agent string, ok bool) {
 	return TrailerValue(message, AgentTrailer)
 }
 
-// OriginOf is the origin a commit message names in its gates.OriginTrailer:
+// OriginOf is the origin a commit message names in its rules.OriginTrailer:
 // a human gesture's, or empty. The laws judge it with its proof.
 func OriginOf(message string) string {
-	origin, _ := TrailerValue(message, gates.OriginTrailer)
+	origin, _ := TrailerValue(message, rules.OriginTrailer)
 	return origin
 }
 
 // GestureOf reads a gesture's origin and proof from its commit message, as
 // Kind.Message wrote them; a proof trailer that does not decode is refused.
-func GestureOf(message string) (origin string, proof *gates.Proof, err error) {
-	if value, ok := TrailerValue(message, gates.ProofTrailer); ok {
-		if proof, err = gates.DecodeProof(value); err != nil {
+func GestureOf(message string) (origin string, proof *rules.Proof, err error) {
+	if value, ok := TrailerValue(message, rules.ProofTrailer); ok {
+		if proof, err = rules.DecodeProof(value); err != nil {
 			return "", nil, err
 		}
 	}
@@ -157,7 +157,7 @@ func Signature(agent string, when time.Time) (gitstore.Signature, error) {
 	if err != nil {
 		return gitstore.Signature{}, err
 	}
-	if err := gates.CheckCommitDate(when, time.Now()); err != nil {
+	if err := rules.CheckCommitDate(when, time.Now()); err != nil {
 		return gitstore.Signature{}, err
 	}
 	return gitstore.Signature{Name: name, Email: name + "@m1nd", When: when.UTC().Truncate(time.Second)}, nil

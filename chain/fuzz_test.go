@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // fuzzSeeds are letters from the tests: valid ones and near misses.
@@ -29,8 +29,8 @@ func FuzzDecodeLetter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := DecodeLetter(data)
 		if err != nil {
-			r, ok := gates.AsRefusal(err)
-			if !ok || !gates.Known(r.Code) {
+			r, ok := rules.AsRefusal(err)
+			if !ok || !rules.Known(r.Code) {
 				t.Fatalf("decode error is not a known refusal: %v", err)
 			}
 			return
@@ -44,7 +44,7 @@ func FuzzDecodeLetter(f *testing.F) {
 			t.Fatalf("canonical bytes are not a fixed point:\n%s\n%s", canon, again.Canonical())
 		}
 		if err := Validate(l); err != nil {
-			if r, ok := gates.AsRefusal(err); !ok || !gates.Known(r.Code) {
+			if r, ok := rules.AsRefusal(err); !ok || !rules.Known(r.Code) {
 				t.Fatalf("validate error is not a known refusal: %v", err)
 			}
 		}

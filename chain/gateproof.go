@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A merge_wait letter that names a runner stands on that runner's signed
-// word (gates.GateStatement, carried in its commit's AttestationTrailer);
+// word (rules.GateStatement, carried in its commit's AttestationTrailer);
 // one that names none is an agent's claim, shown as such and never landed
 // as a proven gate (DESIGN §10). The mission kind asks Env.Gates, which the
 // brain implements against the runner pins a human approved.
@@ -40,12 +40,12 @@ func NamedRunner(l *Letter, agent string) (string, error) {
 	if c := l.ReceiptCandidate; c != nil && c.Emitter != nil && c.Emitter.Kind == "runnerd" {
 		names = append(names, c.Emitter.ID)
 	}
-	if id, ok := strings.CutPrefix(agent, gates.RunnerPrefix); ok {
+	if id, ok := strings.CutPrefix(agent, rules.RunnerPrefix); ok {
 		names = append(names, id)
 	}
 	for _, n := range names[min(1, len(names)):] {
 		if n != names[0] {
-			return "", gates.Refusef(gates.UnprovenGate, "runner_id", "the letter names runner %s and runner %s: a merge_wait is proved by one runner", gates.Echo(names[0]), gates.Echo(n))
+			return "", rules.Refusef(rules.UnprovenGate, "runner_id", "the letter names runner %s and runner %s: a merge_wait is proved by one runner", rules.Echo(names[0]), rules.Echo(n))
 		}
 	}
 	if len(names) == 0 {
@@ -59,9 +59,9 @@ func NamedRunner(l *Letter, agent string) (string, error) {
 // gate it ran, with the gate's window, and the commit and tree it tested
 // (a runnerd-emitted candidate must name them, CheckTested; one naming
 // none moves no target when it lands).
-func GateStatementOf(l *Letter, body []byte, runner string, pins int64) (*gates.GateStatement, error) {
+func GateStatementOf(l *Letter, body []byte, runner string, pins int64) (*rules.GateStatement, error) {
 	refuse := func(what string) error {
-		return gates.Refusef(gates.UnprovenGate, "receipt_candidate.evidence", "a runner's merge_wait names %s: this one does not, so nothing can prove it", what)
+		return rules.Refusef(rules.UnprovenGate, "receipt_candidate.evidence", "a runner's merge_wait names %s: this one does not, so nothing can prove it", what)
 	}
 	if l.Gate == nil || l.Gate.ExitStatus == nil || l.ReceiptCandidate == nil {
 		return nil, refuse("its gate with an exit status and a receipt candidate")
@@ -74,8 +74,8 @@ func GateStatementOf(l *Letter, body []byte, runner string, pins int64) (*gates.
 	case e.StartedAt == "" || e.EndedAt == "":
 		return nil, refuse("its gate's window")
 	}
-	return &gates.GateStatement{
-		Schema: gates.GateStatementSchema, MissionID: l.MissionID, Letter: "sha256:" + DocHash(body),
+	return &rules.GateStatement{
+		Schema: rules.GateStatementSchema, MissionID: l.MissionID, Letter: "sha256:" + DocHash(body),
 		RunnerID: runner, Pins: pins, Pin: e.PinOf(), Commit: commit, Tree: tree,
 		GateCommand: l.Gate.Command, ExitStatus: *l.Gate.ExitStatus, ArtifactHash: l.Gate.ArtifactHash,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt,
@@ -84,12 +84,12 @@ func GateStatementOf(l *Letter, body []byte, runner string, pins int64) (*gates.
 
 // AttestationOf reads a runner's attestation from a commit message; ok is
 // false when it carries none.
-func AttestationOf(message string) (a gates.Attestation, ok bool, err error) {
-	value, ok := TrailerValue(message, gates.AttestationTrailer)
+func AttestationOf(message string) (a rules.Attestation, ok bool, err error) {
+	value, ok := TrailerValue(message, rules.AttestationTrailer)
 	if !ok {
 		return a, false, nil
 	}
-	a, err = gates.ParseAttestation(value)
+	a, err = rules.ParseAttestation(value)
 	return a, true, err
 }
 
@@ -103,7 +103,7 @@ func checkGateProof(next *Doc, l *Letter, env Env) error {
 		return err
 	}
 	if env.Gates == nil {
-		return gates.Refusef(gates.UnprovenGate, "runner_id", "this merge_wait names runner %s, and the approved runner pins cannot be read here to check its signature", gates.Echo(runner))
+		return rules.Refusef(rules.UnprovenGate, "runner_id", "this merge_wait names runner %s, and the approved runner pins cannot be read here to check its signature", rules.Echo(runner))
 	}
 	return env.Gates.CheckGateProof(next, l)
 }
@@ -120,7 +120,7 @@ func checkLandedProven(prev, next *Doc, head *Letter, env Env) error {
 		return nil
 	}
 	if env.Gates == nil {
-		return gates.Refusef(gates.UnprovenGate, "phase", "the approved runner pins cannot be read here to check the gate this landing lands")
+		return rules.Refusef(rules.UnprovenGate, "phase", "the approved runner pins cannot be read here to check the gate this landing lands")
 	}
 	return env.Gates.CheckLandedGate(prev, head, next)
 }
@@ -128,5 +128,5 @@ func checkLandedProven(prev, next *Doc, head *Letter, env Env) error {
 // ClaimLesson is the lesson of a landing refused because the merge_wait it
 // lands is an agent's claim (agent wrote it, naming no runner).
 func ClaimLesson(agent string) string {
-	return fmt.Sprintf("this merge_wait is %s's claim, not a gate a runner you approved proved: land it with m1nd land or the tray, which first has runnerd run the approved gate on exactly its tree", gates.Echo(agent))
+	return fmt.Sprintf("this merge_wait is %s's claim, not a gate a runner you approved proved: land it with m1nd land or the tray, which first has runnerd run the approved gate on exactly its tree", rules.Echo(agent))
 }

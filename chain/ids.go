@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // MissionRefPrefix is where mission chains live.
@@ -58,13 +58,13 @@ func MissionRef(id string) (string, error) {
 // RunnerAgent is the agent id runner id speaks as. The colon is not
 // ref-safe, so in ref names it becomes "+", which a plain agent id can
 // never contain: the mapping is reversible.
-func RunnerAgent(id string) string { return gates.RunnerPrefix + id }
+func RunnerAgent(id string) string { return rules.RunnerPrefix + id }
 
 // AgentRefName maps a valid agent id to the ref-safe name used in ref paths
 // and commit identities.
 func AgentRefName(id string) (string, error) {
-	if !gates.ValidAgentID(id) {
-		return "", fmt.Errorf("agent id %q: want %s", id, gates.AgentIDRule)
+	if !rules.ValidAgentID(id) {
+		return "", fmt.Errorf("agent id %q: want %s", id, rules.AgentIDRule)
 	}
 	return strings.Replace(id, ":", "+", 1), nil
 }
@@ -72,7 +72,7 @@ func AgentRefName(id string) (string, error) {
 // AgentFromRefName reverses AgentRefName.
 func AgentFromRefName(name string) (string, error) {
 	id := strings.Replace(name, "+", ":", 1)
-	if !gates.ValidAgentID(id) {
+	if !rules.ValidAgentID(id) {
 		return "", fmt.Errorf("ref name %q is not an agent", name)
 	}
 	return id, nil

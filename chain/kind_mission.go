@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // MissionKind is the mission chain: refs/m1nd/missions/<mission_id>, one
@@ -102,7 +102,7 @@ func decodeStoredLetterStrictly(body []byte) (*Letter, error) {
 func letterFollows(prev, next *Decoded[*Letter], env Env) error {
 	l := next.Value
 	if id := strings.TrimPrefix(next.Ref, MissionRefPrefix); l.MissionID != id {
-		return gates.Refusef(gates.InvalidLetter, "mission_id", "the letter belongs to %s, not %s", gates.Echo(l.MissionID), id)
+		return rules.Refusef(rules.InvalidLetter, "mission_id", "the letter belongs to %s, not %s", rules.Echo(l.MissionID), id)
 	}
 	var head *Letter
 	headID := ""
@@ -132,11 +132,11 @@ func letterFollows(prev, next *Decoded[*Letter], env Env) error {
 		return err
 	}
 	if l.Phase == PhaseArchived {
-		if !gates.IsHumanOrigin(OriginOf(next.Meta.Message)) {
-			return gates.Refusef(gates.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
+		if !rules.IsHumanOrigin(OriginOf(next.Meta.Message)) {
+			return rules.Refusef(rules.HumanGestureRequired, "phase", "an archived letter is a human gesture: its commit carries M1nd-Origin: human-tty (m1nd mission archive at a terminal) or human-passkey (the tray, with its proof)")
 		}
 		if env.Gestures != nil {
-			return env.Gestures.CheckCommit(&next.Doc, gates.GestureArchive, next.Body)
+			return env.Gestures.CheckCommit(&next.Doc, rules.GestureArchive, next.Body)
 		}
 	}
 	return nil
@@ -169,7 +169,7 @@ func checkTested(l *Letter, work WorkGuard) error {
 		return fmt.Errorf("post %s: %w", l.MissionID, err)
 	}
 	if has && !on {
-		return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the candidate names %.12s as the commit its gate tested, which is not on m1nd/%s: a gate tests the mission's own work", commit, l.MissionID)
+		return rules.Refusef(rules.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the candidate names %.12s as the commit its gate tested, which is not on m1nd/%s: a gate tests the mission's own work", commit, l.MissionID)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // toyNote is the document of a kind no m1nd package ships: a test declares
@@ -26,7 +26,7 @@ var toyKind = chain.Define(chain.Spec[*toyNote, *toyNote]{
 	Decode: func(body []byte) (*toyNote, error) {
 		var n toyNote
 		if err := json.Unmarshal(body, &n); err != nil {
-			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
+			return nil, rules.Refusef(rules.InvalidLetter, "", "not a toy note")
 		}
 		return &n, nil
 	},
@@ -165,15 +165,15 @@ func TestAppendUniqueDedupsAndRetries(t *testing.T) {
 }
 
 func TestMessageCarriesTheKindsTrailersThenTheAgent(t *testing.T) {
-	proof := &gates.Proof{CredentialID: "c1", AuthenticatorData: "a", ClientDataJSON: "j", Signature: "s"}
+	proof := &rules.Proof{CredentialID: "c1", AuthenticatorData: "a", ClientDataJSON: "j", Signature: "s"}
 	for name, tc := range map[string]struct {
 		meta chain.Commit
 		want string
 	}{
 		"no trailers":   {chain.Commit{Agent: "a1"}, "toy\n\nM1nd-Agent: a1\n"},
 		"kind trailers": {chain.Commit{Agent: "owner", Doc: &toyNote{N: 3}}, "toy 3\n\nM1nd-Toy: 3\nM1nd-Agent: owner\n"},
-		"a gesture": {chain.Commit{Agent: "human", Doc: &toyNote{N: 4}, Origin: gates.OriginHumanTTY, Proof: proof},
-			"toy 4\n\nM1nd-Toy: 4\nM1nd-Origin: human-tty\nM1nd-Proof: " + gates.EncodeProof(proof) + "\nM1nd-Agent: human\n"},
+		"a gesture": {chain.Commit{Agent: "human", Doc: &toyNote{N: 4}, Origin: rules.OriginHumanTTY, Proof: proof},
+			"toy 4\n\nM1nd-Toy: 4\nM1nd-Origin: human-tty\nM1nd-Proof: " + rules.EncodeProof(proof) + "\nM1nd-Agent: human\n"},
 	} {
 		got := toyKind.Message(tc.meta)
 		if got != tc.want {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // LetterSchema is the one schema this m1nd speaks for mission letters.
@@ -60,7 +60,7 @@ type Gate struct {
 // Only a human's receipt import turns it into a receipt; it never colours a
 // block by itself (law 1c). Its shape and evidence contract are the store's
 // receipt, so both live in gates.
-type ReceiptCandidate = gates.Receipt
+type ReceiptCandidate = rules.Receipt
 
 // Receipt records that the candidate was imported into the store.
 type Receipt struct {
@@ -76,24 +76,24 @@ type Receipt struct {
 // Validate, not here.
 func DecodeLetter(data []byte) (*Letter, error) {
 	if !utf8.Valid(data) {
-		return nil, gates.Refusef(gates.InvalidLetter, "", "the letter is not valid UTF-8 text")
+		return nil, rules.Refusef(rules.InvalidLetter, "", "the letter is not valid UTF-8 text")
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field == "" {
-			return nil, gates.Refusef(gates.InvalidLetter, "", "a letter is a JSON object, not a JSON %s", typeErr.Value)
+			return nil, rules.Refusef(rules.InvalidLetter, "", "a letter is a JSON object, not a JSON %s", typeErr.Value)
 		}
 		return nil, jsonRefusal(err)
 	}
 	if top == nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "", "a letter is a JSON object, not null")
+		return nil, rules.Refusef(rules.InvalidLetter, "", "a letter is a JSON object, not null")
 	}
 	var schema string
 	if raw, ok := top["schema"]; !ok {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "the letter has no \"schema\"; a mission letter says \"schema\":%q", LetterSchema)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "the letter has no \"schema\"; a mission letter says \"schema\":%q", LetterSchema)
 	} else if json.Unmarshal(raw, &schema) != nil || schema != LetterSchema {
-		return nil, gates.Refusef(gates.SchemaMismatch, "schema", "schema %s is not %q; this m1nd speaks only the v0 mission letter", gates.Clip(string(raw)), LetterSchema)
+		return nil, rules.Refusef(rules.SchemaMismatch, "schema", "schema %s is not %q; this m1nd speaks only the v0 mission letter", rules.Clip(string(raw)), LetterSchema)
 	}
 	if err := checkKeys(data, reflect.TypeOf(Letter{})); err != nil {
 		return nil, err
@@ -108,9 +108,9 @@ func DecodeLetter(data []byte) (*Letter, error) {
 func jsonRefusal(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		return gates.Refusef(gates.InvalidLetter, typeErr.Field, "field %q must be a JSON %s, not %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
+		return rules.Refusef(rules.InvalidLetter, typeErr.Field, "field %q must be a JSON %s, not %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
 	}
-	return gates.Refusef(gates.InvalidLetter, "", "the letter is not valid JSON: %s", err)
+	return rules.Refusef(rules.InvalidLetter, "", "the letter is not valid JSON: %s", err)
 }
 
 func jsonKind(t reflect.Type) string {
@@ -143,7 +143,7 @@ func checkKeys(data []byte, t reflect.Type) error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return gates.Refusef(gates.InvalidLetter, "", "the letter must be a single JSON object with nothing after it")
+		return rules.Refusef(rules.InvalidLetter, "", "the letter must be a single JSON object with nothing after it")
 	}
 	return nil
 }
@@ -186,10 +186,10 @@ func walkValue(dec *json.Decoder, t reflect.Type, path string) error {
 			field := strings.TrimPrefix(path+"."+key, ".")
 			ft, known := fields[key]
 			if fields != nil && !known {
-				return gates.Refusef(gates.InvalidLetter, field, "unknown field %q; a v0 letter has only the fields of the schema, spelt exactly", gates.Clip(field))
+				return rules.Refusef(rules.InvalidLetter, field, "unknown field %q; a v0 letter has only the fields of the schema, spelt exactly", rules.Clip(field))
 			}
 			if seen[key] {
-				return gates.Refusef(gates.InvalidLetter, field, "field %q appears twice", gates.Clip(field))
+				return rules.Refusef(rules.InvalidLetter, field, "field %q appears twice", rules.Clip(field))
 			}
 			seen[key] = true
 			if err := walkValue(dec, ft, field); err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // baseLetter is a valid seq-1 judging letter in canonical form.
@@ -57,26 +57,26 @@ func TestDecodeLetterRefusals(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
-		code  gates.Code
+		code  rules.Code
 		field string
 	}{
-		{"not json", `{"schema":`, gates.InvalidLetter, ""},
-		{"array", `[1,2]`, gates.InvalidLetter, ""},
-		{"trailing data", baseLetter + ` {}`, gates.InvalidLetter, ""},
-		{"unknown field", strings.Replace(baseLetter, `"phase"`, `"worktree":"/x","phase"`, 1), gates.InvalidLetter, "worktree"},
-		{"case variant key", strings.Replace(baseLetter, `"phase"`, `"Phase"`, 1), gates.InvalidLetter, "Phase"},
-		{"duplicate key", strings.Replace(baseLetter, `"phase":"judging"`, `"phase":"judging","phase":"landed"`, 1), gates.InvalidLetter, "phase"},
-		{"nested unknown", strings.Replace(baseLetter, `"phase":"judging"`, `"phase":"judging","verdict":{"decision":"APPROVE","why":"x"}`, 1), gates.InvalidLetter, "verdict.why"},
-		{"wrong type", strings.Replace(baseLetter, `"mission_seq":1`, `"mission_seq":"1"`, 1), gates.InvalidLetter, "mission_seq"},
-		{"float seq", strings.Replace(baseLetter, `"mission_seq":1`, `"mission_seq":1.5`, 1), gates.InvalidLetter, "mission_seq"},
-		{"invalid utf8", strings.Replace(baseLetter, "hand-runner", "hand-\xffrunner", 1), gates.InvalidLetter, ""},
-		{"other schema", strings.Replace(baseLetter, "letter-v0", "letter-v9", 1), gates.SchemaMismatch, "schema"},
-		{"other schema with unknown fields", `{"schema":"m1nd-mission-letter-v1","new_field":1}`, gates.SchemaMismatch, "schema"},
+		{"not json", `{"schema":`, rules.InvalidLetter, ""},
+		{"array", `[1,2]`, rules.InvalidLetter, ""},
+		{"trailing data", baseLetter + ` {}`, rules.InvalidLetter, ""},
+		{"unknown field", strings.Replace(baseLetter, `"phase"`, `"worktree":"/x","phase"`, 1), rules.InvalidLetter, "worktree"},
+		{"case variant key", strings.Replace(baseLetter, `"phase"`, `"Phase"`, 1), rules.InvalidLetter, "Phase"},
+		{"duplicate key", strings.Replace(baseLetter, `"phase":"judging"`, `"phase":"judging","phase":"landed"`, 1), rules.InvalidLetter, "phase"},
+		{"nested unknown", strings.Replace(baseLetter, `"phase":"judging"`, `"phase":"judging","verdict":{"decision":"APPROVE","why":"x"}`, 1), rules.InvalidLetter, "verdict.why"},
+		{"wrong type", strings.Replace(baseLetter, `"mission_seq":1`, `"mission_seq":"1"`, 1), rules.InvalidLetter, "mission_seq"},
+		{"float seq", strings.Replace(baseLetter, `"mission_seq":1`, `"mission_seq":1.5`, 1), rules.InvalidLetter, "mission_seq"},
+		{"invalid utf8", strings.Replace(baseLetter, "hand-runner", "hand-\xffrunner", 1), rules.InvalidLetter, ""},
+		{"other schema", strings.Replace(baseLetter, "letter-v0", "letter-v9", 1), rules.SchemaMismatch, "schema"},
+		{"other schema with unknown fields", `{"schema":"m1nd-mission-letter-v1","new_field":1}`, rules.SchemaMismatch, "schema"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := DecodeLetter([]byte(tt.input))
-			r, ok := gates.AsRefusal(err)
+			r, ok := rules.AsRefusal(err)
 			if !ok {
 				t.Fatalf("err = %v, want refusal %s", err, tt.code)
 			}
@@ -116,52 +116,52 @@ func TestValidate(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
-		code  gates.Code // "" = valid
+		code  rules.Code // "" = valid
 		field string
 	}{
 		{"base", baseLetter, "", ""},
-		{"missing schema", strings.Replace(baseLetter, `"schema":"m1nd-mission-letter-v0",`, "", 1), gates.SchemaMismatch, "schema"},
-		{"bad mission id", set("mission_id", `"msn_XYZ"`), gates.InvalidLetter, "mission_id"},
-		{"uppercase mission id", set("mission_id", `"msn_0123456789AB"`), gates.InvalidLetter, "mission_id"},
-		{"seq zero", set("mission_seq", `0`), gates.InvalidLetter, "mission_seq"},
-		{"bad prev", strings.Replace(baseLetter, `"block_id"`, `"prev_letter_id":"xyz","block_id"`, 1), gates.InvalidLetter, "prev_letter_id"},
-		{"empty block", set("block_id", `""`), gates.InvalidLetter, "block_id"},
-		{"brain path", set("brain_ref", `"/home/x/Repo"`), gates.InvalidLetter, "brain_ref"},
-		{"brain tilde", set("brain_ref", `"~repo"`), gates.InvalidLetter, "brain_ref"},
-		{"brain drive", set("brain_ref", `"C:repo"`), gates.InvalidLetter, "brain_ref"},
-		{"brain backslash", set("brain_ref", `"a\\b"`), gates.InvalidLetter, "brain_ref"},
-		{"bad seat", set("seat", `"chair"`), gates.InvalidLetter, "seat"},
-		{"vendor capability", set("capability", `"claude-runner"`), gates.InvalidLetter, "capability"},
-		{"bad phase", set("phase", `"done"`), gates.InvalidLetter, "phase"},
-		{"bad decision", phase("judging", `"verdict":{"decision":"MAYBE"}`), gates.InvalidLetter, "verdict.decision"},
-		{"bad timestamp", set("updated_at", `"yesterday"`), gates.InvalidLetter, "updated_at"},
+		{"missing schema", strings.Replace(baseLetter, `"schema":"m1nd-mission-letter-v0",`, "", 1), rules.SchemaMismatch, "schema"},
+		{"bad mission id", set("mission_id", `"msn_XYZ"`), rules.InvalidLetter, "mission_id"},
+		{"uppercase mission id", set("mission_id", `"msn_0123456789AB"`), rules.InvalidLetter, "mission_id"},
+		{"seq zero", set("mission_seq", `0`), rules.InvalidLetter, "mission_seq"},
+		{"bad prev", strings.Replace(baseLetter, `"block_id"`, `"prev_letter_id":"xyz","block_id"`, 1), rules.InvalidLetter, "prev_letter_id"},
+		{"empty block", set("block_id", `""`), rules.InvalidLetter, "block_id"},
+		{"brain path", set("brain_ref", `"/home/x/Repo"`), rules.InvalidLetter, "brain_ref"},
+		{"brain tilde", set("brain_ref", `"~repo"`), rules.InvalidLetter, "brain_ref"},
+		{"brain drive", set("brain_ref", `"C:repo"`), rules.InvalidLetter, "brain_ref"},
+		{"brain backslash", set("brain_ref", `"a\\b"`), rules.InvalidLetter, "brain_ref"},
+		{"bad seat", set("seat", `"chair"`), rules.InvalidLetter, "seat"},
+		{"vendor capability", set("capability", `"claude-runner"`), rules.InvalidLetter, "capability"},
+		{"bad phase", set("phase", `"done"`), rules.InvalidLetter, "phase"},
+		{"bad decision", phase("judging", `"verdict":{"decision":"MAYBE"}`), rules.InvalidLetter, "verdict.decision"},
+		{"bad timestamp", set("updated_at", `"yesterday"`), rules.InvalidLetter, "updated_at"},
 		{"offset timestamp ok", set("updated_at", `"2026-07-09T14:00:00+02:00"`), "", ""},
-		{"bad packet ref", set("packet_ref", `"md5:abc"`), gates.InvalidLetter, "packet_ref"},
-		{"negative tokens", set("tokens_total", `-1`), gates.InvalidLetter, "tokens_total"},
-		{"executing with verdict", phase("executing", `"verdict":{"decision":"APPROVE","gist":"ok"}`), gates.InvalidPhase, "verdict"},
+		{"bad packet ref", set("packet_ref", `"md5:abc"`), rules.InvalidLetter, "packet_ref"},
+		{"negative tokens", set("tokens_total", `-1`), rules.InvalidLetter, "tokens_total"},
+		{"executing with verdict", phase("executing", `"verdict":{"decision":"APPROVE","gist":"ok"}`), rules.InvalidPhase, "verdict"},
 		{"executing plain", phase("executing", ""), "", ""},
-		{"merge_wait without gate", phase("merge_wait", ""), gates.IncompleteEvidence, "gate.command"},
-		{"merge_wait blank command", phase("merge_wait", `"gate":{"command":"  ","artifact_hash":"`+hash+`"}`), gates.IncompleteEvidence, "gate.command"},
-		{"merge_wait without hash", phase("merge_wait", `"gate":{"command":"make test","exit_status":0,"artifact_hash":""}`), gates.IncompleteEvidence, "gate.artifact_hash"},
-		{"merge_wait of a gate that failed", phase("merge_wait", `"gate":{"command":"make test","exit_status":1,"artifact_hash":"`+hash+`"}`), gates.IncompleteEvidence, "gate.exit_status"},
-		{"merge_wait of a gate with no exit", phase("merge_wait", `"gate":{"command":"make test","artifact_hash":"`+hash+`"}`), gates.IncompleteEvidence, "gate.exit_status"},
-		{"a candidate of another log", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"sha256:`+strings.Repeat("cd", 32)+`","evidence_refs":["x"]}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.artifact_hash"},
-		{"a candidate of another command", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["x"],"command":"true"}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.command"},
-		{"a candidate that failed", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["x"],"exit_status":2}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.exit_status"},
-		{"a runner's candidate naming no tested commit", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","emitter":{"kind":"runnerd","id":"b1"},"scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["x"]}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
-		{"a tested commit without its tree", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["commit:`+strings.Repeat("a", 40)+`"]}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
-		{"a tested commit that is no hash", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["commit:HEAD","tree:`+strings.Repeat("a", 40)+`"]}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
+		{"merge_wait without gate", phase("merge_wait", ""), rules.IncompleteEvidence, "gate.command"},
+		{"merge_wait blank command", phase("merge_wait", `"gate":{"command":"  ","artifact_hash":"`+hash+`"}`), rules.IncompleteEvidence, "gate.command"},
+		{"merge_wait without hash", phase("merge_wait", `"gate":{"command":"make test","exit_status":0,"artifact_hash":""}`), rules.IncompleteEvidence, "gate.artifact_hash"},
+		{"merge_wait of a gate that failed", phase("merge_wait", `"gate":{"command":"make test","exit_status":1,"artifact_hash":"`+hash+`"}`), rules.IncompleteEvidence, "gate.exit_status"},
+		{"merge_wait of a gate with no exit", phase("merge_wait", `"gate":{"command":"make test","artifact_hash":"`+hash+`"}`), rules.IncompleteEvidence, "gate.exit_status"},
+		{"a candidate of another log", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"sha256:`+strings.Repeat("cd", 32)+`","evidence_refs":["x"]}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.artifact_hash"},
+		{"a candidate of another command", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["x"],"command":"true"}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.command"},
+		{"a candidate that failed", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["x"],"exit_status":2}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.exit_status"},
+		{"a runner's candidate naming no tested commit", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","emitter":{"kind":"runnerd","id":"b1"},"scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["x"]}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
+		{"a tested commit without its tree", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["commit:`+strings.Repeat("a", 40)+`"]}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
+		{"a tested commit that is no hash", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["commit:HEAD","tree:`+strings.Repeat("a", 40)+`"]}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
 		{"a runner's candidate naming what it tested", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","emitter":{"kind":"runnerd","id":"b1"},"scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["commit:`+strings.Repeat("a", 40)+`","tree:`+strings.Repeat("b", 40)+`"]}}`), "", ""},
 		{"merge_wait ok", phase("merge_wait", gate), "", ""},
-		{"gate phase without hash", phase("gate", `"gate":{"command":"make test","artifact_hash":""}`), gates.IncompleteEvidence, "gate.artifact_hash"},
-		{"candidate without refs", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":[]}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
-		{"candidate without hash", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"","evidence_refs":["gate://msn_0123456789ab"]}}`), gates.IncompleteEvidence, "receipt_candidate.evidence.artifact_hash"},
+		{"gate phase without hash", phase("gate", `"gate":{"command":"make test","artifact_hash":""}`), rules.IncompleteEvidence, "gate.artifact_hash"},
+		{"candidate without refs", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":[]}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs"},
+		{"candidate without hash", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"","evidence_refs":["gate://msn_0123456789ab"]}}`), rules.IncompleteEvidence, "receipt_candidate.evidence.artifact_hash"},
 		{"candidate ok", phase("merge_wait", gate+`,"receipt_candidate":{"block_id":"sb_x","type":"test","scope":{"boundary_version":1,"contract_version":1},"evidence":{"artifact_hash":"`+hash+`","evidence_refs":["gate://msn_0123456789ab"]}}`), "", ""},
-		{"landed without receipt", phase("landed", gate), gates.LandedLaw, "receipt.imported"},
-		{"landed not imported", phase("landed", `"receipt":{"imported":false,"store_version":3}`), gates.LandedLaw, "receipt.imported"},
-		{"landed version zero", phase("landed", `"receipt":{"imported":true,"store_version":0}`), gates.LandedLaw, "receipt.store_version"},
+		{"landed without receipt", phase("landed", gate), rules.LandedLaw, "receipt.imported"},
+		{"landed not imported", phase("landed", `"receipt":{"imported":false,"store_version":3}`), rules.LandedLaw, "receipt.imported"},
+		{"landed version zero", phase("landed", `"receipt":{"imported":true,"store_version":0}`), rules.LandedLaw, "receipt.store_version"},
 		{"landed ok", phase("landed", `"receipt":{"imported":true,"store_version":9}`), "", ""},
-		{"archived imported", phase("archived", `"receipt":{"imported":true,"store_version":9}`), gates.LandedLaw, "receipt.imported"},
+		{"archived imported", phase("archived", `"receipt":{"imported":true,"store_version":9}`), rules.LandedLaw, "receipt.imported"},
 		{"archived ok", phase("archived", gate), "", ""},
 	}
 	for _, tt := range tests {
@@ -176,7 +176,7 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			r, ok := gates.AsRefusal(err)
+			r, ok := rules.AsRefusal(err)
 			if !ok || r.Code != tt.code || r.Field != tt.field {
 				t.Fatalf("got %v, want %s (%s)\n%s", err, tt.code, tt.field, tt.input)
 			}
@@ -207,8 +207,8 @@ func TestIDs(t *testing.T) {
 		if got := ValidMissionID(tt.id); got != tt.mission {
 			t.Errorf("ValidMissionID(%q) = %v", tt.id, got)
 		}
-		if got := gates.ValidAgentID(tt.id); got != tt.agent {
-			t.Errorf("gates.ValidAgentID(%q) = %v", tt.id, got)
+		if got := rules.ValidAgentID(tt.id); got != tt.agent {
+			t.Errorf("rules.ValidAgentID(%q) = %v", tt.id, got)
 		}
 	}
 	name, err := AgentRefName("runnerd:r1")

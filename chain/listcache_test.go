@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestMissionListingFollowsEveryRefMove: the kept listing of mission refs

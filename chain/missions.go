@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // BlockGuard is what the post law asks the brain store. Step 3: when the
@@ -71,10 +71,10 @@ type PostRequest struct {
 	Body   []byte       // the letter JSON as submitted
 	Agent  string       // who posts; becomes the commit author
 	Origin string       // the human gesture's origin, if any (archived_via)
-	Proof  *gates.Proof // with origin human-passkey: the assertion over the letter's canonical bytes
+	Proof  *rules.Proof // with origin human-passkey: the assertion over the letter's canonical bytes
 	// Attestation is runnerd's signature over the gate of the merge_wait it
-	// posts (gates.GateStatement); nil from anyone else.
-	Attestation *gates.Attestation
+	// posts (rules.GateStatement); nil from anyone else.
+	Attestation *rules.Attestation
 }
 
 // PostResult is the reply to a successful post.
@@ -127,7 +127,7 @@ type HeadFault struct {
 // and dedup of an identical replay. The rest — the head CAS, the board's
 // transitions, the landed law, the tested commit, the archive's proof — is
 // the mission kind's Follows, the one rule the git hooks, a remote, sync
-// and verify judge a letter's commit by. A refusal is a *gates.Refusal and
+// and verify judge a letter's commit by. A refusal is a *rules.Refusal and
 // nothing has been written.
 func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, error) {
 	// 1. The origin check comes before the input is parsed: only the phase is peeked.
@@ -135,7 +135,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 		Phase string `json:"phase"`
 	}
 	if json.Unmarshal(req.Body, &peek) == nil && peek.Phase == PhaseArchived {
-		if err := gates.RequireHumanOrigin(req.Origin, "archived_via"); err != nil {
+		if err := rules.RequireHumanOrigin(req.Origin, "archived_via"); err != nil {
 			return nil, err
 		}
 	}
@@ -153,7 +153,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	// and DecodeLetter refuses case variants and duplicates, so no archived
 	// letter gets this far without the origin check.)
 	if l.BrainRef != m.Brain {
-		return nil, gates.Refusef(gates.BrainMismatch, "brain_ref", "the letter names brain %q but this is brain %q", gates.Clip(l.BrainRef), m.Brain)
+		return nil, rules.Refusef(rules.BrainMismatch, "brain_ref", "the letter names brain %q but this is brain %q", rules.Clip(l.BrainRef), m.Brain)
 	}
 	// 3. The block guard, when the brain has a store.
 	if !l.Synthetic && m.Blocks != nil {
@@ -200,7 +200,7 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	}
 	commit, err := c.Append(ctx, head.Commit, canonical, meta)
 	if errors.Is(err, ErrLostRace) {
-		return nil, gates.Refusef(gates.StaleHead, "prev_letter_id", "another letter was appended to %s while this one was being written; read the head again and extend it", l.MissionID)
+		return nil, rules.Refusef(rules.StaleHead, "prev_letter_id", "another letter was appended to %s while this one was being written; read the head again and extend it", l.MissionID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("post %s: %w", l.MissionID, err)
@@ -226,8 +226,8 @@ func (m *Missions) env() Env {
 type terminalOnly struct{}
 
 func (terminalOnly) CheckCommit(doc *Doc, gesture string, change []byte) error {
-	if OriginOf(doc.Meta.Message) != gates.OriginHumanTTY {
-		return gates.Refusef(gates.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: %s at a terminal", gesture)
+	if OriginOf(doc.Meta.Message) != rules.OriginHumanTTY {
+		return rules.Refusef(rules.HumanGestureRequired, "proof", "this brain's passkeys cannot be read here: %s at a terminal", gesture)
 	}
 	return nil
 }
@@ -239,18 +239,18 @@ func (terminalOnly) CheckCommit(doc *Doc, gesture string, change []byte) error {
 func CheckExtends(l, head *Letter, headID string) error {
 	if head == nil {
 		if l.MissionSeq != 1 {
-			return gates.Refusef(gates.StaleHead, "mission_seq", "mission %s has no letters yet; the first letter is mission_seq 1", l.MissionID)
+			return rules.Refusef(rules.StaleHead, "mission_seq", "mission %s has no letters yet; the first letter is mission_seq 1", l.MissionID)
 		}
 		if l.PrevLetterID != nil {
-			return gates.Refusef(gates.StaleHead, "prev_letter_id", "mission %s has no letters yet; the first letter has no prev_letter_id", l.MissionID)
+			return rules.Refusef(rules.StaleHead, "prev_letter_id", "mission %s has no letters yet; the first letter has no prev_letter_id", l.MissionID)
 		}
 		return nil
 	}
 	if l.MissionSeq != head.MissionSeq+1 {
-		return gates.Refusef(gates.StaleHead, "mission_seq", "the head of %s is seq %d (letter %s); the next letter is mission_seq %d", l.MissionID, head.MissionSeq, headID, head.MissionSeq+1)
+		return rules.Refusef(rules.StaleHead, "mission_seq", "the head of %s is seq %d (letter %s); the next letter is mission_seq %d", l.MissionID, head.MissionSeq, headID, head.MissionSeq+1)
 	}
 	if l.PrevLetterID == nil || *l.PrevLetterID != headID {
-		return gates.Refusef(gates.StaleHead, "prev_letter_id", "the head of %s is letter %s; set prev_letter_id to it", l.MissionID, headID)
+		return rules.Refusef(rules.StaleHead, "prev_letter_id", "the head of %s is letter %s; set prev_letter_id to it", l.MissionID, headID)
 	}
 	return nil
 }
@@ -264,14 +264,14 @@ func CheckExtends(l, head *Letter, headID string) error {
 // (DESIGN §10). The git hooks apply it to raw writes too.
 func CheckTransition(l, head *Letter) error {
 	if head != nil && Finished(head.Phase) {
-		return gates.Refusef(gates.InvalidTransition, "phase", "%s is %s: landed and archived are terminal, nothing follows them (open a new mission for more work)", l.MissionID, head.Phase)
+		return rules.Refusef(rules.InvalidTransition, "phase", "%s is %s: landed and archived are terminal, nothing follows them (open a new mission for more work)", l.MissionID, head.Phase)
 	}
 	if head != nil && returnsToWork(l.Phase) {
 		switch {
 		case head.Phase == PhaseMergeWait:
-			return gates.Refusef(gates.InvalidTransition, "phase", "%s waits to land: work returns to it only after a review that requests changes (m1nd mission review %s --request-changes)", l.MissionID, l.MissionID)
+			return rules.Refusef(rules.InvalidTransition, "phase", "%s waits to land: work returns to it only after a review that requests changes (m1nd mission review %s --request-changes)", l.MissionID, l.MissionID)
 		case head.Phase == PhaseReview && !RequestsChanges(head):
-			return gates.Refusef(gates.InvalidTransition, "phase", "the review at the head of %s requests no changes: work returns to a mission only after a review whose verdict is CHANGE", l.MissionID)
+			return rules.Refusef(rules.InvalidTransition, "phase", "the review at the head of %s requests no changes: work returns to a mission only after a review whose verdict is CHANGE", l.MissionID)
 		}
 	}
 	if l.Phase != PhaseArchived || (head != nil && head.Phase == PhaseMergeWait) {
@@ -281,7 +281,7 @@ func CheckTransition(l, head *Letter) error {
 	if head != nil {
 		from = "a " + head.Phase + " head"
 	}
-	return gates.Refusef(gates.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
+	return rules.Refusef(rules.InvalidTransition, "phase", "archived only supersedes a merge_wait head, not %s", from)
 }
 
 // returnsToWork reports a phase of work on the mission: judging it,
@@ -305,13 +305,13 @@ func CheckLanded(l, head *Letter, headID string, landings Landings) error {
 		if head != nil {
 			from = "a " + head.Phase + " head"
 		}
-		return gates.Refusef(gates.LandedLaw, "phase", "landed follows the merge_wait letter whose receipt candidate it lands, not %s", from)
+		return rules.Refusef(rules.LandedLaw, "phase", "landed follows the merge_wait letter whose receipt candidate it lands, not %s", from)
 	}
 	if l.ReceiptCandidate != nil && !bytes.Equal(CanonicalJSON(l.ReceiptCandidate), CanonicalJSON(head.ReceiptCandidate)) {
-		return gates.Refusef(gates.LandedLaw, "receipt_candidate", "a landed letter carries the candidate of the merge_wait letter it lands, unchanged")
+		return rules.Refusef(rules.LandedLaw, "receipt_candidate", "a landed letter carries the candidate of the merge_wait letter it lands, unchanged")
 	}
 	if landings == nil {
-		return gates.Refusef(gates.LandedLaw, "receipt.store_version", "this brain has no store to land into: a landing imports the merge_wait candidate as a receipt first")
+		return rules.Refusef(rules.LandedLaw, "receipt.store_version", "this brain has no store to land into: a landing imports the merge_wait candidate as a receipt first")
 	}
 	return landings.CheckLanding(LandingClaim{MissionID: l.MissionID, LetterID: headID, BlockID: l.BlockID, StoreVersion: l.Receipt.StoreVersion, Candidate: head.ReceiptCandidate})
 }
@@ -350,7 +350,7 @@ func (m *Missions) findLetter(c Chain, head Doc, headLetter *Letter, seq int64, 
 // and, for a human's letter, its origin and proof.
 func letterCommit(l *Letter, id string, req PostRequest, when time.Time) Commit {
 	c := Commit{Agent: req.Agent, When: when, Doc: NamedLetter{Letter: l, ID: id}, Proof: req.Proof, Attestation: req.Attestation}
-	if gates.IsHumanOrigin(req.Origin) {
+	if rules.IsHumanOrigin(req.Origin) {
 		c.Origin = req.Origin
 	}
 	return c
@@ -424,7 +424,7 @@ func (m *Missions) Current(missionID string) (*Head, error) {
 }
 
 func unknownMission(id string) error {
-	return gates.Refusef(gates.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
+	return rules.Refusef(rules.UnknownMission, "mission_id", "no mission %s in this brain; `m1nd mission heads` lists the missions", id)
 }
 
 func newHead(missionID string, commit gitstore.Hash, body []byte) (*Head, error) {

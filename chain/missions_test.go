@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 const hash = "sha256:abababababababababababababababababababababababababababababababab"
@@ -85,9 +85,9 @@ func refValue(t *testing.T, g *gittest.Repo) string {
 	return g.Git("for-each-ref", "--format=%(refname) %(objectname)", "refs/m1nd/")
 }
 
-func wantRefusal(t *testing.T, err error, code gates.Code, field string) {
+func wantRefusal(t *testing.T, err error, code rules.Code, field string) {
 	t.Helper()
-	r, ok := gates.AsRefusal(err)
+	r, ok := rules.AsRefusal(err)
 	if !ok || r.Code != code || (field != "" && r.Field != field) {
 		t.Fatalf("got %v, want refusal %s (%s)", err, code, field)
 	}
@@ -140,30 +140,30 @@ func TestPostOrderAndNothingWritten(t *testing.T) {
 		name   string
 		letter *chain.Letter
 		origin string
-		code   gates.Code
+		code   rules.Code
 		field  string
 	}{
 		// 1 before 2: an agent's archive of another brain's letter is still a gesture refusal first.
-		{"archive without origin wins over brain", func() *chain.Letter { l := next(head, chain.PhaseArchived); l.BrainRef = "other"; return l }(), "", gates.HumanGestureRequired, "archived_via"},
-		{"archive with forged origin", archivedOnMergeWait, "runnerd", gates.HumanGestureRequired, "archived_via"},
-		{"archive with empty origin", archivedOnMergeWait, "", gates.HumanGestureRequired, "archived_via"},
+		{"archive without origin wins over brain", func() *chain.Letter { l := next(head, chain.PhaseArchived); l.BrainRef = "other"; return l }(), "", rules.HumanGestureRequired, "archived_via"},
+		{"archive with forged origin", archivedOnMergeWait, "runnerd", rules.HumanGestureRequired, "archived_via"},
+		{"archive with empty origin", archivedOnMergeWait, "", rules.HumanGestureRequired, "archived_via"},
 		// 2 before 4: the brain guard comes before validation.
-		{"brain before validation", func() *chain.Letter { l := next(head, "executing"); l.BrainRef = "other"; l.Seat = "chair"; return l }(), "", gates.BrainMismatch, "brain_ref"},
+		{"brain before validation", func() *chain.Letter { l := next(head, "executing"); l.BrainRef = "other"; l.Seat = "chair"; return l }(), "", rules.BrainMismatch, "brain_ref"},
 		// 4 before 6: an invalid letter at a stale position is invalid, not stale.
-		{"validation before CAS", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.Phase = "landed"; return l }(), "", gates.LandedLaw, ""},
-		{"stale seq", func() *chain.Letter { l := next(head, "executing"); l.MissionSeq = 9; return l }(), "", gates.StaleHead, "mission_seq"},
-		{"stale prev", func() *chain.Letter { l := next(head, "executing"); p := "000000000000"; l.PrevLetterID = &p; return l }(), "", gates.StaleHead, "prev_letter_id"},
-		{"seq 2 on empty mission", func() *chain.Letter { l := next(head, "executing"); l.MissionID = "msn_0000000000cc"; return l }(), "", gates.StaleHead, "mission_seq"},
+		{"validation before CAS", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.Phase = "landed"; return l }(), "", rules.LandedLaw, ""},
+		{"stale seq", func() *chain.Letter { l := next(head, "executing"); l.MissionSeq = 9; return l }(), "", rules.StaleHead, "mission_seq"},
+		{"stale prev", func() *chain.Letter { l := next(head, "executing"); p := "000000000000"; l.PrevLetterID = &p; return l }(), "", rules.StaleHead, "prev_letter_id"},
+		{"seq 2 on empty mission", func() *chain.Letter { l := next(head, "executing"); l.MissionID = "msn_0000000000cc"; return l }(), "", rules.StaleHead, "mission_seq"},
 		{"seq 1 with prev on empty mission", func() *chain.Letter {
 			l := first("brain", "msn_0000000000cc")
 			p := "000000000000"
 			l.PrevLetterID = &p
 			return l
-		}(), "", gates.StaleHead, "prev_letter_id"},
-		{"seq 1 on existing mission, different letter", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.BlockID = "sb_other"; return l }(), "", gates.StaleHead, "mission_seq"},
+		}(), "", rules.StaleHead, "prev_letter_id"},
+		{"seq 1 on existing mission, different letter", func() *chain.Letter { l := first("brain", "msn_0000000000aa"); l.BlockID = "sb_other"; return l }(), "", rules.StaleHead, "mission_seq"},
 		// 7: archive only supersedes merge_wait.
-		{"archive a judging head", next(judging, chain.PhaseArchived), gates.OriginHumanTTY, gates.InvalidTransition, "phase"},
-		{"archive a fresh mission", func() *chain.Letter { l := first("brain", "msn_0000000000dd"); l.Phase = chain.PhaseArchived; return l }(), gates.OriginHumanTTY, gates.InvalidTransition, "phase"},
+		{"archive a judging head", next(judging, chain.PhaseArchived), rules.OriginHumanTTY, rules.InvalidTransition, "phase"},
+		{"archive a fresh mission", func() *chain.Letter { l := first("brain", "msn_0000000000dd"); l.Phase = chain.PhaseArchived; return l }(), rules.OriginHumanTTY, rules.InvalidTransition, "phase"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +202,7 @@ func TestArchiveDropsTheBell(t *testing.T) {
 	if _, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", "", t0); err == nil {
 		t.Fatal("archive without origin accepted")
 	}
-	res, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanTTY, t0.Add(time.Hour))
+	res, err := m.Archive(context.Background(), "msn_0000000000aa", "owner", rules.OriginHumanTTY, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +217,8 @@ func TestArchiveDropsTheBell(t *testing.T) {
 		t.Fatalf("archive commit lacks origin trailer:\n%s", body)
 	}
 	// Nothing follows an archived head but another valid letter, and archive twice is a transition error.
-	_, err = m.Archive(context.Background(), "msn_0000000000aa", "owner", gates.OriginHumanTTY, t0.Add(2*time.Hour))
-	wantRefusal(t, err, gates.InvalidTransition, "phase")
+	_, err = m.Archive(context.Background(), "msn_0000000000aa", "owner", rules.OriginHumanTTY, t0.Add(2*time.Hour))
+	wantRefusal(t, err, rules.InvalidTransition, "phase")
 }
 
 type refuseBlocks struct{ calls int }
@@ -226,14 +226,14 @@ type refuseBlocks struct{ calls int }
 func (r *refuseBlocks) CheckLetterBlock(blockID string, _ *chain.ReceiptCandidate) error {
 	r.calls++
 	if blockID != "sb_known" {
-		return gates.Refuse(gates.UnknownBlock, "block_id")
+		return rules.Refuse(rules.UnknownBlock, "block_id")
 	}
 	return nil
 }
 
 // CheckLanding refuses every landing: these tests post none.
 func (r *refuseBlocks) CheckLanding(chain.LandingClaim) error {
-	return gates.Refuse(gates.LandedLaw, "receipt.store_version")
+	return rules.Refuse(rules.LandedLaw, "receipt.store_version")
 }
 
 // CheckCommit lets every origin through: these tests are about blocks.
@@ -245,12 +245,12 @@ func TestBlockGuardHookAndSynthetic(t *testing.T) {
 	m.Blocks = guard
 	l := first("brain", "msn_0000000000aa")
 	_, err := post(t, m, l, "")
-	wantRefusal(t, err, gates.UnknownBlock, "block_id")
+	wantRefusal(t, err, rules.UnknownBlock, "block_id")
 	// The guard runs before validation.
 	bad := first("brain", "msn_0000000000aa")
 	bad.Seat = "chair"
 	_, err = post(t, m, bad, "")
-	wantRefusal(t, err, gates.UnknownBlock, "block_id")
+	wantRefusal(t, err, rules.UnknownBlock, "block_id")
 	l.Synthetic = true
 	mustPost(t, m, l)
 	if guard.calls != 2 {
@@ -314,7 +314,7 @@ func TestNewMission(t *testing.T) {
 		t.Fatalf("first letter = %s", head.Head)
 	}
 	_, err = m.New(context.Background(), chain.NewMission{BlockID: "sb_x", Seat: "chair", Agent: "owner", Now: t0})
-	wantRefusal(t, err, gates.InvalidLetter, "seat")
+	wantRefusal(t, err, rules.InvalidLetter, "seat")
 }
 
 // The heads cache is keyed by commit: refs moved by plain git, a damaged
@@ -480,8 +480,8 @@ func TestCheckTransitionReturnsToWork(t *testing.T) {
 		{chain.PhaseLanded, "", chain.PhaseExecuting, true},
 	} {
 		err := chain.CheckTransition(letter(tc.next, ""), letter(tc.head, tc.headDecision))
-		r, isRefusal := gates.AsRefusal(err)
-		if tc.refused != (err != nil) || (err != nil && (!isRefusal || r.Code != gates.InvalidTransition)) {
+		r, isRefusal := rules.AsRefusal(err)
+		if tc.refused != (err != nil) || (err != nil && (!isRefusal || r.Code != rules.InvalidTransition)) {
 			t.Errorf("%s (%s) → %s: got %v, refused want %v", tc.head, tc.headDecision, tc.next, err, tc.refused)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Prepared is the one commit a human gesture writes, made ready but for
@@ -18,15 +18,15 @@ type Prepared struct {
 	Parent  gitstore.Hash // the head it extends; ZeroHash for a chain's first commit
 	Tree    gitstore.Hash
 	Meta    Commit // what names it, without the gesture's origin and proof
-	Gesture string // gates.Gesture…
+	Gesture string // rules.Gesture…
 	Change  []byte // what the proof binds
 }
 
 // Challenge is what the gesture's passkey signs.
-func (p *Prepared) Challenge() []byte { return gates.GestureChallenge(p.Gesture, p.Change) }
+func (p *Prepared) Challenge() []byte { return rules.GestureChallenge(p.Gesture, p.Change) }
 
 // Message is the commit message with the gesture's origin and proof.
-func (p *Prepared) Message(origin string, proof *gates.Proof) string {
+func (p *Prepared) Message(origin string, proof *rules.Proof) string {
 	meta := p.Meta
 	meta.Origin, meta.Proof = origin, proof
 	return p.Chain.Kind.Message(meta)
@@ -37,7 +37,7 @@ func (p *Prepared) Message(origin string, proof *gates.Proof) string {
 // a git hook, a sync and verify), and moves the ref from Parent to it. A
 // refusal writes nothing a ref reaches; a ref that moved since the gesture
 // was prepared wraps ErrLostRace.
-func (p *Prepared) Commit(ctx context.Context, origin string, proof *gates.Proof, env Env) (gitstore.Hash, error) {
+func (p *Prepared) Commit(ctx context.Context, origin string, proof *rules.Proof, env Env) (gitstore.Hash, error) {
 	sig, err := Signature(p.Meta.Agent, p.Meta.When)
 	if err != nil {
 		return gitstore.ZeroHash, fmt.Errorf("%s: %w", p.Chain.Ref, err)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestConcurrentPostersAndGitUpdateRef races goroutines posting through
@@ -72,7 +72,7 @@ func TestConcurrentPostersAndGitUpdateRef(t *testing.T) {
 				l := chain.Next(head.Letter, head.HeadLetterID, t0.Add(time.Duration(w*1000+done)*time.Second))
 				l.Phase = "executing"
 				res, err := poster.Post(context.Background(), chain.PostRequest{Body: l.Canonical(), Agent: fmt.Sprintf("poster-%d", w)})
-				if r, ok := gates.AsRefusal(err); ok && r.Code == gates.StaleHead {
+				if r, ok := rules.AsRefusal(err); ok && r.Code == rules.StaleHead {
 					count(&stale)
 					continue
 				}

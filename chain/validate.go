@@ -3,7 +3,7 @@ package chain
 import (
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The closed enums of the v0 letter.
@@ -58,7 +58,7 @@ func oneOf(v string, set []string) bool {
 // pure: it reads nothing but the letter. The first failure wins.
 func Validate(l *Letter) error {
 	if l.Schema != LetterSchema {
-		return gates.Refusef(gates.SchemaMismatch, "schema", "schema must be %q", LetterSchema)
+		return rules.Refusef(rules.SchemaMismatch, "schema", "schema must be %q", LetterSchema)
 	}
 	if err := validateShape(l); err != nil {
 		return err
@@ -98,7 +98,7 @@ func missingFields(l *Letter) error {
 }
 
 func invalid(field, format string, args ...any) error {
-	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+	return rules.Refusef(rules.InvalidLetter, field, format, args...)
 }
 
 // validateShape checks each field on its own, theme by theme in the
@@ -125,7 +125,7 @@ func shapeOfMission(l *Letter) error {
 	if l.PrevLetterID != nil && !ValidLetterID(*l.PrevLetterID) {
 		return invalid("prev_letter_id", "prev_letter_id is the previous letter's id: 12 lowercase hex digits (omit it for seq 1)")
 	}
-	if strings.TrimSpace(l.BlockID) == "" || gates.HasControl(l.BlockID) {
+	if strings.TrimSpace(l.BlockID) == "" || rules.HasControl(l.BlockID) {
 		return invalid("block_id", "block_id names the block the mission is about (sb_…, or the skeleton id)")
 	}
 	return checkBrainRef(l.BrainRef)
@@ -137,8 +137,8 @@ func shapeOfSeat(l *Letter) error {
 	if !oneOf(l.Seat, Seats) {
 		return invalid("seat", "seat must be one of %s", strings.Join(Seats, ", "))
 	}
-	if l.RunnerID != nil && !gates.ValidAgentID(*l.RunnerID) {
-		return invalid("runner_id", "runner_id is a pinned runner id: "+gates.IDRule+" (omit it when no runner is involved)")
+	if l.RunnerID != nil && !rules.ValidAgentID(*l.RunnerID) {
+		return invalid("runner_id", "runner_id is a pinned runner id: "+rules.IDRule+" (omit it when no runner is involved)")
 	}
 	if !oneOf(l.Capability, Capabilities) {
 		return invalid("capability", "capability must be one of %s", strings.Join(Capabilities, ", "))
@@ -159,7 +159,7 @@ func shapeOfVerdict(l *Letter) error {
 	if !oneOf(v.Decision, Decisions) {
 		return invalid("verdict.decision", "verdict.decision must be one of %s", strings.Join(Decisions, ", "))
 	}
-	if gates.HasUnsafeText(v.Gist) || strings.ContainsAny(v.Gist, "\n\t") {
+	if rules.HasUnsafeText(v.Gist) || strings.ContainsAny(v.Gist, "\n\t") {
 		return invalid("verdict.gist", "verdict.gist is one line of plain text")
 	}
 	return nil
@@ -174,7 +174,7 @@ func shapeOfRecords(l *Letter) error {
 	if l.TokensTotal != nil && *l.TokensTotal < 0 {
 		return invalid("tokens_total", "tokens_total cannot be negative")
 	}
-	if g := l.Gate; g != nil && (gates.HasUnsafeText(g.Command) || strings.Contains(g.Command, "\n")) {
+	if g := l.Gate; g != nil && (rules.HasUnsafeText(g.Command) || strings.Contains(g.Command, "\n")) {
 		return invalid("gate.command", "gate.command is the command line, verbatim, on one line")
 	}
 	return nil
@@ -183,7 +183,7 @@ func shapeOfRecords(l *Letter) error {
 // shapeOfTimes checks the letter's two timestamps.
 func shapeOfTimes(l *Letter) error {
 	for _, ts := range []struct{ field, value string }{{"started_at", l.StartedAt}, {"updated_at", l.UpdatedAt}} {
-		if !gates.ValidDocTime(ts.value) {
+		if !rules.ValidDocTime(ts.value) {
 			return invalid(ts.field, "%s must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z, 1970 or later (git dates no commit before)", ts.field)
 		}
 	}
@@ -193,7 +193,7 @@ func shapeOfTimes(l *Letter) error {
 // checkBrainRef refuses anything that is not a bare display name: the
 // letter never carries a path (seed 1f).
 func checkBrainRef(ref string) error {
-	if problem := gates.DisplayNameProblem(ref); problem != "" {
+	if problem := rules.DisplayNameProblem(ref); problem != "" {
 		return invalid("brain_ref", "brain_ref is the brain's bare display name (the main worktree's folder name), never a path: this one is %s", problem)
 	}
 	return nil
@@ -210,7 +210,7 @@ func candidateAgrees(g *Gate, c *ReceiptCandidate) error {
 	}
 	e := c.Evidence
 	disagree := func(field, what string) error {
-		return gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence."+field, "the candidate's evidence is its gate's: %s", what)
+		return rules.Refusef(rules.IncompleteEvidence, "receipt_candidate.evidence."+field, "the candidate's evidence is its gate's: %s", what)
 	}
 	switch {
 	case e.ArtifactHash != g.ArtifactHash:
@@ -220,7 +220,7 @@ func candidateAgrees(g *Gate, c *ReceiptCandidate) error {
 	case e.Command != "" && e.Command != g.Command:
 		return disagree("command", "its command is gate.command")
 	}
-	return gates.CheckTested(e, "receipt_candidate.evidence", c.Emitter != nil && c.Emitter.Kind == "runnerd")
+	return rules.CheckTested(e, "receipt_candidate.evidence", c.Emitter != nil && c.Emitter.Kind == "runnerd")
 }
 
 // validatePhaseLaws checks what the letter's phase demands of it, then
@@ -242,7 +242,7 @@ func phaseLaw(l *Letter) error {
 	switch l.Phase {
 	case PhaseExecuting:
 		if l.Verdict != nil {
-			return gates.Refusef(gates.InvalidPhase, "verdict", "an executing letter carries no verdict; the verdict comes with judging or review")
+			return rules.Refusef(rules.InvalidPhase, "verdict", "an executing letter carries no verdict; the verdict comes with judging or review")
 		}
 	case PhaseMergeWait:
 		return mergeWaitLaw(l)
@@ -250,7 +250,7 @@ func phaseLaw(l *Letter) error {
 		return landedLaw(l.Receipt)
 	case PhaseArchived:
 		if l.Receipt != nil && l.Receipt.Imported {
-			return gates.Refusef(gates.LandedLaw, "receipt.imported", "an archived letter sets its receipt aside; it cannot claim an imported receipt")
+			return rules.Refusef(rules.LandedLaw, "receipt.imported", "an archived letter sets its receipt aside; it cannot claim an imported receipt")
 		}
 	}
 	return nil
@@ -260,10 +260,10 @@ func phaseLaw(l *Letter) error {
 // it carries agrees with that gate.
 func mergeWaitLaw(l *Letter) error {
 	if l.Gate == nil || blank(l.Gate.Command) {
-		return gates.Refusef(gates.IncompleteEvidence, "gate.command", "merge_wait needs the gate that proved the work: gate.command and gate.artifact_hash")
+		return rules.Refusef(rules.IncompleteEvidence, "gate.command", "merge_wait needs the gate that proved the work: gate.command and gate.artifact_hash")
 	}
 	if l.Gate.ExitStatus == nil || *l.Gate.ExitStatus != 0 {
-		return gates.Refusef(gates.IncompleteEvidence, "gate.exit_status", "merge_wait is a gate that passed: gate.exit_status 0 (seed §1d: gate-zero is merge_wait); a gate that did not pass is failed")
+		return rules.Refusef(rules.IncompleteEvidence, "gate.exit_status", "merge_wait is a gate that passed: gate.exit_status 0 (seed §1d: gate-zero is merge_wait); a gate that did not pass is failed")
 	}
 	return candidateAgrees(l.Gate, l.ReceiptCandidate)
 }
@@ -272,10 +272,10 @@ func mergeWaitLaw(l *Letter) error {
 // it names.
 func landedLaw(r *Receipt) error {
 	if r == nil || !r.Imported {
-		return gates.Refusef(gates.LandedLaw, "receipt.imported", "landed means the receipt is imported into the store; a green gate alone is merge_wait")
+		return rules.Refusef(rules.LandedLaw, "receipt.imported", "landed means the receipt is imported into the store; a green gate alone is merge_wait")
 	}
 	if r.StoreVersion < 1 {
-		return gates.Refusef(gates.LandedLaw, "receipt.store_version", "landed names the store_version its receipt was imported at (1 or more)")
+		return rules.Refusef(rules.LandedLaw, "receipt.store_version", "landed names the store_version its receipt was imported at (1 or more)")
 	}
 	return nil
 }
@@ -287,7 +287,7 @@ func gateHashLaw(g *Gate) error {
 		return nil
 	}
 	if blank(g.ArtifactHash) {
-		return gates.Refusef(gates.IncompleteEvidence, "gate.artifact_hash", "a gate carries the sha256 of its full log as artifact_hash")
+		return rules.Refusef(rules.IncompleteEvidence, "gate.artifact_hash", "a gate carries the sha256 of its full log as artifact_hash")
 	}
 	if !validSHA256Ref(g.ArtifactHash) {
 		return invalid("gate.artifact_hash", "gate.artifact_hash is sha256: followed by 64 lowercase hex digits")
@@ -304,5 +304,5 @@ func candidateLaw(c *ReceiptCandidate) error {
 	if blank(c.BlockID) || blank(c.Type) {
 		return invalid("receipt_candidate.block_id", "a receipt candidate names its block_id and type")
 	}
-	return gates.CheckBaseEvidence(c.Evidence, "receipt_candidate.evidence")
+	return rules.CheckBaseEvidence(c.Evidence, "receipt_candidate.evidence")
 }

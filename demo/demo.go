@@ -11,10 +11,10 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/secret"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // files is the demo repository's content: enough for blocks to mean something.
@@ -62,12 +62,12 @@ func (b *builder) approveRunner(when time.Time) error {
 		return err
 	}
 	b.key, b.pin = key, chain.PacketRef([]byte("demo runner build-1: "+demoGate))
-	p, set, err := brain.PreparePins(b.ctx, repo, []brain.ApprovedRunner{{ID: "build-1", Pin: b.pin, Key: gates.RunnerKey(key.Public().(ed25519.PublicKey)),
+	p, set, err := brain.PreparePins(b.ctx, repo, []brain.ApprovedRunner{{ID: "build-1", Pin: b.pin, Key: rules.RunnerKey(key.Public().(ed25519.PublicKey)),
 		GateCommand: demoGate, Command: []string{"demo-agent", "{packet_file}"}}}, when)
 	if err != nil {
 		return err
 	}
-	if _, err := b.store.CommitPins(b.ctx, p, gates.OriginHumanTTY, nil); err != nil {
+	if _, err := b.store.CommitPins(b.ctx, p, rules.OriginHumanTTY, nil); err != nil {
 		return err
 	}
 	b.pins = set.Version
@@ -177,7 +177,7 @@ func (b *builder) mission(dir, agent string, start time.Time, phases ...string) 
 
 func (b *builder) carry(dir, agent string, start time.Time, phases ...string) (string, *chain.Letter, error) {
 	req := chain.NewMission{BlockID: b.block(dir), Agent: agent, Now: start, Capability: "hand-runner", Seat: "hand"}
-	if runner, ok := strings.CutPrefix(agent, gates.RunnerPrefix); ok {
+	if runner, ok := strings.CutPrefix(agent, rules.RunnerPrefix); ok {
 		req.Capability, req.RunnerID = "build-runner", runner
 		req.Packet = demoPacket(dir)
 	}
@@ -219,12 +219,12 @@ func (b *builder) post(head *chain.Letter, headID, dir, agent string, when time.
 		return nil, "", err
 	}
 	req := chain.PostRequest{Body: next.Canonical(), Agent: agent}
-	if runner, ok := strings.CutPrefix(agent, gates.RunnerPrefix); ok && phase == chain.PhaseMergeWait {
+	if runner, ok := strings.CutPrefix(agent, rules.RunnerPrefix); ok && phase == chain.PhaseMergeWait {
 		st, err := chain.GateStatementOf(next, next.Canonical(), runner, b.pins)
 		if err != nil {
 			return nil, "", err
 		}
-		att := gates.SignGate(b.key, st)
+		att := rules.SignGate(b.key, st)
 		req.Attestation = &att
 	}
 	r, err := b.m.Post(b.ctx, req)
@@ -274,12 +274,12 @@ func (b *builder) dress(l *chain.Letter, dir string, when time.Time) error {
 		}
 		l.Gate = &chain.Gate{Command: demoGate, ExitStatus: &exit, ArtifactHash: chain.PacketRef(log)}
 		l.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green; the change is proved"}
-		l.ReceiptCandidate = &gates.Receipt{
-			BlockID: b.block(dir), Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: "build-1"},
-			Scope: gates.Scope{BlockID: b.block(dir), BoundaryVersion: 1, ContractVersion: 1},
-			Evidence: gates.Evidence{ArtifactHash: l.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + l.MissionID, gates.PinRef + b.pin, "commit:" + commit, "tree:" + tree},
+		l.ReceiptCandidate = &rules.Receipt{
+			BlockID: b.block(dir), Type: "test", Emitter: &rules.Emitter{Kind: "runnerd", ID: "build-1"},
+			Scope: rules.Scope{BlockID: b.block(dir), BoundaryVersion: 1, ContractVersion: 1},
+			Evidence: rules.Evidence{ArtifactHash: l.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + l.MissionID, rules.PinRef + b.pin, "commit:" + commit, "tree:" + tree},
 				Command: l.Gate.Command, Cwd: ".", ExitStatus: &exit,
-				StartedAt: when.Add(-2 * time.Minute).UTC().Format(gates.WindowLayout), EndedAt: when.Add(-time.Minute).UTC().Format(gates.WindowLayout)},
+				StartedAt: when.Add(-2 * time.Minute).UTC().Format(rules.WindowLayout), EndedAt: when.Add(-time.Minute).UTC().Format(rules.WindowLayout)},
 		}
 	}
 	return nil
@@ -303,7 +303,7 @@ func (b *builder) landed(dir string, start time.Time) (string, error) {
 	}
 	imp, err := b.store.ImportReceipt(b.ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: v, Agent: "owner", Now: b.now},
-		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: gates.OriginHumanTTY,
+		BlockID:      mw.ReceiptCandidate.BlockID, Receipt: candidate, Origin: rules.OriginHumanTTY,
 		Lands: &brain.Landing{MissionID: id, LetterID: head.HeadLetterID},
 	})
 	if err != nil {
@@ -322,7 +322,7 @@ func (b *builder) archived(dir string, start time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = b.m.Archive(b.ctx, id, "owner", gates.OriginHumanTTY, start.Add(time.Hour))
+	_, err = b.m.Archive(b.ctx, id, "owner", rules.OriginHumanTTY, start.Add(time.Hour))
 	return id, err
 }
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The git hooks m1nd installs.
@@ -569,7 +569,7 @@ func (p PushPolicy) FirstKeys(objs gitstore.Objects, u laws.Update) *laws.RefFau
 	}
 	first, err := brain.FirstSet(objs, u.New)
 	if err != nil {
-		return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(gates.InvalidLetter), Lesson: err.Error()}
+		return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(rules.InvalidLetter), Lesson: err.Error()}
 	}
 	fp := first.Fingerprint()
 	if slices.Contains(p.TrustKeys, fp) {
@@ -581,7 +581,7 @@ func (p PushPolicy) FirstKeys(objs gitstore.Objects, u laws.Update) *laws.RefFau
 	} else {
 		lesson += "it trusts " + strings.Join(p.TrustKeys, ", ") + "; the team's first key set is pushed by the clone that registered it"
 	}
-	return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(gates.HumanGestureRequired), Lesson: lesson}
+	return &laws.RefFault{Ref: u.Ref, Commit: u.New.String(), Code: string(rules.HumanGestureRequired), Lesson: lesson}
 }
 
 // Keeps reports whether a pushed ref is the pre-receive's business under

@@ -11,10 +11,10 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // hookRig is a brain in a real repository, for the hook's own checks.
@@ -57,7 +57,7 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 		t.Fatalf("pack-refs noise refused: %v", faults)
 	}
 	// A deletion without the old value is never pack-refs at work.
-	if faults, _ := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}, nil); len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
+	if faults, _ := CheckTransaction(r.repo, []laws.Update{{Ref: refB}}, nil); len(faults) != 1 || faults[0].Code != string(rules.InvalidTransition) {
 		t.Fatalf("a deletion without an old value: %v", faults)
 	}
 	// Once the loose copy is gone, the same deletion is another pack-refs
@@ -84,7 +84,7 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	}
 	os.WriteFile(lock, []byte(strings.Join(without, "\n")), 0o644) // git update-ref -d refA at prepare
 	faults, _ := CheckTransaction(r.repo, noise, nil)
-	if len(faults) != 1 || faults[0].Ref != refA || faults[0].Code != string(gates.InvalidTransition) {
+	if len(faults) != 1 || faults[0].Ref != refA || faults[0].Code != string(rules.InvalidTransition) {
 		t.Fatalf("a deletion of a packed-only ref: %v", faults)
 	}
 	os.Remove(lock)
@@ -92,7 +92,7 @@ func TestCheckTransactionPackedRefs(t *testing.T) {
 	// packed-refs, so moving it back to its parent is a rewrite.
 	first, _ := r.repo.ReadCommit(a.Commit)
 	faults, _ = CheckTransaction(r.repo, []laws.Update{{New: first.Parents[0], Ref: refA}}, nil)
-	if len(faults) != 1 || faults[0].Code != string(gates.InvalidTransition) {
+	if len(faults) != 1 || faults[0].Code != string(rules.InvalidTransition) {
 		t.Fatalf("a rewrite of a packed-only ref without an old value: %v", faults)
 	}
 }

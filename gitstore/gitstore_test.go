@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 func open(t *testing.T, dir string) *gitstore.Repo {

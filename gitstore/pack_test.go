@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // letterJSON is a few hundred bytes of mission letter that differ slightly

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // looseUnder lists the loose ref files (no locks) below refs/m1nd/.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestCreateRefsAgreesWithGit creates refs in bulk beside every kind of

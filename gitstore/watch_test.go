@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestWatchRefsWakesOnEveryWayARefMoves: on Linux the watch wakes for a

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // HeldRef is a ref a sync did not carry, and why: the remote's history
@@ -138,10 +138,10 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 		return nil, fmt.Errorf("remote %q: name a configured remote (git remote -v)", remote)
 	}
 	if !ValidRepairRef(ref) {
-		return nil, gates.Refusef(gates.InvalidTransition, "ref", "repair names one ref under %s (not a parked conflict): the one sync lists as refused from %s", Prefix, remote)
+		return nil, rules.Refusef(rules.InvalidTransition, "ref", "repair names one ref under %s (not a parked conflict): the one sync lists as refused from %s", Prefix, remote)
 	}
 	if ref == brain.KeysRef {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "ref", "a remote's key set is never replaced by a push: each clone trusts its keys on first sight; settle it in the tray of a clone that holds a key")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "ref", "a remote's key set is never replaced by a push: each clone trusts its keys on first sight; settle it in the tray of a clone that holds a key")
 	}
 	dir := repo.RemoteDir()
 	tracking := TrackingPrefix(remote) + strings.TrimPrefix(ref, Prefix)
@@ -157,10 +157,10 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 		return nil, err
 	}
 	if !okL {
-		return nil, gates.Refusef(gates.InvalidTransition, "ref", "this clone has no %s to put in its place", ref)
+		return nil, rules.Refusef(rules.InvalidTransition, "ref", "this clone has no %s to put in its place", ref)
 	}
 	if !okR || r == l {
-		return nil, gates.Refusef(gates.InvalidTransition, "ref", "%s on %s already holds this clone's value or nothing: nothing to repair; run m1nd sync", ref, remote)
+		return nil, rules.Refusef(rules.InvalidTransition, "ref", "%s on %s already holds this clone's value or nothing: nothing to repair; run m1nd sync", ref, remote)
 	}
 	judge, err := laws.ForSync(repo)
 	if err != nil {
@@ -175,10 +175,10 @@ func Repair(ctx context.Context, repo *gitstore.Repo, remote, ref string) (*Repa
 		return nil, err
 	}
 	if f := judge.Check(repo, laws.Update{New: r, Ref: ref}); f == nil && rewrite == nil {
-		return nil, gates.Refusef(gates.InvalidTransition, "ref", "%s on %s keeps the laws and extends or races this clone's: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
+		return nil, rules.Refusef(rules.InvalidTransition, "ref", "%s on %s keeps the laws and extends or races this clone's: nothing to repair; m1nd sync takes it, or parks this clone's letters when the two forked", ref, remote)
 	}
 	if f := judge.Check(repo, laws.Update{New: l, Ref: ref}); f != nil {
-		return nil, gates.Refusef(gates.Code(f.Code), "ref", "this clone's %s breaks the laws too, so it cannot replace the remote's: %s", ref, f.Lesson)
+		return nil, rules.Refusef(rules.Code(f.Code), "ref", "this clone's %s breaks the laws too, so it cannot replace the remote's: %s", ref, f.Lesson)
 	}
 	lease := fmt.Sprintf("--force-with-lease=%s:%s", ref, r)
 	if out, err := gitstore.Git(ctx, dir, "push", "--porcelain", lease, remote, l.String()+":"+ref); err != nil {

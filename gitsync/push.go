@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // How the push keeps a compare-and-swap per ref with few refspecs.
@@ -132,7 +132,7 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 				// Cut short, not refused: the same refs again, in halves.
 				size = (len(b.refs) + 1) / 2
 				ceiling, cut, cutSaid = size, len(b.refs), failure
-				say("batch %d was cut short (%s timed out or hung up); pushing it again in batches of %s", out.batches, remote, gates.Count(size, "ref"))
+				say("batch %d was cut short (%s timed out or hung up); pushing it again in batches of %s", out.batches, remote, rules.Count(size, "ref"))
 			case ceiling < MaxBatch && settled < maxPushAttempts:
 				// A push cut short earlier may have landed since (the
 				// server finished what the proxy stopped waiting for):
@@ -144,7 +144,7 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 				settled++
 				out.pushed = append(out.pushed, landed...)
 				left = without(left, landed)
-				say("%s of batch %d landed from the push that was cut short; pushing the rest", gates.Count(len(landed), "ref"), out.batches)
+				say("%s of batch %d landed from the push that was cut short; pushing the rest", rules.Count(len(landed), "ref"), out.batches)
 			default:
 				return out.fail(planned, timeout, failure), nil
 			}
@@ -168,11 +168,11 @@ func pushRefs(ctx context.Context, dir, remote string, push, held []string, say 
 func announce(say func(string, ...any), remote string, batch, planned, n, total int, retried bool) {
 	switch {
 	case batch == 1 && planned == 1 && !retried:
-		say("pushing %s to %s in one batch", gates.Count(n, "ref"), remote)
+		say("pushing %s to %s in one batch", rules.Count(n, "ref"), remote)
 	case batch == 1 && total > minBatch && !retried:
-		say("pushing batch 1 (%s of %d, timing the remote to size the rest)", gates.Count(n, "ref"), total)
+		say("pushing batch 1 (%s of %d, timing the remote to size the rest)", rules.Count(n, "ref"), total)
 	case planned > 1:
-		say("pushing batch %d of %d (%s)", batch, planned, gates.Count(n, "ref"))
+		say("pushing batch %d of %d (%s)", batch, planned, rules.Count(n, "ref"))
 	}
 }
 
@@ -498,7 +498,7 @@ func pushedRefs(push []string, want map[string]bool, results []pushResult) []str
 func pushDeletions(ctx context.Context, dir, remote string, dels []gitstore.Ref, say func(string, ...any)) (deleted []string, failure string, timeout bool, err error) {
 	for start := 0; start < len(dels); start += MaxBatch {
 		batch := dels[start:min(start+MaxBatch, len(dels))]
-		say("deleting %s of folded missions on %s", gates.Count(len(batch), "live ref"), remote)
+		say("deleting %s of folded missions on %s", rules.Count(len(batch), "live ref"), remote)
 		args := []string{"push", "--atomic", "--porcelain", remote}
 		for _, d := range batch {
 			args = append(args, "--force-with-lease="+d.Name+":"+d.Hash.String())

@@ -12,9 +12,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Prefix is what sync carries.
@@ -387,7 +387,7 @@ func (s *run) take(ref string, r gitstore.Hash) error {
 func (s *run) takeKeys(r gitstore.Hash) error {
 	first, err := brain.FirstSet(s.repo, r)
 	if err != nil {
-		s.refuseRemote(brain.KeysRef, &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.InvalidLetter), Lesson: err.Error()})
+		s.refuseRemote(brain.KeysRef, &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(rules.InvalidLetter), Lesson: err.Error()})
 		return nil
 	}
 	fp := first.Fingerprint()
@@ -497,7 +497,7 @@ func (s *run) judgeOutgoing() error {
 	}
 	s.push = judged
 	s.rep.say("%s fast-forwarded, %s created, %s in conflict, %s to push",
-		gates.Count(len(s.rep.FastForwarded), "ref"), gates.Count(len(s.rep.Created), "ref"), gates.Count(len(s.rep.Conflicts), "ref"), gates.Count(len(s.push), "ref"))
+		rules.Count(len(s.rep.FastForwarded), "ref"), rules.Count(len(s.rep.Created), "ref"), rules.Count(len(s.rep.Conflicts), "ref"), rules.Count(len(s.push), "ref"))
 	return nil
 }
 
@@ -608,7 +608,7 @@ func (lf *liveFolded) settle(ctx context.Context, repo *gitstore.Repo, rep *Repo
 			return fmt.Errorf("%s: %w", ref, err)
 		}
 		if !on {
-			rep.RefusedRemote = append(rep.RefusedRemote, &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.InvalidTransition),
+			rep.RefusedRemote = append(rep.RefusedRemote, &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(rules.InvalidTransition),
 				Lesson: fmt.Sprintf("%s folds this mission at %s; %s's ref is not on that chain (written past its hook): it is left there, and not taken", chain.ArchiveRef, m.Head[:12], rep.Remote)})
 			return nil
 		}
@@ -705,13 +705,13 @@ func keysNotTrusted(remote string, r gitstore.Hash, first *brain.KeySet, trusted
 	if trusted != "" {
 		lesson = fmt.Sprintf("%s's passkeys begin with a key set of %s, not %s, the one you trusted: not taken (an agent may have pushed its own key set first); ask the team which is theirs", remote, first.Named(), trusted)
 	}
-	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.HumanGestureRequired), Lesson: lesson}
+	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(rules.HumanGestureRequired), Lesson: lesson}
 }
 
 // keysNotExtended is the refusal of a remote key set that does not extend
 // the one this clone holds.
 func keysNotExtended(remote string, r gitstore.Hash) *laws.RefFault {
-	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(gates.HumanGestureRequired),
+	return &laws.RefFault{Ref: brain.KeysRef, Commit: r.String(), Code: string(rules.HumanGestureRequired),
 		Lesson: fmt.Sprintf("%s's passkeys do not extend the ones this clone trusts (someone registered or changed keys there without a key this clone holds): this clone keeps its own and takes nothing that leans on %s's; compare the keys with whoever runs it, and have the remote's admin restore refs/m1nd/keys", remote, remote)}
 }
 
@@ -731,7 +731,7 @@ func rewriteOf(repo *gitstore.Repo, remote, ref string, fork gitstore.Hash, lAft
 		if ref == brain.RegistrationRef {
 			what = "another brain's registration pushed over it by force: a brain's registration root is its identity and never changes"
 		}
-		return &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.BrokenHistory),
+		return &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(rules.BrokenHistory),
 			Lesson: fmt.Sprintf("%s's %s shares no commit with this clone's (%s): a rewrite, not a race; %s", remote, ref, what, repair)}, nil
 	}
 	if !strings.HasPrefix(ref, chain.MissionRefPrefix) {
@@ -743,7 +743,7 @@ func rewriteOf(repo *gitstore.Repo, remote, ref string, fork gitstore.Hash, lAft
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		if final {
-			return &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(gates.BrokenHistory),
+			return &laws.RefFault{Ref: ref, Commit: r.String(), Code: string(rules.BrokenHistory),
 				Lesson: fmt.Sprintf("%s's %s drops this clone's final letter at %s (landed and archived letters are never replaced): a rewrite, not a race; %s", remote, ref, h.String()[:12], repair)}, nil
 		}
 	}
@@ -798,7 +798,7 @@ func park(ctx context.Context, repo *gitstore.Repo, ref string, l, r gitstore.Ha
 	if err := repo.UpdateRef(ctx, ref, l, r); err != nil {
 		return nil, fmt.Errorf("take the remote's %s: %w", ref, err)
 	}
-	c := &Conflict{Ref: ref, ParkedRef: parked, Letters: []string{}, Code: string(gates.StaleHead)}
+	c := &Conflict{Ref: ref, ParkedRef: parked, Letters: []string{}, Code: string(rules.StaleHead)}
 	for _, h := range after {
 		c.Letters = append(c.Letters, h.String())
 	}

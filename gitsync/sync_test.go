@@ -14,10 +14,10 @@ import (
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 type clone struct {
@@ -217,16 +217,16 @@ func TestSyncTakesALandingWithItsStore(t *testing.T) {
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
 	mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://x"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
-			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://x"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	att := runner.Sign(t, mw)
 	posted, err := a.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:r1", Attestation: att})
 	if err != nil {
 		t.Fatal(err)
 	}
 	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
-		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: rules.OriginHumanTTY,
 		Lands: &brain.Landing{MissionID: open.MissionID, LetterID: posted.LetterID}})
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +346,7 @@ func TestRepairReplacesAForgedRemoteRef(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Repair(ctx, a.repo, "origin", tc.ref)
-			if r, ok := gates.AsRefusal(err); !ok || !strings.Contains(r.Lesson, tc.lesson) {
+			if r, ok := rules.AsRefusal(err); !ok || !strings.Contains(r.Lesson, tc.lesson) {
 				t.Fatalf("Repair(%s): %v, want a refusal saying %q", tc.ref, err, tc.lesson)
 			}
 		})
@@ -484,7 +484,7 @@ func TestSyncCarriesAFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Commit(ctx, gates.OriginHumanTTY, nil, chain.Env{}); err != nil {
+	if _, err := p.Commit(ctx, rules.OriginHumanTTY, nil, chain.Env{}); err != nil {
 		t.Fatal(err)
 	}
 	folded, err := ops.New(a.repo, "shop").Fold(ctx, ops.FoldRequest{Agent: "owner", Now: time.Now()})

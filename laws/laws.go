@@ -8,10 +8,10 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Objects reads what the ref laws look at: a gitstore.Repo (m1nd verify)
@@ -41,7 +41,7 @@ func (f *RefFault) Error() string {
 	return fmt.Sprintf("%s%s: %s: %s", f.Ref, at, f.Code, f.Lesson)
 }
 
-func fault(u Update, commit gitstore.Hash, code gates.Code, format string, args ...any) *RefFault {
+func fault(u Update, commit gitstore.Hash, code rules.Code, format string, args ...any) *RefFault {
 	f := &RefFault{Ref: u.Ref, Code: string(code), Lesson: fmt.Sprintf(format, args...)}
 	if !commit.IsZero() {
 		f.Commit = commit.String()
@@ -256,7 +256,7 @@ func (laws *Laws) Check(objs Objects, u Update) *RefFault {
 		if kind.Deletable || (laws.Packing != nil && laws.Packing(u)) {
 			return nil
 		}
-		return fault(u, gitstore.ZeroHash, gates.InvalidTransition, "m1nd history is append-only: deleting %s would bury its letters", u.Ref)
+		return fault(u, gitstore.ZeroHash, rules.InvalidTransition, "m1nd history is append-only: deleting %s would bury its letters", u.Ref)
 	}
 	fresh, f := newCommits(objs, u, kind)
 	if f != nil || len(fresh) == 0 {
@@ -288,13 +288,13 @@ func (laws *Laws) judgeFresh(objs Objects, u Update, kind *chain.Kind, fresh []l
 	}
 	prev, err := kind.ReadParent(objs, u.Ref, fresh[0].commit)
 	if err != nil {
-		return fault(u, fresh[0].hash, gates.InvalidLetter, "%v", err)
+		return fault(u, fresh[0].hash, rules.InvalidLetter, "%v", err)
 	}
 	for _, l := range fresh {
 		next, err := kind.JudgeNext(objs, u.Ref, prev, l.hash, l.commit, env)
 		if err != nil {
-			if _, ok := gates.AsRefusal(err); !ok && next.Body == nil && kind.File != "" {
-				return fault(u, l.hash, gates.InvalidLetter, "%s %s commit holds %s: %v", article(kind.Name), kind.Name, kind.File, err)
+			if _, ok := rules.AsRefusal(err); !ok && next.Body == nil && kind.File != "" {
+				return fault(u, l.hash, rules.InvalidLetter, "%s %s commit holds %s: %v", article(kind.Name), kind.Name, kind.File, err)
 			}
 			return asFault(u, l.hash, err)
 		}
@@ -322,14 +322,14 @@ func newCommits(objs Objects, u Update, kind *chain.Kind) ([]link, *RefFault) {
 		}
 		c, err := objs.ReadCommit(h)
 		if err != nil {
-			return nil, fault(u, h, gates.InvalidLetter, "the commit cannot be read: %v", err)
+			return nil, fault(u, h, rules.InvalidLetter, "the commit cannot be read: %v", err)
 		}
 		if len(c.Parents) > 1 && !kind.KeepParents {
-			return nil, fault(u, h, gates.InvalidLetter, "an m1nd chain has one parent per commit; this one has %d", len(c.Parents))
+			return nil, fault(u, h, rules.InvalidLetter, "an m1nd chain has one parent per commit; this one has %d", len(c.Parents))
 		}
 		out = append(out, link{hash: h, commit: c})
 		if len(out) > 1_000_000 {
-			return nil, fault(u, h, gates.InvalidLetter, "the chain is too long to check")
+			return nil, fault(u, h, rules.InvalidLetter, "the chain is too long to check")
 		}
 		if len(c.Parents) == 0 {
 			break
@@ -337,7 +337,7 @@ func newCommits(objs Objects, u Update, kind *chain.Kind) ([]link, *RefFault) {
 		h = c.Parents[0]
 	}
 	if rewrite {
-		return nil, fault(u, u.New, gates.InvalidTransition, "this update rewrites %s: m1nd history only grows (the old head is not an ancestor of the new one)", u.Ref)
+		return nil, fault(u, u.New, rules.InvalidTransition, "this update rewrites %s: m1nd history only grows (the old head is not an ancestor of the new one)", u.Ref)
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
@@ -358,10 +358,10 @@ func asFault(u Update, h gitstore.Hash, err error) *RefFault {
 	if err == nil {
 		return nil
 	}
-	if r, ok := gates.AsRefusal(err); ok {
+	if r, ok := rules.AsRefusal(err); ok {
 		return fault(u, h, r.Code, "%s", r.Lesson)
 	}
-	return fault(u, h, gates.InvalidLetter, "%v", err)
+	return fault(u, h, rules.InvalidLetter, "%v", err)
 }
 
 // Verify checks every chain under refs/m1nd/ from its root, as the hooks
@@ -378,7 +378,7 @@ func Verify(ctx context.Context, repo *gitstore.Repo, kinds chain.Kinds) ([]*Ref
 		if o.Kind != "symbolic ref" {
 			lesson = "a " + o.Kind + " where a ref file should be: m1nd never reads it (it could block, or point anywhere); remove it and restore the ref with git update-ref"
 		}
-		faults = append(faults, &RefFault{Ref: o.Name, Code: string(gates.InvalidLetter), Lesson: lesson})
+		faults = append(faults, &RefFault{Ref: o.Name, Code: string(rules.InvalidLetter), Lesson: lesson})
 	}
 	checked := len(odd)
 	laws, err := ForRepo(repo)
@@ -402,7 +402,7 @@ func Verify(ctx context.Context, repo *gitstore.Repo, kinds chain.Kinds) ([]*Ref
 		}
 		ours[i] = true
 		if kind.ValidName != nil && !kind.ValidName(strings.TrimPrefix(r.Name, kind.Prefix)) {
-			found[i] = &RefFault{Ref: r.Name, Code: string(gates.InvalidLetter), Lesson: fmt.Sprintf("not %s %s id", article(kind.Name), kind.Name)}
+			found[i] = &RefFault{Ref: r.Name, Code: string(rules.InvalidLetter), Lesson: fmt.Sprintf("not %s %s id", article(kind.Name), kind.Name)}
 			return
 		}
 		found[i] = laws.Check(repo, Update{New: r.Hash, Ref: r.Name})
@@ -446,7 +446,7 @@ func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
 			continue // not a commit this repository holds
 		}
 		if _, ours := chain.AgentOf(c.Message); ours {
-			faults = append(faults, &RefFault{Ref: r.Name, Commit: h.String(), Code: string(gates.InvalidTransition),
+			faults = append(faults, &RefFault{Ref: r.Name, Commit: h.String(), Code: string(rules.InvalidTransition),
 				Lesson: fmt.Sprintf("replaces m1nd commit %.12s: plain git (git log, git show) shows another object in its place, m1nd reads the original; remove it with git replace -d %s", h, h)})
 		}
 	}
@@ -455,7 +455,7 @@ func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
 		return nil, err
 	}
 	for _, rw := range rewound {
-		faults = append(faults, &RefFault{Ref: rw.Ref, Commit: rw.Delivered.String(), Code: string(gates.InvalidTransition),
+		faults = append(faults, &RefFault{Ref: rw.Ref, Commit: rw.Delivered.String(), Code: string(rules.InvalidTransition),
 			Lesson: fmt.Sprintf("the ref no longer holds %.12s, which was delivered from it to %s: it was deleted and made again at an older commit, or rewritten, and the letters after that point are gone from it; or %s's delivery cursor was written by hand or by another agent", rw.Delivered, rw.Agent, rw.Agent)})
 	}
 	// The delivery records are caches of what the mail refs hold: one that
@@ -465,7 +465,7 @@ func hiddenRewrites(repo *gitstore.Repo) ([]*RefFault, error) {
 		return nil, err
 	}
 	for _, r := range records {
-		faults = append(faults, &RefFault{Ref: r.Path, Code: string(gates.InvalidLetter), Lesson: r.Lesson})
+		faults = append(faults, &RefFault{Ref: r.Path, Code: string(rules.InvalidLetter), Lesson: r.Lesson})
 	}
 	return faults, nil
 }
@@ -483,19 +483,19 @@ func ProtectedRef(branch string) string { return "refs/heads/" + branch }
 // §10). main only ever holds proven trees. It is never deleted.
 func (laws *Laws) CheckProtected(objs Objects, u Update, branch string) *RefFault {
 	if u.New.IsZero() {
-		return fault(u, u.Old, gates.StaleGate, "%s is protected on this remote: it is never deleted", branch)
+		return fault(u, u.Old, rules.StaleGate, "%s is protected on this remote: it is never deleted", branch)
 	}
 	c, err := objs.ReadCommit(u.New)
 	if err != nil {
-		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote, and %.12s is not a commit this push carries: %v", branch, u.New, err)
+		return fault(u, u.New, rules.StaleGate, "%s is protected on this remote, and %.12s is not a commit this push carries: %v", branch, u.New, err)
 	}
 	trees, err := laws.gatedTrees(objs, branch)
 	if err != nil {
-		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote, and the brain's store could not be read to see what was gated: %v", branch, err)
+		return fault(u, u.New, rules.StaleGate, "%s is protected on this remote, and the brain's store could not be read to see what was gated: %v", branch, err)
 	}
 	landings := trees[c.Tree.String()]
 	if len(landings) == 0 {
-		return fault(u, u.New, gates.StaleGate, "%s is protected on this remote: it only moves to a tree the gate of a landed mission passed on, and %.12s's tree %.12s is none — land the work with m1nd land (its gate runs on exactly what lands), push the brain first (m1nd sync), then %s", branch, u.New, c.Tree, branch)
+		return fault(u, u.New, rules.StaleGate, "%s is protected on this remote: it only moves to a tree the gate of a landed mission passed on, and %.12s's tree %.12s is none — land the work with m1nd land (its gate runs on exactly what lands), push the brain first (m1nd sync), then %s", branch, u.New, c.Tree, branch)
 	}
 	why := ""
 	for _, l := range landings {
@@ -503,9 +503,9 @@ func (laws *Laws) CheckProtected(objs Objects, u Update, branch string) *RefFaul
 		if err == nil {
 			return nil
 		}
-		why = gates.OneLine(err.Error())
+		why = rules.OneLine(err.Error())
 	}
-	return fault(u, u.New, gates.UnprovenGate, "%s is protected on this remote: %.12s's tree %.12s was landed, but no runner whose key the pins approve proved its gate (%s) — push the brain first (m1nd sync), or land work a runner you approved proved", branch, u.New, c.Tree, why)
+	return fault(u, u.New, rules.UnprovenGate, "%s is protected on this remote: %.12s's tree %.12s was landed, but no runner whose key the pins approve proved its gate (%s) — push the brain first (m1nd sync), or land work a runner you approved proved", branch, u.New, c.Tree, why)
 }
 
 // gatedTrees is brain.GatedTrees for branch at StoreHead, read once per
@@ -563,10 +563,10 @@ func (laws *Laws) provenGate(objs Objects, l brain.Landing) error {
 		if chain.DocID(body) == l.LetterID {
 			agent, _ := chain.AgentOf(c.Message)
 			if runner, err := chain.NamedRunner(letter, agent); err != nil || runner == "" {
-				return gates.Refusef(gates.UnprovenGate, "gate", "%s's merge_wait %s is %s's claim", l.MissionID, l.LetterID, agent)
+				return rules.Refusef(rules.UnprovenGate, "gate", "%s's merge_wait %s is %s's claim", l.MissionID, l.LetterID, agent)
 			}
 			if _, signed, err := chain.AttestationOf(c.Message); err != nil || !signed {
-				return gates.Refusef(gates.UnprovenGate, "gate", "%s's merge_wait %s carries no runner's signature", l.MissionID, l.LetterID)
+				return rules.Refusef(rules.UnprovenGate, "gate", "%s's merge_wait %s carries no runner's signature", l.MissionID, l.LetterID)
 			}
 			return laws.gateJudge(objs).CheckGateProof(&chain.Doc{Ref: ref, Commit: h, Meta: c, Body: body, ID: l.LetterID}, letter)
 		}
@@ -588,7 +588,7 @@ func (laws *Laws) checkFolded(objs Objects, u Update) (folded bool, f *RefFault)
 	}
 	index, err := laws.archive(objs)
 	if err != nil {
-		return false, fault(u, laws.ArchiveHead, gates.InvalidLetter, "the archive cannot be read: %v", err)
+		return false, fault(u, laws.ArchiveHead, rules.InvalidLetter, "the archive cannot be read: %v", err)
 	}
 	m, ok := index[strings.TrimPrefix(u.Ref, chain.MissionRefPrefix)]
 	if !ok {
@@ -600,11 +600,11 @@ func (laws *Laws) checkFolded(objs Objects, u Update) (folded bool, f *RefFault)
 		// The live ref goes: at the head folded, or behind it (a clone that
 		// had not seen the last letters before the fold).
 		if on, err := chain.OnChain(objs, head, u.Old); err != nil || !on {
-			return true, fault(u, gitstore.ZeroHash, gates.InvalidTransition, "the archive folds %s at %s, and %s is not on that chain: deleting it would bury its letters", u.Ref, m.Head[:12], u.Old)
+			return true, fault(u, gitstore.ZeroHash, rules.InvalidTransition, "the archive folds %s at %s, and %s is not on that chain: deleting it would bury its letters", u.Ref, m.Head[:12], u.Old)
 		}
 		return true, nil
 	case u.New != head:
-		return true, fault(u, u.New, gates.InvalidTransition, "%s is folded into %s at %s (finished: %s): it takes no more letters", u.Ref, chain.ArchiveRef, m.Head[:12], m.Phase)
+		return true, fault(u, u.New, rules.InvalidTransition, "%s is folded into %s at %s (finished: %s): it takes no more letters", u.Ref, chain.ArchiveRef, m.Head[:12], m.Phase)
 	}
 	return true, nil
 }
@@ -622,12 +622,12 @@ func (laws *Laws) checkFolds(objs Objects, u Update, fresh []link) *RefFault {
 	}
 	seen, err := chain.ArchiveIndex(objs, before)
 	if err != nil {
-		return fault(u, fresh[0].hash, gates.InvalidLetter, "the archive before this fold cannot be read: %v", err)
+		return fault(u, fresh[0].hash, rules.InvalidLetter, "the archive before this fold cannot be read: %v", err)
 	}
 	for _, l := range fresh {
 		body, err := objs.ReadFileInTree(l.commit.Tree, chain.ArchiveFile)
 		if err != nil {
-			return fault(u, l.hash, gates.InvalidLetter, "%v", err)
+			return fault(u, l.hash, rules.InvalidLetter, "%v", err)
 		}
 		fold, err := chain.DecodeFold(body)
 		if err != nil {
@@ -635,11 +635,11 @@ func (laws *Laws) checkFolds(objs Objects, u Update, fresh []link) *RefFault {
 		}
 		for _, m := range fold.Folded {
 			if _, again := seen[m.MissionID]; again {
-				return fault(u, l.hash, gates.InvalidTransition, "mission %s is folded already (at %s): a mission folds once", m.MissionID, seen[m.MissionID].Head[:12])
+				return fault(u, l.hash, rules.InvalidTransition, "mission %s is folded already (at %s): a mission folds once", m.MissionID, seen[m.MissionID].Head[:12])
 			}
 			seen[m.MissionID] = m
 			if f := laws.checkFoldedChain(objs, m); f != nil {
-				return fault(u, l.hash, gates.Code(f.Code), "folded mission %s: %s", m.MissionID, f.Lesson)
+				return fault(u, l.hash, rules.Code(f.Code), "folded mission %s: %s", m.MissionID, f.Lesson)
 			}
 		}
 	}
@@ -654,14 +654,14 @@ func (laws *Laws) checkFoldedChain(objs Objects, m chain.Folded) *RefFault {
 	u := Update{New: head, Ref: ref}
 	c, err := objs.ReadCommit(head)
 	if err != nil {
-		return fault(u, head, gates.InvalidLetter, "its head commit cannot be read: %v", err)
+		return fault(u, head, rules.InvalidLetter, "its head commit cannot be read: %v", err)
 	}
 	_, l, err := chain.ReadLetter(objs, c)
 	if err != nil {
 		return asFault(u, head, err)
 	}
 	if l.MissionID != m.MissionID || l.Phase != m.Phase || l.BlockID != m.BlockID || l.UpdatedAt != m.UpdatedAt {
-		return fault(u, head, gates.InvalidLetter, "its head letter is mission %s, %s on %s at %s; the fold says %s, %s on %s at %s", l.MissionID, l.Phase, l.BlockID, l.UpdatedAt, m.MissionID, m.Phase, m.BlockID, m.UpdatedAt)
+		return fault(u, head, rules.InvalidLetter, "its head letter is mission %s, %s on %s at %s; the fold says %s, %s on %s at %s", l.MissionID, l.Phase, l.BlockID, l.UpdatedAt, m.MissionID, m.Phase, m.BlockID, m.UpdatedAt)
 	}
 	return laws.Check(objs, u)
 }

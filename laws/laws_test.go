@@ -13,12 +13,12 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/chain/chaintest"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 type chainRig struct {
@@ -109,22 +109,22 @@ func TestCheckUpdateLaws(t *testing.T) {
 	for _, tt := range []struct {
 		label string
 		u     Update
-		code  gates.Code // "" = allowed
+		code  rules.Code // "" = allowed
 	}{
 		{"extend with a human archive", Update{Old: head.Commit, New: honest, Ref: ref}, ""},
-		{"a forged archive", Update{Old: head.Commit, New: forged, Ref: ref}, gates.HumanGestureRequired},
-		{"a seq gap", Update{Old: head.Commit, New: gap, Ref: ref}, gates.StaleHead},
-		{"an archived first letter", Update{New: archivedRoot, Ref: chain.MissionRefPrefix + archivedFirst.MissionID}, gates.InvalidTransition},
-		{"not a letter", Update{Old: head.Commit, New: notALetter, Ref: ref}, gates.InvalidLetter},
-		{"not canonical bytes", Update{Old: head.Commit, New: pretty, Ref: ref}, gates.InvalidLetter},
-		{"letter.json and another file", Update{Old: head.Commit, New: crowded, Ref: ref}, gates.InvalidLetter},
-		{"a rewrite", Update{Old: head.Commit, New: first.Parents[0], Ref: ref}, gates.InvalidTransition},
-		{"another history", Update{Old: head.Commit, New: root, Ref: ref}, gates.InvalidTransition},
-		{"a deletion", Update{Old: head.Commit, Ref: ref}, gates.InvalidTransition},
-		{"a deletion with no old value", Update{Ref: ref}, gates.InvalidTransition},
-		{"a store deletion", Update{Old: head.Commit, Ref: brain.StoreRef}, gates.InvalidTransition},
-		{"a memory deletion", Update{Old: head.Commit, Ref: "refs/m1nd/memory/a"}, gates.InvalidTransition},
-		{"an atlas deletion", Update{Old: head.Commit, Ref: "refs/m1nd/atlas/atl_0123456789ab"}, gates.InvalidTransition},
+		{"a forged archive", Update{Old: head.Commit, New: forged, Ref: ref}, rules.HumanGestureRequired},
+		{"a seq gap", Update{Old: head.Commit, New: gap, Ref: ref}, rules.StaleHead},
+		{"an archived first letter", Update{New: archivedRoot, Ref: chain.MissionRefPrefix + archivedFirst.MissionID}, rules.InvalidTransition},
+		{"not a letter", Update{Old: head.Commit, New: notALetter, Ref: ref}, rules.InvalidLetter},
+		{"not canonical bytes", Update{Old: head.Commit, New: pretty, Ref: ref}, rules.InvalidLetter},
+		{"letter.json and another file", Update{Old: head.Commit, New: crowded, Ref: ref}, rules.InvalidLetter},
+		{"a rewrite", Update{Old: head.Commit, New: first.Parents[0], Ref: ref}, rules.InvalidTransition},
+		{"another history", Update{Old: head.Commit, New: root, Ref: ref}, rules.InvalidTransition},
+		{"a deletion", Update{Old: head.Commit, Ref: ref}, rules.InvalidTransition},
+		{"a deletion with no old value", Update{Ref: ref}, rules.InvalidTransition},
+		{"a store deletion", Update{Old: head.Commit, Ref: brain.StoreRef}, rules.InvalidTransition},
+		{"a memory deletion", Update{Old: head.Commit, Ref: "refs/m1nd/memory/a"}, rules.InvalidTransition},
+		{"an atlas deletion", Update{Old: head.Commit, Ref: "refs/m1nd/atlas/atl_0123456789ab"}, rules.InvalidTransition},
 		{"a mail deletion", Update{Old: head.Commit, Ref: "refs/m1nd/mail/b/a"}, ""},
 		{"a conflicts ref", Update{Old: head.Commit, Ref: "refs/m1nd/conflicts/x/y"}, ""},
 		{"a branch is none of m1nd's business", Update{Old: head.Commit, Ref: "refs/heads/main"}, ""},
@@ -194,14 +194,14 @@ func TestStoreLinksAddExactlyOne(t *testing.T) {
 	jump := r.commitFiles(v1, r.storeFiles(v1, 3, nil), "store v3: reconcile\n")
 	step := r.commitFiles(v1, r.storeFiles(v1, 2, nil), "store v2: reconcile\n")
 	never := func(Update) bool { return false }
-	if f := CheckUpdate(r.repo, Update{Old: v1, New: jump, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.StoreVersionConflict) {
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: jump, Ref: brain.StoreRef}, never); f == nil || f.Code != string(rules.StoreVersionConflict) {
 		t.Errorf("a jump of 2: %v", f)
 	}
 	if f := CheckUpdate(r.repo, Update{Old: v1, New: step, Ref: brain.StoreRef}, never); f != nil {
 		t.Errorf("a step of 1: %v", f)
 	}
 	other := r.commit(v1, brain.StoreFile, []byte(`{"schema":"m1nd-system-block-store-v9","store_version":2}`), "store v2 of another schema\n")
-	if f := CheckUpdate(r.repo, Update{Old: v1, New: other, Ref: brain.StoreRef}, never); f == nil || f.Code != string(gates.SchemaMismatch) {
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: other, Ref: brain.StoreRef}, never); f == nil || f.Code != string(rules.SchemaMismatch) {
 		t.Errorf("another schema: %v", f)
 	}
 }
@@ -247,22 +247,22 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		label   string
 		files   map[string][]byte
 		message string
-		code    gates.Code // "" = allowed
+		code    rules.Code // "" = allowed
 	}{
 		{"a faithful copy at v2", files(2, nil, nil), "store v2: reconcile\n", ""},
-		{"an extra file", files(2, nil, map[string][]byte{"notes.txt": []byte("hi")}), "store v2\n", gates.SchemaMismatch},
-		{"a block file of junk", files(2, func(b map[string][]byte) { b["blocks/sb_brain_core.json"] = []byte("junk") }, nil), "store v2\n", gates.SchemaMismatch},
-		{"a block file that is no block id", files(2, nil, map[string][]byte{"blocks/Not A Block.json": []byte("{}")}), "store v2\n", gates.SchemaMismatch},
+		{"an extra file", files(2, nil, map[string][]byte{"notes.txt": []byte("hi")}), "store v2\n", rules.SchemaMismatch},
+		{"a block file of junk", files(2, func(b map[string][]byte) { b["blocks/sb_brain_core.json"] = []byte("junk") }, nil), "store v2\n", rules.SchemaMismatch},
+		{"a block file that is no block id", files(2, nil, map[string][]byte{"blocks/Not A Block.json": []byte("{}")}), "store v2\n", rules.SchemaMismatch},
 		{"an unknown field in a block", files(2, func(b map[string][]byte) {
 			b["blocks/sb_brain_core.json"] = []byte(strings.Replace(string(b["blocks/sb_brain_core.json"]), `"name":`, `"colour":"evidence-backed","name":`, 1))
-		}, nil), "store v2\n", gates.SchemaMismatch},
-		{"a receipt no human imported", files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n", gates.HumanGestureRequired},
-		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2: receipt_import\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
+		}, nil), "store v2\n", rules.SchemaMismatch},
+		{"a receipt no human imported", files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n", rules.HumanGestureRequired},
+		{"a receipt claiming an agent's origin", files(2, addReceipt("agent"), nil), "store v2: receipt_import\n\nM1nd-Origin: agent\n", rules.HumanGestureRequired},
 		{"a receipt with the human trailer", files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-tty\n", ""},
-		{"a block ratified with no ratification", ratified(files(2, ratify, nil), ""), "store v2: ratify\n\nM1nd-Origin: human-tty\n", gates.InvalidTransition},
-		{"a block ratified by a reconcile", ratified(files(2, ratify, nil), "human-tty"), "store v2: reconcile\n\nM1nd-Origin: human-tty\n", gates.InvalidTransition},
-		{"a ratification with no human trailer", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n", gates.HumanGestureRequired},
-		{"a ratification by an agent", ratified(files(2, ratify, nil), "agent"), "store v2: ratify\n\nM1nd-Origin: agent\n", gates.HumanGestureRequired},
+		{"a block ratified with no ratification", ratified(files(2, ratify, nil), ""), "store v2: ratify\n\nM1nd-Origin: human-tty\n", rules.InvalidTransition},
+		{"a block ratified by a reconcile", ratified(files(2, ratify, nil), "human-tty"), "store v2: reconcile\n\nM1nd-Origin: human-tty\n", rules.InvalidTransition},
+		{"a ratification with no human trailer", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n", rules.HumanGestureRequired},
+		{"a ratification by an agent", ratified(files(2, ratify, nil), "agent"), "store v2: ratify\n\nM1nd-Origin: agent\n", rules.HumanGestureRequired},
 		{"a human ratification", ratified(files(2, ratify, nil), "human-tty"), "store v2: ratify\n\nM1nd-Origin: human-tty\n", ""},
 	} {
 		c := r.commitFiles(v1, tt.files, tt.message)
@@ -279,7 +279,7 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 	// with the receipt kept passes.
 	v2 := r.commitFiles(v1, files(2, addReceipt("human-tty"), nil), "store v2: receipt_import sb_brain_core test\n\nM1nd-Origin: human-tty\n")
 	dropped := r.commitFiles(v2, files(3, nil, nil), "store v3: reconcile\n")
-	if f := CheckUpdate(r.repo, Update{Old: v1, New: dropped, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: dropped, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(rules.InvalidTransition) {
 		t.Errorf("a dropped receipt: %v", f)
 	}
 	for label, edit := range map[string]func(map[string][]byte){
@@ -295,7 +295,7 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 		},
 	} {
 		c := r.commitFiles(v2, files(3, edit, nil), "store v3: reconcile\n")
-		if f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.InvalidTransition) {
+		if f := CheckUpdate(r.repo, Update{Old: v1, New: c, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(rules.InvalidTransition) {
 			t.Errorf("%s: %v", label, f)
 		}
 	}
@@ -308,7 +308,7 @@ func TestStoreCommitsAreJudgedWhole(t *testing.T) {
 			}
 		}
 	}, nil), "store v3: receipt_import\n\nM1nd-Origin: human-tty\n")
-	if f := CheckUpdate(r.repo, Update{Old: v1, New: copied, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(gates.HumanGestureRequired) {
+	if f := CheckUpdate(r.repo, Update{Old: v1, New: copied, Ref: brain.StoreRef}, nil); f == nil || f.Code != string(rules.HumanGestureRequired) {
 		t.Errorf("a receipt copied to another block: %v", f)
 	}
 	kept := r.commitFiles(v2, files(3, addReceipt("human-tty"), nil), "store v3: reconcile\n")
@@ -327,7 +327,7 @@ func TestVerifyFindsACorruptedChain(t *testing.T) {
 	bad.MissionSeq = 9
 	r.g.Git("update-ref", ref, r.commit(head.Commit, chain.LetterFile, bad.Canonical(), "forged\n").String()) // no hook here
 	faults, _, err := Verify(context.Background(), r.repo, nil)
-	if err != nil || len(faults) != 1 || faults[0].Ref != ref || faults[0].Code != string(gates.StaleHead) {
+	if err != nil || len(faults) != 1 || faults[0].Ref != ref || faults[0].Code != string(rules.StaleHead) {
 		t.Fatalf("faults %v %v", faults, err)
 	}
 	// A symbolic ref (git writes one without any hook) is a fault, not a crash.
@@ -357,7 +357,7 @@ func TestVerifyChecksPublisherProofs(t *testing.T) {
 	forged = strings.Replace(forged, "ship it", "ship nothing", 1)
 	r.g.Git("update-ref", ref, r.commit(head, memory.AtlasFile, []byte(forged), "forged\n").String())
 	faults, _, _ := Verify(context.Background(), r.repo, nil)
-	if len(faults) != 1 || faults[0].Code != string(gates.BadPublisherProof) {
+	if len(faults) != 1 || faults[0].Code != string(rules.BadPublisherProof) {
 		t.Fatalf("a forged version: %v", faults)
 	}
 }
@@ -385,7 +385,7 @@ var toyKind = chain.Define(chain.Spec[*toyNote, any]{
 	Decode: func(body []byte) (*toyNote, error) {
 		var n toyNote
 		if err := json.Unmarshal(body, &n); err != nil {
-			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy note")
+			return nil, rules.Refusef(rules.InvalidLetter, "", "not a toy note")
 		}
 		if n.Text == "decode-boom" {
 			return nil, errors.New("boom")
@@ -403,7 +403,7 @@ var toyKind = chain.Define(chain.Spec[*toyNote, any]{
 			want = prev.Value.N + 1
 		}
 		if n.N != want {
-			return gates.Refusef(gates.StaleHead, "n", "toy notes count up by one: want %d", want)
+			return rules.Refusef(rules.StaleHead, "n", "toy notes count up by one: want %d", want)
 		}
 		return nil
 	},
@@ -428,18 +428,18 @@ func TestToyKindIsJudged(t *testing.T) {
 	for _, tt := range []struct {
 		label  string
 		u      Update
-		code   gates.Code // "" = allowed
+		code   rules.Code // "" = allowed
 		lesson string
 	}{
 		{"a good chain", Update{New: two, Ref: "refs/m1nd/lawtoy/a"}, "", ""},
 		{"a good extension", Update{Old: one, New: two, Ref: "refs/m1nd/lawtoy/a"}, "", ""},
-		{"a skipped count", Update{Old: one, New: note(one, 3, "third"), Ref: "refs/m1nd/lawtoy/a"}, gates.StaleHead, "toy notes count up by one: want 2"},
-		{"not a note", Update{New: r.commit(gitstore.ZeroHash, "toy.json", []byte("[]"), "x\n"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "not a toy note"},
-		{"no toy.json", Update{New: r.commit(gitstore.ZeroHash, "x.json", []byte("{}"), "x\n"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "a toy commit holds toy.json: no such file in tree"},
-		{"a decoder error", Update{New: note(gitstore.ZeroHash, 1, "decode-boom"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "boom"},
-		{"a follow error", Update{New: note(gitstore.ZeroHash, 1, "follow-boom"), Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidLetter, "boom"},
-		{"a deletion", Update{Old: two, Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidTransition, ""},
-		{"a rewrite", Update{Old: two, New: one, Ref: "refs/m1nd/lawtoy/a"}, gates.InvalidTransition, ""},
+		{"a skipped count", Update{Old: one, New: note(one, 3, "third"), Ref: "refs/m1nd/lawtoy/a"}, rules.StaleHead, "toy notes count up by one: want 2"},
+		{"not a note", Update{New: r.commit(gitstore.ZeroHash, "toy.json", []byte("[]"), "x\n"), Ref: "refs/m1nd/lawtoy/a"}, rules.InvalidLetter, "not a toy note"},
+		{"no toy.json", Update{New: r.commit(gitstore.ZeroHash, "x.json", []byte("{}"), "x\n"), Ref: "refs/m1nd/lawtoy/a"}, rules.InvalidLetter, "a toy commit holds toy.json: no such file in tree"},
+		{"a decoder error", Update{New: note(gitstore.ZeroHash, 1, "decode-boom"), Ref: "refs/m1nd/lawtoy/a"}, rules.InvalidLetter, "boom"},
+		{"a follow error", Update{New: note(gitstore.ZeroHash, 1, "follow-boom"), Ref: "refs/m1nd/lawtoy/a"}, rules.InvalidLetter, "boom"},
+		{"a deletion", Update{Old: two, Ref: "refs/m1nd/lawtoy/a"}, rules.InvalidTransition, ""},
+		{"a rewrite", Update{Old: two, New: one, Ref: "refs/m1nd/lawtoy/a"}, rules.InvalidTransition, ""},
 	} {
 		f := (&Laws{Strict: true, Kinds: kinds}).Check(r.repo, tt.u)
 		switch {
@@ -455,7 +455,7 @@ func TestToyKindIsJudged(t *testing.T) {
 	r.g.Git("update-ref", "refs/m1nd/lawtoy/good", two.String())
 	r.g.Git("update-ref", "refs/m1nd/lawtoy/bad", note(one, 5, "fifth").String())
 	faults, checked, err := Verify(context.Background(), r.repo, kinds)
-	if err != nil || checked != 2 || len(faults) != 1 || faults[0].Ref != "refs/m1nd/lawtoy/bad" || faults[0].Code != string(gates.StaleHead) {
+	if err != nil || checked != 2 || len(faults) != 1 || faults[0].Ref != "refs/m1nd/lawtoy/bad" || faults[0].Code != string(rules.StaleHead) {
 		t.Fatalf("verify: %d checked, %v %v", checked, faults, err)
 	}
 	if faults, checked, err := Verify(context.Background(), r.repo, nil); err != nil || checked != 0 || len(faults) != 0 {
@@ -510,7 +510,7 @@ func TestOneDocumentCommitsHoldOneFile(t *testing.T) {
 		}
 		crowded := r.commitFiles(gitstore.ZeroHash, map[string][]byte{tt.file: tt.body, "notes.txt": []byte("hi")}, "crowded\n")
 		f := CheckUpdate(r.repo, Update{New: crowded, Ref: tt.ref}, nil)
-		if f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "not "+tt.file+" alone") {
+		if f == nil || f.Code != string(rules.InvalidLetter) || !strings.Contains(f.Lesson, "not "+tt.file+" alone") {
 			t.Errorf("%s and another file: %v", tt.file, f)
 		}
 	}
@@ -573,14 +573,14 @@ func TestMemoryAndAtlasDocuments(t *testing.T) {
 		ref   string
 		file  string
 		body  []byte
-		code  gates.Code // "" = allowed
+		code  rules.Code // "" = allowed
 	}{
 		{"a memory", ref, memory.File, good.Canonical(), ""},
-		{"no memory.json", ref, "notes.txt", good.Canonical(), gates.InvalidLetter},
-		{"not a memory", ref, memory.File, []byte(`{"hello":"world"}`), gates.InvalidLetter},
-		{"a sort that is none", ref, memory.File, gossip.Canonical(), gates.InvalidLetter},
-		{"not canonical bytes", ref, memory.File, []byte(pretty), gates.InvalidLetter},
-		{"on another agent's ref", "refs/m1nd/memory/bob", memory.File, good.Canonical(), gates.InvalidLetter},
+		{"no memory.json", ref, "notes.txt", good.Canonical(), rules.InvalidLetter},
+		{"not a memory", ref, memory.File, []byte(`{"hello":"world"}`), rules.InvalidLetter},
+		{"a sort that is none", ref, memory.File, gossip.Canonical(), rules.InvalidLetter},
+		{"not canonical bytes", ref, memory.File, []byte(pretty), rules.InvalidLetter},
+		{"on another agent's ref", "refs/m1nd/memory/bob", memory.File, good.Canonical(), rules.InvalidLetter},
 	} {
 		c := r.commit(gitstore.ZeroHash, tt.file, tt.body, tt.label+"\n")
 		f := CheckUpdate(r.repo, Update{New: c, Ref: tt.ref}, nil)
@@ -601,7 +601,7 @@ func TestMemoryAndAtlasDocuments(t *testing.T) {
 	body := mustRead(t, r.repo, head)
 	for _, bad := range [][]byte{append(append([]byte{}, body...), '\n'), []byte(strings.Replace(string(body), `,"version"`, `, "version"`, 1))} {
 		c := r.commit(gitstore.ZeroHash, memory.AtlasFile, bad, "v1 again\n")
-		if f := CheckUpdate(r.repo, Update{New: c, Ref: memory.DocRef(d.DocID)}, nil); f == nil || f.Code != string(gates.InvalidLetter) || !strings.Contains(f.Lesson, "canonical bytes") {
+		if f := CheckUpdate(r.repo, Update{New: c, Ref: memory.DocRef(d.DocID)}, nil); f == nil || f.Code != string(rules.InvalidLetter) || !strings.Contains(f.Lesson, "canonical bytes") {
 			t.Errorf("atlas %q: %v", bad, f)
 		}
 	}
@@ -611,17 +611,17 @@ func TestMemoryAndAtlasDocuments(t *testing.T) {
 // is proven by a key of the set before it, over exactly the new set.
 func TestKeySetChanges(t *testing.T) {
 	r := newChainRig(t)
-	alice, bob, eve := gatestest.New(t, "es256"), gatestest.New(t, "ed25519"), gatestest.New(t, "es256")
-	set := func(version int64, keys ...*gatestest.Authenticator) *brain.KeySet {
+	alice, bob, eve := rulestest.New(t, "es256"), rulestest.New(t, "ed25519"), rulestest.New(t, "es256")
+	set := func(version int64, keys ...*rulestest.Authenticator) *brain.KeySet {
 		k := &brain.KeySet{Schema: brain.KeysSchema, Version: version, Keys: []brain.Passkey{}}
 		for _, a := range keys {
 			k.Keys = append(k.Keys, brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"})
 		}
 		return k
 	}
-	proven := func(by *gatestest.Authenticator, over *brain.KeySet) string {
-		p := by.Assert(gates.GestureChallenge(gates.GestureKeys, over.Canonical()), nil)
-		return "keys v2\n\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+	proven := func(by *rulestest.Authenticator, over *brain.KeySet) string {
+		p := by.Assert(rules.GestureChallenge(rules.GestureKeys, over.Canonical()), nil)
+		return "keys v2\n\n" + rules.ProofTrailer + ": " + rules.EncodeProof(p) + "\n"
 	}
 	first := r.commit(gitstore.ZeroHash, brain.KeysFile, set(1, alice).Canonical(), "keys v1\n")
 	two := set(2, alice, bob)
@@ -630,19 +630,19 @@ func TestKeySetChanges(t *testing.T) {
 	for _, tt := range []struct {
 		label string
 		u     Update
-		code  gates.Code // "" = allowed
+		code  rules.Code // "" = allowed
 	}{
 		{"the first key", Update{New: first, Ref: brain.KeysRef}, ""},
-		{"two keys at once, first", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, set(1, alice, bob).Canonical(), "keys v1\n"), Ref: brain.KeysRef}, gates.InvalidLetter},
-		{"a key added with no proof", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), "keys v2\n"), Ref: brain.KeysRef}, gates.HumanGestureRequired},
+		{"two keys at once, first", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, set(1, alice, bob).Canonical(), "keys v1\n"), Ref: brain.KeysRef}, rules.InvalidLetter},
+		{"a key added with no proof", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), "keys v2\n"), Ref: brain.KeysRef}, rules.HumanGestureRequired},
 		{"a key added, proven by a registered key", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(alice, two)), Ref: brain.KeysRef}, ""},
-		{"a key added, proven by the key it adds", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(bob, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
-		{"a proof over another set", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, alice, eve).Canonical(), proven(alice, two)), Ref: brain.KeysRef}, gates.HumanGestureRequired},
-		{"the only key removed, proven: a brain keeps one", Update{Old: first, New: r.commit(first, brain.KeysFile, none.Canonical(), proven(alice, none)), Ref: brain.KeysRef}, gates.InvalidTransition},
-		{"a key dropped off the record, proven", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, bob).Canonical(), proven(alice, set(2, bob))), Ref: brain.KeysRef}, gates.InvalidLetter},
-		{"a version skipped", Update{Old: first, New: r.commit(first, brain.KeysFile, set(3, alice, bob).Canonical(), proven(alice, set(3, alice, bob))), Ref: brain.KeysRef}, gates.InvalidLetter},
-		{"a key that is none", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, []byte(`{"schema":"m1nd-passkeys-v0","version":1,"keys":[{"credential_id":"AA","public_key":"AA","added_at":"2026-12-01T10:00:00Z"}]}`), "keys v1\n"), Ref: brain.KeysRef}, gates.InvalidLetter},
-		{"a deletion", Update{Old: first, Ref: brain.KeysRef}, gates.InvalidTransition},
+		{"a key added, proven by the key it adds", Update{Old: first, New: r.commit(first, brain.KeysFile, two.Canonical(), proven(bob, two)), Ref: brain.KeysRef}, rules.HumanGestureRequired},
+		{"a proof over another set", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, alice, eve).Canonical(), proven(alice, two)), Ref: brain.KeysRef}, rules.HumanGestureRequired},
+		{"the only key removed, proven: a brain keeps one", Update{Old: first, New: r.commit(first, brain.KeysFile, none.Canonical(), proven(alice, none)), Ref: brain.KeysRef}, rules.InvalidTransition},
+		{"a key dropped off the record, proven", Update{Old: first, New: r.commit(first, brain.KeysFile, set(2, bob).Canonical(), proven(alice, set(2, bob))), Ref: brain.KeysRef}, rules.InvalidLetter},
+		{"a version skipped", Update{Old: first, New: r.commit(first, brain.KeysFile, set(3, alice, bob).Canonical(), proven(alice, set(3, alice, bob))), Ref: brain.KeysRef}, rules.InvalidLetter},
+		{"a key that is none", Update{New: r.commit(gitstore.ZeroHash, brain.KeysFile, []byte(`{"schema":"m1nd-passkeys-v0","version":1,"keys":[{"credential_id":"AA","public_key":"AA","added_at":"2026-12-01T10:00:00Z"}]}`), "keys v1\n"), Ref: brain.KeysRef}, rules.InvalidLetter},
+		{"a deletion", Update{Old: first, Ref: brain.KeysRef}, rules.InvalidTransition},
 	} {
 		f := CheckUpdate(r.repo, tt.u, nil)
 		switch {
@@ -662,12 +662,12 @@ func TestKeySetChanges(t *testing.T) {
 func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 	r := newChainRig(t)
 	head, ref := r.mergeWait()
-	key := gatestest.New(t, "ed25519")
+	key := rulestest.New(t, "ed25519")
 	archived := chain.Next(head.Letter, head.HeadLetterID, time.Now())
 	archived.SetPhase(chain.PhaseArchived)
 	body := archived.Canonical()
-	proven := func(p *gates.Proof) string {
-		return "archived\n\nM1nd-Origin: human-passkey\n" + gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+	proven := func(p *rules.Proof) string {
+		return "archived\n\nM1nd-Origin: human-passkey\n" + rules.ProofTrailer + ": " + rules.EncodeProof(p) + "\n"
 	}
 	// A terminal archive made before the first key: the registration
 	// anchors it.
@@ -675,23 +675,23 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 	passkey := brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, AddedAt: "2026-12-01T10:00:00Z"}
 	set := &brain.KeySet{Schema: brain.KeysSchema, Version: 1, Keys: []brain.Passkey{passkey}, BeforeFirstKey: brain.Anchors{ref: before.String()}}
 	keys := r.commit(gitstore.ZeroHash, brain.KeysFile, set.Canonical(), "keys v1\n")
-	good := key.Assert(gates.GestureChallenge(gates.GestureArchive, body), nil)
+	good := key.Assert(rules.GestureChallenge(rules.GestureArchive, body), nil)
 	for _, tt := range []struct {
 		label   string
 		message string
 		laws    *Laws
-		code    gates.Code // "" = allowed
+		code    rules.Code // "" = allowed
 	}{
 		{"signed", proven(good), &Laws{KeysHead: keys, Strict: true}, ""},
-		{"at a terminal, after the first key", "archived\n\nM1nd-Origin: human-tty\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
-		{"the tray's old claim, after the first key", "archived\n\nM1nd-Origin: human-ui\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
-		{"signed over another letter", proven(key.Assert(gates.GestureChallenge(gates.GestureArchive, []byte("{}")), nil)), &Laws{KeysHead: keys}, gates.HumanGestureRequired},
-		{"signed by another key", proven(gatestest.New(t, "ed25519").Assert(gates.GestureChallenge(gates.GestureArchive, body), nil)), &Laws{KeysHead: keys}, gates.HumanGestureRequired},
-		{"a passkey origin with no proof", "archived\n\nM1nd-Origin: human-passkey\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
-		{"a proof with a terminal origin", "archived\n\nM1nd-Origin: human-tty\n" + gates.ProofTrailer + ": " + gates.EncodeProof(good) + "\n", &Laws{KeysHead: keys}, gates.HumanGestureRequired},
+		{"at a terminal, after the first key", "archived\n\nM1nd-Origin: human-tty\n", &Laws{KeysHead: keys}, rules.HumanGestureRequired},
+		{"the tray's old claim, after the first key", "archived\n\nM1nd-Origin: human-ui\n", &Laws{KeysHead: keys}, rules.HumanGestureRequired},
+		{"signed over another letter", proven(key.Assert(rules.GestureChallenge(rules.GestureArchive, []byte("{}")), nil)), &Laws{KeysHead: keys}, rules.HumanGestureRequired},
+		{"signed by another key", proven(rulestest.New(t, "ed25519").Assert(rules.GestureChallenge(rules.GestureArchive, body), nil)), &Laws{KeysHead: keys}, rules.HumanGestureRequired},
+		{"a passkey origin with no proof", "archived\n\nM1nd-Origin: human-passkey\n", &Laws{KeysHead: keys}, rules.HumanGestureRequired},
+		{"a proof with a terminal origin", "archived\n\nM1nd-Origin: human-tty\n" + rules.ProofTrailer + ": " + rules.EncodeProof(good) + "\n", &Laws{KeysHead: keys}, rules.HumanGestureRequired},
 		{"at a terminal, no key ever", "archived\n\nM1nd-Origin: human-tty\n", &Laws{Strict: true}, ""},
-		{"at a terminal, no key, a remote that requires one", "archived\n\nM1nd-Origin: human-tty\n", &Laws{Strict: true, RequirePasskey: true}, gates.HumanGestureRequired},
-		{"the tray's old claim, no key, new", "archived\n\nM1nd-Origin: human-ui\n", &Laws{Strict: true}, gates.HumanGestureRequired},
+		{"at a terminal, no key, a remote that requires one", "archived\n\nM1nd-Origin: human-tty\n", &Laws{Strict: true, RequirePasskey: true}, rules.HumanGestureRequired},
+		{"the tray's old claim, no key, new", "archived\n\nM1nd-Origin: human-ui\n", &Laws{Strict: true}, rules.HumanGestureRequired},
 		{"the tray's old claim, no key, history", "archived\n\nM1nd-Origin: human-ui\n", &Laws{}, ""},
 	} {
 		c := r.commit(head.Commit, chain.LetterFile, body, tt.message)
@@ -711,7 +711,7 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 			t.Errorf("the terminal archive the first key anchored (strict %v): %v", judge.Strict, f)
 		}
 	}
-	if f := (&Laws{KeysHead: keys, Strict: true, RequirePasskey: true}).Check(r.repo, Update{New: before, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) {
+	if f := (&Laws{KeysHead: keys, Strict: true, RequirePasskey: true}).Check(r.repo, Update{New: before, Ref: ref}); f == nil || f.Code != string(rules.HumanGestureRequired) {
 		t.Errorf("the anchored terminal archive, on a remote that requires a passkey: %v", f)
 	}
 
@@ -720,12 +720,12 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 	// what the old key signed before its removal stands wherever it is
 	// read; what it signs after proves nothing, wherever it is read.
 	signed := r.commit(head.Commit, chain.LetterFile, body, proven(good))
-	next := gatestest.New(t, "es256")
+	next := rulestest.New(t, "es256")
 	rotated := &brain.KeySet{Schema: brain.KeysSchema, Version: 2, BeforeFirstKey: set.BeforeFirstKey,
 		Keys:    []brain.Passkey{{CredentialID: next.ID, PublicKey: next.Key.PKIX, AddedAt: "2026-12-01T11:00:00Z"}},
 		Removed: []brain.RemovedKey{{Passkey: passkey, RemovedIn: 2, Anchors: brain.Anchors{ref: signed.String()}}}}
-	byOld := key.Assert(gates.GestureChallenge(gates.GestureKeys, rotated.Canonical()), nil)
-	keys2 := r.commit(keys, brain.KeysFile, rotated.Canonical(), "keys v2\n\n"+gates.ProofTrailer+": "+gates.EncodeProof(byOld)+"\n")
+	byOld := key.Assert(rules.GestureChallenge(rules.GestureKeys, rotated.Canonical()), nil)
+	keys2 := r.commit(keys, brain.KeysFile, rotated.Canonical(), "keys v2\n\n"+rules.ProofTrailer+": "+rules.EncodeProof(byOld)+"\n")
 	if f := CheckUpdate(r.repo, Update{Old: keys, New: keys2, Ref: brain.KeysRef}, nil); f != nil {
 		t.Fatalf("the key replaced: %v", f)
 	}
@@ -734,10 +734,10 @@ func TestArchiveWithAKeyNeedsItsProof(t *testing.T) {
 			t.Errorf("signed by the removed key before its removal (strict %v): %v", judge.Strict, f)
 		}
 		after := r.commit(head.Commit, chain.LetterFile, body, proven(good)+"M1nd-Note: made after the removal\n")
-		if f := judge.Check(r.repo, Update{New: after, Ref: ref}); f == nil || f.Code != string(gates.HumanGestureRequired) || !strings.Contains(f.Lesson, "removed in key set v2") {
+		if f := judge.Check(r.repo, Update{New: after, Ref: ref}); f == nil || f.Code != string(rules.HumanGestureRequired) || !strings.Contains(f.Lesson, "removed in key set v2") {
 			t.Errorf("signed by the removed key after its removal (strict %v): %v", judge.Strict, f)
 		}
-		byNew := r.commit(head.Commit, chain.LetterFile, body, proven(next.Assert(gates.GestureChallenge(gates.GestureArchive, body), nil)))
+		byNew := r.commit(head.Commit, chain.LetterFile, body, proven(next.Assert(rules.GestureChallenge(rules.GestureArchive, body), nil)))
 		if f := judge.Check(r.repo, Update{Old: head.Commit, New: byNew, Ref: ref}); f != nil {
 			t.Errorf("signed by the new key (strict %v): %v", judge.Strict, f)
 		}
@@ -786,47 +786,47 @@ func TestStoreCommitsAreOneOperation(t *testing.T) {
 		label   string
 		files   map[string][]byte
 		message string
-		code    gates.Code // "" = allowed
+		code    rules.Code // "" = allowed
 	}{
-		{"no operation named", r.storeFiles(v1, 2, nil), "store v2: tidy\n", gates.InvalidTransition},
+		{"no operation named", r.storeFiles(v1, 2, nil), "store v2: tidy\n", rules.InvalidTransition},
 		{"a runner's rename", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion), edit, ""},
 		{"the same rename by trailer", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion),
 			"store v2: tidy\n\nM1nd-Store-Op: candidate_edit\nM1nd-Seat: runner\n", ""},
 		{"an edit with no seat", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion),
-			"store v2: tidy\n\nM1nd-Store-Op: candidate_edit\n", gates.InvalidTransition},
-		{"a runner's name in markdown", skeleton(block(map[string]func(map[string]any){core: rename("see [docs](https://evil.example)")}), nextVersion), edit, gates.InvalidTransition},
+			"store v2: tidy\n\nM1nd-Store-Op: candidate_edit\n", rules.InvalidTransition},
+		{"a runner's name in markdown", skeleton(block(map[string]func(map[string]any){core: rename("see [docs](https://evil.example)")}), nextVersion), edit, rules.InvalidTransition},
 		{"a runner in the owner's seat", skeleton(block(map[string]func(map[string]any){core: rename("core engine")}), nextVersion),
-			"store v2: candidate_edit 1 op (owner)\n\nM1nd-Agent: runnerd:r1\n", gates.InvalidTransition},
+			"store v2: candidate_edit 1 op (owner)\n\nM1nd-Agent: runnerd:r1\n", rules.InvalidTransition},
 		{"a runner naming as the owner", skeleton(block(map[string]func(map[string]any){core: func(b map[string]any) {
 			b["name"] = "core engine"
 			b["candidate_meta"] = map[string]any{"named_by": "owner", "needs_owner_naming": false}
-		}}), nextVersion), edit, gates.InvalidTransition},
+		}}), nextVersion), edit, rules.InvalidTransition},
 		{"an owner's name is kept verbatim", skeleton(block(map[string]func(map[string]any){core: func(b map[string]any) {
 			b["name"] = "**core**"
 			b["candidate_meta"] = map[string]any{"named_by": "owner", "needs_owner_naming": false}
 		}}), nextVersion), "store v2: candidate_edit 1 op (owner)\n", ""},
-		{"an edit that leaves the skeleton version", block(map[string]func(map[string]any){core: rename("core engine")}), edit, gates.InvalidTransition},
-		{"an edit with a socket to nowhere", skeleton(block(map[string]func(map[string]any){core: set("sockets", []any{map[string]any{"to": "sb_brain_gone"}})}), nextVersion), edit, gates.InvalidTransition},
-		{"an edit that empties a block", skeleton(block(map[string]func(map[string]any){core: set("membership", []any{})}), nextVersion), edit, gates.InvalidTransition},
-		{"a scan that renames", block(map[string]func(map[string]any){core: rename("core engine")}), "store v2: scan\n", gates.InvalidTransition},
+		{"an edit that leaves the skeleton version", block(map[string]func(map[string]any){core: rename("core engine")}), edit, rules.InvalidTransition},
+		{"an edit with a socket to nowhere", skeleton(block(map[string]func(map[string]any){core: set("sockets", []any{map[string]any{"to": "sb_brain_gone"}})}), nextVersion), edit, rules.InvalidTransition},
+		{"an edit that empties a block", skeleton(block(map[string]func(map[string]any){core: set("membership", []any{})}), nextVersion), edit, rules.InvalidTransition},
+		{"a scan that renames", block(map[string]func(map[string]any){core: rename("core engine")}), "store v2: scan\n", rules.InvalidTransition},
 		{"a scan that adds a block", r.storeFiles(v1, 2, func(b map[string][]byte) {
 			b["blocks/sb_brain_docs.json"] = []byte(strings.ReplaceAll(string(b[core]), "core", "docs"))
 		}), "store v2: scan\n", ""},
 		{"a scan that adds a named block", r.storeFiles(v1, 2, func(b map[string][]byte) {
 			b["blocks/sb_brain_docs.json"] = []byte(strings.Replace(strings.ReplaceAll(string(b[core]), "core", "docs"), `"heuristic"`, `"owner"`, 1))
-		}), "store v2: scan\n", gates.InvalidTransition},
+		}), "store v2: scan\n", rules.InvalidTransition},
 		{"a reconcile that bumps a changed block", block(map[string]func(map[string]any){core: func(b map[string]any) {
 			b["membership_fingerprint"], b["boundary_version"] = "sha256:00", 2
 		}}), "store v2: reconcile: bumped sb_brain_core\n", ""},
 		{"a reconcile that bumps by 2", block(map[string]func(map[string]any){core: func(b map[string]any) {
 			b["membership_fingerprint"], b["boundary_version"] = "sha256:00", 3
-		}}), "store v2: reconcile\n", gates.InvalidTransition},
-		{"a reconcile that bumps an unchanged block", block(map[string]func(map[string]any){core: set("boundary_version", 2)}), "store v2: reconcile\n", gates.InvalidTransition},
+		}}), "store v2: reconcile\n", rules.InvalidTransition},
+		{"a reconcile that bumps an unchanged block", block(map[string]func(map[string]any){core: set("boundary_version", 2)}), "store v2: reconcile\n", rules.InvalidTransition},
 		{"a reconcile that moves a member", block(map[string]func(map[string]any){core: set("membership", []any{map[string]any{"path": "web/", "role": "primary"}})}),
-			"store v2: reconcile\n", gates.InvalidTransition},
-		{"a reconcile that drops a block", r.storeFiles(v1, 2, func(b map[string][]byte) { delete(b, web) }), "store v2: reconcile\n", gates.InvalidTransition},
-		{"a reconcile by a runner", r.storeFiles(v1, 2, nil), "store v2: reconcile\n\nM1nd-Agent: runnerd:r1\n", gates.InvalidTransition},
-		{"a first commit that is no scan", r.storeFiles(v1, 1, nil), "store v1: reconcile\n", gates.InvalidTransition},
+			"store v2: reconcile\n", rules.InvalidTransition},
+		{"a reconcile that drops a block", r.storeFiles(v1, 2, func(b map[string][]byte) { delete(b, web) }), "store v2: reconcile\n", rules.InvalidTransition},
+		{"a reconcile by a runner", r.storeFiles(v1, 2, nil), "store v2: reconcile\n\nM1nd-Agent: runnerd:r1\n", rules.InvalidTransition},
+		{"a first commit that is no scan", r.storeFiles(v1, 1, nil), "store v1: reconcile\n", rules.InvalidTransition},
 	} {
 		parent := v1
 		if strings.HasPrefix(tt.message, "store v1") {
@@ -893,16 +893,16 @@ func TestFoldLaws(t *testing.T) {
 		label string
 		old   gitstore.Hash
 		new   gitstore.Hash
-		code  gates.Code // "" = allowed
+		code  rules.Code // "" = allowed
 	}{
 		{"the opening", gitstore.ZeroHash, open, ""},
 		{"a fold of two", open, foldCommit(open, 1, a, b), ""},
 		{"folds one by one", gitstore.ZeroHash, foldCommit(one, 2, b), ""},
-		{"a mission folded twice", one, foldCommit(one, 2, a), gates.InvalidTransition},
-		{"a phase the head letter does not have", open, foldCommit(open, 1, lied), gates.InvalidLetter},
-		{"a head that is not finished", open, foldCommit(open, 1, wrongHead), gates.InvalidLetter},
-		{"a judging mission said to be landed", open, foldCommit(open, 1, judgingFolded), gates.InvalidLetter},
-		{"a fold that skips a number", open, foldCommit(open, 2, a), gates.StaleHead},
+		{"a mission folded twice", one, foldCommit(one, 2, a), rules.InvalidTransition},
+		{"a phase the head letter does not have", open, foldCommit(open, 1, lied), rules.InvalidLetter},
+		{"a head that is not finished", open, foldCommit(open, 1, wrongHead), rules.InvalidLetter},
+		{"a judging mission said to be landed", open, foldCommit(open, 1, judgingFolded), rules.InvalidLetter},
+		{"a fold that skips a number", open, foldCommit(open, 2, a), rules.StaleHead},
 	} {
 		f := (&Laws{Strict: true}).Check(r.repo, Update{Old: tt.old, New: tt.new, Ref: chain.ArchiveRef})
 		switch {
@@ -915,7 +915,7 @@ func TestFoldLaws(t *testing.T) {
 	// Parents that are not the heads listed.
 	body := (&chain.Fold{Schema: chain.ArchiveSchema, Fold: 1, Folded: []chain.Folded{a}}).Canonical()
 	swapped := r.commit(open, chain.ArchiveFile, body, "fold\n") // no head among its parents
-	if f := (&Laws{}).Check(r.repo, Update{Old: open, New: swapped, Ref: chain.ArchiveRef}); f == nil || f.Code != string(gates.InvalidLetter) {
+	if f := (&Laws{}).Check(r.repo, Update{Old: open, New: swapped, Ref: chain.ArchiveRef}); f == nil || f.Code != string(rules.InvalidLetter) {
 		t.Errorf("a fold whose parents are not its heads: %v", f)
 	}
 
@@ -925,13 +925,13 @@ func TestFoldLaws(t *testing.T) {
 	for _, tt := range []struct {
 		label string
 		u     Update
-		code  gates.Code
+		code  rules.Code
 	}{
 		{"deleted at its folded head", Update{Old: aHead, Ref: refA}, ""},
 		{"deleted behind it", Update{Old: aBefore, Ref: refA}, ""},
-		{"deleted at a value off its chain", Update{Old: bHead, Ref: refA}, gates.InvalidTransition},
-		{"a letter past its folded head", Update{Old: aHead, New: r.commit(aHead, chain.LetterFile, []byte("{}"), "more\n"), Ref: refA}, gates.InvalidTransition},
-		{"an unfolded mission deleted", Update{Old: bHead, Ref: chain.MissionRefPrefix + b.MissionID}, gates.InvalidTransition},
+		{"deleted at a value off its chain", Update{Old: bHead, Ref: refA}, rules.InvalidTransition},
+		{"a letter past its folded head", Update{Old: aHead, New: r.commit(aHead, chain.LetterFile, []byte("{}"), "more\n"), Ref: refA}, rules.InvalidTransition},
+		{"an unfolded mission deleted", Update{Old: bHead, Ref: chain.MissionRefPrefix + b.MissionID}, rules.InvalidTransition},
 	} {
 		f := withArchive.Check(r.repo, tt.u)
 		switch {

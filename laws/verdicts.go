@@ -9,8 +9,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Verdicts are the laws' verdicts on refs at their heads, judged by the
@@ -169,7 +169,7 @@ func (v *Verdicts) judgeOne(judge *Laws, store *brain.StoreAt, ref string, head 
 	var f *RefFault
 	if !j.from.IsZero() {
 		f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})
-		if f != nil && f.Code == string(gates.InvalidTransition) && strings.Contains(f.Lesson, "rewrites") {
+		if f != nil && f.Code == string(rules.InvalidTransition) && strings.Contains(f.Lesson, "rewrites") {
 			f = local.Check(v.repo, Update{New: head, Ref: ref}) // not on from's line: judged whole
 		}
 	} else {
@@ -221,7 +221,7 @@ func (v *Verdicts) Save() {
 			if commit == "" {
 				commit = "-"
 			}
-			line += " " + commit + " " + e.fault.Code + " " + gates.OneLine(e.fault.Lesson)
+			line += " " + commit + " " + e.fault.Code + " " + rules.OneLine(e.fault.Lesson)
 		}
 		buf.WriteString(line + "\n")
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // FuzzVerdictsLoad: whatever the verdicts file holds, reading it never

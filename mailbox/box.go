@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // RefPrefix is where every mail ref lives.
@@ -97,7 +97,7 @@ type SendResult struct {
 // recipient. The identical letter already there is ok with deduped.
 func (b *Mailbox) Send(ctx context.Context, l *Letter) (*SendResult, error) {
 	if l.Brain != b.Brain {
-		return nil, gates.Refusef(gates.BrainMismatch, "brain", "the letter names brain %q but this is brain %q", gates.Clip(l.Brain), b.Brain)
+		return nil, rules.Refusef(rules.BrainMismatch, "brain", "the letter names brain %q but this is brain %q", rules.Clip(l.Brain), b.Brain)
 	}
 	if err := Validate(l); err != nil {
 		return nil, err
@@ -372,7 +372,7 @@ func (b *Mailbox) Inbox(ctx context.Context, agent string) ([]Entry, error) {
 }
 
 // Find returns the letter id names: whole, or by a unique start
-// (gates.Abbreviated). matches are the ids it names; the letter and its
+// (rules.Abbreviated). matches are the ids it names; the letter and its
 // fate are found when there is exactly one.
 func (b *Mailbox) Find(ctx context.Context, id string) (s Stored, fate string, matches []string, err error) {
 	all, err := b.All(ctx)
@@ -383,7 +383,7 @@ func (b *Mailbox) Find(ctx context.Context, id string) (s Stored, fate string, m
 	for i, s := range all {
 		ids[i] = s.ID
 	}
-	if matches = gates.Abbreviated(id, ids); len(matches) != 1 {
+	if matches = rules.Abbreviated(id, ids); len(matches) != 1 {
 		return Stored{}, "", matches, nil
 	}
 	for _, s := range all {

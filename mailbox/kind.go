@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Kind is mail: refs/m1nd/mail/<recipient>/<writer>, one letter per commit
@@ -46,7 +46,7 @@ func decodeStored(body []byte) (*Letter, error) {
 func follows(_, next *chain.Decoded[*Letter], _ chain.Env) error {
 	l := next.Value
 	if want, err := Ref(l.To, l.Agent); err != nil || want != next.Ref {
-		return gates.Refusef(gates.InvalidLetter, "to", "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
+		return rules.Refusef(rules.InvalidLetter, "to", "a letter from %s to %s belongs on %s", l.Agent, l.To, want)
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // File is the one file in a mail commit's tree.
@@ -53,7 +53,7 @@ func (l *Letter) Canonical() []byte { return chain.CanonicalJSON(l) }
 func (l *Letter) ID() string { return chain.DocID(l.Canonical()) }
 
 func invalid(field, format string, args ...any) error {
-	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+	return rules.Refusef(rules.InvalidLetter, field, format, args...)
 }
 
 // Decode parses a stored mail letter: its canonical bytes and nothing
@@ -65,25 +65,25 @@ func Decode(data []byte) (*Letter, error) { return chain.DecodeAs[Letter](data, 
 // name, non-empty text within bounds and on no control characters but new
 // lines and tabs, and answers that are letter ids.
 func Validate(l *Letter) error {
-	if !gates.ValidDocTime(l.TS) {
+	if !rules.ValidDocTime(l.TS) {
 		return invalid("ts", "ts must be an RFC 3339 timestamp such as 2026-07-09T12:00:00Z, 1970 or later")
 	}
-	if !gates.ValidAgentID(l.Agent) || l.Agent == ToAll {
-		return invalid("agent", `agent is the writer's id: `+gates.AgentIDRule+`, and not "all"`)
+	if !rules.ValidAgentID(l.Agent) || l.Agent == ToAll {
+		return invalid("agent", `agent is the writer's id: `+rules.AgentIDRule+`, and not "all"`)
 	}
-	if l.To != ToAll && !gates.ValidAgentID(l.To) {
+	if l.To != ToAll && !rules.ValidAgentID(l.To) {
 		return invalid("to", `to is an agent id or "all"`)
 	}
 	if l.To == l.Agent {
 		return invalid("to", "a letter to yourself reaches no one: write to another agent or to all")
 	}
-	if !gates.IsToken(l.Class, false, "_-", 32) {
+	if !rules.IsToken(l.Class, false, "_-", 32) {
 		return invalid("class", "class is a short lowercase word such as note, ask, triage or packet")
 	}
-	if problem := gates.DisplayNameProblem(l.Brain); problem != "" {
+	if problem := rules.DisplayNameProblem(l.Brain); problem != "" {
 		return invalid("brain", "brain is the brain's bare display name: this one is %s", problem)
 	}
-	if l.Tool != "" && !gates.IsToken(l.Tool, true, "._-", 64) {
+	if l.Tool != "" && !rules.IsToken(l.Tool, true, "._-", 64) {
 		return invalid("tool", "tool is a short lowercase name such as m1nd, github or jira")
 	}
 	for _, f := range []struct {
@@ -96,7 +96,7 @@ func Validate(l *Letter) error {
 			return invalid(f.field, "what says what the letter is about; it cannot be blank")
 		case len(f.value) > f.max:
 			return invalid(f.field, "%s is longer than %d bytes", f.field, f.max)
-		case gates.HasUnsafeText(f.value):
+		case rules.HasUnsafeText(f.value):
 			return invalid(f.field, "%s holds invalid UTF-8, a control character or a bidirectional override", f.field)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -72,24 +72,24 @@ func TestSendRefusesBadLetters(t *testing.T) {
 	b, g := newBox(t)
 	for _, tt := range []struct {
 		edit  func(l *Letter)
-		code  gates.Code
+		code  rules.Code
 		field string
 	}{
-		{func(l *Letter) { l.Brain = "other" }, gates.BrainMismatch, "brain"},
-		{func(l *Letter) { l.TS = "yesterday" }, gates.InvalidLetter, "ts"},
-		{func(l *Letter) { l.Agent = "Alice" }, gates.InvalidLetter, "agent"},
-		{func(l *Letter) { l.To = "../bob" }, gates.InvalidLetter, "to"},
-		{func(l *Letter) { l.Class = "Note!" }, gates.InvalidLetter, "class"},
-		{func(l *Letter) { l.What = "  " }, gates.InvalidLetter, "what"},
-		{func(l *Letter) { l.What = "a\x1b[31m" }, gates.InvalidLetter, "what"},
-		{func(l *Letter) { l.What = strings.Repeat("x", MaxWhat+1) }, gates.InvalidLetter, "what"},
-		{func(l *Letter) { l.Answers = []string{"nope"} }, gates.InvalidLetter, "answers"},
-		{func(l *Letter) { l.Tool = "Jira Cloud" }, gates.InvalidLetter, "tool"},
-		{func(l *Letter) { l.To = "alice" }, gates.InvalidLetter, "to"},
-		{func(l *Letter) { l.Agent = "all" }, gates.InvalidLetter, "agent"},
-		{func(l *Letter) { l.What = "bad \xff byte" }, gates.InvalidLetter, "what"},
-		{func(l *Letter) { l.What = "csi \u009b2J" }, gates.InvalidLetter, "what"},
-		{func(l *Letter) { l.Snippet = "exe\u202etxt.sh" }, gates.InvalidLetter, "snippet"},
+		{func(l *Letter) { l.Brain = "other" }, rules.BrainMismatch, "brain"},
+		{func(l *Letter) { l.TS = "yesterday" }, rules.InvalidLetter, "ts"},
+		{func(l *Letter) { l.Agent = "Alice" }, rules.InvalidLetter, "agent"},
+		{func(l *Letter) { l.To = "../bob" }, rules.InvalidLetter, "to"},
+		{func(l *Letter) { l.Class = "Note!" }, rules.InvalidLetter, "class"},
+		{func(l *Letter) { l.What = "  " }, rules.InvalidLetter, "what"},
+		{func(l *Letter) { l.What = "a\x1b[31m" }, rules.InvalidLetter, "what"},
+		{func(l *Letter) { l.What = strings.Repeat("x", MaxWhat+1) }, rules.InvalidLetter, "what"},
+		{func(l *Letter) { l.Answers = []string{"nope"} }, rules.InvalidLetter, "answers"},
+		{func(l *Letter) { l.Tool = "Jira Cloud" }, rules.InvalidLetter, "tool"},
+		{func(l *Letter) { l.To = "alice" }, rules.InvalidLetter, "to"},
+		{func(l *Letter) { l.Agent = "all" }, rules.InvalidLetter, "agent"},
+		{func(l *Letter) { l.What = "bad \xff byte" }, rules.InvalidLetter, "what"},
+		{func(l *Letter) { l.What = "csi \u009b2J" }, rules.InvalidLetter, "what"},
+		{func(l *Letter) { l.Snippet = "exe\u202etxt.sh" }, rules.InvalidLetter, "snippet"},
 		{func(l *Letter) { l.What = "two\nlines\tand a tab" }, "", ""},
 	} {
 		l := letter("alice", "bob", "note", "hello", 1)
@@ -101,7 +101,7 @@ func TestSendRefusesBadLetters(t *testing.T) {
 			continue
 		}
 		_, err := b.Send(context.Background(), l)
-		if r, ok := gates.AsRefusal(err); !ok || r.Code != tt.code || r.Field != tt.field {
+		if r, ok := rules.AsRefusal(err); !ok || r.Code != tt.code || r.Field != tt.field {
 			t.Errorf("%+v: got %v, want %s on %s", l, err, tt.code, tt.field)
 		}
 	}

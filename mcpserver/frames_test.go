@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mcpserver"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestStdioAnswersABadFrameAndGoesOn: over the stdio transport, a line
@@ -119,7 +119,7 @@ func TestStdioAnswersBeforeTheEndOfInput(t *testing.T) {
 }
 
 // openBrain opens a fresh repository "brain" as m1nd's flows.
-func openBrain(t *testing.T) *ops.Brain {
+func openBrain(t *testing.T) *ops.Flows {
 	t.Helper()
 	g := gittest.Init(t, "brain")
 	repo, err := gitstore.Open(g.Dir)

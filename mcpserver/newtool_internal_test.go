@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // A new tool is one ops flow and one mapping line here, plus its test:

@@ -9,7 +9,7 @@
 // a tool error carrying the refusal's envelope, so the model reads the
 // lesson and corrects itself.
 //
-// It sits above ops and session in the layout; only internal/cli imports
+// It sits above ops and session in the layout; only cli imports
 // it (m1nd mcp).
 package mcpserver
 
@@ -24,10 +24,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/review"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -44,7 +44,7 @@ const InboxURI = "m1nd://inbox"
 
 // Server is m1nd's MCP server for one agent of one brain.
 type Server struct {
-	Flows   *ops.Brain
+	Flows   *ops.Flows
 	Agent   string           // who every tool acts as; never the human's name
 	Now     func() time.Time // nil: the system clock
 	Poll    time.Duration    // how often new letters are looked for; 0: DefaultPoll
@@ -182,13 +182,13 @@ func (s *Server) newLetters(ctx context.Context) string {
 		more = fmt.Sprintf(" and %d more", len(fresh)-len(named))
 	}
 	return fmt.Sprintf("m1nd: %s for you since your last call: %s%s; mail_show ID reads one, mail_inbox lists them",
-		gates.Count(len(fresh), "new letter"), strings.Join(named, ", "), more)
+		rules.Count(len(fresh), "new letter"), strings.Join(named, ", "), more)
 }
 
 // tell announces fresh new letters (pending in all) to every client.
 func (s *Server) tell(ctx context.Context, fresh, pending int) {
 	msg := fmt.Sprintf("m1nd: %s for %s (%d unread in all); mail_inbox lists them, and your session's hooks hand them over at the next tool call",
-		gates.Count(fresh, "new letter"), s.Agent, pending)
+		rules.Count(fresh, "new letter"), s.Agent, pending)
 	for ss := range s.srv.Sessions() {
 		// Logging is deprecated from protocol 2026-07-28 but stays during its
 		// window for the clients that subscribe; the tool-result note
@@ -204,7 +204,7 @@ func (s *Server) readInbox(ctx context.Context, req *mcp.ReadResourceRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	b, err := gates.EncodeReply(v)
+	b, err := rules.EncodeReply(v)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func result(v any, err error) (*mcp.CallToolResult, any, error) {
 	if err != nil {
 		return failure(err), nil, nil
 	}
-	b, err := gates.EncodeReply(gates.Success(v))
+	b, err := rules.EncodeReply(rules.Success(v))
 	if err != nil {
 		return failure(err), nil, nil
 	}
@@ -226,9 +226,9 @@ func result(v any, err error) (*mcp.CallToolResult, any, error) {
 // failure is a tool error: a refusal's envelope, so the model sees the
 // code, the field and the lesson; any other failure as one line.
 func failure(err error) *mcp.CallToolResult {
-	text := "m1nd: error: " + gates.OneLine(err.Error())
-	if r, ok := gates.AsRefusal(err); ok {
-		b, _ := gates.EncodeReply(r.Envelope())
+	text := "m1nd: error: " + rules.OneLine(err.Error())
+	if r, ok := rules.AsRefusal(err); ok {
+		b, _ := rules.EncodeReply(r.Envelope())
 		text = string(b)
 	}
 	res := &mcp.CallToolResult{}
@@ -442,7 +442,7 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, post,
 		func(ctx context.Context, _ *mcp.CallToolRequest, in postIn) (*mcp.CallToolResult, any, error) {
 			if len(in.Letter) > maxLetterBytes {
-				return result(nil, gates.Refusef(gates.InvalidLetter, "", "the letter is larger than %d bytes; a letter is a small JSON document", maxLetterBytes))
+				return result(nil, rules.Refusef(rules.InvalidLetter, "", "the letter is larger than %d bytes; a letter is a small JSON document", maxLetterBytes))
 			}
 			return result(s.Flows.PostLetter(ctx, in.Letter, s.Agent))
 		})
@@ -567,7 +567,7 @@ func (s *Server) addAtlasTools(srv *mcp.Server) {
 func (s *Server) addSessionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("sessions", "List the live Claude Code and Codex sessions m1nd's hooks recorded: agent, client, state, what waits for each, and the refresh decider's reading. Same as `m1nd sessions --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sessionsIn) (*mcp.CallToolResult, any, error) {
-			views, err := session.Views(ctx, s.Flows.Repo.RuntimeDir(), func() (*ops.Brain, error) { return s.Flows, nil }, s.now(), in.All)
+			views, err := session.Views(ctx, s.Flows.Repo.RuntimeDir(), func() (*ops.Flows, error) { return s.Flows, nil }, s.now(), in.All)
 			return result(struct {
 				Sessions []session.View `json:"sessions"`
 			}{views}, err)

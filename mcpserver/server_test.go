@@ -12,18 +12,18 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mcpserver"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // connect serves a real repository "brain" as agent bob over an
 // in-memory transport pair and returns the SDK client's session, with
 // the log messages the server sent.
-func connect(t *testing.T) (*gittest.Repo, *ops.Brain, *mcp.ClientSession, chan string) {
+func connect(t *testing.T) (*gittest.Repo, *ops.Flows, *mcp.ClientSession, chan string) {
 	t.Helper()
 	g := gittest.Init(t, "brain")
 	repo, err := gitstore.Open(g.Dir)
@@ -38,7 +38,7 @@ func connect(t *testing.T) (*gittest.Repo, *ops.Brain, *mcp.ClientSession, chan 
 
 // serve runs one server process's worth of m1nd's MCP server on flows, as
 // agent bob, and connects a client to it.
-func serve(t *testing.T, flows *ops.Brain) (*mcp.ClientSession, chan string) {
+func serve(t *testing.T, flows *ops.Flows) (*mcp.ClientSession, chan string) {
 	t.Helper()
 	srv := &mcpserver.Server{Flows: flows, Agent: "bob", Poll: 50 * time.Millisecond, Version: "test"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -269,9 +269,9 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
-	cand := &gates.Receipt{BlockID: "sb_brain_core", Type: "test", Scope: gates.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://shared"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
-			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	cand := &rules.Receipt{BlockID: "sb_brain_core", Type: "test", Scope: rules.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://shared"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	runner := pinstest.Approve(t, flows.Repo, "b1", "go test")
 	mergeWait := func() (string, *chain.Letter, string) {
 		opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "runnerd:b1", Now: now})
@@ -290,7 +290,7 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 		return opened.MissionID, mw, posted.LetterID
 	}
 	a, _, _ := mergeWait()
-	landedA, err := flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: gates.OriginHumanTTY, Now: now})
+	landedA, err := flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: rules.OriginHumanTTY, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,17 +328,17 @@ func TestMissionPostOfASelfCertifiedGate(t *testing.T) {
 	head, _ := flows.Missions.Current(opened.MissionID)
 	// bob's work: his branch, whose tip his letters say a gate tested.
 	g.Git("branch", "m1nd/"+opened.MissionID)
-	tested := []string{gates.TestedCommitRef + g.Git("rev-parse", "HEAD"), gates.TestedTreeRef + g.Git("rev-parse", "HEAD^{tree}")}
+	tested := []string{rules.TestedCommitRef + g.Git("rev-parse", "HEAD"), rules.TestedTreeRef + g.Git("rev-parse", "HEAD^{tree}")}
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
 	mw := chain.Next(head.Letter, head.HeadLetterID, now)
 	b1 := "b1"
 	mw.Phase, mw.RunnerID = chain.PhaseMergeWait, &b1
 	mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_brain_core", Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: "b1"},
-		Scope: gates.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: append([]string{"gate://" + opened.MissionID, "pin:" + runner.Pin}, tested...), Command: "go test", Cwd: ".", ExitStatus: &exit,
-			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_brain_core", Type: "test", Emitter: &rules.Emitter{Kind: "runnerd", ID: "b1"},
+		Scope: rules.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: append([]string{"gate://" + opened.MissionID, "pin:" + runner.Pin}, tested...), Command: "go test", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	before := g.Git("rev-parse", "refs/m1nd/missions/"+opened.MissionID)
 	refused, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(mw.Canonical())})
 	if r := decode(t, refused); !isErr || r["refused"] != "unproven_gate" || !strings.Contains(r["lesson"].(string), "names runner b1") {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // AtlasPrefix is where shared documents live, one ref each.
@@ -196,10 +196,10 @@ func checkDoc(d *Doc) error {
 	if !oneOf(d.Kind, DocKinds) {
 		return invalid("kind", "kind is one of %s", strings.Join(DocKinds, ", "))
 	}
-	if strings.TrimSpace(d.Text) == "" || len(d.Text) > MaxText || gates.HasUnsafeText(d.Text) {
+	if strings.TrimSpace(d.Text) == "" || len(d.Text) > MaxText || rules.HasUnsafeText(d.Text) {
 		return invalid("text", "a document's text is 1 to %d bytes of plain text", MaxText)
 	}
-	if !gates.ValidDocTime(d.TS) {
+	if !rules.ValidDocTime(d.TS) {
 		return invalid("ts", "ts is an RFC 3339 timestamp, 1970 or later")
 	}
 	return nil
@@ -212,7 +212,7 @@ func (a *Atlas) Publish(ctx context.Context, publisher, kind, text string, now t
 		return nil, err
 	}
 	if !ok {
-		return nil, gates.Refusef(gates.BadPublisherProof, "publisher", "%s has no agent key on this machine: m1nd agent key create %s", publisher, publisher)
+		return nil, rules.Refusef(rules.BadPublisherProof, "publisher", "%s has no agent key on this machine: m1nd agent key create %s", publisher, publisher)
 	}
 	var idBytes [6]byte
 	rand.Read(idBytes[:])
@@ -233,17 +233,17 @@ func (a *Atlas) Amend(ctx context.Context, agent, id, text string, resolve bool,
 		return nil, err
 	}
 	if agent != cur.Publisher {
-		return nil, gates.Refusef(gates.NotPublisher, "publisher", "%s was published by %s; only they amend or resolve it", id, cur.Publisher)
+		return nil, rules.Refusef(rules.NotPublisher, "publisher", "%s was published by %s; only they amend or resolve it", id, cur.Publisher)
 	}
 	key, ok, err := a.Keys.Load(agent)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, gates.Refusef(gates.BadPublisherProof, "publisher", "%s has no agent key on this machine to prove the amendment", agent)
+		return nil, rules.Refusef(rules.BadPublisherProof, "publisher", "%s has no agent key on this machine to prove the amendment", agent)
 	}
 	if !hmac.Equal([]byte(prove(key, cur)), []byte(cur.Proof)) {
-		return nil, gates.Refusef(gates.BadPublisherProof, "proof", "the current version of %s does not carry %s's proof; it was not written by its publisher", id, agent)
+		return nil, rules.Refusef(rules.BadPublisherProof, "proof", "the current version of %s does not carry %s's proof; it was not written by its publisher", id, agent)
 	}
 	next := *cur
 	next.Version++
@@ -269,7 +269,7 @@ func (a *Atlas) write(ctx context.Context, parent gitstore.Hash, d *Doc) error {
 		Doc:   d,
 	})
 	if errors.Is(err, chain.ErrLostRace) {
-		return gates.Refusef(gates.StaleHead, "doc_id", "%s moved while this version was written; read it again", d.DocID)
+		return rules.Refusef(rules.StaleHead, "doc_id", "%s moved while this version was written; read it again", d.DocID)
 	}
 	return err
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Memory is a memory as it stands now: its state derived from the events
@@ -129,7 +129,7 @@ func (b *Book) Add(ctx context.Context, req AddRequest) (id string, existing *Me
 	if req.Supersedes != "" {
 		old := v.byID[req.Supersedes]
 		if old == nil || old.Agent != req.Agent {
-			return "", nil, invalid("supersedes", "%s is not one of your memories", gates.Echo(req.Supersedes))
+			return "", nil, invalid("supersedes", "%s is not one of your memories", rules.Echo(req.Supersedes))
 		}
 		if old.State == StateSuperseded {
 			if by := v.byID[old.SupersededBy]; by != nil && by.State == StateInForce && req.same(by) {
@@ -189,7 +189,7 @@ func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now
 		return "", err
 	}
 	if m == nil || m.Agent != agent {
-		return "", invalid("id", "%s is not one of your memories", gates.Echo(id))
+		return "", invalid("id", "%s is not one of your memories", rules.Echo(id))
 	}
 	id = m.ID
 	if m.State != StateInForce {
@@ -207,20 +207,20 @@ func (b *Book) Resolve(ctx context.Context, agent, id, as, rationale string, now
 }
 
 // abbreviated is the entry of byID that id names, whole or by a unique
-// start (gates.Abbreviated); nil when it names none, invalid_letter when
+// start (rules.Abbreviated); nil when it names none, invalid_letter when
 // it names several.
 func abbreviated[T any](byID map[string]*T, what, id string) (*T, error) {
 	ids := make([]string, 0, len(byID))
 	for k := range byID {
 		ids = append(ids, k)
 	}
-	switch matches := gates.Abbreviated(id, ids); len(matches) {
+	switch matches := rules.Abbreviated(id, ids); len(matches) {
 	case 0:
 		return nil, nil
 	case 1:
 		return byID[matches[0]], nil
 	default:
-		return nil, invalid("id", "%s", gates.AmbiguousLesson(what, id, matches))
+		return nil, invalid("id", "%s", rules.AmbiguousLesson(what, id, matches))
 	}
 }
 
@@ -338,7 +338,7 @@ func (b *Book) CheckLink(ctx context.Context, agent, followup string) error {
 		return err
 	}
 	if f := v.fuByID[followup]; f == nil || (f.Opener != agent && f.Owner != agent) {
-		return gates.Refusef(gates.NotPublisher, "followup", "only the opener or the owner of follow-up %s links it to a mission", gates.Echo(followup))
+		return rules.Refusef(rules.NotPublisher, "followup", "only the opener or the owner of follow-up %s links it to a mission", rules.Echo(followup))
 	}
 	return nil
 }
@@ -356,11 +356,11 @@ func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, 
 		return "", err
 	}
 	if f == nil {
-		return "", invalid("id", "no follow-up %s", gates.Echo(id))
+		return "", invalid("id", "no follow-up %s", rules.Echo(id))
 	}
 	id = f.ID
 	if f.Opener != agent && f.Owner != agent {
-		return "", gates.Refusef(gates.NotPublisher, "id", "only the opener (%s) or the owner (%s) resolves follow-up %s", f.Opener, f.Owner, id)
+		return "", rules.Refusef(rules.NotPublisher, "id", "only the opener (%s) or the owner (%s) resolves follow-up %s", f.Opener, f.Owner, id)
 	}
 	if f.State != StateOpen {
 		return "", invalid("id", "follow-up %s is %s already", id, f.State)
@@ -368,7 +368,7 @@ func (b *Book) ResolveFollowup(ctx context.Context, agent, id, as, text string, 
 	if as != StateRecorded && as != StateWithdrawn {
 		return "", invalid("as", "a follow-up is resolved recorded or withdrawn")
 	}
-	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: gates.CutBytes(text, MaxResult)})
+	return b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: agent, Kind: KindResolution, Target: id, As: as, Rationale: rules.CutBytes(text, MaxResult)})
 }
 
 // CloseEnded resolves, recorded, every open follow-up whose mission has
@@ -394,7 +394,7 @@ func (b *Book) CloseEnded(ctx context.Context, m *chain.Missions, now time.Time)
 			continue
 		}
 		if _, err := b.Append(ctx, &Event{TS: chain.Timestamp(now), Agent: f.Opener, Kind: KindResolution, Target: f.ID,
-			As: StateRecorded, Rationale: gates.CutBytes(missionResult(l), MaxResult)}); err != nil {
+			As: StateRecorded, Rationale: rules.CutBytes(missionResult(l), MaxResult)}); err != nil {
 			return nil, closed, err
 		}
 		closed = append(closed, f.ID)

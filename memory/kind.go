@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Kind is an agent's memory: refs/m1nd/memory/<agent>, one event per
@@ -28,7 +28,7 @@ var Kind = chain.Define(chain.Spec[*Event, *Event]{
 	Follows: func(_, next *chain.Decoded[*Event], _ chain.Env) error {
 		e := next.Value
 		if want, err := Ref(e.Agent); err != nil || want != next.Ref {
-			return gates.Refusef(gates.InvalidLetter, "agent", "a memory of %s belongs on %s", e.Agent, want)
+			return rules.Refusef(rules.InvalidLetter, "agent", "a memory of %s belongs on %s", e.Agent, want)
 		}
 		return nil
 	},
@@ -70,23 +70,23 @@ func describeDoc(d *Doc) (string, []chain.Trailer) {
 func atlasFollows(prev, next *chain.Decoded[*Doc], env chain.Env) error {
 	d := next.Value
 	if DocRef(d.DocID) != next.Ref {
-		return gates.Refusef(gates.InvalidLetter, "doc_id", "%s does not hold this ref's document", AtlasFile)
+		return rules.Refusef(rules.InvalidLetter, "doc_id", "%s does not hold this ref's document", AtlasFile)
 	}
 	want := int64(1)
 	if prev != nil {
 		p := prev.Value
 		if p.Publisher != d.Publisher {
-			return gates.Refusef(gates.NotPublisher, "publisher", "%s was published by %s; a version by %s is refused", d.DocID, p.Publisher, gates.Echo(d.Publisher))
+			return rules.Refusef(rules.NotPublisher, "publisher", "%s was published by %s; a version by %s is refused", d.DocID, p.Publisher, rules.Echo(d.Publisher))
 		}
 		want = p.Version + 1
 	}
 	if d.Version != want {
-		return gates.Refusef(gates.InvalidLetter, "version", "each version adds 1: this one says %d, want %d", d.Version, want)
+		return rules.Refusef(rules.InvalidLetter, "version", "each version adds 1: this one says %d, want %d", d.Version, want)
 	}
 	if env.RuntimeDir != "" {
 		keys := Keys{Dir: KeysDir(env.RuntimeDir)}
 		if proof, err := keys.CheckProof(d); err == nil && proof == ProofBad {
-			return gates.Refusef(gates.BadPublisherProof, "proof", "the proof of %s v%d does not verify with %s's key", d.DocID, d.Version, d.Publisher)
+			return rules.Refusef(rules.BadPublisherProof, "proof", "the proof of %s v%d does not verify with %s's key", d.DocID, d.Version, d.Publisher)
 		}
 	}
 	return nil

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // RefPrefix is where every agent's memory ref lives.
@@ -74,7 +74,7 @@ func (e *Event) Canonical() []byte { return chain.CanonicalJSON(e) }
 func (e *Event) ID() string { return chain.DocID(e.Canonical()) }
 
 func invalid(field, format string, args ...any) error {
-	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+	return rules.Refusef(rules.InvalidLetter, field, format, args...)
 }
 
 // Decode parses a stored event: its canonical bytes and nothing else.
@@ -108,22 +108,22 @@ func Validate(e *Event) error {
 // validateShared holds the laws of every kind: who wrote the event and
 // when, prose that is safe to show, and references that name ids.
 func validateShared(e *Event) error {
-	if !gates.ValidDocTime(e.TS) {
+	if !rules.ValidDocTime(e.TS) {
 		return invalid("ts", "ts is an RFC 3339 timestamp, 1970 or later")
 	}
-	if !gates.ValidAgentID(e.Agent) {
+	if !rules.ValidAgentID(e.Agent) {
 		return invalid("agent", "agent is the writer's id")
 	}
 	for _, f := range []struct{ name, value string }{{"text", e.Text}, {"rationale", e.Rationale}} {
 		if len(f.value) > MaxText {
 			return invalid(f.name, "%s is longer than %d bytes", f.name, MaxText)
 		}
-		if gates.HasUnsafeText(f.value) {
+		if rules.HasUnsafeText(f.value) {
 			return invalid(f.name, "%s holds invalid UTF-8, a control character or a bidirectional override", f.name)
 		}
 	}
 	for _, ref := range append(append([]string{}, e.About...), e.Source...) {
-		if strings.TrimSpace(ref) == "" || len(ref) > 200 || gates.HasControl(ref) {
+		if strings.TrimSpace(ref) == "" || len(ref) > 200 || rules.HasControl(ref) {
 			return invalid("about", "about and source name ids: a mission, a block, a letter, a memory")
 		}
 	}
@@ -151,7 +151,7 @@ func validateFollowup(e *Event) error {
 	if strings.TrimSpace(e.Text) == "" || utf8.RuneCountInString(e.Text) > MaxBrief {
 		return invalid("text", "a follow-up's brief is 1 to %d characters", MaxBrief)
 	}
-	if !gates.ValidAgentID(e.Owner) {
+	if !rules.ValidAgentID(e.Owner) {
 		return invalid("owner", "owner is the agent the follow-up is for")
 	}
 	if e.Mission != "" && !chain.ValidMissionID(e.Mission) {

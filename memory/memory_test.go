@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -69,7 +69,7 @@ func TestSupersedeKeepsHistory(t *testing.T) {
 		{AddRequest{Agent: "alice", Sort: "did", Text: " ", Now: t0}, "text"},
 	} {
 		_, _, err := b.Add(context.Background(), tt.req)
-		if r, ok := gates.AsRefusal(err); !ok || !strings.Contains(r.Field+" "+r.Lesson, tt.want) {
+		if r, ok := rules.AsRefusal(err); !ok || !strings.Contains(r.Field+" "+r.Lesson, tt.want) {
 			t.Errorf("%+v: %v, want a refusal about %s", tt.req, err, tt.want)
 		}
 	}
@@ -185,7 +185,7 @@ func TestAtlasPublisherIsProven(t *testing.T) {
 		t.Fatalf("proof %s", p)
 	}
 	_, err = a.Amend(ctx, "bob", d.DocID, "ship the runner first", false, t0)
-	if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.NotPublisher {
+	if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.NotPublisher {
 		t.Fatalf("bob amending alice's plan: %v", err)
 	}
 	if d2, err := a.Amend(ctx, "alice", d.DocID, "ship the tray, then the runner", false, t0.Add(time.Minute)); err != nil || d2.Version != 2 {
@@ -201,7 +201,7 @@ func TestAtlasPublisherIsProven(t *testing.T) {
 		t.Fatalf("a forged proof reads %s", p)
 	}
 	_, err = a.Amend(ctx, "alice", d.DocID, "fix", false, t0)
-	if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.BadPublisherProof {
+	if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.BadPublisherProof {
 		t.Fatalf("building on a forged version: %v", err)
 	}
 	// Keys never enter a ref.

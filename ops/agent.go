@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The flows an agent runs on its own behalf, shared by the CLI's verbs
@@ -41,7 +41,7 @@ type MailSent struct {
 // letter announcing a follow-up req.Agent owes, one no mission carries,
 // closes that follow-up as recorded with the answer (the opener is told):
 // otherwise nothing would ever close it but a resolve few owners think of.
-func (b *Brain) SendMail(ctx context.Context, req MailRequest) (*MailSent, error) {
+func (b *Flows) SendMail(ctx context.Context, req MailRequest) (*MailSent, error) {
 	class := req.Class
 	if class == "" {
 		class = mailbox.ClassNote
@@ -72,7 +72,7 @@ type InboxView struct {
 // Inbox lists the letters for agent, newest first: only the unread ones
 // when unread, at most limit (0: all). markRead marks every letter for the
 // agent read first, so the listing shows the state after marking.
-func (b *Brain) Inbox(ctx context.Context, agent string, unread bool, limit int, markRead bool) (*InboxView, error) {
+func (b *Flows) Inbox(ctx context.Context, agent string, unread bool, limit int, markRead bool) (*InboxView, error) {
 	if markRead {
 		if err := b.Box.MarkRead(ctx, agent); err != nil {
 			return nil, err
@@ -103,16 +103,16 @@ type ShownLetter struct {
 
 // ShowLetter reads one letter by id, or by a unique start of it;
 // invalid_letter on field id when no single letter has it.
-func (b *Brain) ShowLetter(ctx context.Context, id string) (*ShownLetter, error) {
+func (b *Flows) ShowLetter(ctx context.Context, id string) (*ShownLetter, error) {
 	s, fate, matches, err := b.Box.Find(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case len(matches) > 1:
-		return nil, gates.Refusef(gates.InvalidLetter, "id", "%s", gates.AmbiguousLesson("letter", id, matches))
+		return nil, rules.Refusef(rules.InvalidLetter, "id", "%s", rules.AmbiguousLesson("letter", id, matches))
 	case len(matches) == 0:
-		return nil, gates.Refusef(gates.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", gates.Echo(id))
+		return nil, rules.Refusef(rules.InvalidLetter, "id", "no single letter has the id %s; m1nd mail inbox lists them", rules.Echo(id))
 	}
 	return &ShownLetter{Stored: s, Fate: fate}, nil
 }
@@ -129,7 +129,7 @@ func CheckPhase(phase string) error {
 // NextLetter is the letter that would extend a mission's head: seq + 1,
 // prev_letter_id the head's id, updated_at now, and phase when not "".
 // It posts nothing.
-func (b *Brain) NextLetter(missionID, phase string, now time.Time) (*chain.Letter, error) {
+func (b *Flows) NextLetter(missionID, phase string, now time.Time) (*chain.Letter, error) {
 	if err := CheckPhase(phase); err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (r HeadsReply) AppendJSON(b []byte) []byte {
 
 // Followups lists the follow-ups, closing first those whose mission
 // ended: only owner's when owner is not "", only open ones when open.
-func (b *Brain) Followups(ctx context.Context, owner string, open bool, now time.Time) ([]*memory.Followup, error) {
+func (b *Flows) Followups(ctx context.Context, owner string, open bool, now time.Time) ([]*memory.Followup, error) {
 	v, _, err := b.CloseEndedFollowups(ctx, now)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ type MemoryAdded struct {
 // that agent's business too: each named agent gets a letter quoting it,
 // which reaches its session through the hooks and wakes it through the
 // keeper. A private memory names no one.
-func (b *Brain) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAdded, error) {
+func (b *Flows) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAdded, error) {
 	id, existing, err := b.Book.Add(ctx, req)
 	if err != nil {
 		return nil, err
@@ -206,11 +206,11 @@ func (b *Brain) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAd
 		return out, nil
 	}
 	for _, to := range NamedAgents(req.Text, req.About) {
-		if to == req.Agent || to == gates.HumanName {
+		if to == req.Agent || to == rules.HumanName {
 			continue
 		}
 		what := fmt.Sprintf("%s %s, naming you (memory %s): %s", req.Agent, req.Sort, id, req.Text)
-		l := &mailbox.Letter{TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassNote, Brain: b.Name(), What: gates.CutBytes(what, mailbox.MaxWhat)}
+		l := &mailbox.Letter{TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassNote, Brain: b.Name(), What: rules.CutBytes(what, mailbox.MaxWhat)}
 		if _, err := b.Box.Send(ctx, l); err != nil {
 			return out, fmt.Errorf("memory %s recorded, but %s, whom it names, was not told: %w", id, to, err)
 		}
@@ -219,7 +219,7 @@ func (b *Brain) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAd
 	return out, nil
 }
 
-// agentIDChars are the characters of an agent id (gates.ValidAgentID).
+// agentIDChars are the characters of an agent id (rules.ValidAgentID).
 const agentIDChars = "abcdefghijklmnopqrstuvwxyz0123456789._-"
 
 // NamedAgents lists the agents a memory names, each once, in order: its
@@ -227,7 +227,7 @@ const agentIDChars = "abcdefghijklmnopqrstuvwxyz0123456789._-"
 func NamedAgents(text string, about []string) []string {
 	var named []string
 	add := func(id string) {
-		if gates.ValidAgentID(id) && !strings.HasPrefix(id, "runnerd:") && !slices.Contains(named, id) {
+		if rules.ValidAgentID(id) && !strings.HasPrefix(id, "runnerd:") && !slices.Contains(named, id) {
 			named = append(named, id)
 		}
 	}
@@ -251,7 +251,7 @@ func NamedAgents(text string, about []string) []string {
 
 // Atlas is the brain's shared documents, proven by the agent keys in its
 // runtime folder.
-func (b *Brain) Atlas() *memory.Atlas {
+func (b *Flows) Atlas() *memory.Atlas {
 	return &memory.Atlas{Repo: b.Repo, Keys: memory.Keys{Dir: memory.KeysDir(b.Repo.RuntimeDir())}}
 }
 
@@ -266,7 +266,7 @@ type ShownDoc struct {
 }
 
 // ShowDoc reads a shared document and checks its proof.
-func (b *Brain) ShowDoc(id string) (*ShownDoc, error) {
+func (b *Flows) ShowDoc(id string) (*ShownDoc, error) {
 	a := b.Atlas()
 	d, _, err := a.Read(id)
 	if err != nil {
@@ -290,7 +290,7 @@ type ListedDoc struct {
 }
 
 // ListDocs lists every shared document, newest version.
-func (b *Brain) ListDocs() ([]ListedDoc, error) {
+func (b *Flows) ListDocs() ([]ListedDoc, error) {
 	a := b.Atlas()
 	docs, err := a.List()
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // BlockView is one block with its colour and why: the block exactly as the
@@ -55,9 +55,9 @@ type ReceiptTested struct {
 // of before.
 func ReceiptOrigin(importedVia string) string {
 	switch importedVia {
-	case gates.OriginHumanPasskey:
+	case rules.OriginHumanPasskey:
 		return "passkey"
-	case gates.OriginHumanUI:
+	case rules.OriginHumanUI:
 		return "tray claim"
 	}
 	return "terminal"
@@ -123,7 +123,7 @@ func (v *BlocksView) HasStore() bool { return v.Skeleton != nil }
 // Blocks reads the store's blocks and paints them as of now. A brain with
 // no store yet has a view with no skeleton and no blocks: a surface that
 // needs a store refuses no_store itself.
-func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) {
+func (b *Flows) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) {
 	v := &BlocksView{ServedBrain: b.Name(), Blocks: []BlockView{}}
 	snap, ok, err := b.Store.Snapshot()
 	if err != nil {
@@ -153,7 +153,7 @@ func (b *Brain) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) 
 // block's files changed on the target since: the branch its landing moved,
 // or the main line for a receipt that landed none. One git diff per tested
 // commit and target head, remembered while both stay put.
-func (b *Brain) markTested(ctx context.Context, blocks []BlockView) error {
+func (b *Flows) markTested(ctx context.Context, blocks []BlockView) error {
 	heads := map[string]string{} // target ("" for the main line) → its head, "" when it has none
 	headOf := func(target string) (string, error) {
 		if h, ok := heads[target]; ok {
@@ -209,7 +209,7 @@ func (b *Brain) markTested(ctx context.Context, blocks []BlockView) error {
 
 // changedSince lists the files that differ between commits a and c; ok is
 // false when git cannot tell (a commit this repository lacks).
-func (b *Brain) changedSince(ctx context.Context, a, c string) ([]string, bool) {
+func (b *Flows) changedSince(ctx context.Context, a, c string) ([]string, bool) {
 	key := a + " " + c
 	b.diffs.mu.Lock()
 	files, ok := b.diffs.known[key]
@@ -236,7 +236,7 @@ func (b *Brain) changedSince(ctx context.Context, a, c string) ([]string, bool) 
 // lawfulStore judges the store at snap (its head): nil when the laws
 // accept it, and otherwise the break, with the snapshot of the last
 // version they accept (nil for none).
-func (b *Brain) lawfulStore(ctx context.Context, snap *brain.Snapshot) (*StoreBreak, *brain.Snapshot, error) {
+func (b *Flows) lawfulStore(ctx context.Context, snap *brain.Snapshot) (*StoreBreak, *brain.Snapshot, error) {
 	v := b.Verdicts()
 	faults, err := v.Judge([]string{brain.StoreRef}, []gitstore.Hash{snap.Commit})
 	if err != nil {

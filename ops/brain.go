@@ -11,9 +11,9 @@ import (
 	"github.com/m1nd/m1nd/memory"
 )
 
-// Brain is one brain as the flows see it: its repository, its display
+// Flows is one brain as the flows see it: its repository, its display
 // name, and the kinds the flows read and write.
-type Brain struct {
+type Flows struct {
 	Repo     *gitstore.Repo
 	Missions *chain.Missions  // mission chains, guarded by Store
 	Store    *brain.Store     // the block store
@@ -30,12 +30,12 @@ type Brain struct {
 // Name is the brain's display name (brain.DisplayName), as New was given
 // it: the one name its parts share (the store spells block ids after it,
 // missions and mail refuse letters that name another).
-func (b *Brain) Name() string { return b.Store.Brain }
+func (b *Flows) Name() string { return b.Store.Brain }
 
 // New opens the flows of the brain named name in repo.
-func New(repo *gitstore.Repo, name string) *Brain {
+func New(repo *gitstore.Repo, name string) *Flows {
 	store := &brain.Store{Repo: repo, Brain: name}
-	b := &Brain{
+	b := &Flows{
 		Repo:     repo,
 		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store, Gates: store},
 		Store:    store,

@@ -7,15 +7,15 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // scannedShop is a real repository "shop" holding files, committed on
 // main and scanned at now, with its flows open. The process runs git
 // (hooks, worktrees, merges) with the environment the repository was
 // made with.
-func scannedShop(t *testing.T, files map[string]string, now time.Time) (*gittest.Repo, *ops.Brain) {
+func scannedShop(t *testing.T, files map[string]string, now time.Time) (*gittest.Repo, *ops.Flows) {
 	t.Helper()
 	g := gittest.Init(t, "shop")
 	g.CommitFiles("files", files)

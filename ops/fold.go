@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // DefaultFoldAge is how long a mission stays finished before `m1nd
@@ -61,7 +61,7 @@ type foldFacts struct {
 // stale_head (run it again); a kill between the fold commit and the
 // deletions leaves live refs the archive folds at the same head, which
 // every reader takes as one mission and the next fold deletes.
-func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) {
+func (b *Flows) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) {
 	res := &FoldResult{Folded: []string{}, Broken: []*laws.RefFault{}}
 	archive := &folder{chain: chain.Chain{Repo: b.Repo, Kind: chain.ArchiveKind, Ref: chain.ArchiveRef}, req: req}
 	if err := archive.readTip(); err != nil {
@@ -99,7 +99,7 @@ func (b *Brain) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 // before cutoff, and keeping the laws: a broken chain goes to res.Broken)
 // and which live refs to remove: those folded now, and those a fold cut
 // short left behind at the head the archive holds.
-func (b *Brain) foldable(refs []gitstore.Ref, index map[string]chain.Folded, cutoff time.Time, res *FoldResult) (fold []chain.Folded, remove []gitstore.Ref, err error) {
+func (b *Flows) foldable(refs []gitstore.Ref, index map[string]chain.Folded, cutoff time.Time, res *FoldResult) (fold []chain.Folded, remove []gitstore.Ref, err error) {
 	facts := make([]*foldFacts, len(refs))
 	readErrs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
@@ -209,7 +209,7 @@ func (a *folder) write(ctx context.Context, fold []chain.Folded, res *FoldResult
 func (a *folder) append(ctx context.Context, doc *chain.Fold, keep []gitstore.Hash, what string) error {
 	h, err := a.chain.Append(ctx, a.head, doc.Canonical(), chain.Commit{Agent: a.req.Agent, When: a.req.Now, Doc: doc, Keep: keep})
 	if errors.Is(err, chain.ErrLostRace) {
-		return gates.Refusef(gates.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
+		return rules.Refusef(rules.StaleHead, "archive", "another fold moved %s meanwhile: run m1nd mission fold again", chain.ArchiveRef)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)

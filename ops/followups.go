@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A follow-up is one agent's ask of another. When it closes, its asker
@@ -23,13 +23,13 @@ import (
 // wakes the owner through the keeper when no session is live. Nothing is
 // written to oneself. The follow-up stands even when the letter cannot be
 // written; the error then says so.
-func (b *Brain) OpenFollowup(ctx context.Context, opener, owner, brief, mission string, now time.Time) (string, error) {
+func (b *Flows) OpenFollowup(ctx context.Context, opener, owner, brief, mission string, now time.Time) (string, error) {
 	id, err := b.Book.OpenFollowup(ctx, opener, owner, brief, mission, now)
 	if err != nil || opener == owner {
 		return id, err
 	}
 	what := fmt.Sprintf(followupAnnounce+"%s (answer this letter, or m1nd followup resolve %s --recorded RESULT)", id, opener, brief, id)
-	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name(), What: gates.CutBytes(what, mailbox.MaxWhat)}
+	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name(), What: rules.CutBytes(what, mailbox.MaxWhat)}
 	if _, err := b.Box.Send(ctx, l); err != nil {
 		return id, fmt.Errorf("follow-up %s opened, but its owner %s was not told: %w", id, owner, err)
 	}
@@ -54,7 +54,7 @@ func announcedFollowup(l *mailbox.Letter) (id, opener string, ok bool) {
 // closeAnswered closes, as recorded with answer, each open follow-up that
 // agent owes, no mission carries, and a letter in answered announced to
 // agent from its opener. It returns the follow-ups it closed.
-func (b *Brain) closeAnswered(ctx context.Context, agent string, answered []string, answer string, now time.Time) ([]string, error) {
+func (b *Flows) closeAnswered(ctx context.Context, agent string, answered []string, answer string, now time.Time) ([]string, error) {
 	asked := map[string]string{} // follow-up id → the opener who announced it
 	for _, letterID := range answered {
 		s, _, matches, err := b.Box.Find(ctx, letterID)
@@ -80,7 +80,7 @@ func (b *Brain) closeAnswered(ctx context.Context, agent string, answered []stri
 		if opener, ok := asked[f.ID]; !ok || opener != f.Opener || f.Owner != agent || f.State != memory.StateOpen || f.Mission != "" {
 			continue
 		}
-		if _, err := b.ResolveFollowup(ctx, agent, f.ID, memory.StateRecorded, gates.CutBytes(answer, memory.MaxResult), now); err != nil {
+		if _, err := b.ResolveFollowup(ctx, agent, f.ID, memory.StateRecorded, rules.CutBytes(answer, memory.MaxResult), now); err != nil {
 			return closed, fmt.Errorf("the answer was sent, but follow-up %s stays open: %w", f.ID, err)
 		}
 		closed = append(closed, f.ID)
@@ -92,7 +92,7 @@ func (b *Brain) closeAnswered(ctx context.Context, agent string, answered []stri
 // withdrawn with why) and writes its opener the outcome, unless the
 // opener closed it. The follow-up is closed even when the letter cannot
 // be written; the error then says so.
-func (b *Brain) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
+func (b *Flows) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
 	v, err := b.Book.View(ctx)
 	if err != nil {
 		return "", err
@@ -128,7 +128,7 @@ func FollowupResolution(recorded, withdrawn string) (as, text string, ok bool) {
 // CloseEndedFollowups closes the follow-ups whose mission ended
 // (memory.Book.CloseEnded) and writes each opener its result, from the
 // owner who did the mission.
-func (b *Brain) CloseEndedFollowups(ctx context.Context, now time.Time) (*memory.View, []string, error) {
+func (b *Flows) CloseEndedFollowups(ctx context.Context, now time.Time) (*memory.View, []string, error) {
 	v, closed, err := b.Book.CloseEnded(ctx, b.Missions, now)
 	if err != nil {
 		return v, closed, err
@@ -147,15 +147,15 @@ func (b *Brain) CloseEndedFollowups(ctx context.Context, now time.Time) (*memory
 
 // tellOpener writes f's opener, from writer, how f closed. Nothing is
 // written when the opener closed it (a letter to oneself reaches no one).
-func (b *Brain) tellOpener(ctx context.Context, f *memory.Followup, writer string, now time.Time) error {
+func (b *Flows) tellOpener(ctx context.Context, f *memory.Followup, writer string, now time.Time) error {
 	if writer == f.Opener {
 		return nil
 	}
-	what := fmt.Sprintf("follow-up %s (%q) closed %s by %s", f.ID, gates.CutBytes(f.Brief, 200), f.State, writer)
+	what := fmt.Sprintf("follow-up %s (%q) closed %s by %s", f.ID, rules.CutBytes(f.Brief, 200), f.State, writer)
 	if f.Result != "" {
 		what += ": " + f.Result
 	}
-	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: writer, To: f.Opener, Class: mailbox.ClassNote, Brain: b.Name(), What: gates.CutBytes(what, mailbox.MaxWhat)}
+	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: writer, To: f.Opener, Class: mailbox.ClassNote, Brain: b.Name(), What: rules.CutBytes(what, mailbox.MaxWhat)}
 	if _, err := b.Box.Send(ctx, l); err != nil {
 		return fmt.Errorf("follow-up %s closed, but its opener %s was not told: %w", f.ID, f.Opener, err)
 	}
@@ -165,7 +165,7 @@ func (b *Brain) tellOpener(ctx context.Context, f *memory.Followup, writer strin
 // WaitingItems lists what waits for agent, claiming nothing: the letters
 // its hooks would hand a session ("letter:<id>"), then the open
 // follow-ups it owes ("followup:<id>").
-func (b *Brain) WaitingItems(ctx context.Context, agent string) ([]string, error) {
+func (b *Flows) WaitingItems(ctx context.Context, agent string) ([]string, error) {
 	letters, err := b.Box.Waiting(agent)
 	if err != nil {
 		return nil, fmt.Errorf("letters for %s: %w", agent, err)
@@ -187,7 +187,7 @@ func (b *Brain) WaitingItems(ctx context.Context, agent string) ([]string, error
 }
 
 // Waiting counts what waits for agent (WaitingItems).
-func (b *Brain) Waiting(ctx context.Context, agent string) (int, error) {
+func (b *Flows) Waiting(ctx context.Context, agent string) (int, error) {
 	items, err := b.WaitingItems(ctx, agent)
 	return len(items), err
 }

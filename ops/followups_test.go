@@ -13,7 +13,7 @@ import (
 )
 
 // letterFor is the newest letter waiting for agent from from.
-func letterFor(t *testing.T, b *ops.Brain, agent, from string) *mailbox.Stored {
+func letterFor(t *testing.T, b *ops.Flows, agent, from string) *mailbox.Stored {
 	t.Helper()
 	waiting, err := b.Box.Waiting(agent)
 	if err != nil {

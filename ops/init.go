@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // InitResult is what Init made (`m1nd init --json`).
@@ -51,7 +51,7 @@ type HookInstaller func(repo *gitstore.Repo) (written, removed []string, err err
 // dir $(git rev-parse --git-common-dir)/m1nd (never a ref, never pushed),
 // the runner daemon's shared secret in it (0600), and the git hooks
 // installHooks writes. Running it again changes nothing.
-func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
+func (b *Flows) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
 	dir := b.Repo.RuntimeDir()
 	res := &InitResult{Brain: b.Name(), RuntimeDir: dir, Created: []string{}}
 	made, err := b.Repo.EnsureRuntimeDir()
@@ -91,7 +91,7 @@ func (b *Brain) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 // register gives the brain its registered name (refs/m1nd/brain) when it
 // has none: the remote's, when a remote holds one (a clone under another
 // folder name is the same brain), else this brain's own.
-func (b *Brain) register(ctx context.Context, res *InitResult) error {
+func (b *Flows) register(ctx context.Context, res *InitResult) error {
 	if _, ok, err := brain.Registered(b.Repo); err != nil || ok {
 		return err
 	}
@@ -105,7 +105,7 @@ func (b *Brain) register(ctx context.Context, res *InitResult) error {
 			return b.adopt(ctx, remote, tracking, res)
 		case !strings.Contains(err.Error(), "couldn't find remote ref"):
 			// Nobody to ask: registering here could split the brain.
-			res.Note = fmt.Sprintf("could not ask %s whether it holds this brain's registration (%s); the name is not registered yet: run m1nd init again when %s answers", remote, gates.OneLine(err.Error()), remote)
+			res.Note = fmt.Sprintf("could not ask %s whether it holds this brain's registration (%s); the name is not registered yet: run m1nd init again when %s answers", remote, rules.OneLine(err.Error()), remote)
 			return nil
 		}
 	}
@@ -119,7 +119,7 @@ func (b *Brain) register(ctx context.Context, res *InitResult) error {
 
 // adopt takes the registration fetched from remote at tracking, judged by
 // the laws first.
-func (b *Brain) adopt(ctx context.Context, remote, tracking string, res *InitResult) error {
+func (b *Flows) adopt(ctx context.Context, remote, tracking string, res *InitResult) error {
 	h, ok, err := b.Repo.ReadRef(tracking)
 	if err != nil || !ok {
 		return err
@@ -152,7 +152,7 @@ func (b *Brain) adopt(ctx context.Context, remote, tracking string, res *InitRes
 
 // remote is the remote init asks for the brain's registration: origin, or
 // the only remote; "" for none.
-func (b *Brain) remote(ctx context.Context, dir string) string {
+func (b *Flows) remote(ctx context.Context, dir string) string {
 	out, err := gitstore.Git(ctx, dir, "remote")
 	if err != nil {
 		return ""

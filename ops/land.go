@@ -8,9 +8,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // LandRequest is one landing made at a terminal (or by a test): the
@@ -76,7 +76,7 @@ type LandingPlan struct {
 }
 
 // PlanLanding works a landing of missionID out (see LandingPlan).
-func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*LandingPlan, error) {
+func (b *Flows) PlanLanding(ctx context.Context, missionID, into string) (*LandingPlan, error) {
 	head, err := b.Missions.Current(missionID)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (b *Brain) PlanLanding(ctx context.Context, missionID, into string) (*Landi
 		return plan, nil
 	}
 	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
-		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "land takes a mission at merge_wait with a receipt candidate; %s is at %s", l.MissionID, l.Phase)
+		return nil, rules.Refusef(rules.InvalidTransition, "mission_id", "land takes a mission at merge_wait with a receipt candidate; %s is at %s", l.MissionID, l.Phase)
 	}
 	// Only a gate an approved runner proved moves a target (DESIGN §10):
 	// a claim is proven first, by runnerd, on exactly its tree.
@@ -152,7 +152,7 @@ func (p *LandingPlan) Binds(storeVersion int64) string {
 
 // Land lands a merge_wait mission with a terminal's gesture, DESIGN §10:
 // PlanLanding, then LandPlanned.
-func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
+func (b *Flows) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	plan, err := b.PlanLanding(ctx, req.MissionID, req.Into)
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (b *Brain) Land(ctx context.Context, req LandRequest) (*LandResult, error) 
 // LandPlanned lands as plan says: the import of exactly plan.Lands, made
 // with origin (a terminal's; the laws judge it), then FinishLanding. A plan
 // to resume imports nothing.
-func (b *Brain) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origin string, now time.Time) (*LandResult, error) {
+func (b *Flows) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origin string, now time.Time) (*LandResult, error) {
 	if plan.AlreadyLanded {
 		return &LandResult{ID: plan.MissionID, MissionID: plan.MissionID, BlockID: plan.BlockID, AlreadyLanded: true, Merge: MergeUpToDate, StoreVersion: plan.StoreVersion}, nil
 	}
@@ -194,7 +194,7 @@ func (b *Brain) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origi
 // store commit its gesture writes, which binds the plan's Lands (mission,
 // letter, target, commits) and the store change. Nothing a ref reaches is
 // written.
-func (b *Brain) PrepareLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*chain.Prepared, int64, error) {
+func (b *Flows) PrepareLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*chain.Prepared, int64, error) {
 	if plan.AlreadyLanded || plan.Resume {
 		return nil, 0, fmt.Errorf("land %s: nothing is left to sign", plan.MissionID)
 	}
@@ -206,7 +206,7 @@ func (b *Brain) PrepareLanding(ctx context.Context, plan *LandingPlan, agent str
 	imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: agent, Now: now},
 		BlockID:      l.BlockID, Receipt: chain.CanonicalJSON(l.ReceiptCandidate), Lands: plan.Lands,
-		Origin: gates.OriginHumanPasskey, DryRun: true,
+		Origin: rules.OriginHumanPasskey, DryRun: true,
 	})
 	if err != nil {
 		return nil, 0, err
@@ -219,7 +219,7 @@ func (b *Brain) PrepareLanding(ctx context.Context, plan *LandingPlan, agent str
 // step is one compare-and-swap, in an order a crash cannot break: after the
 // import the mission is still merge_wait, after the merge the target holds
 // the work, and PlanLanding run again finds what is done.
-func (b *Brain) FinishLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*LandResult, error) {
+func (b *Flows) FinishLanding(ctx context.Context, plan *LandingPlan, agent string, now time.Time) (*LandResult, error) {
 	l, version := plan.head.Letter, plan.StoreVersion
 	res := &LandResult{ID: l.MissionID, MissionID: l.MissionID, BlockID: l.BlockID, StoreVersion: version, Merge: plan.Merge, Branch: plan.Branch, Target: plan.Target}
 	// The move is not cut short by a cancelled context (Ctrl-C, SIGTERM):
@@ -261,7 +261,7 @@ type mergePlan struct {
 // the branch is gated first (stale_gate; merge_conflict, with the paths,
 // when it does not merge); a dirty worktree holding the target. The
 // target only ever moves to exactly the commit the gate tested.
-func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence gates.Evidence) (*mergePlan, error) {
+func (b *Flows) planMerge(ctx context.Context, missionID, into string, evidence rules.Evidence) (*mergePlan, error) {
 	branch := WorkBranch(missionID)
 	tip, ok, err := b.Repo.ReadRef("refs/heads/" + branch)
 	if err != nil {
@@ -280,13 +280,13 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 	}
 	tested, _ := evidence.Tested()
 	if tested == "" {
-		return nil, gates.Refusef(gates.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the gate of %s names no commit it tested (commit:… in its evidence): nothing a gate tested can land from %s", missionID, branch)
+		return nil, rules.Refusef(rules.IncompleteEvidence, "receipt_candidate.evidence.evidence_refs", "the gate of %s names no commit it tested (commit:… in its evidence): nothing a gate tested can land from %s", missionID, branch)
 	}
 	if side != nil && side.Queue != nil && side.Queue.State == runs.QueueGateFailed && side.Queue.Commit == tip.String() && side.Queue.Target == target {
-		return nil, gates.Refusef(gates.StaleGate, "mission_id", "the gate failed on the merge of %s with %s (%.12s; m1nd mission gate --regate %s prints its output): what this landing would put on %s never passed; fix the work on the branch, and runnerd's queue gates it again", branch, target, tip, missionID, target)
+		return nil, rules.Refusef(rules.StaleGate, "mission_id", "the gate failed on the merge of %s with %s (%.12s; m1nd mission gate --regate %s prints its output): what this landing would put on %s never passed; fix the work on the branch, and runnerd's queue gates it again", branch, target, tip, missionID, target)
 	}
 	if tip.String() != tested {
-		return nil, gates.Refusef(gates.StaleGate, "mission_id", "%s moved since its gate: the gate tested %.12s, the branch is at %.12s — what came after the gate was never gated; runnerd gates the branch again (its queue), then land", branch, tested, tip)
+		return nil, rules.Refusef(rules.StaleGate, "mission_id", "%s moved since its gate: the gate tested %.12s, the branch is at %.12s — what came after the gate was never gated; runnerd gates the branch again (its queue), then land", branch, tested, tip)
 	}
 	p, err := b.mergeOf(ctx, branch, target, tested, old.String())
 	if err != nil {
@@ -301,23 +301,23 @@ func (b *Brain) planMerge(ctx context.Context, missionID, into string, evidence 
 // landingTarget is the branch a landing merges into (into, else the one
 // the side record names) and its tip, refusing a target that is missing,
 // not a branch, or a work branch.
-func (b *Brain) landingTarget(ctx context.Context, missionID, into string, side *runs.Side) (string, gitstore.Hash, error) {
+func (b *Flows) landingTarget(ctx context.Context, missionID, into string, side *runs.Side) (string, gitstore.Hash, error) {
 	target := into
 	if target == "" && side != nil {
 		target = side.Target
 	}
 	if target == "" {
-		return "", gitstore.ZeroHash, gates.Refusef(gates.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
+		return "", gitstore.ZeroHash, rules.Refusef(rules.InvalidTransition, "into", "no target branch is recorded for %s (it was not spawned on this machine, or from a detached HEAD): name one with --into BRANCH", missionID)
 	}
 	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, WorkBranchPrefix) {
-		return "", gitstore.ZeroHash, gates.Refusef(gates.InvalidTransition, "into", "%s is not a branch a landing merges into", gates.Echo(target))
+		return "", gitstore.ZeroHash, rules.Refusef(rules.InvalidTransition, "into", "%s is not a branch a landing merges into", rules.Echo(target))
 	}
 	old, ok, err := b.Repo.ReadRef("refs/heads/" + target)
 	if err != nil {
 		return "", gitstore.ZeroHash, err
 	}
 	if !ok {
-		return "", gitstore.ZeroHash, gates.Refusef(gates.InvalidTransition, "into", "this repository has no branch %s to land in", gates.Echo(target))
+		return "", gitstore.ZeroHash, rules.Refusef(rules.InvalidTransition, "into", "this repository has no branch %s to land in", rules.Echo(target))
 	}
 	return target, old, nil
 }
@@ -325,16 +325,16 @@ func (b *Brain) landingTarget(ctx context.Context, missionID, into string, side 
 // refuseUngatedMerge is the refusal of a landing whose branch and target
 // must be merged first: merge_conflict, with the paths, when they do not
 // merge; else stale_gate, since the merge is gated before it lands.
-func (b *Brain) refuseUngatedMerge(ctx context.Context, p *mergePlan, missionID string) error {
+func (b *Flows) refuseUngatedMerge(ctx context.Context, p *mergePlan, missionID string) error {
 	paths, err := b.conflicts(ctx, p.old, p.tip)
 	if err != nil {
 		return err
 	}
 	if len(paths) > 0 {
-		return gates.Refusef(gates.MergeConflict, "mission_id", "%s does not merge cleanly into %s: %s conflict; resolve it on the branch (or land into another with --into), then land again",
+		return rules.Refusef(rules.MergeConflict, "mission_id", "%s does not merge cleanly into %s: %s conflict; resolve it on the branch (or land into another with --into), then land again",
 			p.branch, p.target, strings.Join(echoAll(paths), ", "))
 	}
-	return gates.Refusef(gates.StaleGate, "mission_id", "%s moved since the gate of %s (it is at %.12s now, which the tested %.12s does not hold): the merge of the two is gated first — runnerd re-gates it (its queue; m1nd runnerd must run), then land the re-gated commit", p.target, missionID, p.old, p.tip)
+	return rules.Refusef(rules.StaleGate, "mission_id", "%s moved since the gate of %s (it is at %.12s now, which the tested %.12s does not hold): the merge of the two is gated first — runnerd re-gates it (its queue; m1nd runnerd must run), then land the re-gated commit", p.target, missionID, p.old, p.tip)
 }
 
 // mergeOf works out how tip of branch lands on old, the tip of target: up
@@ -342,7 +342,7 @@ func (b *Brain) refuseUngatedMerge(ctx context.Context, p *mergePlan, missionID 
 // (MergeCommit: the two must be merged, and the merge gated, first), with
 // the tree the target will hold, and checks the worktree that holds the
 // target.
-func (b *Brain) mergeOf(ctx context.Context, branch, target, tip, old string) (*mergePlan, error) {
+func (b *Flows) mergeOf(ctx context.Context, branch, target, tip, old string) (*mergePlan, error) {
 	p := &mergePlan{branch: branch, target: target, tip: tip, old: old}
 	landed, err := b.isAncestor(ctx, p.tip, p.old)
 	if err != nil {
@@ -381,7 +381,7 @@ func (b *Brain) mergeOf(ctx context.Context, branch, target, tip, old string) (*
 
 // conflicts are the paths where the merge of a and c conflicts; none when
 // it merges cleanly. Nothing is written but objects no ref reaches.
-func (b *Brain) conflicts(ctx context.Context, a, c string) ([]string, error) {
+func (b *Flows) conflicts(ctx context.Context, a, c string) ([]string, error) {
 	out, code, err := b.gitRun(ctx, nil, "merge-tree", "--write-tree", "--name-only", "--no-messages", a, c)
 	lines := strings.Split(out, "\n")
 	switch {
@@ -397,7 +397,7 @@ func (b *Brain) conflicts(ctx context.Context, a, c string) ([]string, error) {
 // applies: the target is where the human saw it (the merge is to be made,
 // giving the recorded tree), or holds the recorded work already (the
 // merge was made; what is left is the letter).
-func (b *Brain) recordedMerge(ctx context.Context, lands *brain.Landing) (*mergePlan, bool, error) {
+func (b *Flows) recordedMerge(ctx context.Context, lands *brain.Landing) (*mergePlan, bool, error) {
 	if lands.Target == "" {
 		return &mergePlan{kind: MergeNoBranch, branch: WorkBranch(lands.MissionID)}, true, nil
 	}
@@ -427,7 +427,7 @@ func (b *Brain) recordedMerge(ctx context.Context, lands *brain.Landing) (*merge
 // fast-forward, by compare-and-swap of the branch — or, where the target
 // is checked out, by fast-forwarding that clean worktree. It returns the
 // target's tip.
-func (b *Brain) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter) (tip string, worktree bool, err error) {
+func (b *Flows) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter) (tip string, worktree bool, err error) {
 	switch {
 	case p.kind == MergeNoBranch:
 		return "", false, nil
@@ -459,7 +459,7 @@ func (b *Brain) applyMerge(ctx context.Context, p *mergePlan, l *chain.Letter) (
 }
 
 // checkedOutIn is the worktree that has branch checked out, "" for none.
-func (b *Brain) checkedOutIn(ctx context.Context, branch string) (string, error) {
+func (b *Flows) checkedOutIn(ctx context.Context, branch string) (string, error) {
 	out, _, err := b.gitRun(ctx, nil, "worktree", "list", "--porcelain")
 	if err != nil {
 		return "", err
@@ -481,15 +481,15 @@ func (b *Brain) checkedOutIn(ctx context.Context, branch string) (string, error)
 // status takes no index.lock (GIT_OPTIONAL_LOCKS=0), so the owner's own
 // git in that worktree never finds it locked by a landing, and a landing
 // stopped here leaves no lock behind.
-func (b *Brain) cleanWorktree(ctx context.Context, dir, branch string) error {
+func (b *Flows) cleanWorktree(ctx context.Context, dir, branch string) error {
 	out, _, err := b.gitRunIn(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain", "--untracked-files=no")
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", dir, err)
 	}
 	if out != "" {
 		n := len(strings.Split(out, "\n"))
-		return gates.Refusef(gates.WorktreeDirty, "into", "%s is checked out in %s, which has %s: commit or stash them there, then land again (nothing was written)",
-			branch, dir, gates.Count(n, "uncommitted change"))
+		return rules.Refusef(rules.WorktreeDirty, "into", "%s is checked out in %s, which has %s: commit or stash them there, then land again (nothing was written)",
+			branch, dir, rules.Count(n, "uncommitted change"))
 	}
 	return nil
 }
@@ -498,7 +498,7 @@ func (b *Brain) cleanWorktree(ctx context.Context, dir, branch string) error {
 // git's own answer counts: a git that did not run, or was stopped, is an
 // error and never a yes (a yes makes the landing "up-to-date": landed
 // without the merge).
-func (b *Brain) isAncestor(ctx context.Context, a, c string) (bool, error) {
+func (b *Flows) isAncestor(ctx context.Context, a, c string) (bool, error) {
 	_, code, err := b.gitRun(ctx, nil, "merge-base", "--is-ancestor", a, c)
 	switch {
 	case err == nil:
@@ -511,15 +511,15 @@ func (b *Brain) isAncestor(ctx context.Context, a, c string) (bool, error) {
 
 // gitRun runs the git CLI on the repository: its output without the final
 // new line, and its exit code.
-func (b *Brain) gitRun(ctx context.Context, env []string, args ...string) (string, int, error) {
+func (b *Flows) gitRun(ctx context.Context, env []string, args ...string) (string, int, error) {
 	return b.gitRunIn(ctx, b.Repo.CommandDir(), env, args...)
 }
 
-func (b *Brain) gitRunIn(ctx context.Context, dir string, env []string, args ...string) (string, int, error) {
+func (b *Flows) gitRunIn(ctx context.Context, dir string, env []string, args ...string) (string, int, error) {
 	return gitstore.GitCmd{Dir: dir, Env: env}.Run(ctx, args...)
 }
 
-// echoAll echoes each path of a refusal safely (gates.Echo), at most ten.
+// echoAll echoes each path of a refusal safely (rules.Echo), at most ten.
 func echoAll(paths []string) []string {
 	var out []string
 	for _, p := range paths {
@@ -530,7 +530,7 @@ func echoAll(paths []string) []string {
 			out = append(out, "…")
 			break
 		}
-		out = append(out, gates.Echo(p))
+		out = append(out, rules.Echo(p))
 	}
 	return out
 }

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // gitBrain is the flows of a fresh repository, with git run in this
 // process under the repository's hermetic environment.
-func gitBrain(t *testing.T) (*Brain, *gittest.Repo) {
+func gitBrain(t *testing.T) (*Flows, *gittest.Repo) {
 	t.Helper()
 	g := gittest.Init(t, "shop")
 	gittest.SetEnv(t)

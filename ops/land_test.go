@@ -10,10 +10,10 @@ import (
 
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // landBrain is a scanned brain "shop" in a real repository, with no
@@ -21,7 +21,7 @@ import (
 type landBrain struct {
 	t      *testing.T
 	g      *gittest.Repo
-	b      *ops.Brain
+	b      *ops.Flows
 	now    time.Time
 	runner *pinstest.Runner // runner b1, approved: it signs the merge_waits
 }
@@ -56,9 +56,9 @@ func (lb *landBrain) mission(mergeWait bool) string {
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
-			StartedAt: lb.now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: lb.now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: lb.now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: lb.now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	att := lb.runner.Sign(t, mw)
 	if _, err := lb.b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func (lb *landBrain) gated(id string) {
 
 // land lands id at the terminal (no passkey: the human-tty gesture).
 func (lb *landBrain) land(id, into string) (*ops.LandResult, error) {
-	return lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now})
+	return lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: rules.OriginHumanTTY, Now: lb.now})
 }
 
 // state is everything a landing could write: every ref, every worktree's
@@ -131,7 +131,7 @@ func (lb *landBrain) state() string {
 
 // refused asserts that a landing of id is refused code with a lesson
 // holding every one of lesson, and that it wrote nothing, dry or not.
-func (lb *landBrain) refused(id, into string, code gates.Code, lesson ...string) {
+func (lb *landBrain) refused(id, into string, code rules.Code, lesson ...string) {
 	t := lb.t
 	t.Helper()
 	before := lb.state()
@@ -140,9 +140,9 @@ func (lb *landBrain) refused(id, into string, code gates.Code, lesson ...string)
 		if dry {
 			_, err = lb.b.PlanLanding(context.Background(), id, into)
 		} else {
-			_, err = lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: gates.OriginHumanTTY, Now: lb.now})
+			_, err = lb.b.Land(context.Background(), ops.LandRequest{MissionID: id, Into: into, Agent: "owner", Origin: rules.OriginHumanTTY, Now: lb.now})
 		}
-		r, ok := gates.AsRefusal(err)
+		r, ok := rules.AsRefusal(err)
 		if !ok || r.Code != code {
 			t.Fatalf("land %s (dry run %v): got %v, want refused %s", id, dry, err, code)
 		}
@@ -162,7 +162,7 @@ func TestLandRefusesAConflict(t *testing.T) {
 	id := lb.mission(true)
 	lb.work(id, "main", map[string]string{"core/a.go": "package core\n\nfunc B() {}\n"})
 	lb.g.CommitFiles("main: add C", map[string]string{"core/a.go": "package core\n\nfunc C() {}\n"})
-	lb.refused(id, "", gates.MergeConflict, "core/a.go", "m1nd/"+id, "main")
+	lb.refused(id, "", rules.MergeConflict, "core/a.go", "m1nd/"+id, "main")
 	head, err := lb.b.Missions.Current(id)
 	if err != nil || head.Letter.Phase != chain.PhaseMergeWait || head.Letter.ReceiptCandidate == nil {
 		t.Fatalf("after a conflict the mission should wait with its candidate: %+v, %v", head, err)
@@ -178,7 +178,7 @@ func TestLandRefusesADirtyWorktreeHoldingTheTarget(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(feature, "README.md"), []byte("edited, not committed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lb.refused(id, "", gates.WorktreeDirty, "feature is checked out in "+feature, "1 uncommitted change")
+	lb.refused(id, "", rules.WorktreeDirty, "feature is checked out in "+feature, "1 uncommitted change")
 
 	// An untracked file is no obstacle: cleaned, the landing goes through
 	// and fast-forwards that worktree.
@@ -208,28 +208,28 @@ func TestLandRefusesWithoutATarget(t *testing.T) {
 	if err := runs.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
-	lb.refused(id, "", gates.InvalidTransition, "no target branch is recorded for "+id, "--into")
+	lb.refused(id, "", rules.InvalidTransition, "no target branch is recorded for "+id, "--into")
 	// Not spawned here at all: no side record.
 	if err := os.Remove(filepath.Join(runs.SideDir(lb.b.Repo.RuntimeDir()), id+".json")); err != nil {
 		t.Fatal(err)
 	}
-	lb.refused(id, "", gates.InvalidTransition, "no target branch is recorded for "+id)
+	lb.refused(id, "", rules.InvalidTransition, "no target branch is recorded for "+id)
 }
 
 func TestLandRefusesABadInto(t *testing.T) {
 	lb := newLandBrain(t)
 	id := lb.mission(true)
 	lb.work(id, "main", map[string]string{"NOTE.md": "note\n"})
-	lb.refused(id, "release", gates.InvalidTransition, "no branch release")
-	lb.refused(id, "m1nd/"+id, gates.InvalidTransition, "is not a branch a landing merges into")
-	lb.refused(id, "two..dots", gates.InvalidTransition, "is not a branch a landing merges into")
-	lb.refused(id, "-f", gates.InvalidTransition, "is not a branch a landing merges into")
+	lb.refused(id, "release", rules.InvalidTransition, "no branch release")
+	lb.refused(id, "m1nd/"+id, rules.InvalidTransition, "is not a branch a landing merges into")
+	lb.refused(id, "two..dots", rules.InvalidTransition, "is not a branch a landing merges into")
+	lb.refused(id, "-f", rules.InvalidTransition, "is not a branch a landing merges into")
 }
 
 func TestLandRefusesAMissionNotAtMergeWait(t *testing.T) {
 	lb := newLandBrain(t)
 	id := lb.mission(false)
-	lb.refused(id, "main", gates.InvalidTransition, id+" is at judging")
+	lb.refused(id, "main", rules.InvalidTransition, id+" is at judging")
 }
 
 // A mission carried by hand has no work branch here: the landing imports
@@ -243,7 +243,7 @@ func TestLandWithoutAWorkBranch(t *testing.T) {
 		t.Fatalf("the plan: %+v, %v; want a landing of %s with no branch", plan, err, id)
 	}
 	prepared, version, err := lb.b.PrepareLanding(context.Background(), plan, "owner", lb.now)
-	if err != nil || prepared == nil || prepared.Gesture != gates.GestureLand || len(prepared.Change) == 0 {
+	if err != nil || prepared == nil || prepared.Gesture != rules.GestureLand || len(prepared.Change) == 0 {
 		t.Fatalf("prepared: %+v, %v; want the landing's gesture", prepared, err)
 	}
 	dry := struct{ StoreVersion int64 }{version}
@@ -298,7 +298,7 @@ func TestLandAfterTheTargetMovedLandsTheGatedMerge(t *testing.T) {
 	lb.g.Git("-C", tmp, "commit", "-qm", "release moves on")
 	lb.g.Git("worktree", "remove", tmp)
 	moved := lb.g.Git("rev-parse", "release")
-	lb.refused(id, "", gates.StaleGate, "release moved since the gate of "+id, "the merge of the two is gated first")
+	lb.refused(id, "", rules.StaleGate, "release moved since the gate of "+id, "the merge of the two is gated first")
 
 	// The queue's re-gate: release merged into the branch, gated.
 	wt := filepath.Join(filepath.Dir(lb.g.Dir), "wt-"+id)
@@ -335,7 +335,7 @@ func TestLandRefusesACommitAfterTheGate(t *testing.T) {
 	lb.g.Git("-C", wt, "add", "LATE.md")
 	lb.g.Git("-C", wt, "commit", "-qm", "after the gate")
 	late := lb.g.Git("rev-parse", "m1nd/"+id)
-	lb.refused(id, "", gates.StaleGate, "m1nd/"+id+" moved since its gate", "the gate tested "+tested[:12], "the branch is at "+late[:12])
+	lb.refused(id, "", rules.StaleGate, "m1nd/"+id+" moved since its gate", "the gate tested "+tested[:12], "the branch is at "+late[:12])
 }
 
 // After a landing, the block view names the commit the receipt's gate

@@ -7,8 +7,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // MissionRequest is what opening a mission takes: the seq-1 judging
@@ -56,18 +56,18 @@ type OpenedMission struct {
 // Once the mission is open, a link or a delivery that fails is an error
 // that says so, never a refusal: the mission stays, and OpenMission
 // returns it with the error.
-func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMission, error) {
+func (b *Flows) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMission, error) {
 	if req.DeliverTo != "" {
 		if err := b.Box.CheckPacket(req.Agent, req.DeliverTo, req.Packet, req.Now); err != nil {
-			if r, ok := gates.AsRefusal(err); ok {
-				return nil, gates.Refusef(gates.InvalidLetter, "deliver_to", "the packet cannot be delivered: %s", r.Lesson)
+			if r, ok := rules.AsRefusal(err); ok {
+				return nil, rules.Refusef(rules.InvalidLetter, "deliver_to", "the packet cannot be delivered: %s", r.Lesson)
 			}
 			return nil, fmt.Errorf("check the packet's delivery: %w", err)
 		}
 	}
 	if req.Followup != "" {
 		if err := b.Book.CheckLink(ctx, req.Agent, req.Followup); err != nil {
-			if _, ok := gates.AsRefusal(err); ok {
+			if _, ok := rules.AsRefusal(err); ok {
 				return nil, err
 			}
 			return nil, fmt.Errorf("check follow-up %s: %w", req.Followup, err)
@@ -103,7 +103,7 @@ func (b *Brain) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 // PostLetter posts one letter a writer composed (DESIGN §4's post, every
 // law in chain.Missions.Post): the one road of a letter from a front end —
 // the CLI's mission post, the tray's and MCP's mission_post.
-func (b *Brain) PostLetter(ctx context.Context, body []byte, agent string) (*chain.PostResult, error) {
+func (b *Flows) PostLetter(ctx context.Context, body []byte, agent string) (*chain.PostResult, error) {
 	return b.Missions.Post(ctx, chain.PostRequest{Body: body, Agent: agent})
 }
 
@@ -112,7 +112,7 @@ func (b *Brain) PostLetter(ctx context.Context, body []byte, agent string) (*cha
 // carry this clone's own name (its folder's), and from then on the clones
 // would refuse each other's letters. A registered brain, one whose
 // missions fixed its name, and one with no remote open missions freely.
-func (b *Brain) checkNamed(ctx context.Context) error {
+func (b *Flows) checkNamed(ctx context.Context) error {
 	// Whether a registration exists is all this asks (the laws judge it):
 	// one ref read on the path of every mission opened.
 	if _, ok, err := b.Repo.ReadRef(brain.RegistrationRef); err != nil || ok {
@@ -125,6 +125,6 @@ func (b *Brain) checkNamed(ctx context.Context) error {
 	if remote == "" {
 		return nil
 	}
-	return gates.Refusef(gates.BrainMismatch, "brain",
+	return rules.Refusef(rules.BrainMismatch, "brain",
 		"this clone has not learned the brain's registered name from %s yet, and a mission opened now would name the brain %q, apart from the one it was cloned from: run m1nd sync (it adopts %s's name, or registers this one when %s has none), then open the mission", remote, b.Name(), remote, remote)
 }

@@ -12,12 +12,12 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // OpenMission opens the mission, links the follow-up and delivers the
@@ -159,7 +159,7 @@ func TestViewsWithoutAStore(t *testing.T) {
 	if err != nil || v.HasStore() || v.Blocks == nil || len(v.Blocks) != 0 {
 		t.Fatalf("%+v %v", v, err)
 	}
-	data, _ := gates.EncodeReply(gates.Success(v))
+	data, _ := rules.EncodeReply(rules.Success(v))
 	if string(data) != `{"ok":true,"served_brain":"shop","store_version":0,"skeleton":null,"blocks":[]}` {
 		t.Fatalf("no store: %s", data)
 	}
@@ -203,8 +203,8 @@ func TestOpenMissionNeedsTheBrainsName(t *testing.T) {
 			}
 			before := s.g.Git("for-each-ref", "refs/m1nd/missions/")
 			_, err := s.flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: "owner", Now: time.Now()})
-			refusal, refused := gates.AsRefusal(err)
-			if refused != tc.refused || (refused && refusal.Code != gates.BrainMismatch) || (!tc.refused && err != nil) {
+			refusal, refused := rules.AsRefusal(err)
+			if refused != tc.refused || (refused && refusal.Code != rules.BrainMismatch) || (!tc.refused && err != nil) {
 				t.Fatalf("OpenMission: %v, want refused %v", err, tc.refused)
 			}
 			if refused && !strings.Contains(refusal.Lesson, "run m1nd sync") {

@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/cli"
-	"github.com/m1nd/m1nd/internal/fullcli"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/cli"
+	"github.com/m1nd/m1nd/fullcli"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -29,7 +29,7 @@ import (
 // the real owner (tray.Server) over a loopback socket.
 type surfaces struct {
 	g     *gittest.Repo
-	flows *ops.Brain
+	flows *ops.Flows
 	owner *httptest.Server
 }
 
@@ -131,45 +131,45 @@ func TestSameRefusalThroughTheCLIAndTheTray(t *testing.T) {
 		args       []string // after m1nd -C DIR
 		stdin      string
 		path, body string // the tray's request
-		code       gates.Code
+		code       rules.Code
 		field      string
 	}{
 		{"unknown block",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_nope"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_nope"}`,
-			gates.UnknownBlock, "block_id"},
+			rules.UnknownBlock, "block_id"},
 		{"deliver to a name that is not an agent id",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--deliver-to", "Bob Smith"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","deliver_to":"Bob Smith"}`,
-			gates.InvalidLetter, "deliver_to"},
+			rules.InvalidLetter, "deliver_to"},
 		{"deliver to oneself",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--deliver-to", "owner"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","deliver_to":"owner"}`,
-			gates.InvalidLetter, "deliver_to"},
+			rules.InvalidLetter, "deliver_to"},
 		{"undeliverable packet: an escape byte",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--packet", escape, "--deliver-to", "bob"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","packet_markdown":"# Packet\u001b[31m red\n","deliver_to":"bob"}`,
-			gates.InvalidLetter, "deliver_to"},
+			rules.InvalidLetter, "deliver_to"},
 		{"undeliverable packet: too long",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--packet", long, "--deliver-to", "bob"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","packet_markdown":"` + strings.Repeat("x", 16<<10+1) + `","deliver_to":"bob"}`,
-			gates.InvalidLetter, "deliver_to"},
+			rules.InvalidLetter, "deliver_to"},
 		{"unknown follow-up",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--followup", "0123456789ab"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","followup":"0123456789ab"}`,
-			gates.NotPublisher, "followup"},
+			rules.NotPublisher, "followup"},
 		{"someone else's follow-up",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--followup", theirs}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","followup":` + jsonString(theirs) + `}`,
-			gates.NotPublisher, "followup"},
+			rules.NotPublisher, "followup"},
 		{"a seat that is none",
 			[]string{"mission", "new", "--json", "--agent", "owner", "--block", "sb_shop_core", "--seat", "captain"}, "",
 			"/api/mission_new", `{"agent_id":"owner","block_id":"sb_shop_core","seat":"captain"}`,
-			gates.InvalidLetter, "seat"},
+			rules.InvalidLetter, "seat"},
 		{"a letter of another brain",
 			[]string{"mission", "post", "--agent", "owner"}, otherBrain,
 			"/api/mission_post", `{"agent_id":"owner","letter":` + otherBrain + `}`,
-			gates.BrainMismatch, "brain_ref"},
+			rules.BrainMismatch, "brain_ref"},
 	} {
 		t.Run(tt.label, func(t *testing.T) {
 			before := s.refs()
@@ -178,7 +178,7 @@ func TestSameRefusalThroughTheCLIAndTheTray(t *testing.T) {
 			if exit != 3 {
 				t.Errorf("CLI: exit %d, want 3: %s", exit, stdout)
 			}
-			if want := gates.HTTPStatus(tt.code); status != want {
+			if want := rules.HTTPStatus(tt.code); status != want {
 				t.Errorf("tray: %d, want %d: %s", status, want, body)
 			}
 			fromCLI, fromTray := decodeObject(t, "CLI", stdout), decodeObject(t, "tray", body)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // What the human is told is what was proven (DESIGN §10): a merge_wait's
@@ -51,7 +51,7 @@ func (w *GateWord) Proven() bool { return w != nil && w.Standing == GateProven }
 
 // GateWordOf says what the merge_wait letter l of commit h on mission
 // missionID stands on, judged now against the approved runner pins.
-func (b *Brain) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, body []byte) (*GateWord, error) {
+func (b *Flows) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, body []byte) (*GateWord, error) {
 	c, err := b.Repo.ReadCommit(h)
 	if err != nil {
 		return nil, fmt.Errorf("mission %s: %w", missionID, err)
@@ -60,7 +60,7 @@ func (b *Brain) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 	w := &GateWord{Agent: agent}
 	runner, err := chain.NamedRunner(l, agent)
 	if err != nil {
-		w.Standing, w.Says = GateBroken, gates.OneLine(err.Error())
+		w.Standing, w.Says = GateBroken, rules.OneLine(err.Error())
 		return w, nil
 	}
 	w.Runner = runner
@@ -70,17 +70,17 @@ func (b *Brain) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 		w.Standing = GateClaimed
 		w.Says = fmt.Sprintf("claimed by agent %s, not run by a runner you approved", agent)
 	case err != nil:
-		w.Standing, w.Says = GateBroken, gates.OneLine(err.Error())
+		w.Standing, w.Says = GateBroken, rules.OneLine(err.Error())
 	case !signed:
 		w.Standing = GateUnsigned
 		w.Says = fmt.Sprintf("runner %s's word from before runners signed their gates: not proven", runner)
 	default:
 		doc := &chain.Doc{Ref: chain.MissionRefPrefix + missionID, Commit: h, Meta: c, Body: body}
 		if err := b.Store.CheckGateProof(doc, l); err != nil {
-			w.Standing, w.Says = GateBroken, "BROKEN: "+gates.OneLine(err.Error())
+			w.Standing, w.Says = GateBroken, "BROKEN: "+rules.OneLine(err.Error())
 			return w, nil
 		}
-		w.Standing, w.Key, w.Pins = GateProven, gates.RunnerKeyFingerprint(att.Key), att.Pins
+		w.Standing, w.Key, w.Pins = GateProven, rules.RunnerKeyFingerprint(att.Key), att.Pins
 		w.ApprovedAt = b.pinsApprovedAt(att.Pins)
 		w.Says = fmt.Sprintf("proven by runner %s (key %s, approved in runner pins v%d", runner, w.Key, w.Pins)
 		if w.ApprovedAt != "" {
@@ -98,7 +98,7 @@ func (b *Brain) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 
 // pinsApprovedAt is when runner pins version v was approved (its commit's
 // date), "" when it cannot be read.
-func (b *Brain) pinsApprovedAt(v int64) string {
+func (b *Flows) pinsApprovedAt(v int64) string {
 	head, ok, err := b.Repo.ReadRef(brain.PinsRef)
 	if err != nil || !ok {
 		return ""
@@ -119,7 +119,7 @@ func (b *Brain) pinsApprovedAt(v int64) string {
 }
 
 // headWord is GateWordOf a merge_wait head.
-func (b *Brain) headWord(h *chain.Head, l *chain.Letter) (*GateWord, error) {
+func (b *Flows) headWord(h *chain.Head, l *chain.Letter) (*GateWord, error) {
 	return b.GateWordOf(h.MissionID, h.Commit, l, l.Canonical())
 }
 
@@ -135,11 +135,11 @@ type ClaimedGate struct {
 func (e *ClaimedGate) Error() string { return e.Refusal().Error() }
 
 // Refusal is the unproven_gate refusal it stands for.
-func (e *ClaimedGate) Refusal() *gates.Refusal {
-	return gates.Refusef(gates.UnprovenGate, "mission_id", "%s's gate is %s: nothing lands on it as it is; landing it first has runnerd run an approved runner's gate on exactly its tree (m1nd land asks, then land again once it is proven)", e.MissionID, e.Word.Says)
+func (e *ClaimedGate) Refusal() *rules.Refusal {
+	return rules.Refusef(rules.UnprovenGate, "mission_id", "%s's gate is %s: nothing lands on it as it is; landing it first has runnerd run an approved runner's gate on exactly its tree (m1nd land asks, then land again once it is proven)", e.MissionID, e.Word.Says)
 }
 
-// Unwrap makes errors.As(err, *gates.Refusal) see the refusal.
+// Unwrap makes errors.As(err, *rules.Refusal) see the refusal.
 func (e *ClaimedGate) Unwrap() error { return e.Refusal() }
 
 // AsClaimedGate reports whether err is a landing refused because its
@@ -168,7 +168,7 @@ type ProofRequest struct {
 // for the first build runner it can. With no runnerd running here, or
 // none that can sign, it is refused unproven_gate and nothing is written.
 // into names the branch the landing will merge into, when given.
-func (b *Brain) RequestProof(ctx context.Context, missionID, into string, now time.Time) (*ProofRequest, error) {
+func (b *Flows) RequestProof(ctx context.Context, missionID, into string, now time.Time) (*ProofRequest, error) {
 	head, word, err := b.claimToProve(ctx, missionID)
 	if err != nil {
 		return nil, err
@@ -203,14 +203,14 @@ func (b *Brain) RequestProof(ctx context.Context, missionID, into string, now ti
 // claimToProve is mission missionID's head when it is a sound merge_wait
 // whose gate is not proven, and names a tested commit this repository
 // holds; with what its gate stands on.
-func (b *Brain) claimToProve(ctx context.Context, missionID string) (*chain.Head, *GateWord, error) {
+func (b *Flows) claimToProve(ctx context.Context, missionID string) (*chain.Head, *GateWord, error) {
 	head, err := b.Missions.Current(missionID)
 	if err != nil {
 		return nil, nil, err
 	}
 	l := head.Letter
 	if l.Phase != chain.PhaseMergeWait || l.ReceiptCandidate == nil {
-		return nil, nil, gates.Refusef(gates.InvalidTransition, "mission_id", "only a merge_wait mission's gate is proven for a landing; %s is at %s", missionID, l.Phase)
+		return nil, nil, rules.Refusef(rules.InvalidTransition, "mission_id", "only a merge_wait mission's gate is proven for a landing; %s is at %s", missionID, l.Phase)
 	}
 	if err := b.CheckSound(ctx, chain.MissionRefPrefix+missionID); err != nil {
 		return nil, nil, err
@@ -221,14 +221,14 @@ func (b *Brain) claimToProve(ctx context.Context, missionID string) (*chain.Head
 	}
 	commit, tree := l.ReceiptCandidate.Evidence.Tested()
 	if word.Proven() || tree == "" {
-		return nil, nil, gates.Refusef(gates.InvalidTransition, "mission_id", "%s's gate needs no proof run: %s", missionID, word.Says)
+		return nil, nil, rules.Refusef(rules.InvalidTransition, "mission_id", "%s's gate needs no proof run: %s", missionID, word.Says)
 	}
 	h, err := gitstore.ParseHash(commit)
 	if err != nil {
 		return nil, nil, err
 	}
 	if _, err := b.Repo.ReadCommit(h); err != nil {
-		return nil, nil, gates.Refusef(gates.UnprovenGate, "mission_id", "the commit %.12s that %s's gate names is not in this repository: fetch it first (nothing was written)", commit, missionID)
+		return nil, nil, rules.Refusef(rules.UnprovenGate, "mission_id", "the commit %.12s that %s's gate names is not in this repository: fetch it first (nothing was written)", commit, missionID)
 	}
 	return head, word, nil
 }
@@ -236,14 +236,14 @@ func (b *Brain) claimToProve(ctx context.Context, missionID string) (*chain.Head
 // prover is the runner that proves mission missionID's claim: the runner
 // of its spawn when the runnerd running here can sign its gate, else the
 // first build runner it can; refused unproven_gate when there is none.
-func (b *Brain) prover(missionID string, word *GateWord, side *runs.Side) (string, error) {
+func (b *Flows) prover(missionID string, word *GateWord, side *runs.Side) (string, error) {
 	rec, live := runs.ReadRunnerd(b.Repo.RuntimeDir())
 	if !live || len(rec.Provers) == 0 {
 		why := "no runnerd runs here"
 		if live {
 			why = "the runnerd that runs here has no build runner whose pin and key you approved"
 		}
-		return "", gates.Refusef(gates.UnprovenGate, "mission_id", "%s's gate is %s, and %s to prove it: start m1nd runnerd with an approved build runner (m1nd runners), then land again; nothing was written", missionID, word.Says, why)
+		return "", rules.Refusef(rules.UnprovenGate, "mission_id", "%s's gate is %s, and %s to prove it: start m1nd runnerd with an approved build runner (m1nd runners), then land again; nothing was written", missionID, word.Says, why)
 	}
 	if side != nil && rec.Proves(side.RunnerID) {
 		return side.RunnerID, nil
@@ -252,7 +252,7 @@ func (b *Brain) prover(missionID string, word *GateWord, side *runs.Side) (strin
 }
 
 // approvedGate is the gate command the approved pins hold for runner.
-func (b *Brain) approvedGate(runner string) string {
+func (b *Flows) approvedGate(runner string) string {
 	approved, err := brain.ApprovedPins(b.Repo)
 	if r := approved.Runner(runner); err == nil && r != nil {
 		return r.GateCommand
@@ -262,7 +262,7 @@ func (b *Brain) approvedGate(runner string) string {
 
 // landedWord is what the gate a landed mission landed stood on: the
 // merge_wait letter its landed letter follows; nil when it reads none.
-func (b *Brain) landedWord(h *chain.Head) (*GateWord, error) {
+func (b *Flows) landedWord(h *chain.Head) (*GateWord, error) {
 	c, err := b.Repo.ReadCommit(h.Commit)
 	if err != nil || len(c.Parents) == 0 {
 		return nil, err

@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A mission in merge_wait is ready to land when its gate tested what the
@@ -59,7 +59,7 @@ type ancestry struct {
 }
 
 // holds reports whether commit c holds commit a (a is c or an ancestor).
-func (b *Brain) holds(ctx context.Context, a, c string) (bool, error) {
+func (b *Flows) holds(ctx context.Context, a, c string) (bool, error) {
 	key := [2]string{a, c}
 	b.ancestry.mu.Lock()
 	v, ok := b.ancestry.known[key]
@@ -87,9 +87,9 @@ func (b *Brain) holds(ctx context.Context, a, c string) (bool, error) {
 // gitstore.FolderStamp for when to trust it). A target in a folder of its
 // own (release/1.0) is outside it: its move shows with the next write to
 // one of these.
-func (b *Brain) QueueStamp() (gitstore.FolderStamp, error) { return QueueStamp(b.Repo) }
+func (b *Flows) QueueStamp() (gitstore.FolderStamp, error) { return QueueStamp(b.Repo) }
 
-// QueueStamp is Brain.QueueStamp for repo: also what runnerd's queue
+// QueueStamp is Flows.QueueStamp for repo: also what runnerd's queue
 // watches to look again as soon as a branch moves.
 func QueueStamp(repo *gitstore.Repo) (gitstore.FolderStamp, error) {
 	common := repo.CommonDir()
@@ -108,7 +108,7 @@ func QueueStamp(repo *gitstore.Repo) (gitstore.FolderStamp, error) {
 // Queue is where each waiting mission of heads (those in merge_wait)
 // stands, by mission id; a mission with no work branch here lands its
 // receipt alone and is ready.
-func (b *Brain) Queue(ctx context.Context, heads []*chain.Head) (map[string]*QueueView, error) {
+func (b *Flows) Queue(ctx context.Context, heads []*chain.Head) (map[string]*QueueView, error) {
 	out := map[string]*QueueView{}
 	for _, h := range heads {
 		if h.Phase != chain.PhaseMergeWait {
@@ -133,7 +133,7 @@ func (b *Brain) Queue(ctx context.Context, heads []*chain.Head) (map[string]*Que
 // queueOf is where one merge_wait letter's mission stands: a gate no
 // approved runner proved is claimed (or being proven), never ready; a
 // proven one is ready while its gate tested what would land.
-func (b *Brain) queueOf(ctx context.Context, h *chain.Head, l *chain.Letter) (*QueueView, error) {
+func (b *Flows) queueOf(ctx context.Context, h *chain.Head, l *chain.Letter) (*QueueView, error) {
 	missionID := h.MissionID
 	word, err := b.headWord(h, l)
 	if err != nil {
@@ -163,7 +163,7 @@ func (b *Brain) queueOf(ctx context.Context, h *chain.Head, l *chain.Letter) (*Q
 }
 
 // queueOfGate is where a mission stands as its gate's commits go.
-func (b *Brain) queueOfGate(ctx context.Context, missionID string, l *chain.Letter) (*QueueView, error) {
+func (b *Flows) queueOfGate(ctx context.Context, missionID string, l *chain.Letter) (*QueueView, error) {
 	q := &QueueView{State: QueueReady}
 	branch := WorkBranch(missionID)
 	tip, has, err := b.Repo.ReadRef("refs/heads/" + branch)
@@ -182,7 +182,7 @@ func (b *Brain) queueOfGate(ctx context.Context, missionID string, l *chain.Lett
 	q.Target, q.BranchHead = side.Target, tip.String()
 	target, ok, err := b.Repo.ReadRef("refs/heads/" + side.Target)
 	if err != nil || !ok {
-		q.State, q.Why = QueueNoRunner, fmt.Sprintf("this repository has no branch %s to land in", gates.Echo(side.Target))
+		q.State, q.Why = QueueNoRunner, fmt.Sprintf("this repository has no branch %s to land in", rules.Echo(side.Target))
 		return q, err
 	}
 	q.TargetHead = target.String()
@@ -216,7 +216,7 @@ func (b *Brain) queueOfGate(ctx context.Context, missionID string, l *chain.Lett
 // queueFinding fills q from what runnerd's queue last recorded of the
 // mission, when that finding holds for q's heads, and reports whether it
 // did.
-func (b *Brain) queueFinding(q *QueueView, side *runs.Side, missionID string) bool {
+func (b *Flows) queueFinding(q *QueueView, side *runs.Side, missionID string) bool {
 	f := side.Queue
 	if f == nil || f.TargetHead != q.TargetHead || f.Branch != q.BranchHead && f.State != runs.QueueRegating {
 		return false
@@ -251,7 +251,7 @@ func regateTail(runtimeDir, missionID string) string {
 	if len(lines) > 12 {
 		lines = lines[len(lines)-12:]
 	}
-	return gates.CutBytes(strings.Join(lines, "\n"), 4<<10)
+	return rules.CutBytes(strings.Join(lines, "\n"), 4<<10)
 }
 
 // ReadyBell counts the heads a human may land now: in merge_wait, sound,

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/review"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A review goes back to the agent (DESIGN §10): it is one mail letter to
@@ -69,15 +69,15 @@ const (
 // review letter. The mail goes first, then the review letter: a review
 // letter never names text its agent was not sent. The same review sent
 // again is not sent twice.
-func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error) {
-	if req.Agent == gates.HumanName {
+func (b *Flows) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error) {
+	if req.Agent == rules.HumanName {
 		// Every surface asks here: a request field naming the human would
 		// make an agent's review read as the human's word (DESIGN §7).
-		return nil, gates.Refusef(gates.InvalidLetter, "agent", "a review is written under an agent's name, never %q, the human's, which anyone could claim: a review is no gesture (write as your agent, or as %s)", gates.HumanName, ReviewerName)
+		return nil, rules.Refusef(rules.InvalidLetter, "agent", "a review is written under an agent's name, never %q, the human's, which anyone could claim: a review is no gesture (write as your agent, or as %s)", rules.HumanName, ReviewerName)
 	}
 	ref, err := chain.MissionRef(req.MissionID)
 	if err != nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "mission_id", "%s is not a mission id", gates.Echo(req.MissionID))
+		return nil, rules.Refusef(rules.InvalidLetter, "mission_id", "%s is not a mission id", rules.Echo(req.MissionID))
 	}
 	if err := b.CheckSound(ctx, ref); err != nil {
 		return nil, err
@@ -110,8 +110,8 @@ func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 		return out, nil
 	}
 	out.Letter, err = b.Missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: req.Agent})
-	if refusal, ok := gates.AsRefusal(err); ok {
-		return out, gates.Refusef(refusal.Code, refusal.Field, "%s (the review reached %s as letter %s, but is not recorded on the mission; once it is settled, review again: the same review is not sent twice)", refusal.Lesson, mail.To, out.Mail.ID)
+	if refusal, ok := rules.AsRefusal(err); ok {
+		return out, rules.Refusef(refusal.Code, refusal.Field, "%s (the review reached %s as letter %s, but is not recorded on the mission; once it is settled, review again: the same review is not sent twice)", refusal.Lesson, mail.To, out.Mail.ID)
 	}
 	if err != nil {
 		return out, fmt.Errorf("review %s: delivered to %s as letter %s, but not recorded on the mission: %w", req.MissionID, mail.To, out.Mail.ID, err)
@@ -124,16 +124,16 @@ func (b *Brain) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 // that is no approval), its round, the commit reviewed (which a comment
 // without one was read at), its text tidied, a retry's body the gate's
 // failing output when the reviewer said nothing, and the review's laws.
-func (b *Brain) newReview(log []chain.Entry, req ReviewRequest) (*review.Review, error) {
+func (b *Flows) newReview(log []chain.Entry, req ReviewRequest) (*review.Review, error) {
 	head := log[len(log)-1]
 	l := head.Decoded
 	switch {
 	case l.Phase == chain.PhaseMergeWait:
 	case l.Phase == chain.PhaseFailed && req.Decision != review.Approve:
 	case l.Phase == chain.PhaseFailed:
-		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "%s failed: there is nothing to approve; request changes to retry it", req.MissionID)
+		return nil, rules.Refusef(rules.InvalidTransition, "mission_id", "%s failed: there is nothing to approve; request changes to retry it", req.MissionID)
 	default:
-		return nil, gates.Refusef(gates.InvalidTransition, "mission_id", "a review takes a mission waiting in merge_wait, or a failed one to retry it; %s is at %s", req.MissionID, l.Phase)
+		return nil, rules.Refusef(rules.InvalidTransition, "mission_id", "a review takes a mission waiting in merge_wait, or a failed one to retry it; %s is at %s", req.MissionID, l.Phase)
 	}
 	r := &review.Review{
 		MissionID: req.MissionID, Round: roundOf(log), Letter: head.LetterID, Commit: b.reviewedCommit(l),
@@ -154,12 +154,12 @@ func (b *Brain) newReview(log []chain.Entry, req ReviewRequest) (*review.Review,
 // reviewMail is the letter that carries review r (its text) from the
 // reviewer to agent, the one that wrote the letter reviewed, checked as
 // sending it would check it.
-func (b *Brain) reviewMail(agent string, r *review.Review, text string, req ReviewRequest) (*mailbox.Letter, error) {
-	if !gates.ValidAgentID(agent) {
-		return nil, gates.Refusef(gates.InvalidLetter, "mission_id", "the letter reviewed names no agent (its commit was written by plain git, as %s): the review would reach no one", gates.Echo(agent))
+func (b *Flows) reviewMail(agent string, r *review.Review, text string, req ReviewRequest) (*mailbox.Letter, error) {
+	if !rules.ValidAgentID(agent) {
+		return nil, rules.Refusef(rules.InvalidLetter, "mission_id", "the letter reviewed names no agent (its commit was written by plain git, as %s): the review would reach no one", rules.Echo(agent))
 	}
 	if agent == req.Agent {
-		return nil, gates.Refusef(gates.InvalidLetter, "agent", "a review goes to the mission's agent, %s, and that is who writes this one: review as someone else (--agent)", agent)
+		return nil, rules.Refusef(rules.InvalidLetter, "agent", "a review goes to the mission's agent, %s, and that is who writes this one: review as someone else (--agent)", agent)
 	}
 	mail := &mailbox.Letter{
 		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: agent, Class: mailbox.ClassAsk, Brain: b.Name(), Tool: "m1nd",
@@ -202,7 +202,7 @@ func roundOf(log []chain.Entry) int {
 
 // reviewedCommit is the commit a review of l reads: the one its gate
 // tested, else (a failed mission) its work branch's tip; "" for none.
-func (b *Brain) reviewedCommit(l *chain.Letter) string {
+func (b *Flows) reviewedCommit(l *chain.Letter) string {
 	if c := l.ReceiptCandidate; c != nil {
 		if tested, _ := c.Evidence.Tested(); tested != "" {
 			return tested
@@ -217,7 +217,7 @@ func (b *Brain) reviewedCommit(l *chain.Letter) string {
 // failedBody is what a retry's review says when the reviewer says
 // nothing: why the mission failed and, when this machine keeps it, the
 // gate's output (its last lines, indented as a code block).
-func (b *Brain) failedBody(missionID string, l *chain.Letter) string {
+func (b *Flows) failedBody(missionID string, l *chain.Letter) string {
 	why := "The mission failed."
 	if l.Verdict != nil && l.Verdict.Gist != "" {
 		why = "The mission failed: " + l.Verdict.Gist + "."
@@ -255,7 +255,7 @@ func expectedOf(r *review.Review) string {
 // sendOnce sends a letter unless its writer sent the same text of the
 // same class to the same agent already (a review run again after it was
 // delivered but not recorded): then that letter stands, deduped.
-func (b *Brain) sendOnce(ctx context.Context, l *mailbox.Letter) (*mailbox.SendResult, error) {
+func (b *Flows) sendOnce(ctx context.Context, l *mailbox.Letter) (*mailbox.SendResult, error) {
 	sent, err := b.Box.Between(ctx, l.To, l.Agent)
 	if err != nil {
 		return nil, err
@@ -298,7 +298,7 @@ type AnswerView struct {
 // Reviews is a mission's review thread, oldest first: every review its
 // agents were sent (mail whose text is a review of this mission), each
 // with what answered it. log is the mission's letters.
-func (b *Brain) Reviews(ctx context.Context, log []chain.Entry) ([]ReviewView, error) {
+func (b *Flows) Reviews(ctx context.Context, log []chain.Entry) ([]ReviewView, error) {
 	if len(log) == 0 {
 		return nil, nil
 	}
@@ -308,7 +308,7 @@ func (b *Brain) Reviews(ctx context.Context, log []chain.Entry) ([]ReviewView, e
 	for _, e := range log {
 		if chain.RequestsChanges(e.Decoded) && e.Decoded.PacketRef != nil {
 			recorded[*e.Decoded.PacketRef] = e.LetterID
-		} else if gates.ValidAgentID(e.Agent) {
+		} else if rules.ValidAgentID(e.Agent) {
 			agents[e.Agent] = true
 		}
 	}
@@ -343,14 +343,14 @@ func (b *Brain) Reviews(ctx context.Context, log []chain.Entry) ([]ReviewView, e
 // answers fills in what answered review v: the agent's letters to the
 // reviewer from the review until the next one, and the first commit a gate
 // passed on after it.
-func (b *Brain) answers(ctx context.Context, v *ReviewView, log []chain.Entry, until string) error {
+func (b *Flows) answers(ctx context.Context, v *ReviewView, log []chain.Entry, until string) error {
 	agent := ""
 	for _, e := range log {
 		if e.LetterID == v.Letter {
 			agent = e.Agent
 		}
 	}
-	if gates.ValidAgentID(agent) && gates.ValidAgentID(v.By) && agent != v.By {
+	if rules.ValidAgentID(agent) && rules.ValidAgentID(v.By) && agent != v.By {
 		sent, err := b.Box.Between(ctx, v.By, agent)
 		if err != nil {
 			return err
@@ -390,9 +390,9 @@ func sortReviews(v []ReviewView) {
 // mail letter from the review letter's writer to agent whose sha256 is the
 // letter's packet_ref. ok is false when head records no such review, or
 // this clone holds no such letter.
-func (b *Brain) ReviewText(ctx context.Context, head chain.Entry, agent string) (text string, r *review.Review, ok bool, err error) {
+func (b *Flows) ReviewText(ctx context.Context, head chain.Entry, agent string) (text string, r *review.Review, ok bool, err error) {
 	missionID := head.Decoded.MissionID
-	if !chain.RequestsChanges(head.Decoded) || head.Decoded.PacketRef == nil || !gates.ValidAgentID(head.Agent) || !gates.ValidAgentID(agent) {
+	if !chain.RequestsChanges(head.Decoded) || head.Decoded.PacketRef == nil || !rules.ValidAgentID(head.Agent) || !rules.ValidAgentID(agent) {
 		return "", nil, false, nil
 	}
 	sent, err := b.Box.Between(ctx, agent, head.Agent)
@@ -413,6 +413,6 @@ func (b *Brain) ReviewText(ctx context.Context, head chain.Entry, agent string) 
 
 // WorkTip is the commit at the tip of a mission's work branch; ok is false
 // when the branch is gone.
-func (b *Brain) WorkTip(missionID string) (gitstore.Hash, bool, error) {
+func (b *Flows) WorkTip(missionID string) (gitstore.Hash, bool, error) {
 	return b.Repo.ReadRef("refs/heads/" + WorkBranch(missionID))
 }

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/review"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // waitingMission opens a hand mission on the shop and moves it, as agent,
 // to phase (merge_wait: the agent's own claim, with no candidate).
-func waitingMission(t *testing.T, flows *ops.Brain, agent, phase string, now time.Time) string {
+func waitingMission(t *testing.T, flows *ops.Flows, agent, phase string, now time.Time) string {
 	t.Helper()
 	ctx := context.Background()
 	opened, err := flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: agent, Now: now})
@@ -69,7 +69,7 @@ func TestReviewRequestsChanges(t *testing.T) {
 	}
 	// A second request while the first waits: the head is a review.
 	_, err = s.flows.Review(ctx, req)
-	if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.InvalidTransition {
+	if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.InvalidTransition {
 		t.Fatalf("review of a review: %v", err)
 	}
 	// The thread: the review, recorded, no answer yet.
@@ -89,15 +89,15 @@ func TestReviewRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		req   ops.ReviewRequest
-		code  gates.Code
+		code  rules.Code
 		field string
 	}{
-		{"executing", ops.ReviewRequest{MissionID: executing, Decision: review.Change, Body: "x"}, gates.InvalidTransition, "mission_id"},
-		{"approve a failure", ops.ReviewRequest{MissionID: failed, Decision: review.Approve}, gates.InvalidTransition, "mission_id"},
-		{"says nothing", ops.ReviewRequest{MissionID: waiting, Decision: review.CommentOnly}, gates.InvalidLetter, "body"},
-		{"its own agent", ops.ReviewRequest{MissionID: waiting, Decision: review.Change, Body: "x", Agent: "agent-b1"}, gates.InvalidLetter, "agent"},
-		{"the human's name", ops.ReviewRequest{MissionID: waiting, Decision: review.Change, Body: "x", Agent: gates.HumanName}, gates.InvalidLetter, "agent"},
-		{"a comment without a commit", ops.ReviewRequest{MissionID: failed, Decision: review.Change, Comments: []review.Comment{{Path: "a", Line: 1, Text: "x"}}}, gates.InvalidLetter, "comments[0].commit"},
+		{"executing", ops.ReviewRequest{MissionID: executing, Decision: review.Change, Body: "x"}, rules.InvalidTransition, "mission_id"},
+		{"approve a failure", ops.ReviewRequest{MissionID: failed, Decision: review.Approve}, rules.InvalidTransition, "mission_id"},
+		{"says nothing", ops.ReviewRequest{MissionID: waiting, Decision: review.CommentOnly}, rules.InvalidLetter, "body"},
+		{"its own agent", ops.ReviewRequest{MissionID: waiting, Decision: review.Change, Body: "x", Agent: "agent-b1"}, rules.InvalidLetter, "agent"},
+		{"the human's name", ops.ReviewRequest{MissionID: waiting, Decision: review.Change, Body: "x", Agent: rules.HumanName}, rules.InvalidLetter, "agent"},
+		{"a comment without a commit", ops.ReviewRequest{MissionID: failed, Decision: review.Change, Comments: []review.Comment{{Path: "a", Line: 1, Text: "x"}}}, rules.InvalidLetter, "comments[0].commit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.req.Agent == "" {
@@ -106,7 +106,7 @@ func TestReviewRefuses(t *testing.T) {
 			tc.req.Now = now
 			before, _ := s.flows.Repo.ListRefs("refs/m1nd/")
 			_, err := s.flows.Review(ctx, tc.req)
-			r, ok := gates.AsRefusal(err)
+			r, ok := rules.AsRefusal(err)
 			if !ok || r.Code != tc.code || r.Field != tc.field {
 				t.Fatalf("got %v, want %s on %s", err, tc.code, tc.field)
 			}

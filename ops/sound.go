@@ -6,9 +6,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // What breaks the laws is shown as broken, and nothing proceeds on it: the
@@ -18,7 +18,7 @@ import (
 // never from the kept verdicts, which are a cache and never truth.
 
 // Verdicts is the laws' verdicts on this brain's refs, opened once.
-func (b *Brain) Verdicts() *laws.Verdicts {
+func (b *Flows) Verdicts() *laws.Verdicts {
 	b.verdictsOnce.Do(func() { b.verdicts = laws.OpenVerdicts(b.Repo) })
 	return b.verdicts
 }
@@ -26,7 +26,7 @@ func (b *Brain) Verdicts() *laws.Verdicts {
 // CheckSound refuses broken_history when one of refs (at its head now)
 // breaks the laws, judged from its root now: a landing or a gesture never
 // builds on forged history, whatever a cache file says.
-func (b *Brain) CheckSound(ctx context.Context, refs ...string) error {
+func (b *Flows) CheckSound(ctx context.Context, refs ...string) error {
 	return CheckSoundOf(ctx, b.Verdicts(), refs...)
 }
 
@@ -55,14 +55,14 @@ func BrokenRefusal(f *laws.RefFault) error {
 	if len(f.Commit) >= 12 {
 		at = " at " + f.Commit[:12]
 	}
-	return gates.Refusef(gates.BrokenHistory, "", "%s breaks the laws%s (%s: %s): nothing proceeds on it; m1nd verify names it, and the history must be put right first", f.Ref, at, f.Code, f.Lesson)
+	return rules.Refusef(rules.BrokenHistory, "", "%s breaks the laws%s (%s: %s): nothing proceeds on it; m1nd verify names it, and the history must be put right first", f.Ref, at, f.Code, f.Lesson)
 }
 
 // Heads is every mission's head (optionally only those in phase), each
 // marked with the law its chain breaks, if any (chain.Head.Fault). With
 // decode, the letters are decoded for callers that read them; without,
 // a reply re-sends their stored bytes.
-func (b *Brain) Heads(ctx context.Context, phase string, decode bool) (*chain.HeadsView, error) {
+func (b *Flows) Heads(ctx context.Context, phase string, decode bool) (*chain.HeadsView, error) {
 	read := b.Missions.HeadsRaw
 	if decode {
 		read = b.Missions.Heads
@@ -81,7 +81,7 @@ func (b *Brain) Heads(ctx context.Context, phase string, decode bool) (*chain.He
 // head read from the archive (Folded) is only as sound as the archive
 // that folds it: a forged fold (a merge_wait mission listed as finished)
 // marks every head it folds, never "folded, finished" over it.
-func (b *Brain) markHeads(heads []*chain.Head) error {
+func (b *Flows) markHeads(heads []*chain.Head) error {
 	refs := make([]string, len(heads), len(heads)+1)
 	commits := make([]gitstore.Hash, len(heads), len(heads)+1)
 	folded := false
@@ -121,7 +121,7 @@ func (b *Brain) markHeads(heads []*chain.Head) error {
 
 // Faults are the refs of the brain's own state (the store, the keys, the
 // runner pins) whose history breaks the laws now.
-func (b *Brain) Faults(ctx context.Context) ([]*laws.RefFault, error) {
+func (b *Flows) Faults(ctx context.Context) ([]*laws.RefFault, error) {
 	refs := []string{brain.StoreRef, brain.KeysRef, brain.PinsRef}
 	heads := make([]gitstore.Hash, len(refs))
 	for i, ref := range refs {

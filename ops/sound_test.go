@@ -8,9 +8,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // TestVerdictsAreKeptAndFollowTheStore: a head the laws refuse is marked
@@ -23,7 +23,7 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 	lb := newLandBrain(t)
 	id := lb.mission(true)
 	ref := chain.MissionRefPrefix + id
-	faultOf := func(b *ops.Brain) *chain.HeadFault {
+	faultOf := func(b *ops.Flows) *chain.HeadFault {
 		t.Helper()
 		view, err := b.Heads(ctx, "", false)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 	lb.g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, forged, head.Commit.String())
 
 	f := faultOf(lb.b)
-	if f == nil || f.Refused != string(gates.LandedLaw) || f.Commit != forged {
+	if f == nil || f.Refused != string(rules.LandedLaw) || f.Commit != forged {
 		t.Fatalf("the forged landing is marked %+v", f)
 	}
 	kept, err := os.ReadFile(laws.VerdictsPath(lb.b.Repo.RuntimeDir()))
@@ -60,14 +60,14 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 	}
 	// A new invocation reads it back.
 	again := ops.New(lb.b.Repo, "shop")
-	if f := faultOf(again); f == nil || f.Refused != string(gates.LandedLaw) {
+	if f := faultOf(again); f == nil || f.Refused != string(rules.LandedLaw) {
 		t.Fatalf("the kept verdict read back: %+v", f)
 	}
 	// The store reaches v2 with the import made for this mission's letter:
 	// the verdict leaned on the store, and is judged again.
 	if _, err := again.Store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: lb.now},
-		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(head.Letter.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(head.Letter.ReceiptCandidate), Origin: rules.OriginHumanTTY,
 		Lands: &brain.Landing{MissionID: id, LetterID: head.HeadLetterID},
 	}); err != nil {
 		t.Fatal(err)

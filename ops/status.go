@@ -93,7 +93,7 @@ func (s *Status) BlockCount() int {
 }
 
 // Status reads the brain's status; colours are as of now.
-func (b *Brain) Status(ctx context.Context, now time.Time) (*Status, error) {
+func (b *Flows) Status(ctx context.Context, now time.Time) (*Status, error) {
 	snap, hasStore, err := b.Store.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("status: read the store: %w", err)

@@ -35,7 +35,7 @@ type titleSeen struct {
 
 // Titles is the ask line of each mission of heads whose packet this
 // machine keeps, by mission id.
-func (b *Brain) Titles(heads []*chain.Head) (map[string]string, error) {
+func (b *Flows) Titles(heads []*chain.Head) (map[string]string, error) {
 	out := map[string]string{}
 	dir := runs.SideDir(b.Repo.RuntimeDir())
 	entries, err := os.ReadDir(dir)
@@ -65,7 +65,7 @@ func (b *Brain) Titles(heads []*chain.Head) (map[string]string, error) {
 
 // title is one packet's ask line, read once per size and time; "" when it
 // cannot be read.
-func (b *Brain) title(path string, e fs.DirEntry) string {
+func (b *Flows) title(path string, e fs.DirEntry) string {
 	fi, err := e.Info()
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""

@@ -131,7 +131,7 @@ type ShownMission struct {
 
 // ShowMission reads a mission's head and view; unknown_mission when there
 // is none.
-func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMission, error) {
+func (b *Flows) ShowMission(ctx context.Context, missionID string) (*ShownMission, error) {
 	head, err := b.Missions.Current(missionID)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func (b *Brain) ShowMission(ctx context.Context, missionID string) (*ShownMissio
 }
 
 // MissionView reads a mission's view; unknown_mission when there is none.
-func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView, error) {
+func (b *Flows) MissionView(ctx context.Context, missionID string) (*MissionView, error) {
 	log, err := b.Missions.Log(ctx, missionID)
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (b *Brain) MissionView(ctx context.Context, missionID string) (*MissionView
 // gateView is the gate a mission's letters last name, with the pin that
 // proved it (from the candidate's evidence) and whether a passkey approved
 // that pin, and its output when this machine keeps it.
-func (b *Brain) gateView(missionID string, gate *chain.Gate, cand *chain.ReceiptCandidate, side *runs.Side) (*GateView, error) {
+func (b *Flows) gateView(missionID string, gate *chain.Gate, cand *chain.ReceiptCandidate, side *runs.Side) (*GateView, error) {
 	g := &GateView{Command: gate.Command, ExitStatus: gate.ExitStatus}
 	if cand != nil && cand.Emitter != nil {
 		for _, ref := range cand.Evidence.EvidenceRefs {
@@ -244,7 +244,7 @@ var ErrNoRunLog = errors.New("no such output is kept on this machine for this mi
 // runs.LogGate, runs.LogRegate), at most limit bytes, made safe to show: control characters
 // visible, the machine's paths replaced. truncated says the head was cut;
 // ErrNoRunLog when this machine keeps no such log.
-func (b *Brain) Output(missionID, log string, limit int64) (out string, truncated bool, err error) {
+func (b *Flows) Output(missionID, log string, limit int64) (out string, truncated bool, err error) {
 	if !chain.ValidMissionID(missionID) {
 		return "", false, fmt.Errorf("output: %q is not a mission id", missionID)
 	}
@@ -262,12 +262,12 @@ func (b *Brain) Output(missionID, log string, limit int64) (out string, truncate
 
 // gateOutput is the gate's Output with the mission's side record already
 // read (nil when this machine never ran it).
-func (b *Brain) gateOutput(missionID string, side *runs.Side, limit int64) (out string, truncated bool, err error) {
+func (b *Flows) gateOutput(missionID string, side *runs.Side, limit int64) (out string, truncated bool, err error) {
 	return b.runOutput(missionID, side, runs.LogGate, limit)
 }
 
 // runOutput is Output with the mission's side record already read.
-func (b *Brain) runOutput(missionID string, side *runs.Side, log string, limit int64) (out string, truncated bool, err error) {
+func (b *Flows) runOutput(missionID string, side *runs.Side, log string, limit int64) (out string, truncated bool, err error) {
 	raw, truncated, err := readTail(runs.SideLog(b.Repo.RuntimeDir(), missionID, log), limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, ErrNoRunLog
@@ -283,14 +283,14 @@ func (b *Brain) runOutput(missionID string, side *runs.Side, log string, limit i
 // pictures (an escape sequence cannot move a terminal's cursor or colour a
 // page), and the machine's paths — the mission's worktree, the repository,
 // the home folder — spelled <worktree>, <repo> and ~.
-func (b *Brain) Printable(missionID string, raw []byte) string {
+func (b *Flows) Printable(missionID string, raw []byte) string {
 	side, _, _ := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	return b.printable(side, raw)
 }
 
 // printable is Printable with the side record already read (nil: no
 // worktree of this machine to name).
-func (b *Brain) printable(side *runs.Side, raw []byte) string {
+func (b *Flows) printable(side *runs.Side, raw []byte) string {
 	s := strings.ToValidUTF8(string(raw), "\uFFFD")
 	var paths []string
 	if side != nil && side.Worktree != "" {
@@ -363,7 +363,7 @@ func WorkBranch(missionID string) string { return WorkBranchPrefix + missionID }
 // started from (recorded at spawn, else where the branch leaves HEAD); a
 // landed mission's is the work as it landed (landedRange). ok is false
 // when the repository has no work branch for the mission.
-func (b *Brain) workRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
+func (b *Flows) workRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
 	if base, tip, ok, err = b.landedRange(ctx, missionID, side); ok || err != nil {
 		return base, tip, ok, err
 	}
@@ -397,7 +397,7 @@ func (b *Brain) workRange(ctx context.Context, missionID string, side *runs.Side
 // second parent), else the commit its worktree started from. ok is false
 // for a mission that is not landed, or whose start this machine does not
 // know (no runner here worked on it).
-func (b *Brain) landedRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
+func (b *Flows) landedRange(ctx context.Context, missionID string, side *runs.Side) (base, tip string, ok bool, err error) {
 	if side == nil || side.Base == "" {
 		return "", "", false, nil
 	}
@@ -430,7 +430,7 @@ var ErrNoWork = errors.New("no work branch: no runner on this machine worked on 
 // Diff writes the mission's work as git prints it (`git diff base tip`,
 // or its --stat), so it pipes into a pager or a diff viewer, and returns
 // the two commits it compared.
-func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) (base, tip string, err error) {
+func (b *Flows) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) (base, tip string, err error) {
 	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
 	if err != nil {
 		return "", "", err
@@ -454,7 +454,7 @@ func (b *Brain) Diff(ctx context.Context, missionID string, w io.Writer, stat bo
 
 // work reads the commits on the mission's branch since its base; nil when
 // the repository has no such branch (a mission carried by hand).
-func (b *Brain) work(ctx context.Context, missionID string, side *runs.Side) (*WorkView, error) {
+func (b *Flows) work(ctx context.Context, missionID string, side *runs.Side) (*WorkView, error) {
 	base, tip, ok, err := b.workRange(ctx, missionID, side)
 	if err != nil || !ok {
 		return nil, err
@@ -524,7 +524,7 @@ func parseNumstat(out string) []FileChange {
 
 // gitOut is gitRun for a command whose exit code says nothing more than
 // its error.
-func (b *Brain) gitOut(ctx context.Context, args ...string) (string, error) {
+func (b *Flows) gitOut(ctx context.Context, args ...string) (string, error) {
 	out, _, err := b.gitRun(ctx, nil, args...)
 	return out, err
 }

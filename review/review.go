@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Decisions a review makes. Change and Approve are the mission letter's
@@ -93,7 +93,7 @@ func decisionOf(s string) string {
 const commentsHeading = "## Comments"
 
 func invalid(field, format string, args ...any) error {
-	return gates.Refusef(gates.InvalidLetter, field, format, args...)
+	return rules.Refusef(rules.InvalidLetter, field, format, args...)
 }
 
 // Validate says what is wrong with a review, as an invalid_letter refusal
@@ -135,7 +135,7 @@ func (r *Review) Validate() error {
 
 func (c *Comment) validate(field string) error {
 	switch {
-	case c.Path == "" || len(c.Path) > MaxPath || gates.HasUnsafeText(c.Path) || strings.ContainsAny(c.Path, "\n\t\\"):
+	case c.Path == "" || len(c.Path) > MaxPath || rules.HasUnsafeText(c.Path) || strings.ContainsAny(c.Path, "\n\t\\"):
 		return invalid(field+".path", "a comment's path is a file of the diff, on one line, at most %d bytes", MaxPath)
 	case path.IsAbs(c.Path) || path.Clean(c.Path) != c.Path || c.Path == "." || c.Path == ".." || strings.HasPrefix(c.Path, "../"):
 		return invalid(field+".path", "a comment's path is relative to the repository's root, clean (no ./, .. or //)")
@@ -156,7 +156,7 @@ func checkText(field, s string, max int) error {
 	switch {
 	case len(s) > max:
 		return invalid(field, "%s is longer than %d bytes", field, max)
-	case gates.HasUnsafeText(s) || strings.Contains(s, "\t"):
+	case rules.HasUnsafeText(s) || strings.Contains(s, "\t"):
 		return invalid(field, "%s holds invalid UTF-8, a tab, a control character or a bidirectional override", field)
 	case s != strings.TrimSpace(s):
 		return invalid(field, "%s starts or ends with white space", field)
@@ -189,7 +189,7 @@ func tidy(s string) string {
 func (r *Review) Gist() string {
 	var parts []string
 	if n := len(r.Comments); n > 0 {
-		parts = append(parts, gates.Count(n, "comment"))
+		parts = append(parts, rules.Count(n, "comment"))
 	}
 	if first, _, _ := strings.Cut(r.Body, "\n"); first != "" {
 		parts = append(parts, first)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 const (
@@ -100,8 +100,8 @@ func TestValidateRefuses(t *testing.T) {
 			r := sample()
 			tc.edit(r)
 			err := r.Validate()
-			ref, ok := gates.AsRefusal(err)
-			if !ok || ref.Code != gates.InvalidLetter || ref.Field != tc.field {
+			ref, ok := rules.AsRefusal(err)
+			if !ok || ref.Code != rules.InvalidLetter || ref.Field != tc.field {
 				t.Fatalf("got %v, want invalid_letter on %s", err, tc.field)
 			}
 		})

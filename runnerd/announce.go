@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/owner"
+	"github.com/m1nd/m1nd/internal/trayclient"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/runners"
 )
@@ -84,7 +84,7 @@ func (d *Daemon) announceLoop(ctx context.Context) {
 // also when --owner-url names the owner: a change there is an owner that
 // restarted, which may be the same one.
 func (d *Daemon) ownerRecord() string {
-	data, _ := gitstore.ReadRuntime(filepath.Join(d.Repo.RuntimeDir(), owner.RecordFile), 1<<20)
+	data, _ := gitstore.ReadRuntime(filepath.Join(d.Repo.RuntimeDir(), trayclient.RecordFile), 1<<20)
 	return string(data)
 }
 
@@ -158,9 +158,9 @@ func (d *Daemon) announceOnce(ctx context.Context) bool {
 	if refused {
 		return true
 	}
-	oc := &owner.Client{URL: d.OwnerURL}
+	oc := &trayclient.Client{URL: d.OwnerURL}
 	if d.OwnerURL == "" {
-		rec, ok := owner.ReadRecord(d.Repo.RuntimeDir())
+		rec, ok := trayclient.ReadRecord(d.Repo.RuntimeDir())
 		switch {
 		case !ok:
 			d.note("no record", "waiting for the owner: no serve.json yet — start m1nd serve")
@@ -179,7 +179,7 @@ func (d *Daemon) announceOnce(ctx context.Context) bool {
 		ids = append(ids, rn.ID)
 	}
 	reply, err := oc.Announce(ctx, wire.Announce{RunnerIDs: ids, Port: d.port, BootChallenge: hex.EncodeToString(challenge[:])})
-	var status *owner.StatusError
+	var status *trayclient.StatusError
 	switch {
 	case errors.As(err, &status) && status.Status == http.StatusUnauthorized:
 		d.note("401 "+oc.URL, fmt.Sprintf("waiting for the owner: the owner at %s refused runnerd's secret (401): both must read this repository's .git/m1nd/runnerd.secret; restart m1nd serve if m1nd init made it after the owner started", oc.URL))

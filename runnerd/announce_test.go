@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
+	"github.com/m1nd/m1nd/internal/trayclient"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/runners"
 )
@@ -31,7 +31,7 @@ func newFakeOwner(t *testing.T, pinned ...string) *fakeOwner {
 	o := &fakeOwner{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in wire.Announce
-		if r.Header.Get(serve.SecretHeader) != testSecret || json.NewDecoder(r.Body).Decode(&in) != nil {
+		if r.Header.Get(loopback.SecretHeader) != testSecret || json.NewDecoder(r.Body).Decode(&in) != nil {
 			w.WriteHeader(401)
 			return
 		}
@@ -53,8 +53,8 @@ func newFakeOwner(t *testing.T, pinned ...string) *fakeOwner {
 // record writes serve.json naming the owner (this process as its pid).
 func (o *fakeOwner) record(t *testing.T, runtimeDir string) {
 	t.Helper()
-	data, _ := json.Marshal(owner.Record{Addr: strings.TrimPrefix(o.URL, "http://"), PID: os.Getpid(), Brain: "shop"})
-	if err := os.WriteFile(filepath.Join(runtimeDir, owner.RecordFile), data, 0o600); err != nil {
+	data, _ := json.Marshal(trayclient.Record{Addr: strings.TrimPrefix(o.URL, "http://"), PID: os.Getpid(), Brain: "shop"})
+	if err := os.WriteFile(filepath.Join(runtimeDir, trayclient.RecordFile), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -148,7 +148,7 @@ func TestAnnounceFindsAnOwnerThatStartsOrRestarts(t *testing.T) {
 	// No owner answers at the recorded address: runnerd says so once and
 	// keeps trying, sooner than its interval.
 	second.Close()
-	os.Remove(filepath.Join(runtime, owner.RecordFile))
+	os.Remove(filepath.Join(runtime, trayclient.RecordFile))
 	within(t, 2*time.Second, "the wait logged", func() bool { return logs.count("no serve.json yet") == 2 })
 	third := newFakeOwner(t, "build-1")
 	third.record(t, runtime)

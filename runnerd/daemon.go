@@ -1,7 +1,7 @@
 // Package runnerd is the runner daemon: pinned runners, a sibling worktree
 // per mission, the agent and its gate. It is the only process that spawns
 // agents; the owner and it find and trust each other through the owner's
-// record and the shared secret (internal/serve).
+// record and the shared secret (internal/loopback).
 package runnerd
 
 import (
@@ -17,13 +17,13 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/secret"
-	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -46,7 +46,7 @@ type Daemon struct {
 	// served (and announced) within a second, no restart.
 	ConfigFile string
 	Secret     string
-	// Key signs what the runners' gates tested (gates.GateStatement); its
+	// Key signs what the runners' gates tested (rules.GateStatement); its
 	// public half is part of the pins a human approves. nil: the brain's
 	// key (secret.LoadRunnerKey), made when missing.
 	Key ed25519.PrivateKey
@@ -67,7 +67,7 @@ type Daemon struct {
 	// that wait (QueueInterval when 0; negative: no queue).
 	QueueInterval time.Duration
 
-	flows    *ops.Brain // what the brain is (ops.New), opened once; missions and store are its fields
+	flows    *ops.Flows // what the brain is (ops.New), opened once; missions and store are its fields
 	missions *chain.Missions
 	store    *brain.Store
 	port     string
@@ -143,7 +143,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 		loops.Add(1)
 		go func() { defer loops.Done(); d.queueLoop(ctx, every) }()
 	}
-	err := serve.Run(ctx, srv, ln)
+	err := loopback.Run(ctx, srv, ln)
 	stop()
 	d.drain(&loops)
 	return err
@@ -184,7 +184,7 @@ func (d *Daemon) Handler() http.Handler {
 // (compared in constant time).
 func (d *Daemon) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !serve.SecretMatches(d.Secret, r.Header.Get(serve.SecretHeader)) {
+		if !loopback.SecretMatches(d.Secret, r.Header.Get(loopback.SecretHeader)) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -202,36 +202,36 @@ func decode(r *http.Request, v any) error {
 func (d *Daemon) postRun(w http.ResponseWriter, r *http.Request) {
 	var req wire.RunRequest
 	if err := decode(r, &req); err != nil {
-		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id, packet_markdown, block_id, brain_ref, mission_id?}: %s", gates.Clip(err.Error())))
+		loopback.WriteRefusal(w, rules.Refusef(rules.InvalidLetter, "", "want {runner_id, packet_markdown, block_id, brain_ref, mission_id?}: %s", rules.Clip(err.Error())))
 		return
 	}
 	runner := d.config().Runner(req.RunnerID)
 	if runner == nil || runner.Capability != runners.CapBuild {
-		d.Logf("refused /run for runner %q: not a pinned build-runner", gates.Clip(req.RunnerID))
-		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", gates.Clip(req.RunnerID), runners.ConfigFile))
+		d.Logf("refused /run for runner %q: not a pinned build-runner", rules.Clip(req.RunnerID))
+		loopback.WriteRefusal(w, rules.Refusef(rules.UnpinnedRunner, "runner_id", "runner %q is not pinned as a build-runner in %s", rules.Clip(req.RunnerID), runners.ConfigFile))
 		return
 	}
 	if _, err := d.approval(runner); err != nil {
 		d.Logf("refused /run for runner %s: %v", runner.ID, err)
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	main := d.Repo.MainWorkTree()
 	if main == "" || !runner.WorkspaceAllowed(main) {
-		serve.WriteRefusal(w, gates.Refusef(gates.WorkspaceNotAllowed, "", "this brain's repository is outside runner %s's workspace_allowlist", runner.ID))
+		loopback.WriteRefusal(w, rules.Refusef(rules.WorkspaceNotAllowed, "", "this brain's repository is outside runner %s's workspace_allowlist", runner.ID))
 		return
 	}
 	if req.BrainRef != "" && req.BrainRef != d.Brain {
-		serve.WriteRefusal(w, gates.Refusef(gates.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain))
+		loopback.WriteRefusal(w, rules.Refusef(rules.BrainMismatch, "brain_ref", "runnerd serves brain %q", d.Brain))
 		return
 	}
 	id, block, err := d.open(r.Context(), runner, req)
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	d.runFor(runner, func() { d.run(d.life, runner, id, block, req.PacketMarkdown) })
-	serve.WriteJSON(w, http.StatusOK, wire.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
+	loopback.WriteJSON(w, http.StatusOK, wire.RunReply{Accepted: true, MissionID: id, RunnerID: runner.ID})
 }
 
 // runFor runs work in the background for runner, one at a time per
@@ -259,10 +259,10 @@ func (d *Daemon) open(ctx context.Context, runner *runners.Runner, req wire.RunR
 		}
 		l := head.Letter
 		if l.Phase != chain.PhaseJudging {
-			return "", "", gates.Refusef(gates.InvalidTransition, "mission_id", "mission %s is at %s; a runner takes a mission only from judging", l.MissionID, l.Phase)
+			return "", "", rules.Refusef(rules.InvalidTransition, "mission_id", "mission %s is at %s; a runner takes a mission only from judging", l.MissionID, l.Phase)
 		}
 		if req.BlockID != "" && req.BlockID != l.BlockID {
-			return "", "", gates.Refusef(gates.InvalidLetter, "block_id", "mission %s is on block %s, not %s; leave block_id out or name the mission's own", l.MissionID, l.BlockID, gates.Echo(req.BlockID))
+			return "", "", rules.Refusef(rules.InvalidLetter, "block_id", "mission %s is on block %s, not %s; leave block_id out or name the mission's own", l.MissionID, l.BlockID, rules.Echo(req.BlockID))
 		}
 		return l.MissionID, l.BlockID, nil
 	}
@@ -279,8 +279,8 @@ func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {
 	for _, rn := range d.config().Runners {
 		ids = append(ids, rn.ID)
 	}
-	serve.WriteJSON(w, http.StatusOK, wire.DaemonStatus{OK: true, Brain: d.Brain, RunnerIDs: ids})
+	loopback.WriteJSON(w, http.StatusOK, wire.DaemonStatus{OK: true, Brain: d.Brain, RunnerIDs: ids})
 }
 
 // Listen binds a loopback address only.
-func Listen(addr string) (net.Listener, error) { return serve.Listen(addr, "runnerd") }
+func Listen(addr string) (net.Listener, error) { return loopback.Listen(addr, "runnerd") }

@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
@@ -275,10 +275,10 @@ func wakeMessage(agent string, items []string) string {
 	}
 	var parts []string
 	if len(letters) > 0 {
-		parts = append(parts, fmt.Sprintf("%s (%s)", gates.Count(len(letters), "letter"), strings.Join(letters, ", ")))
+		parts = append(parts, fmt.Sprintf("%s (%s)", rules.Count(len(letters), "letter"), strings.Join(letters, ", ")))
 	}
 	if len(followups) > 0 {
-		parts = append(parts, fmt.Sprintf("%s you owe (%s)", gates.Count(len(followups), "follow-up"), strings.Join(followups, ", ")))
+		parts = append(parts, fmt.Sprintf("%s you owe (%s)", rules.Count(len(followups), "follow-up"), strings.Join(followups, ", ")))
 	}
 	return fmt.Sprintf("m1nd: work waits for %s: %s. m1nd's hooks put the letters into this session; read them and act on what is yours.", agent, strings.Join(parts, "; "))
 }
@@ -363,7 +363,7 @@ func (k *keeper) spawn(ctx context.Context, pin *runners.KeeperPin, argv []strin
 func (k *keeper) ended(ctx context.Context, pin *runners.KeeperPin, w runners.Wake, code int, err error) {
 	end := runners.Wake{At: k.d.Now(), Agent: pin.Agent, Event: "exited", How: w.How, SessionID: w.SessionID, Exit: code, Log: w.Log}
 	if err != nil {
-		end.Event, end.Error, end.Items = "failed", gates.OneLine(err.Error()), w.Items
+		end.Event, end.Error, end.Items = "failed", rules.OneLine(err.Error()), w.Items
 	}
 	registered := k.registered(pin, w.At, &end)
 	if k.d.Sessions != nil {

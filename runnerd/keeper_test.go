@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // fakeSessions is a session registry for the keeper's tests: whether bob

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -34,12 +34,12 @@ func (d *Daemon) pick(id, capability string) *runners.Runner {
 func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 	var req wire.NameRequest
 	if err := decode(r, &req); err != nil || len(req.Blocks) == 0 || len(req.Blocks) > maxNamingBlocks {
-		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
+		loopback.WriteRefusal(w, rules.Refusef(rules.InvalidLetter, "", "want {runner_id?, blocks:[{block_id, packet}]} with 1 to %d blocks", maxNamingBlocks))
 		return
 	}
 	runner := d.pick(req.RunnerID, runners.CapNaming)
 	if runner == nil {
-		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", runners.ConfigFile))
+		loopback.WriteRefusal(w, rules.Refusef(rules.UnpinnedRunner, "runner_id", "no naming-runner with that id is pinned in %s", runners.ConfigFile))
 		return
 	}
 	results := make([]wire.NameResult, len(req.Blocks))
@@ -55,7 +55,7 @@ func (d *Daemon) postName(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
-	serve.WriteJSON(w, http.StatusOK, wire.NameReply{OK: true, RunnerID: runner.ID, Results: results})
+	loopback.WriteJSON(w, http.StatusOK, wire.NameReply{OK: true, RunnerID: runner.ID, Results: results})
 }
 
 // nameOne runs the naming runner with the packet on stdin; its last
@@ -76,11 +76,11 @@ func (d *Daemon) nameOne(ctx context.Context, runner *runners.Runner, b wire.Nam
 		res.Refused = `the runner's last line was not {"name","purpose"}`
 		return res
 	}
-	if err := gates.SanitizeName(answer.Name); err != nil {
+	if err := rules.SanitizeName(answer.Name); err != nil {
 		res.Refused = err.Error()
 		return res
 	}
-	if err := gates.SanitizePurpose(answer.Purpose); err != nil {
+	if err := rules.SanitizePurpose(answer.Purpose); err != nil {
 		res.Refused = err.Error()
 		return res
 	}
@@ -95,30 +95,30 @@ func (d *Daemon) nameOne(ctx context.Context, runner *runners.Runner, b wire.Nam
 func (d *Daemon) postCurate(w http.ResponseWriter, r *http.Request) {
 	var req wire.CurateRequest
 	if err := decode(r, &req); err != nil {
-		serve.WriteRefusal(w, gates.Refusef(gates.InvalidLetter, "", "want {runner_id?, packet}"))
+		loopback.WriteRefusal(w, rules.Refusef(rules.InvalidLetter, "", "want {runner_id?, packet}"))
 		return
 	}
 	runner := d.pick(req.RunnerID, runners.CapHand)
 	if runner == nil {
-		serve.WriteRefusal(w, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", runners.ConfigFile))
+		loopback.WriteRefusal(w, rules.Refusef(rules.UnpinnedRunner, "runner_id", "no hand-runner with that id is pinned in %s", runners.ConfigFile))
 		return
 	}
 	out, err := d.runStdin(r.Context(), runner, req.Packet, runner.CurationTimeout())
 	if err != nil {
-		serve.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: err.Error()})
+		loopback.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: err.Error()})
 		return
 	}
 	var ops []json.RawMessage
 	if err := json.Unmarshal([]byte(lastNonEmpty(out)), &ops); err != nil {
-		serve.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: "the runner's last line was not a JSON array of ops"})
+		loopback.WriteJSON(w, http.StatusOK, wire.CurateReply{RunnerID: runner.ID, Detail: "the runner's last line was not a JSON array of ops"})
 		return
 	}
 	list, err := json.Marshal(ops)
 	if err != nil {
-		serve.WriteErr(w, fmt.Errorf("encode the curation ops: %w", err))
+		loopback.WriteErr(w, fmt.Errorf("encode the curation ops: %w", err))
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, wire.CurateReply{OK: true, RunnerID: runner.ID, Ops: list})
+	loopback.WriteJSON(w, http.StatusOK, wire.CurateReply{OK: true, RunnerID: runner.ID, Ops: list})
 }
 
 // runStdin runs runner's command in the main worktree, contained (it

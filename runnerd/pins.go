@@ -6,8 +6,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/secret"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -29,7 +29,7 @@ func (d *Daemon) approval(r *runners.Runner) (*brain.PinSet, error) {
 		return nil, nil
 	}
 	if d.Key == nil {
-		return nil, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s: runnerd has no signing key (%s), so nothing it gates could be proven: run m1nd init", r.ID, secret.RunnerKeyPath(d.Repo))
+		return nil, rules.Refusef(rules.UnpinnedRunner, "runner_id", "runner %s: runnerd has no signing key (%s), so nothing it gates could be proven: run m1nd init", r.ID, secret.RunnerKeyPath(d.Repo))
 	}
 	if err := d.flows.CheckSound(d.life, brain.PinsRef); err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (d *Daemon) approval(r *runners.Runner) (*brain.PinSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the approved runner pins: %w", err)
 	}
-	key := gates.RunnerKey(d.Key.Public().(ed25519.PublicKey))
+	key := rules.RunnerKey(d.Key.Public().(ed25519.PublicKey))
 	a := approved.Runner(r.ID)
 	if a != nil && a.Pin == r.PinHash() && a.Key == key {
 		return approved, nil
@@ -48,14 +48,14 @@ func (d *Daemon) approval(r *runners.Runner) (*brain.PinSet, error) {
 	case a != nil && a.Pin != r.PinHash():
 		what = "is pinned otherwise than a human approved (its command, gate or workspaces changed)"
 	case a != nil:
-		what = fmt.Sprintf("was approved with another runnerd's key, not this one's (%s)", gates.RunnerKeyFingerprint(key))
+		what = fmt.Sprintf("was approved with another runnerd's key, not this one's (%s)", rules.RunnerKeyFingerprint(key))
 	}
-	return nil, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s %s: the gate that proves work is the human's; approve its pin (gate %q, runnerd key %s) in the tray's Runner pins, signed by your passkey, or with m1nd runners approve at a terminal while the brain has no passkey", r.ID, what, gates.Clip(r.GateCommand), gates.RunnerKeyFingerprint(key))
+	return nil, rules.Refusef(rules.UnpinnedRunner, "runner_id", "runner %s %s: the gate that proves work is the human's; approve its pin (gate %q, runnerd key %s) in the tray's Runner pins, signed by your passkey, or with m1nd runners approve at a terminal while the brain has no passkey", r.ID, what, rules.Clip(r.GateCommand), rules.RunnerKeyFingerprint(key))
 }
 
 // attest signs the gate merge_wait letter l names, as runner's under the
 // pin set approved: what the laws take a runner's merge_wait by.
-func (d *Daemon) attest(runner *runners.Runner, approved *brain.PinSet, l *chain.Letter) (*gates.Attestation, error) {
+func (d *Daemon) attest(runner *runners.Runner, approved *brain.PinSet, l *chain.Letter) (*rules.Attestation, error) {
 	if approved == nil || d.Key == nil {
 		return nil, fmt.Errorf("runner %s has no approved pin set to sign under", runner.ID)
 	}
@@ -63,7 +63,7 @@ func (d *Daemon) attest(runner *runners.Runner, approved *brain.PinSet, l *chain
 	if err != nil {
 		return nil, err
 	}
-	att := gates.SignGate(d.Key, st)
+	att := rules.SignGate(d.Key, st)
 	return &att, nil
 }
 
@@ -72,7 +72,7 @@ func (d *Daemon) attest(runner *runners.Runner, approved *brain.PinSet, l *chain
 func (d *Daemon) noteApprovals(cfg *runners.Config) {
 	for _, r := range cfg.Runners {
 		if _, err := d.approval(r); err != nil {
-			if ref, ok := gates.AsRefusal(err); ok {
+			if ref, ok := rules.AsRefusal(err); ok {
 				d.Logf("%s", ref.Lesson)
 			} else {
 				d.Logf("runner %s: %v", r.ID, err)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -51,7 +51,7 @@ func TestTheGateIsTheHumans(t *testing.T) {
 	// Approved at a terminal, before any passkey: it runs, and its
 	// merge_wait names the approved pin and carries runnerd's signature.
 	build := r.d.config().Runner("build-1")
-	r.approve(gates.OriginHumanTTY, nil)
+	r.approve(rules.OriginHumanTTY, nil)
 	status, out := run()
 	if status != 200 {
 		t.Fatalf("an approved pin: %d %v", status, out)
@@ -62,13 +62,13 @@ func TestTheGateIsTheHumans(t *testing.T) {
 	}
 	c, _ := r.d.Repo.ReadCommit(head.Commit)
 	att, signed, err := chain.AttestationOf(c.Message)
-	if err != nil || !signed || att.Pins != 1 || att.Key != gates.RunnerKey(r.d.Key.Public().(ed25519.PublicKey)) {
+	if err != nil || !signed || att.Pins != 1 || att.Key != rules.RunnerKey(r.d.Key.Public().(ed25519.PublicKey)) {
 		t.Fatalf("the merge_wait's attestation: %+v %v %v\n%s", att, signed, err, c.Message)
 	}
 
 	// A passkey is registered: the terminal's approval, made before it,
 	// stands.
-	key := gatestest.New(t, "es256")
+	key := rulestest.New(t, "es256")
 	now := time.Now().UTC().Truncate(time.Second)
 	if _, err := brain.RegisterFirstKey(ctx, r.d.Repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "laptop", AddedAt: chain.Timestamp(now)}, now); err != nil {
 		t.Fatal(err)
@@ -90,12 +90,12 @@ func TestTheGateIsTheHumans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.d.store.CommitPins(ctx, p2, gates.OriginHumanTTY, nil); err == nil {
+	if _, err := r.d.store.CommitPins(ctx, p2, rules.OriginHumanTTY, nil); err == nil {
 		t.Fatal("an approval confirmed at a terminal after the first key was written")
 	}
 
 	// The human signs the new pin with the passkey: it runs.
-	r.approve(gates.OriginHumanPasskey, key)
+	r.approve(rules.OriginHumanPasskey, key)
 	if status, out := run(); status != 200 {
 		t.Fatalf("the passkey's approval: %d %v", status, out)
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -76,11 +76,11 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 	p, id, main := side.Prove, side.MissionID, d.Repo.MainWorkTree()
 	runner := d.config().Runner(p.Runner)
 	if runner == nil || !runner.ProvesWork() {
-		d.proveFailed(side, nil, fmt.Sprintf("runner %s is not pinned here as a build runner", gates.Echo(p.Runner)))
+		d.proveFailed(side, nil, fmt.Sprintf("runner %s is not pinned here as a build runner", rules.Echo(p.Runner)))
 		return
 	}
 	if _, err := d.approval(runner); err != nil {
-		d.proveFailed(side, nil, gates.OneLine(err.Error()))
+		d.proveFailed(side, nil, rules.OneLine(err.Error()))
 		return
 	}
 	lock, _ := d.locks.LoadOrStore(runner.ID, &sync.Mutex{})
@@ -148,7 +148,7 @@ func (d *Daemon) prove(ctx context.Context, side *runs.Side, head *chain.Head) {
 	})
 	if err != nil {
 		d.Logf("prove: %s: could not post the proven merge_wait: %v", id, err)
-		d.proveFailed(side, gateLine, "the gate passed, but its merge_wait could not be posted: "+gates.OneLine(err.Error()))
+		d.proveFailed(side, gateLine, "the gate passed, but its merge_wait could not be posted: "+rules.OneLine(err.Error()))
 		return
 	}
 	side.Prove, side.RunnerID = nil, runner.ID

@@ -13,10 +13,10 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -233,12 +233,12 @@ func (d *Daemon) regateRunner(r *regating) *runners.Runner {
 	letter := r.w.head.Letter
 	runner := d.config().Runner(*letter.RunnerID)
 	if runner == nil || !runner.ProvesWork() {
-		d.queueFound(r, &runs.QueueState{State: runs.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", gates.Echo(*letter.RunnerID), r.w.head.MissionID)})
+		d.queueFound(r, &runs.QueueState{State: runs.QueueNoRunner, Why: fmt.Sprintf("runner %s is not pinned as a build runner here: nothing can re-gate %s", rules.Echo(*letter.RunnerID), r.w.head.MissionID)})
 		return nil
 	}
 	if _, err := d.approval(runner); err != nil {
 		why := err.Error()
-		if refusal, ok := gates.AsRefusal(err); ok {
+		if refusal, ok := rules.AsRefusal(err); ok {
 			why = refusal.Lesson
 		}
 		d.queueFound(r, &runs.QueueState{State: runs.QueueNoRunner, Why: why})

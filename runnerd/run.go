@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/githook"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -113,7 +113,7 @@ func (d *Daemon) round(ctx context.Context, runner *runners.Runner, side *runs.S
 	})
 	if err != nil {
 		d.Logf("mission %s: could not post merge_wait: %v", missionID, err)
-		if refusal, ok := gates.AsRefusal(err); ok && refusal.Code == gates.UnpinnedRunner {
+		if refusal, ok := rules.AsRefusal(err); ok && refusal.Code == rules.UnpinnedRunner {
 			d.fail(ctx, runner, missionID, "the gate passed, but runner "+runner.ID+"'s pin is no longer the approved one, so runnerd signs nothing: approve it again and spawn anew", gateLine)
 		}
 	}
@@ -233,20 +233,20 @@ func gateOutcome(runner *runners.Runner, res result) (*chain.Gate, string) {
 // candidate is the complete receipt candidate of a green gate, scoped from
 // a fresh store snapshot, naming the runner's pin and the commit and tree
 // the gate tested.
-func (d *Daemon) candidate(runner *runners.Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte, work *settled) *gates.Receipt {
+func (d *Daemon) candidate(runner *runners.Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte, work *settled) *rules.Receipt {
 	boundary, contract := int64(1), int64(1)
 	if snap, ok, err := d.store.Snapshot(); err == nil && ok {
 		if b := snap.Block(blockID); b != nil {
 			boundary, contract = b.BoundaryVersion, b.ContractVersion
 		}
 	}
-	return &gates.Receipt{
-		BlockID: blockID, Type: "test", Emitter: &gates.Emitter{Kind: "runnerd", ID: runner.ID},
-		Scope: gates.Scope{BlockID: blockID, BoundaryVersion: boundary, ContractVersion: contract},
-		Evidence: gates.Evidence{
+	return &rules.Receipt{
+		BlockID: blockID, Type: "test", Emitter: &rules.Emitter{Kind: "runnerd", ID: runner.ID},
+		Scope: rules.Scope{BlockID: blockID, BoundaryVersion: boundary, ContractVersion: contract},
+		Evidence: rules.Evidence{
 			ArtifactHash: g.ArtifactHash, EvidenceRefs: append([]string{"gate://" + missionID, runners.PinRef(runner)}, work.testedRefs()...),
 			Command: g.Command, Cwd: ".", ExitStatus: g.ExitStatus,
-			StartedAt: started.Format(gates.WindowLayout), EndedAt: ended.Format(gates.WindowLayout),
+			StartedAt: started.Format(rules.WindowLayout), EndedAt: ended.Format(rules.WindowLayout),
 			Excerpt: excerpt(log, 12),
 		},
 	}
@@ -307,7 +307,7 @@ func (d *Daemon) tidy(ctx context.Context, side *runs.Side) string {
 	// The branch outlives its worktree: its commits are counted from the
 	// main worktree.
 	commits, _ := gitOutput(ctx, d.Repo.MainWorkTree(), "rev-list", "--count", side.Base+".."+side.Branch)
-	what := fmt.Sprintf("%s on %s", gates.Count(atoi(commits), "commit"), side.Branch)
+	what := fmt.Sprintf("%s on %s", rules.Count(atoi(commits), "commit"), side.Branch)
 	switch outcome {
 	case worktreeDirty:
 		return "; " + what + "; worktree kept: uncommitted changes (m1nd worktrees)"

@@ -17,14 +17,14 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/runs"
-	"github.com/m1nd/m1nd/internal/serve"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 	"github.com/m1nd/m1nd/runners"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -42,7 +42,7 @@ type rig struct {
 // their pins approved at a terminal (the brain has no passkey).
 func newRig(t *testing.T, agent, gate string, timeout int) *rig {
 	r := newRigUnapproved(t, agent, gate, timeout)
-	r.approve(gates.OriginHumanTTY, nil)
+	r.approve(rules.OriginHumanTTY, nil)
 	return r
 }
 
@@ -85,13 +85,13 @@ func (r *rig) publicKey() string {
 	if r.d.Key == nil {
 		r.d.init()
 	}
-	return gates.RunnerKey(r.d.Key.Public().(ed25519.PublicKey))
+	return rules.RunnerKey(r.d.Key.Public().(ed25519.PublicKey))
 }
 
 // approve approves every build runner of the rig's configuration now, with
 // its runnerd key, as a human does: at a terminal (origin human-tty, before
 // the first passkey) or signed by key's passkey.
-func (r *rig) approve(origin string, key *gatestest.Authenticator) {
+func (r *rig) approve(origin string, key *rulestest.Authenticator) {
 	r.t.Helper()
 	ctx := context.Background()
 	approvals, _ := runners.Approvals(r.d.config(), r.publicKey())
@@ -99,7 +99,7 @@ func (r *rig) approve(origin string, key *gatestest.Authenticator) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	var proof *gates.Proof
+	var proof *rules.Proof
 	if key != nil {
 		proof = key.Assert(p.Challenge(), nil)
 	}
@@ -112,7 +112,7 @@ func (r *rig) post(path, secret string, body any) (int, map[string]any) {
 	r.t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", r.http.URL+path, bytes.NewReader(b))
-	req.Header.Set(serve.SecretHeader, secret)
+	req.Header.Set(loopback.SecretHeader, secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		r.t.Fatal(err)
@@ -167,7 +167,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `grep -q msn_ cor
 		t.Fatalf("candidate %+v", c)
 	}
 	// The candidate is importable as it stands: evidence contract and window.
-	if err := gates.CheckReceipt(c, time.Now()); err != nil {
+	if err := rules.CheckReceipt(c, time.Now()); err != nil {
 		t.Fatalf("the candidate would not import: %v", err)
 	}
 	log, _ := os.ReadFile(runs.SideLog(r.d.Repo.RuntimeDir(), head.MissionID, "gate"))
@@ -230,7 +230,7 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 			r := newRig(t, tt.agent, tt.gate, tt.timeout)
 			if tt.label == "agent cannot run" {
 				r.d.Config.Runners[0].Command = []string{filepath.Join(r.dir, "missing-agent"), runners.PacketPlaceholder}
-				r.approve(gates.OriginHumanTTY, nil) // the human approves the new pin
+				r.approve(rules.OriginHumanTTY, nil) // the human approves the new pin
 			}
 			head := r.spawn()
 			if head.Letter.Phase != "failed" || head.Letter.Verdict.Decision != "REJECT" || !strings.Contains(head.Letter.Verdict.Gist, tt.gist) {
@@ -448,7 +448,7 @@ func TestAnnounceStopsTrustingAWrongEcho(t *testing.T) {
 			calls++
 			var in map[string]any
 			json.NewDecoder(req.Body).Decode(&in)
-			if req.Header.Get(serve.SecretHeader) != testSecret || in["port"] == "" {
+			if req.Header.Get(loopback.SecretHeader) != testSecret || in["port"] == "" {
 				w.WriteHeader(401)
 				return
 			}

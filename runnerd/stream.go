@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
@@ -110,7 +110,7 @@ func (claudeWire) read(line []byte, _ io.Writer) streamEvent {
 	ev := streamEvent{session: m.SessionID}
 	if m.Type == "result" {
 		ev.ended, ev.failed = true, m.IsError || m.Subtype != "success"
-		ev.detail = gates.CutBytes(gates.OneLine(m.Result), 200)
+		ev.detail = rules.CutBytes(rules.OneLine(m.Result), 200)
 		if len(m.Since) > 0 {
 			u := &runners.Usage{CostUSD: new(float64)}
 			for _, mu := range m.Since {
@@ -221,7 +221,7 @@ func (c *codexWire) read(line []byte, w io.Writer) streamEvent {
 	case m.Method == "turn/completed":
 		ev := streamEvent{session: c.thread, ended: true, failed: m.Params.Turn.Status != "completed"}
 		if e := m.Params.Turn.Error; e != nil {
-			ev.detail = gates.CutBytes(gates.OneLine(e.Message), 200)
+			ev.detail = rules.CutBytes(rules.OneLine(e.Message), 200)
 		}
 		if c.total != c.counted {
 			ev.usage = &runners.Usage{Input: c.total.Input - c.counted.Input, CacheRead: c.total.CacheRead - c.counted.CacheRead,
@@ -230,7 +230,7 @@ func (c *codexWire) read(line []byte, w io.Writer) streamEvent {
 		}
 		return ev
 	case m.Error != nil && c.thread != "": // a turn/start refused
-		return streamEvent{session: c.thread, ended: true, failed: true, detail: gates.CutBytes(gates.OneLine(m.Error.Message), 200)}
+		return streamEvent{session: c.thread, ended: true, failed: true, detail: rules.CutBytes(rules.OneLine(m.Error.Message), 200)}
 	case m.Result.Thread.ID != "" && c.thread == "":
 		c.thread = m.Result.Thread.ID
 		for _, text := range c.queued {
@@ -411,7 +411,7 @@ func (k *keeper) runStream(ctx context.Context, pin *runners.KeeperPin, start ru
 	}
 	s, err := k.openStream(pin, dir, start.SessionID, start.At)
 	if err != nil {
-		start.Event, start.Error = "failed", gates.OneLine(err.Error())
+		start.Event, start.Error = "failed", rules.OneLine(err.Error())
 		k.settle(ctx, pin, start.Items, &start, true)
 		return
 	}
@@ -477,7 +477,7 @@ func (k *keeper) writeTurn(ctx context.Context, s *stream, event string, items [
 		text += "\n\n" + s.spent.Account()
 	}
 	if err := s.proto.turn(s.stdin, text); err != nil {
-		w.Error = gates.OneLine(err.Error())
+		w.Error = rules.OneLine(err.Error())
 		k.journal(w)
 		k.closeStream(ctx, s, "its stdin is closed")
 		return
@@ -537,7 +537,7 @@ func retryMessage(agent string, letters []string) string {
 		verb = "is"
 	}
 	return fmt.Sprintf("m1nd: your previous turn failed before you answered. The %s it carried for %s %s above in this conversation (%s), not repeated here: read them there and act on what is yours.",
-		gates.Count(len(letters), "letter"), agent, verb, strings.Join(letters, ", "))
+		rules.Count(len(letters), "letter"), agent, verb, strings.Join(letters, ", "))
 }
 
 // step is one look at an open stream; it reports whether the stream ended.

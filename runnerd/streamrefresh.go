@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/memory"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
 )
@@ -106,7 +106,7 @@ func (k *keeper) askFlush(s *stream, why string) {
 	s.askedFlush = true
 	w := runners.Wake{At: k.d.Now(), Agent: s.pin.Agent, Event: "flush_asked", How: "stream", SessionID: s.session, Note: why}
 	if err := session.AskFlush(k.d.Repo.RuntimeDir(), s.pin.Agent, why); err != nil {
-		w.Error = gates.OneLine(err.Error())
+		w.Error = rules.OneLine(err.Error())
 	} else {
 		s.flushAsked = why
 	}

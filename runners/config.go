@@ -14,8 +14,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // ConfigFile is the runners' pin file inside the runtime dir.
@@ -125,11 +125,11 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, &ConfigError{Path: path, What: fmt.Sprintf("it is a %s, not a regular file: m1nd reads runners.toml only as a plain file (it never waits on a pipe or follows a link there); remove it and write the file again", notRegular.Kind)}
 	}
 	if err != nil {
-		return nil, &ConfigError{Path: path, What: gates.OneLine(err.Error())}
+		return nil, &ConfigError{Path: path, What: rules.OneLine(err.Error())}
 	}
 	md, err := toml.Decode(string(data), c)
 	if err != nil {
-		return nil, &ConfigError{Path: path, What: gates.OneLine(err.Error())}
+		return nil, &ConfigError{Path: path, What: rules.OneLine(err.Error())}
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := undecoded[0].String()
@@ -194,8 +194,8 @@ func entryFail(path, table string, i int, keyName, key string) func(field, forma
 }
 
 func checkRunner(r *Runner, fail func(field, format string, args ...any) error) error {
-	if !gates.ValidID(r.ID) {
-		return fail("id", "want "+gates.IDRule)
+	if !rules.ValidID(r.ID) {
+		return fail("id", "want "+rules.IDRule)
 	}
 	switch r.Capability {
 	case CapBuild, CapNaming, CapHand:
@@ -277,7 +277,7 @@ func (r *Runner) PinHash() string {
 }
 
 // Approval is a runner pin as a human approves it, with key, the public
-// key of the runnerd that signs what its gate tested (gates.RunnerKey).
+// key of the runnerd that signs what its gate tested (rules.RunnerKey).
 func (r *Runner) Approval(key string) brain.ApprovedRunner {
 	return brain.ApprovedRunner{ID: r.ID, Pin: r.PinHash(), Key: key, GateCommand: r.GateCommand, Command: append([]string{}, r.Command...)}
 }

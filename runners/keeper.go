@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/session"
 )
 
@@ -93,7 +93,7 @@ type keeperCheck struct {
 // first one broken is the one the operator reads.
 func keeperChecks(k *KeeperPin) []keeperCheck {
 	return []keeperCheck{
-		{!gates.ValidAgentID(k.Agent), "agent", "%q is not an agent id (%s)", []any{k.Agent, gates.AgentIDRule}},
+		{!rules.ValidAgentID(k.Agent), "agent", "%q is not an agent id (%s)", []any{k.Agent, rules.AgentIDRule}},
 		{k.Client != session.HostClaude && k.Client != session.HostCodex, "client", "%q: want claude or codex", []any{k.Client}},
 		{len(k.Start) == 0 && len(k.Stream) == 0, "start", "the command that starts a session is required (or stream, for a long-lived one)", nil},
 		{len(k.Start) > 0 && !mentions(k.Start, WakePlaceholder), "start", "must pass %s, the wake message, to the client", []any{WakePlaceholder}},

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 func TestKeeperAgents(t *testing.T) {

@@ -5,12 +5,12 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // PinRef is the evidence ref a build runner's receipt candidate carries:
 // the approved pin whose gate proved the work.
-func PinRef(r *Runner) string { return gates.PinRef + r.PinHash() }
+func PinRef(r *Runner) string { return rules.PinRef + r.PinHash() }
 
 // PinStatus is one build runner of runners.toml as a human approves it:
 // its pin, the key of this machine's runnerd, and where the approved set
@@ -48,7 +48,7 @@ func PinStatuses(cfg *Config, approved *brain.PinSet, key string) []PinStatus {
 	for _, rn := range BuildRunners(cfg) {
 		v := PinStatus{ID: rn.ID, GateCommand: rn.GateCommand, Command: rn.Command, Pin: rn.PinHash(), Key: key, State: "new"}
 		if key != "" {
-			v.Fingerprint = gates.RunnerKeyFingerprint(key)
+			v.Fingerprint = rules.RunnerKeyFingerprint(key)
 		}
 		switch a := approved.Runner(rn.ID); {
 		case a != nil && a.Pin == v.Pin && a.Key == key:
@@ -66,7 +66,7 @@ func PinStatuses(cfg *Config, approved *brain.PinSet, key string) []PinStatus {
 func Approvals(cfg *Config, key string) (approvals []brain.ApprovedRunner, binds []string) {
 	for _, rn := range BuildRunners(cfg) {
 		approvals = append(approvals, rn.Approval(key))
-		binds = append(binds, fmt.Sprintf("runner %s: its gate %q proves its work, signed by runnerd key %s; it runs %s", rn.ID, gates.OneLine(rn.GateCommand), gates.RunnerKeyFingerprint(key), strings.Join(rn.Command, " ")))
+		binds = append(binds, fmt.Sprintf("runner %s: its gate %q proves its work, signed by runnerd key %s; it runs %s", rn.ID, rules.OneLine(rn.GateCommand), rules.RunnerKeyFingerprint(key), strings.Join(rn.Command, " ")))
 	}
 	return approvals, binds
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Usage is what a kept session's turns cost, as its client reports it:
@@ -45,7 +45,7 @@ func (s *Usage) Add(u *Usage) {
 func (s Usage) String() string {
 	var b strings.Builder
 	if s.Turns > 0 {
-		b.WriteString(gates.Count(s.Turns, "turn") + ": ")
+		b.WriteString(rules.Count(s.Turns, "turn") + ": ")
 	}
 	fmt.Fprintf(&b, "%s input tokens (%s read from the cache, %s written), %s output", thousands(s.Input+s.CacheRead+s.CacheWrite), thousands(s.CacheRead), thousands(s.CacheWrite), thousands(s.Output))
 	if s.CostUSD != nil {

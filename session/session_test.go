@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -85,7 +85,7 @@ func TestPostToolUseDeliversOnceAsData(t *testing.T) {
 // no agent may write as owner, but nothing proves a human wrote it.
 func TestLetterFromOwnerIsNotPresentedAsTheHuman(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
-	id := mail(t, s, gates.HumanName, "bob", "merge it", 1)
+	id := mail(t, s, rules.HumanName, "bob", "merge it", 1)
 	text := contextOf(t, s.Handle(context.Background(), EventPostToolUse, &Input{}), EventPostToolUse)
 	want := "- letter " + id + " from owner (a name, not a proof: nothing proves a human wrote this), class note,"
 	if !strings.Contains(text, want) {
@@ -122,7 +122,7 @@ func TestContextStaysWithinBudget(t *testing.T) {
 		}
 		// Every letter the header counts is shown: nothing claimed is cut.
 		n := strings.Count(text, "\n- letter ")
-		if !strings.Contains(text, fmt.Sprintf("m1nd mail for bob: %s from", gates.Count(n, "letter"))) {
+		if !strings.Contains(text, fmt.Sprintf("m1nd mail for bob: %s from", rules.Count(n, "letter"))) {
 			t.Fatalf("call %d shows %d letters under another count:\n%s", call, n, text)
 		}
 		delivered += n

@@ -18,9 +18,9 @@ type View struct {
 
 // Views lists the sessions recorded in the runtime folder, liveness
 // checked at now (the dead ones too when all), each with what waits for
-// its agent (ops.Brain.Waiting) and the decider's reading. flows is opened
+// its agent (ops.Flows.Waiting) and the decider's reading. flows is opened
 // only when a session is listed.
-func Views(ctx context.Context, runtimeDir string, flows func() (*ops.Brain, error), now time.Time, all bool) ([]View, error) {
+func Views(ctx context.Context, runtimeDir string, flows func() (*ops.Flows, error), now time.Time, all bool) ([]View, error) {
 	reg := NewRegistry(runtimeDir)
 	// Listing is where a human looks: what is a day dead goes first.
 	if _, err := reg.Sweep(now); err != nil {
@@ -32,7 +32,7 @@ func Views(ctx context.Context, runtimeDir string, flows func() (*ops.Brain, err
 	}
 	views := []View{}
 	waiting := map[string]int{}
-	var b *ops.Brain
+	var b *ops.Flows
 	for _, l := range listed {
 		if _, known := waiting[l.Agent]; !known {
 			if b == nil {

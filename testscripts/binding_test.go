@@ -20,20 +20,20 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/gitsync"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // bindRig is a remote brain with its flows, for missions that land.
 type bindRig struct {
 	*remoteBrain
-	flows *ops.Brain
+	flows *ops.Flows
 }
 
 func newBindRig(t *testing.T) *bindRig {
@@ -43,12 +43,12 @@ func newBindRig(t *testing.T) *bindRig {
 }
 
 // candidate is a receipt candidate for sb_shop_core proved by ref.
-func (r *bindRig) candidate(ref string) *gates.Receipt {
+func (r *bindRig) candidate(ref string) *rules.Receipt {
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
-	return &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{ref}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
-			StartedAt: r.now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: r.now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	return &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{ref}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: r.now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: r.now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 }
 
 // mergeWait opens a mission at merge_wait proposing cand, signed by
@@ -58,7 +58,7 @@ func (r *bindRig) candidate(ref string) *gates.Receipt {
 // tested: what runnerd leaves. Without, it is carried by hand and cand is
 // posted as it is. It returns the mission id and the merge_wait letter
 // with its id.
-func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Letter, string) {
+func (r *bindRig) mergeWait(cand *rules.Receipt, file string) (string, *chain.Letter, string) {
 	t := r.t
 	t.Helper()
 	id, mw := r.work(cand, file)
@@ -73,7 +73,7 @@ func (r *bindRig) mergeWait(cand *gates.Receipt, file string) (string, *chain.Le
 // work opens a mission (its judging letter, by runnerd:b1) with, when file
 // is given, its work branch as mergeWait makes it, and returns the
 // mission id and its merge_wait letter proposing cand, not posted.
-func (r *bindRig) work(cand *gates.Receipt, file string) (string, *chain.Letter) {
+func (r *bindRig) work(cand *rules.Receipt, file string) (string, *chain.Letter) {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
@@ -118,12 +118,12 @@ func (r *bindRig) landedLetter(id string, mw *chain.Letter, mwID string, version
 
 // twoKeys registers the brain's first passkey, "old", and adds a second,
 // "kept", proven by the first: what a key removal needs.
-func (r *bindRig) twoKeys() (old, kept *gatestest.Authenticator) {
+func (r *bindRig) twoKeys() (old, kept *rulestest.Authenticator) {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
-	old, kept = teamKey(), gatestest.New(t, "ed25519") // old is the remote's trusted first key
-	passkey := func(a *gatestest.Authenticator, label string) brain.Passkey {
+	old, kept = teamKey(), rulestest.New(t, "ed25519") // old is the remote's trusted first key
+	passkey := func(a *rulestest.Authenticator, label string) brain.Passkey {
 		return brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: label, AddedAt: chain.Timestamp(r.now)}
 	}
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, passkey(old, "old"), r.now); err != nil {
@@ -203,7 +203,7 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 	ctx := context.Background()
 	r := newBindRig(t)
 	a, mwA, _ := r.mergeWait(r.candidate("gate://shared"), "a.txt")
-	landedA, err := r.flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now})
+	landedA, err := r.flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: rules.OriginHumanTTY, Now: r.now})
 	if err != nil {
 		t.Fatalf("landing A: %v", err)
 	}
@@ -246,7 +246,7 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 		t.Fatalf("the remote took B's borrowed landing: %v\n%s", err, out)
 	}
 	rep, raw := r.syncIn(r.g.Dir)
-	if f := faultOf(rep.RefusedLocal, refB); f == nil || f.Code != string(gates.LandedLaw) {
+	if f := faultOf(rep.RefusedLocal, refB); f == nil || f.Code != string(rules.LandedLaw) {
 		t.Fatalf("sync pushed B's borrowed landing, or said nothing of it:\n%s", raw)
 	}
 	if got := r.g.Git("ls-remote", "origin", refB); got != "" {
@@ -261,7 +261,7 @@ func TestBorrowedImportLandsNothing(t *testing.T) {
 	bare.Git("-c", "core.hooksPath=/dev/null", "fetch", "-q", r.g.Dir, refB+":"+refB)
 	clone := r.secondClone()
 	rep, raw = r.syncIn(clone.Dir)
-	if f := faultOf(rep.RefusedRemote, refB); f == nil || f.Code != string(gates.LandedLaw) {
+	if f := faultOf(rep.RefusedRemote, refB); f == nil || f.Code != string(rules.LandedLaw) {
 		t.Fatalf("the second clone took B's borrowed landing:\n%s", raw)
 	}
 	if _, err := clone.TryGit("rev-parse", "--verify", "-q", refB); err == nil {
@@ -281,7 +281,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	old, kept := r.twoKeys()
 	// archive signs the archive of a merge_wait mission with a, through
 	// the laws (Prepared.Commit), and returns the mission's ref.
-	archive := func(a *gatestest.Authenticator) (string, error) {
+	archive := func(a *rulestest.Authenticator) (string, error) {
 		id, _, _ := r.mergeWait(r.candidate("gate://x"), "x.txt")
 		p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
 		if err != nil {
@@ -291,7 +291,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = p.Commit(ctx, gates.OriginHumanPasskey, a.Assert(p.Challenge(), nil), env)
+		_, err = p.Commit(ctx, rules.OriginHumanPasskey, a.Assert(p.Challenge(), nil), env)
 		return chain.MissionRefPrefix + id, err
 	}
 	before, err := archive(old)
@@ -319,7 +319,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := r.g.CommitFile(p.Parent.String(), chain.LetterFile, p.Change, p.Message(gates.OriginHumanPasskey, old.Assert(p.Challenge(), nil)))
+	forged := r.g.CommitFile(p.Parent.String(), chain.LetterFile, p.Change, p.Message(rules.OriginHumanPasskey, old.Assert(p.Challenge(), nil)))
 	head := p.Parent.String()
 	if out, err := r.g.TryGit("update-ref", after, forged, head); err == nil || !strings.Contains(out, "removed in key set v3") {
 		t.Fatalf("the local hook took an archive by the removed key: %v\n%s", err, out)
@@ -329,7 +329,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := faultOf(faults, after); f == nil || f.Code != string(gates.HumanGestureRequired) {
+	if f := faultOf(faults, after); f == nil || f.Code != string(rules.HumanGestureRequired) {
 		t.Fatalf("verify: %v; want the archive after the removal refused", faults)
 	}
 	if f := faultOf(faults, before); f != nil {
@@ -371,7 +371,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 func TestKeysAreNeverReplacedBySync(t *testing.T) {
 	ctx := context.Background()
 	r := hooklessRig(t)
-	human, agent := gatestest.New(t, "es256"), gatestest.New(t, "es256")
+	human, agent := rulestest.New(t, "es256"), rulestest.New(t, "es256")
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: human.ID, PublicKey: human.Key.PKIX, Label: "human", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
@@ -433,13 +433,13 @@ func TestKeysAreNeverReplacedBySync(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, _ := agentStore.Env()
-	if _, err := p.Commit(ctx, gates.OriginHumanPasskey, agent.Assert(p.Challenge(), nil), env); err != nil {
+	if _, err := p.Commit(ctx, rules.OriginHumanPasskey, agent.Assert(p.Challenge(), nil), env); err != nil {
 		t.Fatalf("the agent's archive in its own clone: %v", err)
 	}
 	ref := chain.MissionRefPrefix + opened.MissionID
 	evil.Git("push", "-q", "origin", ref+":"+ref)
 	rep, raw = r.syncIn(r.g.Dir)
-	if f := faultOf(rep.RefusedRemote, ref); f == nil || f.Code != string(gates.HumanGestureRequired) {
+	if f := faultOf(rep.RefusedRemote, ref); f == nil || f.Code != string(rules.HumanGestureRequired) {
 		t.Fatalf("the human's sync took the archive the agent's key signed:\n%s", raw)
 	}
 	if out, err := r.m1nd(r.g.Dir, "verify"); err != nil {
@@ -480,7 +480,7 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 		Broken []laws.RefFault `json:"broken"`
 		Phases map[string]int  `json:"phases"`
 	}
-	if json.Unmarshal([]byte(out), &st) != nil || len(st.Broken) != 1 || st.Broken[0].Ref != ref || st.Broken[0].Code != string(gates.LandedLaw) {
+	if json.Unmarshal([]byte(out), &st) != nil || len(st.Broken) != 1 || st.Broken[0].Ref != ref || st.Broken[0].Code != string(rules.LandedLaw) {
 		t.Fatalf("status does not list the forged landing as broken:\n%s", out)
 	}
 	// It is counted as broken, never among the landed it claims to be.
@@ -519,9 +519,9 @@ func TestForgedStateIsShownBroken(t *testing.T) {
 	}
 	before := r.refs()
 	for _, mission := range []string{id, id2} {
-		_, err := r.flows.Land(ctx, ops.LandRequest{MissionID: mission, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now})
-		refusal, ok := gates.AsRefusal(err)
-		if !ok || refusal.Code != gates.BrokenHistory {
+		_, err := r.flows.Land(ctx, ops.LandRequest{MissionID: mission, Agent: "owner", Origin: rules.OriginHumanTTY, Now: r.now})
+		refusal, ok := rules.AsRefusal(err)
+		if !ok || refusal.Code != rules.BrokenHistory {
 			t.Fatalf("landing %s: %v, want broken_history", mission, err)
 		}
 		if want := map[string]string{id: ref + " breaks the laws", id2: "refs/m1nd/store breaks the laws"}[mission]; !strings.Contains(refusal.Lesson, want) {
@@ -586,10 +586,10 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 		r.g.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, forged, p.Parent.String())
 		return r.g.TryGit("push", "origin", ref+":"+ref)
 	}
-	if out, err := archiveBy(gates.OriginHumanUI); err == nil || !strings.Contains(out, "human-ui was the tray's unsigned claim") {
+	if out, err := archiveBy(rules.OriginHumanUI); err == nil || !strings.Contains(out, "human-ui was the tray's unsigned claim") {
 		t.Fatalf("the remote took a human-ui archive: %v\n%s", err, out)
 	}
-	if out, err := archiveBy(gates.OriginHumanTTY); err != nil {
+	if out, err := archiveBy(rules.OriginHumanTTY); err != nil {
 		t.Fatalf("the remote with no key refused a terminal archive: %v\n%s", err, out)
 	}
 	if out, err := r.m1nd(r.remote, "hooks", "install", "--bare", "--require-passkey"); err != nil {
@@ -598,7 +598,7 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 	if script, _ := os.ReadFile(filepath.Join(r.remote, "hooks", "pre-receive")); !strings.Contains(string(script), "hooks run pre-receive --require-passkey") {
 		t.Fatalf("the pre-receive does not require a passkey:\n%s", script)
 	}
-	if out, err := archiveBy(gates.OriginHumanTTY); err == nil || !strings.Contains(out, "takes human gestures signed by a passkey only") {
+	if out, err := archiveBy(rules.OriginHumanTTY); err == nil || !strings.Contains(out, "takes human gestures signed by a passkey only") {
 		t.Fatalf("a --require-passkey remote took a terminal archive: %v\n%s", err, out)
 	}
 	// A key on the remote (the set it trusts): no terminal archive after it.
@@ -608,7 +608,7 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 	}
 	trustKeySet(t, r.remote, keySetFingerprint(t, r.repo))
 	r.g.Git("push", "-q", "origin", brain.KeysRef+":"+brain.KeysRef)
-	if out, err := archiveBy(gates.OriginHumanTTY); err == nil || !strings.Contains(out, "made after the first key does not count") {
+	if out, err := archiveBy(rules.OriginHumanTTY); err == nil || !strings.Contains(out, "made after the first key does not count") {
 		t.Fatalf("a remote holding a key took a terminal archive: %v\n%s", err, out)
 	}
 }
@@ -630,7 +630,7 @@ func TestFoldedMissionKeepsItsKeyAnchor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Commit(ctx, gates.OriginHumanPasskey, old.Assert(p.Challenge(), nil), env); err != nil {
+	if _, err := p.Commit(ctx, rules.OriginHumanPasskey, old.Assert(p.Challenge(), nil), env); err != nil {
 		t.Fatal(err)
 	}
 	folded, err := r.flows.Fold(ctx, ops.FoldRequest{Agent: "owner", Now: time.Now()})

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // claim makes agent bob's claim on the demo brain (issue 36): a mission
@@ -54,9 +54,9 @@ func (o *trayOwner) claim(line string) string {
 	mw.RunnerID = nil
 	mw.Verdict = &chain.Verdict{Decision: "APPROVE", Gist: "gate green"}
 	mw.Gate = &chain.Gate{Command: gate, ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_demo_brain_core", Type: "test", Scope: gates.Scope{BlockID: "sb_demo_brain_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"commit:" + commit, "tree:" + tree}, Command: gate, Cwd: ".", ExitStatus: &exit,
-			StartedAt: time.Now().UTC().Add(-time.Minute).Format(gates.WindowLayout), EndedAt: time.Now().UTC().Format(gates.WindowLayout)}}
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_demo_brain_core", Type: "test", Scope: rules.Scope{BlockID: "sb_demo_brain_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"commit:" + commit, "tree:" + tree}, Command: gate, Cwd: ".", ExitStatus: &exit,
+			StartedAt: time.Now().UTC().Add(-time.Minute).Format(rules.WindowLayout), EndedAt: time.Now().UTC().Format(rules.WindowLayout)}}
 	post := filepath.Join(t.TempDir(), "claim.json")
 	os.WriteFile(post, mw.Canonical(), 0o644)
 	bob.m1nd("mission", "post", post)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // The review loop in the tray (issue 41): a mission reaches merge_wait

@@ -24,13 +24,13 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 	"github.com/m1nd/m1nd/tray"
 )
 
@@ -1024,16 +1024,16 @@ func TestBrowserRegistersTheFirstPasskey(t *testing.T) {
 		t.Fatalf("keys.json: %s (%v)", out, err)
 	}
 	// The key stored is the one the authenticator signs with: an assertion
-	// made in the page holds under gates.VerifyProof.
+	// made in the page holds under rules.VerifyProof.
 	challenge := bytes.Repeat([]byte{7}, 32)
-	proof, err := chromedp.Run(ctx, chromedp.Evaluate[gates.Proof](fmt.Sprintf(`navigator.credentials.get({publicKey: {challenge: fromB64url(%q), rpId: 'localhost',
+	proof, err := chromedp.Run(ctx, chromedp.Evaluate[rules.Proof](fmt.Sprintf(`navigator.credentials.get({publicKey: {challenge: fromB64url(%q), rpId: 'localhost',
 		allowCredentials: [{type: 'public-key', id: fromB64url(%q)}]}}).then(a => ({credential_id: toB64url(a.rawId),
 		authenticator_data: toB64url(a.response.authenticatorData), client_data_json: toB64url(a.response.clientDataJSON), signature: toB64url(a.response.signature)}))`,
 		base64.RawURLEncoding.EncodeToString(challenge), set.Keys[0].CredentialID), chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gates.VerifyProof(&proof, gates.PublicKey{CredentialID: set.Keys[0].CredentialID, PKIX: set.Keys[0].PublicKey}, challenge); err != nil {
+	if err := rules.VerifyProof(&proof, rules.PublicKey{CredentialID: set.Keys[0].CredentialID, PKIX: set.Keys[0].PublicKey}, challenge); err != nil {
 		t.Fatalf("an assertion by the registered passkey: %v", err)
 	}
 	o.wantVerifyClean()
@@ -1170,7 +1170,7 @@ func (o *trayOwner) wantProofBy(ref, id string) {
 	if m == nil {
 		o.t.Fatalf("%s: no proof:\n%s", ref, body)
 	}
-	p, err := gates.DecodeProof(m[1])
+	p, err := rules.DecodeProof(m[1])
 	if err != nil || p.CredentialID != id {
 		o.t.Fatalf("%s: proven by %v (%v), want %s", ref, p, err, id)
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // TestClaudeFailedTurnGivesTheLetterBack (issue 38): a letter that lands

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/runnerd"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // The session keeper (runnerd's [[keeper]]) against the real clients: a

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // spyHooks adds, beside m1nd's hooks in a client's hook settings (the

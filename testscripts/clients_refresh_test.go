@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // The refresh decider's triggers for a kept session, against the real

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 const reviewMark = "REVIEW-91c2: call it Ledger, not Book"

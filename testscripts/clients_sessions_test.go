@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // The session registry and the refresh decider against what the real

@@ -14,14 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/fakemodel"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/session"
+	"github.com/m1nd/m1nd/testkit/fakemodel"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // The real Claude Code and Codex CLIs, headless, against a scripted model
-// server on loopback (internal/fakemodel), with m1nd's session hooks
+// server on loopback (testkit/fakemodel), with m1nd's session hooks
 // installed by `m1nd hook install` in a real repository. .ci/clients.sh
 // installs the pinned clients from npm into $M1ND_CLIENTS_DIR (default
 // ~/.cache/m1nd-clients); without them these tests skip on a developer's

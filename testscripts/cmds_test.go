@@ -38,12 +38,12 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/secret"
+	"github.com/m1nd/m1nd/internal/trayclient"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 	"github.com/m1nd/m1nd/runners"
 	"github.com/m1nd/m1nd/tray"
 )
@@ -111,7 +111,7 @@ func checkJSONObj(data []byte, keys []string) error {
 // cmdOwner implements `[!] owner GET|POST PATH [BODY-FILE]`: one request to
 // the owner that runs for the repository of the script's current
 // directory, found through its runtime dir's serve.json with
-// owner.Find (no owner, or a dead one, fails the script, negated or
+// trayclient.Find (no owner, or a dead one, fails the script, negated or
 // not). The request goes to the loopback address the owner recorded, so
 // its Host is the one the owner checks; a POST carries the owner's own
 // Origin (as the tray's page would), Content-Type application/json and
@@ -181,9 +181,9 @@ func ownerURL(ts *testscript.TestScript) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	url := owner.Find(dir)
+	url := trayclient.Find(dir)
 	if url == "" {
-		return "", fmt.Errorf("no owner is running for the repository at %s (no live %s in %s)", ts.MkAbs("."), owner.RecordFile, dir)
+		return "", fmt.Errorf("no owner is running for the repository at %s (no live %s in %s)", ts.MkAbs("."), trayclient.RecordFile, dir)
 	}
 	return url, nil
 }
@@ -494,7 +494,7 @@ func phases(m *chain.Missions, id string) string {
 //
 //	exists FILE       FILE exists
 //	listen HOST:PORT  something accepts TCP connections there
-//	owner             serve.json names a live owner (owner.Find) that answers HTTP
+//	owner             serve.json names a live owner (trayclient.Find) that answers HTTP
 //	runner ID         that owner lists runner ID as seen and not lost
 //	                  (GET /api/runnerd/status: last_seen set, lost false)
 //
@@ -687,7 +687,7 @@ func cmdSpawnWithin(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdPasskey implements `passkey NAME register|id|enrolment|login` and
 // `passkey NAME sign OPTIONS-FILE`: a software passkey named NAME (the same key in
-// every command of a scenario, gatestest.Named). register writes it as the
+// every command of a scenario, rulestest.Named). register writes it as the
 // brain's first key set in the repository at the current directory, as
 // the tray's registration does (brain.RegisterFirstKey); id prints its
 // credential id; enrolment prints the enrolment request a teammate's tray
@@ -703,7 +703,7 @@ func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 || (args[1] == "sign") != (len(args) == 3) || len(args) > 3 {
 		ts.Fatalf(usage)
 	}
-	a := gatestest.Named(args[0])
+	a := rulestest.Named(args[0])
 	now := time.Now().UTC().Truncate(time.Second)
 	key := brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: args[0], AddedAt: chain.Timestamp(now)}
 	switch args[1] {
@@ -754,7 +754,7 @@ func cmdPasskey(ts *testscript.TestScript, neg bool, args []string) {
 // passkeyLogin logs in to the script's owner with a: the session's
 // options, a's assertion over their challenge made on the owner's page,
 // the login; the cookie it sets goes to sessionCookieEnv.
-func passkeyLogin(ts *testscript.TestScript, a *gatestest.Authenticator) {
+func passkeyLogin(ts *testscript.TestScript, a *rulestest.Authenticator) {
 	url, err := ownerURL(ts)
 	ts.Check(err)
 	a.Origin = strings.TrimSuffix(strings.Replace(url, "127.0.0.1", "localhost", 1), "/")
@@ -841,7 +841,7 @@ func cmdApprovePins(ts *testscript.TestScript, neg bool, args []string) {
 	ctx := context.Background()
 	p, set, err := brain.PreparePins(ctx, repo, approvals, time.Now().UTC().Truncate(time.Second))
 	ts.Check(err)
-	_, err = (&brain.Store{Repo: repo}).CommitPins(ctx, p, gates.OriginHumanTTY, nil)
+	_, err = (&brain.Store{Repo: repo}).CommitPins(ctx, p, rules.OriginHumanTTY, nil)
 	ts.Check(err)
 	fmt.Fprintf(ts.Stdout(), "approved runner pins v%d\n", set.Version)
 }

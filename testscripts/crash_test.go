@@ -13,8 +13,8 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // TestKillNineWhilePosting kills `m1nd mission post` and `m1nd mission new`

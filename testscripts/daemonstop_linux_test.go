@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // stopWithin is how long a daemon may take to stop after SIGINT or SIGTERM

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // faultSyscalls are the calls a post makes on files and descriptors: where

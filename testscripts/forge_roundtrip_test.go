@@ -20,12 +20,12 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 func TestForgeRoundTrip(t *testing.T) {
@@ -83,7 +83,7 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 
 	// --- A landing, carried to a second clone. ---------------------------
 	landed, _, _ := r.mergeWait(r.candidate("gate://landed"), "a.txt")
-	if _, err := r.flows.Land(ctx, ops.LandRequest{MissionID: landed, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now}); err != nil {
+	if _, err := r.flows.Land(ctx, ops.LandRequest{MissionID: landed, Agent: "owner", Origin: rules.OriginHumanTTY, Now: r.now}); err != nil {
 		t.Fatalf("landing: %v", err)
 	}
 	rep, raw := r.syncIn(r.g.Dir)
@@ -131,7 +131,7 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 	terminalRef, terminal := archivable("terminal")
 	signedRef, signed := archivable("signed")
 	_, other := archivable("other")
-	key, spare := teamKey(), gatestest.New(t, "ed25519")
+	key, spare := teamKey(), rulestest.New(t, "ed25519")
 	if _, err := brain.RegisterFirstKey(ctx, r.repo, brain.Passkey{CredentialID: key.ID, PublicKey: key.Key.PKIX, Label: "human", AddedAt: chain.Timestamp(r.now)}, r.now); err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +153,11 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 		what, ref, commit, code string
 	}{
 		{"a landed letter no import backs", landingRef, r.landedLetter(forgedLanding, mwL, mwLID, 1), "landed_law"},
-		{"an archive with no proof", unprovenRef, rawCommit(t, r.repo, unproven, unproven.Message(gates.OriginHumanPasskey, nil)), "human_gesture_required"},
+		{"an archive with no proof", unprovenRef, rawCommit(t, r.repo, unproven, unproven.Message(rules.OriginHumanPasskey, nil)), "human_gesture_required"},
 		{"a receipt no human imported", brain.StoreRef, r.unprovenReceipt(), "human_gesture_required"},
-		{"a terminal archive after the first key", terminalRef, rawCommit(t, r.repo, terminal, terminal.Message(gates.OriginHumanTTY, nil)), "human_gesture_required"},
-		{"a proof of another change", signedRef, rawCommit(t, r.repo, signed, signed.Message(gates.OriginHumanPasskey, key.Assert(other.Challenge(), nil))), "human_gesture_required"},
-		{"a key added with no proof", brain.KeysRef, rawCommit(t, r.repo, addKey.Prepared, addKey.Prepared.Message(gates.OriginHumanPasskey, nil)), "human_gesture_required"},
+		{"a terminal archive after the first key", terminalRef, rawCommit(t, r.repo, terminal, terminal.Message(rules.OriginHumanTTY, nil)), "human_gesture_required"},
+		{"a proof of another change", signedRef, rawCommit(t, r.repo, signed, signed.Message(rules.OriginHumanPasskey, key.Assert(other.Challenge(), nil))), "human_gesture_required"},
+		{"a key added with no proof", brain.KeysRef, rawCommit(t, r.repo, addKey.Prepared, addKey.Prepared.Message(rules.OriginHumanPasskey, nil)), "human_gesture_required"},
 	}
 	for _, forgery := range forgeries {
 		before := r.g.Git("ls-remote", "origin", forgery.ref)

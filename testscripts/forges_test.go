@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules/rulestest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // forge is a git server: where its repositories live, how a clone names
@@ -115,7 +115,7 @@ func startDaemon(t *testing.T, port int, logPath string, name string, args ...st
 }
 
 // teamKey is the first passkey of the team whose remotes these tests make.
-func teamKey() *gatestest.Authenticator { return gatestest.Named("the team's first key") }
+func teamKey() *rulestest.Authenticator { return rulestest.Named("the team's first key") }
 
 // keySetFingerprint is the fingerprint of repo's first key set, as brain
 // keys shows it: what a remote's admin trusts and a newcomer's sync names.

@@ -9,9 +9,9 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestForgedGateProofsAreRefusedEverywhere: a runner's merge_wait stands
@@ -46,7 +46,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 	stranger := &pinstest.Runner{ID: "b1", Gate: r.runner.Gate, Pin: r.runner.Pin, Key: attacker, Version: r.runner.Version}
 	forgeries := map[string]string{}   // ref → what the refusal must say
 	forgedAt := map[string][2]string{} // ref → the honest head, the forgery
-	forge := func(label, file, want string, sign func(mw *chain.Letter) (*gates.Attestation, string)) {
+	forge := func(label, file, want string, sign func(mw *chain.Letter) (*rules.Attestation, string)) {
 		t.Helper()
 		id, mw := r.work(r.candidate("gate://"+file), file)
 		ref := chain.MissionRefPrefix + id
@@ -74,25 +74,25 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 		forgeries[ref] = label
 		forgedAt[ref] = [2]string{head, forged}
 	}
-	forge("a forged signature", "flipped.txt", "does not verify", func(mw *chain.Letter) (*gates.Attestation, string) {
+	forge("a forged signature", "flipped.txt", "does not verify", func(mw *chain.Letter) (*rules.Attestation, string) {
 		att := r.runner.Sign(t, mw)
 		att.Sig = append([]byte{att.Sig[0] ^ 1}, att.Sig[1:]...)
 		return att, "runnerd:b1"
 	})
-	forge("an unapproved key", "stranger.txt", "is not the one runner pins v1 approved for runner b1", func(mw *chain.Letter) (*gates.Attestation, string) {
+	forge("an unapproved key", "stranger.txt", "is not the one runner pins v1 approved for runner b1", func(mw *chain.Letter) (*rules.Attestation, string) {
 		return stranger.Sign(t, mw), "runnerd:b1"
 	})
-	forge("b1's signature of another tree", "other-tree.txt", "does not verify over this letter", func(mw *chain.Letter) (*gates.Attestation, string) {
+	forge("b1's signature of another tree", "other-tree.txt", "does not verify over this letter", func(mw *chain.Letter) (*rules.Attestation, string) {
 		att := r.runner.Sign(t, mw)
 		refs := mw.ReceiptCandidate.Evidence.EvidenceRefs
 		for i, ref := range refs {
-			if strings.HasPrefix(ref, gates.TestedTreeRef) {
-				refs[i] = gates.TestedTreeRef + r.g.Git("rev-parse", "main^{tree}")
+			if strings.HasPrefix(ref, rules.TestedTreeRef) {
+				refs[i] = rules.TestedTreeRef + r.g.Git("rev-parse", "main^{tree}")
 			}
 		}
 		return att, "runnerd:b1"
 	})
-	forge("a self-posted runnerd: merge_wait", "self-posted.txt", "carries no signature of it", func(mw *chain.Letter) (*gates.Attestation, string) {
+	forge("a self-posted runnerd: merge_wait", "self-posted.txt", "carries no signature of it", func(mw *chain.Letter) (*rules.Attestation, string) {
 		r.runner.Sign(t, mw) // names b1 and its pin, as runnerd's would; no signature goes with it
 		return nil, "runnerd:b1"
 	})
@@ -102,7 +102,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 	retired := r.runner
 	r.runner = pinstest.Approve(t, r.repo, "b1", retired.Gate)
 	r.g.Git("push", "-q", "origin", brain.PinsRef+":"+brain.PinsRef)
-	forge("a retired key", "retired.txt", "was retired in runner pins v2", func(mw *chain.Letter) (*gates.Attestation, string) {
+	forge("a retired key", "retired.txt", "was retired in runner pins v2", func(mw *chain.Letter) (*rules.Attestation, string) {
 		return retired.Sign(t, mw), "runnerd:b1"
 	})
 	if out, err := r.m1nd(r.g.Dir, "verify"); err != nil {
@@ -117,7 +117,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 	clone := r.secondClone()
 	rep, raw := r.syncIn(clone.Dir)
 	for ref, label := range forgeries {
-		if f := faultOf(rep.RefusedRemote, ref); f == nil || f.Code != string(gates.UnprovenGate) {
+		if f := faultOf(rep.RefusedRemote, ref); f == nil || f.Code != string(rules.UnprovenGate) {
 			t.Errorf("%s: the second clone's sync did not refuse %s:\n%s", label, ref, raw)
 		}
 		if _, err := clone.TryGit("rev-parse", "--verify", "-q", ref); err == nil {
@@ -134,7 +134,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 		bare.Git("-c", "core.hooksPath=/dev/null", "update-ref", ref, at[0])
 		clone.Git("-c", "core.hooksPath=/dev/null", "fetch", "-q", r.g.Dir, "+"+at[1]+":"+ref)
 		rep, raw := r.syncIn(clone.Dir)
-		if f := faultOf(rep.RefusedLocal, ref); f == nil || f.Code != string(gates.UnprovenGate) {
+		if f := faultOf(rep.RefusedLocal, ref); f == nil || f.Code != string(rules.UnprovenGate) {
 			t.Errorf("%s: the second clone's sync did not refuse to push %s:\n%s", forgeries[ref], ref, raw)
 		}
 		if got := bare.Git("rev-parse", ref); got != at[0] {
@@ -160,7 +160,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := r.store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: version, Agent: "owner", Now: r.now},
-		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		BlockID: "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: rules.OriginHumanTTY,
 		Lands: &brain.Landing{MissionID: claim, LetterID: posted.LetterID, Target: "main", BranchHead: tip, TargetHead: r.g.Git("rev-parse", "main"), Tree: tree}}); err != nil {
 		t.Fatalf("the terminal's import of the claim: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 
 	// A signed gate's landing moves the protected main.
 	proven, _, _ := r.mergeWait(r.candidate("gate://proven"), "proven.txt")
-	landed, err := r.flows.Land(ctx, ops.LandRequest{MissionID: proven, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now})
+	landed, err := r.flows.Land(ctx, ops.LandRequest{MissionID: proven, Agent: "owner", Origin: rules.OriginHumanTTY, Now: r.now})
 	if err != nil {
 		t.Fatalf("landing the proven mission: %v", err)
 	}

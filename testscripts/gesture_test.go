@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 )
 
 // TestPasskeyGesturesHoldOnTheRemote: once the brain has a registered
@@ -37,7 +37,7 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	v2 := g.Git("rev-parse", brain.StoreRef)
 
 	// The signed ratification: prepared, signed over its change, written.
-	ratify := brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 2, Agent: "owner", Now: now}, BlockIDs: []string{"sb_shop_core"}, Origin: gates.OriginHumanPasskey}
+	ratify := brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 2, Agent: "owner", Now: now}, BlockIDs: []string{"sb_shop_core"}, Origin: rules.OriginHumanPasskey}
 	dry := ratify
 	dry.DryRun = true
 	prepared, err := store.Ratify(ctx, dry)
@@ -46,7 +46,7 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	}
 	change := prepared.Prepared.Change
 	signed := ratify
-	signed.Proof = key.Assert(gates.GestureChallenge(gates.GestureRatify, change), nil)
+	signed.Proof = key.Assert(rules.GestureChallenge(rules.GestureRatify, change), nil)
 	if _, err := store.Ratify(ctx, signed); err != nil {
 		t.Fatalf("the signed ratification: %v", err)
 	}
@@ -57,21 +57,21 @@ func TestPasskeyGesturesHoldOnTheRemote(t *testing.T) {
 	forge := func(message string) string {
 		return strings.TrimSpace(g.Git("commit-tree", tree, "-p", v2, "-m", message))
 	}
-	trailers := func(origin string, p *gates.Proof) string {
+	trailers := func(origin string, p *rules.Proof) string {
 		msg := "store v3: ratify sk_shop_candidate (1 block)\n\nM1nd-Store-Version: 3\nM1nd-Agent: owner\nM1nd-Origin: " + origin + "\n"
 		if p != nil {
-			msg += gates.ProofTrailer + ": " + gates.EncodeProof(p) + "\n"
+			msg += rules.ProofTrailer + ": " + rules.EncodeProof(p) + "\n"
 		}
 		return msg
 	}
-	tampered := key.Assert(gates.GestureChallenge(gates.GestureRatify, change), func(cd map[string]any, ad []byte) []byte { cd["origin"] = "http://localhost:1"; return ad })
+	tampered := key.Assert(rules.GestureChallenge(rules.GestureRatify, change), func(cd map[string]any, ad []byte) []byte { cd["origin"] = "http://localhost:1"; return ad })
 	tampered.ClientDataJSON = signed.Proof.ClientDataJSON // the signature no longer covers it
 	for label, message := range map[string]string{
-		"a terminal gesture":         trailers(gates.OriginHumanTTY, nil),
-		"a tampered proof":           trailers(gates.OriginHumanPasskey, tampered),
-		"an unregistered key":        trailers(gates.OriginHumanPasskey, gatestest.New(t, "es256").Assert(gates.GestureChallenge(gates.GestureRatify, change), nil)),
-		"a proof of another change":  trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(gates.GestureRatify, []byte("another change")), nil)),
-		"a proof of another gesture": trailers(gates.OriginHumanPasskey, key.Assert(gates.GestureChallenge(gates.GestureReceiptImport, change), nil)),
+		"a terminal gesture":         trailers(rules.OriginHumanTTY, nil),
+		"a tampered proof":           trailers(rules.OriginHumanPasskey, tampered),
+		"an unregistered key":        trailers(rules.OriginHumanPasskey, rulestest.New(t, "es256").Assert(rules.GestureChallenge(rules.GestureRatify, change), nil)),
+		"a proof of another change":  trailers(rules.OriginHumanPasskey, key.Assert(rules.GestureChallenge(rules.GestureRatify, []byte("another change")), nil)),
+		"a proof of another gesture": trailers(rules.OriginHumanPasskey, key.Assert(rules.GestureChallenge(rules.GestureReceiptImport, change), nil)),
 	} {
 		bad := forge(message)
 		g.Git("-c", "core.hooksPath=/dev/null", "update-ref", brain.StoreRef, v2, v3)

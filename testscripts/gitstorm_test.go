@@ -12,9 +12,9 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestGitHousekeepingDuringPosts is git's own housekeeping under m1nd's

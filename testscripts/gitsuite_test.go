@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // Git's own ref behaviours with m1nd installed (issue 39). The cases of

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestParallelHookProcessesDeliverEachLetterOnce is Claude Code's worst

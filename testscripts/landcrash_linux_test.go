@@ -21,14 +21,14 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/longtest"
-	"github.com/m1nd/m1nd/internal/pty"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/secret"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
+	"github.com/m1nd/m1nd/testkit/gittest"
+	"github.com/m1nd/m1nd/testkit/longtest"
+	"github.com/m1nd/m1nd/testkit/pty"
 )
 
 // TestKillNineWhileLanding kills `m1nd land` with SIGKILL at random moments
@@ -260,11 +260,11 @@ func (c *landCrash) gateSigner() *pinstest.Runner {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, set, err := brain.PreparePins(ctx, c.repo, []brain.ApprovedRunner{r.Approval(gates.RunnerKey(key.Public().(ed25519.PublicKey)))}, time.Now().UTC().Truncate(time.Second))
+	p, set, err := brain.PreparePins(ctx, c.repo, []brain.ApprovedRunner{r.Approval(rules.RunnerKey(key.Public().(ed25519.PublicKey)))}, time.Now().UTC().Truncate(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&brain.Store{Repo: c.repo}).CommitPins(ctx, p, gates.OriginHumanTTY, nil); err != nil {
+	if _, err := (&brain.Store{Repo: c.repo}).CommitPins(ctx, p, rules.OriginHumanTTY, nil); err != nil {
 		t.Fatal(err)
 	}
 	c.signer = &pinstest.Runner{ID: "b1", Gate: r.GateCommand, Pin: r.PinHash(), Key: key, Version: set.Version}
@@ -327,9 +327,9 @@ func (c *landCrash) mission(tg *landTarget, merge bool) string {
 	exit := int64(0)
 	hash := "sha256:" + fmt.Sprintf("%064x", c.n)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + id, "commit:" + tested, "tree:" + c.g.Git("rev-parse", tested+"^{tree}")}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
-			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + id, "commit:" + tested, "tree:" + c.g.Git("rev-parse", tested+"^{tree}")}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	att := c.gateSigner().Sign(t, mw)
 	if _, err := c.m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)

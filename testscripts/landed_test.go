@@ -9,7 +9,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // TestSelfCertifiedLandingByRawGit: a landed letter written with git's own
@@ -37,9 +37,9 @@ func TestSelfCertifiedLandingByRawGit(t *testing.T) {
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
-			StartedAt: now.Add(-time.Minute).Format(gates.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(gates.WindowLayout)}}
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	m.Gates = store
 	att := b.runner.Sign(t, mw)
 	if _, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
@@ -96,7 +96,7 @@ func TestSelfCertifiedLandingByRawGit(t *testing.T) {
 	// names the mission.
 	plain, err := store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: now},
-		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: rules.OriginHumanTTY,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestSelfCertifiedLandingByRawGit(t *testing.T) {
 	// its store).
 	imp, err := store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 2, Agent: "owner", Now: now},
-		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: gates.OriginHumanTTY,
+		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(mw.ReceiptCandidate), Origin: rules.OriginHumanTTY,
 		Lands: &brain.Landing{MissionID: opened.MissionID, LetterID: head.HeadLetterID},
 	})
 	if err != nil {

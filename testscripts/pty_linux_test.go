@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/pty"
+	"github.com/m1nd/m1nd/testkit/pty"
 )
 
 // atPTY runs cmd at a pseudo-terminal, its controlling terminal, and

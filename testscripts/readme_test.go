@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/owner"
+	"github.com/m1nd/m1nd/internal/trayclient"
 	"github.com/m1nd/m1nd/runners"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // TestReadmeRunsAsWritten runs the README (issue 16): every command of its
@@ -38,7 +38,7 @@ import (
 //     spawned, the memory and follow-up ids for the ones `memory add` and
 //     `followup open` recorded (readmePlaceholders).
 //   - The human gestures (ratify, receipt import, land, archive) run at a
-//     pseudo-terminal (internal/pty, hence linux only): the test reads the
+//     pseudo-terminal (testkit/pty, hence linux only): the test reads the
 //     prompt and types what it asks.
 //   - Daemons started with `&` run in the background until the test ends;
 //     the test waits for the owner to answer and the runners to announce,
@@ -616,7 +616,7 @@ func (r *readmeRun) owner() (string, error) {
 		return "", err
 	}
 	defer repo.Close()
-	url := owner.Find(repo.RuntimeDir())
+	url := trayclient.Find(repo.RuntimeDir())
 	if url == "" {
 		return "", fmt.Errorf("no owner is running for %s", r.repo)
 	}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/internal/longtest"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/testkit/longtest"
 )
 
 // TestKillNineWhileRegating kills runnerd with SIGKILL at random moments

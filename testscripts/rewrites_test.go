@@ -17,9 +17,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // hooklessRig is a bindRig whose remote runs no m1nd hook.
@@ -35,7 +35,7 @@ func TestRewrittenRemoteIsHeldNotRaced(t *testing.T) {
 	ctx := context.Background()
 	r := hooklessRig(t)
 	landed, _, _ := r.mergeWait(r.candidate("gate://rewrites"), "a.txt")
-	if _, err := r.flows.Land(ctx, ops.LandRequest{MissionID: landed, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now}); err != nil {
+	if _, err := r.flows.Land(ctx, ops.LandRequest{MissionID: landed, Agent: "owner", Origin: rules.OriginHumanTTY, Now: r.now}); err != nil {
 		t.Fatalf("landing: %v", err)
 	}
 	if out, err := r.m1nd(r.g.Dir, "sync"); err != nil {
@@ -73,7 +73,7 @@ func TestRewrittenRemoteIsHeldNotRaced(t *testing.T) {
 		}
 		for _, ref := range []string{brain.RegistrationRef, refLanded} {
 			f := faultOf(rep.RefusedRemote, ref)
-			if f == nil || f.Code != string(gates.BrokenHistory) || !strings.Contains(f.Lesson, "shares no commit with this clone's") || !strings.Contains(f.Lesson, "m1nd sync --repair "+ref) {
+			if f == nil || f.Code != string(rules.BrokenHistory) || !strings.Contains(f.Lesson, "shares no commit with this clone's") || !strings.Contains(f.Lesson, "m1nd sync --repair "+ref) {
 				t.Fatalf("%s is not refused as a rewrite: %+v\n%s", ref, f, out)
 			}
 		}
@@ -122,7 +122,7 @@ func TestForkBelowALandedLetterIsARewrite(t *testing.T) {
 	ctx := context.Background()
 	r := hooklessRig(t)
 	landed, _, _ := r.mergeWait(r.candidate("gate://below"), "b.txt")
-	if _, err := r.flows.Land(ctx, ops.LandRequest{MissionID: landed, Agent: "owner", Origin: gates.OriginHumanTTY, Now: r.now}); err != nil {
+	if _, err := r.flows.Land(ctx, ops.LandRequest{MissionID: landed, Agent: "owner", Origin: rules.OriginHumanTTY, Now: r.now}); err != nil {
 		t.Fatalf("landing: %v", err)
 	}
 	if out, err := r.m1nd(r.g.Dir, "sync"); err != nil {
@@ -144,7 +144,7 @@ func TestForkBelowALandedLetterIsARewrite(t *testing.T) {
 	head := r.g.Git("rev-parse", ref)
 	rep, out := r.syncIn(r.g.Dir)
 	f := faultOf(rep.RefusedRemote, ref)
-	if rep.OK || len(rep.Conflicts) != 0 || f == nil || f.Code != string(gates.BrokenHistory) || !strings.Contains(f.Lesson, "drops this clone's final letter") {
+	if rep.OK || len(rep.Conflicts) != 0 || f == nil || f.Code != string(rules.BrokenHistory) || !strings.Contains(f.Lesson, "drops this clone's final letter") {
 		t.Fatalf("a fork below the landed letter was not refused as a rewrite: %+v\n%s", f, out)
 	}
 	if after := r.g.Git("rev-parse", ref); after != head {

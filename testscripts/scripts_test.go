@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/cli"
+	"github.com/m1nd/m1nd/fullcli"
 	"github.com/m1nd/m1nd/internal/contain"
-	"github.com/m1nd/m1nd/internal/fullcli"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/gittest"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // e2eToy is the document of a kind m1nd does not ship. This test binary,
@@ -29,7 +29,7 @@ var e2eToyKind = chain.Define(chain.Spec[*e2eToy, *e2eToy]{
 	Decode: func(body []byte) (*e2eToy, error) {
 		var n e2eToy
 		if err := json.Unmarshal(body, &n); err != nil {
-			return nil, gates.Refusef(gates.InvalidLetter, "", "not a toy count")
+			return nil, rules.Refusef(rules.InvalidLetter, "", "not a toy count")
 		}
 		return &n, nil
 	},
@@ -40,7 +40,7 @@ var e2eToyKind = chain.Define(chain.Spec[*e2eToy, *e2eToy]{
 			want = prev.Value.N + 1
 		}
 		if got := next.Value.N; got != want {
-			return gates.Refusef(gates.StaleHead, "n", "a toy count goes up by one: this one says %d, want %d", got, want)
+			return rules.Refusef(rules.StaleHead, "n", "a toy count goes up by one: this one says %d, want %d", got, want)
 		}
 		return nil
 	},

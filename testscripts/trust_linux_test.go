@@ -15,7 +15,7 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // syncAtPTY runs m1nd sync in dir at a pseudo-terminal and types answer

@@ -9,11 +9,11 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/review"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // decodeRequest parses a write's JSON body strictly into v: one object, no
@@ -22,10 +22,10 @@ func decodeRequest(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return gates.Refusef(gates.InvalidLetter, "", "the request is not the JSON object this endpoint takes: %s", gates.Clip(err.Error()))
+		return rules.Refusef(rules.InvalidLetter, "", "the request is not the JSON object this endpoint takes: %s", rules.Clip(err.Error()))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return gates.Refusef(gates.InvalidLetter, "", "the request must be one JSON object")
+		return rules.Refusef(rules.InvalidLetter, "", "the request must be one JSON object")
 	}
 	return nil
 }
@@ -34,7 +34,7 @@ func decodeRequest(body []byte, v any) error {
 // serves one brain (multi-brain aggregation is out of scope).
 func (s *Server) checkBrain(r *http.Request) error {
 	if b := r.URL.Query().Get("brain"); b != "" && b != s.Missions.Brain {
-		return gates.Refusef(gates.BrainMismatch, "brain", "this owner serves brain %q, not %q", s.Missions.Brain, gates.Clip(b))
+		return rules.Refusef(rules.BrainMismatch, "brain", "this owner serves brain %q, not %q", s.Missions.Brain, rules.Clip(b))
 	}
 	return nil
 }
@@ -58,21 +58,21 @@ type mailboxLetter struct {
 // fate counts.
 func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	switch kind := r.URL.Query().Get("kind"); kind {
 	case "mission":
 		reply, err := s.headsReply(r.Context(), r.URL.Query().Get("phase"))
 		if err != nil {
-			serve.WriteErr(w, err)
+			loopback.WriteErr(w, err)
 			return
 		}
-		serve.WriteEncoded(w, http.StatusOK, reply)
+		loopback.WriteEncoded(w, http.StatusOK, reply)
 	case "":
 		all, err := s.Box.All(r.Context())
 		if err != nil {
-			serve.WriteErr(w, err)
+			loopback.WriteErr(w, err)
 			return
 		}
 		fates := s.Box.Fates(all)
@@ -81,9 +81,9 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 		for i := len(all) - 1; i >= 0; i-- {
 			reply.Letters = append(reply.Letters, mailboxLetter{Stored: all[i], Fate: fates[all[i].ID]})
 		}
-		serve.WriteJSON(w, http.StatusOK, reply)
+		loopback.WriteJSON(w, http.StatusOK, reply)
 	default:
-		serve.WriteErr(w, gates.Refusef(gates.InvalidLetter, "kind", "kind is mission, or absent for mail letters"))
+		loopback.WriteErr(w, rules.Refusef(rules.InvalidLetter, "kind", "kind is mission, or absent for mail letters"))
 	}
 }
 
@@ -92,50 +92,50 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 // no blocks (the page says "no store yet").
 func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	view, err := s.Blocks(r.Context(), s.now())
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, view)
+	loopback.WriteJSON(w, http.StatusOK, view)
 }
 
 // getMission answers one mission: its head and its view (timeline, ask,
 // gate output, work and diff), the same as `m1nd mission show --json`.
 func (s *Server) getMission(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	id := r.PathValue("id")
 	if !chain.ValidMissionID(id) {
-		serve.WriteRefusal(w, gates.Refusef(gates.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", gates.Echo(id)))
+		loopback.WriteRefusal(w, rules.Refusef(rules.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", rules.Echo(id)))
 		return
 	}
 	shown, err := s.ShowMission(r.Context(), id)
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, shown)
+	loopback.WriteJSON(w, http.StatusOK, shown)
 }
 
 // getStatus answers the status view (ops.Status), the same as `m1nd
 // status --json`.
 func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkBrain(r); err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	st, err := s.Status(r.Context(), s.now())
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, st)
+	loopback.WriteJSON(w, http.StatusOK, st)
 }
 
 // Compose modes and whether this owner offers them.
@@ -173,7 +173,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}
 		modes["spawn"] = mode{Why: "this owner is read-only: it posts nothing"}
 	}
-	serve.WriteJSON(w, http.StatusOK, policyReply{Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
+	loopback.WriteJSON(w, http.StatusOK, policyReply{Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
 }
 
 // getPacket composes the mission packet for ?block_id= with ?ask=.
@@ -181,10 +181,10 @@ func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("block_id")
 	md, err := s.Store.Packet(id, r.URL.Query().Get("ask"), s.now())
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
-	serve.WriteJSON(w, http.StatusOK, map[string]any{"block_id": id, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
+	loopback.WriteJSON(w, http.StatusOK, map[string]any{"block_id": id, "markdown": md, "packet_ref": chain.PacketRef([]byte(md))})
 }
 
 // missionPostRequest is POST /api/mission_post. It carries no origin: an
@@ -199,8 +199,8 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	if !gates.ValidAgentID(req.AgentID) {
-		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who posts: "+gates.AgentIDRule)
+	if !rules.ValidAgentID(req.AgentID) {
+		return nil, rules.Refusef(rules.InvalidLetter, "agent_id", "agent_id is who posts: "+rules.AgentIDRule)
 	}
 	return s.PostLetter(r.Context(), req.Letter, req.AgentID)
 }
@@ -222,7 +222,7 @@ type missionNewRequest struct {
 
 // missionNewReply is the answer to a mission opened by the tray (fields
 // in the order the answer has always had): the letter posted and the
-// packet delivered, each a result in its own envelope (gates.Success).
+// packet delivered, each a result in its own envelope (rules.Success).
 type missionNewReply struct {
 	Delivered any    `json:"delivered,omitempty"` // the *mailbox.SendResult; nil when not delivered
 	Mission   any    `json:"mission"`             // the *chain.PostResult
@@ -238,8 +238,8 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	if !gates.ValidAgentID(req.AgentID) {
-		return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who opens the mission")
+	if !rules.ValidAgentID(req.AgentID) {
+		return nil, rules.Refusef(rules.InvalidLetter, "agent_id", "agent_id is who opens the mission")
 	}
 	var packet []byte
 	if req.Packet != "" {
@@ -253,9 +253,9 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply := missionNewReply{Mission: gates.Success(opened.Mission)}
+	reply := missionNewReply{Mission: rules.Success(opened.Mission)}
 	if opened.Delivered != nil {
-		reply.Delivered = gates.Success(opened.Delivered)
+		reply.Delivered = rules.Success(opened.Delivered)
 		reply.Note = "posted to the agent's inbox — delivery is not execution"
 	}
 	return reply, nil
@@ -280,8 +280,8 @@ func (s *Server) postReview(r *http.Request, body []byte) (any, error) {
 	}
 	agent := ops.ReviewerName
 	if req.AgentID != "" {
-		if !gates.ValidAgentID(req.AgentID) {
-			return nil, gates.Refusef(gates.InvalidLetter, "agent_id", "agent_id is who writes the review (%s), or absent for %s", gates.AgentIDRule, ops.ReviewerName)
+		if !rules.ValidAgentID(req.AgentID) {
+			return nil, rules.Refusef(rules.InvalidLetter, "agent_id", "agent_id is who writes the review (%s), or absent for %s", rules.AgentIDRule, ops.ReviewerName)
 		}
 		agent = req.AgentID
 	}
@@ -303,7 +303,7 @@ func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	if req.By != brain.SeatOwner && req.By != brain.SeatRunner {
-		return nil, gates.Refusef(gates.CandidateEditRejected, "by", "candidate_edit rejected: by is owner or runner")
+		return nil, rules.Refusef(rules.CandidateEditRejected, "by", "candidate_edit rejected: by is owner or runner")
 	}
 	w, err := s.writeRequest(req.ExpectedStoreVersion, req.By, "by") // the seat, owner or runner, is who edits
 	if err != nil {
@@ -317,7 +317,7 @@ func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
 // says so).
 func (s *Server) writeRequest(expected *int64, agent, agentField string) (brain.WriteRequest, error) {
 	if expected == nil {
-		return brain.WriteRequest{}, gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
+		return brain.WriteRequest{}, rules.Refusef(rules.StoreVersionConflict, "expected_store_version", "send the store version you read as expected_store_version")
 	}
 	who, err := agentOrOwner(agent, agentField)
 	return brain.WriteRequest{ExpectedStoreVersion: *expected, Agent: who, Now: s.now()}, err
@@ -344,8 +344,8 @@ func agentOrOwner(id, field string) (string, error) {
 	switch {
 	case id == "":
 		return "owner", nil
-	case !gates.ValidAgentID(id):
-		return "", gates.Refusef(gates.InvalidLetter, field, "%s is an agent id (%s), or absent for owner", field, gates.AgentIDRule)
+	case !rules.ValidAgentID(id):
+		return "", rules.Refusef(rules.InvalidLetter, field, "%s is an agent id (%s), or absent for owner", field, rules.AgentIDRule)
 	}
 	return id, nil
 }
@@ -366,7 +366,7 @@ func (s *Server) postProve(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	if !chain.ValidMissionID(req.MissionID) {
-		return nil, gates.Refusef(gates.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", gates.Echo(req.MissionID))
+		return nil, rules.Refusef(rules.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", rules.Echo(req.MissionID))
 	}
 	return s.RequestProof(r.Context(), req.MissionID, req.Into, s.now())
 }

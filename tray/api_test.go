@@ -18,12 +18,12 @@ import (
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
-	"github.com/m1nd/m1nd/internal/owner"
 	"github.com/m1nd/m1nd/internal/runs"
+	"github.com/m1nd/m1nd/internal/trayclient"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -181,7 +181,7 @@ func TestComposeDirectRefusesBeforeOpening(t *testing.T) {
 		{"too long", `{"block_id":"sb_shop_core","agent_id":"owner","packet_markdown":"` + strings.Repeat("x", 16<<10+1) + `","deliver_to":"bob"}`},
 	} {
 		status, out := f.do("POST", "/api/mission_new", tt.body, nil)
-		if status != 422 || out["refused"] != string(gates.InvalidLetter) || out["field"] != "deliver_to" ||
+		if status != 422 || out["refused"] != string(rules.InvalidLetter) || out["field"] != "deliver_to" ||
 			!strings.HasPrefix(out["lesson"].(string), "the packet cannot be delivered: ") {
 			t.Errorf("%s: %d %v", tt.label, status, out)
 		}
@@ -199,7 +199,7 @@ func TestReadOnlyRefusesEveryWrite(t *testing.T) {
 	f := newFixture(t, true)
 	for _, path := range []string{"/api/mission_post", "/api/mission_new", "/api/gesture/options", "/api/gesture/commit", "/api/candidate_edit"} {
 		status, out := f.do("POST", path, `{}`, nil)
-		if status != 403 || out["refused"] != string(gates.ReadOnlyOwner) {
+		if status != 403 || out["refused"] != string(rules.ReadOnlyOwner) {
 			t.Errorf("%s: %d %v", path, status, out)
 		}
 	}
@@ -433,7 +433,7 @@ func TestLoginHoldsOnlyForThisTraysFreshChallenge(t *testing.T) {
 	f := newFixture(t, false)
 	a := f.registerKey("es256")
 	f.logout()
-	stranger := gatestest.New(t, "es256")
+	stranger := rulestest.New(t, "es256")
 	stranger.Origin = a.Origin
 	if status, out := f.tryLogin(stranger, nil); status == 200 || !strings.Contains(fmt.Sprint(out["lesson"]), "not one of this brain's") {
 		t.Fatalf("an unregistered key logged in: %d %v", status, out)
@@ -496,7 +496,7 @@ func TestOwnerBoundElsewhereAnswersItsOwnURL(t *testing.T) {
 func TestRunnerAnnounceStatusAndSpawn(t *testing.T) {
 	f := newFixture(t, false)
 	secret := strings.Repeat("ab", 32)
-	f.srv.Pins = owner.Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner", "namer": "naming-runner"}}
+	f.srv.Pins = trayclient.Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner", "namer": "naming-runner"}}
 	// A fake runnerd that records what the owner proxies to it.
 	var got map[string]any
 	runner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
 )
 
 // refPrefix is what the owner watches: every m1nd ref.
@@ -241,14 +241,14 @@ func (s *Server) streamSlot(r *http.Request) (group string, limit int, why strin
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		serve.WriteErr(w, serve.Fail(http.StatusInternalServerError, "internal", "streaming is not supported here"))
+		loopback.WriteErr(w, loopback.Fail(http.StatusInternalServerError, "internal", "streaming is not supported here"))
 		return
 	}
 	group, limit, why := s.streamSlot(r)
 	ch, ok := s.events.subscribe(group, limit)
 	if !ok {
 		w.Header().Set("Retry-After", "30")
-		serve.WriteErr(w, serve.Fail(http.StatusServiceUnavailable, "too_many_streams", why))
+		loopback.WriteErr(w, loopback.Fail(http.StatusServiceUnavailable, "too_many_streams", why))
 		return
 	}
 	defer s.events.unsubscribe(ch)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // FuzzWriteBodies: whatever body a write endpoint is sent, the owner

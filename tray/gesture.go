@@ -10,9 +10,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A human gesture in the tray is signed by the brain's registered passkey:
@@ -99,7 +99,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	if keys == nil || len(keys.Keys) == 0 {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "proof", "register a passkey first (m1nd serve prints a one-time code), or make this gesture at a terminal")
 	}
 	session, err := s.sessionOf(r, keys)
 	if err != nil {
@@ -122,7 +122,7 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	}
 	reply := gestureOptions{GestureID: id, Gesture: p.gesture, Binds: p.binds}
 	reply.PublicKey.Challenge = base64.RawURLEncoding.EncodeToString(p.commit.Challenge())
-	reply.PublicKey.RPID = gates.RelyingParty
+	reply.PublicKey.RPID = rules.RelyingParty
 	reply.PublicKey.UserVerification = "preferred"
 	reply.PublicKey.Timeout = challengeTTL.Milliseconds()
 	signers := keys.Keys
@@ -139,9 +139,9 @@ func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 // a mission, or the store, the keys, the pins.
 func gestureSubject(req gestureRequest) string {
 	switch req.Gesture {
-	case gates.GestureLand, gates.GestureArchive:
+	case rules.GestureLand, rules.GestureArchive:
 		return req.MissionID
-	case gates.GestureReceiptImport, gates.GestureRatify:
+	case rules.GestureReceiptImport, rules.GestureRatify:
 		return "store"
 	}
 	return req.Gesture
@@ -152,7 +152,7 @@ func gestureSubject(req gestureRequest) string {
 func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pendingGesture, subject string, done any, err error) {
 	now := s.now()
 	switch req.Gesture {
-	case gates.GestureLand:
+	case rules.GestureLand:
 		agent, err := agentOrOwner(req.AgentID, "agent_id")
 		if err != nil {
 			return nil, "", nil, err
@@ -164,7 +164,7 @@ func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pen
 		if plan.AlreadyLanded || plan.Resume {
 			// An import made for this mission is in the store already (a
 			// landing cut short): what is left is finished as it recorded.
-			res, err := s.LandPlanned(ctx, plan, agent, gates.OriginHumanPasskey, now)
+			res, err := s.LandPlanned(ctx, plan, agent, rules.OriginHumanPasskey, now)
 			if err != nil {
 				return nil, "", nil, err
 			}
@@ -172,28 +172,28 @@ func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pen
 		}
 		p, err := s.prepareLanding(ctx, plan, agent)
 		return p, gestureSubject(req), nil, err
-	case gates.GestureArchive:
+	case rules.GestureArchive:
 		agent, err := agentOrOwner(req.AgentID, "agent_id")
 		if err != nil {
 			return nil, "", nil, err
 		}
 		p, err := s.prepareArchive(ctx, req.MissionID, agent)
 		return p, gestureSubject(req), nil, err
-	case gates.GestureReceiptImport, gates.GestureRatify:
+	case rules.GestureReceiptImport, rules.GestureRatify:
 		w, err := s.writeRequest(req.ExpectedStoreVersion, req.AgentID, "agent_id")
 		if err != nil {
 			return nil, "", nil, err
 		}
 		p, err := s.prepareStoreGesture(ctx, req, w)
 		return p, gestureSubject(req), nil, err
-	case gates.GestureKeys:
+	case rules.GestureKeys:
 		p, err := s.prepareKeys(ctx, req)
 		return p, gestureSubject(req), nil, err
-	case gates.GesturePins:
+	case rules.GesturePins:
 		p, err := s.preparePins(ctx)
 		return p, gestureSubject(req), nil, err
 	}
-	return nil, "", nil, gates.Refusef(gates.InvalidLetter, "gesture", "gesture is land, archive, receipt_import, ratify, keys or pins")
+	return nil, "", nil, rules.Refusef(rules.InvalidLetter, "gesture", "gesture is land, archive, receipt_import, ratify, keys or pins")
 }
 
 // prepareLanding prepares a landing's import: it binds the mission, its
@@ -218,14 +218,14 @@ func (s *Server) prepareLanding(ctx context.Context, plan *ops.LandingPlan, agen
 	}
 	into := plan.Target
 	return &pendingGesture{
-		gesture: gates.GestureLand, commit: commit, binds: binds,
+		gesture: rules.GestureLand, commit: commit, binds: binds,
 		still: func(ctx context.Context) error {
 			again, err := s.PlanLanding(ctx, plan.MissionID, into)
 			if err != nil {
 				return err
 			}
 			if again.Resume || again.AlreadyLanded || again.Lands == nil || *again.Lands != *plan.Lands {
-				return gates.Refusef(gates.StaleHead, "mission_id", "%s, its branch or %s moved since the landing was shown to you: nothing was written; look again and land again", plan.MissionID, gates.Echo(into))
+				return rules.Refusef(rules.StaleHead, "mission_id", "%s, its branch or %s moved since the landing was shown to you: nothing was written; look again and land again", plan.MissionID, rules.Echo(into))
 			}
 			return nil
 		},
@@ -250,7 +250,7 @@ func (s *Server) prepareArchive(ctx context.Context, missionID, agent string) (*
 		return nil, err
 	}
 	return &pendingGesture{
-		gesture: gates.GestureArchive, commit: commit,
+		gesture: rules.GestureArchive, commit: commit,
 		binds: []string{fmt.Sprintf("archiving %s: its merge_wait letter %.12s is superseded by archived letter %s, and its candidate is set aside", missionID, headLetterOf(commit), chain.LetterID(commit.Change))},
 		done: func(_ context.Context, h gitstore.Hash) (any, error) {
 			var l chain.Letter
@@ -276,20 +276,20 @@ func (s *Server) prepareStoreGesture(ctx context.Context, req gestureRequest, w 
 	}
 	var commit *chain.Prepared
 	var binds []string
-	if req.Gesture == gates.GestureReceiptImport {
-		res, err := s.Store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: gates.OriginHumanPasskey, DryRun: true})
+	if req.Gesture == rules.GestureReceiptImport {
+		res, err := s.Store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: rules.OriginHumanPasskey, DryRun: true})
 		if err != nil {
 			return nil, err
 		}
 		commit = res.Prepared
 		binds = []string{fmt.Sprintf("importing a receipt into %s at store v%d (on v%d, %.12s)", req.BlockID, res.StoreVersion, res.StoreVersion-1, commit.Parent)}
 	} else {
-		res, err := s.Store.Ratify(ctx, brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: gates.OriginHumanPasskey, DryRun: true})
+		res, err := s.Store.Ratify(ctx, brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: rules.OriginHumanPasskey, DryRun: true})
 		if err != nil {
 			return nil, err
 		}
 		commit = res.Prepared
-		binds = []string{fmt.Sprintf("ratifying %s at store v%d (on v%d, %.12s)", gates.Count(len(res.Ratified), "block"), res.StoreVersion, res.StoreVersion-1, commit.Parent)}
+		binds = []string{fmt.Sprintf("ratifying %s at store v%d (on v%d, %.12s)", rules.Count(len(res.Ratified), "block"), res.StoreVersion, res.StoreVersion-1, commit.Parent)}
 	}
 	return &pendingGesture{
 		gesture: req.Gesture, commit: commit, binds: binds,
@@ -305,7 +305,7 @@ func (s *Server) storeReply(req gestureRequest, h gitstore.Hash) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Gesture == gates.GestureReceiptImport {
+	if req.Gesture == rules.GestureReceiptImport {
 		n := 0
 		if b := snap.Block(req.BlockID); b != nil {
 			n = len(b.Receipts)
@@ -345,8 +345,8 @@ type assertion struct {
 }
 
 // proof is the assertion as the laws read one.
-func (a *assertion) proof() *gates.Proof {
-	return &gates.Proof{CredentialID: a.ID, AuthenticatorData: a.Response.AuthenticatorData,
+func (a *assertion) proof() *rules.Proof {
+	return &rules.Proof{CredentialID: a.ID, AuthenticatorData: a.Response.AuthenticatorData,
 		ClientDataJSON: a.Response.ClientDataJSON, Signature: a.Response.Signature}
 }
 
@@ -369,14 +369,14 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	}
 	p, ok := s.gestures.take(session, req.GestureID, s.now())
 	if !ok {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "gesture_id", "this gesture was not prepared here for this session, expired or was used: ask for it again")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "gesture_id", "this gesture was not prepared here for this session, expired or was used: ask for it again")
 	}
 	proof := req.Credential.proof()
 	// The laws accept a proof from a tray on any localhost port; this tray
 	// takes only one made on its own page, so no other local page can ask
 	// the human's authenticator for a change this tray prepared.
-	if origin, err := gates.ProofOrigin(proof); err != nil || origin != "http://"+gates.RelyingParty+":"+s.port {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "proof", "the passkey was asked on another page, not this tray (http://%s:%s)", gates.RelyingParty, s.port)
+	if origin, err := rules.ProofOrigin(proof); err != nil || origin != "http://"+rules.RelyingParty+":"+s.port {
+		return nil, rules.Refusef(rules.HumanGestureRequired, "proof", "the passkey was asked on another page, not this tray (http://%s:%s)", rules.RelyingParty, s.port)
 	}
 	ctx := r.Context()
 	if p.still != nil {
@@ -388,7 +388,7 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := p.commit.Commit(ctx, gates.OriginHumanPasskey, proof, env)
+	h, err := p.commit.Commit(ctx, rules.OriginHumanPasskey, proof, env)
 	if errors.Is(err, chain.ErrLostRace) {
 		return nil, movedRefusal(p.commit.Chain.Ref)
 	}
@@ -402,7 +402,7 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 // for its signature: nothing was written.
 func movedRefusal(ref string) error {
 	if ref == brain.StoreRef {
-		return gates.Refusef(gates.StoreVersionConflict, "expected_store_version", "the store moved while this gesture waited for its signature: nothing was written; look again and sign again")
+		return rules.Refusef(rules.StoreVersionConflict, "expected_store_version", "the store moved while this gesture waited for its signature: nothing was written; look again and sign again")
 	}
-	return gates.Refusef(gates.StaleHead, "", "%s moved while this gesture waited for its signature: nothing was written; look again and sign again", ref)
+	return rules.Refusef(rules.StaleHead, "", "%s moved while this gesture waited for its signature: nothing was written; look again and sign again", ref)
 }

@@ -12,17 +12,17 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/laws"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 )
 
 // registerKey writes the brain's first key set, as the tray's
 // registration does, for a software passkey.
-func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
+func (f *fixture) registerKey(alg string) *rulestest.Authenticator {
 	f.t.Helper()
-	a := gatestest.New(f.t, alg)
+	a := rulestest.New(f.t, alg)
 	a.Origin = "http://localhost:" + f.srv.port
 	// Registered as the tray does, anchoring what terminals confirmed
 	// before (the runner pins the fixture approved).
@@ -35,7 +35,7 @@ func (f *fixture) registerKey(alg string) *gatestest.Authenticator {
 
 // login logs the fixture's page in with a, as the page does: options,
 // an assertion over their challenge, the login that sets the cookie.
-func (f *fixture) login(a *gatestest.Authenticator) {
+func (f *fixture) login(a *rulestest.Authenticator) {
 	f.t.Helper()
 	if status, out := f.tryLogin(a, nil); status != 200 || out["logged_in"] != true {
 		f.t.Fatalf("login: %d %v", status, out)
@@ -43,8 +43,8 @@ func (f *fixture) login(a *gatestest.Authenticator) {
 }
 
 // tryLogin is login's two requests, tweak changing the assertion as
-// gatestest.Assert's does; it returns the login's answer.
-func (f *fixture) tryLogin(a *gatestest.Authenticator, tweak func(map[string]any, []byte) []byte) (int, map[string]any) {
+// rulestest.Assert's does; it returns the login's answer.
+func (f *fixture) tryLogin(a *rulestest.Authenticator, tweak func(map[string]any, []byte) []byte) (int, map[string]any) {
 	f.t.Helper()
 	status, opts := f.do("POST", "/api/session/options", "{}", nil)
 	if status != 200 {
@@ -91,7 +91,7 @@ func (f *fixture) gestureOptions(body string) (int, map[string]any, []byte) {
 
 // commit sends an assertion for the gesture options handed out with
 // challenge, by its id, as the page does.
-func (f *fixture) commit(challenge []byte, p *gates.Proof) (int, map[string]any) {
+func (f *fixture) commit(challenge []byte, p *rules.Proof) (int, map[string]any) {
 	f.t.Helper()
 	body, _ := json.Marshal(map[string]any{
 		"gesture_id": f.ids[base64.RawURLEncoding.EncodeToString(challenge)],
@@ -102,7 +102,7 @@ func (f *fixture) commit(challenge []byte, p *gates.Proof) (int, map[string]any)
 }
 
 // signed makes a gesture signed by a.
-func (f *fixture) signed(a *gatestest.Authenticator, body string) (int, map[string]any) {
+func (f *fixture) signed(a *rulestest.Authenticator, body string) (int, map[string]any) {
 	f.t.Helper()
 	status, out, challenge := f.gestureOptions(body)
 	if status != 200 {
@@ -127,19 +127,19 @@ func TestSignedGestures(t *testing.T) {
 	f.do("POST", "/api/candidate_edit", `{"expected_store_version":1,"by":"owner","ops":[{"op":"rename","block_id":"sb_shop_core","name":"Core"}]}`, nil)
 	ratify := `{"gesture":"ratify","expected_store_version":2,"block_ids":["sb_shop_core"]}`
 	before := storeAt()
-	for label, make := range map[string]func(challenge []byte) *gates.Proof{
-		"a tampered signature": func(c []byte) *gates.Proof {
+	for label, make := range map[string]func(challenge []byte) *rules.Proof{
+		"a tampered signature": func(c []byte) *rules.Proof {
 			p := a.Assert(c, nil)
 			sig, _ := base64.RawURLEncoding.DecodeString(p.Signature)
 			sig[len(sig)-1] ^= 1
 			p.Signature = base64.RawURLEncoding.EncodeToString(sig)
 			return p
 		},
-		"an unregistered key": func(c []byte) *gates.Proof { return gatestest.New(t, "es256").Assert(c, nil) },
-		"a proof of another change": func(c []byte) *gates.Proof {
-			return a.Assert(gates.GestureChallenge(gates.GestureRatify, []byte("another store")), nil)
+		"an unregistered key": func(c []byte) *rules.Proof { return rulestest.New(t, "es256").Assert(c, nil) },
+		"a proof of another change": func(c []byte) *rules.Proof {
+			return a.Assert(rules.GestureChallenge(rules.GestureRatify, []byte("another store")), nil)
 		},
-		"no user present": func(c []byte) *gates.Proof {
+		"no user present": func(c []byte) *rules.Proof {
 			return a.Assert(c, func(_ map[string]any, ad []byte) []byte { ad[32] = 0; return ad })
 		},
 	} {
@@ -164,14 +164,14 @@ func TestSignedGestures(t *testing.T) {
 		t.Fatalf("a signed ratification: %d %v", status, out)
 	}
 	msg := f.g.Git("log", "-1", "--format=%B", "refs/m1nd/store")
-	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, gates.ProofTrailer+": "+gates.EncodeProof(proof)) {
+	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, rules.ProofTrailer+": "+rules.EncodeProof(proof)) {
 		t.Fatalf("the ratification's commit:\n%s", msg)
 	}
 	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "gesture_id" {
 		t.Fatalf("a reused gesture: %d %v", status, out)
 	}
 	// The terminal's origin no longer counts, in the store and in post.
-	if _, err := f.srv.Store.Ratify(context.Background(), brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 3, Agent: "owner", Now: testNow}, Origin: gates.OriginHumanTTY}); err == nil {
+	if _, err := f.srv.Store.Ratify(context.Background(), brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 3, Agent: "owner", Now: testNow}, Origin: rules.OriginHumanTTY}); err == nil {
 		t.Fatal("a terminal ratification with a passkey registered was written")
 	}
 	// The gesture options refuse what the gesture would: a stale version.
@@ -220,7 +220,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	}
 	// An archive: the terminal's origin no longer counts; signed, it does.
 	mw2, _ := f.mergeWait()
-	if _, err := m.Archive(ctx, mw2.MissionID, "owner", gates.OriginHumanTTY, testNow); err == nil {
+	if _, err := m.Archive(ctx, mw2.MissionID, "owner", rules.OriginHumanTTY, testNow); err == nil {
 		t.Fatal("a terminal archive with a passkey registered was posted")
 	}
 	status, out = f.signed(a, fmt.Sprintf(`{"gesture":"archive","mission_id":%q}`, mw2.MissionID))
@@ -246,8 +246,8 @@ func (f *fixture) mergeWait() (*chain.Letter, string) {
 	mw.Phase = chain.PhaseMergeWait
 	exit := int64(0)
 	mw.Gate = &chain.Gate{Command: fixtureGate, ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
-	mw.ReceiptCandidate = &gates.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: gates.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: gates.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: mw.Gate.Command, Cwd: ".", ExitStatus: &exit,
+	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
+		Evidence: rules.Evidence{ArtifactHash: mw.Gate.ArtifactHash, EvidenceRefs: []string{"gate://" + open.MissionID}, Command: mw.Gate.Command, Cwd: ".", ExitStatus: &exit,
 			StartedAt: "2026-11-30T11:40:00Z", EndedAt: "2026-11-30T11:41:00Z"}}
 	att := f.runner.Sign(f.t, mw)
 	res, err := m.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
@@ -346,7 +346,7 @@ func TestLandGesture(t *testing.T) {
 		t.Fatalf("the mission is %s after the landing", phase)
 	}
 	msg := f.g.Git("log", "-1", "--format=%B", "refs/m1nd/store")
-	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, gates.ProofTrailer+": ") {
+	if !strings.Contains(msg, "M1nd-Origin: human-passkey") || !strings.Contains(msg, rules.ProofTrailer+": ") {
 		t.Fatalf("the import's commit carries no passkey proof:\n%s", msg)
 	}
 	// Landed, its options say so and sign nothing.

@@ -8,8 +8,8 @@ import (
 	"net/http"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Adding a passkey to a brain that has one, or removing one, is the human
@@ -48,7 +48,7 @@ type enrolment struct {
 func (s *Server) prepareKeys(ctx context.Context, req gestureRequest) (*pendingGesture, error) {
 	adding, enrolling, removing := len(req.Credential) > 0 && string(req.Credential) != "null", req.Enrol != "", req.Remove != ""
 	if n := map[bool]int{true: 1}; n[adding]+n[enrolling]+n[removing] != 1 {
-		return nil, gates.Refusef(gates.InvalidLetter, "gesture", "a keys gesture carries one of credential (a new passkey, from navigator.credentials.create), enrol (a teammate's enrolment request) or remove (a registered credential id)")
+		return nil, rules.Refusef(rules.InvalidLetter, "gesture", "a keys gesture carries one of credential (a new passkey, from navigator.credentials.create), enrol (a teammate's enrolment request) or remove (a registered credential id)")
 	}
 	now := s.now()
 	var change *brain.KeyChange
@@ -76,8 +76,8 @@ func (s *Server) prepareKeys(ctx context.Context, req gestureRequest) (*pendingG
 		what = fmt.Sprintf("removing passkey %q (fingerprint %s): what it signed so far stands, nothing it signs after does", key.Label, key.Fingerprint())
 	}
 	return &pendingGesture{
-		gesture: gates.GestureKeys, commit: change.Prepared, signers: change.Before.Keys,
-		binds: []string{what, fmt.Sprintf("key set v%d, on v%d (%.12s), with %s", change.Next.Version, change.Before.Version, change.Prepared.Parent, gates.Count(len(change.Next.Keys), "passkey"))},
+		gesture: rules.GestureKeys, commit: change.Prepared, signers: change.Before.Keys,
+		binds: []string{what, fmt.Sprintf("key set v%d, on v%d (%.12s), with %s", change.Next.Version, change.Before.Version, change.Prepared.Parent, rules.Count(len(change.Next.Keys), "passkey"))},
 		done: func(context.Context, gitstore.Hash) (any, error) {
 			reply := keysReply{KeysVersion: change.Next.Version, Keys: len(change.Next.Keys), CredentialID: change.Credential}
 			if change.Removing {
@@ -105,7 +105,7 @@ func findKey(c *brain.KeyChange) brain.Passkey {
 // decodeEnrolment reads a teammate's enrolment request: base64url of its
 // JSON, one key that a key set could hold.
 func decodeEnrolment(code string) (brain.Passkey, error) {
-	bad := gates.Refusef(gates.InvalidLetter, "enrol", "an enrolment request is the text a teammate's tray made (\"request enrolment\"), pasted whole")
+	bad := rules.Refusef(rules.InvalidLetter, "enrol", "an enrolment request is the text a teammate's tray made (\"request enrolment\"), pasted whole")
 	data, err := base64.RawURLEncoding.DecodeString(code)
 	if err != nil || len(data) > 8<<10 {
 		return brain.Passkey{}, bad

@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 )
 
 // softKeyOf is a's credential as navigator.credentials.create hands it
 // over, so a key the tray adds can later sign with gatestest.
-func softKeyOf(t testing.TB, a *gatestest.Authenticator) *softKey {
+func softKeyOf(t testing.TB, a *rulestest.Authenticator) *softKey {
 	t.Helper()
 	id, _ := b64u.DecodeString(a.ID)
 	der, _ := b64u.DecodeString(a.Key.PKIX)
@@ -58,7 +58,7 @@ func credentialIDs(set brain.KeySet) []string {
 
 // addKey is the body of the keys gesture that adds new: its registration
 // made in this tray against fresh options.
-func (f *fixture) addKey(new *gatestest.Authenticator, label string) string {
+func (f *fixture) addKey(new *rulestest.Authenticator, label string) string {
 	f.t.Helper()
 	body, _ := json.Marshal(map[string]any{"gesture": "keys", "label": label, "credential": softKeyOf(f.t, new).credential(f.t, f.options(), f.origin(), 0x45)})
 	return string(body)
@@ -77,14 +77,14 @@ func TestKeyGestures(t *testing.T) {
 		t.Fatalf("keys before any passkey: %d %v", status, out)
 	}
 	a := f.registerKey("es256")
-	b, c := gatestest.New(t, "ed25519"), gatestest.New(t, "es256")
-	for _, x := range []*gatestest.Authenticator{b, c} {
+	b, c := rulestest.New(t, "ed25519"), rulestest.New(t, "es256")
+	for _, x := range []*rulestest.Authenticator{b, c} {
 		x.Origin = f.origin()
 	}
 	v1, head1 := f.keySet()
 
 	// Refused, nothing written: every way an add can fail to be proven.
-	tampered := func(p *gates.Proof) *gates.Proof {
+	tampered := func(p *rules.Proof) *rules.Proof {
 		sig, _ := base64.RawURLEncoding.DecodeString(p.Signature)
 		sig[len(sig)-1] ^= 1
 		p.Signature = base64.RawURLEncoding.EncodeToString(sig)
@@ -92,25 +92,25 @@ func TestKeyGestures(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		label string
-		proof func(challenge []byte) *gates.Proof
+		proof func(challenge []byte) *rules.Proof
 	}{
-		{"no proof", func([]byte) *gates.Proof { return &gates.Proof{} }},
-		{"a tampered assertion", func(ch []byte) *gates.Proof { return tampered(a.Assert(ch, nil)) }},
-		{"an unregistered key", func(ch []byte) *gates.Proof {
-			e := gatestest.New(t, "es256")
+		{"no proof", func([]byte) *rules.Proof { return &rules.Proof{} }},
+		{"a tampered assertion", func(ch []byte) *rules.Proof { return tampered(a.Assert(ch, nil)) }},
+		{"an unregistered key", func(ch []byte) *rules.Proof {
+			e := rulestest.New(t, "es256")
 			e.Origin = f.origin()
 			return e.Assert(ch, nil)
 		}},
-		{"the key being added", func(ch []byte) *gates.Proof { return b.Assert(ch, nil) }},
-		{"a proof of another change", func([]byte) *gates.Proof {
+		{"the key being added", func(ch []byte) *rules.Proof { return b.Assert(ch, nil) }},
+		{"a proof of another change", func([]byte) *rules.Proof {
 			other := v1
 			other.Version = 2
-			return a.Assert(gates.GestureChallenge(gates.GestureKeys, other.Canonical()), nil)
+			return a.Assert(rules.GestureChallenge(rules.GestureKeys, other.Canonical()), nil)
 		}},
-		{"a proof of another gesture", func(ch []byte) *gates.Proof {
-			return a.Assert(gates.GestureChallenge(gates.GestureRatify, ch), nil)
+		{"a proof of another gesture", func(ch []byte) *rules.Proof {
+			return a.Assert(rules.GestureChallenge(rules.GestureRatify, ch), nil)
 		}},
-		{"no user present", func(ch []byte) *gates.Proof {
+		{"no user present", func(ch []byte) *rules.Proof {
 			return a.Assert(ch, func(_ map[string]any, ad []byte) []byte { ad[32] = 0; return ad })
 		}},
 	} {
@@ -168,7 +168,7 @@ func TestKeyGestures(t *testing.T) {
 		t.Fatalf("keys v2: %+v", v2)
 	}
 	msg := f.g.Git("log", "-1", "--format=%B", brain.KeysRef)
-	if !strings.HasPrefix(msg, "keys v2: add phone\n") || !strings.Contains(msg, "\nM1nd-Origin: human-passkey\n") || !strings.Contains(msg, gates.ProofTrailer+": "+gates.EncodeProof(proof)) {
+	if !strings.HasPrefix(msg, "keys v2: add phone\n") || !strings.Contains(msg, "\nM1nd-Origin: human-passkey\n") || !strings.Contains(msg, rules.ProofTrailer+": "+rules.EncodeProof(proof)) {
 		t.Fatalf("the add's commit:\n%s", msg)
 	}
 	if status, out := f.commit(challenge, proof); status != 403 || out["field"] != "gesture_id" {
@@ -190,7 +190,7 @@ func TestKeyGestures(t *testing.T) {
 	// Removed: a signs its own removal; then c goes, signed by b; b stays.
 	for _, tt := range []struct {
 		label   string
-		by      *gatestest.Authenticator
+		by      *rulestest.Authenticator
 		remove  string
 		version float64
 		left    string

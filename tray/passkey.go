@@ -21,8 +21,8 @@ import (
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // The owner's first passkey is registered in the tray with a one-time code
@@ -74,7 +74,7 @@ func canonicalCode(typed string) string {
 	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(typed))
 }
 
-var errKeyRegistered = gates.Refusef(gates.HumanGestureRequired, "code", "this brain has a registered passkey, so a code registers nothing: press \"add another passkey\" in the tray and sign the change with a registered one")
+var errKeyRegistered = rules.Refusef(rules.HumanGestureRequired, "code", "this brain has a registered passkey, so a code registers nothing: press \"add another passkey\" in the tray and sign the change with a registered one")
 
 type passkeysReply struct {
 	Registered bool          `json:"registered"`
@@ -98,7 +98,7 @@ type passkeyView struct {
 func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 	keys, err := s.Store.Keys()
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	reply := passkeysReply{Keys: []passkeyView{}}
@@ -116,11 +116,11 @@ func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 	s.reg.mu.Lock()
 	reply.Registration = !reply.Registered && s.reg.code != "" && !s.reg.used && !s.ReadOnly
 	s.reg.mu.Unlock()
-	serve.WriteJSON(w, http.StatusOK, reply)
+	loopback.WriteJSON(w, http.StatusOK, reply)
 }
 
 // credParams are the algorithms m1nd verifies a proof with
-// (gates.VerifyProof): ES256, EdDSA, RS256.
+// (rules.VerifyProof): ES256, EdDSA, RS256.
 var credParams = []protocol.CredentialParameter{
 	{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgES256},
 	{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgEdDSA},
@@ -153,7 +153,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	}
 	name := "m1nd " + s.Name()
 	return map[string]any{"publicKey": protocol.PublicKeyCredentialCreationOptions{
-		RelyingParty: protocol.RelyingPartyEntity{ID: gates.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
+		RelyingParty: protocol.RelyingPartyEntity{ID: rules.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
 		User: protocol.UserEntity{
 			ID:               protocol.URLEncodedBase64(handle),
 			DisplayName:      "owner of " + name,
@@ -179,7 +179,7 @@ type registerReply struct {
 }
 
 func codeRefusal(format string, args ...any) error {
-	return gates.Refusef(gates.HumanGestureRequired, "code", format, args...)
+	return rules.Refusef(rules.HumanGestureRequired, "code", format, args...)
 }
 
 // postPasskeyRegister registers the brain's first passkey: the one-time
@@ -241,7 +241,7 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	}
 	set, err := brain.RegisterFirstKey(ctx, s.Repo, key, s.now())
 	if errors.Is(err, brain.ErrKeyRaced) {
-		return nil, gates.Refusef(gates.StaleHead, "", "a passkey was registered while this one was being made: reload the tray")
+		return nil, rules.Refusef(rules.StaleHead, "", "a passkey was registered while this one was being made: reload the tray")
 	}
 	if err != nil {
 		return nil, err
@@ -259,29 +259,29 @@ func (s *Server) verifyCreation(label string, credential json.RawMessage) (brain
 	if label == "" {
 		label = "passkey"
 	}
-	if len(label) > 100 || gates.HasUnsafeText(label) {
-		return none, gates.Refusef(gates.InvalidLetter, "label", "a passkey's label is short plain text (at most 100 bytes)")
+	if len(label) > 100 || rules.HasUnsafeText(label) {
+		return none, rules.Refusef(rules.InvalidLetter, "label", "a passkey's label is short plain text (at most 100 bytes)")
 	}
 	if len(credential) == 0 || string(credential) == "null" {
-		return none, gates.Refusef(gates.InvalidLetter, "credential", "credential is the browser's answer to navigator.credentials.create, as JSON")
+		return none, rules.Refusef(rules.InvalidLetter, "credential", "credential is the browser's answer to navigator.credentials.create, as JSON")
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(credential)
 	if err != nil {
-		return none, gates.Refusef(gates.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", gates.Clip(webauthnError(err)))
+		return none, rules.Refusef(rules.InvalidLetter, "credential", "the credential is not a WebAuthn registration response: %s", rules.Clip(webauthnError(err)))
 	}
 	challenge := parsed.Response.CollectedClientData.Challenge
 	if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(challenge, "=")); err != nil || !s.logins.fresh("create", s.port, raw, s.now()) {
-		return none, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired: ask for new options and try again")
+		return none, rules.Refusef(rules.HumanGestureRequired, "credential", "the passkey answered a challenge this owner did not hand out, or one that expired: ask for new options and try again")
 	}
-	origin := "http://" + gates.RelyingParty + ":" + s.port
-	if _, err := parsed.Verify(challenge, gates.RelyingParty, []string{origin}, nil, nil, protocol.TopOriginImplicitVerificationMode,
+	origin := "http://" + rules.RelyingParty + ":" + s.port
+	if _, err := parsed.Verify(challenge, rules.RelyingParty, []string{origin}, nil, nil, protocol.TopOriginImplicitVerificationMode,
 		false, false, true, nil, credParams, protocol.AttestationPolicy{}, protocol.SignaturePolicy{}); err != nil {
-		return none, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey's registration does not hold (it must be made in the tray at %s, with a user present): %s", origin, gates.Clip(webauthnError(err)))
+		return none, rules.Refusef(rules.HumanGestureRequired, "credential", "the passkey's registration does not hold (it must be made in the tray at %s, with a user present): %s", origin, rules.Clip(webauthnError(err)))
 	}
 	att := parsed.Response.AttestationObject.AuthData.AttData
 	der, err := pkixOf(att.CredentialPublicKey)
 	if err != nil {
-		return none, gates.Refusef(gates.InvalidLetter, "credential", "the passkey's public key is not one m1nd verifies with (ES256, EdDSA or RS256): %s", gates.Clip(webauthnError(err)))
+		return none, rules.Refusef(rules.InvalidLetter, "credential", "the passkey's public key is not one m1nd verifies with (ES256, EdDSA or RS256): %s", rules.Clip(webauthnError(err)))
 	}
 	return brain.Passkey{
 		CredentialID: base64.RawURLEncoding.EncodeToString(att.CredentialID), PublicKey: base64.RawURLEncoding.EncodeToString(der),
@@ -290,7 +290,7 @@ func (s *Server) verifyCreation(label string, credential json.RawMessage) (brain
 }
 
 // pkixOf converts a credential's COSE public key to PKIX DER, the form
-// the key set stores and gates.VerifyProof reads.
+// the key set stores and rules.VerifyProof reads.
 func pkixOf(cose []byte) ([]byte, error) {
 	key, err := webauthncose.ParsePublicKey(cose)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 	"github.com/go-webauthn/webauthn/protocol/webauthncbor"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 var b64u = base64.RawURLEncoding
@@ -70,7 +70,7 @@ func (k *softKey) credential(t testing.TB, challenge, origin string, flags byte)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := sha256.Sum256([]byte(gates.RelyingParty))
+	rp := sha256.Sum256([]byte(rules.RelyingParty))
 	auth := append(append([]byte{}, rp[:]...), flags, 0, 0, 0, 0)
 	auth = append(auth, make([]byte, 16)...) // aaguid
 	auth = binary.BigEndian.AppendUint16(auth, uint16(len(k.id)))
@@ -260,7 +260,7 @@ func TestPasskeyReadOnly(t *testing.T) {
 	}
 	for _, path := range []string{"/api/passkey/options", "/api/passkey/register"} {
 		status, out := f.do("POST", path, `{}`, nil)
-		if status != 403 || out["refused"] != string(gates.ReadOnlyOwner) {
+		if status != 403 || out["refused"] != string(rules.ReadOnlyOwner) {
 			t.Errorf("%s: %d %v", path, status, out)
 		}
 	}

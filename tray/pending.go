@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // challengeTTL is how long a challenge the tray handed out (to register a
@@ -89,11 +89,11 @@ func (p *pending[T]) full(session, subject string, now time.Time) error {
 	const what = "sign one or let them expire (%s), then ask again — if you did not ask for them, something else on this machine is asking"
 	switch {
 	case about >= maxPendingPerSubject:
-		return gates.Refusef(gates.HumanGestureRequired, "gesture", "%s about %s wait for a signature, the most one subject may have: "+what, gates.Count(about, "gesture"), gates.Echo(subject), challengeTTL)
+		return rules.Refusef(rules.HumanGestureRequired, "gesture", "%s about %s wait for a signature, the most one subject may have: "+what, rules.Count(about, "gesture"), rules.Echo(subject), challengeTTL)
 	case mine >= maxPendingPerSession:
-		return gates.Refusef(gates.HumanGestureRequired, "gesture", "%s of this session wait for a signature, the most one session may have (%d about %s): "+what, gates.Count(mine, "gesture"), about, gates.Echo(subject), challengeTTL)
+		return rules.Refusef(rules.HumanGestureRequired, "gesture", "%s of this session wait for a signature, the most one session may have (%d about %s): "+what, rules.Count(mine, "gesture"), about, rules.Echo(subject), challengeTTL)
 	case len(p.entries) >= maxPending:
-		return gates.Refusef(gates.HumanGestureRequired, "gesture", "%s wait for a signature, the most the tray holds (%d about %s): "+what, gates.Count(len(p.entries), "gesture"), about, gates.Echo(subject), challengeTTL)
+		return rules.Refusef(rules.HumanGestureRequired, "gesture", "%s wait for a signature, the most the tray holds (%d about %s): "+what, rules.Count(len(p.entries), "gesture"), about, rules.Echo(subject), challengeTTL)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // A gesture waits under an id of its own, is taken once and only before it
@@ -43,7 +43,7 @@ func TestPendingTakesOnceUntilExpiry(t *testing.T) {
 	refused := 0
 	for i := range 3 * maxPendingPerSubject {
 		if _, err := p.put("", "msn_a", 3, t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
-			if r, ok := gates.AsRefusal(err); !ok || r.Code != gates.HumanGestureRequired {
+			if r, ok := rules.AsRefusal(err); !ok || r.Code != rules.HumanGestureRequired {
 				t.Fatalf("a refused put: %v", err)
 			}
 			refused++

@@ -6,11 +6,11 @@ import (
 	"net/http"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/secret"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
 
@@ -44,7 +44,7 @@ func (s *Server) runnersFile() (*runners.Config, error) {
 func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 	approved, err := brain.ApprovedPins(s.Repo)
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	reply := runnerPinsReply{Required: true, Runners: []runners.PinStatus{}}
@@ -53,18 +53,18 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg, err := s.runnersFile()
 	if err != nil {
-		reply.Problem = gates.OneLine(err.Error())
+		reply.Problem = rules.OneLine(err.Error())
 		cfg = &runners.Config{}
 	}
 	key, err := secret.RunnerPublicKey(s.Repo)
 	if err != nil && reply.Problem == "" {
-		reply.Problem = "runnerd's signing key: " + gates.OneLine(err.Error())
+		reply.Problem = "runnerd's signing key: " + rules.OneLine(err.Error())
 	}
 	reply.Runners = runners.PinStatuses(cfg, approved, key)
 	if rec, live := runs.ReadRunnerd(s.Repo.RuntimeDir()); live {
 		reply.Containment, reply.Contained = rec.Containment, rec.Contained
 	}
-	serve.WriteJSON(w, http.StatusOK, reply)
+	loopback.WriteJSON(w, http.StatusOK, reply)
 }
 
 // preparePins prepares the approval of every build runner runners.toml
@@ -76,7 +76,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 	}
 	cfg, err := s.runnersFile()
 	if err != nil {
-		return nil, gates.Refusef(gates.InvalidLetter, "runners", "runners.toml does not load, so there is nothing to approve: %s", gates.Clip(err.Error()))
+		return nil, rules.Refusef(rules.InvalidLetter, "runners", "runners.toml does not load, so there is nothing to approve: %s", rules.Clip(err.Error()))
 	}
 	key, err := secret.RunnerPublicKey(s.Repo)
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 	}
 	approvals, binds := runners.Approvals(cfg, key)
 	if len(approvals) == 0 {
-		return nil, gates.Refusef(gates.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
+		return nil, rules.Refusef(rules.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
 	}
 	commit, set, err := brain.PreparePins(ctx, s.Repo, approvals, s.now())
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 	}
 	binds = append(binds, fmt.Sprintf("approved runner pins v%d", set.Version))
 	return &pendingGesture{
-		gesture: gates.GesturePins, commit: commit, binds: binds,
+		gesture: rules.GesturePins, commit: commit, binds: binds,
 		done: func(_ context.Context, h gitstore.Hash) (any, error) {
 			ids := make([]string, len(set.Runners))
 			for i, r := range set.Runners {
@@ -113,11 +113,11 @@ type keeperReply struct {
 func (s *Server) getKeeper(w http.ResponseWriter, r *http.Request) {
 	agents, err := runners.KeeperAgents(s.Repo.RuntimeDir(), s.now())
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	if agents == nil {
 		agents = []runners.KeeperAgent{}
 	}
-	serve.WriteJSON(w, http.StatusOK, keeperReply{Keeper: agents})
+	loopback.WriteJSON(w, http.StatusOK, keeperReply{Keeper: agents})
 }

@@ -20,9 +20,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // pinState is the owner's current pins and the runners.toml they came
@@ -93,7 +93,7 @@ type registry struct {
 }
 
 func (s *Server) secretOK(r *http.Request) bool {
-	return serve.SecretMatches(s.Pins.Secret, r.Header.Get(serve.SecretHeader))
+	return loopback.SecretMatches(s.Pins.Secret, r.Header.Get(loopback.SecretHeader))
 }
 
 // postAnnounce registers the pinned runner ids of an announce and echoes
@@ -110,7 +110,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 	}
 	port, perr := strconv.Atoi(req.Port)
 	if err != nil || perr != nil || port <= 0 || port > 65535 {
-		serve.WriteErr(w, serve.Fail(http.StatusBadRequest, "bad_request", "want {runner_ids, port, boot_challenge}"))
+		loopback.WriteErr(w, loopback.Fail(http.StatusBadRequest, "bad_request", "want {runner_ids, port, boot_challenge}"))
 		return
 	}
 	pins := s.pinned()
@@ -129,7 +129,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 	s.pins.mu.Lock()
 	for _, r := range refused {
 		if !s.pins.warned[r.RunnerID] { // once per runner until the pins change
-			log.Printf("m1nd owner: refused the announce of runner %q: %s", gates.Clip(r.RunnerID), r.Why)
+			log.Printf("m1nd owner: refused the announce of runner %q: %s", rules.Clip(r.RunnerID), r.Why)
 			if s.pins.warned == nil {
 				s.pins.warned = map[string]bool{}
 			}
@@ -137,7 +137,7 @@ func (s *Server) postAnnounce(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.pins.mu.Unlock()
-	serve.WriteJSON(w, http.StatusOK, wire.AnnounceReply{OK: true, Echo: req.BootChallenge, Refused: refused, Registered: registered})
+	loopback.WriteJSON(w, http.StatusOK, wire.AnnounceReply{OK: true, Echo: req.BootChallenge, Refused: refused, Registered: registered})
 }
 
 // status lists every pinned runner: when it last announced, and lost after
@@ -160,7 +160,7 @@ func (s *Server) status() []wire.RunnerStatus {
 }
 
 func (s *Server) getRunnerStatus(w http.ResponseWriter, r *http.Request) {
-	serve.WriteJSON(w, http.StatusOK, wire.RunnersStatus{OK: true, Runners: s.status()})
+	loopback.WriteJSON(w, http.StatusOK, wire.RunnersStatus{OK: true, Runners: s.status()})
 }
 
 // liveRunner returns the port of a live pinned runner of capability (the
@@ -185,19 +185,19 @@ func (s *Server) liveRunner(id, capability string) (string, int, error) {
 	}
 	switch {
 	case lost != "" && id == "":
-		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no pinned %s has announced in 90 s: start m1nd runnerd", capability)
+		return "", 0, rules.Refusef(rules.UnpinnedRunner, "runner_id", "no pinned %s has announced in 90 s: start m1nd runnerd", capability)
 	case lost != "":
-		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is pinned but has not announced in 90 s: start m1nd runnerd", lost)
+		return "", 0, rules.Refusef(rules.UnpinnedRunner, "runner_id", "runner %s is pinned but has not announced in 90 s: start m1nd runnerd", lost)
 	case id == "":
-		return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "no %s is pinned in runners.toml", capability)
+		return "", 0, rules.Refusef(rules.UnpinnedRunner, "runner_id", "no %s is pinned in runners.toml", capability)
 	}
-	return "", 0, gates.Refusef(gates.UnpinnedRunner, "runner_id", "runner %s is not pinned as a %s in runners.toml", gates.Echo(id), capability)
+	return "", 0, rules.Refusef(rules.UnpinnedRunner, "runner_id", "runner %s is not pinned as a %s in runners.toml", rules.Echo(id), capability)
 }
 
 // callRunner posts in as JSON to the runner daemon on port with the
 // secret and decodes its 200 answer into out (what the lane calls the
 // answer that is not its JSON). A refusal runnerd answered comes back as
-// that *gates.Refusal, for the owner to answer as its own; no answer at
+// that *rules.Refusal, for the owner to answer as its own; no answer at
 // all, or one that is neither, is a 502.
 func (s *Server) callRunner(ctx context.Context, port int, path string, in, out any, lane string, timeout time.Duration) error {
 	body, err := json.Marshal(in)
@@ -211,26 +211,26 @@ func (s *Server) callRunner(ctx context.Context, port int, path string, in, out 
 		return fmt.Errorf("call runnerd %s: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(serve.SecretHeader, s.Pins.Secret)
+	req.Header.Set(loopback.SecretHeader, s.Pins.Secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon did not answer: "+err.Error())
+		return loopback.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon did not answer: "+err.Error())
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	switch {
 	case err != nil:
-		return serve.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon's answer broke off: "+err.Error())
+		return loopback.Fail(http.StatusBadGateway, "runner_unreachable", "the runner daemon's answer broke off: "+err.Error())
 	case resp.StatusCode == http.StatusOK:
 		if err := json.Unmarshal(data, out); err != nil {
-			return serve.Fail(http.StatusBadGateway, "runner_failed", lane+" answer is not its JSON: "+gates.Clip(err.Error()))
+			return loopback.Fail(http.StatusBadGateway, "runner_failed", lane+" answer is not its JSON: "+rules.Clip(err.Error()))
 		}
 		return nil
 	}
-	if ref, ok := serve.ReadRefusal(data); ok {
+	if ref, ok := loopback.ReadRefusal(data); ok {
 		return ref
 	}
-	return serve.Fail(http.StatusBadGateway, "runner_failed", fmt.Sprintf("the runner daemon answered %d: %s", resp.StatusCode, gates.Clip(string(bytes.TrimSpace(data)))))
+	return loopback.Fail(http.StatusBadGateway, "runner_failed", fmt.Sprintf("the runner daemon answered %d: %s", resp.StatusCode, rules.Clip(string(bytes.TrimSpace(data)))))
 }
 
 // postSpawn hands a mission to a live pinned build-runner. The owner never
@@ -260,7 +260,7 @@ func (s *Server) lane(runnerID, capability string) (*brain.Snapshot, string, int
 		return nil, "", 0, err
 	}
 	if !ok {
-		return nil, "", 0, gates.Refuse(gates.NoStore, "")
+		return nil, "", 0, rules.Refuse(rules.NoStore, "")
 	}
 	id, port, err := s.liveRunner(runnerID, capability)
 	return snap, id, port, err
@@ -284,7 +284,7 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	want := map[string]bool{}
 	for _, b := range req.BlockIDs {
 		if snap.Block(b) == nil {
-			return nil, gates.Refusef(gates.UnknownBlock, "block_ids", "this store has no block %s", gates.Echo(b))
+			return nil, rules.Refusef(rules.UnknownBlock, "block_ids", "this store has no block %s", rules.Echo(b))
 		}
 		want[b] = true
 	}
@@ -366,7 +366,7 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	if !reply.OK {
-		return nil, serve.Fail(http.StatusBadGateway, "runner_failed", "the curation lane proposed nothing usable: "+gates.Clip(reply.Detail))
+		return nil, loopback.Fail(http.StatusBadGateway, "runner_failed", "the curation lane proposed nothing usable: "+rules.Clip(reply.Detail))
 	}
 	return s.Store.Edit(r.Context(), brain.EditRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: chain.RunnerAgent(id), Now: s.now()},

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/internal/owner"
+	"github.com/m1nd/m1nd/internal/trayclient"
 )
 
 // fakeRunnerd answers every runnerd endpoint with status and body, and
@@ -53,7 +53,7 @@ func TestLanesPassRunnerdRefusalsThrough(t *testing.T) {
 		t.Run(lane.path, func(t *testing.T) {
 			f := newFixture(t, false)
 			secret := strings.Repeat("ab", 32)
-			f.srv.Pins = owner.Pins{Secret: secret, Capabilities: map[string]string{lane.runner: lane.capability}}
+			f.srv.Pins = trayclient.Pins{Secret: secret, Capabilities: map[string]string{lane.runner: lane.capability}}
 			body := fmt.Sprintf(`{"runner_id":%q}`, lane.runner)
 			if lane.capability == "build-runner" {
 				body = fmt.Sprintf(`{"runner_id":%q,"block_id":"sb_shop_core","packet_markdown":"# p"}`, lane.runner)
@@ -98,7 +98,7 @@ func TestLanesPassRunnerdRefusalsThrough(t *testing.T) {
 func TestALostRunnerDoesNotHideALiveOne(t *testing.T) {
 	f := newFixture(t, false)
 	secret := strings.Repeat("ab", 32)
-	f.srv.Pins = owner.Pins{Secret: secret, Capabilities: map[string]string{"a-build": "build-runner", "b-build": "build-runner"}}
+	f.srv.Pins = trayclient.Pins{Secret: secret, Capabilities: map[string]string{"a-build": "build-runner", "b-build": "build-runner"}}
 	var got map[string]any
 	runner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		json.NewDecoder(r.Body).Decode(&got)
@@ -162,7 +162,7 @@ func TestPinsReloadWhenTheFileChanges(t *testing.T) {
 		return caps, nil
 	}
 	write("build-1 build-runner\n")
-	f.srv.Pins = owner.Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner"}, File: file, Load: load}
+	f.srv.Pins = trayclient.Pins{Secret: secret, Capabilities: map[string]string{"build-1": "build-runner"}, File: file, Load: load}
 	announce := func() map[string]any {
 		t.Helper()
 		status, out := f.do("POST", "/api/runnerd/announce", `{"runner_ids":["build-1","build-2"],"port":"7421","boot_challenge":"c0ffee"}`, map[string]string{"x-runnerd-secret": secret})

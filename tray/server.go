@@ -9,23 +9,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/owner"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
+	"github.com/m1nd/m1nd/internal/trayclient"
 	"github.com/m1nd/m1nd/internal/wire"
 	"github.com/m1nd/m1nd/ops"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // MaxBody caps every request body.
 const MaxBody = 1 << 20
 
-// Server is one brain's owner: the brain's flows (ops.Brain: its missions,
+// Server is one brain's owner: the brain's flows (ops.Flows: its missions,
 // store, mail and memory) answered over HTTP.
 type Server struct {
-	*ops.Brain
+	*ops.Flows
 	ReadOnly bool
-	Pins     owner.Pins // runners.toml and runnerd.secret, as the operator set them: an announce proves liveness, never grants a capability
+	Pins     trayclient.Pins // runners.toml and runnerd.secret, as the operator set them: an announce proves liveness, never grants a capability
 	// Now is the server's clock (tests set it); time.Now when nil.
 	Now func() time.Time
 
@@ -44,7 +44,7 @@ type Server struct {
 func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 	b := ops.New(repo, brainName)
 	return &Server{
-		Brain:    b,
+		Flows:    b,
 		ReadOnly: readOnly,
 		events:   newHub(repo, 250*time.Millisecond, b.QueueStamp),
 		runners:  registry{seen: map[string]runnerSeen{}},
@@ -64,7 +64,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// No WriteTimeout: /api/events streams for as long as the tab is open.
 	}
 	srv.RegisterOnShutdown(s.events.close)
-	return serve.Run(ctx, srv, ln)
+	return loopback.Run(ctx, srv, ln)
 }
 
 // SetPort tells a server that is not started by Serve (tests with
@@ -114,7 +114,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, port, err := net.SplitHostPort(r.Host)
 		if err != nil || port != s.port || !(host == "localhost" || host == "127.0.0.1" || host == "::1" || (host == s.host && s.host != "")) {
-			serve.WriteErr(w, serve.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only "+owner.URL(s.host, s.port)+" (or 127.0.0.1); the request named another host"))
+			loopback.WriteErr(w, loopback.Fail(http.StatusMisdirectedRequest, "bad_host", "this owner answers only "+trayclient.URL(s.host, s.port)+" (or 127.0.0.1); the request named another host"))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -125,7 +125,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 
 // write wraps a write endpoint: JSON content type, a same-origin or absent
 // Origin, a capped body, and the read-only switch; h's answer is written
-// as JSON, its error as serve.WriteErr answers it.
+// as JSON, its error as loopback.WriteErr answers it.
 func (s *Server) write(h func(r *http.Request, body []byte) (any, error)) http.HandlerFunc {
 	return s.post(true, func(_ http.ResponseWriter, r *http.Request, body []byte) (any, error) { return h(r, body) })
 }
@@ -141,28 +141,28 @@ func (s *Server) login(h func(w http.ResponseWriter, r *http.Request, body []byt
 func (s *Server) post(writes bool, h func(w http.ResponseWriter, r *http.Request, body []byte) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
-			serve.WriteErr(w, serve.Fail(http.StatusForbidden, "bad_origin", "writes come from the tray's own page; this one came from "+gates.Clip(origin)))
+			loopback.WriteErr(w, loopback.Fail(http.StatusForbidden, "bad_origin", "writes come from the tray's own page; this one came from "+rules.Clip(origin)))
 			return
 		}
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-			serve.WriteErr(w, serve.Fail(http.StatusUnsupportedMediaType, "bad_content_type", "writes are JSON: send Content-Type: application/json"))
+			loopback.WriteErr(w, loopback.Fail(http.StatusUnsupportedMediaType, "bad_content_type", "writes are JSON: send Content-Type: application/json"))
 			return
 		}
 		if writes && s.ReadOnly {
-			serve.WriteRefusal(w, gates.Refuse(gates.ReadOnlyOwner, ""))
+			loopback.WriteRefusal(w, rules.Refuse(rules.ReadOnlyOwner, ""))
 			return
 		}
 		body, err := readBody(w, r)
 		if err != nil {
-			serve.WriteErr(w, serve.Fail(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
+			loopback.WriteErr(w, loopback.Fail(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("a request body is at most %d bytes", MaxBody)))
 			return
 		}
 		out, err := h(w, r, body)
 		if err != nil {
-			serve.WriteErr(w, err)
+			loopback.WriteErr(w, err)
 			return
 		}
-		serve.WriteJSON(w, http.StatusOK, out)
+		loopback.WriteJSON(w, http.StatusOK, out)
 	}
 }
 

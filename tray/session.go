@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/internal/serve"
+	"github.com/m1nd/m1nd/internal/loopback"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // Once the brain has a passkey, the human's page holds a session: a
@@ -175,7 +175,7 @@ func (ss *sessions) end(r *http.Request, name string) {
 }
 
 // errNoSession is the refusal of what needs the human's session.
-var errNoSession = gates.Refusef(gates.HumanGestureRequired, "session",
+var errNoSession = rules.Refusef(rules.HumanGestureRequired, "session",
 	"log in with the brain's passkey first (the tray's Log in button): once the brain has a key, only the human's session asks for a gesture")
 
 // keyed reports whether the brain has a registered passkey: from then on
@@ -227,14 +227,14 @@ type sessionReply struct {
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	keys, keyed, err := s.keyed()
 	if err != nil {
-		serve.WriteErr(w, err)
+		loopback.WriteErr(w, err)
 		return
 	}
 	reply := sessionReply{Needed: keyed}
 	if l := s.live(r, keys); keyed && l != nil {
 		reply.LoggedIn, reply.ExpiresAt = true, l.expires.UTC().Format(time.RFC3339)
 	}
-	serve.WriteJSON(w, http.StatusOK, reply)
+	loopback.WriteJSON(w, http.StatusOK, reply)
 }
 
 // postLoginOptions hands out a login challenge and the brain's keys for
@@ -246,7 +246,7 @@ func (s *Server) postLoginOptions(_ http.ResponseWriter, _ *http.Request, _ []by
 		return nil, err
 	}
 	if !keyed {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "session", "this brain has no passkey yet: register one (m1nd serve prints a one-time code); there is nothing to log in with")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "session", "this brain has no passkey yet: register one (m1nd serve prints a one-time code); there is nothing to log in with")
 	}
 	c, err := s.logins.challenge("login", s.port, s.now())
 	if err != nil {
@@ -254,9 +254,9 @@ func (s *Server) postLoginOptions(_ http.ResponseWriter, _ *http.Request, _ []by
 	}
 	var reply gestureOptions
 	reply.Gesture = "login"
-	reply.Binds = []string{"a session of this tray at http://" + gates.RelyingParty + ":" + s.port + " for " + SessionTTL.String()}
+	reply.Binds = []string{"a session of this tray at http://" + rules.RelyingParty + ":" + s.port + " for " + SessionTTL.String()}
 	reply.PublicKey.Challenge = base64.RawURLEncoding.EncodeToString(c)
-	reply.PublicKey.RPID = gates.RelyingParty
+	reply.PublicKey.RPID = rules.RelyingParty
 	reply.PublicKey.UserVerification = "preferred"
 	reply.PublicKey.Timeout = challengeTTL.Milliseconds()
 	for _, k := range keys.Keys {
@@ -280,31 +280,31 @@ func (s *Server) postLogin(w http.ResponseWriter, r *http.Request, body []byte) 
 		return nil, err
 	}
 	if !keyed {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "session", "this brain has no passkey yet: there is nothing to log in with")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "session", "this brain has no passkey yet: there is nothing to log in with")
 	}
 	var req loginRequest
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
 	proof := req.Credential.proof()
-	if origin, err := gates.ProofOrigin(proof); err != nil || origin != "http://"+gates.RelyingParty+":"+s.port {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey was asked on another page, not this tray (http://%s:%s)", gates.RelyingParty, s.port)
+	if origin, err := rules.ProofOrigin(proof); err != nil || origin != "http://"+rules.RelyingParty+":"+s.port {
+		return nil, rules.Refusef(rules.HumanGestureRequired, "credential", "the passkey was asked on another page, not this tray (http://%s:%s)", rules.RelyingParty, s.port)
 	}
-	challenge, err := gates.ProofChallenge(proof)
+	challenge, err := rules.ProofChallenge(proof)
 	now := s.now()
 	if err != nil || !s.logins.fresh("login", s.port, challenge, now) {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "the passkey answered a login challenge this tray did not make, or one that expired or was used: log in again")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "credential", "the passkey answered a login challenge this tray did not make, or one that expired or was used: log in again")
 	}
 	key, ok := keys.Key(proof.CredentialID)
 	if !ok {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "that passkey is not one of this brain's")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "credential", "that passkey is not one of this brain's")
 	}
-	if err := gates.VerifyProof(proof, key, challenge); err != nil {
+	if err := rules.VerifyProof(proof, key, challenge); err != nil {
 		return nil, err
 	}
 	token, ok := s.logins.start(challenge, proof.CredentialID, now)
 	if !ok {
-		return nil, gates.Refusef(gates.HumanGestureRequired, "credential", "that login challenge was used already: log in again")
+		return nil, rules.Refusef(rules.HumanGestureRequired, "credential", "that login challenge was used already: log in again")
 	}
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: token, Path: "/", MaxAge: int(SessionTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode})

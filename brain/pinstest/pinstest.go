@@ -16,9 +16,9 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gates"
-	"github.com/m1nd/m1nd/gates/gatestest"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/rules/rulestest"
 )
 
 // Runner is one approved runner and the runnerd key that signs for it.
@@ -34,7 +34,7 @@ type Runner struct {
 // key, as the next version of repo's pins (keeping the runners approved
 // before): confirmed at a terminal, or signed by auth's passkey when one
 // is given.
-func Approve(t testing.TB, repo *gitstore.Repo, id, gate string, auth ...*gatestest.Authenticator) *Runner {
+func Approve(t testing.TB, repo *gitstore.Repo, id, gate string, auth ...*rulestest.Authenticator) *Runner {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -63,9 +63,9 @@ func Approve(t testing.TB, repo *gitstore.Repo, id, gate string, auth ...*gatest
 	if err != nil {
 		t.Fatal(err)
 	}
-	origin, proof := gates.OriginHumanTTY, (*gates.Proof)(nil)
+	origin, proof := rules.OriginHumanTTY, (*rules.Proof)(nil)
 	if len(auth) > 0 {
-		origin, proof = gates.OriginHumanPasskey, auth[0].Assert(p.Challenge(), nil)
+		origin, proof = rules.OriginHumanPasskey, auth[0].Assert(p.Challenge(), nil)
 	}
 	if _, err := (&brain.Store{Repo: repo}).CommitPins(ctx, p, origin, proof); err != nil {
 		t.Fatalf("approve runner %s: %v", id, err)
@@ -75,12 +75,12 @@ func Approve(t testing.TB, repo *gitstore.Repo, id, gate string, auth ...*gatest
 }
 
 // PublicKey is the runner's key as the pins carry it.
-func (r *Runner) PublicKey() string { return gates.RunnerKey(r.Key.Public().(ed25519.PublicKey)) }
+func (r *Runner) PublicKey() string { return rules.RunnerKey(r.Key.Public().(ed25519.PublicKey)) }
 
 // Sign makes l the runner's merge_wait and signs it, as runnerd does: it
 // names the runner (runner_id) and its approved pin and gate, and the
 // attestation it returns goes with the post.
-func (r *Runner) Sign(t testing.TB, l *chain.Letter) *gates.Attestation {
+func (r *Runner) Sign(t testing.TB, l *chain.Letter) *rules.Attestation {
 	t.Helper()
 	l.RunnerID = &r.ID
 	if l.Gate != nil {
@@ -94,13 +94,13 @@ func (r *Runner) Sign(t testing.TB, l *chain.Letter) *gates.Attestation {
 			c.Evidence.Command = r.Gate
 		}
 		if c.Evidence.PinOf() == "" {
-			c.Evidence.EvidenceRefs = append(c.Evidence.EvidenceRefs, gates.PinRef+r.Pin)
+			c.Evidence.EvidenceRefs = append(c.Evidence.EvidenceRefs, rules.PinRef+r.Pin)
 		}
 	}
 	st, err := chain.GateStatementOf(l, l.Canonical(), r.ID, r.Version)
 	if err != nil {
 		t.Fatalf("sign as runner %s: %v", r.ID, err)
 	}
-	att := gates.SignGate(r.Key, st)
+	att := rules.SignGate(r.Key, st)
 	return &att
 }

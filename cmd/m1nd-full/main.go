@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/m1nd/m1nd/internal/cli"
+	"github.com/m1nd/m1nd/cli"
+	"github.com/m1nd/m1nd/fullcli"
 	"github.com/m1nd/m1nd/internal/contain"
-	"github.com/m1nd/m1nd/internal/fullcli"
 )
 
 func main() {

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/rules"
 )
 
 // What must stay secret from the agents runnerd spawns — the secret that
@@ -159,7 +159,7 @@ func LoadRunnerKey(repo *gitstore.Repo) (ed25519.PrivateKey, error) {
 }
 
 // RunnerPublicKey is the public half of runnerd's signing key, as the
-// runner pins carry it (gates.RunnerKey), the key made when missing.
+// runner pins carry it (rules.RunnerKey), the key made when missing.
 func RunnerPublicKey(repo *gitstore.Repo) (string, error) {
 	if _, err := EnsureRunnerKey(repo); err != nil {
 		return "", err
@@ -168,5 +168,5 @@ func RunnerPublicKey(repo *gitstore.Repo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return gates.RunnerKey(key.Public().(ed25519.PublicKey)), nil
+	return rules.RunnerKey(key.Public().(ed25519.PublicKey)), nil
 }

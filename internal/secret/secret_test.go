@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/m1nd/m1nd/gates"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/internal/gittest"
+	"github.com/m1nd/m1nd/rules"
+	"github.com/m1nd/m1nd/testkit/gittest"
 )
 
 // repoAt is a real repository named shop in a fresh folder, opened.
@@ -125,7 +125,7 @@ func TestRunnerKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gates.RunnerKey(key.Public().(ed25519.PublicKey)); got != pub {
+	if got := rules.RunnerKey(key.Public().(ed25519.PublicKey)); got != pub {
 		t.Fatalf("public key %s, loaded %s", pub, got)
 	}
 	if fi, _ := os.Stat(RunnerKeyPath(repo)); fi.Mode().Perm() != 0o600 {
