@@ -9,9 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
-	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 )
@@ -226,8 +224,8 @@ func (inv *Invocation) OpenBrain() (*gitstore.Repo, string, error) {
 }
 
 // Flows opens the brain's flows (ops) once: what the CLI and the tray
-// both run, and every part of the brain a verb opens (missions, mail,
-// the block store) is one of its fields, wired in ops.New alone.
+// both run. Every verb asks it; the parts of the brain (missions, mail,
+// the block store) stay inside, wired in ops.New alone.
 func (inv *Invocation) Flows() (*ops.Flows, error) {
 	if inv.opened != nil {
 		return inv.opened, nil
@@ -238,25 +236,6 @@ func (inv *Invocation) Flows() (*ops.Flows, error) {
 	}
 	inv.opened = ops.New(repo, name)
 	return inv.opened, nil
-}
-
-// Missions opens the brain's mission chains, guarded by its block store
-// and its work branches.
-func (inv *Invocation) Missions() (*chain.Missions, error) {
-	b, err := inv.Flows()
-	if err != nil {
-		return nil, err
-	}
-	return b.Missions, nil
-}
-
-// mailbox opens the brain's mail.
-func (inv *Invocation) mailbox() (*mailbox.Mailbox, error) {
-	b, err := inv.Flows()
-	if err != nil {
-		return nil, err
-	}
-	return b.Box, nil
 }
 
 // OpenAs resolves who acts, then opens what a verb acts on (the mail,
@@ -271,18 +250,9 @@ func OpenAs[T any](agent func() (string, error), open func() (T, error)) (T, str
 	return v, id, err
 }
 
-// Store opens the brain's block store.
-func (inv *Invocation) Store() (*brain.Store, error) {
-	b, err := inv.Flows()
-	if err != nil {
-		return nil, err
-	}
-	return b.Store, nil
-}
-
 // snapshot reads the current store, refusing no_store when there is none.
-func (inv *Invocation) snapshot() (*brain.Store, *brain.Snapshot, error) {
-	s, err := inv.Store()
+func (inv *Invocation) snapshot() (*ops.Flows, *brain.Snapshot, error) {
+	s, err := inv.Flows()
 	if err != nil {
 		return nil, nil, err
 	}

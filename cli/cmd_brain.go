@@ -262,7 +262,7 @@ func renameRegistered(ctx context.Context, opts *brainRenameOptions, repo *gitst
 		return err
 	}
 	prev := next.Names[len(next.Names)-2]
-	origin, err := opts.IO.Gesture(repo, rules.GestureRename,
+	origin, err := opts.IO.Gesture(func(g string) error { return brain.TerminalGesture(repo, g) }, rules.GestureRename,
 		fmt.Sprintf("Rename brain %s to %s: every new letter, in every clone after its next sync, carries %s; letters that carry %s stay the brain's.", prev, name, name, prev),
 		"new name", name)
 	if err != nil {

@@ -170,8 +170,8 @@ func runHook(ctx context.Context, opts *hookRunOptions) session.Result {
 	if err != nil {
 		return fail(err)
 	}
-	s := &session.Session{Brain: flows, Agent: agent, Host: host, Budget: opts.Budget,
-		BlockAutoCompact: opts.BlockAutoCompact, Registry: session.NewRegistry(flows.Repo.RuntimeDir()), Now: opts.IO.Time()}
+	s := &session.Session{Flows: flows, Agent: agent, Host: host, Budget: opts.Budget,
+		BlockAutoCompact: opts.BlockAutoCompact, Registry: session.NewRegistry(flows.RuntimeDir()), Now: opts.IO.Time()}
 	if host == session.HostClaude && event == session.EventSessionStart && agent != rules.HumanName {
 		s.EnvFile = os.Getenv("CLAUDE_ENV_FILE")
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
@@ -89,11 +88,11 @@ func runLand(ctx context.Context, opts *landOptions) error {
 	if !plan.AlreadyLanded && !plan.Resume {
 		// The prompt says what the confirmation binds: the exact commits
 		// and the store version, which the import records as shown.
-		next, _, err := brain.StoreVersion(b.Repo)
+		next, _, err := b.StoreVersion()
 		if err != nil {
 			return err
 		}
-		origin, err = opts.IO.Gesture(b.Repo, rules.GestureLand,
+		origin, err = opts.IO.Gesture(b.TerminalGesture, rules.GestureLand,
 			fmt.Sprintf("Land %s?\nThis binds %s.", plan.MissionID, plan.Binds(next+1)), "block id", plan.BlockID)
 		if err != nil {
 			return err
@@ -215,7 +214,7 @@ func runRunLog(_ context.Context, opts *runLogOptions) error {
 		return err
 	}
 	id, which := opts.MissionID, opts.Log
-	head, err := b.Missions.Current(id)
+	head, err := b.Current(id)
 	if err != nil {
 		return err
 	}
@@ -311,7 +310,7 @@ func runMissionDiff(ctx context.Context, opts *missionDiffOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.Missions.Current(opts.MissionID); err != nil {
+	if _, err := b.Current(opts.MissionID); err != nil {
 		return err
 	}
 	if !opts.JSON {

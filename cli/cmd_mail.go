@@ -255,7 +255,7 @@ type fatesReply struct {
 type mailFatesOptions struct {
 	IO      *IOStreams
 	JSON    bool
-	Mailbox func() (*mailbox.Mailbox, error)
+	Mailbox func() (*ops.Flows, error)
 }
 
 // newMailFatesCmd parses mail fates; a test's runF sees the options
@@ -267,7 +267,7 @@ func newMailFatesCmd(inv *Invocation, runF func(context.Context, *mailFatesOptio
 		Flags:  []cli.Flag{JSONFlag},
 		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			return RunWith(c.Context, &mailFatesOptions{IO: inv.io, JSON: c.Bool("json"), Mailbox: inv.mailbox}, runF, runMailFates)
+			return RunWith(c.Context, &mailFatesOptions{IO: inv.io, JSON: c.Bool("json"), Mailbox: inv.Flows}, runF, runMailFates)
 		},
 	}
 }
@@ -278,12 +278,11 @@ func runMailFates(ctx context.Context, opts *mailFatesOptions) error {
 	if err != nil {
 		return err
 	}
-	all, err := box.All(ctx)
+	all, fates, err := box.Mail(ctx)
 	if err != nil {
 		return err
 	}
-	fates := box.Fates(all)
-	delivery, err := box.AllInFlight()
+	delivery, err := box.InFlight()
 	if err != nil {
 		return err
 	}

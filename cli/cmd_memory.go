@@ -14,14 +14,6 @@ import (
 	"github.com/m1nd/m1nd/rules"
 )
 
-func (inv *Invocation) book() (*memory.Book, error) {
-	repo, err := inv.OpenRepo()
-	if err != nil {
-		return nil, err
-	}
-	return &memory.Book{Repo: repo}, nil
-}
-
 func memoryCommand(inv *Invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "memory",
@@ -39,7 +31,7 @@ type memoryResolveOptions struct {
 	IO        *IOStreams
 	JSON      bool
 	Agent     func() (string, error)
-	Book      func() (*memory.Book, error)
+	Book      func() (*ops.Flows, error)
 	ID        string
 	As        string // recorded, withdrawn or deferred
 	Rationale string
@@ -65,7 +57,7 @@ func newMemoryResolveCmd(inv *Invocation, runF func(context.Context, *memoryReso
 			if c.String("as") == "" || c.String("rationale") == "" {
 				return Usagef("memory resolve needs --as and --rationale")
 			}
-			opts := &memoryResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Book: inv.book,
+			opts := &memoryResolveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.WriterOf(c), Book: inv.Flows,
 				ID: id, As: c.String("as"), Rationale: c.String("rationale")}
 			return RunWith(c.Context, opts, runF, runMemoryResolve)
 		},
@@ -168,7 +160,7 @@ type memoryRecallOptions struct {
 	IO       *IOStreams
 	JSON     bool
 	Agent    func() (string, error)
-	Book     func() (*memory.Book, error)
+	Book     func() (*ops.Flows, error)
 	About    string
 	Sort     string
 	Query    string
@@ -190,7 +182,7 @@ func newMemoryRecallCmd(inv *Invocation, runF func(context.Context, *memoryRecal
 		},
 		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &memoryRecallOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Book: inv.book, About: c.String("about"),
+			opts := &memoryRecallOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Book: inv.Flows, About: c.String("about"),
 				Sort: c.String("sort"), Query: c.String("query"), Limit: c.Int("limit"), MaxBytes: c.Int("max-bytes")}
 			return RunWith(c.Context, opts, runF, runMemoryRecall)
 		},

@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 )
@@ -473,7 +472,7 @@ type logReply struct {
 type missionLogOptions struct {
 	IO        *IOStreams
 	JSON      bool
-	Missions  func() (*chain.Missions, error)
+	Missions  func() (*ops.Flows, error)
 	MissionID string
 }
 
@@ -490,7 +489,7 @@ func newMissionLogCmd(inv *Invocation, runF func(context.Context, *missionLogOpt
 			if err != nil {
 				return err
 			}
-			return RunWith(c.Context, &missionLogOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.Missions, MissionID: id}, runF, runMissionLog)
+			return RunWith(c.Context, &missionLogOptions{IO: inv.io, JSON: c.Bool("json"), Missions: inv.Flows, MissionID: id}, runF, runMissionLog)
 		},
 	}
 }
@@ -600,7 +599,7 @@ type missionArchiveOptions struct {
 	IO        *IOStreams
 	JSON      bool
 	Agent     func() (string, error)
-	Missions  func() (*chain.Missions, error)
+	Missions  func() (*ops.Flows, error)
 	MissionID string
 }
 
@@ -620,7 +619,7 @@ archive their own work.`,
 			if err != nil {
 				return err
 			}
-			opts := &missionArchiveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Missions: inv.Missions, MissionID: id}
+			opts := &missionArchiveOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Missions: inv.Flows, MissionID: id}
 			return RunWith(c.Context, opts, runF, runMissionArchive)
 		},
 	}
@@ -639,11 +638,11 @@ func runMissionArchive(ctx context.Context, opts *missionArchiveOptions) error {
 	}
 	id := opts.MissionID
 	if ref, err := chain.MissionRef(id); err == nil {
-		if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(m.Repo), ref); err != nil {
+		if err := m.CheckSound(ctx, ref); err != nil {
 			return err
 		}
 	}
-	origin, err := opts.IO.Gesture(m.Repo, rules.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
+	origin, err := opts.IO.Gesture(m.TerminalGesture, rules.GestureArchive, fmt.Sprintf("Archive %s? Its merge_wait head is superseded and the landing bell drops.", id), "mission id", id)
 	if err != nil {
 		return err
 	}

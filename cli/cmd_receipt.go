@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 )
@@ -26,7 +25,7 @@ type receiptImportOptions struct {
 	IO    *IOStreams
 	JSON  bool
 	Agent func() (string, error)
-	Store func() (*brain.Store, error)
+	Store func() (*ops.Flows, error)
 	// ExpectedStoreVersion is the store version the caller read.
 	ExpectedStoreVersion int64
 	Block                string
@@ -75,7 +74,7 @@ while the brain has no registered passkey (then import in the tray).`,
 			if err != nil {
 				return err
 			}
-			opts := &receiptImportOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
+			opts := &receiptImportOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Flows,
 				ExpectedStoreVersion: expected, Block: block, Receipt: path}
 			return RunWith(c.Context, opts, runF, runReceiptImport)
 		},
@@ -95,10 +94,10 @@ func runReceiptImport(ctx context.Context, opts *receiptImportOptions) error {
 		return err
 	}
 	block := opts.Block
-	if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
+	if err := s.CheckSound(ctx, brain.StoreRef); err != nil {
 		return err
 	}
-	origin, err := opts.IO.Gesture(s.Repo, rules.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
+	origin, err := opts.IO.Gesture(s.TerminalGesture, rules.GestureReceiptImport, fmt.Sprintf("Import the receipt in %s into %s at store v%d?", opts.Receipt, block, req.ExpectedStoreVersion), "block id", block)
 	if err != nil {
 		return err
 	}

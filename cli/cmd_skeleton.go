@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 )
@@ -53,7 +52,7 @@ func expectedVersion(c *cli.Context, required bool) (int64, error) {
 // openStoreWrite opens the store for a writing verb and builds the common
 // part of its request: who writes and the version the caller read (the
 // current one when expected is negative).
-func openStoreWrite(streams *IOStreams, agentOf func() (string, error), open func() (*brain.Store, error), expected int64) (*brain.Store, brain.WriteRequest, error) {
+func openStoreWrite(streams *IOStreams, agentOf func() (string, error), open func() (*ops.Flows, error), expected int64) (*ops.Flows, brain.WriteRequest, error) {
 	req := brain.WriteRequest{ExpectedStoreVersion: expected, Now: streams.Time()}
 	agent, err := agentOf()
 	if err != nil {
@@ -65,7 +64,7 @@ func openStoreWrite(streams *IOStreams, agentOf func() (string, error), open fun
 		return nil, req, err
 	}
 	if req.ExpectedStoreVersion < 0 {
-		if req.ExpectedStoreVersion, _, err = brain.StoreVersion(s.Repo); err != nil {
+		if req.ExpectedStoreVersion, _, err = s.StoreVersion(); err != nil {
 			return nil, req, err
 		}
 	}
@@ -78,7 +77,7 @@ type storeWriteOptions struct {
 	IO    *IOStreams
 	JSON  bool
 	Agent func() (string, error)
-	Store func() (*brain.Store, error)
+	Store func() (*ops.Flows, error)
 	// ExpectedStoreVersion is the store version the caller read; negative
 	// for the current one.
 	ExpectedStoreVersion int64
@@ -87,7 +86,7 @@ type storeWriteOptions struct {
 // newStoreWriteOptions reads a store write's flags: --expected-store-version
 // is optional, so nothing here is refused.
 func newStoreWriteOptions(inv *Invocation, c *cli.Context) *storeWriteOptions {
-	return &storeWriteOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
+	return &storeWriteOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Flows,
 		ExpectedStoreVersion: c.Int64("expected-store-version")}
 }
 
@@ -223,7 +222,7 @@ type skeletonReply struct {
 type skeletonShowOptions struct {
 	IO       *IOStreams
 	JSON     bool
-	Snapshot func() (*brain.Store, *brain.Snapshot, error)
+	Snapshot func() (*ops.Flows, *brain.Snapshot, error)
 }
 
 // newSkeletonShowCmd parses skeleton show; a test's runF sees the options
@@ -293,7 +292,7 @@ type skeletonEditOptions struct {
 	IO    *IOStreams
 	JSON  bool
 	Agent func() (string, error)
-	Store func() (*brain.Store, error)
+	Store func() (*ops.Flows, error)
 	// ExpectedStoreVersion is the store version the caller read.
 	ExpectedStoreVersion int64
 	Seat                 string // brain.SeatOwner or brain.SeatRunner
@@ -336,7 +335,7 @@ most 40 characters, purpose at most 120.`,
 			if err != nil {
 				return err
 			}
-			opts := &skeletonEditOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
+			opts := &skeletonEditOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Flows,
 				ExpectedStoreVersion: expected, Seat: seat, Ops: c.Args().First()}
 			return RunWith(c.Context, opts, runF, runSkeletonEdit)
 		},
@@ -375,7 +374,7 @@ type skeletonRatifyOptions struct {
 	IO    *IOStreams
 	JSON  bool
 	Agent func() (string, error)
-	Store func() (*brain.Store, error)
+	Store func() (*ops.Flows, error)
 	// ExpectedStoreVersion is the store version the caller read; negative
 	// for the current one.
 	ExpectedStoreVersion int64
@@ -399,7 +398,7 @@ registered passkey (then ratify in the tray). Agents never ratify.`,
 		},
 		Before: NoArgs,
 		Action: func(c *cli.Context) error {
-			opts := &skeletonRatifyOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Store,
+			opts := &skeletonRatifyOptions{IO: inv.io, JSON: c.Bool("json"), Agent: inv.AgentOf(c), Store: inv.Flows,
 				ExpectedStoreVersion: c.Int64("expected-store-version"), Blocks: c.StringSlice("block")}
 			return RunWith(c.Context, opts, runF, runSkeletonRatify)
 		},
@@ -413,10 +412,10 @@ func runSkeletonRatify(ctx context.Context, opts *skeletonRatifyOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := brain.TerminalGesture(s.Repo, rules.GestureRatify); err != nil {
+	if err := s.TerminalGesture(rules.GestureRatify); err != nil {
 		return err
 	}
-	if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(s.Repo), brain.StoreRef); err != nil {
+	if err := s.CheckSound(ctx, brain.StoreRef); err != nil {
 		return err
 	}
 	origin := ""
@@ -441,7 +440,7 @@ func runSkeletonRatify(ctx context.Context, opts *skeletonRatifyOptions) error {
 		if ids := opts.Blocks; len(ids) > 0 {
 			what = strings.Join(ids, ", ")
 		}
-		origin, err = opts.IO.Gesture(s.Repo, rules.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
+		origin, err = opts.IO.Gesture(s.TerminalGesture, rules.GestureRatify, fmt.Sprintf("Ratify %s of %s at store v%d?", what, snap.Skeleton.SkeletonID, req.ExpectedStoreVersion), "skeleton id", snap.Skeleton.SkeletonID)
 		if err != nil {
 			return err
 		}

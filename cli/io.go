@@ -10,9 +10,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
-	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/rules"
 )
 
@@ -122,8 +120,8 @@ func (s *IOStreams) interactive() bool {
 // human_gesture_required at once, saying what was typed and what was
 // asked. A brain with a registered passkey is refused before anything is
 // asked: its gestures are signed in the tray.
-func (s *IOStreams) Gesture(repo *gitstore.Repo, name, prompt, what, want string) (string, error) {
-	if err := brain.TerminalGesture(repo, name); err != nil {
+func (s *IOStreams) Gesture(judge func(gesture string) error, name, prompt, what, want string) (string, error) {
+	if err := judge(name); err != nil {
 		return "", err
 	}
 	if !s.interactive() {

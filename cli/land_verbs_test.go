@@ -38,11 +38,11 @@ func waiting(t *testing.T, dir, block, file, body string) (id, wt string) {
 	}
 	b := ops.New(repo, name)
 	now := time.Now().UTC().Truncate(time.Second)
-	opened, err := b.Missions.New(ctx, chain.NewMission{BlockID: block, Agent: "runnerd:b1", Now: now})
+	opened, err := b.OpenMission(ctx, ops.MissionRequest{BlockID: block, Agent: "runnerd:b1", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id = opened.MissionID
+	id = opened.Mission.MissionID
 	base := g.Git("rev-parse", "refs/heads/main")
 	wt = filepath.Join(t.TempDir(), "wt-"+id)
 	g.Git("worktree", "add", "-q", "-b", ops.WorkBranch(id), wt, base)
@@ -58,7 +58,7 @@ func waiting(t *testing.T, dir, block, file, body string) (id, wt string) {
 	if err := runs.WriteSide(repo.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
-	head, err := b.Missions.Current(id)
+	head, err := b.Current(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func waiting(t *testing.T, dir, block, file, body string) (id, wt string) {
 			EvidenceRefs: []string{"gate://" + id, "commit:" + g.Git("rev-parse", branch), "tree:" + g.Git("rev-parse", branch+"^{tree}")},
 			StartedAt:    now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	att := approvedRunner(t, repo).Sign(t, mw)
-	if _, err := b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
+	if _, err := b.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
 	return id, wt

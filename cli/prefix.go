@@ -125,7 +125,7 @@ func (inv *Invocation) letterIDs(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := flows.Box.All(ctx)
+	all, _, err := flows.Mail(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,11 +140,11 @@ func (inv *Invocation) letterIDs(ctx context.Context) ([]string, error) {
 // completion (the Book takes a start of one itself).
 func (inv *Invocation) memoryIDs(followups bool) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
-		book, err := inv.book()
+		flows, err := inv.Flows()
 		if err != nil {
 			return nil, err
 		}
-		v, err := book.View(ctx)
+		v, err := flows.Memories(ctx)
 		if err != nil {
 			return nil, err
 		}

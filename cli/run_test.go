@@ -163,7 +163,7 @@ func TestRunMissionFlow(t *testing.T) {
 
 	// Archive: no terminal, a wrong answer, then the right one (which the
 	// law judges: an executing mission is not archived).
-	archive := &missionArchiveOptions{IO: s, Agent: agentIs("a1"), Missions: inv.Missions, MissionID: id}
+	archive := &missionArchiveOptions{IO: s, Agent: agentIs("a1"), Missions: inv.Flows, MissionID: id}
 	wantRefusal(t, runMissionArchive(testCtx, archive), rules.HumanGestureRequired)
 	tty, ttyOut, _ := streams("no\n", true)
 	archive.IO = tty
@@ -181,7 +181,7 @@ func TestRunSkeletonEditAndReceiptImport(t *testing.T) {
 	rename := `[{"op":"rename","block_id":"` + block + `","name":"Core","purpose":"the core package"}]`
 	s, out, _ := streams(rename, false)
 	inv := at(dir, s)
-	edit := &skeletonEditOptions{IO: s, Agent: agentIs("a1"), Store: inv.Store, ExpectedStoreVersion: 1, Seat: "owner", Ops: "-"}
+	edit := &skeletonEditOptions{IO: s, Agent: agentIs("a1"), Store: inv.Flows, ExpectedStoreVersion: 1, Seat: "owner", Ops: "-"}
 	if err := runSkeletonEdit(testCtx, edit); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRunSkeletonEditAndReceiptImport(t *testing.T) {
 	if err := os.WriteFile(receipt, []byte(rc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	imp := &receiptImportOptions{IO: s, Agent: agentIs("a1"), Store: inv.Store, ExpectedStoreVersion: 2, Block: block, Receipt: receipt}
+	imp := &receiptImportOptions{IO: s, Agent: agentIs("a1"), Store: inv.Flows, ExpectedStoreVersion: 2, Block: block, Receipt: receipt}
 	wantRefusal(t, runReceiptImport(testCtx, imp), rules.HumanGestureRequired)
 	tty, ttyOut, _ := streams(block+"\n", true)
 	imp.IO, imp.JSON = tty, true
@@ -264,7 +264,7 @@ func TestRunMailAndMemory(t *testing.T) {
 	if f := strings.Fields(out.String()); len(f) != 4 || f[0] != "memory" || f[2] != "recorded" || f[3] != "(learned)" {
 		t.Fatalf("memory add: %q", out)
 	}
-	recall := &memoryRecallOptions{IO: s, Agent: agentIs("a1"), Book: inv.book, Limit: 20, MaxBytes: 4096}
+	recall := &memoryRecallOptions{IO: s, Agent: agentIs("a1"), Book: inv.Flows, Limit: 20, MaxBytes: 4096}
 	out.Reset()
 	if err := runMemoryRecall(testCtx, recall); err != nil {
 		t.Fatal(err)

@@ -14,12 +14,11 @@ import (
 	"time"
 
 	mcli "github.com/m1nd/m1nd/cli"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/runners"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/internal/trayclient"
@@ -184,7 +183,7 @@ type spawnOptions struct {
 	IO       *mcli.IOStreams
 	JSON     bool
 	Repo     func() (*gitstore.Repo, error)
-	Store    func() (*brain.Store, error)
+	Store    func() (*ops.Flows, error)
 	Runner   string
 	Block    string
 	Packet   string // a FILE, or - for stdin; "" to compose one from the store
@@ -214,7 +213,7 @@ the owner passes it to m1nd runnerd, the only process that spawns. Without
 			if c.String("runner") == "" || c.String("block") == "" {
 				return mcli.Usagef("spawn needs --runner ID and --block ID")
 			}
-			opts := &spawnOptions{IO: inv.IO(), JSON: c.Bool("json"), Repo: inv.OpenRepo, Store: inv.Store, Runner: c.String("runner"),
+			opts := &spawnOptions{IO: inv.IO(), JSON: c.Bool("json"), Repo: inv.OpenRepo, Store: inv.Flows, Runner: c.String("runner"),
 				Block: c.String("block"), Packet: c.String("packet"), Ask: c.String("ask"), OwnerURL: c.String("owner-url")}
 			return mcli.RunWith(c.Context, opts, runF, runSpawn)
 		},
@@ -266,7 +265,8 @@ func runSpawn(ctx context.Context, opts *spawnOptions) error {
 type worktreesOptions struct {
 	IO       *mcli.IOStreams
 	JSON     bool
-	Missions func() (*chain.Missions, error)
+	Repo     func() (*gitstore.Repo, error)
+	Missions func() (*ops.Flows, error)
 }
 
 // newWorktreesCmd parses worktrees; a test's runF sees the options instead
@@ -281,7 +281,7 @@ func newWorktreesCmd(inv *mcli.Invocation, runF func(context.Context, *worktrees
 			if err := mcli.NoArgs(c); err != nil {
 				return err
 			}
-			return mcli.RunWith(c.Context, &worktreesOptions{IO: inv.IO(), JSON: c.Bool("json"), Missions: inv.Missions}, runF, runWorktrees)
+			return mcli.RunWith(c.Context, &worktreesOptions{IO: inv.IO(), JSON: c.Bool("json"), Repo: inv.OpenRepo, Missions: inv.Flows}, runF, runWorktrees)
 		},
 		Subcommands: []*cli.Command{newWorktreesPruneCmd(inv, nil)},
 	}
@@ -289,11 +289,15 @@ func newWorktreesCmd(inv *mcli.Invocation, runF func(context.Context, *worktrees
 
 // runWorktrees lists the mission worktrees with their phase and disk use.
 func runWorktrees(ctx context.Context, opts *worktreesOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
 	m, err := opts.Missions()
 	if err != nil {
 		return err
 	}
-	wts, err := runnerd.Worktrees(ctx, m.Repo, m)
+	wts, err := runnerd.Worktrees(ctx, repo, m)
 	if err != nil {
 		return err
 	}
@@ -333,7 +337,7 @@ branches_kept: [{mission_id, branch, why}]}.`,
 			if err := mcli.NoArgs(c); err != nil {
 				return err
 			}
-			return mcli.RunWith(c.Context, &worktreesOptions{IO: inv.IO(), JSON: c.Bool("json"), Missions: inv.Missions}, runF, runWorktreesPrune)
+			return mcli.RunWith(c.Context, &worktreesOptions{IO: inv.IO(), JSON: c.Bool("json"), Repo: inv.OpenRepo, Missions: inv.Flows}, runF, runWorktreesPrune)
 		},
 	}
 }
@@ -341,11 +345,15 @@ branches_kept: [{mission_id, branch, why}]}.`,
 // runWorktreesPrune removes the clean worktrees and the ended missions'
 // merged branches; unmerged work is kept and said so.
 func runWorktreesPrune(ctx context.Context, opts *worktreesOptions) error {
+	repo, err := opts.Repo()
+	if err != nil {
+		return err
+	}
 	m, err := opts.Missions()
 	if err != nil {
 		return err
 	}
-	pruned, err := runnerd.Prune(ctx, m.Repo, m)
+	pruned, err := runnerd.Prune(ctx, repo, m)
 	if err != nil {
 		return err
 	}

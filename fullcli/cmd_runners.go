@@ -13,8 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/m1nd/m1nd/brain"
-	"github.com/m1nd/m1nd/internal/secret"
-	"github.com/m1nd/m1nd/laws"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 )
@@ -68,15 +66,15 @@ func newRunnersShowCmd(inv *mcli.Invocation, runF func(context.Context, *runners
 // runnerPins reads runners.toml, the approved pins and this machine's
 // runnerd key.
 func runnerPins(b *ops.Flows) (*runners.Config, *brain.PinSet, string, error) {
-	cfg, err := runners.LoadConfig(filepath.Join(b.Repo.RuntimeDir(), runners.ConfigFile))
+	cfg, err := runners.LoadConfig(filepath.Join(b.RuntimeDir(), runners.ConfigFile))
 	if err != nil {
 		return nil, nil, "", mcli.Usagef("%v", err)
 	}
-	approved, err := brain.ApprovedPins(b.Repo)
+	approved, err := b.ApprovedPins()
 	if err != nil {
 		return nil, nil, "", err
 	}
-	key, err := secret.RunnerPublicKey(b.Repo)
+	key, err := b.RunnerKey()
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("runnerd's signing key: %w", err)
 	}
@@ -142,10 +140,10 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := brain.TerminalGesture(b.Repo, rules.GesturePins); err != nil {
+	if err := b.TerminalGesture(rules.GesturePins); err != nil {
 		return err
 	}
-	if err := ops.CheckSoundOf(ctx, laws.OpenVerdicts(b.Repo), brain.PinsRef); err != nil {
+	if err := b.CheckSound(ctx, brain.PinsRef); err != nil {
 		return err
 	}
 	cfg, _, key, err := runnerPins(b)
@@ -156,7 +154,7 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 	if len(approvals) == 0 {
 		return rules.Refusef(rules.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
 	}
-	prepared, set, err := brain.PreparePins(ctx, b.Repo, approvals, opts.IO.Time())
+	prepared, set, err := b.PreparePins(ctx, approvals, opts.IO.Time())
 	if err != nil {
 		return err
 	}
@@ -165,11 +163,11 @@ func runRunnersApprove(ctx context.Context, opts *runnersOptions) error {
 		ids[i] = r.ID
 	}
 	prompt := fmt.Sprintf("Approve runner pins v%d?\n  %s", set.Version, strings.Join(binds, "\n  "))
-	origin, err := opts.IO.Gesture(b.Repo, rules.GesturePins, prompt, "runner ids", strings.Join(ids, ","))
+	origin, err := opts.IO.Gesture(b.TerminalGesture, rules.GesturePins, prompt, "runner ids", strings.Join(ids, ","))
 	if err != nil {
 		return err
 	}
-	h, err := b.Store.CommitPins(ctx, prepared, origin, nil)
+	h, err := b.CommitPins(ctx, prepared, origin, nil)
 	if err != nil {
 		return err
 	}

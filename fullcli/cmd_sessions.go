@@ -99,7 +99,7 @@ func undeliverable(flows func() (*ops.Flows, error)) []agentUndeliverable {
 	if err != nil {
 		return nil
 	}
-	all, err := b.Box.AllInFlight()
+	all, err := b.InFlight()
 	if err != nil {
 		return nil
 	}

@@ -53,11 +53,11 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	held, err := gitsync.HeldBack(flows.Repo.RuntimeDir())
+	held, err := gitsync.HeldBack(flows.RuntimeDir())
 	if err != nil {
 		return err
 	}
-	reply := statusReply{Status: st, SyncHeld: held, Registrations: hostconfig.Registrations(flows.Repo.WorkTree())}
+	reply := statusReply{Status: st, SyncHeld: held, Registrations: hostconfig.Registrations(flows.WorkTree())}
 	return opts.IO.Reply(opts.JSON, reply, func(w io.Writer) error {
 		fmt.Fprintf(w, "brain    %s\n", reply.Brain)
 		if !reply.HasStore() {

@@ -111,7 +111,7 @@ func (s *Server) announce(ctx context.Context) {
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
-	last, _ := s.Flows.Box.Pending(s.Agent) // the hooks hand these over at the session's start
+	last, _ := s.Flows.Pending(s.Agent) // the hooks hand these over at the session's start
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
@@ -120,7 +120,7 @@ func (s *Server) announce(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n, err := s.Flows.Box.Pending(s.Agent)
+		n, err := s.Flows.Pending(s.Agent)
 		if err != nil {
 			continue
 		}
@@ -163,13 +163,13 @@ func (s *Server) noteLetters(next mcp.MethodHandler) mcp.MethodHandler {
 // agent's record beside its cursor, mailbox.Unnoted) — marking them
 // named; "" when there are none.
 func (s *Server) newLetters(ctx context.Context) string {
-	waiting, err := s.Flows.Box.Waiting(s.Agent)
+	waiting, err := s.Flows.Unread(s.Agent)
 	if err != nil {
 		return ""
 	}
 	s.mu.Lock() // one note at a time: two concurrent calls never name a letter twice
 	defer s.mu.Unlock()
-	fresh, err := s.Flows.Box.Unnoted(ctx, s.Agent, waiting)
+	fresh, err := s.Flows.Unnoted(ctx, s.Agent, waiting)
 	if err != nil || len(fresh) == 0 {
 		return ""
 	}
@@ -417,7 +417,7 @@ func (s *Server) addMissionTools(srv *mcp.Server) {
 			if err := checkMission(in.MissionID); err != nil {
 				return usage("%v", err)
 			}
-			entries, err := s.Flows.Missions.Log(ctx, in.MissionID)
+			entries, err := s.Flows.Log(ctx, in.MissionID)
 			if err != nil {
 				return result(nil, err)
 			}
@@ -484,7 +484,7 @@ func (s *Server) addMemoryTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, tool("memory_recall", "Recall in-force memories (yours and the shared ones of others), ranked by query words then recency, bounded. Same as `m1nd memory recall --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in recallIn) (*mcp.CallToolResult, any, error) {
-			ms, cut, err := s.Flows.Book.Recall(ctx, memory.RecallRequest{Agent: s.Agent, About: in.About, Sort: in.Sort, Query: in.Query,
+			ms, cut, err := s.Flows.Recall(ctx, memory.RecallRequest{Agent: s.Agent, About: in.About, Sort: in.Sort, Query: in.Query,
 				Limit: orDefault(in.Limit, 20), MaxBytes: orDefault(in.MaxBytes, 4096)})
 			if ms == nil {
 				ms = []*memory.Memory{}
@@ -496,7 +496,7 @@ func (s *Server) addMemoryTools(srv *mcp.Server) {
 		})
 	mcp.AddTool(srv, tool("memory_resolve", "Settle one of your memories: recorded, withdrawn or deferred. Same as `m1nd memory resolve --json`.", false),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, any, error) {
-			rid, err := s.Flows.Book.Resolve(ctx, s.Agent, in.ID, in.As, in.Rationale, s.now())
+			rid, err := s.Flows.Resolve(ctx, s.Agent, in.ID, in.As, in.Rationale, s.now())
 			return result(struct {
 				As         string `json:"as"`
 				ID         string `json:"id"`
@@ -567,7 +567,7 @@ func (s *Server) addAtlasTools(srv *mcp.Server) {
 func (s *Server) addSessionTools(srv *mcp.Server) {
 	mcp.AddTool(srv, tool("sessions", "List the live Claude Code and Codex sessions m1nd's hooks recorded: agent, client, state, what waits for each, and the refresh decider's reading. Same as `m1nd sessions --json`.", true),
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sessionsIn) (*mcp.CallToolResult, any, error) {
-			views, err := session.Views(ctx, s.Flows.Repo.RuntimeDir(), func() (*ops.Flows, error) { return s.Flows, nil }, s.now(), in.All)
+			views, err := session.Views(ctx, s.Flows.RuntimeDir(), func() (*ops.Flows, error) { return s.Flows, nil }, s.now(), in.All)
 			return result(struct {
 				Sessions []session.View `json:"sessions"`
 			}{views}, err)

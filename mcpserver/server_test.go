@@ -13,6 +13,7 @@ import (
 	"github.com/m1nd/m1nd/brain/pinstest"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/mcpserver"
 	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
@@ -207,7 +208,7 @@ func TestToolsAndFlows(t *testing.T) {
 	if in := decode(t, inbox); in["unread"] != 1.0 || !strings.Contains(inbox, res.ID) {
 		t.Errorf("mail_inbox: %s", inbox)
 	}
-	if n, err := flows.Box.Pending("bob"); err != nil || n != 1 {
+	if n, err := flows.Pending("bob"); err != nil || n != 1 {
 		t.Errorf("the announcement claimed the letter: %d pending (%v), want 1", n, err)
 	}
 	shown, _ := call(t, cs, "mail_show", map[string]any{"letter_id": res.ID})
@@ -236,7 +237,7 @@ func TestToolsAndFlows(t *testing.T) {
 	if refused, isErr := call(t, cs, "atlas_publish", map[string]any{"text": "plan: core first", "kind": "plan"}); !isErr || decode(t, refused)["refused"] != "bad_publisher_proof" {
 		t.Errorf("atlas_publish without a key: %s", refused)
 	}
-	if _, err := (memory.Keys{Dir: memory.KeysDir(flows.Repo.RuntimeDir())}).Create("bob"); err != nil {
+	if _, err := (memory.Keys{Dir: memory.KeysDir(flows.RuntimeDir())}).Create("bob"); err != nil {
 		t.Fatal(err)
 	}
 	doc, isErr := call(t, cs, "atlas_publish", map[string]any{"text": "plan: core first", "kind": "plan"})
@@ -263,7 +264,7 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 	g, flows, cs, _ := connect(t)
 	ctx := context.Background()
 	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
-	if _, err := flows.Store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
+	if _, err := flows.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Second)
@@ -272,22 +273,22 @@ func TestMissionPostOfABorrowedLanding(t *testing.T) {
 	cand := &rules.Receipt{BlockID: "sb_brain_core", Type: "test", Scope: rules.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
 		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://shared"}, Command: "go test", Cwd: ".", ExitStatus: &exit,
 			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
-	runner := pinstest.Approve(t, flows.Repo, "b1", "go test")
+	runner := pinstest.Approve(t, repoOf(t, flows), "b1", "go test")
 	mergeWait := func() (string, *chain.Letter, string) {
-		opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "runnerd:b1", Now: now})
+		opened, err := flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_core", Agent: "runnerd:b1", Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		head, _ := flows.Missions.Current(opened.MissionID)
+		head, _ := flows.Current(opened.Mission.MissionID)
 		mw := chain.Next(head.Letter, head.HeadLetterID, now)
 		mw.Phase, mw.ReceiptCandidate = chain.PhaseMergeWait, cand
 		mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
 		att := runner.Sign(t, mw)
-		posted, err := flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
+		posted, err := flows.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return opened.MissionID, mw, posted.LetterID
+		return opened.Mission.MissionID, mw, posted.LetterID
 	}
 	a, _, _ := mergeWait()
 	landedA, err := flows.Land(ctx, ops.LandRequest{MissionID: a, Agent: "owner", Origin: rules.OriginHumanTTY, Now: now})
@@ -316,18 +317,18 @@ func TestMissionPostOfASelfCertifiedGate(t *testing.T) {
 	g, flows, cs, _ := connect(t)
 	ctx := context.Background()
 	g.CommitFiles("files", map[string]string{"core/a.go": "package core\n"})
-	if _, err := flows.Store.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
+	if _, err := flows.Scan(ctx, brain.WriteRequest{Agent: "owner", Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	runner := pinstest.Approve(t, flows.Repo, "b1", "go test")
+	runner := pinstest.Approve(t, repoOf(t, flows), "b1", "go test")
 	now := time.Now().UTC().Truncate(time.Second)
-	opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: now})
+	opened, err := flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_core", Agent: "bob", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _ := flows.Missions.Current(opened.MissionID)
+	head, _ := flows.Current(opened.Mission.MissionID)
 	// bob's work: his branch, whose tip his letters say a gate tested.
-	g.Git("branch", "m1nd/"+opened.MissionID)
+	g.Git("branch", "m1nd/"+opened.Mission.MissionID)
 	tested := []string{rules.TestedCommitRef + g.Git("rev-parse", "HEAD"), rules.TestedTreeRef + g.Git("rev-parse", "HEAD^{tree}")}
 	exit := int64(0)
 	hash := "sha256:" + strings.Repeat("ab", 32)
@@ -337,18 +338,18 @@ func TestMissionPostOfASelfCertifiedGate(t *testing.T) {
 	mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: hash}
 	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_brain_core", Type: "test", Emitter: &rules.Emitter{Kind: "runnerd", ID: "b1"},
 		Scope: rules.Scope{BlockID: "sb_brain_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: append([]string{"gate://" + opened.MissionID, "pin:" + runner.Pin}, tested...), Command: "go test", Cwd: ".", ExitStatus: &exit,
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: append([]string{"gate://" + opened.Mission.MissionID, "pin:" + runner.Pin}, tested...), Command: "go test", Cwd: ".", ExitStatus: &exit,
 			StartedAt: now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
-	before := g.Git("rev-parse", "refs/m1nd/missions/"+opened.MissionID)
+	before := g.Git("rev-parse", "refs/m1nd/missions/"+opened.Mission.MissionID)
 	refused, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(mw.Canonical())})
 	if r := decode(t, refused); !isErr || r["refused"] != "unproven_gate" || !strings.Contains(r["lesson"].(string), "names runner b1") {
 		t.Fatalf("a self-certified gate through MCP: error %v, %s", isErr, refused)
 	}
-	if after := g.Git("rev-parse", "refs/m1nd/missions/"+opened.MissionID); after != before {
+	if after := g.Git("rev-parse", "refs/m1nd/missions/"+opened.Mission.MissionID); after != before {
 		t.Fatalf("a refused post moved the mission to %s", after)
 	}
 	mw.RunnerID, mw.ReceiptCandidate.Emitter = nil, nil
-	mw.ReceiptCandidate.Evidence.EvidenceRefs = append([]string{"gate://" + opened.MissionID}, tested...)
+	mw.ReceiptCandidate.Evidence.EvidenceRefs = append([]string{"gate://" + opened.Mission.MissionID}, tested...)
 	if claimed, isErr := call(t, cs, "mission_post", map[string]any{"letter": json.RawMessage(mw.Canonical())}); isErr || decode(t, claimed)["phase"] != "merge_wait" {
 		t.Fatalf("bob's own claim through MCP: error %v, %s", isErr, claimed)
 	}
@@ -395,7 +396,7 @@ func TestToolResultsNoteNewLetters(t *testing.T) {
 		t.Fatalf("refused call: error %v, note %q", isErr, note)
 	}
 	// Noting claims nothing: the letters still wait for the hooks.
-	if n, err := flows.Box.Pending("bob"); err != nil || n != 4 {
+	if n, err := flows.Pending("bob"); err != nil || n != 4 {
 		t.Fatalf("pending after the notes: %d, %v; want 4", n, err)
 	}
 	// A second server process (the client's next session) does not name
@@ -418,19 +419,19 @@ func TestMissionReviewThroughMCP(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	waiting := func(agent string) string {
 		t.Helper()
-		opened, err := flows.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: agent, Now: now})
+		opened, err := flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_core", Agent: agent, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		head, _ := flows.Missions.Current(opened.MissionID)
+		head, _ := flows.Current(opened.Mission.MissionID)
 		mw := chain.Next(head.Letter, head.HeadLetterID, now)
 		mw.Phase = chain.PhaseMergeWait
 		exit := int64(0)
 		mw.Gate = &chain.Gate{Command: "go test", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
-		if _, err := flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: agent}); err != nil {
+		if _, err := flows.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: agent}); err != nil {
 			t.Fatal(err)
 		}
-		return opened.MissionID
+		return opened.Mission.MissionID
 	}
 	hers := waiting("alice")
 	out, isErr := call(t, cs, "mission_review", map[string]any{"mission_id": hers, "decision": "CHANGE", "body": "name the error"})
@@ -438,11 +439,11 @@ func TestMissionReviewThroughMCP(t *testing.T) {
 	if isErr || r["to"] != "alice" || r["letter"] == nil {
 		t.Fatalf("mission_review: error %v, %s", isErr, out)
 	}
-	sent, err := flows.Box.Between(ctx, "alice", "bob")
+	sent, err := mailbox.New(repoOf(t, flows), flows.Name()).Between(ctx, "alice", "bob")
 	if err != nil || len(sent) != 1 || !strings.Contains(sent[0].Letter.What, "# Review of "+hers+": changes requested") {
 		t.Fatalf("alice's letter: %v %+v", err, sent)
 	}
-	if head, _ := flows.Missions.Current(hers); !chain.RequestsChanges(head.Letter) {
+	if head, _ := flows.Current(hers); !chain.RequestsChanges(head.Letter) {
 		t.Fatalf("the head after the review: %s", head.Letter.Phase)
 	}
 	his := waiting("bob")
@@ -450,4 +451,16 @@ func TestMissionReviewThroughMCP(t *testing.T) {
 	if r := decode(t, refused); !isErr || r["refused"] != "invalid_letter" || r["field"] != "agent" {
 		t.Fatalf("bob reviewing his own: error %v, %s", isErr, refused)
 	}
+}
+
+// repoOf opens the brain's repository again, as another process would, for
+// a test that writes as a runner or reads mail between others.
+func repoOf(t *testing.T, flows *ops.Flows) *gitstore.Repo {
+	t.Helper()
+	repo, err := gitstore.Open(flows.WorkTree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return repo
 }

@@ -50,7 +50,7 @@ func (b *Flows) SendMail(ctx context.Context, req MailRequest) (*MailSent, error
 		TS: chain.Timestamp(req.Now), Agent: req.Agent, To: req.To, Class: class, Brain: b.Name(),
 		Tool: req.Tool, What: req.What, Expected: req.Expected, Snippet: req.Snippet, Answers: req.Answers,
 	}
-	res, err := b.Box.Send(ctx, l)
+	res, err := b.box.Send(ctx, l)
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +74,11 @@ type InboxView struct {
 // agent read first, so the listing shows the state after marking.
 func (b *Flows) Inbox(ctx context.Context, agent string, unread bool, limit int, markRead bool) (*InboxView, error) {
 	if markRead {
-		if err := b.Box.MarkRead(ctx, agent); err != nil {
+		if err := b.box.MarkRead(ctx, agent); err != nil {
 			return nil, err
 		}
 	}
-	entries, err := b.Box.Inbox(ctx, agent)
+	entries, err := b.box.Inbox(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ type ShownLetter struct {
 // ShowLetter reads one letter by id, or by a unique start of it;
 // invalid_letter on field id when no single letter has it.
 func (b *Flows) ShowLetter(ctx context.Context, id string) (*ShownLetter, error) {
-	s, fate, matches, err := b.Box.Find(ctx, id)
+	s, fate, matches, err := b.box.Find(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (b *Flows) NextLetter(missionID, phase string, now time.Time) (*chain.Lette
 	if err := CheckPhase(phase); err != nil {
 		return nil, err
 	}
-	head, err := b.Missions.Current(missionID)
+	head, err := b.missions.Current(missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ type MemoryAdded struct {
 // which reaches its session through the hooks and wakes it through the
 // keeper. A private memory names no one.
 func (b *Flows) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAdded, error) {
-	id, existing, err := b.Book.Add(ctx, req)
+	id, existing, err := b.book.Add(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (b *Flows) AddMemory(ctx context.Context, req memory.AddRequest) (*MemoryAd
 		}
 		what := fmt.Sprintf("%s %s, naming you (memory %s): %s", req.Agent, req.Sort, id, req.Text)
 		l := &mailbox.Letter{TS: chain.Timestamp(req.Now), Agent: req.Agent, To: to, Class: mailbox.ClassNote, Brain: b.Name(), What: rules.CutBytes(what, mailbox.MaxWhat)}
-		if _, err := b.Box.Send(ctx, l); err != nil {
+		if _, err := b.box.Send(ctx, l); err != nil {
 			return out, fmt.Errorf("memory %s recorded, but %s, whom it names, was not told: %w", id, to, err)
 		}
 		out.Told = append(out.Told, to)
@@ -252,7 +252,7 @@ func NamedAgents(text string, about []string) []string {
 // Atlas is the brain's shared documents, proven by the agent keys in its
 // runtime folder.
 func (b *Flows) Atlas() *memory.Atlas {
-	return &memory.Atlas{Repo: b.Repo, Keys: memory.Keys{Dir: memory.KeysDir(b.Repo.RuntimeDir())}}
+	return &memory.Atlas{Repo: b.repo, Keys: memory.Keys{Dir: memory.KeysDir(b.repo.RuntimeDir())}}
 }
 
 // ShownDoc is one shared document as `m1nd atlas show --json` answers it,

@@ -125,7 +125,7 @@ func (v *BlocksView) HasStore() bool { return v.Skeleton != nil }
 // needs a store refuses no_store itself.
 func (b *Flows) Blocks(ctx context.Context, now time.Time) (*BlocksView, error) {
 	v := &BlocksView{ServedBrain: b.Name(), Blocks: []BlockView{}}
-	snap, ok, err := b.Store.Snapshot()
+	snap, ok, err := b.store.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("blocks: read the store: %w", err)
 	}
@@ -163,9 +163,9 @@ func (b *Flows) markTested(ctx context.Context, blocks []BlockView) error {
 		var ok bool
 		var err error
 		if target == "" {
-			h, ok, err = b.Repo.MainHead()
+			h, ok, err = b.repo.MainHead()
 		} else {
-			h, ok, err = b.Repo.ReadRef("refs/heads/" + target)
+			h, ok, err = b.repo.ReadRef("refs/heads/" + target)
 		}
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", cmp.Or(target, "HEAD"), err)
@@ -252,11 +252,11 @@ func (b *Flows) lawfulStore(ctx context.Context, snap *brain.Snapshot) (*StoreBr
 	if err != nil {
 		return brk, nil, nil
 	}
-	c, err := b.Repo.ReadCommit(bad)
+	c, err := b.repo.ReadCommit(bad)
 	if err != nil || len(c.Parents) == 0 {
 		return brk, nil, nil
 	}
-	lawful, err := b.Store.SnapshotAt(c.Parents[0])
+	lawful, err := b.store.SnapshotAt(c.Parents[0])
 	if err != nil {
 		return brk, nil, nil
 	}

@@ -14,11 +14,11 @@ import (
 // Flows is one brain as the flows see it: its repository, its display
 // name, and the kinds the flows read and write.
 type Flows struct {
-	Repo     *gitstore.Repo
-	Missions *chain.Missions  // mission chains, guarded by Store
-	Store    *brain.Store     // the block store
-	Box      *mailbox.Mailbox // mail
-	Book     *memory.Book     // memories and follow-ups
+	repo     *gitstore.Repo
+	missions *chain.Missions  // mission chains, guarded by Store
+	store    *brain.Store     // the block store
+	box      *mailbox.Mailbox // mail
+	book     *memory.Book     // memories and follow-ups
 
 	verdictsOnce sync.Once
 	verdicts     *laws.Verdicts // the laws' verdicts on the refs, read once (Verdicts)
@@ -30,19 +30,19 @@ type Flows struct {
 // Name is the brain's display name (brain.DisplayName), as New was given
 // it: the one name its parts share (the store spells block ids after it,
 // missions and mail refuse letters that name another).
-func (b *Flows) Name() string { return b.Store.Brain }
+func (b *Flows) Name() string { return b.store.Brain }
 
 // New opens the flows of the brain named name in repo.
 func New(repo *gitstore.Repo, name string) *Flows {
 	store := &brain.Store{Repo: repo, Brain: name}
 	b := &Flows{
-		Repo:     repo,
-		Missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store, Gates: store},
-		Store:    store,
-		Box:      mailbox.New(repo, name),
-		Book:     &memory.Book{Repo: repo},
+		repo:     repo,
+		missions: &chain.Missions{Repo: repo, Brain: name, Blocks: store, Gates: store},
+		store:    store,
+		box:      mailbox.New(repo, name),
+		book:     &memory.Book{Repo: repo},
 	}
-	b.Missions.Work = WorkBranches(repo)
+	b.missions.Work = WorkBranches(repo)
 	return b
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/gitstore"
+	"github.com/m1nd/m1nd/mailbox"
+	"github.com/m1nd/m1nd/memory"
 	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/testkit/gittest"
 )
@@ -26,8 +28,14 @@ func scannedShop(t *testing.T, files map[string]string, now time.Time) (*gittest
 	}
 	t.Cleanup(func() { repo.Close() })
 	flows := ops.New(repo, "shop")
-	if _, err := flows.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
+	if _, err := flows.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	return g, flows
 }
+
+// repoOf, storeOf, boxOf and bookOf are b's parts (Flows.Parts).
+func repoOf(b *ops.Flows) *gitstore.Repo  { r, _, _, _ := b.Parts(); return r }
+func storeOf(b *ops.Flows) *brain.Store   { _, s, _, _ := b.Parts(); return s }
+func boxOf(b *ops.Flows) *mailbox.Mailbox { _, _, m, _ := b.Parts(); return m }
+func bookOf(b *ops.Flows) *memory.Book    { _, _, _, k := b.Parts(); return k }

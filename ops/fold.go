@@ -63,15 +63,15 @@ type foldFacts struct {
 // every reader takes as one mission and the next fold deletes.
 func (b *Flows) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) {
 	res := &FoldResult{Folded: []string{}, Broken: []*laws.RefFault{}}
-	archive := &folder{chain: chain.Chain{Repo: b.Repo, Kind: chain.ArchiveKind, Ref: chain.ArchiveRef}, req: req}
+	archive := &folder{chain: chain.Chain{Repo: b.repo, Kind: chain.ArchiveKind, Ref: chain.ArchiveRef}, req: req}
 	if err := archive.readTip(); err != nil {
 		return nil, err
 	}
-	index, err := chain.ArchiveIndex(b.Repo, archive.head)
+	index, err := chain.ArchiveIndex(b.repo, archive.head)
 	if err != nil {
 		return nil, fmt.Errorf("fold: %w", err)
 	}
-	refs, err := b.Repo.ListRefs(chain.MissionRefPrefix)
+	refs, err := b.repo.ListRefs(chain.MissionRefPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (b *Flows) Fold(ctx context.Context, req FoldRequest) (*FoldResult, error) 
 	if err := archive.write(ctx, fold, res); err != nil {
 		return nil, err
 	}
-	notDeleted, err := b.Repo.DeleteRefs(ctx, remove)
+	notDeleted, err := b.repo.DeleteRefs(ctx, remove)
 	if err != nil {
 		return nil, fmt.Errorf("the missions are folded; deleting their live refs: %w (m1nd mission fold again deletes them)", err)
 	}
@@ -103,14 +103,14 @@ func (b *Flows) foldable(refs []gitstore.Ref, index map[string]chain.Folded, cut
 	facts := make([]*foldFacts, len(refs))
 	readErrs := make([]error, len(refs))
 	gitstore.Parallel(len(refs), func(i int) {
-		body, _, err := b.Repo.ReadFileAt(refs[i].Hash, chain.LetterFile)
+		body, _, err := b.repo.ReadFileAt(refs[i].Hash, chain.LetterFile)
 		if err == nil {
 			facts[i] = &foldFacts{}
 			err = json.Unmarshal(body, facts[i])
 		}
 		readErrs[i] = err
 	})
-	judge, err := laws.ForRepo(b.Repo)
+	judge, err := laws.ForRepo(b.repo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,7 +128,7 @@ func (b *Flows) foldable(refs []gitstore.Ref, index map[string]chain.Folded, cut
 		if f := facts[i]; !f.finishedBefore(cutoff) {
 			continue
 		}
-		if fault := judge.Check(b.Repo, laws.Update{New: r.Hash, Ref: r.Name}); fault != nil {
+		if fault := judge.Check(b.repo, laws.Update{New: r.Hash, Ref: r.Name}); fault != nil {
 			res.Broken = append(res.Broken, fault)
 			continue
 		}

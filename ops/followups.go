@@ -24,13 +24,13 @@ import (
 // written to oneself. The follow-up stands even when the letter cannot be
 // written; the error then says so.
 func (b *Flows) OpenFollowup(ctx context.Context, opener, owner, brief, mission string, now time.Time) (string, error) {
-	id, err := b.Book.OpenFollowup(ctx, opener, owner, brief, mission, now)
+	id, err := b.book.OpenFollowup(ctx, opener, owner, brief, mission, now)
 	if err != nil || opener == owner {
 		return id, err
 	}
 	what := fmt.Sprintf(followupAnnounce+"%s (answer this letter, or m1nd followup resolve %s --recorded RESULT)", id, opener, brief, id)
 	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: opener, To: owner, Class: mailbox.ClassAsk, Brain: b.Name(), What: rules.CutBytes(what, mailbox.MaxWhat)}
-	if _, err := b.Box.Send(ctx, l); err != nil {
+	if _, err := b.box.Send(ctx, l); err != nil {
 		return id, fmt.Errorf("follow-up %s opened, but its owner %s was not told: %w", id, owner, err)
 	}
 	return id, nil
@@ -57,7 +57,7 @@ func announcedFollowup(l *mailbox.Letter) (id, opener string, ok bool) {
 func (b *Flows) closeAnswered(ctx context.Context, agent string, answered []string, answer string, now time.Time) ([]string, error) {
 	asked := map[string]string{} // follow-up id → the opener who announced it
 	for _, letterID := range answered {
-		s, _, matches, err := b.Box.Find(ctx, letterID)
+		s, _, matches, err := b.box.Find(ctx, letterID)
 		if err != nil {
 			return nil, fmt.Errorf("the letter %s answers: %w", letterID, err)
 		}
@@ -71,7 +71,7 @@ func (b *Flows) closeAnswered(ctx context.Context, agent string, answered []stri
 	if len(asked) == 0 {
 		return nil, nil
 	}
-	v, err := b.Book.View(ctx)
+	v, err := b.book.View(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (b *Flows) closeAnswered(ctx context.Context, agent string, answered []stri
 // opener closed it. The follow-up is closed even when the letter cannot
 // be written; the error then says so.
 func (b *Flows) ResolveFollowup(ctx context.Context, agent, id, as, text string, now time.Time) (string, error) {
-	v, err := b.Book.View(ctx)
+	v, err := b.book.View(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -103,7 +103,7 @@ func (b *Flows) ResolveFollowup(ctx context.Context, agent, id, as, text string,
 			f = x
 		}
 	}
-	eventID, err := b.Book.ResolveFollowup(ctx, agent, id, as, text, now)
+	eventID, err := b.book.ResolveFollowup(ctx, agent, id, as, text, now)
 	if err != nil || f == nil {
 		return eventID, err
 	}
@@ -129,7 +129,7 @@ func FollowupResolution(recorded, withdrawn string) (as, text string, ok bool) {
 // (memory.Book.CloseEnded) and writes each opener its result, from the
 // owner who did the mission.
 func (b *Flows) CloseEndedFollowups(ctx context.Context, now time.Time) (*memory.View, []string, error) {
-	v, closed, err := b.Book.CloseEnded(ctx, b.Missions, now)
+	v, closed, err := b.book.CloseEnded(ctx, b.missions, now)
 	if err != nil {
 		return v, closed, err
 	}
@@ -156,7 +156,7 @@ func (b *Flows) tellOpener(ctx context.Context, f *memory.Followup, writer strin
 		what += ": " + f.Result
 	}
 	l := &mailbox.Letter{TS: chain.Timestamp(now), Agent: writer, To: f.Opener, Class: mailbox.ClassNote, Brain: b.Name(), What: rules.CutBytes(what, mailbox.MaxWhat)}
-	if _, err := b.Box.Send(ctx, l); err != nil {
+	if _, err := b.box.Send(ctx, l); err != nil {
 		return fmt.Errorf("follow-up %s closed, but its opener %s was not told: %w", f.ID, f.Opener, err)
 	}
 	return nil
@@ -166,7 +166,7 @@ func (b *Flows) tellOpener(ctx context.Context, f *memory.Followup, writer strin
 // its hooks would hand a session ("letter:<id>"), then the open
 // follow-ups it owes ("followup:<id>").
 func (b *Flows) WaitingItems(ctx context.Context, agent string) ([]string, error) {
-	letters, err := b.Box.Waiting(agent)
+	letters, err := b.box.Waiting(agent)
 	if err != nil {
 		return nil, fmt.Errorf("letters for %s: %w", agent, err)
 	}
@@ -174,7 +174,7 @@ func (b *Flows) WaitingItems(ctx context.Context, agent string) ([]string, error
 	for _, l := range letters {
 		items = append(items, "letter:"+l.ID)
 	}
-	v, err := b.Book.View(ctx)
+	v, err := b.book.View(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("follow-ups of %s: %w", agent, err)
 	}

@@ -15,7 +15,7 @@ import (
 // letterFor is the newest letter waiting for agent from from.
 func letterFor(t *testing.T, b *ops.Flows, agent, from string) *mailbox.Stored {
 	t.Helper()
-	waiting, err := b.Box.Waiting(agent)
+	waiting, err := b.Unread(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestAnAnswerClosesAFollowupNoMissionCarries(t *testing.T) {
 		t.Fatalf("follow-up after the answer: %+v", fs[0])
 	}
 	// The opener hears how it closed, as for a resolve.
-	waiting, err := b.Box.Waiting("alice")
+	waiting, err := b.Unread("alice")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,23 +52,23 @@ type HookInstaller func(repo *gitstore.Repo) (written, removed []string, err err
 // the runner daemon's shared secret in it (0600), and the git hooks
 // installHooks writes. Running it again changes nothing.
 func (b *Flows) Init(ctx context.Context, installHooks HookInstaller) (*InitResult, error) {
-	dir := b.Repo.RuntimeDir()
+	dir := b.repo.RuntimeDir()
 	res := &InitResult{Brain: b.Name(), RuntimeDir: dir, Created: []string{}}
-	made, err := b.Repo.EnsureRuntimeDir()
+	made, err := b.repo.EnsureRuntimeDir()
 	if err != nil {
 		return nil, fmt.Errorf("init: the runtime dir: %w", err)
 	}
 	if made {
 		res.Created = append(res.Created, dir)
 	}
-	made, err = secret.EnsureSecret(b.Repo)
+	made, err = secret.EnsureSecret(b.repo)
 	if err != nil {
 		return nil, &SecretError{Err: err}
 	}
 	if made {
 		res.Created = append(res.Created, secret.SecretFile)
 	}
-	if made, err = secret.EnsureRunnerKey(b.Repo); err != nil {
+	if made, err = secret.EnsureRunnerKey(b.repo); err != nil {
 		return nil, &SecretError{Err: err}
 	} else if made {
 		res.Created = append(res.Created, secret.RunnerKeyFile)
@@ -76,7 +76,7 @@ func (b *Flows) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	installed, removed, err := installHooks(b.Repo)
+	installed, removed, err := installHooks(b.repo)
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
@@ -92,10 +92,10 @@ func (b *Flows) Init(ctx context.Context, installHooks HookInstaller) (*InitResu
 // has none: the remote's, when a remote holds one (a clone under another
 // folder name is the same brain), else this brain's own.
 func (b *Flows) register(ctx context.Context, res *InitResult) error {
-	if _, ok, err := brain.Registered(b.Repo); err != nil || ok {
+	if _, ok, err := brain.Registered(b.repo); err != nil || ok {
 		return err
 	}
-	dir := b.Repo.RemoteDir()
+	dir := b.repo.RemoteDir()
 	remote := b.remote(ctx, dir)
 	if remote != "" {
 		tracking := "refs/m1nd-sync/" + remote + "/brain"
@@ -109,7 +109,7 @@ func (b *Flows) register(ctx context.Context, res *InitResult) error {
 			return nil
 		}
 	}
-	if _, made, err := brain.Register(ctx, b.Repo, b.Name()); err != nil || !made {
+	if _, made, err := brain.Register(ctx, b.repo, b.Name()); err != nil || !made {
 		return err
 	}
 	res.Registered = "registered"
@@ -120,31 +120,31 @@ func (b *Flows) register(ctx context.Context, res *InitResult) error {
 // adopt takes the registration fetched from remote at tracking, judged by
 // the laws first.
 func (b *Flows) adopt(ctx context.Context, remote, tracking string, res *InitResult) error {
-	h, ok, err := b.Repo.ReadRef(tracking)
+	h, ok, err := b.repo.ReadRef(tracking)
 	if err != nil || !ok {
 		return err
 	}
-	judge, err := laws.ForSync(b.Repo) // taken from a remote: judged as sync judges it
+	judge, err := laws.ForSync(b.repo) // taken from a remote: judged as sync judges it
 	if err != nil {
 		return err
 	}
-	if f := judge.Check(b.Repo, laws.Update{New: h, Ref: brain.RegistrationRef}); f != nil {
+	if f := judge.Check(b.repo, laws.Update{New: h, Ref: brain.RegistrationRef}); f != nil {
 		return fmt.Errorf("%s's brain registration breaks the laws, not adopted: %w", remote, f)
 	}
-	if err := b.Repo.UpdateRef(ctx, brain.RegistrationRef, gitstore.ZeroHash, h); err != nil {
+	if err := b.repo.UpdateRef(ctx, brain.RegistrationRef, gitstore.ZeroHash, h); err != nil {
 		return fmt.Errorf("adopt %s's brain registration: %w", remote, err)
 	}
 	// The fetch was init's own, not a sync's: its tracking ref goes, so the
 	// first sync knows it has seen nothing of the remote yet.
-	if _, err := b.Repo.DeleteRefs(ctx, []gitstore.Ref{{Name: tracking, Hash: h}}); err != nil {
+	if _, err := b.repo.DeleteRefs(ctx, []gitstore.Ref{{Name: tracking, Hash: h}}); err != nil {
 		return fmt.Errorf("adopt %s's brain registration: %w", remote, err)
 	}
-	reg, _, err := brain.Registered(b.Repo)
+	reg, _, err := brain.Registered(b.repo)
 	if err != nil {
 		return err
 	}
 	res.Registered, res.Brain = "adopted from "+remote, reg.Name
-	if fixed, ok, _ := brain.FixedName(b.Repo); ok && fixed != reg.Name {
+	if fixed, ok, _ := brain.FixedName(b.repo); ok && fixed != reg.Name {
 		res.Note = fmt.Sprintf("this clone's missions carry the name %q; the brain is %q (from %s): new letters carry %q", fixed, reg.Name, remote, reg.Name)
 	}
 	return nil

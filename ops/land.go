@@ -77,7 +77,7 @@ type LandingPlan struct {
 
 // PlanLanding works a landing of missionID out (see LandingPlan).
 func (b *Flows) PlanLanding(ctx context.Context, missionID, into string) (*LandingPlan, error) {
-	head, err := b.Missions.Current(missionID)
+	head, err := b.missions.Current(missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (b *Flows) PlanLanding(ctx context.Context, missionID, into string) (*Landi
 			return nil, &ClaimedGate{MissionID: l.MissionID, Word: word}
 		}
 	}
-	imp, ok, err := b.Store.LandingImport(l.MissionID, head.HeadLetterID, l.BlockID, l.ReceiptCandidate)
+	imp, ok, err := b.store.LandingImport(l.MissionID, head.HeadLetterID, l.BlockID, l.ReceiptCandidate)
 	if err != nil {
 		return nil, fmt.Errorf("land %s: %w", l.MissionID, err)
 	}
@@ -170,12 +170,12 @@ func (b *Flows) LandPlanned(ctx context.Context, plan *LandingPlan, agent, origi
 	if plan.Resume {
 		return b.FinishLanding(ctx, plan, agent, now)
 	}
-	current, _, err := brain.StoreVersion(b.Repo)
+	current, _, err := brain.StoreVersion(b.repo)
 	if err != nil {
 		return nil, fmt.Errorf("land %s: %w", plan.MissionID, err)
 	}
 	l := plan.head.Letter
-	imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
+	imp, err := b.store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: agent, Now: now},
 		BlockID:      l.BlockID, Receipt: chain.CanonicalJSON(l.ReceiptCandidate), Lands: plan.Lands, Origin: origin,
 	})
@@ -198,12 +198,12 @@ func (b *Flows) PrepareLanding(ctx context.Context, plan *LandingPlan, agent str
 	if plan.AlreadyLanded || plan.Resume {
 		return nil, 0, fmt.Errorf("land %s: nothing is left to sign", plan.MissionID)
 	}
-	current, _, err := brain.StoreVersion(b.Repo)
+	current, _, err := brain.StoreVersion(b.repo)
 	if err != nil {
 		return nil, 0, fmt.Errorf("land %s: %w", plan.MissionID, err)
 	}
 	l := plan.head.Letter
-	imp, err := b.Store.ImportReceipt(ctx, brain.ImportRequest{
+	imp, err := b.store.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: current, Agent: agent, Now: now},
 		BlockID:      l.BlockID, Receipt: chain.CanonicalJSON(l.ReceiptCandidate), Lands: plan.Lands,
 		Origin: rules.OriginHumanPasskey, DryRun: true,
@@ -233,7 +233,7 @@ func (b *Flows) FinishLanding(ctx context.Context, plan *LandingPlan, agent stri
 	landed := chain.Next(l, plan.head.HeadLetterID, now)
 	landed.SetPhase(chain.PhaseLanded)
 	landed.Receipt = &chain.Receipt{Imported: true, StoreVersion: version}
-	post, err := b.Missions.Post(ctx, chain.PostRequest{Body: landed.Canonical(), Agent: agent})
+	post, err := b.missions.Post(ctx, chain.PostRequest{Body: landed.Canonical(), Agent: agent})
 	if err != nil {
 		return nil, fmt.Errorf("land %s: the receipt is in store v%d and the work is merged, but the landed letter was not posted (run the landing again to finish it): %w", l.MissionID, version, err)
 	}
@@ -263,14 +263,14 @@ type mergePlan struct {
 // target only ever moves to exactly the commit the gate tested.
 func (b *Flows) planMerge(ctx context.Context, missionID, into string, evidence rules.Evidence) (*mergePlan, error) {
 	branch := WorkBranch(missionID)
-	tip, ok, err := b.Repo.ReadRef("refs/heads/" + branch)
+	tip, ok, err := b.repo.ReadRef("refs/heads/" + branch)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return &mergePlan{kind: MergeNoBranch, branch: branch}, nil
 	}
-	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func (b *Flows) landingTarget(ctx context.Context, missionID, into string, side 
 	if out, _, err := b.gitRun(ctx, nil, "check-ref-format", "--branch", target); err != nil || out != target || strings.HasPrefix(target, WorkBranchPrefix) {
 		return "", gitstore.ZeroHash, rules.Refusef(rules.InvalidTransition, "into", "%s is not a branch a landing merges into", rules.Echo(target))
 	}
-	old, ok, err := b.Repo.ReadRef("refs/heads/" + target)
+	old, ok, err := b.repo.ReadRef("refs/heads/" + target)
 	if err != nil {
 		return "", gitstore.ZeroHash, err
 	}
@@ -401,7 +401,7 @@ func (b *Flows) recordedMerge(ctx context.Context, lands *brain.Landing) (*merge
 	if lands.Target == "" {
 		return &mergePlan{kind: MergeNoBranch, branch: WorkBranch(lands.MissionID)}, true, nil
 	}
-	now, ok, err := b.Repo.ReadRef("refs/heads/" + lands.Target)
+	now, ok, err := b.repo.ReadRef("refs/heads/" + lands.Target)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -512,7 +512,7 @@ func (b *Flows) isAncestor(ctx context.Context, a, c string) (bool, error) {
 // gitRun runs the git CLI on the repository: its output without the final
 // new line, and its exit code.
 func (b *Flows) gitRun(ctx context.Context, env []string, args ...string) (string, int, error) {
-	return b.gitRunIn(ctx, b.Repo.CommandDir(), env, args...)
+	return b.gitRunIn(ctx, b.repo.CommandDir(), env, args...)
 }
 
 func (b *Flows) gitRunIn(ctx context.Context, dir string, env []string, args ...string) (string, int, error) {

@@ -30,7 +30,7 @@ func newLandBrain(t *testing.T) *landBrain {
 	t.Helper()
 	now := time.Now().UTC().Truncate(time.Second)
 	g, b := scannedShop(t, map[string]string{"core/a.go": "package core\n", "README.md": "x\n"}, now)
-	lb := &landBrain{t: t, g: g, b: b, now: now, runner: pinstest.Approve(t, b.Repo, "b1", "go test ./core/...")}
+	lb := &landBrain{t: t, g: g, b: b, now: now, runner: pinstest.Approve(t, repoOf(b), "b1", "go test ./core/...")}
 	return lb
 }
 
@@ -40,14 +40,14 @@ func (lb *landBrain) mission(mergeWait bool) string {
 	t := lb.t
 	t.Helper()
 	ctx := context.Background()
-	opened, err := lb.b.Missions.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: lb.now})
+	opened, err := lb.b.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: lb.now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !mergeWait {
-		return opened.MissionID
+		return opened.Mission.MissionID
 	}
-	head, err := lb.b.Missions.Current(opened.MissionID)
+	head, err := lb.b.Current(opened.Mission.MissionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +57,13 @@ func (lb *landBrain) mission(mergeWait bool) string {
 	hash := "sha256:" + strings.Repeat("ab", 32)
 	mw.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: hash}
 	mw.ReceiptCandidate = &rules.Receipt{BlockID: "sb_shop_core", Type: "test", Scope: rules.Scope{BlockID: "sb_shop_core", BoundaryVersion: 1, ContractVersion: 1},
-		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
+		Evidence: rules.Evidence{ArtifactHash: hash, EvidenceRefs: []string{"gate://" + opened.Mission.MissionID}, Command: "go test ./core/...", Cwd: ".", ExitStatus: &exit,
 			StartedAt: lb.now.Add(-time.Minute).Format(rules.WindowLayout), EndedAt: lb.now.Add(-30 * time.Second).Format(rules.WindowLayout)}}
 	att := lb.runner.Sign(t, mw)
-	if _, err := lb.b.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
+	if _, err := lb.b.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
-	return opened.MissionID
+	return opened.Mission.MissionID
 }
 
 // work commits files on m1nd/<id>, cut from the tip of target in a worktree
@@ -82,7 +82,7 @@ func (lb *landBrain) work(id, target string, files map[string]string) {
 	lb.g.Git("-C", wt, "add", "-A")
 	lb.g.Git("-C", wt, "commit", "-qm", "agent: work of "+id)
 	side := &runs.Side{MissionID: id, RunnerID: "b1", Worktree: wt, Branch: ops.WorkBranch(id), Base: base, Target: target, Created: lb.now.Format(time.RFC3339)}
-	if err := runs.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
+	if err := runs.WriteSide(lb.b.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
 	lb.gated(id)
@@ -93,7 +93,7 @@ func (lb *landBrain) work(id, target string, files map[string]string) {
 func (lb *landBrain) gated(id string) {
 	t := lb.t
 	t.Helper()
-	head, err := lb.b.Missions.Current(id)
+	head, err := lb.b.Current(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func (lb *landBrain) gated(id string) {
 	cand.Evidence.EvidenceRefs = []string{"gate://" + id, "commit:" + lb.g.Git("rev-parse", branch), "tree:" + lb.g.Git("rev-parse", branch+"^{tree}")}
 	next.ReceiptCandidate = &cand
 	att := lb.runner.Sign(t, next)
-	if _, err := lb.b.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
+	if _, err := lb.b.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -163,7 +163,7 @@ func TestLandRefusesAConflict(t *testing.T) {
 	lb.work(id, "main", map[string]string{"core/a.go": "package core\n\nfunc B() {}\n"})
 	lb.g.CommitFiles("main: add C", map[string]string{"core/a.go": "package core\n\nfunc C() {}\n"})
 	lb.refused(id, "", rules.MergeConflict, "core/a.go", "m1nd/"+id, "main")
-	head, err := lb.b.Missions.Current(id)
+	head, err := lb.b.Current(id)
 	if err != nil || head.Letter.Phase != chain.PhaseMergeWait || head.Letter.ReceiptCandidate == nil {
 		t.Fatalf("after a conflict the mission should wait with its candidate: %+v, %v", head, err)
 	}
@@ -203,14 +203,14 @@ func TestLandRefusesWithoutATarget(t *testing.T) {
 	id := lb.mission(true)
 	lb.work(id, "main", map[string]string{"NOTE.md": "note\n"})
 	// Spawned from a detached HEAD: no target recorded.
-	side, _, _ := runs.ReadSide(lb.b.Repo.RuntimeDir(), id)
+	side, _, _ := runs.ReadSide(lb.b.RuntimeDir(), id)
 	side.Target = ""
-	if err := runs.WriteSide(lb.b.Repo.RuntimeDir(), side); err != nil {
+	if err := runs.WriteSide(lb.b.RuntimeDir(), side); err != nil {
 		t.Fatal(err)
 	}
 	lb.refused(id, "", rules.InvalidTransition, "no target branch is recorded for "+id, "--into")
 	// Not spawned here at all: no side record.
-	if err := os.Remove(filepath.Join(runs.SideDir(lb.b.Repo.RuntimeDir()), id+".json")); err != nil {
+	if err := os.Remove(filepath.Join(runs.SideDir(lb.b.RuntimeDir()), id+".json")); err != nil {
 		t.Fatal(err)
 	}
 	lb.refused(id, "", rules.InvalidTransition, "no target branch is recorded for "+id)
@@ -254,19 +254,19 @@ func TestLandWithoutAWorkBranch(t *testing.T) {
 	if !res.Imported || res.Merge != ops.MergeNoBranch || res.LetterID == "" || res.Commit != "" || res.StoreVersion != dry.StoreVersion {
 		t.Errorf("got %+v; want imported at v%d, no branch, a landed letter", res, dry.StoreVersion)
 	}
-	head, err := lb.b.Missions.Current(id)
+	head, err := lb.b.Current(id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if head.Letter.Phase != chain.PhaseLanded || head.Letter.Receipt == nil || head.Letter.Receipt.StoreVersion != res.StoreVersion || head.HeadLetterID != res.LetterID {
 		t.Errorf("the head is %s with receipt %+v; want landed naming v%d", head.Letter.Phase, head.Letter.Receipt, res.StoreVersion)
 	}
-	mw, err := lb.b.Missions.Log(context.Background(), id)
+	mw, err := lb.b.Log(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mwLetter := mw[len(mw)-2]
-	if r, ok, err := lb.b.Store.LandingImport(id, mwLetter.LetterID, "sb_shop_core", mwLetter.Decoded.ReceiptCandidate); err != nil || !ok || r.StoreVersion != res.StoreVersion || r.Lands.MissionID != id {
+	if r, ok, err := storeOf(lb.b).LandingImport(id, mwLetter.LetterID, "sb_shop_core", mwLetter.Decoded.ReceiptCandidate); err != nil || !ok || r.StoreVersion != res.StoreVersion || r.Lands.MissionID != id {
 		t.Errorf("the store holds the import for %s at %+v (%v, %v), want v%d", id, r, ok, err, res.StoreVersion)
 	}
 	if got := lb.g.Git("rev-parse", "main"); got != mainBefore {

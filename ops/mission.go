@@ -58,7 +58,7 @@ type OpenedMission struct {
 // returns it with the error.
 func (b *Flows) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMission, error) {
 	if req.DeliverTo != "" {
-		if err := b.Box.CheckPacket(req.Agent, req.DeliverTo, req.Packet, req.Now); err != nil {
+		if err := b.box.CheckPacket(req.Agent, req.DeliverTo, req.Packet, req.Now); err != nil {
 			if r, ok := rules.AsRefusal(err); ok {
 				return nil, rules.Refusef(rules.InvalidLetter, "deliver_to", "the packet cannot be delivered: %s", r.Lesson)
 			}
@@ -66,7 +66,7 @@ func (b *Flows) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 		}
 	}
 	if req.Followup != "" {
-		if err := b.Book.CheckLink(ctx, req.Agent, req.Followup); err != nil {
+		if err := b.book.CheckLink(ctx, req.Agent, req.Followup); err != nil {
 			if _, ok := rules.AsRefusal(err); ok {
 				return nil, err
 			}
@@ -79,7 +79,7 @@ func (b *Flows) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := b.Missions.New(ctx, chain.NewMission{
+	res, err := b.missions.New(ctx, chain.NewMission{
 		BlockID: req.BlockID, Seat: req.Seat, Capability: req.Capability, RunnerID: req.RunnerID,
 		Packet: req.Packet, Synthetic: req.Synthetic, Agent: req.Agent, Now: req.Now,
 	})
@@ -88,12 +88,12 @@ func (b *Flows) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 	}
 	out := &OpenedMission{Mission: res}
 	if req.Followup != "" {
-		if _, err := b.Book.Link(ctx, req.Agent, req.Followup, res.MissionID, req.Now); err != nil {
+		if _, err := b.book.Link(ctx, req.Agent, req.Followup, res.MissionID, req.Now); err != nil {
 			return out, fmt.Errorf("mission %s is open, but not linked to follow-up %s: %w", res.MissionID, req.Followup, err)
 		}
 	}
 	if req.DeliverTo != "" {
-		if out.Delivered, err = b.Box.SendPacket(ctx, req.Agent, req.DeliverTo, res.MissionID, req.Packet, req.Now); err != nil {
+		if out.Delivered, err = b.box.SendPacket(ctx, req.Agent, req.DeliverTo, res.MissionID, req.Packet, req.Now); err != nil {
 			return out, fmt.Errorf("mission %s is open, but its packet was not delivered to %s: %w", res.MissionID, req.DeliverTo, err)
 		}
 	}
@@ -104,7 +104,13 @@ func (b *Flows) OpenMission(ctx context.Context, req MissionRequest) (*OpenedMis
 // law in chain.Missions.Post): the one road of a letter from a front end —
 // the CLI's mission post, the tray's and MCP's mission_post.
 func (b *Flows) PostLetter(ctx context.Context, body []byte, agent string) (*chain.PostResult, error) {
-	return b.Missions.Post(ctx, chain.PostRequest{Body: body, Agent: agent})
+	return b.Post(ctx, chain.PostRequest{Body: body, Agent: agent})
+}
+
+// Post appends the letter req carries under the post law: PostLetter with
+// what a runner adds (its signature over a merge_wait's gate).
+func (b *Flows) Post(ctx context.Context, req chain.PostRequest) (*chain.PostResult, error) {
+	return b.missions.Post(ctx, req)
 }
 
 // checkNamed refuses the first mission of a clone that has a remote but
@@ -115,13 +121,13 @@ func (b *Flows) PostLetter(ctx context.Context, body []byte, agent string) (*cha
 func (b *Flows) checkNamed(ctx context.Context) error {
 	// Whether a registration exists is all this asks (the laws judge it):
 	// one ref read on the path of every mission opened.
-	if _, ok, err := b.Repo.ReadRef(brain.RegistrationRef); err != nil || ok {
+	if _, ok, err := b.repo.ReadRef(brain.RegistrationRef); err != nil || ok {
 		return err
 	}
-	if _, fixed, err := brain.FixedName(b.Repo); err != nil || fixed {
+	if _, fixed, err := brain.FixedName(b.repo); err != nil || fixed {
 		return err
 	}
-	remote := b.remote(ctx, b.Repo.RemoteDir())
+	remote := b.remote(ctx, b.repo.RemoteDir())
 	if remote == "" {
 		return nil
 	}

@@ -26,7 +26,7 @@ func TestOpenMissionLinksAndDelivers(t *testing.T) {
 	s := newSurfaces(t)
 	ctx := context.Background()
 	now := time.Now()
-	fu, err := s.flows.Book.OpenFollowup(ctx, "alice", "owner", "find out why the gate is red", "", now)
+	fu, err := bookOf(s.flows).OpenFollowup(ctx, "alice", "owner", "find out why the gate is red", "", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestOpenMissionLinksAndDelivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, err := s.flows.Missions.Current(opened.Mission.MissionID)
+	head, err := s.flows.Current(opened.Mission.MissionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +45,12 @@ func TestOpenMissionLinksAndDelivers(t *testing.T) {
 	if d := opened.Delivered; d == nil || d.To != "bob" || !strings.HasPrefix(d.Ref, "refs/m1nd/mail/bob/") {
 		t.Fatalf("delivered: %+v", d)
 	}
-	inbox, err := s.flows.Box.Inbox(context.Background(), "bob")
+	inbox, err := boxOf(s.flows).Inbox(context.Background(), "bob")
 	if err != nil || len(inbox) != 1 {
 		t.Fatalf("bob's inbox: %v %v", inbox, err)
 	}
 	// The link is recorded: the follow-up now names the mission.
-	if err := s.flows.Book.CheckLink(context.Background(), "owner", fu); err != nil {
+	if err := bookOf(s.flows).CheckLink(context.Background(), "owner", fu); err != nil {
 		t.Fatal(err)
 	}
 	if mem := s.g.Git("log", "-p", "refs/m1nd/memory/owner"); !strings.Contains(mem, opened.Mission.MissionID) {
@@ -66,7 +66,7 @@ func TestOpenMissionAlone(t *testing.T) {
 	if err != nil || opened.Delivered != nil {
 		t.Fatalf("%+v %v", opened, err)
 	}
-	head, err := s.flows.Missions.Current(opened.Mission.MissionID)
+	head, err := s.flows.Current(opened.Mission.MissionID)
 	if err != nil || head.Letter.PacketRef != nil {
 		t.Fatalf("%+v %v", head, err)
 	}
@@ -125,7 +125,7 @@ func TestStatusLandingBell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _ := s.flows.Missions.Current(opened.Mission.MissionID)
+	head, _ := s.flows.Current(opened.Mission.MissionID)
 	mw := chain.Next(head.Letter, head.HeadLetterID, now)
 	mw.SetPhase(chain.PhaseMergeWait)
 	exit := int64(0)
@@ -133,7 +133,7 @@ func TestStatusLandingBell(t *testing.T) {
 	// An agent's own merge_wait, naming no runner (no candidate: nothing
 	// a runner could sign): a claim, counted by the bell all the same.
 	mw.RunnerID = nil
-	if _, err := s.flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "agent-b1"}); err != nil {
+	if _, err := s.flows.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "agent-b1"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err = s.flows.Status(ctx, now)
@@ -197,7 +197,7 @@ func TestOpenMissionNeedsTheBrainsName(t *testing.T) {
 				s.g.Git("remote", "add", "origin", filepath.Join(t.TempDir(), "nowhere.git"))
 			}
 			if tc.registered {
-				if _, _, err := brain.Register(ctx, s.flows.Repo, "shop"); err != nil {
+				if _, _, err := brain.Register(ctx, repoOf(s.flows), "shop"); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -37,7 +37,7 @@ func newSurfaces(t *testing.T) *surfaces {
 	t.Helper()
 	t.Setenv("M1ND_AGENT", "")
 	g, flows := scannedShop(t, map[string]string{"core/a.go": "package core\n", "web/index.html": "<p>\n", "README.md": "x\n"}, time.Now())
-	srv := tray.New(flows.Repo, "shop", false)
+	srv := tray.New(repoOf(flows), "shop", false)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	u, _ := url.Parse(hs.URL)
@@ -110,7 +110,7 @@ func TestSameRefusalThroughTheCLIAndTheTray(t *testing.T) {
 	s := newSurfaces(t)
 	ctx := context.Background()
 	// alice opens a follow-up bob owes: the owner may not carry it.
-	theirs, err := s.flows.Book.OpenFollowup(ctx, "alice", "bob", "check the web block", "", time.Now())
+	theirs, err := bookOf(s.flows).OpenFollowup(ctx, "alice", "bob", "check the web block", "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func (w *GateWord) Proven() bool { return w != nil && w.Standing == GateProven }
 // GateWordOf says what the merge_wait letter l of commit h on mission
 // missionID stands on, judged now against the approved runner pins.
 func (b *Flows) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, body []byte) (*GateWord, error) {
-	c, err := b.Repo.ReadCommit(h)
+	c, err := b.repo.ReadCommit(h)
 	if err != nil {
 		return nil, fmt.Errorf("mission %s: %w", missionID, err)
 	}
@@ -76,7 +76,7 @@ func (b *Flows) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 		w.Says = fmt.Sprintf("runner %s's word from before runners signed their gates: not proven", runner)
 	default:
 		doc := &chain.Doc{Ref: chain.MissionRefPrefix + missionID, Commit: h, Meta: c, Body: body}
-		if err := b.Store.CheckGateProof(doc, l); err != nil {
+		if err := b.store.CheckGateProof(doc, l); err != nil {
 			w.Standing, w.Says = GateBroken, "BROKEN: "+rules.OneLine(err.Error())
 			return w, nil
 		}
@@ -89,7 +89,7 @@ func (b *Flows) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 		w.Says += ")"
 	}
 	if w.Standing != GateProven {
-		if side, ok, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID); err == nil && ok && side.Prove != nil {
+		if side, ok, err := runs.ReadSide(b.repo.RuntimeDir(), missionID); err == nil && ok && side.Prove != nil {
 			w.Prove = side.Prove
 		}
 	}
@@ -99,13 +99,13 @@ func (b *Flows) GateWordOf(missionID string, h gitstore.Hash, l *chain.Letter, b
 // pinsApprovedAt is when runner pins version v was approved (its commit's
 // date), "" when it cannot be read.
 func (b *Flows) pinsApprovedAt(v int64) string {
-	head, ok, err := b.Repo.ReadRef(brain.PinsRef)
+	head, ok, err := b.repo.ReadRef(brain.PinsRef)
 	if err != nil || !ok {
 		return ""
 	}
 	found := ""
-	b.Repo.WalkFirstParent(head, func(h gitstore.Hash, c *gitstore.Commit) error {
-		body, err := b.Repo.ReadFileInTree(c.Tree, brain.PinsFile)
+	b.repo.WalkFirstParent(head, func(h gitstore.Hash, c *gitstore.Commit) error {
+		body, err := b.repo.ReadFileInTree(c.Tree, brain.PinsFile)
 		if err != nil {
 			return gitstore.ErrStopWalk
 		}
@@ -174,7 +174,7 @@ func (b *Flows) RequestProof(ctx context.Context, missionID, into string, now ti
 		return nil, err
 	}
 	commit, tree := head.Letter.ReceiptCandidate.Evidence.Tested()
-	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (b *Flows) RequestProof(ctx context.Context, missionID, into string, now ti
 		return req, nil
 	}
 	side.Prove = &runs.ProveRequest{Letter: head.HeadLetterID, Runner: runner, Commit: commit, Tree: tree, At: chain.Timestamp(now)}
-	if err := runs.WriteSide(b.Repo.RuntimeDir(), side); err != nil {
+	if err := runs.WriteSide(b.repo.RuntimeDir(), side); err != nil {
 		return nil, fmt.Errorf("ask runnerd to prove %s: %w", missionID, err)
 	}
 	return req, nil
@@ -204,7 +204,7 @@ func (b *Flows) RequestProof(ctx context.Context, missionID, into string, now ti
 // whose gate is not proven, and names a tested commit this repository
 // holds; with what its gate stands on.
 func (b *Flows) claimToProve(ctx context.Context, missionID string) (*chain.Head, *GateWord, error) {
-	head, err := b.Missions.Current(missionID)
+	head, err := b.missions.Current(missionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -227,7 +227,7 @@ func (b *Flows) claimToProve(ctx context.Context, missionID string) (*chain.Head
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := b.Repo.ReadCommit(h); err != nil {
+	if _, err := b.repo.ReadCommit(h); err != nil {
 		return nil, nil, rules.Refusef(rules.UnprovenGate, "mission_id", "the commit %.12s that %s's gate names is not in this repository: fetch it first (nothing was written)", commit, missionID)
 	}
 	return head, word, nil
@@ -237,7 +237,7 @@ func (b *Flows) claimToProve(ctx context.Context, missionID string) (*chain.Head
 // of its spawn when the runnerd running here can sign its gate, else the
 // first build runner it can; refused unproven_gate when there is none.
 func (b *Flows) prover(missionID string, word *GateWord, side *runs.Side) (string, error) {
-	rec, live := runs.ReadRunnerd(b.Repo.RuntimeDir())
+	rec, live := runs.ReadRunnerd(b.repo.RuntimeDir())
 	if !live || len(rec.Provers) == 0 {
 		why := "no runnerd runs here"
 		if live {
@@ -253,7 +253,7 @@ func (b *Flows) prover(missionID string, word *GateWord, side *runs.Side) (strin
 
 // approvedGate is the gate command the approved pins hold for runner.
 func (b *Flows) approvedGate(runner string) string {
-	approved, err := brain.ApprovedPins(b.Repo)
+	approved, err := brain.ApprovedPins(b.repo)
 	if r := approved.Runner(runner); err == nil && r != nil {
 		return r.GateCommand
 	}
@@ -263,12 +263,12 @@ func (b *Flows) approvedGate(runner string) string {
 // landedWord is what the gate a landed mission landed stood on: the
 // merge_wait letter its landed letter follows; nil when it reads none.
 func (b *Flows) landedWord(h *chain.Head) (*GateWord, error) {
-	c, err := b.Repo.ReadCommit(h.Commit)
+	c, err := b.repo.ReadCommit(h.Commit)
 	if err != nil || len(c.Parents) == 0 {
 		return nil, err
 	}
 	parent := c.Parents[0]
-	body, _, err := b.Repo.ReadFileAt(parent, chain.LetterFile)
+	body, _, err := b.repo.ReadFileAt(parent, chain.LetterFile)
 	if err != nil {
 		return nil, nil
 	}

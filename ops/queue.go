@@ -87,7 +87,7 @@ func (b *Flows) holds(ctx context.Context, a, c string) (bool, error) {
 // gitstore.FolderStamp for when to trust it). A target in a folder of its
 // own (release/1.0) is outside it: its move shows with the next write to
 // one of these.
-func (b *Flows) QueueStamp() (gitstore.FolderStamp, error) { return QueueStamp(b.Repo) }
+func (b *Flows) QueueStamp() (gitstore.FolderStamp, error) { return QueueStamp(b.repo) }
 
 // QueueStamp is Flows.QueueStamp for repo: also what runnerd's queue
 // watches to look again as soon as a branch moves.
@@ -166,12 +166,12 @@ func (b *Flows) queueOf(ctx context.Context, h *chain.Head, l *chain.Letter) (*Q
 func (b *Flows) queueOfGate(ctx context.Context, missionID string, l *chain.Letter) (*QueueView, error) {
 	q := &QueueView{State: QueueReady}
 	branch := WorkBranch(missionID)
-	tip, has, err := b.Repo.ReadRef("refs/heads/" + branch)
+	tip, has, err := b.repo.ReadRef("refs/heads/" + branch)
 	if err != nil || !has {
 		q.Why = "no work branch here: the landing imports the receipt alone"
 		return q, err
 	}
-	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (b *Flows) queueOfGate(ctx context.Context, missionID string, l *chain.Lett
 		return q, nil
 	}
 	q.Target, q.BranchHead = side.Target, tip.String()
-	target, ok, err := b.Repo.ReadRef("refs/heads/" + side.Target)
+	target, ok, err := b.repo.ReadRef("refs/heads/" + side.Target)
 	if err != nil || !ok {
 		q.State, q.Why = QueueNoRunner, fmt.Sprintf("this repository has no branch %s to land in", rules.Echo(side.Target))
 		return q, err
@@ -226,7 +226,7 @@ func (b *Flows) queueFinding(q *QueueView, side *runs.Side, missionID string) bo
 		q.State, q.Paths = QueueConflict, f.Paths
 		q.Why = fmt.Sprintf("conflicts with %s: %s", side.Target, strings.Join(echoAll(f.Paths), ", "))
 	case runs.QueueGateFailed:
-		q.State, q.Output = QueueGateFailed, regateTail(b.Repo.RuntimeDir(), missionID)
+		q.State, q.Output = QueueGateFailed, regateTail(b.repo.RuntimeDir(), missionID)
 		q.Why = fmt.Sprintf("the gate failed on the merge with %s at %.12s", side.Target, f.TargetHead)
 		if f.Why != "" {
 			q.Why += " (" + f.Why + ")"

@@ -82,7 +82,7 @@ func (b *Flows) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 	if err := b.CheckSound(ctx, ref); err != nil {
 		return nil, err
 	}
-	log, err := b.Missions.Log(ctx, req.MissionID)
+	log, err := b.missions.Log(ctx, req.MissionID)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (b *Flows) Review(ctx context.Context, req ReviewRequest) (*Reviewed, error
 	if next == nil {
 		return out, nil
 	}
-	out.Letter, err = b.Missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: req.Agent})
+	out.Letter, err = b.missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: req.Agent})
 	if refusal, ok := rules.AsRefusal(err); ok {
 		return out, rules.Refusef(refusal.Code, refusal.Field, "%s (the review reached %s as letter %s, but is not recorded on the mission; once it is settled, review again: the same review is not sent twice)", refusal.Lesson, mail.To, out.Mail.ID)
 	}
@@ -222,7 +222,7 @@ func (b *Flows) failedBody(missionID string, l *chain.Letter) string {
 	if l.Verdict != nil && l.Verdict.Gist != "" {
 		why = "The mission failed: " + l.Verdict.Gist + "."
 	}
-	side, _, _ := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, _ := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	out, _, err := b.gateOutput(missionID, side, reviewGateBytes)
 	if err != nil || strings.TrimSpace(out) == "" {
 		return why
@@ -256,7 +256,7 @@ func expectedOf(r *review.Review) string {
 // same class to the same agent already (a review run again after it was
 // delivered but not recorded): then that letter stands, deduped.
 func (b *Flows) sendOnce(ctx context.Context, l *mailbox.Letter) (*mailbox.SendResult, error) {
-	sent, err := b.Box.Between(ctx, l.To, l.Agent)
+	sent, err := b.box.Between(ctx, l.To, l.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func (b *Flows) sendOnce(ctx context.Context, l *mailbox.Letter) (*mailbox.SendR
 			return &mailbox.SendResult{ID: s.ID, To: l.To, Ref: s.Ref, Commit: s.Commit.String(), Deduped: true}, nil
 		}
 	}
-	return b.Box.Send(ctx, l)
+	return b.box.Send(ctx, l)
 }
 
 // ReviewView is one review in a mission's thread: the review, who wrote
@@ -314,7 +314,7 @@ func (b *Flows) Reviews(ctx context.Context, log []chain.Entry) ([]ReviewView, e
 	}
 	var out []ReviewView
 	for agent := range agents {
-		letters, err := b.Box.To(ctx, agent)
+		letters, err := b.box.To(ctx, agent)
 		if err != nil {
 			return nil, err
 		}
@@ -351,7 +351,7 @@ func (b *Flows) answers(ctx context.Context, v *ReviewView, log []chain.Entry, u
 		}
 	}
 	if rules.ValidAgentID(agent) && rules.ValidAgentID(v.By) && agent != v.By {
-		sent, err := b.Box.Between(ctx, v.By, agent)
+		sent, err := b.box.Between(ctx, v.By, agent)
 		if err != nil {
 			return err
 		}
@@ -395,7 +395,7 @@ func (b *Flows) ReviewText(ctx context.Context, head chain.Entry, agent string) 
 	if !chain.RequestsChanges(head.Decoded) || head.Decoded.PacketRef == nil || !rules.ValidAgentID(head.Agent) || !rules.ValidAgentID(agent) {
 		return "", nil, false, nil
 	}
-	sent, err := b.Box.Between(ctx, agent, head.Agent)
+	sent, err := b.box.Between(ctx, agent, head.Agent)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -414,5 +414,5 @@ func (b *Flows) ReviewText(ctx context.Context, head chain.Entry, agent string) 
 // WorkTip is the commit at the tip of a mission's work branch; ok is false
 // when the branch is gone.
 func (b *Flows) WorkTip(missionID string) (gitstore.Hash, bool, error) {
-	return b.Repo.ReadRef("refs/heads/" + WorkBranch(missionID))
+	return b.repo.ReadRef("refs/heads/" + WorkBranch(missionID))
 }

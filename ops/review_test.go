@@ -22,7 +22,7 @@ func waitingMission(t *testing.T, flows *ops.Flows, agent, phase string, now tim
 		t.Fatal(err)
 	}
 	id := opened.Mission.MissionID
-	head, _ := flows.Missions.Current(id)
+	head, _ := flows.Current(id)
 	next := chain.Next(head.Letter, head.HeadLetterID, now)
 	next.SetPhase(phase)
 	exit := int64(0)
@@ -31,7 +31,7 @@ func waitingMission(t *testing.T, flows *ops.Flows, agent, phase string, now tim
 		next.Verdict = &chain.Verdict{Decision: "REJECT", Gist: "gate exited 1"}
 	}
 	next.Gate = &chain.Gate{Command: "go test ./core/...", ExitStatus: &exit, ArtifactHash: "sha256:" + strings.Repeat("ab", 32)}
-	if _, err := flows.Missions.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: agent}); err != nil {
+	if _, err := flows.Post(ctx, chain.PostRequest{Body: next.Canonical(), Agent: agent}); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -52,17 +52,17 @@ func TestReviewRequestsChanges(t *testing.T) {
 	if res.To != "agent-b1" || res.Mail.Deduped || res.Letter == nil || res.Review.Round != 1 || res.Review.Body != "fix it" {
 		t.Fatalf("reviewed: %+v %+v", res, res.Review)
 	}
-	head, _ := s.flows.Missions.Current(id)
+	head, _ := s.flows.Current(id)
 	l := head.Letter
 	if !chain.RequestsChanges(l) || l.Gate != nil || l.PacketRef == nil || *l.PacketRef != chain.PacketRef([]byte(res.Review.Render())) || l.Verdict.Gist != "1 comment: fix it" {
 		t.Fatalf("the review letter: %s", l.Canonical())
 	}
 	// The agent's letter holds the review as rendered.
-	sent, err := s.flows.Box.Between(ctx, "agent-b1", "reviewer")
+	sent, err := boxOf(s.flows).Between(ctx, "agent-b1", "reviewer")
 	if err != nil || len(sent) != 1 || sent[0].Letter.Class != "ask" || sent[0].Letter.What != res.Review.Render() {
 		t.Fatalf("mail: %v %+v", err, sent)
 	}
-	log, _ := s.flows.Missions.Log(ctx, id)
+	log, _ := s.flows.Log(ctx, id)
 	text, r, ok, err := s.flows.ReviewText(ctx, log[len(log)-1], "agent-b1")
 	if err != nil || !ok || text != res.Review.Render() || r.Comments[0].Commit != commit {
 		t.Fatalf("ReviewText: %v %v %q", err, ok, text)
@@ -104,13 +104,13 @@ func TestReviewRefuses(t *testing.T) {
 				tc.req.Agent = "reviewer"
 			}
 			tc.req.Now = now
-			before, _ := s.flows.Repo.ListRefs("refs/m1nd/")
+			before, _ := repoOf(s.flows).ListRefs("refs/m1nd/")
 			_, err := s.flows.Review(ctx, tc.req)
 			r, ok := rules.AsRefusal(err)
 			if !ok || r.Code != tc.code || r.Field != tc.field {
 				t.Fatalf("got %v, want %s on %s", err, tc.code, tc.field)
 			}
-			after, _ := s.flows.Repo.ListRefs("refs/m1nd/")
+			after, _ := repoOf(s.flows).ListRefs("refs/m1nd/")
 			if len(after) != len(before) {
 				t.Fatalf("a refusal wrote refs: %d → %d", len(before), len(after))
 			}
@@ -152,7 +152,7 @@ func TestReviewSentOnce(t *testing.T) {
 	if err != nil || !again.Mail.Deduped || again.Mail.ID != first.Mail.ID {
 		t.Fatalf("again: %v %+v", err, again.Mail)
 	}
-	if head, _ := s.flows.Missions.Current(id); head.Letter.Phase != chain.PhaseMergeWait {
+	if head, _ := s.flows.Current(id); head.Letter.Phase != chain.PhaseMergeWait {
 		t.Fatalf("a comment moved the mission to %s", head.Letter.Phase)
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // Verdicts is the laws' verdicts on this brain's refs, opened once.
 func (b *Flows) Verdicts() *laws.Verdicts {
-	b.verdictsOnce.Do(func() { b.verdicts = laws.OpenVerdicts(b.Repo) })
+	b.verdictsOnce.Do(func() { b.verdicts = laws.OpenVerdicts(b.repo) })
 	return b.verdicts
 }
 
@@ -63,9 +63,9 @@ func BrokenRefusal(f *laws.RefFault) error {
 // decode, the letters are decoded for callers that read them; without,
 // a reply re-sends their stored bytes.
 func (b *Flows) Heads(ctx context.Context, phase string, decode bool) (*chain.HeadsView, error) {
-	read := b.Missions.HeadsRaw
+	read := b.missions.HeadsRaw
 	if decode {
-		read = b.Missions.Heads
+		read = b.missions.Heads
 	}
 	view, err := read(ctx, phase)
 	if err != nil {
@@ -90,7 +90,7 @@ func (b *Flows) markHeads(heads []*chain.Head) error {
 		folded = folded || h.Folded
 	}
 	if folded {
-		archive, _, err := b.Repo.ReadRef(chain.ArchiveRef)
+		archive, _, err := b.repo.ReadRef(chain.ArchiveRef)
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (b *Flows) Faults(ctx context.Context) ([]*laws.RefFault, error) {
 	refs := []string{brain.StoreRef, brain.KeysRef, brain.PinsRef}
 	heads := make([]gitstore.Hash, len(refs))
 	for i, ref := range refs {
-		h, _, err := b.Repo.ReadRef(ref)
+		h, _, err := b.repo.ReadRef(ref)
 		if err != nil {
 			return nil, err
 		}

@@ -40,7 +40,7 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 	if f := faultOf(lb.b); f != nil {
 		t.Fatalf("a sound head is marked %+v", f)
 	}
-	head, err := lb.b.Missions.Current(id)
+	head, err := lb.b.Current(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,28 +54,28 @@ func TestVerdictsAreKeptAndFollowTheStore(t *testing.T) {
 	if f == nil || f.Refused != string(rules.LandedLaw) || f.Commit != forged {
 		t.Fatalf("the forged landing is marked %+v", f)
 	}
-	kept, err := os.ReadFile(laws.VerdictsPath(lb.b.Repo.RuntimeDir()))
+	kept, err := os.ReadFile(laws.VerdictsPath(lb.b.RuntimeDir()))
 	if err != nil || !strings.Contains(string(kept), ref+" "+forged+" sp "+forged+" landed_law ") {
 		t.Fatalf("the verdict is not kept (%v):\n%s", err, kept)
 	}
 	// A new invocation reads it back.
-	again := ops.New(lb.b.Repo, "shop")
+	again := ops.New(repoOf(lb.b), "shop")
 	if f := faultOf(again); f == nil || f.Refused != string(rules.LandedLaw) {
 		t.Fatalf("the kept verdict read back: %+v", f)
 	}
 	// The store reaches v2 with the import made for this mission's letter:
 	// the verdict leaned on the store, and is judged again.
-	if _, err := again.Store.ImportReceipt(ctx, brain.ImportRequest{
+	if _, err := again.ImportReceipt(ctx, brain.ImportRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 1, Agent: "owner", Now: lb.now},
 		BlockID:      "sb_shop_core", Receipt: chain.CanonicalJSON(head.Letter.ReceiptCandidate), Origin: rules.OriginHumanTTY,
 		Lands: &brain.Landing{MissionID: id, LetterID: head.HeadLetterID},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if f := faultOf(ops.New(lb.b.Repo, "shop")); f != nil {
+	if f := faultOf(ops.New(repoOf(lb.b), "shop")); f != nil {
 		t.Fatalf("the landing, backed now, is still marked %+v", f)
 	}
-	if faults, _, err := laws.Verify(ctx, lb.b.Repo, nil); err != nil || len(faults) != 0 {
+	if faults, _, err := laws.Verify(ctx, repoOf(lb.b), nil); err != nil || len(faults) != 0 {
 		t.Fatalf("verify: %v %v", faults, err)
 	}
 }

@@ -94,7 +94,7 @@ func (s *Status) BlockCount() int {
 
 // Status reads the brain's status; colours are as of now.
 func (b *Flows) Status(ctx context.Context, now time.Time) (*Status, error) {
-	snap, hasStore, err := b.Store.Snapshot()
+	snap, hasStore, err := b.store.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("status: read the store: %w", err)
 	}
@@ -143,7 +143,7 @@ func (b *Flows) Status(ctx context.Context, now time.Time) (*Status, error) {
 			}
 		}
 	}
-	if st.Parked, err = ParkedConflicts(b.Repo); err != nil {
+	if st.Parked, err = ParkedConflicts(b.repo); err != nil {
 		return nil, fmt.Errorf("status: read the parked conflicts: %w", err)
 	}
 	if len(st.Parked) == 0 {

@@ -37,7 +37,7 @@ type titleSeen struct {
 // machine keeps, by mission id.
 func (b *Flows) Titles(heads []*chain.Head) (map[string]string, error) {
 	out := map[string]string{}
-	dir := runs.SideDir(b.Repo.RuntimeDir())
+	dir := runs.SideDir(b.repo.RuntimeDir())
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil

@@ -132,7 +132,7 @@ type ShownMission struct {
 // ShowMission reads a mission's head and view; unknown_mission when there
 // is none.
 func (b *Flows) ShowMission(ctx context.Context, missionID string) (*ShownMission, error) {
-	head, err := b.Missions.Current(missionID)
+	head, err := b.missions.Current(missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (b *Flows) ShowMission(ctx context.Context, missionID string) (*ShownMissio
 
 // MissionView reads a mission's view; unknown_mission when there is none.
 func (b *Flows) MissionView(ctx context.Context, missionID string) (*MissionView, error) {
-	log, err := b.Missions.Log(ctx, missionID)
+	log, err := b.missions.Log(ctx, missionID)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (b *Flows) MissionView(ctx context.Context, missionID string) (*MissionView
 			v.Candidate = l.ReceiptCandidate
 		}
 	}
-	runtime := b.Repo.RuntimeDir()
+	runtime := b.repo.RuntimeDir()
 	side, ran, err := runs.ReadSide(runtime, missionID)
 	if err != nil {
 		return nil, fmt.Errorf("mission %s: side record: %w", missionID, err)
@@ -221,7 +221,7 @@ func (b *Flows) gateView(missionID string, gate *chain.Gate, cand *chain.Receipt
 		for _, ref := range cand.Evidence.EvidenceRefs {
 			if pin, ok := strings.CutPrefix(ref, "pin:"); ok {
 				g.Pin = ref
-				approved, err := brain.ApprovedPins(b.Repo)
+				approved, err := brain.ApprovedPins(b.repo)
 				if err != nil {
 					return nil, fmt.Errorf("mission %s: %w", missionID, err)
 				}
@@ -253,7 +253,7 @@ func (b *Flows) Output(missionID, log string, limit int64) (out string, truncate
 	default:
 		return "", false, fmt.Errorf("output: %q is not a run log (agent, gate or regate)", log)
 	}
-	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	if err != nil {
 		return "", false, err
 	}
@@ -268,7 +268,7 @@ func (b *Flows) gateOutput(missionID string, side *runs.Side, limit int64) (out 
 
 // runOutput is Output with the mission's side record already read.
 func (b *Flows) runOutput(missionID string, side *runs.Side, log string, limit int64) (out string, truncated bool, err error) {
-	raw, truncated, err := readTail(runs.SideLog(b.Repo.RuntimeDir(), missionID, log), limit)
+	raw, truncated, err := readTail(runs.SideLog(b.repo.RuntimeDir(), missionID, log), limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, ErrNoRunLog
 	}
@@ -284,7 +284,7 @@ func (b *Flows) runOutput(missionID string, side *runs.Side, log string, limit i
 // page), and the machine's paths — the mission's worktree, the repository,
 // the home folder — spelled <worktree>, <repo> and ~.
 func (b *Flows) Printable(missionID string, raw []byte) string {
-	side, _, _ := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, _ := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	return b.printable(side, raw)
 }
 
@@ -296,7 +296,7 @@ func (b *Flows) printable(side *runs.Side, raw []byte) string {
 	if side != nil && side.Worktree != "" {
 		paths = append(paths, side.Worktree, "<worktree>")
 	}
-	if main := b.Repo.MainWorkTree(); main != "" {
+	if main := b.repo.MainWorkTree(); main != "" {
 		paths = append(paths, main, "<repo>")
 	}
 	if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
@@ -367,7 +367,7 @@ func (b *Flows) workRange(ctx context.Context, missionID string, side *runs.Side
 	if base, tip, ok, err = b.landedRange(ctx, missionID, side); ok || err != nil {
 		return base, tip, ok, err
 	}
-	h, ok, err := b.Repo.ReadRef("refs/heads/" + WorkBranch(missionID))
+	h, ok, err := b.repo.ReadRef("refs/heads/" + WorkBranch(missionID))
 	if err != nil || !ok {
 		return "", "", false, err
 	}
@@ -376,7 +376,7 @@ func (b *Flows) workRange(ctx context.Context, missionID string, side *runs.Side
 	// the target's tip), else from where it started.
 	against := "HEAD"
 	if side != nil && side.Target != "" {
-		if _, ok, err := b.Repo.ReadRef("refs/heads/" + side.Target); err == nil && ok {
+		if _, ok, err := b.repo.ReadRef("refs/heads/" + side.Target); err == nil && ok {
 			against = "refs/heads/" + side.Target
 		} else if side.Base != "" {
 			against = side.Base
@@ -401,7 +401,7 @@ func (b *Flows) landedRange(ctx context.Context, missionID string, side *runs.Si
 	if side == nil || side.Base == "" {
 		return "", "", false, nil
 	}
-	head, found, err := b.Missions.HeadOf(missionID)
+	head, found, err := b.missions.HeadOf(missionID)
 	if err != nil || !found || head.Letter.Phase != chain.PhaseLanded || head.Letter.ReceiptCandidate == nil {
 		return "", "", false, err
 	}
@@ -431,7 +431,7 @@ var ErrNoWork = errors.New("no work branch: no runner on this machine worked on 
 // or its --stat), so it pipes into a pager or a diff viewer, and returns
 // the two commits it compared.
 func (b *Flows) Diff(ctx context.Context, missionID string, w io.Writer, stat bool) (base, tip string, err error) {
-	side, _, err := runs.ReadSide(b.Repo.RuntimeDir(), missionID)
+	side, _, err := runs.ReadSide(b.repo.RuntimeDir(), missionID)
 	if err != nil {
 		return "", "", err
 	}
@@ -446,7 +446,7 @@ func (b *Flows) Diff(ctx context.Context, missionID string, w io.Writer, stat bo
 	if stat {
 		args = append(args, "--stat")
 	}
-	if _, _, err := (gitstore.GitCmd{Dir: b.Repo.CommandDir(), Stdout: w}).Run(ctx, append(args, base, tip)...); err != nil {
+	if _, _, err := (gitstore.GitCmd{Dir: b.repo.CommandDir(), Stdout: w}).Run(ctx, append(args, base, tip)...); err != nil {
 		return "", "", fmt.Errorf("mission %s: %w", missionID, err)
 	}
 	return base, tip, nil

@@ -65,7 +65,7 @@ func TestPrintable(t *testing.T) {
 	// The worktree lives in a sibling folder whose name starts with the
 	// repository's: its path has the repository's path as a prefix.
 	wt := g.Dir + ".worktrees/" + id
-	if err := runs.WriteSide(b.Repo.RuntimeDir(), &runs.Side{MissionID: id, Worktree: wt, Branch: WorkBranch(id)}); err != nil {
+	if err := runs.WriteSide(b.repo.RuntimeDir(), &runs.Side{MissionID: id, Worktree: wt, Branch: WorkBranch(id)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

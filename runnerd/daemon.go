@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/m1nd/m1nd/brain"
 	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/loopback"
@@ -67,13 +66,11 @@ type Daemon struct {
 	// that wait (QueueInterval when 0; negative: no queue).
 	QueueInterval time.Duration
 
-	flows    *ops.Flows // what the brain is (ops.New), opened once; missions and store are its fields
-	missions *chain.Missions
-	store    *brain.Store
-	port     string
-	running  sync.WaitGroup
-	locks    sync.Map // runner id → *sync.Mutex: one mission at a time per runner
-	rounds   sync.Map // mission id → true while a round a review started runs
+	flows   *ops.Flows // what the brain is (ops.New), opened once: runnerd asks it, as every front end does
+	port    string
+	running sync.WaitGroup
+	locks   sync.Map // runner id → *sync.Mutex: one mission at a time per runner
+	rounds  sync.Map // mission id → true while a round a review started runs
 
 	trustMu      sync.Mutex
 	ownerRefused bool // an owner answered a wrong echo: no more announces to it
@@ -96,7 +93,6 @@ func (d *Daemon) init() {
 		}
 	}
 	d.flows = ops.New(d.Repo, d.Brain)
-	d.store, d.missions = d.flows.Store, d.flows.Missions
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}
 	}
@@ -169,7 +165,7 @@ func (d *Daemon) drain(loops *sync.WaitGroup) {
 
 // Handler is runnerd's HTTP surface; every endpoint needs the secret.
 func (d *Daemon) Handler() http.Handler {
-	if d.missions == nil {
+	if d.flows == nil {
 		d.init()
 	}
 	mux := http.NewServeMux()
@@ -253,7 +249,7 @@ func (d *Daemon) runFor(runner *runners.Runner, work func()) {
 // mission's id and block: a run works on the block its letters name.
 func (d *Daemon) open(ctx context.Context, runner *runners.Runner, req wire.RunRequest) (id, block string, err error) {
 	if req.MissionID != "" {
-		head, err := d.missions.Current(req.MissionID)
+		head, err := d.flows.Current(req.MissionID)
 		if err != nil {
 			return "", "", err
 		}
@@ -266,12 +262,12 @@ func (d *Daemon) open(ctx context.Context, runner *runners.Runner, req wire.RunR
 		}
 		return l.MissionID, l.BlockID, nil
 	}
-	res, err := d.missions.New(ctx, chain.NewMission{BlockID: req.BlockID, Seat: "hand", Capability: runners.CapBuild, RunnerID: runner.ID,
+	opened, err := d.flows.OpenMission(ctx, ops.MissionRequest{BlockID: req.BlockID, Seat: "hand", Capability: runners.CapBuild, RunnerID: runner.ID,
 		Packet: []byte(req.PacketMarkdown), Agent: d.agent(runner), Now: d.Now()})
 	if err != nil {
 		return "", "", err
 	}
-	return res.MissionID, req.BlockID, nil
+	return opened.Mission.MissionID, req.BlockID, nil
 }
 
 func (d *Daemon) getStatus(w http.ResponseWriter, r *http.Request) {

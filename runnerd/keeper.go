@@ -398,7 +398,7 @@ func (k *keeper) registered(pin *runners.KeeperPin, at time.Time, end *runners.W
 // (their session does not run, by alive), for the next turn to take
 // again, and names them in end.
 func (k *keeper) giveBack(ctx context.Context, pin *runners.KeeperPin, alive func(string) bool, end *runners.Wake) {
-	again, undeliverable, err := k.d.flows.Box.Release(ctx, pin.Agent, alive)
+	again, undeliverable, err := k.d.flows.Release(ctx, pin.Agent, alive)
 	if err != nil {
 		k.d.Logf("keeper %s: give back the letters of the ended turn: %v", pin.Agent, err)
 	}

@@ -56,7 +56,7 @@ func TestTheGateIsTheHumans(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("an approved pin: %d %v", status, out)
 	}
-	head, _ := r.d.missions.Current(out["mission_id"].(string))
+	head, _ := r.d.flows.Current(out["mission_id"].(string))
 	if head.Letter.Phase != chain.PhaseMergeWait || head.Letter.ReceiptCandidate.Evidence.EvidenceRefs[1] != runners.PinRef(build) {
 		t.Fatalf("the approved run: %s, evidence %v", head.Letter.Phase, head.Letter.ReceiptCandidate.Evidence.EvidenceRefs)
 	}
@@ -90,7 +90,7 @@ func TestTheGateIsTheHumans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.d.store.CommitPins(ctx, p2, rules.OriginHumanTTY, nil); err == nil {
+	if _, err := (&brain.Store{Repo: r.d.Repo, Brain: r.d.Brain}).CommitPins(ctx, p2, rules.OriginHumanTTY, nil); err == nil {
 		t.Fatal("an approval confirmed at a terminal after the first key was written")
 	}
 

@@ -59,7 +59,7 @@ func (d *Daemon) proveOnce(ctx context.Context) bool {
 		if p == nil || p.Failed || ctx.Err() != nil {
 			continue
 		}
-		head, err := d.missions.Current(side.MissionID)
+		head, err := d.flows.Current(side.MissionID)
 		if err != nil || head.Letter.Phase != chain.PhaseMergeWait || head.HeadLetterID != p.Letter {
 			continue // proven, failed or moved on since it was asked: nothing to run
 		}

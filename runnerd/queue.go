@@ -94,7 +94,7 @@ type waiting struct {
 func (d *Daemon) queueOnce(ctx context.Context) string {
 	d.writeRecord()
 	// One read of the heads serves the reviews and the queue.
-	view, err := d.missions.Heads(ctx, chain.PhaseMergeWait, chain.PhaseReview)
+	view, err := d.flows.HeadsIn(ctx, chain.PhaseMergeWait, chain.PhaseReview)
 	if err != nil {
 		if ctx.Err() == nil { // a daemon asked to stop has nothing to report
 			d.Logf("queue: read the heads: %v", err)

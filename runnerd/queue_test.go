@@ -34,7 +34,7 @@ func TestTheQueueRegatesWhatWouldLand(t *testing.T) {
 	if got := r.d.queueOnce(ctx); got != id {
 		t.Fatalf("the queue re-gated %q, want %s", got, id)
 	}
-	head, _ = r.d.missions.Current(id)
+	head, _ = r.d.flows.Current(id)
 	tested, _ := head.Letter.ReceiptCandidate.Evidence.Tested()
 	branch := r.g.Git("rev-parse", "m1nd/"+id)
 	if head.Letter.Phase != chain.PhaseMergeWait || tested != branch || !strings.Contains(head.Letter.Verdict.Gist, "gate green on "+branch[:12]+", which holds main at "+mainTip[:12]) {
@@ -80,7 +80,7 @@ func TestTheQueueRegatesWhatWouldLand(t *testing.T) {
 	if side.Queue == nil || side.Queue.State != runs.QueueGateFailed || side.Queue.Exit == nil || *side.Queue.Exit != 1 {
 		t.Fatalf("the failed gate is recorded as %+v", side.Queue)
 	}
-	if head, _ := r.d.missions.Current(id); head.Letter.Phase != chain.PhaseMergeWait {
+	if head, _ := r.d.flows.Current(id); head.Letter.Phase != chain.PhaseMergeWait {
 		t.Fatalf("a failed re-gate left the mission %s", head.Letter.Phase)
 	}
 }

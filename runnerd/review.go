@@ -65,7 +65,7 @@ func (d *Daemon) rerun(ctx context.Context, runner *runners.Runner, side *runs.S
 	missionID := side.MissionID
 	// Another round may have moved the head meanwhile: only a head that
 	// still requests changes starts one.
-	log, err := d.missions.Log(ctx, missionID)
+	log, err := d.flows.Log(ctx, missionID)
 	if err != nil || len(log) == 0 || !chain.RequestsChanges(log[len(log)-1].Decoded) {
 		return
 	}

@@ -235,7 +235,7 @@ func gateOutcome(runner *runners.Runner, res result) (*chain.Gate, string) {
 // the gate tested.
 func (d *Daemon) candidate(runner *runners.Runner, missionID, blockID string, g *chain.Gate, started, ended time.Time, log []byte, work *settled) *rules.Receipt {
 	boundary, contract := int64(1), int64(1)
-	if snap, ok, err := d.store.Snapshot(); err == nil && ok {
+	if snap, ok, err := d.flows.Snapshot(); err == nil && ok {
 		if b := snap.Block(blockID); b != nil {
 			boundary, contract = b.BoundaryVersion, b.ContractVersion
 		}
@@ -271,7 +271,7 @@ func (d *Daemon) advance(ctx context.Context, runner *runners.Runner, missionID 
 	// A stopping daemon still writes the letter that ends the mission.
 	ctx, cancel := lingering(ctx, 10*time.Second)
 	defer cancel()
-	head, err := d.missions.Current(missionID)
+	head, err := d.flows.Current(missionID)
 	if err != nil {
 		return err
 	}
@@ -290,7 +290,7 @@ func (d *Daemon) advance(ctx context.Context, runner *runners.Runner, missionID 
 			return err
 		}
 	}
-	_, err = d.missions.Post(ctx, req)
+	_, err = d.flows.Post(ctx, req)
 	return err
 }
 
@@ -330,7 +330,7 @@ func (d *Daemon) recover(ctx context.Context) {
 		if runner == nil {
 			continue
 		}
-		head, err := d.missions.Current(s.MissionID)
+		head, err := d.flows.Current(s.MissionID)
 		if err != nil || (head.Letter.Phase != chain.PhaseExecuting && head.Letter.Phase != chain.PhaseGate) {
 			continue
 		}

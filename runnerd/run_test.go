@@ -21,6 +21,7 @@ import (
 	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/wire"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/rules/rulestest"
 	"github.com/m1nd/m1nd/runners"
@@ -103,7 +104,7 @@ func (r *rig) approve(origin string, key *rulestest.Authenticator) {
 	if key != nil {
 		proof = key.Assert(p.Challenge(), nil)
 	}
-	if _, err := r.d.store.CommitPins(ctx, p, origin, proof); err != nil {
+	if _, err := (&brain.Store{Repo: r.d.Repo, Brain: r.d.Brain}).CommitPins(ctx, p, origin, proof); err != nil {
 		r.t.Fatalf("approve the pins (%s): %v", origin, err)
 	}
 }
@@ -131,7 +132,7 @@ func (r *rig) spawn() *chain.Head {
 		r.t.Fatalf("/run: %d %v", status, out)
 	}
 	r.d.running.Wait()
-	head, err := r.d.missions.Current(out["mission_id"].(string))
+	head, err := r.d.flows.Current(out["mission_id"].(string))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func (r *rig) spawn() *chain.Head {
 }
 
 func phases(t *testing.T, d *Daemon, id string) string {
-	log, err := d.missions.Log(context.Background(), id)
+	log, err := d.flows.Log(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +244,11 @@ func TestEveryFailureEndsInALetter(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(worktreePath(r.g.Dir, head.MissionID), "core", "a.go")); err != nil {
 					t.Fatal("the dirty worktree was removed")
 				}
-				wts, _ := Worktrees(context.Background(), r.d.Repo, r.d.missions)
+				wts, _ := Worktrees(context.Background(), r.d.Repo, r.d.flows)
 				if len(wts) != 1 || wts[0].Clean || !wts[0].Present {
 					t.Fatalf("worktrees %+v", wts)
 				}
-				if pruned, err := Prune(context.Background(), r.d.Repo, r.d.missions); err != nil || len(pruned.Removed) != 0 {
+				if pruned, err := Prune(context.Background(), r.d.Repo, r.d.flows); err != nil || len(pruned.Removed) != 0 {
 					t.Fatal("prune removed a dirty worktree")
 				}
 			}
@@ -334,13 +335,13 @@ func TestRunRefusals(t *testing.T) {
 func TestRunOnAnExistingMissionKeepsItsBlock(t *testing.T) {
 	r := newRig(t, `test "$M1ND_BLOCK" = sb_shop_core || exit 7
 echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `true`, 30)
-	opened, err := r.d.missions.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "owner", Now: time.Now()})
+	opened, err := r.d.flows.OpenMission(context.Background(), ops.MissionRequest{BlockID: "sb_shop_core", Agent: "owner", Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := opened.MissionID
+	id := opened.Mission.MissionID
 	seq := func() int64 {
-		head, err := r.d.missions.Current(id)
+		head, err := r.d.flows.Current(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +366,7 @@ echo "// $M1ND_MISSION" >> core/a.go && git commit -qam work`, `true`, 30)
 		t.Fatalf("the mission's own block: %d %v", status, out)
 	}
 	r.d.running.Wait()
-	head, _ := r.d.missions.Current(id)
+	head, _ := r.d.flows.Current(id)
 	c := head.Letter.ReceiptCandidate
 	if head.Letter.Phase != chain.PhaseMergeWait || c == nil || c.BlockID != "sb_shop_core" || c.Scope.BlockID != "sb_shop_core" {
 		t.Fatalf("head %s %+v, candidate %+v", head.Letter.Phase, head.Letter.Verdict, c)
@@ -396,7 +397,7 @@ func TestRestartedRunnerFailsWhatItLeftRunning(t *testing.T) {
 	}
 	runs.WriteSide(r.d.Repo.RuntimeDir(), &runs.Side{MissionID: id, RunnerID: runner.ID, Worktree: filepath.Join(r.dir, "gone"), Branch: "m1nd/" + id, Base: r.g.Git("rev-parse", "HEAD")})
 	r.d.recover(ctx)
-	head, _ := r.d.missions.Current(id)
+	head, _ := r.d.flows.Current(id)
 	if head.Letter.Phase != "failed" || !strings.HasPrefix(head.Letter.Verdict.Gist, "runner restarted") {
 		t.Fatalf("after restart: %s %+v", head.Letter.Phase, head.Letter.Verdict)
 	}

@@ -519,7 +519,7 @@ func (k *keeper) keepForRetry(ctx context.Context, s *stream, why string) {
 	if why == "" {
 		why = "the client reported an error"
 	}
-	kept, gaveUp, err := k.d.flows.Box.Failed(ctx, s.pin.Agent, s.session, why)
+	kept, gaveUp, err := k.d.flows.Failed(ctx, s.pin.Agent, s.session, why)
 	if err != nil {
 		k.d.Logf("keeper %s: the letters of the failed turn: %v", s.pin.Agent, err)
 	}

@@ -80,7 +80,7 @@ func idleEndNote(s *stream, now time.Time) string {
 
 // readInputs reads what s's system prompt is built from, now.
 func (k *keeper) readInputs(ctx context.Context, s *stream) session.Inputs {
-	v, err := k.d.flows.Book.View(ctx)
+	v, err := k.d.flows.Memories(ctx)
 	if err != nil {
 		k.d.Logf("keeper %s: the memory header: %v", s.pin.Agent, err)
 		v = &memory.View{}
@@ -91,7 +91,7 @@ func (k *keeper) readInputs(ctx context.Context, s *stream) session.Inputs {
 // inputsChanged names the system-prompt inputs of s that changed since it
 // opened.
 func (k *keeper) inputsChanged(ctx context.Context, s *stream) []string {
-	v, err := k.d.flows.Book.View(ctx)
+	v, err := k.d.flows.Memories(ctx)
 	if err != nil {
 		k.d.Logf("keeper %s: the memory header: %v", s.pin.Agent, err)
 		return nil

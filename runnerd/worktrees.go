@@ -28,8 +28,13 @@ type Worktree struct {
 	DiskBytes int64  `json:"disk_bytes"`
 }
 
+// Heads says where a mission stands: *ops.Flows (and *chain.Missions).
+type Heads interface {
+	HeadOf(missionID string) (head *chain.Head, ok bool, err error)
+}
+
 // Worktrees lists the mission worktrees runnerd made in this brain.
-func Worktrees(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) ([]Worktree, error) {
+func Worktrees(ctx context.Context, repo *gitstore.Repo, m Heads) ([]Worktree, error) {
 	sides, err := runs.ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err
@@ -83,7 +88,7 @@ type KeptBranch struct {
 // then deletes the branch m1nd/<id>, but only when its target holds every
 // commit of it and no worktree has it checked out: unmerged work is never
 // deleted.
-func Prune(ctx context.Context, repo *gitstore.Repo, m *chain.Missions) (*Pruned, error) {
+func Prune(ctx context.Context, repo *gitstore.Repo, m Heads) (*Pruned, error) {
 	sides, err := runs.ReadSides(repo.RuntimeDir())
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 func TestKeeperFlushAskRidesTheNextToolCall(t *testing.T) {
 	s := newSession(t, "bob", HostCodex)
 	ctx := context.Background()
-	rt := s.Brain.Repo.RuntimeDir()
+	rt := s.Flows.RuntimeDir()
 	if err := AskFlush(rt, "bob", "  "); err == nil {
 		t.Fatal("a flush ask without a reason was taken")
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/mailbox"
 	"github.com/m1nd/m1nd/memory"
@@ -29,12 +28,32 @@ func newSession(t *testing.T, agent, host string) *Session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { repo.Close() })
-	return &Session{Brain: ops.New(repo, "brain"), Agent: agent, Host: host, Now: t0}
+	return &Session{Flows: ops.New(repo, "brain"), Agent: agent, Host: host, Now: t0}
 }
+
+// reopen opens the session brain's repository again, as another agent's
+// process would, to write what that agent writes.
+func reopen(t *testing.T, s *Session) *gitstore.Repo {
+	t.Helper()
+	repo, err := gitstore.Open(s.Flows.WorkTree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return repo
+}
+
+// mailOf is the brain's mail, as another agent sends it.
+func mailOf(t *testing.T, s *Session) *mailbox.Mailbox {
+	return mailbox.New(reopen(t, s), s.Flows.Name())
+}
+
+// bookOf is the brain's memory book, as another agent writes it.
+func bookOf(t *testing.T, s *Session) *memory.Book { return &memory.Book{Repo: reopen(t, s)} }
 
 func mail(t *testing.T, s *Session, from, to, what string, i int) string {
 	t.Helper()
-	res, err := s.Brain.Box.Send(context.Background(), &mailbox.Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: from, To: to, Class: "note", Brain: "brain", What: what})
+	res, err := mailOf(t, s).Send(context.Background(), &mailbox.Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: from, To: to, Class: "note", Brain: "brain", What: what})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +120,7 @@ func TestContextStaysWithinBudget(t *testing.T) {
 		for j := 0; j < 32*(i%2); j++ {
 			l.Answers = append(l.Answers, fmt.Sprintf("%012x", j))
 		}
-		if _, err := s.Brain.Box.Send(context.Background(), l); err != nil {
+		if _, err := mailOf(t, s).Send(context.Background(), l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,17 +154,17 @@ func TestContextStaysWithinBudget(t *testing.T) {
 func TestSessionStartRehydrates(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
 	ctx := context.Background()
-	open, err := s.Brain.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0})
+	open, err := s.Flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_core", Agent: "bob", Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Brain.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_web", Agent: "alice", Now: t0}); err != nil {
+	if _, err := s.Flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_web", Agent: "alice", Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	old := mail(t, s, "alice", "bob", "older", 1)
 	newer := mail(t, s, "carol", "bob", "newer", 2)
 	text := contextOf(t, s.Handle(ctx, EventSessionStart, &Input{Source: "resume"}), EventSessionStart)
-	for _, want := range []string{"you are agent bob in brain brain (session resume)", "Open missions (1):", open.MissionID + " judging on sb_brain_core",
+	for _, want := range []string{"you are agent bob in brain brain (session resume)", "Open missions (1):", open.Mission.MissionID + " judging on sb_brain_core",
 		"Unread letters (2, newest first):"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("rehydration lacks %q:\n%s", want, text)
@@ -336,7 +355,7 @@ func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSession(t, "bob", HostClaude)
-			s.Registry = NewRegistry(s.Brain.Box.Repo.RuntimeDir())
+			s.Registry = NewRegistry(s.Flows.RuntimeDir())
 			hook := func(event, id string, in *Input) Result {
 				t.Helper()
 				in.SessionID = id
@@ -404,20 +423,20 @@ func TestATurnThatFailsGivesItsLettersBack(t *testing.T) {
 func TestRehydrationUnderAHeavyState(t *testing.T) {
 	ctx := context.Background()
 	s := newSession(t, "bob", HostClaude)
-	s.Registry = NewRegistry(s.Brain.Box.Repo.RuntimeDir())
+	s.Registry = NewRegistry(s.Flows.RuntimeDir())
 	long := strings.Repeat("a long line of state that takes room ", 5)
 	for i := 0; i < 30; i++ {
-		if _, err := s.Brain.Missions.New(ctx, chain.NewMission{BlockID: "sb_brain_core", Agent: "bob", Now: t0}); err != nil {
+		if _, err := s.Flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_core", Agent: "bob", Now: t0}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Brain.Book.OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
+		if _, err := bookOf(t, s).OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Brain.Book.OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
+		if _, err := bookOf(t, s).OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
 			t.Fatal(err)
 		}
 		for _, sort := range []string{"asked", "decided", "learned", "did"} {
-			if _, _, err := s.Brain.Book.Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			if _, _, err := bookOf(t, s).Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -63,7 +63,7 @@ func (r *bindRig) mergeWait(cand *rules.Receipt, file string) (string, *chain.Le
 	t.Helper()
 	id, mw := r.work(cand, file)
 	att := r.runner.Sign(t, mw)
-	posted, err := r.flows.Missions.Post(context.Background(), chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
+	posted, err := r.flows.Post(context.Background(), chain.PostRequest{Body: mw.Canonical(), Agent: "runnerd:b1", Attestation: att})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +77,12 @@ func (r *bindRig) work(cand *rules.Receipt, file string) (string, *chain.Letter)
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
-	m := r.flows.Missions
-	opened, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: r.now})
+	m := r.flows
+	opened, err := m.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: r.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := opened.MissionID
+	id := opened.Mission.MissionID
 	if file != "" {
 		base := r.g.Git("rev-parse", "main")
 		blob := r.g.GitStdin("work of "+id+"\n", "hash-object", "-w", "--stdin")
@@ -283,7 +283,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	// the laws (Prepared.Commit), and returns the mission's ref.
 	archive := func(a *rulestest.Authenticator) (string, error) {
 		id, _, _ := r.mergeWait(r.candidate("gate://x"), "x.txt")
-		p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
+		p, err := r.flows.PrepareArchive(id, "owner", r.now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func TestRemovedKeyProvesNothingAfter(t *testing.T) {
 	}
 	id, _, _ := r.mergeWait(r.candidate("gate://y"), "y.txt")
 	after := chain.MissionRefPrefix + id
-	p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
+	p, err := r.flows.PrepareArchive(id, "owner", r.now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +577,7 @@ func TestRemotePolicyOnTerminalGestures(t *testing.T) {
 	// fresh merge_wait mission with origin, and pushes it.
 	archiveBy := func(origin string) (string, error) {
 		id, _, _ := r.mergeWait(r.candidate("gate://"+origin), origin+".txt")
-		p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
+		p, err := r.flows.PrepareArchive(id, "owner", r.now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -622,7 +622,7 @@ func TestFoldedMissionKeepsItsKeyAnchor(t *testing.T) {
 	r := newBindRig(t)
 	old, kept := r.twoKeys()
 	id, _, _ := r.mergeWait(r.candidate("gate://folded"), "folded.txt")
-	p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
+	p, err := r.flows.PrepareArchive(id, "owner", r.now)
 	if err != nil {
 		t.Fatal(err)
 	}

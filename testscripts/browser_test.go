@@ -166,7 +166,7 @@ func (o *trayOwner) postSigned(l *chain.Letter) {
 	signer := &pinstest.Runner{ID: "build-1", Gate: approved.Runner("build-1").GateCommand, Pin: approved.Runner("build-1").Pin, Key: key, Version: approved.Version}
 	att := signer.Sign(t, l)
 	b := ops.New(repo, "demo-brain")
-	if _, err := b.Missions.Post(context.Background(), chain.PostRequest{Body: l.Canonical(), Agent: "runnerd:build-1", Attestation: att}); err != nil {
+	if _, err := b.Post(context.Background(), chain.PostRequest{Body: l.Canonical(), Agent: "runnerd:build-1", Attestation: att}); err != nil {
 		t.Fatalf("post %s signed: %v", l.MissionID, err)
 	}
 }

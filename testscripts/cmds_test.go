@@ -460,7 +460,7 @@ func cmdWaitQueue(ts *testscript.TestScript, neg bool, args []string) {
 	b := ops.New(repo, "")
 	ts.Stdout()
 	poll(ts, neg, timeout, fmt.Sprintf("mission %s to stand %s in the landing queue", id, state), func() (bool, string) {
-		head, err := b.Missions.Current(id)
+		head, err := b.Current(id)
 		if err != nil {
 			return false, err.Error()
 		}

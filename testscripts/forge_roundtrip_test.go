@@ -120,7 +120,7 @@ func forgeRoundTrip(t *testing.T, f *forge) {
 	// server's hook, the lesson shown to the pusher. ----------------------
 	archivable := func(name string) (string, *chain.Prepared) {
 		id, _, _ := r.mergeWait(r.candidate("gate://"+name), name+".txt")
-		p, err := r.flows.Missions.PrepareArchive(id, "owner", r.now)
+		p, err := r.flows.PrepareArchive(id, "owner", r.now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -150,7 +150,7 @@ func TestForgedGateProofsAreRefusedEverywhere(t *testing.T) {
 	claim, mw := r.work(r.candidate("gate://claimed"), "claimed.txt")
 	claimRef := chain.MissionRefPrefix + claim
 	mw.RunnerID = nil
-	posted, err := r.flows.Missions.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "bob"})
+	posted, err := r.flows.Post(ctx, chain.PostRequest{Body: mw.Canonical(), Agent: "bob"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func TestForkBelowALandedLetterIsARewrite(t *testing.T) {
 	// A letter after the judging one, on the remote, by force: the chain
 	// forks below merge_wait and landed.
 	first := strings.TrimSpace(r.g.Git("rev-list", "--max-parents=0", ref))
-	m := r.flows.Missions
+	m := r.flows
 	log, err := m.Log(ctx, landed)
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,8 @@ func decodeRequest(body []byte, v any) error {
 // checkBrain refuses a ?brain= selector naming another brain: this owner
 // serves one brain (multi-brain aggregation is out of scope).
 func (s *Server) checkBrain(r *http.Request) error {
-	if b := r.URL.Query().Get("brain"); b != "" && b != s.Missions.Brain {
-		return rules.Refusef(rules.BrainMismatch, "brain", "this owner serves brain %q, not %q", s.Missions.Brain, rules.Clip(b))
+	if b := r.URL.Query().Get("brain"); b != "" && b != s.flows.Name() {
+		return rules.Refusef(rules.BrainMismatch, "brain", "this owner serves brain %q, not %q", s.flows.Name(), rules.Clip(b))
 	}
 	return nil
 }
@@ -70,13 +70,12 @@ func (s *Server) getMailbox(w http.ResponseWriter, r *http.Request) {
 		}
 		loopback.WriteEncoded(w, http.StatusOK, reply)
 	case "":
-		all, err := s.Box.All(r.Context())
+		all, fates, err := s.flows.Mail(r.Context())
 		if err != nil {
 			loopback.WriteErr(w, err)
 			return
 		}
-		fates := s.Box.Fates(all)
-		reply := mailboxReply{ServedBrain: s.Box.Brain, Letters: []mailboxLetter{}}
+		reply := mailboxReply{ServedBrain: s.flows.Name(), Letters: []mailboxLetter{}}
 		reply.Fates, reply.Open = mailbox.Tally(fates)
 		for i := len(all) - 1; i >= 0; i-- {
 			reply.Letters = append(reply.Letters, mailboxLetter{Stored: all[i], Fate: fates[all[i].ID]})
@@ -95,7 +94,7 @@ func (s *Server) getSystemBlocks(w http.ResponseWriter, r *http.Request) {
 		loopback.WriteErr(w, err)
 		return
 	}
-	view, err := s.Blocks(r.Context(), s.now())
+	view, err := s.flows.Blocks(r.Context(), s.now())
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
@@ -115,7 +114,7 @@ func (s *Server) getMission(w http.ResponseWriter, r *http.Request) {
 		loopback.WriteRefusal(w, rules.Refusef(rules.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", rules.Echo(id)))
 		return
 	}
-	shown, err := s.ShowMission(r.Context(), id)
+	shown, err := s.flows.ShowMission(r.Context(), id)
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
@@ -130,7 +129,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 		loopback.WriteErr(w, err)
 		return
 	}
-	st, err := s.Status(r.Context(), s.now())
+	st, err := s.flows.Status(r.Context(), s.now())
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
@@ -173,13 +172,13 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 		modes["direct"] = mode{Why: "this owner is read-only: it posts nothing"}
 		modes["spawn"] = mode{Why: "this owner is read-only: it posts nothing"}
 	}
-	loopback.WriteJSON(w, http.StatusOK, policyReply{Brain: s.Missions.Brain, ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
+	loopback.WriteJSON(w, http.StatusOK, policyReply{Brain: s.flows.Name(), ReadOnly: s.ReadOnly, Modes: modes, BuildRunners: live})
 }
 
 // getPacket composes the mission packet for ?block_id= with ?ask=.
 func (s *Server) getPacket(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("block_id")
-	md, err := s.Store.Packet(id, r.URL.Query().Get("ask"), s.now())
+	md, err := s.flows.Packet(id, r.URL.Query().Get("ask"), s.now())
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
@@ -202,7 +201,7 @@ func (s *Server) postMission(r *http.Request, body []byte) (any, error) {
 	if !rules.ValidAgentID(req.AgentID) {
 		return nil, rules.Refusef(rules.InvalidLetter, "agent_id", "agent_id is who posts: "+rules.AgentIDRule)
 	}
-	return s.PostLetter(r.Context(), req.Letter, req.AgentID)
+	return s.flows.PostLetter(r.Context(), req.Letter, req.AgentID)
 }
 
 // missionNewRequest is POST /api/mission_new: what `m1nd mission new`
@@ -245,7 +244,7 @@ func (s *Server) postMissionNew(r *http.Request, body []byte) (any, error) {
 	if req.Packet != "" {
 		packet = []byte(req.Packet)
 	}
-	opened, err := s.OpenMission(r.Context(), ops.MissionRequest{
+	opened, err := s.flows.OpenMission(r.Context(), ops.MissionRequest{
 		BlockID: req.BlockID, Seat: req.Seat, Capability: req.Capability, RunnerID: req.RunnerID,
 		Packet: packet, Synthetic: req.Synthetic, Agent: req.AgentID,
 		DeliverTo: req.DeliverTo, Followup: req.Followup, Now: s.now(),
@@ -285,7 +284,7 @@ func (s *Server) postReview(r *http.Request, body []byte) (any, error) {
 		}
 		agent = req.AgentID
 	}
-	return s.Review(r.Context(), ops.ReviewRequest{
+	return s.flows.Review(r.Context(), ops.ReviewRequest{
 		MissionID: r.PathValue("id"), Decision: req.Decision, Body: req.Body, Comments: req.Comments,
 		Agent: agent, Now: s.now(),
 	})
@@ -309,7 +308,7 @@ func (s *Server) postCandidateEdit(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.Edit(r.Context(), brain.EditRequest{WriteRequest: w, Seat: req.By, Ops: req.Ops})
+	return s.flows.Edit(r.Context(), brain.EditRequest{WriteRequest: w, Seat: req.By, Ops: req.Ops})
 }
 
 // writeRequest is what every store write names: the store version the
@@ -368,5 +367,5 @@ func (s *Server) postProve(r *http.Request, body []byte) (any, error) {
 	if !chain.ValidMissionID(req.MissionID) {
 		return nil, rules.Refusef(rules.UnknownMission, "mission_id", "%s is not a mission id (msn_ and 12 lowercase hex digits)", rules.Echo(req.MissionID))
 	}
-	return s.RequestProof(r.Context(), req.MissionID, req.Into, s.now())
+	return s.flows.RequestProof(r.Context(), req.MissionID, req.Into, s.now())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/runs"
 	"github.com/m1nd/m1nd/internal/trayclient"
+	"github.com/m1nd/m1nd/ops"
 	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/rules/rulestest"
 	"github.com/m1nd/m1nd/testkit/gittest"
@@ -58,7 +59,7 @@ func newFixture(t testing.TB, readOnly bool) *fixture {
 	t.Cleanup(func() { repo.Close() })
 	srv := New(repo, "shop", readOnly)
 	srv.Now = func() time.Time { return testNow }
-	if _, err := srv.Store.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: testNow}); err != nil {
+	if _, err := srv.flows.Scan(context.Background(), brain.WriteRequest{Agent: "owner", Now: testNow}); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
@@ -67,6 +68,13 @@ func newFixture(t testing.TB, readOnly bool) *fixture {
 	srv.SetPort(u.Port())
 	jar, _ := cookiejar.New(nil)
 	return &fixture{t: t, g: g, srv: srv, http: hs, host: u.Host, runner: pinstest.Approve(t, repo, "b1", fixtureGate), client: &http.Client{Jar: jar}}
+}
+
+// missions are the fixture brain's mission chains, wired as ops.New wires
+// them, for a test that writes letters as an agent or a runner would.
+func (f *fixture) missions() *chain.Missions {
+	store := &brain.Store{Repo: f.srv.repo, Brain: f.srv.flows.Name()}
+	return &chain.Missions{Repo: f.srv.repo, Brain: store.Brain, Blocks: store, Gates: store, Work: ops.WorkBranches(f.srv.repo)}
 }
 
 // do sends a request and decodes the JSON reply.
@@ -279,7 +287,7 @@ func TestEventsTellTheQueue(t *testing.T) {
 			}
 		}
 	}
-	if err := runs.WriteSide(f.srv.Repo.RuntimeDir(), &runs.Side{MissionID: "msn_00000000beef", Target: "main", Queue: &runs.QueueState{State: runs.QueueConflict, Paths: []string{"core/a.go"}}}); err != nil {
+	if err := runs.WriteSide(f.srv.repo.RuntimeDir(), &runs.Side{MissionID: "msn_00000000beef", Target: "main", Queue: &runs.QueueState{State: runs.QueueConflict, Paths: []string{"core/a.go"}}}); err != nil {
 		t.Fatal(err)
 	}
 	heard("a side record")

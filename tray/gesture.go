@@ -94,7 +94,7 @@ type allowedCredential struct {
 // points at them until the signed gesture comes back.
 func (s *Server) postGestureOptions(r *http.Request, body []byte) (any, error) {
 	// The gate comes before the input is parsed (DESIGN §7).
-	keys, err := s.Store.Keys()
+	keys, err := s.flows.Keys()
 	if err != nil {
 		return nil, err
 	}
@@ -157,14 +157,14 @@ func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pen
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plan, err := s.PlanLanding(ctx, req.MissionID, req.Into)
+		plan, err := s.flows.PlanLanding(ctx, req.MissionID, req.Into)
 		if err != nil {
 			return nil, "", nil, err
 		}
 		if plan.AlreadyLanded || plan.Resume {
 			// An import made for this mission is in the store already (a
 			// landing cut short): what is left is finished as it recorded.
-			res, err := s.LandPlanned(ctx, plan, agent, rules.OriginHumanPasskey, now)
+			res, err := s.flows.LandPlanned(ctx, plan, agent, rules.OriginHumanPasskey, now)
 			if err != nil {
 				return nil, "", nil, err
 			}
@@ -201,7 +201,7 @@ func (s *Server) prepareGesture(ctx context.Context, req gestureRequest) (p *pen
 // tree the target will hold and the store change. At the commit the plan
 // is worked out again and must be the same, or nothing is written.
 func (s *Server) prepareLanding(ctx context.Context, plan *ops.LandingPlan, agent string) (*pendingGesture, error) {
-	commit, version, err := s.PrepareLanding(ctx, plan, agent, s.now())
+	commit, version, err := s.flows.PrepareLanding(ctx, plan, agent, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (s *Server) prepareLanding(ctx context.Context, plan *ops.LandingPlan, agen
 	return &pendingGesture{
 		gesture: rules.GestureLand, commit: commit, binds: binds,
 		still: func(ctx context.Context) error {
-			again, err := s.PlanLanding(ctx, plan.MissionID, into)
+			again, err := s.flows.PlanLanding(ctx, plan.MissionID, into)
 			if err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func (s *Server) prepareLanding(ctx context.Context, plan *ops.LandingPlan, agen
 		},
 		done: func(ctx context.Context, _ gitstore.Hash) (any, error) {
 			plan.Resume, plan.StoreVersion = true, version
-			res, err := s.FinishLanding(ctx, plan, agent, s.now())
+			res, err := s.flows.FinishLanding(ctx, plan, agent, s.now())
 			if res != nil {
 				res.Imported = true
 			}
@@ -242,10 +242,10 @@ func (s *Server) prepareLanding(ctx context.Context, plan *ops.LandingPlan, agen
 
 // prepareArchive prepares the archived letter over a merge_wait head.
 func (s *Server) prepareArchive(ctx context.Context, missionID, agent string) (*pendingGesture, error) {
-	if err := s.CheckSound(ctx, chain.MissionRefPrefix+missionID); err != nil {
+	if err := s.flows.CheckSound(ctx, chain.MissionRefPrefix+missionID); err != nil {
 		return nil, err
 	}
-	commit, err := s.Missions.PrepareArchive(missionID, agent, s.now())
+	commit, err := s.flows.PrepareArchive(missionID, agent, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -271,20 +271,20 @@ func headLetterOf(p *chain.Prepared) string {
 
 // prepareStoreGesture prepares a receipt import or a ratification.
 func (s *Server) prepareStoreGesture(ctx context.Context, req gestureRequest, w brain.WriteRequest) (*pendingGesture, error) {
-	if err := s.CheckSound(ctx, brain.StoreRef); err != nil {
+	if err := s.flows.CheckSound(ctx, brain.StoreRef); err != nil {
 		return nil, err
 	}
 	var commit *chain.Prepared
 	var binds []string
 	if req.Gesture == rules.GestureReceiptImport {
-		res, err := s.Store.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: rules.OriginHumanPasskey, DryRun: true})
+		res, err := s.flows.ImportReceipt(ctx, brain.ImportRequest{WriteRequest: w, BlockID: req.BlockID, Receipt: req.Receipt, Origin: rules.OriginHumanPasskey, DryRun: true})
 		if err != nil {
 			return nil, err
 		}
 		commit = res.Prepared
 		binds = []string{fmt.Sprintf("importing a receipt into %s at store v%d (on v%d, %.12s)", req.BlockID, res.StoreVersion, res.StoreVersion-1, commit.Parent)}
 	} else {
-		res, err := s.Store.Ratify(ctx, brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: rules.OriginHumanPasskey, DryRun: true})
+		res, err := s.flows.Ratify(ctx, brain.RatifyRequest{WriteRequest: w, BlockIDs: req.BlockIDs, Origin: rules.OriginHumanPasskey, DryRun: true})
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +301,7 @@ func (s *Server) prepareStoreGesture(ctx context.Context, req gestureRequest, w 
 
 // storeReply answers a committed store gesture as the CLI verb would.
 func (s *Server) storeReply(req gestureRequest, h gitstore.Hash) (any, error) {
-	snap, _, err := s.Store.Snapshot()
+	snap, _, err := s.flows.Snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 	if err := decodeRequest(body, &req); err != nil {
 		return nil, err
 	}
-	keys, err := s.Store.Keys()
+	keys, err := s.flows.Keys()
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +384,7 @@ func (s *Server) postGestureCommit(r *http.Request, body []byte) (any, error) {
 			return nil, err
 		}
 	}
-	env, err := s.Store.Env()
+	env, err := s.flows.Env()
 	if err != nil {
 		return nil, err
 	}

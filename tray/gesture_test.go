@@ -26,7 +26,7 @@ func (f *fixture) registerKey(alg string) *rulestest.Authenticator {
 	a.Origin = "http://localhost:" + f.srv.port
 	// Registered as the tray does, anchoring what terminals confirmed
 	// before (the runner pins the fixture approved).
-	if _, err := brain.RegisterFirstKey(context.Background(), f.srv.Repo, brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}, testNow); err != nil {
+	if _, err := brain.RegisterFirstKey(context.Background(), f.srv.repo, brain.Passkey{CredentialID: a.ID, PublicKey: a.Key.PKIX, Label: "test", AddedAt: "2026-11-30T12:00:00Z"}, testNow); err != nil {
 		f.t.Fatal(err)
 	}
 	f.login(a)
@@ -171,7 +171,7 @@ func TestSignedGestures(t *testing.T) {
 		t.Fatalf("a reused gesture: %d %v", status, out)
 	}
 	// The terminal's origin no longer counts, in the store and in post.
-	if _, err := f.srv.Store.Ratify(context.Background(), brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 3, Agent: "owner", Now: testNow}, Origin: rules.OriginHumanTTY}); err == nil {
+	if _, err := f.srv.flows.Ratify(context.Background(), brain.RatifyRequest{WriteRequest: brain.WriteRequest{ExpectedStoreVersion: 3, Agent: "owner", Now: testNow}, Origin: rules.OriginHumanTTY}); err == nil {
 		t.Fatal("a terminal ratification with a passkey registered was written")
 	}
 	// The gesture options refuse what the gesture would: a stale version.
@@ -194,7 +194,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	f := newFixture(t, false)
 	a := f.registerKey("ed25519")
 	ctx := context.Background()
-	m := f.srv.Missions
+	m := f.missions()
 	mw, mwID := f.mergeWait()
 	status, out := f.signed(a, fmt.Sprintf(`{"gesture":"receipt_import","expected_store_version":1,"block_id":"sb_shop_core","receipt":%s}`, chain.CanonicalJSON(mw.ReceiptCandidate)))
 	if status != 200 || out["store_version"] != 2.0 {
@@ -227,7 +227,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 	if status != 200 || out["phase"] != "archived" {
 		t.Fatalf("signed archive: %d %v", status, out)
 	}
-	if faults, _, err := laws.Verify(ctx, f.srv.Repo, nil); err != nil || len(faults) != 0 {
+	if faults, _, err := laws.Verify(ctx, f.srv.repo, nil); err != nil || len(faults) != 0 {
 		t.Fatalf("verify after the tray's gestures: %v %v", faults, err)
 	}
 }
@@ -236,7 +236,7 @@ func TestLandingThroughTheAPI(t *testing.T) {
 // with a green gate and its receipt candidate, as a runner would.
 func (f *fixture) mergeWait() (*chain.Letter, string) {
 	f.t.Helper()
-	ctx, m := context.Background(), f.srv.Missions
+	ctx, m := context.Background(), f.missions()
 	open, err := m.New(ctx, chain.NewMission{BlockID: "sb_shop_core", Agent: "runnerd:b1", Now: testNow.Add(-time.Hour)})
 	if err != nil {
 		f.t.Fatal(err)
@@ -268,7 +268,7 @@ func (f *fixture) workBranch(id string, files map[string]string) string {
 	tip := f.g.CommitFiles("agent work", files)
 	f.g.Git("checkout", "-q", "main")
 	side := &runs.Side{MissionID: id, RunnerID: "b1", Branch: "m1nd/" + id, Base: base, Target: "main", Created: "2026-11-30T11:00:00Z"}
-	if err := runs.WriteSide(f.srv.Repo.RuntimeDir(), side); err != nil {
+	if err := runs.WriteSide(f.srv.repo.RuntimeDir(), side); err != nil {
 		f.t.Fatal(err)
 	}
 	f.gated(id)
@@ -279,7 +279,7 @@ func (f *fixture) workBranch(id string, files map[string]string) string {
 // tip of m1nd/<id>, as runnerd does after a gate (or a re-gate) passed.
 func (f *fixture) gated(id string) {
 	f.t.Helper()
-	head, err := f.srv.Missions.Current(id)
+	head, err := f.srv.flows.Current(id)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func (f *fixture) gated(id string) {
 	cand.Evidence.EvidenceRefs = []string{"gate://" + id, "commit:" + f.g.Git("rev-parse", "m1nd/"+id), "tree:" + f.g.Git("rev-parse", "m1nd/"+id+"^{tree}")}
 	next.ReceiptCandidate = &cand
 	att := f.runner.Sign(f.t, next)
-	if _, err := f.srv.Missions.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
+	if _, err := f.srv.flows.Post(context.Background(), chain.PostRequest{Body: next.Canonical(), Agent: "runnerd:b1", Attestation: att}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -303,7 +303,7 @@ func TestLandGesture(t *testing.T) {
 	a := f.registerKey("es256")
 	refs := func() string { return f.g.Git("for-each-ref", "--format=%(objectname) %(refname)") }
 	head := func(id string) string {
-		h, err := f.srv.Missions.Current(id)
+		h, err := f.srv.flows.Current(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func TestLookAlikeLandingsAreNotSubstituted(t *testing.T) {
 			t.Fatalf("round %d: the human's landing: %d %v", round, status, out)
 		}
 		for id, want := range map[string]string{mwA.MissionID: chain.PhaseMergeWait, mwB.MissionID: chain.PhaseLanded} {
-			if h, err := f.srv.Missions.Current(id); err != nil || h.Letter.Phase != want {
+			if h, err := f.srv.flows.Current(id); err != nil || h.Letter.Phase != want {
 				t.Fatalf("round %d: %s is %v (%v), want %s", round, id, h, err, want)
 			}
 		}
@@ -420,7 +420,7 @@ func TestLookAlikeLandingsAreNotSubstituted(t *testing.T) {
 			t.Fatalf("round %d: main holds the agent's branch m1nd/%s %s", round, mwA.MissionID, holds)
 		}
 		// The import names B and the commits the human saw.
-		snap, _, _ := f.srv.Store.Snapshot()
+		snap, _, _ := f.srv.flows.Snapshot()
 		rs := snap.Block("sb_shop_core").Receipts
 		if l := rs[len(rs)-1].Lands; l == nil || l.MissionID != mwB.MissionID || l.Target != "main" || l.BranchHead != f.g.Git("rev-parse", "m1nd/"+mwB.MissionID) {
 			t.Fatalf("round %d: the import names %+v", round, l)

@@ -33,11 +33,11 @@ type headsMemo struct {
 // have not moved.
 func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	start := time.Now()
-	stamp, stampErr := s.Repo.RefsFolderStamp(chain.MissionRefPrefix)
+	stamp, stampErr := s.repo.RefsFolderStamp(chain.MissionRefPrefix)
 	if stampErr == nil {
 		// Where a waiting mission stands in the queue leans on the
 		// branches and on what runnerd's queue recorded.
-		queued, err := s.QueueStamp()
+		queued, err := s.flows.QueueStamp()
 		if err != nil {
 			return nil, err
 		}
@@ -45,7 +45,7 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 		// The heads carry the laws' verdicts, which lean on the store and
 		// the keys (a landing, a gesture): their heads are part of the key.
 		for _, ref := range []string{brain.StoreRef, brain.KeysRef} {
-			h, _, err := s.Repo.ReadRef(ref)
+			h, _, err := s.repo.ReadRef(ref)
 			if err != nil {
 				return nil, err
 			}
@@ -61,11 +61,11 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 			return reply, nil
 		}
 	}
-	view, err := s.Heads(ctx, phase, false)
+	view, err := s.flows.Heads(ctx, phase, false)
 	if err != nil {
 		return nil, err
 	}
-	queue, err := s.Queue(ctx, view.Missions)
+	queue, err := s.flows.Queue(ctx, view.Missions)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (s *Server) headsReply(ctx context.Context, phase string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	titles, err := s.Titles(view.Missions)
+	titles, err := s.flows.Titles(view.Missions)
 	if err != nil {
 		return nil, err
 	}

@@ -22,15 +22,15 @@ import (
 // leaves every stamp as it was.
 func TestHeadsReplyMemo(t *testing.T) {
 	f := newFixture(t, false)
-	m := f.srv.Missions
+	m := f.missions()
 	first, ref := chaintest.MergeWait(t, m, "sb_shop_core")
 	second, _ := chaintest.MergeWait(t, m, "sb_shop_core")
-	refFile := filepath.Join(f.srv.Repo.CommonDir(), filepath.FromSlash(ref))
+	refFile := filepath.Join(f.srv.repo.CommonDir(), filepath.FromSlash(ref))
 	folder := filepath.Dir(refFile)
-	packed := filepath.Join(f.srv.Repo.CommonDir(), "packed-refs")
+	packed := filepath.Join(f.srv.repo.CommonDir(), "packed-refs")
 	// The reply leans on the branches and runnerd's side records too.
-	common := f.srv.Repo.CommonDir()
-	leans := []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "refs", "heads", "m1nd"), runs.SideDir(f.srv.Repo.RuntimeDir())}
+	common := f.srv.repo.CommonDir()
+	leans := []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "refs", "heads", "m1nd"), runs.SideDir(f.srv.repo.RuntimeDir())}
 	age := func(d time.Duration) {
 		then := time.Now().Add(-d)
 		for _, p := range append([]string{folder, packed}, leans...) {
@@ -102,10 +102,10 @@ func TestHeadsReplyMemo(t *testing.T) {
 	// for a queue state the reply would show; the kept listing of mission
 	// refs, which an in-place rewrite passes by as the memo does, is
 	// dropped so that the memo alone is under test)...
-	if err := runs.WriteSide(f.srv.Repo.RuntimeDir(), &runs.Side{MissionID: second.MissionID, Target: "main"}); err != nil {
+	if err := runs.WriteSide(f.srv.repo.RuntimeDir(), &runs.Side{MissionID: second.MissionID, Target: "main"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(chain.MissionListPath(f.srv.Repo.RuntimeDir())); err != nil {
+	if err := os.Remove(chain.MissionListPath(f.srv.repo.RuntimeDir())); err != nil {
 		t.Fatal(err)
 	}
 	if got := heads(); got[first.MissionID] != chain.PhaseMergeWait {
@@ -140,13 +140,13 @@ func TestHeadsReplyMemo(t *testing.T) {
 // moving (every reply built, as while agents post).
 func BenchmarkHeadsView(b *testing.B) {
 	f := newFixture(b, false)
-	m := f.srv.Missions
+	m := f.missions()
 	for i := 0; i < 1000; i++ {
 		if _, err := m.New(context.Background(), chain.NewMission{BlockID: "sb_shop_core", Agent: "a", Now: testNow}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	folder := filepath.Join(f.srv.Repo.CommonDir(), "refs", "m1nd", "missions")
+	folder := filepath.Join(f.srv.repo.CommonDir(), "refs", "m1nd", "missions")
 	for _, settled := range []bool{true, false} {
 		name := "moving"
 		if settled {

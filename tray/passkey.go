@@ -50,7 +50,7 @@ func (s *Server) OfferRegistration() (string, error) {
 	if s.ReadOnly {
 		return "", nil
 	}
-	keys, err := s.Store.Keys()
+	keys, err := s.flows.Keys()
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +96,7 @@ type passkeyView struct {
 // getPasskeys answers which passkeys the brain has registered: public
 // ids, labels and dates only.
 func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.Store.Keys()
+	keys, err := s.flows.Keys()
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
@@ -108,8 +108,8 @@ func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply.Registered = len(reply.Keys) > 0
-	if head, ok, err := s.Repo.ReadRef(brain.KeysRef); err == nil && ok {
-		if first, err := brain.FirstSet(s.Repo, head); err == nil {
+	if head, ok, err := s.repo.ReadRef(brain.KeysRef); err == nil && ok {
+		if first, err := brain.FirstSet(s.repo, head); err == nil {
 			reply.SetFingerprint = first.Fingerprint()
 		}
 	}
@@ -151,7 +151,7 @@ func (s *Server) postPasskeyOptions(r *http.Request, body []byte) (any, error) {
 	if _, err := rand.Read(handle); err != nil {
 		return nil, err
 	}
-	name := "m1nd " + s.Name()
+	name := "m1nd " + s.flows.Name()
 	return map[string]any{"publicKey": protocol.PublicKeyCredentialCreationOptions{
 		RelyingParty: protocol.RelyingPartyEntity{ID: rules.RelyingParty, CredentialEntity: protocol.CredentialEntity{Name: name}},
 		User: protocol.UserEntity{
@@ -188,7 +188,7 @@ func codeRefusal(format string, args ...any) error {
 // relying party localhost and this tray's origin, with the user present;
 // the credential's public key is written as key set version 1.
 func (s *Server) postPasskeyRegister(r *http.Request, body []byte) (any, error) {
-	keys, err := s.Store.Keys()
+	keys, err := s.flows.Keys()
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := brain.RegisterFirstKey(ctx, s.Repo, key, s.now())
+	set, err := brain.RegisterFirstKey(ctx, s.repo, key, s.now())
 	if errors.Is(err, brain.ErrKeyRaced) {
 		return nil, rules.Refusef(rules.StaleHead, "", "a passkey was registered while this one was being made: reload the tray")
 	}

@@ -241,8 +241,8 @@ func TestPasskeyAlgorithms(t *testing.T) {
 			if status, out := f.register(code, alg, key.credential(t, f.options(), f.origin(), 0x41)); status != 200 {
 				t.Fatalf("%d %v", status, out)
 			}
-			head, _, _ := f.srv.Repo.ReadRef(brain.KeysRef)
-			set, err := brain.ReadKeys(f.srv.Repo, head)
+			head, _, _ := f.srv.repo.ReadRef(brain.KeysRef)
+			set, err := brain.ReadKeys(f.srv.repo, head)
 			if err != nil || head == gitstore.ZeroHash {
 				t.Fatal(err)
 			}

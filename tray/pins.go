@@ -9,7 +9,6 @@ import (
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/loopback"
 	"github.com/m1nd/m1nd/internal/runs"
-	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/rules"
 	"github.com/m1nd/m1nd/runners"
 )
@@ -42,7 +41,7 @@ func (s *Server) runnersFile() (*runners.Config, error) {
 
 // getRunnerPins is GET /api/runner_pins.
 func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
-	approved, err := brain.ApprovedPins(s.Repo)
+	approved, err := s.flows.ApprovedPins()
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
@@ -56,12 +55,12 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 		reply.Problem = rules.OneLine(err.Error())
 		cfg = &runners.Config{}
 	}
-	key, err := secret.RunnerPublicKey(s.Repo)
+	key, err := s.flows.RunnerKey()
 	if err != nil && reply.Problem == "" {
 		reply.Problem = "runnerd's signing key: " + rules.OneLine(err.Error())
 	}
 	reply.Runners = runners.PinStatuses(cfg, approved, key)
-	if rec, live := runs.ReadRunnerd(s.Repo.RuntimeDir()); live {
+	if rec, live := runs.ReadRunnerd(s.repo.RuntimeDir()); live {
 		reply.Containment, reply.Contained = rec.Containment, rec.Contained
 	}
 	loopback.WriteJSON(w, http.StatusOK, reply)
@@ -71,14 +70,14 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 // pins now: what the signature binds is each runner's gate and command,
 // and the key of the runnerd that signs what its gate tested.
 func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
-	if err := s.CheckSound(ctx, brain.PinsRef); err != nil {
+	if err := s.flows.CheckSound(ctx, brain.PinsRef); err != nil {
 		return nil, err
 	}
 	cfg, err := s.runnersFile()
 	if err != nil {
 		return nil, rules.Refusef(rules.InvalidLetter, "runners", "runners.toml does not load, so there is nothing to approve: %s", rules.Clip(err.Error()))
 	}
-	key, err := secret.RunnerPublicKey(s.Repo)
+	key, err := s.flows.RunnerKey()
 	if err != nil {
 		return nil, fmt.Errorf("runnerd's signing key: %w", err)
 	}
@@ -86,7 +85,7 @@ func (s *Server) preparePins(ctx context.Context) (*pendingGesture, error) {
 	if len(approvals) == 0 {
 		return nil, rules.Refusef(rules.UnpinnedRunner, "runners", "runners.toml pins no build runner: there is no gate to approve")
 	}
-	commit, set, err := brain.PreparePins(ctx, s.Repo, approvals, s.now())
+	commit, set, err := s.flows.PreparePins(ctx, approvals, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +110,7 @@ type keeperReply struct {
 
 // getKeeper is GET /api/keeper.
 func (s *Server) getKeeper(w http.ResponseWriter, r *http.Request) {
-	agents, err := runners.KeeperAgents(s.Repo.RuntimeDir(), s.now())
+	agents, err := runners.KeeperAgents(s.repo.RuntimeDir(), s.now())
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return

@@ -245,7 +245,7 @@ func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	var reply wire.RunReply
-	run := wire.RunRequest{RunnerID: id, PacketMarkdown: req.PacketMarkdown, BlockID: req.BlockID, BrainRef: s.Missions.Brain, MissionID: req.MissionID}
+	run := wire.RunRequest{RunnerID: id, PacketMarkdown: req.PacketMarkdown, BlockID: req.BlockID, BrainRef: s.flows.Name(), MissionID: req.MissionID}
 	if err := s.callRunner(r.Context(), port, wire.PathRun, run, &reply, "the build lane's", 15*time.Second); err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Server) postSpawn(r *http.Request, body []byte) (any, error) {
 // lane starts a runner lane: the current store (refused no_store when
 // there is none) and a live pinned runner of capability.
 func (s *Server) lane(runnerID, capability string) (*brain.Snapshot, string, int, error) {
-	snap, ok, err := s.Store.Snapshot()
+	snap, ok, err := s.flows.Snapshot()
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -297,7 +297,7 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	if len(named) == 0 {
 		return namingReply{OK: true, Applied: []string{}, Results: []wire.NameResult{}}, nil
 	}
-	files, err := s.Store.Files(named...)
+	files, err := s.flows.Files(named...)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func (s *Server) postNaming(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the naming edit: %w", err)
 	}
-	edit, err := s.Store.Edit(r.Context(), brain.EditRequest{
+	edit, err := s.flows.Edit(r.Context(), brain.EditRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: chain.RunnerAgent(id), Now: s.now()},
 		Seat:         brain.SeatRunner, Ops: opsJSON,
 	})
@@ -368,7 +368,7 @@ func (s *Server) postCurate(r *http.Request, body []byte) (any, error) {
 	if !reply.OK {
 		return nil, loopback.Fail(http.StatusBadGateway, "runner_failed", "the curation lane proposed nothing usable: "+rules.Clip(reply.Detail))
 	}
-	return s.Store.Edit(r.Context(), brain.EditRequest{
+	return s.flows.Edit(r.Context(), brain.EditRequest{
 		WriteRequest: brain.WriteRequest{ExpectedStoreVersion: snap.StoreVersion, Agent: chain.RunnerAgent(id), Now: s.now()},
 		Seat:         brain.SeatRunner, Ops: reply.Ops,
 	})

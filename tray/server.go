@@ -20,16 +20,17 @@ import (
 // MaxBody caps every request body.
 const MaxBody = 1 << 20
 
-// Server is one brain's owner: the brain's flows (ops.Flows: its missions,
+// Server is one brain's tray: the brain's flows (ops.Flows: its missions,
 // store, mail and memory) answered over HTTP.
 type Server struct {
-	*ops.Flows
 	ReadOnly bool
 	Pins     trayclient.Pins // runners.toml and runnerd.secret, as the operator set them: an announce proves liveness, never grants a capability
 	// Now is the server's clock (tests set it); time.Now when nil.
 	Now func() time.Time
 
-	host     string // the loopback address it is bound to, which its Host may name
+	flows    *ops.Flows     // the brain, asked for every flow
+	repo     *gitstore.Repo // its repository: the runtime folder, the keys and pins a gesture prepares
+	host     string         // the loopback address it is bound to, which its Host may name
 	port     string
 	events   *hub
 	runners  registry
@@ -40,11 +41,12 @@ type Server struct {
 	heads    headsMemo                // the encoded mission heads reply, while the refs stay still
 }
 
-// New builds the owner of the brain in repo.
+// New builds the tray of the brain in repo.
 func New(repo *gitstore.Repo, brainName string, readOnly bool) *Server {
 	b := ops.New(repo, brainName)
 	return &Server{
-		Flows:    b,
+		flows:    b,
+		repo:     repo,
 		ReadOnly: readOnly,
 		events:   newHub(repo, 250*time.Millisecond, b.QueueStamp),
 		runners:  registry{seen: map[string]runnerSeen{}},

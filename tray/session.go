@@ -181,7 +181,7 @@ var errNoSession = rules.Refusef(rules.HumanGestureRequired, "session",
 // keyed reports whether the brain has a registered passkey: from then on
 // gestures and the stream need a session.
 func (s *Server) keyed() (*brain.KeySet, bool, error) {
-	keys, err := s.Store.Keys()
+	keys, err := s.flows.Keys()
 	if err != nil {
 		return nil, false, err
 	}
