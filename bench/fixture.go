@@ -161,7 +161,7 @@ func checkFixture(work, fixture string) error {
 	if err != nil {
 		return fmt.Errorf("fixture check post: %w", err)
 	}
-	got, err := gitOut(fixture, nil, "rev-parse", "refs/m1nd/missions/"+fixtureMissionID(0))
+	got, err := gitOut(fixture, nil, "rev-parse", chain.MissionRefPrefix+fixtureMissionID(0))
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func benchMail(work, bin string, n, runs int) error {
 			fresh = append(fresh, time.Since(start))
 		}
 		start = time.Now()
-		if _, err := gitOut(repoDir, nil, "for-each-ref", "refs/m1nd/mail/"); err != nil {
+		if _, err := gitOut(repoDir, nil, "for-each-ref", chain.RefRoot+"mail/"); err != nil {
 			return err
 		}
 		if r > 0 {

@@ -410,7 +410,7 @@ func gitAppend(repo, file, parent string, seq int) (string, error) {
 	if old == "" {
 		old = strings.Repeat("0", 40)
 	}
-	_, err = gitOut(repo, nil, "update-ref", "refs/m1nd/missions/msn_0123456789ab", commit, old)
+	_, err = gitOut(repo, nil, "update-ref", chain.MissionRefPrefix+"msn_0123456789ab", commit, old)
 	return commit, err
 }
 
@@ -456,7 +456,7 @@ func gitOut(repo string, stdin io.Reader, args ...string) (string, error) {
 // gitHeads is the heads anchor: for-each-ref piped into cat-file --batch
 // of every head's letter.json, as two processes connected by a pipe.
 func gitHeads(repo string) (int, error) {
-	list := exec.Command("git", "for-each-ref", "--format=%(objectname):letter.json", "refs/m1nd/missions/")
+	list := exec.Command("git", "for-each-ref", "--format=%(objectname):letter.json", chain.MissionRefPrefix)
 	list.Dir = repo
 	cat := exec.Command("git", "cat-file", "--batch")
 	cat.Dir = repo

@@ -243,7 +243,7 @@ func benchSync(fx *fixtures, bin string, n, runs int) error {
 		return err
 	}
 	gitPush := func() error {
-		_, err := gitOut(dir, nil, "push", "-q", "--atomic", gRemote, "refs/m1nd/missions/*:refs/m1nd/missions/*")
+		_, err := gitOut(dir, nil, "push", "-q", "--atomic", gRemote, chain.MissionRefPrefix+"*:"+chain.MissionRefPrefix+"*")
 		return err
 	}
 	var times [][]time.Duration
@@ -268,7 +268,7 @@ func benchSync(fx *fixtures, bin string, n, runs int) error {
 			times[0], times[1] = append(times[0], t[0]...), append(times[1], t[1]...)
 		}
 		for _, remote := range []string{mRemote, gRemote} {
-			got, err := gitOut(remote, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", "refs/m1nd/missions/")
+			got, err := gitOut(remote, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", chain.MissionRefPrefix)
 			if err != nil {
 				return err
 			}
@@ -289,7 +289,7 @@ func benchSync(fx *fixtures, bin string, n, runs int) error {
 func benchSyncReaders(fx *fixtures, bin, dir, remote, remoteName string, n, runs int) error {
 	steady, err := alternate(runs, true,
 		func() error { _, err := m1ndRun(bin, dir, "sync", remoteName); return err },
-		func() error { _, err := gitOut(dir, nil, "ls-remote", "--refs", remote, "refs/m1nd/*"); return err })
+		func() error { _, err := gitOut(dir, nil, "ls-remote", "--refs", remote, chain.RefRoot+"*"); return err })
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func benchSyncReaders(fx *fixtures, bin, dir, remote, remoteName string, n, runs
 			first[0], first[1] = append(first[0], t[0]...), append(first[1], t[1]...)
 		}
 		for _, c := range []string{mClone, gClone} {
-			got, err := gitOut(c, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", "refs/m1nd/missions/")
+			got, err := gitOut(c, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", chain.MissionRefPrefix)
 			if err != nil {
 				return err
 			}
@@ -361,7 +361,7 @@ func benchPackRefs(fx *fixtures, bin string, n, runs int, timeout time.Duration)
 	if out, err := m1ndRun(bin, base, "mission", "post", letter); err != nil {
 		return fmt.Errorf("mission post: %v: %s", err, out)
 	}
-	loose, err := gitOut(base, nil, "for-each-ref", "--format=%(refname)", "refs/m1nd/")
+	loose, err := gitOut(base, nil, "for-each-ref", "--format=%(refname)", chain.RefRoot)
 	if err != nil {
 		return err
 	}
@@ -511,12 +511,12 @@ func benchSlowHook(fx *fixtures, bin string, n int) error {
 	took := time.Since(start)
 	silence = max(silence, time.Since(last))
 	gStart := time.Now()
-	if _, err := gitOut(dir, nil, "push", "-q", "--atomic", remotes[1], "refs/m1nd/missions/*:refs/m1nd/missions/*"); err != nil {
+	if _, err := gitOut(dir, nil, "push", "-q", "--atomic", remotes[1], chain.MissionRefPrefix+"*:"+chain.MissionRefPrefix+"*"); err != nil {
 		return err
 	}
 	gTook := time.Since(gStart)
 	for _, remote := range remotes {
-		got, err := gitOut(remote, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", "refs/m1nd/missions/")
+		got, err := gitOut(remote, nil, "for-each-ref", "--count", fmt.Sprint(n+1), "--format=x", chain.MissionRefPrefix)
 		if err != nil {
 			return err
 		}

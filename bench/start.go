@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/m1nd/m1nd/chain"
 )
 
 // hotVerb is one verb an agent's host or git runs per event, as the start
@@ -33,7 +35,7 @@ var hotVerbs = []hotVerb{
 		}},
 	{name: "hooks run reference-transaction", args: []string{"hooks", "run", "reference-transaction", "prepared"},
 		stdin: func(repo string) string {
-			head, _ := gitOut(repo, nil, "rev-parse", "refs/m1nd/mail/b1/a1")
+			head, _ := gitOut(repo, nil, "rev-parse", chain.RefRoot+"mail/b1/a1")
 			return head + " " + head + " refs/m1nd/mail/b1/a1\n"
 		}},
 }

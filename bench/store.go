@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/m1nd/m1nd/chain"
 )
 
 // benchStore measures the brain store on a repository with nBlocks
@@ -128,12 +130,12 @@ func partsRepo(work, name string, n int) (string, error) {
 // prepareSnapshot writes the block and store documents the plumbing
 // script will store as version v.
 func prepareSnapshot(repo, blockFile, storeFile string, v int) error {
-	block, err := gitOut(repo, nil, "cat-file", "blob", "refs/m1nd/store:blocks/sb_store_part001.json")
+	block, err := gitOut(repo, nil, "cat-file", "blob", chain.RefRoot+"store:blocks/sb_store_part001.json")
 	if err != nil {
 		return err
 	}
 	block = strings.Replace(block, `"name": "part001"`, fmt.Sprintf(`"name": "part one %d"`, v), 1)
-	doc, err := gitOut(repo, nil, "cat-file", "blob", "refs/m1nd/store:store.json")
+	doc, err := gitOut(repo, nil, "cat-file", "blob", chain.RefRoot+"store:store.json")
 	if err != nil {
 		return err
 	}

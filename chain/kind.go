@@ -277,3 +277,8 @@ func (k *Kind) readFile(objs gitstore.Objects, c *gitstore.Commit) ([]byte, erro
 // kind of its own, never pushed, listed by status and verify until the
 // owner re-posts what it holds and deletes it.
 const ConflictsPrefix = RefRoot + "conflicts/"
+
+// TrackingRoot is where `m1nd sync` keeps what it last saw of each remote
+// (refs/m1nd-sync/<remote>/<the ref under refs/m1nd/>): outside
+// refs/m1nd/, so no law judges a remote's refs as this clone's.
+const TrackingRoot = "refs/m1nd-sync/"

@@ -26,7 +26,7 @@ const ConflictsPrefix = chain.ConflictsPrefix
 
 // TrackingPrefix is where a remote's m1nd refs are fetched to: outside
 // refs/m1nd/, so fetching never touches the brain's own refs.
-func TrackingPrefix(remote string) string { return "refs/m1nd-sync/" + remote + "/" }
+func TrackingPrefix(remote string) string { return chain.TrackingRoot + remote + "/" }
 
 // Conflict is a ref whose local and remote chains forked: the remote's
 // chain is kept, the local one is parked under ParkedRef.
@@ -66,6 +66,10 @@ type Report struct {
 	PushCutShort bool     `json:"push_cut_short,omitempty"`
 	progress     io.Writer
 }
+
+// EnvelopeOK is whether the sync did all it was asked: the report says its
+// own ok (rules.Enveloped).
+func (r Report) EnvelopeOK() bool { return r.OK }
 
 func (r *Report) say(format string, args ...any) {
 	if r.progress != nil {

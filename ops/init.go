@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/m1nd/m1nd/brain"
+	"github.com/m1nd/m1nd/chain"
 	"github.com/m1nd/m1nd/gitstore"
 	"github.com/m1nd/m1nd/internal/secret"
 	"github.com/m1nd/m1nd/laws"
@@ -98,7 +99,7 @@ func (b *Flows) register(ctx context.Context, res *InitResult) error {
 	dir := b.repo.RemoteDir()
 	remote := b.remote(ctx, dir)
 	if remote != "" {
-		tracking := "refs/m1nd-sync/" + remote + "/brain"
+		tracking := chain.TrackingRoot + remote + "/brain"
 		_, err := gitstore.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, "+"+brain.RegistrationRef+":"+tracking)
 		switch {
 		case err == nil:

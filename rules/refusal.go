@@ -133,6 +133,9 @@ type Envelope struct {
 // Envelope wraps the refusal for JSON output: {"ok":false,"refused":…}.
 func (r *Refusal) Envelope() Envelope { return Envelope{OK: false, Refusal: r} }
 
+// EnvelopeOK is false: a refusal says so itself.
+func (e Envelope) EnvelopeOK() bool { return e.OK }
+
 // AsRefusal extracts a refusal from an error chain.
 func AsRefusal(err error) (*Refusal, bool) {
 	var r *Refusal

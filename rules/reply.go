@@ -5,49 +5,56 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
 )
 
 // The reply envelope. Every surface (the CLI's --json, the tray's HTTP
 // API, MCP tool results) answers a success as one JSON object whose first
 // member is "ok", and a refusal as the Refusal envelope. EncodeReply is the
-// one encoder behind all three; Success wraps a plain result struct in the
-// envelope, so a result need not carry an ok field of its own.
+// one encoder behind all three; Success puts a plain result in the
+// envelope, so a result need not carry an ok of its own.
+//
+// What a value is to the envelope is said by its type, never read from
+// its tags: an Appender writes its own bytes, envelope included; an
+// Enveloped result says its own ok; a map may hold "ok"; any other result
+// is an object whose members follow "ok":true.
 
-// Appender is a reply that writes its own JSON, the same bytes
-// encoding/json would: one too large to encode again (mission heads).
+// Appender is a reply that writes its own JSON, envelope and all ("ok"
+// its first member), the same bytes encoding/json would: one too large to
+// encode again (mission heads, 35 MB for 100,000 letters).
 type Appender interface {
 	AppendJSON(b []byte) []byte
 }
 
+// Enveloped is a result that says its own ok, as a member of its own
+// (a sync's report, which can say false; a refusal; runnerd's answers):
+// Success leaves it as it is.
+type Enveloped interface {
+	EnvelopeOK() bool
+}
+
 // EncodeReply encodes v as the surfaces answer it, without a trailing new
-// line and without escaping HTML: v's own bytes when it is an Appender; a
-// map whose "ok" is set with "ok" first, then the rest in key order (as
+// line and without escaping HTML: an Appender's own bytes; a map whose
+// "ok" is set with "ok" first, then the rest in key order (as
 // encoding/json orders a map); anything else as encoding/json writes it.
 func EncodeReply(v any) ([]byte, error) {
-	if a, ok := v.(Appender); ok {
-		return a.AppendJSON(nil), nil
-	}
-	// The envelope is written around its result's encoding, not through
-	// encoding/json, which would scan and copy those bytes again (a heads
-	// reply of 100,000 letters is 35 MB).
-	if s, ok := v.(success); ok {
-		return s.encode()
-	}
-	if m, isMap := v.(map[string]any); isMap {
-		if _, has := m["ok"]; has {
-			return okFirst(m)
+	switch r := v.(type) {
+	case Appender:
+		return r.AppendJSON(nil), nil
+	case success:
+		return r.encode()
+	case map[string]any:
+		if _, has := r["ok"]; has {
+			return okFirst(r)
 		}
 	}
 	return encode(v)
 }
 
 // Success is the envelope of a successful result: "ok":true, then the
-// members of v, which encodes as a JSON object. A v that says ok itself
-// (a struct field or map key "ok", or bytes that begin with it: a sync's
-// report, which can say false) encodes as it is: wrapped once, never twice.
+// members of v, which encodes as a JSON object. An Appender, an Enveloped
+// result and a map that holds "ok" say ok themselves and encode as they
+// are: wrapped once, never twice.
 func Success(v any) any { return success{v} }
 
 type success struct{ v any }
@@ -55,46 +62,54 @@ type success struct{ v any }
 // MarshalJSON is the envelope inside another reply.
 func (s success) MarshalJSON() ([]byte, error) { return s.encode() }
 
-// encode is the result's encoding in the envelope: as it is when it says
-// ok itself, else with "ok":true as its first member.
+// encode is the result's encoding in the envelope.
 func (s success) encode() ([]byte, error) {
-	b, err := EncodeReply(s.v)
-	if err != nil || saysOK(s.v) {
-		return b, err
+	switch r := s.v.(type) {
+	case Appender, Enveloped:
+		return EncodeReply(r)
+	case map[string]any:
+		if _, has := r["ok"]; !has {
+			r = maps.Clone(r)
+			r["ok"] = true
+		}
+		return okFirst(r)
 	}
-	if len(b) < 2 || b[0] != '{' {
-		return nil, fmt.Errorf("reply envelope: a result encodes as an object, not %.20s", b)
+	b, err := encode(s.v)
+	if err != nil {
+		return nil, err
 	}
-	if bytes.HasPrefix(b, []byte(`{"ok":`)) {
-		return b, nil // already in the envelope: wrapped once, never twice
-	}
-	if bytes.Equal(b, []byte("{}")) {
-		return []byte(`{"ok":true}`), nil
-	}
-	const ok = `{"ok":true,`
-	return append(append(make([]byte, 0, len(ok)+len(b)-1), ok...), b[1:]...), nil
+	return envelop(b)
 }
 
-// saysOK reports whether v declares its own "ok": a map key, or a field
-// of the struct (or pointer to one) it is.
-func saysOK(v any) bool {
-	if m, ok := v.(map[string]any); ok {
-		_, has := m["ok"]
-		return has
+// envelop is the envelope of a result encoded as obj: an object whose
+// members are "ok":true and then obj's, in their order, each as obj has
+// it. A result with a member "ok" of its own must say so (Enveloped).
+func envelop(obj []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("reply envelope: a result encodes as an object, not %.20s", obj)
 	}
-	t := reflect.TypeOf(v)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
-		return false
-	}
-	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == "ok" {
-			return true
+	out := append(make([]byte, 0, len(obj)+len(`"ok":true,`)), `{"ok":true`...)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("reply envelope: %w", err)
 		}
+		name, _ := tok.(string)
+		if name == "ok" {
+			return nil, fmt.Errorf(`reply envelope: a result with its own "ok" says so (rules.Enveloped)`)
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, fmt.Errorf("reply envelope: %w", err)
+		}
+		key, err := encode(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(append(append(out, ','), key...), ':'), value...)
 	}
-	return false
+	return append(out, '}'), nil
 }
 
 // encode is encoding/json without HTML escaping or the trailing new line.

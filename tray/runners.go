@@ -346,6 +346,9 @@ type namingReply struct {
 	StoreVersion int64             `json:"store_version,omitempty"`
 }
 
+// EnvelopeOK: the answer says its own ok, in its own place.
+func (r namingReply) EnvelopeOK() bool { return r.OK }
+
 // postCurate asks a live hand-runner to propose candidate_edit ops for the
 // skeleton and applies them under the runner seat: the o5 sanitizer and the
 // batch's atomicity hold as for any runner edit.

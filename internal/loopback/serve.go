@@ -89,6 +89,9 @@ type Failure struct {
 	Lesson string `json:"lesson"`
 }
 
+// EnvelopeOK is false: a failure says so itself.
+func (f Failure) EnvelopeOK() bool { return f.OK }
+
 // Fail builds a Failure answered with status.
 func Fail(status int, code, lesson string) *Failure {
 	return &Failure{Status: status, Code: code, Lesson: lesson}

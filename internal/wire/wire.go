@@ -37,6 +37,9 @@ type AnnounceReply struct {
 	Registered []string        `json:"registered"`
 }
 
+// EnvelopeOK is the answer's own ok (rules.Enveloped).
+func (r AnnounceReply) EnvelopeOK() bool { return r.OK }
+
 // RefusedRunner is a runner id of an announce the owner did not register,
 // and why (e.g. "not pinned in runners.toml").
 type RefusedRunner struct {
@@ -86,6 +89,9 @@ type NameResult struct {
 	Refused string `json:"refused"` // "<field>: <class>", or why the runner gave nothing
 }
 
+// EnvelopeOK is the answer's own ok (rules.Enveloped).
+func (r NameResult) EnvelopeOK() bool { return r.OK }
+
 // NameReply is runnerd's answer to a naming request: one result per
 // block, in the request's order.
 type NameReply struct {
@@ -93,6 +99,9 @@ type NameReply struct {
 	Results  []NameResult `json:"results"`
 	RunnerID string       `json:"runner_id"`
 }
+
+// EnvelopeOK is the answer's own ok (rules.Enveloped).
+func (r NameReply) EnvelopeOK() bool { return r.OK }
 
 // CurateRequest asks a hand-runner to propose candidate_edit ops.
 type CurateRequest struct {
@@ -109,6 +118,9 @@ type CurateReply struct {
 	RunnerID string          `json:"runner_id"`
 }
 
+// EnvelopeOK is the answer's own ok (rules.Enveloped).
+func (r CurateReply) EnvelopeOK() bool { return r.OK }
+
 // DaemonStatus is runnerd's own GET /status: the brain it serves and the
 // runners in its runners.toml.
 type DaemonStatus struct {
@@ -116,6 +128,9 @@ type DaemonStatus struct {
 	OK        bool     `json:"ok"`
 	RunnerIDs []string `json:"runner_ids"`
 }
+
+// EnvelopeOK is the answer's own ok (rules.Enveloped).
+func (r DaemonStatus) EnvelopeOK() bool { return r.OK }
 
 // RunnerStatus is one pinned runner as the owner sees it: when it last
 // announced, and lost after a silence (or when it never did).
@@ -131,6 +146,9 @@ type RunnersStatus struct {
 	OK      bool           `json:"ok"`
 	Runners []RunnerStatus `json:"runners"`
 }
+
+// EnvelopeOK is the answer's own ok (rules.Enveloped).
+func (r RunnersStatus) EnvelopeOK() bool { return r.OK }
 
 // SpawnRequest asks the owner (POST /api/mission_spawn) to hand a mission
 // to a live pinned build-runner; the owner passes it on to runnerd as a
