@@ -99,10 +99,13 @@ func (p Passkey) Fingerprint() string { return keyFingerprint([]byte(p.PublicKey
 // the new set; it changes the keys and nothing else, keeps every removed
 // key on record, and holds at least one key.
 var KeysKind = chain.Define(chain.Spec[*KeySet, KeysCommit]{
-	Name:   "keys",
-	Prefix: KeysRef,
-	Single: true,
-	File:   KeysFile,
+	Shape: chain.Shape{
+		Name:   "keys",
+		Prefix: KeysRef,
+		Single: true,
+		File:   KeysFile,
+		Race:   chain.RaceStale,
+	},
 	Decode: DecodeKeySet,
 	Describe: func(k KeysCommit) (string, []chain.Trailer) {
 		subject := fmt.Sprintf("keys v%d: %s %s", k.Set.Version, k.Verb, k.Label)
@@ -112,7 +115,6 @@ var KeysKind = chain.Define(chain.Spec[*KeySet, KeysCommit]{
 		return subject, nil
 	},
 	Follows: keysFollow,
-	Race:    chain.RaceStale,
 })
 
 // KeysCommit is what names a keys commit (KeysKind's Commit.Doc): the set

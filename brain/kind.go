@@ -19,13 +19,15 @@ import (
 // commits hold a tree (store.json and blocks/), each adding exactly 1 to
 // store_version. A moved store is the writer's store_version_conflict.
 var StoreKind = chain.Define(chain.Spec[*Snapshot, StoreCommit]{
-	Name:       "store",
-	Prefix:     StoreRef,
-	Single:     true,
+	Shape: chain.Shape{
+		Name:   "store",
+		Prefix: StoreRef,
+		Single: true,
+		Race:   chain.RaceStale,
+	},
 	ReadCommit: readStoreCommit,
 	Describe:   func(c StoreCommit) (string, []chain.Trailer) { return c.Subject(), c.trailers() },
 	Follows:    storeFollows,
-	Race:       chain.RaceStale,
 })
 
 // StoreCommit is what names a store commit (StoreKind's Commit.Doc): the

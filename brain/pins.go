@@ -131,10 +131,13 @@ func (p *PinSet) signs() bool {
 // PinsKind is the approved runner pins: one ref, each commit the whole
 // set, each a human gesture (pins) over its canonical bytes.
 var PinsKind = chain.Define(chain.Spec[*PinSet, *PinSet]{
-	Name:   "pins",
-	Prefix: PinsRef,
-	Single: true,
-	File:   PinsFile,
+	Shape: chain.Shape{
+		Name:   "pins",
+		Prefix: PinsRef,
+		Single: true,
+		File:   PinsFile,
+		Race:   chain.RaceStale,
+	},
 	Decode: DecodePinSet,
 	Describe: func(p *PinSet) (string, []chain.Trailer) {
 		ids := make([]string, len(p.Runners))
@@ -144,7 +147,6 @@ var PinsKind = chain.Define(chain.Spec[*PinSet, *PinSet]{
 		return fmt.Sprintf("pins v%d: approve %s", p.Version, strings.Join(ids, ", ")), nil
 	},
 	Follows: pinsFollow,
-	Race:    chain.RaceStale,
 })
 
 // DecodePinSet reads a stored pin set: its canonical bytes, this schema,

@@ -44,10 +44,13 @@ func (g *Registration) Canonical() []byte { return chain.CanonicalJSON(g) }
 // RegistrationKind is the brain's registration: one ref, its first commit
 // the name, each later one a rename, which is a human gesture.
 var RegistrationKind = chain.Define(chain.Spec[*Registration, *Registration]{
-	Name:   "brain",
-	Prefix: RegistrationRef,
-	Single: true,
-	File:   RegistrationFile,
+	Shape: chain.Shape{
+		Name:   "brain",
+		Prefix: RegistrationRef,
+		Single: true,
+		File:   RegistrationFile,
+		Race:   chain.RaceStale,
+	},
 	Decode: DecodeRegistration,
 	Describe: func(g *Registration) (string, []chain.Trailer) {
 		if len(g.Names) < 2 {
@@ -56,7 +59,6 @@ var RegistrationKind = chain.Define(chain.Spec[*Registration, *Registration]{
 		return fmt.Sprintf("brain: rename %s to %s", g.Names[len(g.Names)-2], g.Name), nil
 	},
 	Follows: registrationFollows,
-	Race:    chain.RaceStale,
 })
 
 // DecodeRegistration reads a stored registration: its canonical bytes,

@@ -100,15 +100,17 @@ func DecodeFold(body []byte) (*Fold, error) {
 // commits have more than one parent: the previous fold first, then the
 // heads of the missions folded.
 var ArchiveKind = Define(Spec[*Fold, *Fold]{
-	Name:        "archive",
-	Prefix:      ArchiveRef,
-	Single:      true,
-	File:        ArchiveFile,
-	Decode:      DecodeFold,
-	Describe:    describeFold,
-	Follows:     foldFollows,
-	Race:        RaceStale,
-	KeepParents: true,
+	Shape: Shape{
+		Name:        "archive",
+		Prefix:      ArchiveRef,
+		Single:      true,
+		File:        ArchiveFile,
+		Race:        RaceStale,
+		KeepParents: true,
+	},
+	Decode:   DecodeFold,
+	Describe: describeFold,
+	Follows:  foldFollows,
 })
 
 // describeFold names a fold by its number and how many missions it folds.

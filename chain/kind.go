@@ -29,9 +29,20 @@ const (
 // before it. The engine appends, reads and indexes any kind alike, and the
 // laws (package laws) judge raw writes of every kind in the list they are
 // given with the same walk. A kind is made once, as a package value, by
-// Define from its typed Spec; its fields say where it lives and what it
-// allows, and are read-only.
+// Define from its typed Spec; its Shape, read-only, says where it lives
+// and what it allows.
 type Kind struct {
+	Shape
+
+	// The Spec's typed hooks, each adapted once by Define to the values
+	// the engine hands round (Judged, Commit.Doc).
+	read     func(objs gitstore.Objects, c *gitstore.Commit) (body []byte, value any, err error)
+	describe func(doc any) (subject string, trailers []Trailer)
+	follows  func(prev, next *Judged, env Env) error
+}
+
+// Shape is what a kind says of its refs, whatever its documents are.
+type Shape struct {
 	// Name names the kind in lessons and listings: "mission", "mail".
 	Name string
 	// Prefix is where the kind's refs live ("refs/m1nd/missions/"); with
@@ -54,27 +65,14 @@ type Kind struct {
 	// (its first parent), which it keeps reachable (the archive: a fold
 	// keeps the chains it folds). Every other kind's commits have one.
 	KeepParents bool
-
-	// The Spec's typed hooks, each adapted once by Define to the values
-	// the engine hands round (Judged, Commit.Doc).
-	read     func(objs gitstore.Objects, c *gitstore.Commit) (body []byte, value any, err error)
-	describe func(doc any) (subject string, trailers []Trailer)
-	follows  func(prev, next *Judged, env Env) error
 }
 
-// Spec is a kind as its package writes it, with typed hooks: D is the
-// document its commits decode to (a *Letter, a *Snapshot), N what a writer
-// hands the engine to name a commit by (Commit.Doc: the document itself,
-// or the kind's account of the change).
+// Spec is a kind as its package writes it: its Shape, and typed hooks. D
+// is the document its commits decode to (a *Letter, a *Snapshot), N what
+// a writer hands the engine to name a commit by (Commit.Doc: the document
+// itself, or the kind's account of the change).
 type Spec[D, N any] struct {
-	Name        string
-	Prefix      string
-	Single      bool
-	ValidName   func(rest string) bool
-	File        string
-	Deletable   bool
-	Race        RacePolicy
-	KeepParents bool
+	Shape
 
 	// Decode reads and validates the one file's bytes (with File); a kind
 	// whose commits hold a tree of files reads the commit with ReadCommit
@@ -109,8 +107,7 @@ func Define[D, N any](s Spec[D, N]) *Kind {
 	case (s.File == "") == (s.ReadCommit == nil) || (s.File != "") != (s.Decode != nil):
 		panic(fmt.Sprintf("chain.Define: kind %q: want File with Decode, or ReadCommit", s.Name))
 	}
-	k := &Kind{Name: s.Name, Prefix: s.Prefix, Single: s.Single, ValidName: s.ValidName, File: s.File,
-		Deletable: s.Deletable, Race: s.Race, KeepParents: s.KeepParents}
+	k := &Kind{Shape: s.Shape}
 	k.read = func(objs gitstore.Objects, c *gitstore.Commit) ([]byte, any, error) {
 		var body []byte
 		var value D

@@ -13,14 +13,16 @@ import (
 // MissionKind is the mission chain: refs/m1nd/missions/<mission_id>, one
 // letter per commit in letter.json, each extending the head it names.
 var MissionKind = Define(Spec[*Letter, NamedLetter]{
-	Name:      "mission",
-	Prefix:    MissionRefPrefix,
-	ValidName: ValidMissionID,
-	File:      LetterFile,
-	Decode:    decodeStoredLetter,
-	Describe:  describeLetter,
-	Follows:   letterFollows,
-	Race:      RaceStale,
+	Shape: Shape{
+		Name:      "mission",
+		Prefix:    MissionRefPrefix,
+		ValidName: ValidMissionID,
+		File:      LetterFile,
+		Race:      RaceStale,
+	},
+	Decode:   decodeStoredLetter,
+	Describe: describeLetter,
+	Follows:  letterFollows,
 })
 
 // describeLetter makes `git log` on a mission ref read well: a subject

@@ -20,9 +20,12 @@ type toyNote struct {
 }
 
 var toyKind = chain.Define(chain.Spec[*toyNote, *toyNote]{
-	Name:   "toy",
-	Prefix: "refs/m1nd/toy/",
-	File:   "toy.json",
+	Shape: chain.Shape{
+		Name:   "toy",
+		Prefix: "refs/m1nd/toy/",
+		File:   "toy.json",
+		Race:   chain.RaceRetry,
+	},
 	Decode: func(body []byte) (*toyNote, error) {
 		var n toyNote
 		if err := json.Unmarshal(body, &n); err != nil {
@@ -36,7 +39,6 @@ var toyKind = chain.Define(chain.Spec[*toyNote, *toyNote]{
 		}
 		return fmt.Sprintf("toy %d", n.N), []chain.Trailer{{Key: "M1nd-Toy", Value: strconv.Itoa(n.N)}}
 	},
-	Race: chain.RaceRetry,
 })
 
 func TestKindsOf(t *testing.T) {
@@ -76,12 +78,12 @@ func TestDefineRefusesWhatTheEngineCannotUse(t *testing.T) {
 	describe := func(*toyNote) (string, []chain.Trailer) { return "x", nil }
 	type spec = chain.Spec[*toyNote, *toyNote]
 	for label, s := range map[string]spec{
-		"no name":          {Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
-		"outside":          {Name: "x", Prefix: "refs/heads/", File: "x.json", Decode: decode, Describe: describe},
-		"no slash":         {Name: "x", Prefix: "refs/m1nd/x", File: "x.json", Decode: decode, Describe: describe},
-		"no reader":        {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json", Describe: describe},
-		"file and no file": {Name: "x", Prefix: "refs/m1nd/x/", Decode: decode, Describe: describe},
-		"no describe":      {Name: "x", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode},
+		"no name":          {Shape: chain.Shape{Prefix: "refs/m1nd/x/", File: "x.json"}, Decode: decode, Describe: describe},
+		"outside":          {Shape: chain.Shape{Name: "x", Prefix: "refs/heads/", File: "x.json"}, Decode: decode, Describe: describe},
+		"no slash":         {Shape: chain.Shape{Name: "x", Prefix: "refs/m1nd/x", File: "x.json"}, Decode: decode, Describe: describe},
+		"no reader":        {Shape: chain.Shape{Name: "x", Prefix: "refs/m1nd/x/", File: "x.json"}, Describe: describe},
+		"file and no file": {Shape: chain.Shape{Name: "x", Prefix: "refs/m1nd/x/"}, Decode: decode, Describe: describe},
+		"no describe":      {Shape: chain.Shape{Name: "x", Prefix: "refs/m1nd/x/", File: "x.json"}, Decode: decode},
 	} {
 		func() {
 			defer func() {
@@ -93,9 +95,9 @@ func TestDefineRefusesWhatTheEngineCannotUse(t *testing.T) {
 		}()
 	}
 	for label, s := range map[string]spec{
-		"same prefix":    {Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json", Decode: decode, Describe: describe},
-		"inside another": {Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json", Decode: decode, Describe: describe},
-		"same name":      {Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json", Decode: decode, Describe: describe},
+		"same prefix":    {Shape: chain.Shape{Name: "x", Prefix: "refs/m1nd/toy/", File: "x.json"}, Decode: decode, Describe: describe},
+		"inside another": {Shape: chain.Shape{Name: "x", Prefix: "refs/m1nd/toy/deep/", File: "x.json"}, Decode: decode, Describe: describe},
+		"same name":      {Shape: chain.Shape{Name: "toy", Prefix: "refs/m1nd/x/", File: "x.json"}, Decode: decode, Describe: describe},
 	} {
 		if _, err := chain.NewKinds(toyKind, chain.Define(s)); err == nil {
 			t.Errorf("%s: listed beside the toy kind", label)

@@ -287,13 +287,23 @@ func newWorktreesCmd(inv *mcli.Invocation, runF func(context.Context, *worktrees
 	}
 }
 
+// open opens what the worktree verbs read: the repository, and where
+// each mission stands.
+func (o *worktreesOptions) open() (*gitstore.Repo, runnerd.Heads, error) {
+	repo, err := o.Repo()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := o.Missions()
+	if err != nil {
+		return nil, nil, err
+	}
+	return repo, m, nil
+}
+
 // runWorktrees lists the mission worktrees with their phase and disk use.
 func runWorktrees(ctx context.Context, opts *worktreesOptions) error {
-	repo, err := opts.Repo()
-	if err != nil {
-		return err
-	}
-	m, err := opts.Missions()
+	repo, m, err := opts.open()
 	if err != nil {
 		return err
 	}
@@ -345,11 +355,7 @@ branches_kept: [{mission_id, branch, why}]}.`,
 // runWorktreesPrune removes the clean worktrees and the ended missions'
 // merged branches; unmerged work is kept and said so.
 func runWorktreesPrune(ctx context.Context, opts *worktreesOptions) error {
-	repo, err := opts.Repo()
-	if err != nil {
-		return err
-	}
-	m, err := opts.Missions()
+	repo, m, err := opts.open()
 	if err != nil {
 		return err
 	}

@@ -379,9 +379,11 @@ type toyNote struct {
 }
 
 var toyKind = chain.Define(chain.Spec[*toyNote, any]{
-	Name:   "toy",
-	Prefix: "refs/m1nd/lawtoy/",
-	File:   "toy.json",
+	Shape: chain.Shape{
+		Name:   "toy",
+		Prefix: "refs/m1nd/lawtoy/",
+		File:   "toy.json",
+	},
 	Decode: func(body []byte) (*toyNote, error) {
 		var n toyNote
 		if err := json.Unmarshal(body, &n); err != nil {

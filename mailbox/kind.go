@@ -11,18 +11,20 @@ import (
 // in mail.json. Each writer has its own ref, so letters stand alone and a
 // lost race is appended again; a recipient may prune its mail.
 var Kind = chain.Define(chain.Spec[*Letter, *Letter]{
-	Name:   "mail",
-	Prefix: RefPrefix,
-	ValidName: func(rest string) bool {
-		_, _, ok := parseRef(RefPrefix + rest)
-		return ok
+	Shape: chain.Shape{
+		Name:   "mail",
+		Prefix: RefPrefix,
+		ValidName: func(rest string) bool {
+			_, _, ok := parseRef(RefPrefix + rest)
+			return ok
+		},
+		File:      File,
+		Deletable: true,
+		Race:      chain.RaceRetry,
 	},
-	File:      File,
-	Decode:    decodeStored,
-	Describe:  describe,
-	Follows:   follows,
-	Deletable: true,
-	Race:      chain.RaceRetry,
+	Decode:   decodeStored,
+	Describe: describe,
+	Follows:  follows,
 })
 
 // describe names a letter's commit by its id, class and addressee.

@@ -11,9 +11,12 @@ import (
 // commit in memory.json. Events name no head, so a lost race is appended
 // again.
 var Kind = chain.Define(chain.Spec[*Event, *Event]{
-	Name:   "memory",
-	Prefix: RefPrefix,
-	File:   File,
+	Shape: chain.Shape{
+		Name:   "memory",
+		Prefix: RefPrefix,
+		File:   File,
+		Race:   chain.RaceRetry,
+	},
 	Decode: func(body []byte) (*Event, error) {
 		e, err := Decode(body)
 		if err == nil {
@@ -32,21 +35,22 @@ var Kind = chain.Define(chain.Spec[*Event, *Event]{
 		}
 		return nil
 	},
-	Race: chain.RaceRetry,
 })
 
 // AtlasKind is a shared document: refs/m1nd/atlas/<doc_id>, one version
 // per commit in doc.json, each by the same publisher and proven by their
 // key wherever the key is present.
 var AtlasKind = chain.Define(chain.Spec[*Doc, *Doc]{
-	Name:      "atlas",
-	Prefix:    AtlasPrefix,
-	ValidName: ValidDocID,
-	File:      AtlasFile,
-	Decode:    DecodeDoc,
-	Describe:  describeDoc,
-	Follows:   atlasFollows,
-	Race:      chain.RaceStale,
+	Shape: chain.Shape{
+		Name:      "atlas",
+		Prefix:    AtlasPrefix,
+		ValidName: ValidDocID,
+		File:      AtlasFile,
+		Race:      chain.RaceStale,
+	},
+	Decode:   DecodeDoc,
+	Describe: describeDoc,
+	Follows:  atlasFollows,
 })
 
 // describeEvent names a memory's commit by its id, kind and sort.

@@ -23,9 +23,11 @@ type e2eToy struct {
 }
 
 var e2eToyKind = chain.Define(chain.Spec[*e2eToy, *e2eToy]{
-	Name:   "e2etoy",
-	Prefix: "refs/m1nd/e2etoy/",
-	File:   "toy.json",
+	Shape: chain.Shape{
+		Name:   "e2etoy",
+		Prefix: "refs/m1nd/e2etoy/",
+		File:   "toy.json",
+	},
 	Decode: func(body []byte) (*e2eToy, error) {
 		var n e2eToy
 		if err := json.Unmarshal(body, &n); err != nil {
