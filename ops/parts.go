@@ -160,3 +160,31 @@ func (b *Flows) PreparePins(ctx context.Context, approvals []brain.ApprovedRunne
 func (b *Flows) CommitPins(ctx context.Context, p *chain.Prepared, origin string, proof *rules.Proof) (gitstore.Hash, error) {
 	return b.store.CommitPins(ctx, p, origin, proof)
 }
+
+// RegisterFirstKey registers the brain's first passkey (the tray, with
+// its one-time code): trusted on first sight, per clone.
+func (b *Flows) RegisterFirstKey(ctx context.Context, key brain.Passkey, now time.Time) (*brain.KeySet, error) {
+	return brain.RegisterFirstKey(ctx, b.repo, key, now)
+}
+
+// PrepareAddKey prepares the next key set with key added: a gesture a
+// registered passkey signs.
+func (b *Flows) PrepareAddKey(key brain.Passkey, now time.Time) (*brain.KeyChange, error) {
+	return brain.PrepareAddKey(b.repo, key, now)
+}
+
+// PrepareRemoveKey prepares the next key set without credentialID: a
+// gesture a registered passkey signs.
+func (b *Flows) PrepareRemoveKey(ctx context.Context, credentialID string, now time.Time) (*brain.KeyChange, error) {
+	return brain.PrepareRemoveKey(ctx, b.repo, credentialID, now)
+}
+
+// FirstKeySet is the first key set the brain registered (nil: none), whose
+// fingerprint a team compares.
+func (b *Flows) FirstKeySet() (*brain.KeySet, error) {
+	head, ok, err := b.repo.ReadRef(brain.KeysRef)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return brain.FirstSet(b.repo, head)
+}

@@ -34,7 +34,7 @@ func (d *Daemon) approval(r *runners.Runner) (*brain.PinSet, error) {
 	if err := d.flows.CheckSound(d.life, brain.PinsRef); err != nil {
 		return nil, err
 	}
-	approved, err := brain.ApprovedPins(d.Repo)
+	approved, err := d.flows.ApprovedPins()
 	if err != nil {
 		return nil, fmt.Errorf("read the approved runner pins: %w", err)
 	}

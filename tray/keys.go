@@ -55,16 +55,16 @@ func (s *Server) prepareKeys(ctx context.Context, req gestureRequest) (*pendingG
 	var err error
 	switch {
 	case removing:
-		change, err = brain.PrepareRemoveKey(ctx, s.repo, req.Remove, now)
+		change, err = s.flows.PrepareRemoveKey(ctx, req.Remove, now)
 	case enrolling:
 		var key brain.Passkey
 		if key, err = decodeEnrolment(req.Enrol); err == nil {
-			change, err = brain.PrepareAddKey(s.repo, key, now)
+			change, err = s.flows.PrepareAddKey(key, now)
 		}
 	default:
 		var key brain.Passkey
 		if key, err = s.verifyCreation(req.Label, req.Credential); err == nil {
-			change, err = brain.PrepareAddKey(s.repo, key, now)
+			change, err = s.flows.PrepareAddKey(key, now)
 		}
 	}
 	if err != nil {

@@ -108,10 +108,8 @@ func (s *Server) getPasskeys(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply.Registered = len(reply.Keys) > 0
-	if head, ok, err := s.repo.ReadRef(brain.KeysRef); err == nil && ok {
-		if first, err := brain.FirstSet(s.repo, head); err == nil {
-			reply.SetFingerprint = first.Fingerprint()
-		}
+	if first, err := s.flows.FirstKeySet(); err == nil && first != nil {
+		reply.SetFingerprint = first.Fingerprint()
 	}
 	s.reg.mu.Lock()
 	reply.Registration = !reply.Registered && s.reg.code != "" && !s.reg.used && !s.ReadOnly
@@ -239,7 +237,7 @@ func (s *Server) register(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := brain.RegisterFirstKey(ctx, s.repo, key, s.now())
+	set, err := s.flows.RegisterFirstKey(ctx, key, s.now())
 	if errors.Is(err, brain.ErrKeyRaced) {
 		return nil, rules.Refusef(rules.StaleHead, "", "a passkey was registered while this one was being made: reload the tray")
 	}

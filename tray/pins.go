@@ -60,7 +60,7 @@ func (s *Server) getRunnerPins(w http.ResponseWriter, r *http.Request) {
 		reply.Problem = "runnerd's signing key: " + rules.OneLine(err.Error())
 	}
 	reply.Runners = runners.PinStatuses(cfg, approved, key)
-	if rec, live := runs.ReadRunnerd(s.repo.RuntimeDir()); live {
+	if rec, live := runs.ReadRunnerd(s.flows.RuntimeDir()); live {
 		reply.Containment, reply.Contained = rec.Containment, rec.Contained
 	}
 	loopback.WriteJSON(w, http.StatusOK, reply)
@@ -110,7 +110,7 @@ type keeperReply struct {
 
 // getKeeper is GET /api/keeper.
 func (s *Server) getKeeper(w http.ResponseWriter, r *http.Request) {
-	agents, err := runners.KeeperAgents(s.repo.RuntimeDir(), s.now())
+	agents, err := runners.KeeperAgents(s.flows.RuntimeDir(), s.now())
 	if err != nil {
 		loopback.WriteErr(w, err)
 		return
