@@ -109,20 +109,8 @@ func (p *PinsAt) CheckGateProof(doc *chain.Doc, l *chain.Letter) error {
 		}
 		return rules.Refusef(rules.UnprovenGate, "gate", "this merge_wait names runner %s but carries no signature of it: only runnerd posts a runner's merge_wait, signed with its key; an agent's own merge_wait names no runner (no runner_id, no runnerd emitter, not written as runnerd:…) and is shown as a claim", rules.Echo(runner))
 	}
-	set := versions[att.Pins]
-	if set == nil {
-		return rules.Refusef(rules.UnprovenGate, "gate", "runner %s signed under runner pins v%d, which this brain does not hold (sync, then look again)", rules.Echo(runner), att.Pins)
-	}
-	approved := set.Runner(runner)
-	switch {
-	case approved == nil:
-		return rules.Refusef(rules.UnprovenGate, "gate", "runner pins v%d approve no runner %s: its signature proves nothing", att.Pins, rules.Echo(runner))
-	case approved.Key != att.Key:
-		return rules.Refusef(rules.UnprovenGate, "gate", "the key that signed (%s) is not the one runner pins v%d approved for runner %s: an unapproved key proves nothing", rules.RunnerKeyFingerprint(att.Key), att.Pins, rules.Echo(runner))
-	case l.ReceiptCandidate == nil || approved.Pin != l.ReceiptCandidate.Evidence.PinOf():
-		return rules.Refusef(rules.UnprovenGate, "gate", "the pin this merge_wait names is not the one runner pins v%d approved for runner %s", att.Pins, rules.Echo(runner))
-	case l.Gate == nil || approved.GateCommand != l.Gate.Command:
-		return rules.Refusef(rules.UnprovenGate, "gate", "the gate command this merge_wait names is not runner %s's approved gate", rules.Echo(runner))
+	if err := approvedGate(versions[att.Pins], runner, &att, l); err != nil {
+		return err
 	}
 	st, err := chain.GateStatementOf(l, doc.Body, runner, att.Pins)
 	if err != nil {
@@ -137,6 +125,28 @@ func (p *PinsAt) CheckGateProof(doc *chain.Doc, l *chain.Letter) error {
 			return err
 		}
 		return rules.Refusef(rules.UnprovenGate, "gate", "runner %s's key %s was retired in runner pins v%d: a retired key proves nothing made after its retirement", rules.Echo(runner), rules.RunnerKeyFingerprint(att.Key), retired.RetiredIn)
+	}
+	return nil
+}
+
+// approvedGate refuses a signature set does not approve: runner, its key,
+// the pin and the gate command merge_wait letter l names must be the ones
+// the pin set the attestation names (set; nil when this brain lacks it)
+// approved.
+func approvedGate(set *PinSet, runner string, att *rules.Attestation, l *chain.Letter) error {
+	if set == nil {
+		return rules.Refusef(rules.UnprovenGate, "gate", "runner %s signed under runner pins v%d, which this brain does not hold (sync, then look again)", rules.Echo(runner), att.Pins)
+	}
+	approved := set.Runner(runner)
+	switch {
+	case approved == nil:
+		return rules.Refusef(rules.UnprovenGate, "gate", "runner pins v%d approve no runner %s: its signature proves nothing", att.Pins, rules.Echo(runner))
+	case approved.Key != att.Key:
+		return rules.Refusef(rules.UnprovenGate, "gate", "the key that signed (%s) is not the one runner pins v%d approved for runner %s: an unapproved key proves nothing", rules.RunnerKeyFingerprint(att.Key), att.Pins, rules.Echo(runner))
+	case l.ReceiptCandidate == nil || approved.Pin != l.ReceiptCandidate.Evidence.PinOf():
+		return rules.Refusef(rules.UnprovenGate, "gate", "the pin this merge_wait names is not the one runner pins v%d approved for runner %s", att.Pins, rules.Echo(runner))
+	case l.Gate == nil || approved.GateCommand != l.Gate.Command:
+		return rules.Refusef(rules.UnprovenGate, "gate", "the gate command this merge_wait names is not runner %s's approved gate", rules.Echo(runner))
 	}
 	return nil
 }

@@ -216,9 +216,6 @@ func pinsFollow(prev, next *chain.Decoded[*PinSet], env chain.Env) error {
 // key never comes back; BeforeKeys is written once, by the first set that
 // signs, and never changes.
 func PinsFollow(before, next *PinSet) error {
-	bad := func(format string, args ...any) error {
-		return rules.Refusef(rules.InvalidLetter, "pins", format, args...)
-	}
 	want := int64(1)
 	if before != nil {
 		want = before.Version + 1
@@ -229,15 +226,24 @@ func PinsFollow(before, next *PinSet) error {
 	if before == nil {
 		before = &PinSet{}
 	}
+	if lesson := pinKeysFollow(before, next); lesson != "" {
+		return rules.Refusef(rules.InvalidLetter, "pins", "%s", lesson)
+	}
+	return nil
+}
+
+// pinKeysFollow is the law of the runner keys' record from before to
+// next: the lesson of the first rule broken, "" when it holds.
+func pinKeysFollow(before, next *PinSet) string {
 	switch shrunk, changed := keptAsWritten(before.Retired, next.Retired); {
 	case shrunk:
-		return bad("a retired runner key stays on record: what it signed while approved is judged by it")
+		return "a retired runner key stays on record: what it signed while approved is judged by it"
 	case changed:
-		return bad("a retired runner key stays on record as it was retired")
+		return "a retired runner key stays on record as it was retired"
 	}
 	for _, r := range next.Retired[len(before.Retired):] {
 		if a := before.Runner(r.Runner); a == nil || a.Key != r.Key || r.RetiredIn != next.Version {
-			return bad("a runner key is retired from the runner that held it, at the version that retires it")
+			return "a runner key is retired from the runner that held it, at the version that retires it"
 		}
 	}
 	for _, r := range before.Runners {
@@ -246,18 +252,18 @@ func PinsFollow(before, next *PinSet) error {
 		}
 		kept := next.Runner(r.ID) != nil && next.Runner(r.ID).Key == r.Key
 		if !kept && next.RetiredKey(r.ID, r.Key) == nil {
-			return bad("runner %s's key leaves the set only as a retired key, kept on record", r.ID)
+			return fmt.Sprintf("runner %s's key leaves the set only as a retired key, kept on record", r.ID)
 		}
 	}
 	for _, r := range next.Runners {
 		if r.Key != "" && next.RetiredKey(r.ID, r.Key) != nil {
-			return bad("runner %s's key was retired from it: a retired key never comes back to its runner; start runnerd with a new key", r.ID)
+			return fmt.Sprintf("runner %s's key was retired from it: a retired key never comes back to its runner; start runnerd with a new key", r.ID)
 		}
 	}
 	if before.signs() && !bytes.Equal(chain.CanonicalJSON(before.BeforeKeys), chain.CanonicalJSON(next.BeforeKeys)) {
-		return bad("before_keys is written by the first set that approves a runner key and never changes")
+		return "before_keys is written by the first set that approves a runner key and never changes"
 	}
-	return nil
+	return ""
 }
 
 // ApprovedPins reads the approved runner pins now; nil when none were.

@@ -172,34 +172,43 @@ func walkValue(dec *json.Decoder, t reflect.Type, path string) error {
 			}
 		}
 	case '{':
-		var fields map[string]reflect.Type
-		if t != nil && t.Kind() == reflect.Struct {
-			fields = jsonFields(t)
-		}
-		seen := map[string]bool{}
-		for dec.More() {
-			keyTok, err := dec.Token()
-			if err != nil {
-				return jsonRefusal(err)
-			}
-			key := keyTok.(string)
-			field := strings.TrimPrefix(path+"."+key, ".")
-			ft, known := fields[key]
-			if fields != nil && !known {
-				return rules.Refusef(rules.InvalidLetter, field, "unknown field %q; a v0 letter has only the fields of the schema, spelt exactly", rules.Clip(field))
-			}
-			if seen[key] {
-				return rules.Refusef(rules.InvalidLetter, field, "field %q appears twice", rules.Clip(field))
-			}
-			seen[key] = true
-			if err := walkValue(dec, ft, field); err != nil {
-				return err
-			}
+		if err := walkObject(dec, t, path); err != nil {
+			return err
 		}
 	}
 	_, err = dec.Token() // the closing delimiter
 	if err != nil {
 		return jsonRefusal(err)
+	}
+	return nil
+}
+
+// walkObject walks an object's members (its opening brace read): each key
+// a field of t (when t is a struct), once, and each value as its field's.
+func walkObject(dec *json.Decoder, t reflect.Type, path string) error {
+	var fields map[string]reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		fields = jsonFields(t)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		keyTok, err := dec.Token()
+		if err != nil {
+			return jsonRefusal(err)
+		}
+		key := keyTok.(string)
+		field := strings.TrimPrefix(path+"."+key, ".")
+		ft, known := fields[key]
+		if fields != nil && !known {
+			return rules.Refusef(rules.InvalidLetter, field, "unknown field %q; a v0 letter has only the fields of the schema, spelt exactly", rules.Clip(field))
+		}
+		if seen[key] {
+			return rules.Refusef(rules.InvalidLetter, field, "field %q appears twice", rules.Clip(field))
+		}
+		seen[key] = true
+		if err := walkValue(dec, ft, field); err != nil {
+			return err
+		}
 	}
 	return nil
 }

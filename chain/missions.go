@@ -121,15 +121,10 @@ type HeadFault struct {
 	Lesson  string `json:"lesson"`
 }
 
-// Post runs the post law in order (DESIGN §4). What only a post can
-// check, and must before the head is read, is here: the human gate on
-// archive (before parsing), the brain guard, the block guard, validation
-// and dedup of an identical replay. The rest — the head CAS, the board's
-// transitions, the landed law, the tested commit, the archive's proof — is
-// the mission kind's Follows, the one rule the git hooks, a remote, sync
-// and verify judge a letter's commit by. A refusal is a *rules.Refusal and
-// nothing has been written.
-func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, error) {
+// admit is what Post checks of a letter before it reads the head (steps
+// 1 to 4): the human gate on archive, the writer, the brain guard, the
+// block guard and validation.
+func (m *Missions) admit(req PostRequest) (*Letter, error) {
 	// 1. The origin check comes before the input is parsed: only the phase is peeked.
 	var peek struct {
 		Phase string `json:"phase"`
@@ -163,6 +158,22 @@ func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, erro
 	}
 	// 4. Validation.
 	if err := Validate(l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Post runs the post law in order (DESIGN §4). What only a post can
+// check, and must before the head is read, is here: the human gate on
+// archive (before parsing), the brain guard, the block guard, validation
+// and dedup of an identical replay. The rest — the head CAS, the board's
+// transitions, the landed law, the tested commit, the archive's proof — is
+// the mission kind's Follows, the one rule the git hooks, a remote, sync
+// and verify judge a letter's commit by. A refusal is a *rules.Refusal and
+// nothing has been written.
+func (m *Missions) Post(ctx context.Context, req PostRequest) (*PostResult, error) {
+	l, err := m.admit(req)
+	if err != nil {
 		return nil, err
 	}
 	canonical := l.Canonical()

@@ -120,24 +120,10 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 	if !opts.Bare && install {
 		dir = githook.GuardDir(repo)
 	}
-	if opts.RequirePasskey && !opts.Bare {
-		return Usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
-	}
-	protect, err := protectedBranches(opts.Protect)
+	policy, err := opts.pushPolicy()
 	if err != nil {
 		return err
 	}
-	if len(protect) > 0 && !opts.Bare {
-		return Usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
-	}
-	trust, err := trustedKeys(opts.TrustKeys)
-	if err != nil {
-		return err
-	}
-	if len(trust) > 0 && !opts.Bare {
-		return Usagef("--trust-key is the policy of a remote's pre-receive: use it with --bare")
-	}
-	policy := githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect, TrustKeys: trust}
 	if install && opts.Bare && !opts.Print {
 		if err := keepsItsKeys(repo, policy); err != nil {
 			return err
@@ -161,21 +147,49 @@ func runHooksInstall(ctx context.Context, opts *hooksInstallOptions) error {
 		return err
 	}
 	return opts.IO.Reply(opts.JSON, map[string]any{"hooks_dir": dir, "changed": changed}, func(w io.Writer) error {
-		if len(changed) == 0 {
-			fmt.Fprintf(w, "%s: nothing to change\n", dir)
-		}
-		verb := "installed "
-		if !install {
-			verb = githook.RemovedPrefix
-		}
-		for _, c := range changed {
-			if !strings.HasPrefix(c, githook.RemovedPrefix) {
-				c = verb + c
-			}
-			fmt.Fprintln(w, c)
-		}
+		printChanged(w, dir, changed, install)
 		return nil
 	})
+}
+
+// pushPolicy is the remote's policy the flags ask for; each of its flags
+// is a remote's, so it takes --bare.
+func (opts *hooksInstallOptions) pushPolicy() (githook.PushPolicy, error) {
+	if opts.RequirePasskey && !opts.Bare {
+		return githook.PushPolicy{}, Usagef("--require-passkey is the policy of a remote's pre-receive: use it with --bare")
+	}
+	protect, err := protectedBranches(opts.Protect)
+	if err != nil {
+		return githook.PushPolicy{}, err
+	}
+	if len(protect) > 0 && !opts.Bare {
+		return githook.PushPolicy{}, Usagef("--protect is the policy of a remote's pre-receive: use it with --bare")
+	}
+	trust, err := trustedKeys(opts.TrustKeys)
+	if err != nil {
+		return githook.PushPolicy{}, err
+	}
+	if len(trust) > 0 && !opts.Bare {
+		return githook.PushPolicy{}, Usagef("--trust-key is the policy of a remote's pre-receive: use it with --bare")
+	}
+	return githook.PushPolicy{RequirePasskey: opts.RequirePasskey, Protect: protect, TrustKeys: trust}, nil
+}
+
+// printChanged says what hooks install or uninstall changed in dir.
+func printChanged(w io.Writer, dir string, changed []string, install bool) {
+	if len(changed) == 0 {
+		fmt.Fprintf(w, "%s: nothing to change\n", dir)
+	}
+	verb := "installed "
+	if !install {
+		verb = githook.RemovedPrefix
+	}
+	for _, c := range changed {
+		if !strings.HasPrefix(c, githook.RemovedPrefix) {
+			c = verb + c
+		}
+		fmt.Fprintln(w, c)
+	}
 }
 
 // setHooks installs or removes what opts asks: on a remote (--bare) its

@@ -116,33 +116,7 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		return err
 	}
 	err = opts.IO.Reply(opts.JSON, rep, func(w io.Writer) error {
-		fmt.Fprintf(w, "sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
-			rules.Count(len(rep.FastForwarded), "ref"), rules.Count(len(rep.Created), "ref"), rules.Count(len(rep.Pushed), "ref"))
-		if len(rep.Folded) > 0 || len(rep.RemoteFolded) > 0 {
-			fmt.Fprintf(w, "folded missions (%s): removed %s here and %s on %s\n", chain.ArchiveRef, rules.Count(len(rep.Folded), "live ref"), rules.Count(len(rep.RemoteFolded), "live ref"), remote)
-		}
-		for _, c := range rep.Conflicts {
-			fmt.Fprintf(w, "stale_head: %s\n", c.Lesson)
-		}
-		for _, f := range rep.RefusedRemote {
-			fmt.Fprintf(w, "refused from %s: %s\n", remote, f.Error())
-		}
-		for _, f := range rep.RefusedLocal {
-			fmt.Fprintf(w, "not pushed, it breaks the laws: %s\n", f.Error())
-		}
-		if n := len(rep.Held); n > 0 {
-			fmt.Fprintf(w, "%s held back until resolved (m1nd status lists them; m1nd sync --repair REF replaces a remote ref whose history breaks the laws with this clone's)\n", rules.Count(n, "ref"))
-		}
-		switch {
-		case rep.PushCutShort:
-			fmt.Fprintf(w, "push cut short in batch %s (at most %d refs each): the server or a proxy in front of it timed out or hung up: %s\n"+
-				"what earlier batches pushed stays pushed; run m1nd sync again for the rest, and if it recurs raise the proxy's timeout (nginx: proxy_read_timeout): a forge runs its hook once per pushed ref\n",
-				rep.FailedBatch, gitsync.MaxBatch, rep.PushError)
-		case rep.PushError != "" && rep.FailedBatch == "":
-			fmt.Fprintf(w, "deleting the live refs of folded missions on %s was refused (one moved there, or its hook said no): %s\nrun m1nd sync again\n", remote, rep.PushError)
-		case rep.PushError != "":
-			fmt.Fprintf(w, "push refused in batch %s (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.FailedBatch, rep.PushError)
-		}
+		printSync(w, remote, rep)
 		return nil
 	})
 	if err != nil {
@@ -152,6 +126,38 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 		return exitStatus(exitRefused)
 	}
 	return nil
+}
+
+// printSync says what a sync with remote did, and what it refused, held
+// or left for another run.
+func printSync(w io.Writer, remote string, rep *gitsync.Report) {
+	fmt.Fprintf(w, "sync with %s: %d unchanged, %s fast-forwarded, %s created, %s pushed\n", remote, rep.Unchanged,
+		rules.Count(len(rep.FastForwarded), "ref"), rules.Count(len(rep.Created), "ref"), rules.Count(len(rep.Pushed), "ref"))
+	if len(rep.Folded) > 0 || len(rep.RemoteFolded) > 0 {
+		fmt.Fprintf(w, "folded missions (%s): removed %s here and %s on %s\n", chain.ArchiveRef, rules.Count(len(rep.Folded), "live ref"), rules.Count(len(rep.RemoteFolded), "live ref"), remote)
+	}
+	for _, c := range rep.Conflicts {
+		fmt.Fprintf(w, "stale_head: %s\n", c.Lesson)
+	}
+	for _, f := range rep.RefusedRemote {
+		fmt.Fprintf(w, "refused from %s: %s\n", remote, f.Error())
+	}
+	for _, f := range rep.RefusedLocal {
+		fmt.Fprintf(w, "not pushed, it breaks the laws: %s\n", f.Error())
+	}
+	if n := len(rep.Held); n > 0 {
+		fmt.Fprintf(w, "%s held back until resolved (m1nd status lists them; m1nd sync --repair REF replaces a remote ref whose history breaks the laws with this clone's)\n", rules.Count(n, "ref"))
+	}
+	switch {
+	case rep.PushCutShort:
+		fmt.Fprintf(w, "push cut short in batch %s (at most %d refs each): the server or a proxy in front of it timed out or hung up: %s\n"+
+			"what earlier batches pushed stays pushed; run m1nd sync again for the rest, and if it recurs raise the proxy's timeout (nginx: proxy_read_timeout): a forge runs its hook once per pushed ref\n",
+			rep.FailedBatch, gitsync.MaxBatch, rep.PushError)
+	case rep.PushError != "" && rep.FailedBatch == "":
+		fmt.Fprintf(w, "deleting the live refs of folded missions on %s was refused (one moved there, or its hook said no): %s\nrun m1nd sync again\n", remote, rep.PushError)
+	case rep.PushError != "":
+		fmt.Fprintf(w, "push refused in batch %s (the remote moved, or its hook said no): %s\nrun m1nd sync again\n", rep.FailedBatch, rep.PushError)
+	}
 }
 
 // askTrust shows the person at the terminal a remote's passkeys, which

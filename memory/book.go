@@ -61,34 +61,44 @@ func Derive(events []Stored) *View {
 			continue // an identical replay says nothing new
 		}
 		seen[s.ID] = true
-		e := s.Value
-		switch e.Kind {
-		case KindMemory:
-			m := &Memory{ID: s.ID, Agent: e.Agent, Sort: e.Sort, Text: e.Text, About: e.About, Source: e.Source,
-				Private: e.Private, TS: e.TS, State: StateInForce, Supersedes: e.Supersedes}
-			if old := v.byID[e.Supersedes]; old != nil && old.Agent == e.Agent && old.State == StateInForce {
-				old.State, old.SupersededBy = StateSuperseded, s.ID
-			}
-			v.Memories = append(v.Memories, m)
-			v.byID[s.ID] = m
-		case KindFollowup:
-			f := &Followup{ID: s.ID, Opener: e.Agent, Owner: e.Owner, Brief: e.Text, TS: e.TS, Mission: e.Mission, State: StateOpen}
-			v.Followups = append(v.Followups, f)
-			v.fuByID[s.ID] = f
-		case KindLink:
-			if f := v.fuByID[e.Target]; f != nil && (e.Agent == f.Opener || e.Agent == f.Owner) {
-				f.Mission = e.Mission
-			}
-		case KindResolution:
-			if m := v.byID[e.Target]; m != nil && m.Agent == e.Agent && m.State == StateInForce {
-				m.State, m.Rationale, m.Followup = e.As, e.Rationale, e.Followup
-			}
-			if f := v.fuByID[e.Target]; f != nil && f.State == StateOpen && (e.Agent == f.Opener || e.Agent == f.Owner) {
-				f.State, f.Result, f.ResolvedBy, f.ResolvedAt = e.As, e.Rationale, e.Agent, e.TS
-			}
-		}
+		v.apply(s.ID, s.Value)
 	}
 	return v
+}
+
+// apply is one event of id on the view.
+func (v *View) apply(id string, e *Event) {
+	switch e.Kind {
+	case KindMemory:
+		m := &Memory{ID: id, Agent: e.Agent, Sort: e.Sort, Text: e.Text, About: e.About, Source: e.Source,
+			Private: e.Private, TS: e.TS, State: StateInForce, Supersedes: e.Supersedes}
+		if old := v.byID[e.Supersedes]; old != nil && old.Agent == e.Agent && old.State == StateInForce {
+			old.State, old.SupersededBy = StateSuperseded, id
+		}
+		v.Memories = append(v.Memories, m)
+		v.byID[id] = m
+	case KindFollowup:
+		f := &Followup{ID: id, Opener: e.Agent, Owner: e.Owner, Brief: e.Text, TS: e.TS, Mission: e.Mission, State: StateOpen}
+		v.Followups = append(v.Followups, f)
+		v.fuByID[id] = f
+	case KindLink:
+		if f := v.fuByID[e.Target]; f != nil && (e.Agent == f.Opener || e.Agent == f.Owner) {
+			f.Mission = e.Mission
+		}
+	case KindResolution:
+		v.resolve(e)
+	}
+}
+
+// resolve is a resolution event: of a memory by its agent, or of an open
+// follow-up by its opener or owner.
+func (v *View) resolve(e *Event) {
+	if m := v.byID[e.Target]; m != nil && m.Agent == e.Agent && m.State == StateInForce {
+		m.State, m.Rationale, m.Followup = e.As, e.Rationale, e.Followup
+	}
+	if f := v.fuByID[e.Target]; f != nil && f.State == StateOpen && (e.Agent == f.Opener || e.Agent == f.Owner) {
+		f.State, f.Result, f.ResolvedBy, f.ResolvedAt = e.As, e.Rationale, e.Agent, e.TS
+	}
 }
 
 // View reads the brain's memory refs and derives their state.

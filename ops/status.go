@@ -92,6 +92,26 @@ func (s *Status) BlockCount() int {
 	return n
 }
 
+// landingBell is what waits to land among heads (nil: nothing in
+// merge_wait): how many, how many are ready, how many a runnerd proves.
+func (b *Flows) landingBell(ctx context.Context, heads []*chain.Head) (*LandingBell, error) {
+	n := chain.LandingBell(heads)
+	if n == 0 {
+		return nil, nil
+	}
+	queue, err := b.Queue(ctx, heads)
+	if err != nil {
+		return nil, err
+	}
+	bell := &LandingBell{MergeWait: n, Ready: ReadyBell(heads, queue)}
+	for _, q := range queue {
+		if q.State == QueueClaimed || q.State == QueueProving {
+			bell.Claimed++
+		}
+	}
+	return bell, nil
+}
+
 // Status reads the brain's status; colours are as of now.
 func (b *Flows) Status(ctx context.Context, now time.Time) (*Status, error) {
 	snap, hasStore, err := b.store.Snapshot()
@@ -131,17 +151,8 @@ func (b *Flows) Status(ctx context.Context, now time.Time) (*Status, error) {
 			st.Blocks[string(blk.Colour(now).Colour)]++
 		}
 	}
-	if n := chain.LandingBell(heads.Missions); n > 0 {
-		queue, err := b.Queue(ctx, heads.Missions)
-		if err != nil {
-			return nil, fmt.Errorf("status: the landing queue: %w", err)
-		}
-		st.LandingBell = &LandingBell{MergeWait: n, Ready: ReadyBell(heads.Missions, queue)}
-		for _, q := range queue {
-			if q.State == QueueClaimed || q.State == QueueProving {
-				st.LandingBell.Claimed++
-			}
-		}
+	if st.LandingBell, err = b.landingBell(ctx, heads.Missions); err != nil {
+		return nil, fmt.Errorf("status: the landing queue: %w", err)
 	}
 	if st.Parked, err = ParkedConflicts(b.repo); err != nil {
 		return nil, fmt.Errorf("status: read the parked conflicts: %w", err)

@@ -540,6 +540,17 @@ func retryMessage(agent string, letters []string) string {
 		rules.Count(len(letters), "letter"), agent, verb, strings.Join(letters, ", "))
 }
 
+// retryTurn writes the letters an unanswered turn gave back into the
+// stream again, as one turn.
+func (k *keeper) retryTurn(ctx context.Context, s *stream) {
+	items := make([]string, len(s.retry))
+	for i, id := range s.retry {
+		items[i] = "letter:" + id
+	}
+	k.writeTurn(ctx, s, "retry", items, retryMessage(s.pin.Agent, s.retry), nil, "")
+	s.retry = nil
+}
+
 // step is one look at an open stream; it reports whether the stream ended.
 func (k *keeper) step(ctx context.Context, s *stream) bool {
 	now := k.d.Now()
@@ -560,12 +571,7 @@ func (k *keeper) step(ctx context.Context, s *stream) bool {
 	paused := now.Before(k.next[pin.Agent])
 	k.mu.Unlock()
 	if len(s.retry) > 0 && !paused {
-		items := make([]string, len(s.retry))
-		for i, id := range s.retry {
-			items[i] = "letter:" + id
-		}
-		k.writeTurn(ctx, s, "retry", items, retryMessage(pin.Agent, s.retry), nil, "")
-		s.retry = nil
+		k.retryTurn(ctx, s)
 		return false
 	}
 	items, err := k.d.flows.WaitingItems(ctx, pin.Agent)

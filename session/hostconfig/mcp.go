@@ -154,19 +154,25 @@ func editCodexConfig(path, command string, install bool) (bool, error) {
 		}
 	}
 	if install {
-		q, _ := json.Marshal(command) // a TOML basic string
-		if text != "" && !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		if text != "" {
-			text += "\n"
-		}
-		text += fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [\"mcp\"]\n", MCPServerName, q)
+		text = appendCodexServer(text, command)
 	}
 	if strings.TrimSpace(text) == "" && !install {
 		return true, os.Remove(path)
 	}
 	return true, writeKeepingMode(path, []byte(text))
+}
+
+// appendCodexServer appends m1nd's [mcp_servers.m1nd] table, running
+// command, to a config's text, after a blank line.
+func appendCodexServer(text, command string) string {
+	q, _ := json.Marshal(command) // a TOML basic string
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if text != "" {
+		text += "\n"
+	}
+	return text + fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [\"mcp\"]\n", MCPServerName, q)
 }
 
 // codexServer parses a Codex config and returns its mcp_servers.m1nd
