@@ -102,7 +102,7 @@ func runSync(ctx context.Context, opts *syncOptions) error {
 			return nil
 		})
 	}
-	run := gitsync.Options{Progress: opts.IO.Err}
+	run := gitsync.Options{Progress: opts.IO.Err, Kinds: opts.IO.Kinds}
 	if opts.Trust != "" {
 		if run.Trust, err = brain.ParseFingerprint(opts.Trust); err != nil {
 			return Usagef("--trust: %v", err)

@@ -41,8 +41,8 @@ type IOStreams struct {
 	// binary can never be talked into backdating a letter.
 	Now func() time.Time
 
-	// Kinds are the kinds the laws judge by, in the git hooks and verify;
-	// nil is laws.Shipped, every kind m1nd ships. Like Now, only code that
+	// Kinds are the kinds the laws judge by, in the git hooks, verify and
+	// sync; nil is laws.Shipped, every kind m1nd ships. Like Now, only code that
 	// calls Main sets it (a test's own kind beside m1nd's).
 	Kinds chain.Kinds
 }

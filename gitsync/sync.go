@@ -103,6 +103,9 @@ type Options struct {
 	// this clone would take, and returns whether they trust it. Without
 	// Trust or a yes, the keys are held, never taken in silence.
 	Ask func(KeysOffer) (bool, error)
+	// Kinds are the kinds the laws judge what crosses by (nil:
+	// laws.Shipped).
+	Kinds chain.Kinds
 }
 
 // KeysOffer is a remote's key set, offered to a clone that holds none:
@@ -305,6 +308,9 @@ func (s *run) settle() error {
 	var err error
 	if s.judge, err = laws.ForSync(s.repo); err != nil {
 		return err
+	}
+	if s.opts.Kinds != nil {
+		s.judge.Kinds = s.opts.Kinds
 	}
 	headsRead := false
 	for _, ref := range s.order() {

@@ -56,7 +56,7 @@ func fault(u Update, commit gitstore.Hash, code rules.Code, format string, args 
 // copy of a ref that lives on in packed-refs — no deletion at all; nil
 // means never.
 func CheckUpdate(objs Objects, u Update, packing func(Update) bool) *RefFault {
-	return (&Laws{Packing: packing, Strict: true}).Check(objs, u)
+	return (&Laws{Packing: packing, Strict: true, Kinds: Shipped()}).Check(objs, u)
 }
 
 // Laws are the ref laws with what this machine knows: which deletions are
@@ -191,7 +191,7 @@ func ForTransaction(runtimeDir string, head func(ref string) (gitstore.Hash, err
 // judgeAt is the one way a judge is made: the heads first (the keys, the
 // store and the archive every other ref is judged against), then the rest.
 func judgeAt(runtimeDir string, head func(ref string) (gitstore.Hash, error), strict bool) (*Laws, error) {
-	l := &Laws{Env: chain.Env{RuntimeDir: runtimeDir}, Strict: strict}
+	l := &Laws{Env: chain.Env{RuntimeDir: runtimeDir}, Strict: strict, Kinds: Shipped()}
 	if err := l.SetHeads(head); err != nil {
 		return nil, err
 	}

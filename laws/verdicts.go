@@ -95,7 +95,7 @@ func (v *Verdicts) judge(refs []string, heads []gitstore.Hash, fresh bool) ([]*R
 	if err != nil {
 		return nil, err
 	}
-	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead, PinsHead: pinsHead}
+	judge := &Laws{Env: chain.Env{RuntimeDir: v.repo.RuntimeDir()}, Kinds: Shipped(), StoreHead: storeHead, KeysHead: keysHead, ArchiveHead: archiveHead, PinsHead: pinsHead}
 	store := brain.NewStoreAt(v.repo, storeHead) // one walk of the store for every landing judged
 	out := make([]*RefFault, len(refs))
 	jobs := v.planJobs(refs, heads, fresh, moved, out)
@@ -165,7 +165,7 @@ func (v *Verdicts) judgeOne(judge *Laws, store *brain.StoreAt, ref string, head 
 	lean.Gestures = &leaningGestures{Gestures: judge.gestureJudge(v.repo)}
 	gatesLean := &leaningGates{GateProofs: judge.gateJudge(v.repo)}
 	env.Landings, env.Gestures, env.Gates = lean, lean.Gestures, gatesLean
-	local := &Laws{Env: env, StoreHead: judge.StoreHead, KeysHead: judge.KeysHead, ArchiveHead: judge.ArchiveHead, PinsHead: judge.PinsHead}
+	local := &Laws{Env: env, Kinds: judge.Kinds, StoreHead: judge.StoreHead, KeysHead: judge.KeysHead, ArchiveHead: judge.ArchiveHead, PinsHead: judge.PinsHead}
 	var f *RefFault
 	if !j.from.IsZero() {
 		f = local.Check(v.repo, Update{Old: j.from, New: head, Ref: ref})
