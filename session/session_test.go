@@ -114,13 +114,14 @@ func TestLetterFromOwnerIsNotPresentedAsTheHuman(t *testing.T) {
 
 func TestContextStaysWithinBudget(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
+	box := mailOf(t, s)
 	for i := 0; i < 40; i++ {
 		l := &mailbox.Letter{TS: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339), Agent: "alice", To: "bob", Class: "note", Brain: "brain",
 			What: strings.Repeat(fmt.Sprintf("letter %d ", i), 60*(i%3)) + "end", Expected: strings.Repeat("e", 500*(i%2))}
 		for j := 0; j < 32*(i%2); j++ {
 			l.Answers = append(l.Answers, fmt.Sprintf("%012x", j))
 		}
-		if _, err := mailOf(t, s).Send(context.Background(), l); err != nil {
+		if _, err := box.Send(context.Background(), l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -425,18 +426,19 @@ func TestRehydrationUnderAHeavyState(t *testing.T) {
 	s := newSession(t, "bob", HostClaude)
 	s.Registry = NewRegistry(s.Flows.RuntimeDir())
 	long := strings.Repeat("a long line of state that takes room ", 5)
+	book := bookOf(t, s)
 	for i := 0; i < 30; i++ {
 		if _, err := s.Flows.OpenMission(ctx, ops.MissionRequest{BlockID: "sb_brain_core", Agent: "bob", Now: t0}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := bookOf(t, s).OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
+		if _, err := book.OpenFollowup(ctx, "alice", "bob", fmt.Sprintf("brief %d: %s", i, long), "", t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := bookOf(t, s).OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
+		if _, err := book.OpenFollowup(ctx, "bob", "carol", fmt.Sprintf("asked %d: %s", i, long), "", t0); err != nil {
 			t.Fatal(err)
 		}
 		for _, sort := range []string{"asked", "decided", "learned", "did"} {
-			if _, _, err := bookOf(t, s).Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			if _, _, err := book.Add(ctx, memory.AddRequest{Agent: "bob", Sort: sort, Text: fmt.Sprintf("%s %d: %s", sort, i, long), Now: t0.Add(time.Duration(i) * time.Second)}); err != nil {
 				t.Fatal(err)
 			}
 		}
