@@ -124,7 +124,9 @@ func (b *Flows) HeadOf(missionID string) (head *chain.Head, ok bool, err error) 
 }
 
 // HeadsIn are the heads of every mission now in one of phases (all when
-// none is named), decoded, as the engine reads them.
+// none is named), decoded, as the engine reads them: unlike Heads, which
+// the views read, no head is judged for soundness (runnerd's queue looks
+// every few seconds, and the laws judge whatever it then writes).
 func (b *Flows) HeadsIn(ctx context.Context, phases ...string) (*chain.HeadsView, error) {
 	return b.missions.Heads(ctx, phases...)
 }
